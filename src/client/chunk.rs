@@ -1,0 +1,43 @@
+//! What one SSE event means for timing, independent of the API dialect that produced it.
+//! Dialect interpreters (`openai.rs`, `anthropic.rs`) turn events into `ChunkInfo`; the timing
+//! accumulator (`timing.rs`) turns a sequence of timestamped `ChunkInfo`s into a record.
+
+/// An error reported inside a stream that started with HTTP 200 (or in an error body).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InBandError {
+    /// Provider's type or code, e.g. `overloaded_error`, `server_error`.
+    pub error_type: Option<String>,
+    pub message: String,
+    /// HTTP-like status carried in the payload (TGI `http_status_code`, vLLM `code`).
+    pub status: Option<u16>,
+}
+
+/// The meaning of one SSE event.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChunkInfo {
+    /// Non-empty generated content (text, or tool-call arguments) arrived in this event.
+    pub content: bool,
+    /// Non-empty reasoning/thinking text arrived in this event.
+    pub reasoning: bool,
+    /// Server-reported output tokens so far (cumulative; last value wins, never summed).
+    pub output_tokens: Option<u64>,
+    /// Server-reported input (prompt) tokens.
+    pub input_tokens: Option<u64>,
+    pub finish_reason: Option<String>,
+    /// End of stream marker (`[DONE]`, `message_stop`).
+    pub done: bool,
+    /// In-band error (error object, `event: error`, `finish_reason: "error"`).
+    pub error: Option<InBandError>,
+}
+
+impl ChunkInfo {
+    /// Whether this event carries a generated token (content or reasoning).
+    pub fn is_token(&self) -> bool {
+        self.content || self.reasoning
+    }
+}
+
+/// An event that cannot be interpreted (malformed JSON where JSON is required).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed stream event: {0}")]
+pub struct MalformedEvent(pub String);

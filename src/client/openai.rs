@@ -1,0 +1,1 @@
+//! OpenAI-compatible chat and legacy completions: request bodies and chunk interpretation.

@@ -1,0 +1,12 @@
+//! ladder: load-test LLM APIs with git-versioned scenarios, keep the results as CSV baselines,
+//! and tell with defensible statistics whether a new run regressed.
+//!
+//! Layout (DESIGN §10): dependencies point downwards only. `app` wires the subcommands; pure
+//! cores (`client::sse`, `stats`, `findings`, `compare`) take data and return data.
+
+pub mod client;
+pub mod duration;
+pub mod record;
+pub mod scenario;
+pub mod sim;
+pub mod stats;

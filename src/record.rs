@@ -1,0 +1,213 @@
+//! One `RequestRecord` per attempted request: the single fact that flows from the runner to the
+//! store, the statistics and the findings. Everything else is derived from these records.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Why a request failed (DESIGN §9). `Interrupted` marks requests cancelled by Ctrl-C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorClass {
+    Http401,
+    Http403,
+    Http404,
+    Http429,
+    Http4xx,
+    Http5xx,
+    Connect,
+    TimeoutConnect,
+    TimeoutFirstToken,
+    TimeoutIdle,
+    TimeoutTotal,
+    Disconnect,
+    StreamError,
+    Protocol,
+    Empty,
+    /// 429 that means "out of money", not "too fast" (`insufficient_quota`, spend limits):
+    /// never retried and never part of a rate-limit wall.
+    Quota,
+    Interrupted,
+}
+
+impl ErrorClass {
+    pub const ALL: [ErrorClass; 17] = [
+        ErrorClass::Http401,
+        ErrorClass::Http403,
+        ErrorClass::Http404,
+        ErrorClass::Http429,
+        ErrorClass::Http4xx,
+        ErrorClass::Http5xx,
+        ErrorClass::Connect,
+        ErrorClass::TimeoutConnect,
+        ErrorClass::TimeoutFirstToken,
+        ErrorClass::TimeoutIdle,
+        ErrorClass::TimeoutTotal,
+        ErrorClass::Disconnect,
+        ErrorClass::StreamError,
+        ErrorClass::Protocol,
+        ErrorClass::Empty,
+        ErrorClass::Quota,
+        ErrorClass::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorClass::Http401 => "http_401",
+            ErrorClass::Http403 => "http_403",
+            ErrorClass::Http404 => "http_404",
+            ErrorClass::Http429 => "http_429",
+            ErrorClass::Http4xx => "http_4xx",
+            ErrorClass::Http5xx => "http_5xx",
+            ErrorClass::Connect => "connect",
+            ErrorClass::TimeoutConnect => "timeout_connect",
+            ErrorClass::TimeoutFirstToken => "timeout_first_token",
+            ErrorClass::TimeoutIdle => "timeout_idle",
+            ErrorClass::TimeoutTotal => "timeout_total",
+            ErrorClass::Disconnect => "disconnect",
+            ErrorClass::StreamError => "stream_error",
+            ErrorClass::Protocol => "protocol",
+            ErrorClass::Empty => "empty",
+            ErrorClass::Quota => "quota",
+            ErrorClass::Interrupted => "interrupted",
+        }
+    }
+
+    /// Class for a non-success HTTP status (before looking at the body).
+    pub fn from_status(status: u16) -> ErrorClass {
+        match status {
+            401 => ErrorClass::Http401,
+            403 => ErrorClass::Http403,
+            404 => ErrorClass::Http404,
+            429 => ErrorClass::Http429,
+            500..=599 => ErrorClass::Http5xx,
+            _ => ErrorClass::Http4xx,
+        }
+    }
+
+    pub fn is_timeout(self) -> bool {
+        matches!(
+            self,
+            ErrorClass::TimeoutConnect
+                | ErrorClass::TimeoutFirstToken
+                | ErrorClass::TimeoutIdle
+                | ErrorClass::TimeoutTotal
+        )
+    }
+}
+
+impl fmt::Display for ErrorClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ErrorClass {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ErrorClass::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
+                format!("unknown error class `{s}` (expected one of: {})", names.join(", "))
+            })
+    }
+}
+
+/// Where `output_tokens` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokensSource {
+    /// Server-reported usage (last value wins).
+    Usage,
+    /// No usage reported: the number of non-empty token-bearing events.
+    Chunks,
+}
+
+impl TokensSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TokensSource::Usage => "usage",
+            TokensSource::Chunks => "chunks",
+        }
+    }
+}
+
+/// Which account limit a 429 points at, when the response headers say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKind {
+    /// Requests per minute (or concurrency).
+    Requests,
+    /// Tokens per minute.
+    Tokens,
+}
+
+impl LimitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LimitKind::Requests => "requests",
+            LimitKind::Tokens => "tokens",
+        }
+    }
+}
+
+/// The outcome of one attempted request (after retries, if a retry policy is configured).
+///
+/// Times are milliseconds on a monotonic clock; `started_at_ms` is relative to the run's start.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RequestRecord {
+    pub model: String,
+    /// 1-based index of the ladder step.
+    pub step: u32,
+    pub concurrency: u32,
+    pub worker: u32,
+    /// Sequence number of this request within its worker and step.
+    pub seq: u32,
+    pub request_id: String,
+    pub started_at_ms: f64,
+    /// `None` when the request succeeded.
+    pub error_class: Option<ErrorClass>,
+    pub http_status: Option<u16>,
+    /// Provider's error type or code (e.g. `rate_limit_exceeded`, `overloaded_error`).
+    pub error_type: Option<String>,
+    /// Short, redacted error message.
+    pub error_message: Option<String>,
+    pub ttft_ms: Option<f64>,
+    pub ttfc_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub output_tokens: Option<u64>,
+    pub input_tokens: Option<u64>,
+    pub tokens_source: Option<TokensSource>,
+    /// Number of token-bearing events received.
+    pub token_events: u64,
+    pub finish_reason: Option<String>,
+    pub attempts: u32,
+    pub retry_wait_ms: f64,
+    /// Gaps between consecutive token-bearing events (ITL); kept in memory, pooled per step.
+    pub itl_ms: Vec<f64>,
+    /// Whether the *first* attempt of this request was answered with a rate-limit 429
+    /// (the wall counts first attempts, even when a retry later succeeded).
+    pub first_attempt_429: bool,
+    /// What the rate-limit headers of a 429 said the limit is about.
+    pub limit_kind: Option<LimitKind>,
+    /// `Retry-After` / `retry-after-ms` of the last 429/503, in ms.
+    pub retry_after_ms: Option<f64>,
+}
+
+impl RequestRecord {
+    pub fn is_ok(&self) -> bool {
+        self.error_class.is_none()
+    }
+
+    pub fn status_str(&self) -> &'static str {
+        if self.is_ok() {
+            "ok"
+        } else {
+            "error"
+        }
+    }
+}

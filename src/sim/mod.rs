@@ -1,0 +1,6 @@
+//! The embedded simulator: an OpenAI- and Anthropic-compatible streaming server used by the demo,
+//! the tests and anyone rehearsing a gate without an API key.
+
+/// Server-side parameters (DESIGN §8). Not part of the workload fingerprint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimParams {}
