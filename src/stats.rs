@@ -53,3 +53,44 @@ pub struct StepSummary {
     #[serde(default)]
     pub loop_lag_p99_ms: Option<f64>,
 }
+
+/// Hyndman–Fan type 7 quantile (numpy's default) of **sorted** data, `q` in [0, 1].
+/// Returns `None` for empty input.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let q = q.clamp(0.0, 1.0);
+    let h = (sorted.len() - 1) as f64 * q;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    Some(sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo]))
+}
+
+/// Type 7 quantile of unsorted data (sorts a copy; NaNs are dropped).
+pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    sorted.sort_by(f64::total_cmp);
+    quantile_sorted(&sorted, q)
+}
+
+#[cfg(test)]
+mod quantile_tests {
+    use super::*;
+
+    #[test]
+    fn type7_matches_numpy() {
+        // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = [2.5, 3.7, 3.97]
+        let v = [4.0, 1.0, 3.0, 2.0];
+        assert!((quantile(&v, 0.5).unwrap() - 2.5).abs() < 1e-12);
+        assert!((quantile(&v, 0.9).unwrap() - 3.7).abs() < 1e-12);
+        assert!((quantile(&v, 0.99).unwrap() - 3.97).abs() < 1e-12);
+        // numpy.percentile(range(1, 11), 90) = 9.1
+        let w: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert!((quantile(&w, 0.9).unwrap() - 9.1).abs() < 1e-12);
+        assert_eq!(quantile(&[7.0], 0.99), Some(7.0));
+        assert_eq!(quantile(&[], 0.5), None);
+        assert_eq!(quantile(&w, 0.0), Some(1.0));
+        assert_eq!(quantile(&w, 1.0), Some(10.0));
+    }
+}
