@@ -4,9 +4,18 @@
 //! Layout (DESIGN §10): dependencies point downwards only. `app` wires the subcommands; pure
 //! cores (`client::sse`, `stats`, `findings`, `compare`) take data and return data.
 
+pub mod app;
+pub mod cli;
 pub mod client;
+pub mod compare;
 pub mod duration;
+pub mod findings;
+pub mod progress;
 pub mod record;
+pub mod render;
+pub mod runner;
 pub mod scenario;
+pub mod selfcheck;
 pub mod sim;
 pub mod stats;
+pub mod store;

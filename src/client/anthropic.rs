@@ -1,1 +1,360 @@
 //! Anthropic Messages API: request body and event interpretation.
+//!
+//! The stream is typed events (`message_start`, `content_block_delta`, `message_delta`,
+//! `message_stop`, `ping`, `error`). Output tokens are the cumulative
+//! `message_delta.usage.output_tokens` (last value wins); thinking deltas count as reasoning
+//! tokens, tool-input JSON deltas as content. The lenient field readers and error shapes are
+//! shared with `openai.rs`.
+
+use super::chunk::{ChunkInfo, MalformedEvent};
+use super::openai::{error_from_event_data, malformed, merge_extra, NonEmpty, ObjOrText, Usage};
+use super::sse::SseEvent;
+use crate::scenario::RequestSpec;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use std::borrow::Cow;
+
+/// Body for `POST {base_url}/messages`.
+pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), model.into());
+    body.insert("max_tokens".into(), req.max_tokens.into());
+    body.insert(
+        "messages".into(),
+        json!([{"role": "user", "content": req.prompt}]),
+    );
+    if let Some(system) = &req.system {
+        body.insert("system".into(), system.as_str().into());
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), t.into());
+    }
+    body.insert("stream".into(), true.into());
+    merge_extra(body, req)
+}
+
+/// Meaning of one Messages stream event. The event type comes from the JSON `type`, or from the
+/// SSE event name when the JSON has none.
+pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+    let data = ev.data.trim();
+    let mut info = ChunkInfo::default();
+    if data == "[DONE]" {
+        info.done = true;
+        return Ok(info);
+    }
+    let parsed: Event = if data.is_empty() {
+        Event::default()
+    } else {
+        match serde_json::from_str(data) {
+            Ok(parsed) => parsed,
+            Err(_) if ev.event == "error" => {
+                info.error = Some(error_from_event_data(data));
+                return Ok(info);
+            }
+            Err(e) => return Err(malformed("event", data, &e)),
+        }
+    };
+    let kind = parsed.ty.as_deref().unwrap_or(ev.event.as_str());
+    match kind {
+        "message_start" => {
+            if let Some(ObjOrText::Obj(Message { usage: Some(usage) })) = &parsed.message {
+                info.input_tokens = usage.input_tokens.0;
+                info.output_tokens = usage.output_tokens.0;
+            }
+        }
+        "content_block_delta" => {
+            if let Some(delta) = &parsed.delta {
+                match delta.ty.as_deref() {
+                    Some("text_delta") => info.content = delta.text.0,
+                    Some("input_json_delta") => info.content = delta.partial_json.0,
+                    Some("thinking_delta") => info.reasoning = delta.thinking.0,
+                    _ => {} // signature_delta, citations_delta, ...
+                }
+            }
+        }
+        "message_delta" => {
+            if let Some(usage) = &parsed.usage {
+                info.output_tokens = usage.output_tokens.0;
+                info.input_tokens = usage.input_tokens.0;
+            }
+            info.finish_reason = parsed.delta.as_ref().and_then(|d| d.stop_reason.clone());
+        }
+        "message_stop" => info.done = true,
+        "error" => info.error = Some(error_from_event_data(data)),
+        _ => {} // ping, content_block_start/stop, future types
+    }
+    Ok(info)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Cow<'a, str>>,
+    message: Option<ObjOrText<Message>>,
+    #[serde(borrow)]
+    delta: Option<Delta<'a>>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Message {
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Delta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Cow<'a, str>>,
+    text: NonEmpty,
+    thinking: NonEmpty,
+    partial_json: NonEmpty,
+    stop_reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::chunk::InBandError;
+    use crate::client::sse::SseParser;
+    use crate::client::timing::{StreamTiming, TimingSummary};
+    use crate::record::TokensSource;
+    use std::path::PathBuf;
+
+    fn spec() -> RequestSpec {
+        RequestSpec {
+            prompt: "Say hi".into(),
+            prompt_file: PathBuf::from("p.txt"),
+            system: None,
+            system_file: None,
+            max_tokens: 64,
+            temperature: None,
+            extra_body: Map::new(),
+        }
+    }
+
+    fn event(name: &str, data: &str) -> SseEvent {
+        SseEvent {
+            event: name.into(),
+            data: data.into(),
+            id: None,
+            retry: None,
+        }
+    }
+
+    fn info(name: &str, data: &str) -> ChunkInfo {
+        interpret_messages(&event(name, data)).expect("valid event")
+    }
+
+    /// Parses and times a raw stream; the n-th event is read at n × 10 ms.
+    fn run_stream(raw: &str) -> (Vec<ChunkInfo>, TimingSummary) {
+        let mut parser = SseParser::new();
+        let mut events = Vec::new();
+        parser.feed(raw.as_bytes(), &mut events).expect("valid SSE");
+        let infos: Vec<ChunkInfo> = events
+            .iter()
+            .map(|e| interpret_messages(e).expect("valid event"))
+            .collect();
+        let mut timing = StreamTiming::new();
+        for (i, info) in infos.iter().enumerate() {
+            timing.on_chunk(10.0 * (i + 1) as f64, info);
+        }
+        (
+            infos.clone(),
+            timing.finish(10.0 * (infos.len() + 1) as f64),
+        )
+    }
+
+    #[test]
+    fn body_shape() {
+        let mut req = spec();
+        assert_eq!(
+            messages_body("claude", &req),
+            json!({"model": "claude", "max_tokens": 64,
+                   "messages": [{"role": "user", "content": "Say hi"}], "stream": true})
+        );
+        req.system = Some("Be brief".into());
+        req.temperature = Some(1.0);
+        req.extra_body.insert("top_k".into(), json!(5));
+        req.extra_body.insert("max_tokens".into(), json!(9));
+        assert_eq!(
+            messages_body("claude", &req),
+            json!({"model": "claude", "max_tokens": 9, "system": "Be brief", "temperature": 1.0,
+                   "messages": [{"role": "user", "content": "Say hi"}], "stream": true,
+                   "top_k": 5})
+        );
+    }
+
+    const TEXT_STREAM: &str = r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: ping
+data: {"type": "ping"}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"!"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#;
+
+    #[test]
+    fn text_stream() {
+        let (infos, s) = run_stream(TEXT_STREAM);
+        assert_eq!(infos.len(), 8);
+        assert_eq!(
+            (infos[0].input_tokens, infos[0].output_tokens),
+            (Some(25), Some(1))
+        );
+        assert!(!infos[1].is_token() && !infos[2].is_token());
+        assert!(infos[3].content && infos[4].content);
+        assert_eq!(infos[6].output_tokens, Some(15));
+        assert!(infos[7].done);
+        assert_eq!(s.ttft_ms, Some(40.0));
+        assert_eq!(s.output_tokens, Some(15));
+        assert_eq!(s.input_tokens, Some(25));
+        assert_eq!(s.tokens_source, Some(TokensSource::Usage));
+        assert_eq!(s.tpot_ms, Some(10.0 / 14.0));
+        assert_eq!(s.finish_reason.as_deref(), Some("end_turn"));
+        assert!(s.done && s.error.is_none());
+    }
+
+    #[test]
+    fn thinking_signature_and_tool_input() {
+        let thinking = info(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me think"}}"#,
+        );
+        assert!(thinking.reasoning && !thinking.content);
+        let sig = info(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQBCgIYAhIM"}}"#,
+        );
+        assert!(!sig.is_token());
+        let tool = info(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Par"}}"#,
+        );
+        assert!(tool.content);
+        let empty = info(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}"#,
+        );
+        assert!(!empty.is_token());
+        let empty_text = info(
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#,
+        );
+        assert!(!empty_text.is_token());
+    }
+
+    #[test]
+    fn thinking_then_text_sets_ttft_and_ttfc_apart() {
+        let raw = r#"event: message_start
+data: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":0}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Hmm"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"abc"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"input_tokens":5,"output_tokens":40}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#;
+        let (_, s) = run_stream(raw);
+        assert_eq!(s.ttft_ms, Some(20.0));
+        assert_eq!(s.ttfc_ms, Some(40.0));
+        assert_eq!(s.itl_ms, vec![20.0]);
+        assert_eq!(s.output_tokens, Some(40));
+        assert_eq!(s.finish_reason.as_deref(), Some("max_tokens"));
+    }
+
+    #[test]
+    fn error_event_mid_stream() {
+        let err = info(
+            "error",
+            r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#,
+        )
+        .error;
+        assert_eq!(
+            err,
+            Some(InBandError {
+                error_type: Some("overloaded_error".into()),
+                message: "Overloaded".into(),
+                status: None
+            })
+        );
+        // Type taken from JSON even if the SSE event name is absent, and vice versa.
+        let err = info(
+            "message",
+            r#"{"type":"error","error":{"type":"api_error","message":"x"}}"#,
+        );
+        assert_eq!(err.error.unwrap().error_type.as_deref(), Some("api_error"));
+        let err = info("error", "Internal server error");
+        assert_eq!(err.error.unwrap().message, "Internal server error");
+        assert!(info("error", "").error.is_some());
+    }
+
+    #[test]
+    fn type_falls_back_to_event_name() {
+        assert!(info("message_stop", "{}").done);
+        assert!(info("message_stop", "").done);
+        let delta = info(
+            "content_block_delta",
+            r#"{"delta":{"type":"text_delta","text":"a"}}"#,
+        );
+        assert!(delta.content);
+        // The JSON type wins over the event name.
+        assert!(!info("message_stop", r#"{"type":"ping"}"#).done);
+    }
+
+    #[test]
+    fn ignored_and_malformed_events() {
+        assert_eq!(info("ping", r#"{"type":"ping"}"#), ChunkInfo::default());
+        assert_eq!(
+            info("future_event", r#"{"type":"future_event","x":1}"#),
+            ChunkInfo::default()
+        );
+        assert_eq!(
+            info(
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#
+            ),
+            ChunkInfo::default()
+        );
+        assert!(info("message", "[DONE]").done);
+        let err = interpret_messages(&event("content_block_delta", "{not json")).unwrap_err();
+        assert!(err.0.contains("{not json"));
+        // A string `message` does not fail the event.
+        assert_eq!(
+            info(
+                "message_start",
+                r#"{"type":"message_start","message":"hi"}"#
+            ),
+            ChunkInfo::default()
+        );
+    }
+}

@@ -1,2 +1,648 @@
 //! Pure, incremental Server-Sent Events parser (WHATWG event-stream rules). Bytes in, events out;
 //! no I/O, no clock.
+//!
+//! Network reads split a stream anywhere: between CR and LF, inside a field name, inside a
+//! multi-byte UTF-8 character. The parser therefore keeps the raw bytes of the current line and
+//! decodes only complete lines, so the events it yields do not depend on how the bytes arrived.
+//! Complete lines inside one read are interpreted in place (no copy); only a line split across
+//! reads is buffered, and never beyond the configured line limit.
+
+use std::mem;
+
+/// Default longest accepted line, in bytes (1 MiB).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
+
+const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+
+/// One dispatched event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SseEvent {
+    /// The `event:` field, or `"message"` when absent.
+    pub event: String,
+    /// The `data:` lines joined with `\n`.
+    pub data: String,
+    /// The last event ID seen on the stream (persists across events, as in the spec); `None`
+    /// while it is empty.
+    pub id: Option<String>,
+    /// A valid `retry:` field given inside this event's block.
+    pub retry: Option<u64>,
+}
+
+/// Why the stream cannot be parsed any further.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SseError {
+    #[error(
+        "event stream line longer than {limit} bytes: the response is probably not an event \
+         stream (check the base URL and `stream: true`), or a single event is larger than the \
+         parser's line limit"
+    )]
+    LineTooLong { limit: usize },
+}
+
+/// Incremental event-stream parser: call [`SseParser::feed`] with each read, then
+/// [`SseParser::finish`] at end of input.
+#[derive(Debug, Clone)]
+pub struct SseParser {
+    max_line: usize,
+    /// Raw bytes of a line that started in an earlier read.
+    line: Vec<u8>,
+    /// Raw `data` buffer (values joined by LF, trailing LF included).
+    data: Vec<u8>,
+    event_type: String,
+    last_id: String,
+    retry: Option<u64>,
+    reconnection_ms: Option<u64>,
+    /// The previous read ended with CR: an LF at the start of the next read belongs to it.
+    pending_cr: bool,
+    /// How many bytes of a leading BOM were seen; `None` once the BOM question is settled.
+    bom_seen: Option<usize>,
+    comments: u64,
+    failed: Option<SseError>,
+    /// Set by `finish`: whether it discarded an incomplete event.
+    discarded: bool,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SseParser {
+    pub fn new() -> Self {
+        Self::with_max_line_bytes(DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// A parser that fails with [`SseError::LineTooLong`] on any line longer than `limit` bytes.
+    pub fn with_max_line_bytes(limit: usize) -> Self {
+        SseParser {
+            max_line: limit,
+            line: Vec::new(),
+            data: Vec::new(),
+            event_type: String::new(),
+            last_id: String::new(),
+            retry: None,
+            reconnection_ms: None,
+            pending_cr: false,
+            bom_seen: Some(0),
+            comments: 0,
+            failed: None,
+            discarded: false,
+        }
+    }
+
+    /// Parses one read, appending every completed event to `out`. After an error the parser
+    /// stays failed and returns the same error for every later read.
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        let mut rest = bytes;
+        if let Some(seen) = self.bom_seen {
+            let mut seen = seen;
+            while seen < BOM.len() && !rest.is_empty() && rest[0] == BOM[seen] {
+                seen += 1;
+                rest = &rest[1..];
+            }
+            if seen == BOM.len() {
+                self.bom_seen = None;
+            } else if rest.is_empty() {
+                self.bom_seen = Some(seen);
+                return Ok(());
+            } else {
+                // Not a BOM after all: the bytes held back belong to the first line.
+                self.bom_seen = None;
+                self.feed_lines(&BOM[..seen], out)?;
+            }
+        }
+        self.feed_lines(rest, out)
+    }
+
+    /// End of input. Per the spec an event whose blank line never arrived is discarded, as is
+    /// an unterminated last line; [`SseParser::has_pending_data`] tells whether that happened.
+    /// Nothing is dispatched into `_out`.
+    pub fn finish(&mut self, _out: &mut Vec<SseEvent>) {
+        self.discarded = self.has_pending_data();
+        self.line.clear();
+        self.data.clear();
+        self.event_type.clear();
+        self.retry = None;
+        self.pending_cr = false;
+        self.bom_seen = None;
+    }
+
+    /// Whether an incomplete event is buffered: `data` without its terminating blank line, or
+    /// an unterminated line. After [`SseParser::finish`]: whether `finish` discarded such data.
+    pub fn has_pending_data(&self) -> bool {
+        self.discarded
+            || !self.data.is_empty()
+            || !self.line.is_empty()
+            || self.bom_seen.is_some_and(|n| n > 0)
+    }
+
+    /// Number of comment lines (`:` ...) seen so far, e.g. keep-alives.
+    pub fn comments(&self) -> u64 {
+        self.comments
+    }
+
+    /// The last valid `retry:` value seen anywhere on the stream (reconnection time, ms).
+    pub fn reconnection_ms(&self) -> Option<u64> {
+        self.reconnection_ms
+    }
+
+    fn feed_lines(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        let mut rest = bytes;
+        if self.pending_cr && !rest.is_empty() {
+            self.pending_cr = false;
+            if rest[0] == b'\n' {
+                rest = &rest[1..];
+            }
+        }
+        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            if self.line.is_empty() {
+                self.check_len(end)?;
+                self.process_line(&rest[..end], out);
+            } else {
+                self.check_len(self.line.len() + end)?;
+                self.line.extend_from_slice(&rest[..end]);
+                let line = mem::take(&mut self.line);
+                self.process_line(&line, out);
+                self.line = line;
+                self.line.clear();
+            }
+            let terminator = rest[end];
+            rest = &rest[end + 1..];
+            if terminator == b'\r' {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    Some(_) => {}
+                    None => self.pending_cr = true,
+                }
+            }
+        }
+        if !rest.is_empty() {
+            self.check_len(self.line.len() + rest.len())?;
+            self.line.extend_from_slice(rest);
+        }
+        Ok(())
+    }
+
+    fn check_len(&mut self, len: usize) -> Result<(), SseError> {
+        if len > self.max_line {
+            let err = SseError::LineTooLong {
+                limit: self.max_line,
+            };
+            self.failed = Some(err.clone());
+            self.line = Vec::new();
+            return Err(err);
+        }
+        Ok(())
+    }
+
+    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+        if line.is_empty() {
+            self.dispatch(out);
+            return;
+        }
+        if line[0] == b':' {
+            self.comments += 1;
+            return;
+        }
+        let (field, value) = match line.iter().position(|&b| b == b':') {
+            Some(colon) => {
+                let value = &line[colon + 1..];
+                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+            }
+            None => (line, &[][..]),
+        };
+        match field {
+            b"data" => {
+                self.data.extend_from_slice(value);
+                self.data.push(b'\n');
+            }
+            b"event" => {
+                self.event_type.clear();
+                self.event_type.push_str(&String::from_utf8_lossy(value));
+            }
+            b"id" if !value.contains(&0) => {
+                self.last_id.clear();
+                self.last_id.push_str(&String::from_utf8_lossy(value));
+            }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                // All ASCII digits, so valid UTF-8; only overflow can fail.
+                let parsed = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok());
+                if let Some(ms) = parsed {
+                    self.retry = Some(ms);
+                    self.reconnection_ms = Some(ms);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+        let retry = self.retry.take();
+        if self.data.is_empty() {
+            self.event_type.clear();
+            return;
+        }
+        self.data.pop(); // the trailing LF
+        let data = String::from_utf8_lossy(&self.data).into_owned();
+        self.data.clear();
+        let event = if self.event_type.is_empty() {
+            "message".to_owned()
+        } else {
+            mem::take(&mut self.event_type)
+        };
+        let id = (!self.last_id.is_empty()).then(|| self.last_id.clone());
+        out.push(SseEvent {
+            event,
+            data,
+            id,
+            retry,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ev(event: &str, data: &str) -> SseEvent {
+        SseEvent {
+            event: event.into(),
+            data: data.into(),
+            id: None,
+            retry: None,
+        }
+    }
+
+    fn parse_reads(reads: &[&[u8]]) -> (Vec<SseEvent>, SseParser) {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for r in reads {
+            p.feed(r, &mut out).expect("valid stream");
+        }
+        (out, p)
+    }
+
+    fn parse(bytes: &[u8]) -> Vec<SseEvent> {
+        parse_reads(&[bytes]).0
+    }
+
+    fn parse_bytewise(bytes: &[u8]) -> Vec<SseEvent> {
+        let reads: Vec<&[u8]> = bytes.chunks(1).collect();
+        parse_reads(&reads).0
+    }
+
+    #[test]
+    fn simple_event_with_default_type() {
+        assert_eq!(parse(b"data: hello\n\n"), vec![ev("message", "hello")]);
+    }
+
+    #[test]
+    fn line_endings_lf_crlf_cr_all_work() {
+        let expected = vec![ev("message", "a"), ev("message", "b"), ev("message", "c")];
+        assert_eq!(parse(b"data: a\n\ndata: b\r\n\r\ndata: c\r\r"), expected);
+        assert_eq!(parse(b"data: a\r\rdata: b\r\n\r\ndata: c\n\n"), expected);
+    }
+
+    #[test]
+    fn cr_at_end_of_read_and_lf_at_start_of_next_is_one_line_end() {
+        let (out, _) = parse_reads(&[b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]);
+        assert_eq!(out, vec![ev("message", "a\nb")]);
+        // Lone CR at the end of a read followed by a normal line: CR really ended the line.
+        let (out, _) = parse_reads(&[b"data: a\r", b"\r"]);
+        assert_eq!(out, vec![ev("message", "a")]);
+        // An empty read between CR and LF does not lose the pairing.
+        let (out, _) = parse_reads(&[b"data: a\r", b"", b"\n", b"\r", b"", b"\n"]);
+        assert_eq!(out, vec![ev("message", "a")]);
+    }
+
+    #[test]
+    fn crlf_blank_line_dispatches_once() {
+        let (out, p) = parse_reads(&[b"data: x\r\n\r", b"\n"]);
+        assert_eq!(out, vec![ev("message", "x")]);
+        assert!(!p.has_pending_data());
+    }
+
+    #[test]
+    fn single_optional_space_after_colon_is_removed() {
+        assert_eq!(parse(b"data:x\n\n"), vec![ev("message", "x")]);
+        assert_eq!(parse(b"data:  x\n\n"), vec![ev("message", " x")]);
+        assert_eq!(parse(b"data: x \n\n"), vec![ev("message", "x ")]);
+        assert_eq!(parse(b"data: a:b: c\n\n"), vec![ev("message", "a:b: c")]);
+    }
+
+    #[test]
+    fn data_lines_are_joined_with_lf() {
+        assert_eq!(
+            parse(b"data: a\ndata:\ndata: b\n\n"),
+            vec![ev("message", "a\n\nb")]
+        );
+        assert_eq!(parse(b"data\n\n"), vec![ev("message", "")]);
+        assert_eq!(parse(b"data\ndata\n\n"), vec![ev("message", "\n")]);
+    }
+
+    #[test]
+    fn comments_are_counted_and_ignored() {
+        let (out, p) =
+            parse_reads(&[b": OPENROUTER PROCESSING\n\n:\n: ping\ndata: x\n\n:keepalive\n\n"]);
+        assert_eq!(out, vec![ev("message", "x")]);
+        assert_eq!(p.comments(), 4);
+    }
+
+    #[test]
+    fn event_type_applies_to_one_event_only() {
+        let out = parse(b"event: error\ndata: boom\n\ndata: next\n\n");
+        assert_eq!(out, vec![ev("error", "boom"), ev("message", "next")]);
+        // An event type set in a block without data is reset too.
+        assert_eq!(
+            parse(b"event: ping\n\ndata: x\n\n"),
+            vec![ev("message", "x")]
+        );
+        // Last `event` field wins; empty `event` means message.
+        assert_eq!(
+            parse(b"event: a\nevent: b\ndata: x\n\n"),
+            vec![ev("b", "x")]
+        );
+        assert_eq!(
+            parse(b"event: a\nevent\ndata: x\n\n"),
+            vec![ev("message", "x")]
+        );
+    }
+
+    #[test]
+    fn id_persists_and_ids_with_nul_are_ignored() {
+        let out = parse(b"id: 1\ndata: a\n\ndata: b\n\nid: 2\0x\ndata: c\n\nid\ndata: d\n\n");
+        let ids: Vec<Option<&str>> = out.iter().map(|e| e.id.as_deref()).collect();
+        assert_eq!(ids, vec![Some("1"), Some("1"), Some("1"), None]);
+    }
+
+    #[test]
+    fn retry_accepts_digits_only() {
+        let out = parse(b"retry: 1500\ndata: a\n\nretry: 1x\ndata: b\n\nretry:\ndata: c\n\n");
+        let retries: Vec<Option<u64>> = out.iter().map(|e| e.retry).collect();
+        assert_eq!(retries, vec![Some(1500), None, None]);
+        let (out, p) = parse_reads(&[b"retry: 3000\n\nretry: -5\nretry: 99999999999999999999\n\n"]);
+        assert!(out.is_empty());
+        assert_eq!(p.reconnection_ms(), Some(3000));
+        let out = parse(b"retry:  20\ndata: a\n\n");
+        assert_eq!(
+            out[0].retry, None,
+            "a second space makes the value non-numeric"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_and_lines_without_colon() {
+        let out = parse(b"foo: bar\nDATA: x\ndata : y\nevent\ndata: z\n\n");
+        assert_eq!(out, vec![ev("message", "z")]);
+    }
+
+    #[test]
+    fn empty_data_buffer_is_not_dispatched() {
+        assert!(parse(b"event: x\n\nid: 3\n\n\n\n").is_empty());
+        assert!(parse(b": only a comment\n\n").is_empty());
+    }
+
+    #[test]
+    fn leading_bom_is_stripped_once() {
+        let mut stream = BOM.to_vec();
+        stream.extend_from_slice(b"data: a\n\n");
+        assert_eq!(parse(&stream), vec![ev("message", "a")]);
+        // A second BOM makes the field name `\u{feff}data`, an unknown field.
+        let mut twice = BOM.to_vec();
+        twice.extend_from_slice(&stream);
+        assert!(parse(&twice).is_empty());
+        // A BOM later in the stream is not stripped either.
+        let mut later = b"data: a\n\n".to_vec();
+        later.extend_from_slice(&stream);
+        assert_eq!(parse(&later), vec![ev("message", "a")]);
+    }
+
+    #[test]
+    fn bom_split_across_reads() {
+        let mut stream = BOM.to_vec();
+        stream.extend_from_slice(b"data: a\n\n");
+        for cut in 0..=stream.len() {
+            let (out, _) = parse_reads(&[&stream[..cut], &stream[cut..]]);
+            assert_eq!(out, vec![ev("message", "a")], "cut at {cut}");
+        }
+        assert_eq!(parse_bytewise(&stream), vec![ev("message", "a")]);
+    }
+
+    #[test]
+    fn partial_bom_is_data_not_swallowed() {
+        // EF BB then 'd': not a BOM, so the bytes start the first line (an unknown field).
+        let (out, p) = parse_reads(&[&[0xEF, 0xBB], b"data: a\n\ndata: b\n\n"]);
+        assert_eq!(out, vec![ev("message", "b")]);
+        assert!(!p.has_pending_data());
+        let (out, p) = parse_reads(&[&[0xEF], b"\n\ndata: b\n\n"]);
+        assert_eq!(out, vec![ev("message", "b")]);
+        assert!(!p.has_pending_data());
+        let (_, p) = parse_reads(&[&[0xEF, 0xBB]]);
+        assert!(p.has_pending_data(), "held-back BOM bytes are pending");
+    }
+
+    #[test]
+    fn invalid_utf8_is_decoded_lossily() {
+        let out = parse(b"data: a\xFFb\nevent: \xC3\n\n");
+        assert_eq!(out, vec![ev("\u{FFFD}", "a\u{FFFD}b")]);
+    }
+
+    #[test]
+    fn multibyte_text_split_at_every_position_matches_one_read() {
+        let stream = "event: delta\ndata: {\"content\":\"你好，世界 🦀 ok\"}\r\n\r\n\
+                      data: 日本語\ndata: 😀😀\r\r"
+            .as_bytes();
+        let whole = parse(stream);
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[0].data, "{\"content\":\"你好，世界 🦀 ok\"}");
+        assert_eq!(whole[1].data, "日本語\n😀😀");
+        for cut in 0..=stream.len() {
+            let (out, p) = parse_reads(&[&stream[..cut], &stream[cut..]]);
+            assert_eq!(out, whole, "cut at {cut}");
+            assert!(!p.has_pending_data(), "cut at {cut}");
+        }
+        assert_eq!(parse_bytewise(stream), whole);
+    }
+
+    #[test]
+    fn finish_discards_incomplete_event_and_reports_it() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        p.feed(b"data: a\n\ndata: [DONE]\n", &mut out).unwrap();
+        assert!(p.has_pending_data());
+        p.finish(&mut out);
+        assert_eq!(out, vec![ev("message", "a")]);
+        assert!(
+            p.has_pending_data(),
+            "finish remembers that it discarded data"
+        );
+
+        // Unterminated last line.
+        let (_, mut p) = parse_reads(&[b"data: a\n\ndata: [DO"]);
+        assert!(p.has_pending_data());
+        p.finish(&mut out);
+        assert!(p.has_pending_data());
+
+        // Clean end.
+        let (_, mut p) = parse_reads(&[b"data: a\n\n: bye\n"]);
+        assert!(!p.has_pending_data());
+        p.finish(&mut out);
+        assert!(!p.has_pending_data());
+
+        // A stream ending with a lone CR has terminated its line.
+        let (_, p) = parse_reads(&[b"data: a\r\r"]);
+        assert!(!p.has_pending_data());
+    }
+
+    #[test]
+    fn line_too_long_fails_without_buffering_beyond_limit() {
+        let mut p = SseParser::with_max_line_bytes(8);
+        let mut out = Vec::new();
+        p.feed(b"data: 12\n\n", &mut out).unwrap(); // exactly 8 bytes is fine
+        assert_eq!(out, vec![ev("message", "12")]);
+        p.feed(b"data", &mut out).unwrap();
+        p.feed(b": 1", &mut out).unwrap();
+        assert!(p.line.len() <= 8);
+        let err = p.feed(b"23456789", &mut out).unwrap_err();
+        assert_eq!(err, SseError::LineTooLong { limit: 8 });
+        assert!(
+            p.line.capacity() <= 8,
+            "nothing beyond the limit was buffered"
+        );
+        assert!(err.to_string().contains("8 bytes"));
+        // Stays failed.
+        assert_eq!(
+            p.feed(b"\n\n", &mut out),
+            Err(SseError::LineTooLong { limit: 8 })
+        );
+        assert_eq!(out.len(), 1);
+
+        // A long complete line inside one read fails too, and so does a long unterminated one.
+        let mut p = SseParser::with_max_line_bytes(4);
+        assert!(p.feed(b"data: x\n\n", &mut out).is_err());
+        let mut p = SseParser::with_max_line_bytes(4);
+        assert!(p.feed(b"data", &mut out).is_ok());
+        assert!(p.feed(&[b'x'; 100_000], &mut out).is_err());
+        assert!(p.line.len() <= 4);
+    }
+
+    #[test]
+    fn buffers_are_reused_between_events() {
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        p.feed(b"data: aaaaaaaaaaaaaaaa\n\n", &mut out).unwrap();
+        let cap = p.data.capacity();
+        p.feed(b"data: b\n\n", &mut out).unwrap();
+        assert_eq!(p.data.capacity(), cap);
+        assert_eq!(out[1], ev("message", "b"));
+    }
+
+    // ---- property tests ----
+
+    fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
+        let text = "[a-z {}\":,\\[\\]你好🦀é]{0,12}";
+        let field = prop_oneof![
+            text.prop_map(|t| format!("data: {t}")),
+            text.prop_map(|t| format!("data:{t}")),
+            "[a-z]{0,6}".prop_map(|t| format!("event: {t}")),
+            "[0-9a-z]{0,4}".prop_map(|t| format!("id: {t}")),
+            "[0-9]{0,4}".prop_map(|t| format!("retry: {t}")),
+            text.prop_map(|t| format!(": {t}")),
+            Just(String::new()),
+            Just(String::new()),
+            Just("data".to_string()),
+        ];
+        let end = prop_oneof![Just("\n"), Just("\r\n"), Just("\r")];
+        (field, end).prop_map(|(f, e)| format!("{f}{e}").into_bytes())
+    }
+
+    fn stream_strategy() -> impl Strategy<Value = Vec<u8>> {
+        (
+            any::<bool>(),
+            proptest::collection::vec(line_strategy(), 0..40),
+        )
+            .prop_map(|(bom, lines)| {
+                let mut s = if bom { BOM.to_vec() } else { Vec::new() };
+                s.extend(lines.concat());
+                s
+            })
+    }
+
+    /// Parses `bytes` split at `cuts` (indices, any order, clamped): events, error, pending.
+    fn parse_split(
+        bytes: &[u8],
+        cuts: &[usize],
+        limit: usize,
+    ) -> (Vec<SseEvent>, Option<SseError>, bool, u64) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut p = SseParser::with_max_line_bytes(limit);
+        let mut out = Vec::new();
+        let mut err = None;
+        let mut start = 0;
+        for end in cuts.into_iter().chain([bytes.len()]) {
+            if let Err(e) = p.feed(&bytes[start..end], &mut out) {
+                err = Some(e);
+                break;
+            }
+            start = end;
+        }
+        (out, err, p.has_pending_data(), p.comments())
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_of_a_valid_stream_gives_the_same_events(
+            stream in stream_strategy(),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let whole = parse_split(&stream, &[], DEFAULT_MAX_LINE_BYTES);
+            prop_assert!(whole.1.is_none());
+            prop_assert_eq!(parse_split(&stream, &cuts, DEFAULT_MAX_LINE_BYTES), whole.clone());
+            let all: Vec<usize> = (0..stream.len()).collect();
+            prop_assert_eq!(parse_split(&stream, &all, DEFAULT_MAX_LINE_BYTES), whole);
+        }
+
+        #[test]
+        fn generated_events_round_trip(
+            events in proptest::collection::vec(
+                ("[a-z]{0,5}", proptest::collection::vec("[^\r\n]{0,10}", 1..4)), 0..10),
+            crlf in any::<bool>(),
+        ) {
+            let nl = if crlf { "\r\n" } else { "\n" };
+            let mut s = String::new();
+            for (name, lines) in &events {
+                if !name.is_empty() {
+                    s.push_str(&format!("event: {name}{nl}"));
+                }
+                for l in lines {
+                    s.push_str(&format!("data: {l}{nl}"));
+                }
+                s.push_str(nl);
+            }
+            let got = parse(s.as_bytes());
+            let want: Vec<SseEvent> = events
+                .iter()
+                .map(|(n, l)| ev(if n.is_empty() { "message" } else { n }, &l.join("\n")))
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic_and_split_does_not_matter(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\r'), Just(b'\n'), Just(b':'), Just(b' '), Just(0xEF),
+                            any::<u8>(), Just(b'd')], 0..300),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+            limit in prop_oneof![Just(DEFAULT_MAX_LINE_BYTES), 0usize..40],
+        ) {
+            let whole = parse_split(&bytes, &[], limit);
+            prop_assert_eq!(parse_split(&bytes, &cuts, limit), whole);
+        }
+    }
+}

@@ -1,9 +1,23 @@
 //! The embedded simulator: an OpenAI- and Anthropic-compatible streaming server used by the demo,
-//! the tests and anyone rehearsing a gate without an API key.
+//! the tests and anyone rehearsing a gate without an API key. It models what makes real services
+//! behave as they do (DESIGN §8): TTFT with prefill and FIFO queueing at a concurrency cap, TPOT
+//! with seeded jitter and optional saturation, RPM/TPM token buckets answering 429, and seeded
+//! fault injection. `/sim/stats` and `/sim/truth` expose what the server did, for comparison with
+//! what the client measured.
 
-use serde::{Deserialize, Serialize};
+mod faults;
+mod limits;
+mod params;
+mod request;
+mod respond;
+mod server;
+mod state;
+mod stream;
+mod wire;
 
-/// Server-side parameters (DESIGN §8). Not part of the workload fingerprint.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SimParams {}
+pub use params::{FaultRates, ModelOverride, ModelTiming, SimParams, DEFAULT_MODEL};
+pub use server::{serve_forever, start, SimHandle, SimServer};
+pub use state::{SimStats, TruthRecord};
+
+#[cfg(test)]
+mod tests;

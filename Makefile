@@ -1,0 +1,39 @@
+# ladder: the two commands a new machine needs are `make demo` and `make test`.
+CARGO ?= cargo
+LADDER := ./target/release/ladder
+DEMO_OUT := runs
+
+.PHONY: demo test bench lint build baseline clean
+
+build:
+	$(CARGO) build --release --locked
+
+## demo: a real ladder against the embedded simulator (no API key), the knee, a passing diff
+## against the committed baseline, then a 30%-slower-decode rerun that the gate catches (exit 3).
+demo: build
+	@echo "== 1/3  run scenarios/demo.yaml against the embedded simulator (cap 16 streams) and diff it against baselines/demo.csv"
+	$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --against baselines/demo.csv
+	@echo
+	@echo "== 2/3  same workload, simulator decode made 30% slower (--sim-set tpot=19.5ms): the gate must catch it"
+	@$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --against baselines/demo.csv --sim-set tpot=19.5ms; \
+	  code=$$?; echo; echo "== 3/3  exit code $$code (3 = regression found)"; test $$code -eq 3
+
+## test: unit, property, snapshot and end-to-end tests (all against 127.0.0.1).
+test:
+	$(CARGO) test --locked --all-targets
+
+## bench: performance figures (not timed assertions).
+bench: build
+	$(CARGO) bench --locked
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+## baseline: re-record the demo's committed baseline.
+baseline: build
+	$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --save-baseline
+
+clean:
+	$(CARGO) clean
+	rm -rf $(DEMO_OUT)

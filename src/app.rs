@@ -1,0 +1,480 @@
+//! Wires the subcommands together: the only module that combines scenario loading, the
+//! simulator, the runner, statistics, findings, comparison, storage and rendering.
+
+use crate::cli::{Cli, Command, DiffArgs, DiffFormatArg, GateArgs, RunArgs, SimArgs, ValidateArgs};
+use crate::client::http::{build_http_client, PreparedTarget};
+use crate::compare::{self, CompareOptions, RequestSample, Side};
+use crate::findings::{self, ModelFindings};
+use crate::progress::LiveProgress;
+use crate::record::RequestRecord;
+use crate::render::diff::DiffFormat;
+use crate::runner::{self, Interrupt, Redactor};
+use crate::scenario::{self, Endpoint, Scenario, ScenarioError};
+use crate::sim::{self, SimParams};
+use crate::stats::{self, StepContext, StepSummary};
+use crate::store::{self, LoadedResult};
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// Bad input from the user (flags, files): exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Exit codes (DESIGN §7).
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const ERROR: u8 = 1;
+    pub const USAGE: u8 = 2;
+    pub const REGRESSION: u8 = 3;
+    pub const INCONCLUSIVE: u8 = 4;
+}
+
+/// Maps an error to its exit code: invalid input is 2, everything else 1.
+pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    for cause in err.chain() {
+        if cause.is::<UsageError>() || cause.is::<ScenarioError>() {
+            return exit::USAGE;
+        }
+    }
+    exit::ERROR
+}
+
+struct Output {
+    quiet: bool,
+    color: bool,
+}
+
+pub fn run(cli: Cli) -> Result<u8> {
+    let out = Output {
+        quiet: cli.quiet,
+        color: !cli.no_color
+            && std::env::var_os("NO_COLOR").is_none()
+            && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    };
+    match cli.command {
+        Command::Validate(args) => validate(&args, &out),
+        Command::Diff(args) => diff(&args, &out),
+        Command::Run(args) => runtime()?.block_on(run_scenarios(&args, &out)),
+        Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
+    let mut failed = 0;
+    for path in &args.scenarios {
+        match scenario::load(path) {
+            Ok(s) => {
+                if !out.quiet {
+                    println!(
+                        "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",
+                        path.display(),
+                        s.name,
+                        s.target.models.len(),
+                        s.load.ladder,
+                        s.fingerprint
+                    );
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    Ok(if failed > 0 { exit::USAGE } else { exit::OK })
+}
+
+fn parse_key_value(raw: &str, flag: &str) -> Result<(String, String)> {
+    match raw.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(UsageError(format!(
+            "{flag} `{raw}`: expected KEY=VALUE, e.g. {flag} tpot=26ms"
+        ))
+        .into()),
+    }
+}
+
+fn apply_sim_overrides(params: &mut SimParams, sets: &[String], flag: &str) -> Result<()> {
+    for raw in sets {
+        let (k, v) = parse_key_value(raw, flag)?;
+        params
+            .set(&k, &v)
+            .map_err(|e| UsageError(format!("{flag} {raw}: {e}")))?;
+    }
+    Ok(())
+}
+
+async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
+    if args.list {
+        for (key, help) in SimParams::describe_keys() {
+            println!("{key:<24} {help}");
+        }
+        return Ok(exit::OK);
+    }
+    let mut params = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+            serde_yaml::from_str::<SimParams>(&text)
+                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?
+        }
+        None => SimParams::default(),
+    };
+    apply_sim_overrides(&mut params, &args.set, "--set")?;
+    let addr = std::net::SocketAddr::new(args.bind, args.port);
+    let handle = sim::start(params, addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    if !out.quiet {
+        eprintln!(
+            "ladder sim listening on {} (OpenAI: {0}/chat/completions, Anthropic: {0}/messages); Ctrl-C to stop",
+            handle.base_url()
+        );
+    }
+    println!("{}", handle.base_url());
+    let _ = std::io::stdout().flush();
+    let _ = tokio::signal::ctrl_c().await;
+    handle.shutdown().await;
+    Ok(exit::OK)
+}
+
+/// Installs Ctrl-C / SIGTERM handling for a run: first signal stops new requests and cancels
+/// in-flight ones after a grace period; a second one exits at once.
+fn install_interrupt(interrupt: Interrupt, quiet: bool) {
+    const GRACE: Duration = Duration::from_secs(2);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        if !quiet {
+            eprintln!(
+                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again to quit at once)",
+                GRACE.as_secs()
+            );
+        }
+        interrupt.stop();
+        let cancel = interrupt.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(GRACE).await;
+            cancel.cancel();
+        });
+        wait_for_signal().await;
+        eprintln!("interrupted twice: exiting now");
+        std::process::exit(i32::from(exit::ERROR));
+    });
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
+    // Load and check everything before sending any traffic.
+    let mut scenarios = Vec::new();
+    for path in &args.scenarios {
+        let mut s = scenario::load(path)?;
+        if !args.sim_set.is_empty() {
+            match &mut s.target.endpoint {
+                Endpoint::Sim(params) => apply_sim_overrides(params, &args.sim_set, "--sim-set")?,
+                Endpoint::Url(_) => {
+                    return Err(UsageError(format!(
+                        "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
+                        path.display()
+                    ))
+                    .into())
+                }
+            }
+        }
+        scenarios.push(s);
+    }
+    if args.against.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--against takes one scenario".into()).into());
+    }
+    let interrupt = Interrupt::new();
+    install_interrupt(interrupt.clone(), out.quiet);
+    let mut code = exit::OK;
+    for s in &scenarios {
+        let c = run_one(s, args, out, &interrupt).await?;
+        code = code.max(c);
+        if interrupt.is_stopped() {
+            return Ok(exit::ERROR);
+        }
+    }
+    Ok(code)
+}
+
+async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interrupt) -> Result<u8> {
+    let started = SystemTime::now();
+    let (base_url, sim_handle) = match &s.target.endpoint {
+        Endpoint::Url(url) => (url.clone(), None),
+        Endpoint::Sim(params) => {
+            let h = sim::start(params.clone(), ([127, 0, 0, 1], 0).into())
+                .await
+                .context("cannot start the embedded simulator")?;
+            (h.base_url(), Some(h))
+        }
+    };
+    let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
+    let http = build_http_client(&s.target.timeouts, max_c).context("cannot build the HTTP client")?;
+    let target = PreparedTarget::new(&s.target, &base_url).map_err(|e| {
+        UsageError(format!("{}: {e}", s.path.display()))
+    })?;
+    if !out.quiet {
+        eprintln!(
+            "ladder: {} · {} · {} · ladder {:?}",
+            s.name,
+            s.target.api.as_str(),
+            s.target.models.join(", "),
+            s.load.ladder
+        );
+    }
+    let progress = Arc::new(LiveProgress::new(!out.quiet));
+    let output = runner::run(s, http, target, progress.clone(), interrupt.clone()).await;
+    progress.finish();
+    if let Some(h) = sim_handle {
+        h.shutdown().await;
+    }
+    let finished = SystemTime::now();
+
+    let summaries = summarize(s, &output);
+    let findings = analyze_all(s, &summaries, &output.records);
+
+    // Write everything collected, interrupted or not.
+    let run_dir = store::create_run_dir(&args.out, &s.name, started)?;
+    run_dir.write_summary(&summaries)?;
+    run_dir.write_requests(&output.records)?;
+    run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
+    run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
+    run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
+    let redactor = Redactor::new(s);
+    let meta = store::Meta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: s.name.clone(),
+        fingerprint: s.fingerprint.clone(),
+        host: store::host_name(),
+        started_at: store::rfc3339_utc(started),
+        finished_at: store::rfc3339_utc(finished),
+        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
+        interrupted: output.interrupted,
+        models: s.target.models.clone(),
+        ladder: s.load.ladder.clone(),
+        notes: Vec::new(),
+    };
+    run_dir.write_meta(&meta)?;
+
+    // Show results.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", crate::render::table::run_table(&summaries, out.color))?;
+    if let Some(t) = crate::render::table::compare_models_table(&summaries) {
+        writeln!(stdout, "{t}")?;
+    }
+    for f in &findings {
+        for line in f.sentences() {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    drop(stdout);
+    if !out.quiet {
+        eprintln!("wrote {}", run_dir.path.display());
+    }
+    if output.interrupted {
+        eprintln!(
+            "run interrupted: partial results written to {}",
+            run_dir.path.display()
+        );
+        return Ok(exit::ERROR);
+    }
+
+    if args.save_baseline {
+        let dir = args
+            .baselines
+            .clone()
+            .unwrap_or_else(|| default_baselines_dir(&s.path));
+        let paths = store::baseline_paths(&dir, &s.name);
+        store::write_baseline(
+            &paths,
+            &store::summary_csv(&summaries),
+            &store::requests_csv(&output.records),
+            &scenario::workload_yaml(s),
+        )?;
+        if !out.quiet {
+            eprintln!("saved baseline {}", paths.summary.display());
+        }
+    }
+
+    if let Some(baseline) = &args.against {
+        let base = store::load_result(baseline)?;
+        let new = store::load_result(&run_dir.path)?;
+        let code = diff_results(&base, &new, &args.gates, args.format, Some(s.gates.clone()), out)?;
+        return Ok(code);
+    }
+    Ok(exit::OK)
+}
+
+/// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.
+fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
+    let dir = scenario_path.parent().unwrap_or(Path::new("."));
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    if dir.as_os_str().is_empty() {
+        PathBuf::from("baselines")
+    } else {
+        parent.join("baselines")
+    }
+}
+
+fn summarize(s: &Scenario, output: &runner::RunOutput) -> Vec<StepSummary> {
+    let mut by_step: BTreeMap<(usize, u32), Vec<RequestRecord>> = BTreeMap::new();
+    let model_index = |m: &str| s.target.models.iter().position(|x| x == m).unwrap_or(0);
+    for r in &output.records {
+        by_step
+            .entry((model_index(&r.model), r.step))
+            .or_default()
+            .push(r.clone());
+    }
+    let mut rows = Vec::new();
+    for step_run in &output.steps {
+        let key = (model_index(&step_run.model), step_run.step);
+        let records = by_step.get(&key).map(Vec::as_slice).unwrap_or(&[]);
+        let ctx = StepContext {
+            scenario: &s.name,
+            fingerprint: &s.fingerprint,
+            model: &step_run.model,
+            step: step_run.step,
+            concurrency: step_run.concurrency,
+            duration_s: step_run.duration_s,
+            slo: &s.slo,
+        };
+        let mut row = stats::summarize_step(&ctx, records);
+        row.client_cpu_pct = step_run.client_cpu_pct;
+        row.loop_lag_p99_ms = step_run.loop_lag_p99_ms;
+        rows.push(row);
+    }
+    rows
+}
+
+fn analyze_all(s: &Scenario, summaries: &[StepSummary], records: &[RequestRecord]) -> Vec<ModelFindings> {
+    let extras = findings::extras_from_records(records);
+    s.target
+        .models
+        .iter()
+        .map(|m| {
+            let steps: Vec<StepSummary> = summaries.iter().filter(|r| &r.model == m).cloned().collect();
+            let ex: Vec<findings::StepExtras> = steps
+                .iter()
+                .map(|r| extras.get(&(m.clone(), r.step)).cloned().unwrap_or_default())
+                .collect();
+            findings::analyze(m, &steps, Some(&ex))
+        })
+        .collect()
+}
+
+fn diff(args: &DiffArgs, out: &Output) -> Result<u8> {
+    let base = store::load_result(&args.baseline)?;
+    let new = store::load_result(&args.run)?;
+    let gates = match &args.gates_from {
+        Some(p) => Some(scenario::load(p)?.gates),
+        None => None,
+    };
+    diff_results(&base, &new, &args.gates, args.format, gates, out)
+}
+
+fn to_side(r: &LoadedResult) -> Side {
+    let mut knee = BTreeMap::new();
+    let mut wall = BTreeMap::new();
+    let mut models: Vec<String> = Vec::new();
+    for row in &r.summaries {
+        if !models.contains(&row.model) {
+            models.push(row.model.clone());
+        }
+    }
+    let extras = r.requests.as_deref().map(findings::extras_from_records);
+    for m in &models {
+        let steps: Vec<StepSummary> = r.summaries.iter().filter(|x| &x.model == m).cloned().collect();
+        let ex: Option<Vec<findings::StepExtras>> = extras.as_ref().map(|e| {
+            steps
+                .iter()
+                .map(|x| e.get(&(m.clone(), x.step)).cloned().unwrap_or_default())
+                .collect()
+        });
+        let f = findings::analyze(m, &steps, ex.as_deref());
+        knee.insert(m.clone(), f.knee_concurrency());
+        wall.insert(m.clone(), f.wall_concurrency());
+    }
+    Side {
+        label: r.label.clone(),
+        fingerprint: r.summaries.first().map(|x| x.fingerprint.clone()).unwrap_or_default(),
+        workload_yaml: r.workload_yaml.clone(),
+        summaries: r.summaries.clone(),
+        samples: r.requests.as_ref().map(|rs| {
+            rs.iter()
+                .map(|x| RequestSample {
+                    model: x.model.clone(),
+                    step: x.step,
+                    ok: x.is_ok(),
+                    ttft_ms: x.ttft_ms,
+                    tpot_ms: x.tpot_ms,
+                    e2e_ms: x.e2e_ms,
+                    output_tokens: x.output_tokens,
+                })
+                .collect()
+        }),
+        knee,
+        wall,
+    }
+}
+
+fn diff_results(
+    base: &LoadedResult,
+    new: &LoadedResult,
+    gate_args: &GateArgs,
+    format: DiffFormatArg,
+    gates: Option<scenario::Gates>,
+    _out: &Output,
+) -> Result<u8> {
+    let opts = CompareOptions {
+        gates: gates.unwrap_or_default(),
+        allow_different_workload: gate_args.allow_different_workload,
+        strict: gate_args.strict,
+        resamples: 2000,
+        seed: 0x1add_e5,
+    };
+    let comparison = compare::compare(&to_side(base), &to_side(new), &opts);
+    let format = match format {
+        DiffFormatArg::Table => DiffFormat::Table,
+        DiffFormatArg::Markdown => DiffFormat::Markdown,
+        DiffFormatArg::Json => DiffFormat::Json,
+        DiffFormatArg::Junit => DiffFormat::Junit,
+    };
+    let mut stdout = std::io::stdout().lock();
+    crate::render::diff::render(&comparison, format, &mut stdout)?;
+    stdout.flush()?;
+    Ok(u8::try_from(comparison.exit_code()).unwrap_or(exit::ERROR))
+}

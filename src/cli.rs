@@ -1,0 +1,125 @@
+//! Command-line definitions (clap derive). No logic: `app` turns these into actions.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ladder",
+    version,
+    about = "Load-test LLM APIs: concurrency ladders, CSV baselines, noise-aware regression gates",
+    long_about = None,
+    after_help = "Exit codes: 0 ok, 1 runtime error / incompatible baseline / interrupted, 2 usage or invalid input, 3 regression, 4 inconclusive."
+)]
+pub struct Cli {
+    /// Print only results (no progress line, no notes).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Disable colors (also honoured: the NO_COLOR environment variable).
+    #[arg(long, global = true)]
+    pub no_color: bool,
+    /// More detail on stderr (repeat for more).
+    #[arg(long, short, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run each scenario's concurrency ladder and write a run directory.
+    Run(RunArgs),
+    /// Compare a run (or baseline) with a baseline: per model × step × metric verdicts.
+    Diff(DiffArgs),
+    /// Parse and check scenario files without sending any traffic.
+    Validate(ValidateArgs),
+    /// Serve the embedded simulated LLM API in the foreground.
+    Sim(SimArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiffFormatArg {
+    Table,
+    Markdown,
+    Json,
+    Junit,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// Exit 4 when any gate was skipped for lack of samples (default: only when all were).
+    #[arg(long)]
+    pub strict: bool,
+    /// Judge even when the two sides ran different workloads (different fingerprints).
+    #[arg(long)]
+    pub allow_different_workload: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files (YAML).
+    #[arg(required = true, value_name = "SCENARIO")]
+    pub scenarios: Vec<PathBuf>,
+    /// Where run directories go: DIR/<scenario>/<UTC timestamp>/.
+    #[arg(long, default_value = "runs", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also write the scenario's baseline files (replacing existing ones).
+    #[arg(long)]
+    pub save_baseline: bool,
+    /// Baselines directory (default: `baselines/` beside the scenario's folder).
+    #[arg(long, value_name = "DIR")]
+    pub baselines: Option<PathBuf>,
+    /// After the run, diff it against this baseline (CSV or run directory) and exit with the
+    /// diff's code: a one-command CI gate.
+    #[arg(long, value_name = "BASELINE")]
+    pub against: Option<PathBuf>,
+    /// Format of the `--against` diff.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DiffFormatArg,
+    #[command(flatten)]
+    pub gates: GateArgs,
+    /// Override a simulator parameter for this run (scenarios with `target.sim`), e.g.
+    /// `--sim-set tpot=26ms`. Server-side only: the workload fingerprint does not change.
+    #[arg(long = "sim-set", value_name = "KEY=VALUE")]
+    pub sim_set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Baseline: a baseline CSV (with its .requests.csv sidecar when present) or a run directory.
+    pub baseline: PathBuf,
+    /// The new result: a run directory or a CSV.
+    pub run: PathBuf,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: DiffFormatArg,
+    #[command(flatten)]
+    pub gates: GateArgs,
+    /// Take the gates (thresholds) from this scenario file instead of the defaults.
+    #[arg(long, value_name = "SCENARIO")]
+    pub gates_from: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    #[arg(required = true, value_name = "SCENARIO")]
+    pub scenarios: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Port to listen on (0 = any free port).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Simulator parameters as YAML (the same keys as a scenario's `target.sim` block).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Set a parameter, e.g. `--set ttft=200ms --set concurrency_cap=16` (see --list).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// List the parameters and exit.
+    #[arg(long)]
+    pub list: bool,
+}

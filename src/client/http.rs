@@ -1,0 +1,551 @@
+//! One HTTP attempt against a streaming endpoint: build the request, check status and content
+//! type, read the body where the bytes arrive (timestamps on a monotonic clock), enforce the
+//! timeouts and size limits, and turn everything that can go wrong into an error class.
+
+use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
+use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
+use super::sse::{SseEvent, SseParser};
+use super::timing::{StreamTiming, TimingSummary};
+use super::{anthropic, openai};
+use crate::record::ErrorClass;
+use crate::scenario::{Api, RequestSpec, Target, Timeouts};
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Largest response body read from a streaming answer before it is cut as a `protocol` error.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 64 << 20;
+/// Largest SSE line accepted.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
+/// Largest error body read (non-2xx answers).
+const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
+
+/// Everything needed to send requests to one target, prepared once per run.
+#[derive(Debug, Clone)]
+pub struct PreparedTarget {
+    pub api: Api,
+    pub url: String,
+    pub headers: HeaderMap,
+    pub timeouts: Timeouts,
+    pub max_line_bytes: usize,
+    pub max_response_bytes: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("target.headers: `{0}` is not a valid HTTP header name")]
+    HeaderName(String),
+    #[error("target.headers: the value of `{0}` is not a valid HTTP header value (no newlines or control characters)")]
+    HeaderValue(String),
+    #[error("target.api_key: the key contains characters that cannot be sent in an HTTP header (a newline or a control character?); check the variable it comes from")]
+    KeyValue,
+}
+
+impl PreparedTarget {
+    pub fn new(target: &Target, base_url: &str) -> Result<Self, PrepareError> {
+        let base = base_url.trim_end_matches('/');
+        let path = match target.api {
+            Api::OpenAiChat => "/chat/completions",
+            Api::OpenAiCompletions => "/completions",
+            Api::AnthropicMessages => "/messages",
+        };
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            reqwest::header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Some(key) = &target.api_key {
+            let (name, value) = match target.api {
+                Api::AnthropicMessages => ("x-api-key", key.expose().to_string()),
+                _ => ("authorization", format!("Bearer {}", key.expose())),
+            };
+            let mut value = HeaderValue::from_str(&value).map_err(|_| PrepareError::KeyValue)?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        if target.api == Api::AnthropicMessages {
+            headers.insert(
+                HeaderName::from_static("anthropic-version"),
+                HeaderValue::from_static("2023-06-01"),
+            );
+        }
+        for h in &target.headers {
+            let name = HeaderName::from_bytes(h.name.as_bytes())
+                .map_err(|_| PrepareError::HeaderName(h.name.clone()))?;
+            let mut value = HeaderValue::from_str(h.value.expose())
+                .map_err(|_| PrepareError::HeaderValue(h.name.clone()))?;
+            if h.secret {
+                value.set_sensitive(true);
+            }
+            headers.insert(name, value);
+        }
+        Ok(PreparedTarget {
+            api: target.api,
+            url: format!("{base}{path}"),
+            headers,
+            timeouts: target.timeouts.clone(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+        })
+    }
+
+    /// The JSON body for one model, serialized once and reused for every request.
+    pub fn body_for(&self, model: &str, req: &RequestSpec) -> Bytes {
+        let value = match self.api {
+            Api::OpenAiChat => openai::chat_body(model, req),
+            Api::OpenAiCompletions => openai::completions_body(model, req),
+            Api::AnthropicMessages => anthropic::messages_body(model, req),
+        };
+        Bytes::from(serde_json::to_vec(&value).unwrap_or_default())
+    }
+
+    fn interpret(&self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+        match self.api {
+            Api::OpenAiChat => openai::interpret_chat(ev),
+            Api::OpenAiCompletions => openai::interpret_completions(ev),
+            Api::AnthropicMessages => anthropic::interpret_messages(ev),
+        }
+    }
+}
+
+/// The result of one attempt. Times are ms since `start` (taken just before the request is sent).
+#[derive(Debug, Clone, Default)]
+pub struct Attempt {
+    pub error_class: Option<ErrorClass>,
+    pub http_status: Option<u16>,
+    pub error_type: Option<String>,
+    /// Not yet redacted: the caller redacts before storing.
+    pub error_message: Option<String>,
+    pub timing: Option<TimingSummary>,
+    /// Time until the attempt ended (success or failure), ms.
+    pub elapsed_ms: f64,
+    pub rate_limit: RateLimitInfo,
+}
+
+impl Attempt {
+    fn failed(class: ErrorClass, message: impl Into<String>) -> Self {
+        Attempt {
+            error_class: Some(class),
+            error_message: Some(message.into()),
+            ..Default::default()
+        }
+    }
+}
+
+fn ms_since(start: Instant, t: Instant) -> f64 {
+    t.saturating_duration_since(start).as_secs_f64() * 1000.0
+}
+
+/// Which deadline is next, so a timeout can be named.
+fn next_deadline(
+    start: Instant,
+    timeouts: &Timeouts,
+    first_token_seen: bool,
+    last_event: Instant,
+) -> (Instant, ErrorClass) {
+    let total = (start + timeouts.total, ErrorClass::TimeoutTotal);
+    let phase = if first_token_seen {
+        (last_event + timeouts.idle, ErrorClass::TimeoutIdle)
+    } else {
+        // Before the first token both apply: first-token and idle (a server that sends
+        // keep-alive comments is not idle).
+        let ft = start + timeouts.first_token;
+        (ft, ErrorClass::TimeoutFirstToken)
+    };
+    if phase.0 < total.0 {
+        phase
+    } else {
+        total
+    }
+}
+
+/// Sends one request and reads the answer to its end.
+pub async fn send_once(
+    http: &reqwest::Client,
+    target: &PreparedTarget,
+    body: Bytes,
+    request_id: &str,
+) -> Attempt {
+    let timeouts = &target.timeouts;
+    let builder = http
+        .post(&target.url)
+        .headers(target.headers.clone())
+        .header("x-request-id", request_id)
+        .body(body);
+    let start = Instant::now();
+    let mut attempt = send_and_read(builder, target, start).await;
+    if attempt.elapsed_ms == 0.0 {
+        attempt.elapsed_ms = ms_since(start, Instant::now());
+    }
+    let _ = timeouts;
+    attempt
+}
+
+async fn send_and_read(
+    builder: reqwest::RequestBuilder,
+    target: &PreparedTarget,
+    start: Instant,
+) -> Attempt {
+    let timeouts = &target.timeouts;
+    let header_deadline = (start + timeouts.first_token).min(start + timeouts.total);
+    let response = match tokio::time::timeout_at(header_deadline, builder.send()).await {
+        Err(_) => {
+            let class = if timeouts.first_token <= timeouts.total {
+                ErrorClass::TimeoutFirstToken
+            } else {
+                ErrorClass::TimeoutTotal
+            };
+            return Attempt::failed(class, "no response headers before the timeout");
+        }
+        Ok(Err(e)) => return send_error(&e),
+        Ok(Ok(r)) => r,
+    };
+    let status = response.status().as_u16();
+    let headers = response.headers().clone();
+    let header_pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+        .collect();
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+
+    if !(200..300).contains(&status) {
+        let body = read_small_body(response, start + timeouts.total).await;
+        let err = openai::parse_error_body(&body);
+        let rate_limit = parse_rate_limit(&header_pairs, err.as_ref());
+        let mut class = ErrorClass::from_status(status);
+        if status == 429 && err.as_ref().is_some_and(is_quota_error) {
+            class = ErrorClass::Quota;
+        }
+        let message = match &err {
+            Some(e) => e.message.clone(),
+            None => describe_non_json_body(&body, &content_type),
+        };
+        return Attempt {
+            error_class: Some(class),
+            http_status: Some(status),
+            error_type: err.and_then(|e| e.error_type),
+            error_message: Some(message),
+            rate_limit,
+            ..Default::default()
+        };
+    }
+
+    if !content_type.starts_with("text/event-stream") {
+        let body = read_small_body(response, start + timeouts.total).await;
+        if let Some(err) = openai::parse_error_body(&body) {
+            return Attempt {
+                error_class: Some(ErrorClass::StreamError),
+                http_status: Some(status),
+                error_type: err.error_type,
+                error_message: Some(err.message),
+                ..Default::default()
+            };
+        }
+        let shown = if content_type.is_empty() {
+            "no content type".to_string()
+        } else {
+            format!("content type `{content_type}`")
+        };
+        return Attempt {
+            error_class: Some(ErrorClass::Protocol),
+            http_status: Some(status),
+            error_message: Some(format!(
+                "expected an event stream (text/event-stream) but got {shown}; does the server support `stream: true`?"
+            )),
+            ..Default::default()
+        };
+    }
+
+    read_stream(response, target, start, status).await
+}
+
+async fn read_stream(
+    mut response: reqwest::Response,
+    target: &PreparedTarget,
+    start: Instant,
+    status: u16,
+) -> Attempt {
+    let timeouts = &target.timeouts;
+    let mut parser = SseParser::with_max_line_bytes(target.max_line_bytes);
+    let mut timing = StreamTiming::new();
+    let mut events: Vec<SseEvent> = Vec::with_capacity(8);
+    let mut received = 0usize;
+    let mut last_event = start;
+    let mut first_token_seen = false;
+    let mut done = false;
+
+    let fail = |class: ErrorClass, msg: String, timing: &StreamTiming, at: Instant| Attempt {
+        error_class: Some(class),
+        http_status: Some(status),
+        error_message: Some(msg),
+        timing: Some(timing.finish(ms_since(start, at))),
+        elapsed_ms: ms_since(start, at),
+        ..Default::default()
+    };
+
+    loop {
+        let (deadline, deadline_class) =
+            next_deadline(start, timeouts, first_token_seen, last_event);
+        let chunk = match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Err(_) => {
+                let what = match deadline_class {
+                    ErrorClass::TimeoutFirstToken => "no token before the first-token timeout",
+                    ErrorClass::TimeoutIdle => "no event within the idle timeout",
+                    _ => "the stream did not end within the total timeout",
+                };
+                return fail(deadline_class, what.into(), &timing, Instant::now());
+            }
+            Ok(Err(e)) => {
+                let now = Instant::now();
+                return fail(
+                    ErrorClass::Disconnect,
+                    format!("stream broken: {}", error_chain(&e)),
+                    &timing,
+                    now,
+                );
+            }
+            Ok(Ok(None)) => {
+                let now = Instant::now();
+                parser.finish(&mut events);
+                if let Some(a) = process_events(
+                    &mut events,
+                    target,
+                    &mut timing,
+                    start,
+                    now,
+                    &mut first_token_seen,
+                    &mut done,
+                ) {
+                    return a.with_status(status);
+                }
+                let summary = timing.finish(ms_since(start, now));
+                if summary.done {
+                    return finish_ok(summary, status);
+                }
+                return fail(
+                    ErrorClass::Disconnect,
+                    "the stream ended without an end marker ([DONE] / message_stop)".into(),
+                    &timing,
+                    now,
+                );
+            }
+            Ok(Ok(Some(bytes))) => bytes,
+        };
+        let now = Instant::now();
+        received += chunk.len();
+        if received > target.max_response_bytes {
+            return fail(
+                ErrorClass::Protocol,
+                format!(
+                    "response larger than {} bytes; stopped reading",
+                    target.max_response_bytes
+                ),
+                &timing,
+                now,
+            );
+        }
+        if let Err(e) = parser.feed(&chunk, &mut events) {
+            return fail(ErrorClass::Protocol, e.to_string(), &timing, now);
+        }
+        if !events.is_empty() {
+            last_event = now;
+        }
+        if let Some(a) = process_events(
+            &mut events,
+            target,
+            &mut timing,
+            start,
+            now,
+            &mut first_token_seen,
+            &mut done,
+        ) {
+            return a.with_status(status);
+        }
+        if done {
+            let summary = timing.finish(ms_since(start, now));
+            return finish_ok(summary, status);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+/// Feeds parsed events to the timing accumulator; returns a finished attempt on an in-band
+/// error or a malformed event.
+fn process_events(
+    events: &mut Vec<SseEvent>,
+    target: &PreparedTarget,
+    timing: &mut StreamTiming,
+    start: Instant,
+    now: Instant,
+    first_token_seen: &mut bool,
+    done: &mut bool,
+) -> Option<Attempt> {
+    let at = ms_since(start, now);
+    for ev in events.drain(..) {
+        match target.interpret(&ev) {
+            Ok(info) => {
+                timing.on_chunk(at, &info);
+                *first_token_seen |= info.is_token();
+                if let Some(err) = &info.error {
+                    return Some(in_band_failure(err, timing.finish(at)));
+                }
+                if info.done {
+                    *done = true;
+                    break;
+                }
+            }
+            Err(MalformedEvent(msg)) => {
+                return Some(Attempt {
+                    error_class: Some(ErrorClass::Protocol),
+                    error_message: Some(msg),
+                    timing: Some(timing.finish(at)),
+                    elapsed_ms: at,
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    None
+}
+
+fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {
+    let elapsed = summary.e2e_ms;
+    Attempt {
+        error_class: Some(ErrorClass::StreamError),
+        error_type: err.error_type.clone(),
+        error_message: Some(err.message.clone()),
+        timing: Some(summary),
+        elapsed_ms: elapsed,
+        ..Default::default()
+    }
+}
+
+impl Attempt {
+    fn with_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+}
+
+fn finish_ok(summary: TimingSummary, status: u16) -> Attempt {
+    let elapsed = summary.e2e_ms;
+    let class = if summary.token_events == 0 && summary.output_tokens.unwrap_or(0) == 0 {
+        Some(ErrorClass::Empty)
+    } else {
+        None
+    };
+    Attempt {
+        error_class: class,
+        http_status: Some(status),
+        error_message: class.map(|_| "the stream ended without any generated token".to_string()),
+        timing: Some(summary),
+        elapsed_ms: elapsed,
+        ..Default::default()
+    }
+}
+
+async fn read_small_body(mut response: reqwest::Response, deadline: Instant) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout_at(deadline, response.chunk()).await {
+        let room = MAX_ERROR_BODY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY_BYTES {
+            break;
+        }
+    }
+    body
+}
+
+fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
+    let text = String::from_utf8_lossy(body);
+    let trimmed = text.trim();
+    if content_type.contains("html") || trimmed.starts_with('<') {
+        return "the server answered with an HTML page, not JSON (is base_url pointing at a web page or a proxy?)".into();
+    }
+    let short: String = trimmed.chars().take(200).collect();
+    if short.is_empty() {
+        "empty error body".into()
+    } else {
+        short
+    }
+}
+
+fn send_error(e: &reqwest::Error) -> Attempt {
+    let chain = error_chain(e);
+    let class = if e.is_connect() {
+        if e.is_timeout() || chain.contains("timed out") {
+            ErrorClass::TimeoutConnect
+        } else {
+            ErrorClass::Connect
+        }
+    } else if e.is_timeout() {
+        ErrorClass::TimeoutConnect
+    } else {
+        ErrorClass::Disconnect
+    };
+    Attempt::failed(class, chain)
+}
+
+/// The error and its sources, joined: reqwest's top-level message alone rarely says what failed.
+/// The URL is removed (it could carry credentials in a query string).
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![without_url(e)];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+fn without_url(e: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(re) = e.downcast_ref::<reqwest::Error>() {
+        let cloned = format!("{}", RequestErrorNoUrl(re));
+        return cloned;
+    }
+    e.to_string()
+}
+
+struct RequestErrorNoUrl<'a>(&'a reqwest::Error);
+
+impl std::fmt::Display for RequestErrorNoUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let e = self.0;
+        let kind = if e.is_connect() {
+            "error connecting"
+        } else if e.is_timeout() {
+            "timed out"
+        } else if e.is_body() || e.is_decode() {
+            "error reading the response body"
+        } else if e.is_request() {
+            "error sending the request"
+        } else {
+            "request failed"
+        };
+        f.write_str(kind)
+    }
+}
+
+/// Builds the shared HTTP client for a run: pool sized to the largest step, keep-alive reuse,
+/// no automatic decompression surprises, the connect timeout from the scenario.
+pub fn build_http_client(
+    timeouts: &Timeouts,
+    max_concurrency: usize,
+) -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .pool_max_idle_per_host(max_concurrency.max(1))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")))
+        .build()
+}

@@ -1,0 +1,435 @@
+//! Rate-limit headers and bodies of 429 responses: how long to wait, and whether the wall is
+//! about requests or tokens (DESIGN §5 "rate-limit wall"), plus telling "too fast" apart from
+//! "out of money" (quota/billing 429s, which are never retried).
+//!
+//! Pure: headers come in as `(name, value)` pairs; nothing here reads a clock, so absolute reset
+//! times (Anthropic's RFC 3339 stamps, HTTP dates in `Retry-After`) are not turned into waits.
+
+use super::chunk::InBandError;
+use crate::record::LimitKind;
+use std::time::Duration;
+
+/// What a rate-limited response says about the limit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RateLimitInfo {
+    /// `retry-after-ms`, else `retry-after` (seconds), else the reset time of the exhausted
+    /// OpenAI limit (`x-ratelimit-reset-requests`/`-tokens`).
+    pub retry_after: Option<Duration>,
+    pub kind: Option<LimitKind>,
+}
+
+const TOKENS_REMAINING: [&str; 4] = [
+    "x-ratelimit-remaining-tokens",
+    "anthropic-ratelimit-tokens-remaining",
+    "anthropic-ratelimit-input-tokens-remaining",
+    "anthropic-ratelimit-output-tokens-remaining",
+];
+const REQUESTS_REMAINING: [&str; 2] = [
+    "x-ratelimit-remaining-requests",
+    "anthropic-ratelimit-requests-remaining",
+];
+
+/// Reads the rate-limit headers (names case-insensitive) and, when they do not decide, the
+/// body's error, of a 429 (or 503) response.
+pub fn parse_rate_limit(
+    headers: &[(&str, &str)],
+    body_error: Option<&InBandError>,
+) -> RateLimitInfo {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+    };
+    let exhausted = |names: &[&str]| names.iter().filter_map(|n| get(n)).any(is_zero);
+    let tokens = exhausted(&TOKENS_REMAINING);
+    let requests = exhausted(&REQUESTS_REMAINING);
+    let kind = match (tokens, requests) {
+        (true, false) => Some(LimitKind::Tokens),
+        (false, true) => Some(LimitKind::Requests),
+        _ => body_error.and_then(kind_from_error),
+    };
+    let reset = match kind {
+        Some(LimitKind::Tokens) => get("x-ratelimit-reset-tokens"),
+        Some(LimitKind::Requests) => get("x-ratelimit-reset-requests"),
+        None => None,
+    };
+    let retry_after = get("retry-after-ms")
+        .and_then(|v| non_negative(v).map(|ms| Duration::from_secs_f64(ms / 1000.0)))
+        .or_else(|| {
+            get("retry-after")
+                .and_then(non_negative)
+                .map(Duration::from_secs_f64)
+        })
+        .or_else(|| reset.and_then(parse_go_duration));
+    RateLimitInfo { retry_after, kind }
+}
+
+/// Whether a 429's error means "out of money or over a spend limit" rather than "too fast":
+/// OpenAI `insufficient_quota`, billing limits, exhausted credits or balance.
+pub fn is_quota_error(err: &InBandError) -> bool {
+    const TYPES: [&str; 5] = [
+        "insufficient_quota",
+        "billing_hard_limit_reached",
+        "billing_not_active",
+        "insufficient_credits",
+        "insufficient_balance",
+    ];
+    const PHRASES: [&str; 8] = [
+        "exceeded your current quota",
+        "check your plan and billing",
+        "credit balance is too low",
+        "insufficient credits",
+        "insufficient balance",
+        "spend limit",
+        "spending limit",
+        "reached your specified api usage limits",
+    ];
+    let ty = err.error_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let msg = err.message.to_lowercase();
+    TYPES.contains(&ty.as_str()) || PHRASES.iter().any(|p| msg.contains(p))
+}
+
+/// A Go `time.Duration` string as OpenAI sends in `x-ratelimit-reset-*`: `6m0s`, `20ms`,
+/// `59.5s`, `1h2m3.5s`, `0`. Units: ns, us/µs/μs, ms, s, m, h. `None` for anything else,
+/// including negative durations.
+pub fn parse_go_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let s = s.strip_prefix('+').unwrap_or(s);
+    if s == "0" {
+        return Some(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return None;
+    }
+    let mut rest = s;
+    let mut total: u128 = 0; // nanoseconds
+    while !rest.is_empty() {
+        let int_len = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let (int_part, after) = rest.split_at(int_len);
+        let (frac_part, after) = match after.strip_prefix('.') {
+            Some(a) => {
+                let n = a.find(|c: char| !c.is_ascii_digit()).unwrap_or(a.len());
+                a.split_at(n)
+            }
+            None => ("", after),
+        };
+        if int_part.is_empty() && frac_part.is_empty() {
+            return None;
+        }
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        let unit_ns: u128 = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        let int: u128 = if int_part.is_empty() {
+            0
+        } else {
+            int_part.parse().ok()?
+        };
+        total = total.checked_add(int.checked_mul(unit_ns)?)?;
+        // Fraction: at most 18 digits matter at nanosecond resolution.
+        let frac_digits = &frac_part[..frac_part.len().min(18)];
+        if !frac_digits.is_empty() {
+            let frac: u128 = frac_digits.parse().ok()?;
+            let scale = 10u128.pow(frac_digits.len() as u32);
+            total = total.checked_add(frac * unit_ns / scale)?;
+        }
+        rest = after;
+    }
+    let nanos = u64::try_from(total).ok()?;
+    Some(Duration::from_nanos(nanos))
+}
+
+fn is_zero(v: &str) -> bool {
+    v.parse::<f64>().is_ok_and(|n| n <= 0.0)
+}
+
+fn non_negative(v: &str) -> Option<f64> {
+    v.parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && *n >= 0.0 && *n < 1e12)
+}
+
+/// Which limit an error message or code talks about; `None` when it names both or neither.
+fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
+    let ty = err.error_type.as_deref().unwrap_or("").to_ascii_lowercase();
+    let msg = err.message.to_lowercase();
+    let words: Vec<&str> = msg
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has_word = |w: &str| words.contains(&w);
+    const TOKEN_PHRASES: [&str; 5] = [
+        "tokens per min",
+        "tokens per day",
+        "tokens per hour",
+        "token rate limit",
+        "request tokens",
+    ];
+    const REQUEST_PHRASES: [&str; 6] = [
+        "requests per min",
+        "requests per day",
+        "requests per hour",
+        "number of requests",
+        "request rate limit",
+        "concurrent",
+    ];
+    let tokens = ty.starts_with("tokens")
+        || TOKEN_PHRASES.iter().any(|p| msg.contains(p))
+        || ["tpm", "tpd", "itpm", "otpm"].iter().any(|w| has_word(w))
+        || msg.contains("input tokens per")
+        || msg.contains("output tokens per");
+    let requests = ty == "requests"
+        || REQUEST_PHRASES.iter().any(|p| msg.contains(p))
+        || ["rpm", "rpd"].iter().any(|w| has_word(w));
+    match (tokens, requests) {
+        (true, false) => Some(LimitKind::Tokens),
+        (false, true) => Some(LimitKind::Requests),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(ty: Option<&str>, msg: &str) -> InBandError {
+        InBandError {
+            error_type: ty.map(Into::into),
+            message: msg.into(),
+            status: Some(429),
+        }
+    }
+
+    #[test]
+    fn go_durations() {
+        let ms = |n: u64| Some(Duration::from_millis(n));
+        assert_eq!(parse_go_duration("6m0s"), ms(360_000));
+        assert_eq!(parse_go_duration("20ms"), ms(20));
+        assert_eq!(parse_go_duration("1s"), ms(1_000));
+        assert_eq!(parse_go_duration("59.5s"), ms(59_500));
+        assert_eq!(parse_go_duration("1h2m3.25s"), ms(3_723_250));
+        assert_eq!(parse_go_duration("0"), ms(0));
+        assert_eq!(parse_go_duration("0s"), ms(0));
+        assert_eq!(parse_go_duration(" 7.66s "), ms(7_660));
+        assert_eq!(parse_go_duration("+1m"), ms(60_000));
+        assert_eq!(parse_go_duration(".5s"), ms(500));
+        assert_eq!(parse_go_duration("1.s"), ms(1_000));
+        assert_eq!(
+            parse_go_duration("1500us"),
+            Some(Duration::from_micros(1_500))
+        );
+        assert_eq!(parse_go_duration("3µs"), Some(Duration::from_micros(3)));
+        assert_eq!(parse_go_duration("3μs"), Some(Duration::from_micros(3)));
+        assert_eq!(parse_go_duration("42ns"), Some(Duration::from_nanos(42)));
+        assert_eq!(
+            parse_go_duration("1.0000000019s"),
+            Some(Duration::from_nanos(1_000_000_001))
+        );
+        for bad in [
+            "", "s", "1", "10", "-1s", "1x", "1.5", ".s", "1s2", "ms", "1 s", "1h-1m", "1e3s",
+        ] {
+            assert_eq!(parse_go_duration(bad), None, "{bad:?}");
+        }
+        assert_eq!(
+            parse_go_duration("99999999999999999999999h"),
+            None,
+            "overflow"
+        );
+        assert_eq!(
+            parse_go_duration("9999999999h"),
+            None,
+            "beyond u64 nanoseconds"
+        );
+    }
+
+    #[test]
+    fn retry_after_ms_is_preferred_over_seconds() {
+        let info = parse_rate_limit(&[("Retry-After", "2"), ("retry-after-ms", "1500")], None);
+        assert_eq!(info.retry_after, Some(Duration::from_millis(1_500)));
+        let info = parse_rate_limit(&[("RETRY-AFTER", " 3 ")], None);
+        assert_eq!(info.retry_after, Some(Duration::from_secs(3)));
+        let info = parse_rate_limit(&[("retry-after", "0.5")], None);
+        assert_eq!(info.retry_after, Some(Duration::from_millis(500)));
+        let info = parse_rate_limit(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")], None);
+        assert_eq!(info.retry_after, None, "HTTP dates need a clock");
+        let info = parse_rate_limit(&[("retry-after", "-4"), ("retry-after-ms", "nan")], None);
+        assert_eq!(info, RateLimitInfo::default());
+    }
+
+    #[test]
+    fn openai_headers_decide_the_kind_and_the_reset_is_a_fallback_wait() {
+        let tokens = [
+            ("x-ratelimit-limit-requests", "500"),
+            ("x-ratelimit-limit-tokens", "30000"),
+            ("x-ratelimit-remaining-requests", "499"),
+            ("x-ratelimit-remaining-tokens", "0"),
+            ("x-ratelimit-reset-requests", "120ms"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ];
+        let info = parse_rate_limit(&tokens, None);
+        assert_eq!(info.kind, Some(LimitKind::Tokens));
+        assert_eq!(info.retry_after, Some(Duration::from_secs(360)));
+
+        let requests = [
+            ("X-RateLimit-Remaining-Requests", "0"),
+            ("X-RateLimit-Remaining-Tokens", "29000"),
+            ("X-RateLimit-Reset-Requests", "20ms"),
+            ("retry-after", "1"),
+        ];
+        let info = parse_rate_limit(&requests, None);
+        assert_eq!(info.kind, Some(LimitKind::Requests));
+        assert_eq!(
+            info.retry_after,
+            Some(Duration::from_secs(1)),
+            "retry-after wins"
+        );
+    }
+
+    #[test]
+    fn anthropic_headers() {
+        let headers = [
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "12"),
+            ("anthropic-ratelimit-requests-reset", "2025-01-01T00:00:30Z"),
+            ("anthropic-ratelimit-input-tokens-remaining", "0"),
+            (
+                "anthropic-ratelimit-input-tokens-reset",
+                "2025-01-01T00:00:10Z",
+            ),
+            ("anthropic-ratelimit-output-tokens-remaining", "8000"),
+            ("retry-after", "10"),
+        ];
+        let info = parse_rate_limit(&headers, None);
+        assert_eq!(info.kind, Some(LimitKind::Tokens));
+        assert_eq!(info.retry_after, Some(Duration::from_secs(10)));
+        let info = parse_rate_limit(&[("anthropic-ratelimit-requests-remaining", "0")], None);
+        assert_eq!(info.kind, Some(LimitKind::Requests));
+        assert_eq!(info.retry_after, None);
+    }
+
+    #[test]
+    fn body_decides_when_headers_do_not() {
+        let tpm = err(
+            Some("rate_limit_exceeded"),
+            "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): \
+             Limit 30000, Used 30000, Requested 500. Please try again in 1s.",
+        );
+        let rpm = err(
+            Some("rate_limit_exceeded"),
+            "Rate limit reached for gpt-3.5-turbo in organization org-x on requests per min \
+             (RPM): Limit 3, Used 3, Requested 1. You can increase your rate limit by adding a \
+             payment method to your account at https://platform.openai.com/account/billing.",
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&tpm)).kind,
+            Some(LimitKind::Tokens)
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&rpm)).kind,
+            Some(LimitKind::Requests)
+        );
+        // Both headers at zero: the message decides.
+        let both = [
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-remaining-tokens", "0"),
+        ];
+        assert_eq!(
+            parse_rate_limit(&both, Some(&rpm)).kind,
+            Some(LimitKind::Requests)
+        );
+        assert_eq!(parse_rate_limit(&both, None).kind, None);
+        // Headers beat the message.
+        let req0 = [("x-ratelimit-remaining-requests", "0")];
+        assert_eq!(
+            parse_rate_limit(&req0, Some(&tpm)).kind,
+            Some(LimitKind::Requests)
+        );
+
+        let anthropic = err(
+            Some("rate_limit_error"),
+            "This request would exceed the rate limit for your organization of 50,000 input \
+             tokens per minute.",
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&anthropic)).kind,
+            Some(LimitKind::Tokens)
+        );
+        let concurrency = err(
+            None,
+            "Number of concurrent connections has exceeded your rate limit",
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&concurrency)).kind,
+            Some(LimitKind::Requests)
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&err(Some("tokens"), "slow down"))).kind,
+            Some(LimitKind::Tokens)
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&err(None, "Too many RPM"))).kind,
+            Some(LimitKind::Requests)
+        );
+        // Both or neither: unknown.
+        assert_eq!(
+            parse_rate_limit(&[], Some(&err(None, "Too Many Requests"))).kind,
+            None
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&err(None, "RPM and TPM exceeded"))).kind,
+            None
+        );
+        // `rpm` must be a word, not part of one.
+        assert_eq!(
+            parse_rate_limit(&[], Some(&err(None, "see rpmfusion"))).kind,
+            None
+        );
+    }
+
+    #[test]
+    fn quota_errors_are_not_rate_limits() {
+        let quota = err(
+            Some("insufficient_quota"),
+            "You exceeded your current quota, please check your plan and billing details.",
+        );
+        assert!(is_quota_error(&quota));
+        assert!(is_quota_error(&err(
+            None,
+            "You exceeded your current quota"
+        )));
+        assert!(is_quota_error(&err(Some("billing_hard_limit_reached"), "")));
+        assert!(is_quota_error(&err(
+            Some("invalid_request_error"),
+            "Your credit balance is too low to access the Anthropic API."
+        )));
+        assert!(is_quota_error(&err(
+            None,
+            "You have reached your specified API usage limits."
+        )));
+        assert!(is_quota_error(&err(None, "Insufficient Balance")));
+        assert!(is_quota_error(&err(Some("INSUFFICIENT_QUOTA"), "x")));
+        // A plain RPM 429 mentions billing in passing: still a rate limit.
+        let rpm = err(
+            Some("rate_limit_exceeded"),
+            "Rate limit reached on requests per min (RPM). You can increase your rate limit by \
+             adding a payment method at https://platform.openai.com/account/billing.",
+        );
+        assert!(!is_quota_error(&rpm));
+        assert!(!is_quota_error(&err(
+            Some("RESOURCE_EXHAUSTED"),
+            "Quota exceeded for quota metric 'requests per minute'"
+        )));
+    }
+}

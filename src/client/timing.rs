@@ -1,0 +1,370 @@
+//! Per-request timing accumulator (DESIGN §4): timestamped `ChunkInfo`s in, the record's
+//! latency and token figures out. Pure: the caller supplies every timestamp (milliseconds since
+//! the request's start, taken when the bytes were read), so the formulas are tested with exact
+//! numbers.
+
+use super::chunk::{ChunkInfo, InBandError};
+use crate::record::{RequestRecord, TokensSource};
+
+/// Accumulates one stream's events.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StreamTiming {
+    first_token_ms: Option<f64>,
+    first_content_ms: Option<f64>,
+    last_token_ms: Option<f64>,
+    token_events: u64,
+    itl_ms: Vec<f64>,
+    usage_output: Option<u64>,
+    usage_input: Option<u64>,
+    finish_reason: Option<String>,
+    done: bool,
+    error: Option<InBandError>,
+}
+
+/// The figures of one stream (DESIGN §4).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TimingSummary {
+    /// First token event (content or reasoning).
+    pub ttft_ms: Option<f64>,
+    /// First content (non-reasoning) event.
+    pub ttfc_ms: Option<f64>,
+    /// (last token event − first token event) / (output tokens − 1).
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: f64,
+    /// Last server-reported value, else the number of token events.
+    pub output_tokens: Option<u64>,
+    pub input_tokens: Option<u64>,
+    pub tokens_source: Option<TokensSource>,
+    pub token_events: u64,
+    /// Gaps between consecutive token events.
+    pub itl_ms: Vec<f64>,
+    /// The last finish reason reported.
+    pub finish_reason: Option<String>,
+    /// `[DONE]` / `message_stop` seen.
+    pub done: bool,
+    /// The first in-band error.
+    pub error: Option<InBandError>,
+}
+
+impl StreamTiming {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one event read `at_ms` after the request started.
+    pub fn on_chunk(&mut self, at_ms: f64, info: &ChunkInfo) {
+        if info.is_token() {
+            self.token_events += 1;
+            self.first_token_ms.get_or_insert(at_ms);
+            if info.content {
+                self.first_content_ms.get_or_insert(at_ms);
+            }
+            if let Some(last) = self.last_token_ms {
+                self.itl_ms.push(at_ms - last);
+            }
+            self.last_token_ms = Some(at_ms);
+        }
+        if let Some(n) = info.output_tokens {
+            self.usage_output = Some(n);
+        }
+        if let Some(n) = info.input_tokens {
+            self.usage_input = Some(n);
+        }
+        if let Some(reason) = &info.finish_reason {
+            self.finish_reason = Some(reason.clone());
+        }
+        self.done |= info.done;
+        if self.error.is_none() {
+            self.error.clone_from(&info.error);
+        }
+    }
+
+    /// Whether any token event arrived yet (for the first-token timeout).
+    pub fn has_token(&self) -> bool {
+        self.token_events > 0
+    }
+
+    /// The figures for a stream that ended `end_ms` after the request started.
+    pub fn finish(&self, end_ms: f64) -> TimingSummary {
+        let (output_tokens, tokens_source) = match self.usage_output {
+            Some(n) => (Some(n), Some(TokensSource::Usage)),
+            None if self.token_events > 0 => (Some(self.token_events), Some(TokensSource::Chunks)),
+            None => (None, None),
+        };
+        // A single token event has no decode span to divide, whatever usage says.
+        let tpot_ms = match (self.first_token_ms, self.last_token_ms, output_tokens) {
+            (Some(first), Some(last), Some(n)) if n > 1 && self.token_events > 1 => {
+                Some((last - first) / (n - 1) as f64)
+            }
+            _ => None,
+        };
+        TimingSummary {
+            ttft_ms: self.first_token_ms,
+            ttfc_ms: self.first_content_ms,
+            tpot_ms,
+            e2e_ms: end_ms,
+            output_tokens,
+            input_tokens: self.usage_input,
+            tokens_source,
+            token_events: self.token_events,
+            itl_ms: self.itl_ms.clone(),
+            finish_reason: self.finish_reason.clone(),
+            done: self.done,
+            error: self.error.clone(),
+        }
+    }
+}
+
+impl TimingSummary {
+    /// Copies the timing and token figures into `record` (error classification stays with the
+    /// caller).
+    pub fn apply_to(self, record: &mut RequestRecord) {
+        record.ttft_ms = self.ttft_ms;
+        record.ttfc_ms = self.ttfc_ms;
+        record.tpot_ms = self.tpot_ms;
+        record.e2e_ms = Some(self.e2e_ms);
+        record.output_tokens = self.output_tokens;
+        record.input_tokens = self.input_tokens;
+        record.tokens_source = self.tokens_source;
+        record.token_events = self.token_events;
+        record.itl_ms = self.itl_ms;
+        record.finish_reason = self.finish_reason;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn content() -> ChunkInfo {
+        ChunkInfo {
+            content: true,
+            ..ChunkInfo::default()
+        }
+    }
+    fn reasoning() -> ChunkInfo {
+        ChunkInfo {
+            reasoning: true,
+            ..ChunkInfo::default()
+        }
+    }
+    fn usage(out: u64, input: u64) -> ChunkInfo {
+        ChunkInfo {
+            output_tokens: Some(out),
+            input_tokens: Some(input),
+            ..ChunkInfo::default()
+        }
+    }
+    fn run(events: &[(f64, ChunkInfo)], end: f64) -> TimingSummary {
+        let mut t = StreamTiming::new();
+        for (at, info) in events {
+            t.on_chunk(*at, info);
+        }
+        t.finish(end)
+    }
+
+    #[test]
+    fn chunk_counting_without_usage() {
+        let s = run(
+            &[
+                (5.0, ChunkInfo::default()), // role-only chunk: not a token
+                (100.0, content()),
+                (120.0, content()),
+                (150.0, content()),
+                (
+                    160.0,
+                    ChunkInfo {
+                        done: true,
+                        ..ChunkInfo::default()
+                    },
+                ),
+            ],
+            161.0,
+        );
+        assert_eq!(s.ttft_ms, Some(100.0));
+        assert_eq!(s.ttfc_ms, Some(100.0));
+        assert_eq!(s.output_tokens, Some(3));
+        assert_eq!(s.tokens_source, Some(TokensSource::Chunks));
+        assert_eq!(s.token_events, 3);
+        assert_eq!(s.tpot_ms, Some(25.0)); // (150 − 100) / (3 − 1)
+        assert_eq!(s.itl_ms, vec![20.0, 30.0]);
+        assert_eq!(s.e2e_ms, 161.0);
+        assert!(s.done);
+        assert_eq!(s.input_tokens, None);
+    }
+
+    #[test]
+    fn usage_overrides_chunk_count_and_drives_tpot() {
+        // Two multi-token chunks; usage says 11 tokens.
+        let s = run(
+            &[
+                (100.0, content()),
+                (300.0, content()),
+                (310.0, usage(11, 42)),
+            ],
+            320.0,
+        );
+        assert_eq!(s.output_tokens, Some(11));
+        assert_eq!(s.input_tokens, Some(42));
+        assert_eq!(s.tokens_source, Some(TokensSource::Usage));
+        assert_eq!(s.token_events, 2);
+        assert_eq!(s.tpot_ms, Some(20.0)); // 200 / 10
+    }
+
+    #[test]
+    fn last_usage_value_wins_never_summed() {
+        // Ollama-style zero first, then the real value; vLLM-style cumulative values.
+        let s = run(
+            &[(1.0, usage(0, 0)), (10.0, content()), (20.0, usage(7, 5))],
+            30.0,
+        );
+        assert_eq!(s.output_tokens, Some(7));
+        assert_eq!(s.input_tokens, Some(5));
+        let s = run(
+            &[
+                (
+                    10.0,
+                    ChunkInfo {
+                        output_tokens: Some(1),
+                        ..content()
+                    },
+                ),
+                (
+                    20.0,
+                    ChunkInfo {
+                        output_tokens: Some(2),
+                        ..content()
+                    },
+                ),
+                (
+                    30.0,
+                    ChunkInfo {
+                        output_tokens: Some(3),
+                        ..content()
+                    },
+                ),
+            ],
+            31.0,
+        );
+        assert_eq!(s.output_tokens, Some(3));
+        assert_eq!(s.tpot_ms, Some(10.0));
+    }
+
+    #[test]
+    fn reasoning_sets_ttft_but_not_ttfc() {
+        let s = run(
+            &[(50.0, reasoning()), (80.0, reasoning()), (200.0, content())],
+            210.0,
+        );
+        assert_eq!(s.ttft_ms, Some(50.0));
+        assert_eq!(s.ttfc_ms, Some(200.0));
+        assert_eq!(s.itl_ms, vec![30.0, 120.0]);
+        assert_eq!(s.output_tokens, Some(3));
+        assert_eq!(s.tpot_ms, Some(75.0));
+    }
+
+    #[test]
+    fn tpot_undefined_for_one_token_or_one_event() {
+        let s = run(&[(10.0, content())], 20.0);
+        assert_eq!(s.output_tokens, Some(1));
+        assert_eq!(s.tpot_ms, None);
+        assert!(s.itl_ms.is_empty());
+        // One event carrying the whole answer: no decode span to measure.
+        let s = run(&[(10.0, content()), (11.0, usage(50, 3))], 20.0);
+        assert_eq!(s.output_tokens, Some(50));
+        assert_eq!(s.tpot_ms, None);
+        // Usage of 1 with two events.
+        let s = run(
+            &[(10.0, content()), (20.0, content()), (21.0, usage(1, 3))],
+            30.0,
+        );
+        assert_eq!(s.tpot_ms, None);
+    }
+
+    #[test]
+    fn nothing_received() {
+        let s = run(&[], 500.0);
+        assert_eq!(
+            s,
+            TimingSummary {
+                e2e_ms: 500.0,
+                ..TimingSummary::default()
+            }
+        );
+        let s = run(&[(5.0, usage(0, 9))], 6.0);
+        assert_eq!(s.output_tokens, Some(0));
+        assert_eq!(s.tokens_source, Some(TokensSource::Usage));
+        assert_eq!(s.ttft_ms, None);
+    }
+
+    #[test]
+    fn first_error_and_last_finish_reason_are_kept() {
+        let err = |m: &str| InBandError {
+            message: m.into(),
+            ..InBandError::default()
+        };
+        let s = run(
+            &[
+                (10.0, content()),
+                (
+                    20.0,
+                    ChunkInfo {
+                        error: Some(err("first")),
+                        ..ChunkInfo::default()
+                    },
+                ),
+                (
+                    30.0,
+                    ChunkInfo {
+                        error: Some(err("second")),
+                        ..ChunkInfo::default()
+                    },
+                ),
+                (
+                    31.0,
+                    ChunkInfo {
+                        finish_reason: Some("error".into()),
+                        ..ChunkInfo::default()
+                    },
+                ),
+                (
+                    32.0,
+                    ChunkInfo {
+                        finish_reason: Some("stop".into()),
+                        ..ChunkInfo::default()
+                    },
+                ),
+            ],
+            40.0,
+        );
+        assert_eq!(s.error, Some(err("first")));
+        assert_eq!(s.finish_reason.as_deref(), Some("stop"));
+        assert!(!s.done);
+    }
+
+    #[test]
+    fn apply_to_fills_the_record() {
+        let mut t = StreamTiming::new();
+        assert!(!t.has_token());
+        t.on_chunk(10.0, &content());
+        assert!(t.has_token());
+        t.on_chunk(
+            30.0,
+            &ChunkInfo {
+                finish_reason: Some("length".into()),
+                ..content()
+            },
+        );
+        let mut rec = RequestRecord::default();
+        t.finish(35.0).apply_to(&mut rec);
+        assert_eq!(rec.ttft_ms, Some(10.0));
+        assert_eq!(rec.tpot_ms, Some(20.0));
+        assert_eq!(rec.e2e_ms, Some(35.0));
+        assert_eq!(rec.output_tokens, Some(2));
+        assert_eq!(rec.tokens_source, Some(TokensSource::Chunks));
+        assert_eq!(rec.token_events, 2);
+        assert_eq!(rec.itl_ms, vec![20.0]);
+        assert_eq!(rec.finish_reason.as_deref(), Some("length"));
+        assert!(rec.is_ok());
+    }
+}

@@ -1,0 +1,526 @@
+//! The latency rules of DESIGN §5 for one model × step × metric × percentile: the bootstrap rule
+//! when both sides kept per-request samples, the approximate rule otherwise, the minimum-sample
+//! skip, and P50 as information only. Pure: data in, verdict and a one-line explanation out.
+
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use super::inference::{bootstrap_ratio_ci, lower_bound_order_stat};
+use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
+use crate::scenario::MetricGate;
+use crate::stats::quantile_sorted;
+
+/// Confidence of the bootstrap CI that gates a verdict.
+pub(crate) const CI_LEVEL: f64 = 0.99;
+/// Confidence of the distribution-free bound used by the approximate rule.
+const LOWER_BOUND_LEVEL: f64 = 0.95;
+
+/// What one side offers for one metric at one step.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Evidence {
+    /// Per-request values, sorted ascending and finite; `None` when the side kept no samples.
+    pub sorted: Option<Vec<f64>>,
+    /// The percentile from `summary.csv`.
+    pub summary_q: Option<f64>,
+    /// Requests behind the summary (its `succeeded`).
+    pub summary_n: u64,
+}
+
+impl Evidence {
+    fn point(&self, pct: Percentile) -> Option<f64> {
+        match &self.sorted {
+            Some(v) => quantile_sorted(v, pct.q()),
+            None => self.summary_q,
+        }
+    }
+    fn n(&self) -> u64 {
+        self.sorted
+            .as_ref()
+            .map_or(self.summary_n, |v| v.len() as u64)
+    }
+}
+
+/// The judged numbers and verdict, ready to be put into a `Check`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Judged {
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    pub ratio: Option<f64>,
+    pub ci: Option<(f64, f64)>,
+    pub method: Method,
+    pub verdict: Verdict,
+    pub detail: String,
+}
+
+pub(crate) struct Rule<'a> {
+    pub metric: Metric,
+    pub pct: Percentile,
+    pub gate: &'a MetricGate,
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged {
+    let name = format!("{} {}", rule.metric.label(), rule.pct.label());
+    let (bq, nq) = (base.point(rule.pct), new.point(rule.pct));
+    let both = base.sorted.is_some() && new.sorted.is_some();
+    let ratio = match (bq, nq) {
+        (Some(b), Some(n)) if b > 0.0 => Some(n / b - 1.0),
+        _ => None,
+    };
+    let ci = match (&base.sorted, &new.sorted) {
+        (Some(b), Some(n)) if ratio.is_some() => {
+            let mut rng = StdRng::seed_from_u64(rule.seed);
+            bootstrap_ratio_ci(b, n, rule.pct.q(), rule.resamples, CI_LEVEL, &mut rng)
+        }
+        _ => None,
+    };
+    let method = if both {
+        Method::Bootstrap
+    } else {
+        Method::Approximate
+    };
+    let mut out = Judged {
+        base: bq,
+        new: nq,
+        ratio,
+        ci,
+        method,
+        verdict: Verdict::Info,
+        detail: String::new(),
+    };
+    let approx_why = if rule.metric == Metric::Itl {
+        "approximate: ITL gaps are not kept per request"
+    } else if base.sorted.is_none() {
+        "approximate: the baseline has no per-request samples"
+    } else {
+        "approximate: the new run has no per-request samples"
+    };
+    let skip = |out: &mut Judged, reason: String| {
+        out.detail = reason.clone();
+        out.verdict = Verdict::Skipped { reason };
+    };
+
+    if rule.pct == Percentile::P50 {
+        out.detail = "shown, not gated".into();
+        return out;
+    }
+    let (Some(b), Some(n)) = (bq, nq) else {
+        let side = if bq.is_none() {
+            "the baseline"
+        } else {
+            "the new run"
+        };
+        skip(&mut out, format!("{name} is not recorded in {side}"));
+        return out;
+    };
+    let min = rule.pct.min_samples();
+    let (bn, nn) = (base.n(), new.n());
+    if bn < min || nn < min {
+        skip(
+            &mut out,
+            format!(
+                "{name} needs ≥ {min} samples per side (have {bn} / {nn}): use requests_per_step ≥ {min}"
+            ),
+        );
+        return out;
+    }
+    let Some(r) = ratio else {
+        skip(
+            &mut out,
+            format!(
+                "baseline {name} is {}, so a relative change is undefined",
+                fmt_ms(b)
+            ),
+        );
+        return out;
+    };
+    let gate = rule.pct.gate(rule.gate);
+    let floor = rule.gate.floor_ms;
+    let change = format!("{name} {} ({})", fmt_pct(r), signed_ms(n - b));
+    let up_ok = r > gate && n - b >= floor;
+    let down_ok = r < -gate && b - n >= floor;
+    let thresholds = format!("gate ±{:.0}%, floor {}", gate * 100.0, fmt_ms(floor));
+
+    if both {
+        let Some((lo, hi)) = ci else {
+            skip(
+                &mut out,
+                format!("{name}: the bootstrap produced no usable resamples"),
+            );
+            return out;
+        };
+        let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
+        let (verdict, detail) = if lo > 0.0 && up_ok {
+            (
+                Verdict::Regressed,
+                format!("{change}, {ci_txt}: beyond {thresholds}"),
+            )
+        } else if hi < 0.0 && down_ok {
+            (
+                Verdict::Improved,
+                format!("{change}, {ci_txt}: beyond {thresholds}"),
+            )
+        } else if lo > 0.0 || hi < 0.0 {
+            let which = if r.abs() <= gate {
+                "the gate"
+            } else {
+                "the floor"
+            };
+            (
+                Verdict::WithinNoise,
+                format!("within noise threshold: {change}, {ci_txt} excludes 0 but is within {which} ({thresholds})"),
+            )
+        } else {
+            (
+                Verdict::NoChange,
+                format!("no change: {change}, {ci_txt} spans 0"),
+            )
+        };
+        out.verdict = verdict;
+        out.detail = detail;
+        return out;
+    }
+
+    // Approximate rule: point values, plus the new run's distribution-free bound when it has samples.
+    let bound = new
+        .sorted
+        .as_ref()
+        .map(|v| lower_bound_order_stat(v, rule.pct.q(), LOWER_BOUND_LEVEL));
+    let (verdict, detail) = if up_ok {
+        match bound {
+            None => (Verdict::Regressed, format!("{approx_why}; {change}: beyond {thresholds}")),
+            Some(Some(lb)) if lb > b => (
+                Verdict::Regressed,
+                format!(
+                    "{approx_why}; {change}: beyond {thresholds}, and the new run's lower 95% bound {} exceeds the baseline",
+                    fmt_ms(lb)
+                ),
+            ),
+            Some(lb) => (
+                Verdict::NoChange,
+                format!(
+                    "{approx_why}; {change} is beyond {thresholds}, but the new run's lower 95% bound ({}) does not exceed the baseline {}",
+                    lb.map_or_else(|| "none".to_string(), fmt_ms),
+                    fmt_ms(b)
+                ),
+            ),
+        }
+    } else if down_ok {
+        (
+            Verdict::Improved,
+            format!("{approx_why}; {change}: beyond {thresholds}"),
+        )
+    } else {
+        (
+            Verdict::NoChange,
+            format!("{approx_why}; {change}: within {thresholds}"),
+        )
+    };
+    out.verdict = verdict;
+    out.detail = detail;
+    out
+}
+
+fn signed_ms(d: f64) -> String {
+    if d >= 0.0 {
+        format!("+{}", fmt_ms(d))
+    } else {
+        format!("-{}", fmt_ms(-d))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::inference::std_normal;
+    use super::*;
+
+    const TTFT_GATE: MetricGate = MetricGate {
+        p90: 0.10,
+        p99: 0.20,
+        floor_ms: 50.0,
+    };
+
+    /// n log-normal latencies with median `median_ms` and log-sd `sigma`, sorted.
+    fn lognormal(rng: &mut StdRng, n: usize, median_ms: f64, sigma: f64) -> Vec<f64> {
+        let mut v: Vec<f64> = (0..n)
+            .map(|_| median_ms * (sigma * std_normal(rng)).exp())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    fn samples(v: Vec<f64>) -> Evidence {
+        Evidence {
+            summary_q: None,
+            summary_n: v.len() as u64,
+            sorted: Some(v),
+        }
+    }
+
+    fn summary(q: f64, n: u64) -> Evidence {
+        Evidence {
+            sorted: None,
+            summary_q: Some(q),
+            summary_n: n,
+        }
+    }
+
+    fn rule(pct: Percentile, resamples: usize, seed: u64) -> Rule<'static> {
+        Rule {
+            metric: Metric::Ttft,
+            pct,
+            gate: &TTFT_GATE,
+            resamples,
+            seed,
+        }
+    }
+
+    /// Operating characteristics of the bootstrap rule at n = 400 per side, TTFT P90 gate (+10%,
+    /// 50 ms floor), log-normal latencies with median 500 ms and log-sd 0.4 (P90 ≈ 837 ms), full
+    /// 2,000 resamples. Deterministic: every trial has its own fixed seed.
+    #[test]
+    fn p90_gate_false_alarm_rate_and_power_at_n400() {
+        let trials = 1000;
+        let mut data_rng = StdRng::seed_from_u64(20_240_601);
+        let (mut false_alarms, mut detected) = (0, 0);
+        for t in 0..trials {
+            let base = lognormal(&mut data_rng, 400, 500.0, 0.4);
+            let same = lognormal(&mut data_rng, 400, 500.0, 0.4);
+            let shifted = lognormal(&mut data_rng, 400, 500.0 * 1.25, 0.4);
+            let r = rule(Percentile::P90, 2000, t as u64);
+            let null = judge(&r, &samples(base.clone()), &samples(same));
+            if null.verdict == Verdict::Regressed {
+                false_alarms += 1;
+            }
+            let alt = judge(&r, &samples(base), &samples(shifted));
+            if alt.verdict == Verdict::Regressed {
+                detected += 1;
+            }
+        }
+        assert!(
+            false_alarms * 100 <= trials,
+            "false alarms {false_alarms}/{trials}"
+        );
+        assert!(
+            detected * 100 >= 90 * trials,
+            "detected {detected}/{trials}"
+        );
+    }
+
+    #[test]
+    fn bootstrap_verdicts() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let base = lognormal(&mut rng, 2000, 500.0, 0.3);
+        let scaled = |k: f64| samples(base.iter().map(|x| x * k).collect());
+        let r = rule(Percentile::P90, 2000, 9);
+        let j = judge(&r, &samples(base.clone()), &scaled(1.3));
+        assert_eq!(j.verdict, Verdict::Regressed, "{}", j.detail);
+        assert_eq!(j.method, Method::Bootstrap);
+        assert!((j.ratio.unwrap() - 0.3).abs() < 1e-9);
+        let (lo, hi) = j.ci.unwrap();
+        assert!(lo > 0.0 && lo < 0.3 && hi > 0.3, "{lo} {hi}");
+        assert_eq!(
+            judge(&r, &samples(base.clone()), &scaled(0.7)).verdict,
+            Verdict::Improved
+        );
+        // Identical data: CI spans 0.
+        let same = judge(&r, &samples(base.clone()), &scaled(1.0));
+        assert_eq!(same.verdict, Verdict::NoChange);
+        assert!(same.detail.starts_with("no change"), "{}", same.detail);
+        // +7% shift of the whole distribution: real (CI > 0 with n = 2000 and an exact
+        // copy) but below the +10% gate.
+        let small = judge(&r, &samples(base.clone()), &scaled(1.07));
+        assert_eq!(small.verdict, Verdict::WithinNoise, "{}", small.detail);
+        assert!(
+            small.detail.contains("within noise threshold") && small.detail.contains("the gate")
+        );
+    }
+
+    #[test]
+    fn floor_blocks_small_absolute_changes() {
+        // P90 around 8 ms: +50% is 4 ms, under the 50 ms TTFT floor.
+        let mut rng = StdRng::seed_from_u64(2);
+        let base = lognormal(&mut rng, 1000, 5.0, 0.3);
+        let new: Vec<f64> = base.iter().map(|x| x * 1.5).collect();
+        let j = judge(
+            &rule(Percentile::P90, 500, 1),
+            &samples(base.clone()),
+            &samples(new.clone()),
+        );
+        assert_eq!(j.verdict, Verdict::WithinNoise, "{}", j.detail);
+        assert!(j.detail.contains("the floor"), "{}", j.detail);
+        // The same data with a 1 ms floor (TPOT-like) regresses.
+        let tpot = MetricGate {
+            p90: 0.10,
+            p99: 0.20,
+            floor_ms: 1.0,
+        };
+        let r = Rule {
+            metric: Metric::Tpot,
+            pct: Percentile::P90,
+            gate: &tpot,
+            resamples: 500,
+            seed: 1,
+        };
+        assert_eq!(
+            judge(&r, &samples(base), &samples(new)).verdict,
+            Verdict::Regressed
+        );
+    }
+
+    #[test]
+    fn min_samples_skip_says_how_many() {
+        let v: Vec<f64> = (1..=200).map(f64::from).collect();
+        let j = judge(
+            &rule(Percentile::P99, 100, 1),
+            &samples(v.clone()),
+            &samples(v.clone()),
+        );
+        assert_eq!(
+            j.verdict,
+            Verdict::Skipped {
+                reason: "TTFT P99 needs ≥ 400 samples per side (have 200 / 200): use requests_per_step ≥ 400"
+                    .into()
+            }
+        );
+        // P90 needs 40: 39 on the baseline (summary n) skips, 40 does not.
+        let j = judge(
+            &rule(Percentile::P90, 100, 1),
+            &summary(500.0, 39),
+            &summary(900.0, 400),
+        );
+        assert!(
+            matches!(j.verdict, Verdict::Skipped { ref reason } if reason.contains("(have 39 / 400)"))
+        );
+        let j = judge(
+            &rule(Percentile::P90, 100, 1),
+            &summary(500.0, 40),
+            &summary(900.0, 400),
+        );
+        assert_eq!(j.verdict, Verdict::Regressed);
+        // Not recorded.
+        let missing = Evidence {
+            sorted: None,
+            summary_q: None,
+            summary_n: 100,
+        };
+        let j = judge(
+            &rule(Percentile::P90, 100, 1),
+            &missing,
+            &summary(900.0, 400),
+        );
+        assert!(
+            matches!(j.verdict, Verdict::Skipped { ref reason } if reason == "TTFT P90 is not recorded in the baseline")
+        );
+    }
+
+    #[test]
+    fn p50_is_information_only() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let w: Vec<f64> = v.iter().map(|x| x * 3.0).collect();
+        let j = judge(&rule(Percentile::P50, 200, 1), &samples(v), &samples(w));
+        assert_eq!(j.verdict, Verdict::Info);
+        assert!(j.ci.is_some());
+        assert!((j.ratio.unwrap() - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn approximate_rule() {
+        let r = rule(Percentile::P90, 100, 1);
+        // Baseline summary only, new summary only: simple point rule.
+        let j = judge(&r, &summary(800.0, 400), &summary(900.0, 400));
+        assert_eq!(
+            (j.method, j.verdict.clone()),
+            (Method::Approximate, Verdict::Regressed)
+        );
+        assert!(j
+            .detail
+            .starts_with("approximate: the baseline has no per-request samples"));
+        assert!(j.ci.is_none());
+        // +9.9% is within the gate; +60 ms but only +5% too.
+        assert_eq!(
+            judge(&r, &summary(800.0, 400), &summary(879.0, 400)).verdict,
+            Verdict::NoChange
+        );
+        assert_eq!(
+            judge(&r, &summary(1200.0, 400), &summary(1260.0, 400)).verdict,
+            Verdict::NoChange
+        );
+        // Floor: +20% but +40 ms.
+        assert_eq!(
+            judge(&r, &summary(200.0, 400), &summary(240.0, 400)).verdict,
+            Verdict::NoChange
+        );
+        // Improved mirror.
+        assert_eq!(
+            judge(&r, &summary(900.0, 400), &summary(700.0, 400)).verdict,
+            Verdict::Improved
+        );
+
+        // New side has samples: its lower 95% bound of P90 must exceed the baseline. 350
+        // requests at 100 ms and 50 at 1000 ms: the sample P90 is 1000 ms, but the 95% bound
+        // (order statistic 350) is 100 ms, because the P90 could well sit in the fast group.
+        let new: Vec<f64> = (0..400)
+            .map(|i| if i < 350 { 100.0 } else { 1000.0 })
+            .collect();
+        assert_eq!(quantile_sorted(&new, 0.9), Some(1000.0));
+        assert_eq!(lower_bound_order_stat(&new, 0.9, 0.95), Some(100.0));
+        let j = judge(&r, &summary(500.0, 400), &samples(new.clone()));
+        assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
+        assert!(
+            j.detail
+                .contains("lower 95% bound (100.0 ms) does not exceed the baseline 500.0 ms"),
+            "{}",
+            j.detail
+        );
+        // Baseline below the bound: regressed.
+        let j = judge(&r, &summary(40.0, 400), &samples(new.clone()));
+        assert_eq!(j.verdict, Verdict::Regressed, "{}", j.detail);
+        let q = 1000.0;
+        // Baseline with samples, new without: still approximate, no bound needed.
+        let j = judge(&r, &samples(new), &summary(q * 1.5, 400));
+        assert_eq!(
+            (j.method, j.verdict.clone()),
+            (Method::Approximate, Verdict::Regressed)
+        );
+        assert!(j
+            .detail
+            .starts_with("approximate: the new run has no per-request samples"));
+    }
+
+    #[test]
+    fn itl_is_always_approximate_and_says_why() {
+        let gate = MetricGate {
+            p90: 0.10,
+            p99: 0.20,
+            floor_ms: 1.0,
+        };
+        let r = Rule {
+            metric: Metric::Itl,
+            pct: Percentile::P99,
+            gate: &gate,
+            resamples: 10,
+            seed: 0,
+        };
+        let j = judge(&r, &summary(30.0, 500), &summary(45.0, 500));
+        assert_eq!(j.verdict, Verdict::Regressed);
+        assert!(
+            j.detail
+                .starts_with("approximate: ITL gaps are not kept per request"),
+            "{}",
+            j.detail
+        );
+    }
+
+    #[test]
+    fn zero_baseline_is_skipped_not_divided() {
+        let j = judge(
+            &rule(Percentile::P90, 10, 0),
+            &summary(0.0, 400),
+            &summary(10.0, 400),
+        );
+        assert!(matches!(j.verdict, Verdict::Skipped { .. }));
+        assert_eq!(j.ratio, None);
+    }
+}

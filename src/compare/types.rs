@@ -1,0 +1,321 @@
+//! The data model of a comparison: the two sides going in, and the checks, verdicts, outcome
+//! and exit code coming out. Serialisable, because `ladder diff --format json` prints it as is.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::{Gates, MetricGate};
+use crate::stats::StepSummary;
+
+/// One attempted request as far as `compare` cares (a projection of a `requests.csv` row).
+/// ITL gaps are not kept per request, so ITL is always judged with the approximate rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestSample {
+    pub model: String,
+    /// 1-based step index, as in `summary.csv`.
+    pub step: u32,
+    pub ok: bool,
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// One side of a comparison: a baseline or a run, already loaded.
+#[derive(Debug, Clone, Default)]
+pub struct Side {
+    /// The path shown to users.
+    pub label: String,
+    pub fingerprint: String,
+    /// The normalized scenario, for the refusal diff; `None` when not recorded.
+    pub workload_yaml: Option<String>,
+    pub summaries: Vec<StepSummary>,
+    /// Per-request samples (`requests.csv` or the baseline sidecar), when kept.
+    pub samples: Option<Vec<RequestSample>>,
+    /// Knee concurrency per model (`None` = no knee); a model absent from the map was not analysed.
+    pub knee: BTreeMap<String, Option<u32>>,
+    /// Rate-limit wall concurrency per model, same convention as `knee`.
+    pub wall: BTreeMap<String, Option<u32>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    pub gates: Gates,
+    pub allow_different_workload: bool,
+    /// Any skipped gate makes the result inconclusive (exit 4).
+    pub strict: bool,
+    /// Bootstrap resamples (DESIGN: 2,000).
+    pub resamples: usize,
+    pub seed: u64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            gates: Gates::default(),
+            allow_different_workload: false,
+            strict: false,
+            resamples: 2000,
+            seed: 0x1add_e5ed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    Ttft,
+    Tpot,
+    Itl,
+    E2e,
+    ErrorRate,
+    Tpm,
+    Rps,
+    Knee,
+    Wall,
+}
+
+impl Metric {
+    pub const LATENCIES: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2e];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Ttft => "TTFT",
+            Metric::Tpot => "TPOT",
+            Metric::Itl => "ITL",
+            Metric::E2e => "E2E",
+            Metric::ErrorRate => "error rate",
+            Metric::Tpm => "TPM",
+            Metric::Rps => "RPS",
+            Metric::Knee => "knee",
+            Metric::Wall => "wall",
+        }
+    }
+
+    pub fn is_latency(self) -> bool {
+        Metric::LATENCIES.contains(&self)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Percentile {
+    P50,
+    P90,
+    P99,
+}
+
+impl Percentile {
+    pub const ALL: [Percentile; 3] = [Percentile::P50, Percentile::P90, Percentile::P99];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Percentile::P50 => "P50",
+            Percentile::P90 => "P90",
+            Percentile::P99 => "P99",
+        }
+    }
+    pub fn q(self) -> f64 {
+        match self {
+            Percentile::P50 => 0.5,
+            Percentile::P90 => 0.9,
+            Percentile::P99 => 0.99,
+        }
+    }
+    /// Samples needed per side before the gate means anything (0 for the ungated P50).
+    pub fn min_samples(self) -> u64 {
+        match self {
+            Percentile::P50 => 0,
+            Percentile::P90 => 40,
+            Percentile::P99 => 400,
+        }
+    }
+    pub(crate) fn gate(self, g: &MetricGate) -> f64 {
+        match self {
+            Percentile::P50 => f64::INFINITY,
+            Percentile::P90 => g.p90,
+            Percentile::P99 => g.p99,
+        }
+    }
+}
+
+/// Which rule produced a verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// 99% percentile-bootstrap CI of the ratio on per-request samples of both sides.
+    Bootstrap,
+    /// Point values from the summaries (one side has no samples, or ITL).
+    Approximate,
+    /// One-sided pooled two-proportion z-test (error rate).
+    TwoProportion,
+    /// Point comparison against a threshold (throughput, knee, wall).
+    Point,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Verdict {
+    Regressed,
+    Improved,
+    /// A real change (CI excludes 0) that is below the gate or the floor.
+    WithinNoise,
+    NoChange,
+    Skipped {
+        reason: String,
+    },
+    /// Shown, never gated (P50).
+    Info,
+}
+
+impl Verdict {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Regressed => "regressed",
+            Verdict::Improved => "improved",
+            Verdict::WithinNoise => "within noise",
+            Verdict::NoChange => "no change",
+            Verdict::Skipped { .. } => "skipped",
+            Verdict::Info => "info",
+        }
+    }
+}
+
+/// One judged quantity. Units: latencies in ms, error rate as a fraction, TPM in tokens/min,
+/// RPS in requests/s, knee and wall as a concurrency.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub model: String,
+    /// 1-based step index in the new run; `None` for knee/wall.
+    pub step: Option<u32>,
+    /// The concurrency both sides were matched on; `None` for knee/wall.
+    pub concurrency: Option<u32>,
+    pub metric: Metric,
+    /// Latency percentile; `None` for the other metrics.
+    pub percentile: Option<Percentile>,
+    /// Whether this check can fail the comparison (false for P50).
+    pub gated: bool,
+    pub base: Option<f64>,
+    pub new: Option<f64>,
+    /// Relative change new / base − 1 (`None` when undefined or not relative, e.g. error rate).
+    pub ratio: Option<f64>,
+    /// 99% CI of `ratio` (bootstrap only).
+    pub ci: Option<(f64, f64)>,
+    pub method: Method,
+    pub verdict: Verdict,
+    /// One line saying why, with the numbers and thresholds.
+    pub detail: String,
+}
+
+impl Check {
+    /// "TTFT P90", "error rate", "knee".
+    pub fn name(&self) -> String {
+        match self.percentile {
+            Some(p) => format!("{} {}", self.metric.label(), p.label()),
+            None => self.metric.label().to_string(),
+        }
+    }
+    /// "step 20 · TTFT P90" (steps are named by concurrency), or just the name for knee/wall.
+    pub fn title(&self) -> String {
+        match self.concurrency {
+            Some(c) => format!("step {c} · {}", self.name()),
+            None => self.name(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WorkloadMismatch {
+    pub base_fp: String,
+    pub new_fp: String,
+    /// Unified diff of the two normalized scenarios (or a note that one was not recorded).
+    pub unified_diff: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    Regression,
+    Inconclusive,
+    Refused,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Regression => "REGRESSION",
+            Outcome::Inconclusive => "INCONCLUSIVE",
+            Outcome::Refused => "REFUSED",
+        }
+    }
+}
+
+/// Counts over gated checks; `noise` = within noise threshold + no change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub regressed: usize,
+    pub improved: usize,
+    pub noise: usize,
+    pub skipped: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub base_label: String,
+    pub new_label: String,
+    pub base_fingerprint: String,
+    pub new_fingerprint: String,
+    pub strict: bool,
+    /// Set when the workloads differ and that was not allowed; then `checks` is empty.
+    pub refused: Option<WorkloadMismatch>,
+    pub checks: Vec<Check>,
+    /// Models or steps present on one side only.
+    pub unmatched: Vec<String>,
+    /// Anything else the reader must know (e.g. compared despite different workloads).
+    pub notes: Vec<String>,
+}
+
+impl Comparison {
+    pub fn outcome(&self) -> Outcome {
+        if self.refused.is_some() {
+            return Outcome::Refused;
+        }
+        let gated = || self.checks.iter().filter(|c| c.gated);
+        if gated().any(|c| c.verdict == Verdict::Regressed) {
+            return Outcome::Regression;
+        }
+        let is_skipped = |c: &Check| matches!(c.verdict, Verdict::Skipped { .. });
+        let no_latency_gate_ran = gated().filter(|c| c.metric.is_latency()).all(is_skipped);
+        if no_latency_gate_ran || (self.strict && gated().any(is_skipped)) {
+            return Outcome::Inconclusive;
+        }
+        Outcome::Pass
+    }
+
+    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline), 3 regression, 4 inconclusive.
+    pub fn exit_code(&self) -> i32 {
+        match self.outcome() {
+            Outcome::Pass => 0,
+            Outcome::Refused => 1,
+            Outcome::Regression => 3,
+            Outcome::Inconclusive => 4,
+        }
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut k = Counts::default();
+        for c in self.checks.iter().filter(|c| c.gated) {
+            match c.verdict {
+                Verdict::Regressed => k.regressed += 1,
+                Verdict::Improved => k.improved += 1,
+                Verdict::WithinNoise | Verdict::NoChange => k.noise += 1,
+                Verdict::Skipped { .. } => k.skipped += 1,
+                Verdict::Info => {}
+            }
+        }
+        k
+    }
+}

@@ -1,0 +1,956 @@
+//! Per-model findings over a ladder (DESIGN §5): the TTFT knee (where it is, whether requests
+//! queue behind a concurrency cap, the backend saturates, or a rate limit bites), the estimated
+//! cap, the rate-limit wall, and how much of linear throughput scaling each step keeps.
+//! Pure: takes `summary.csv` rows (plus optional per-step details from the records) and returns
+//! data for `findings.json` and plain sentences for the report.
+
+use crate::record::{ErrorClass, LimitKind, RequestRecord};
+use crate::stats::StepSummary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Successful requests every step needs before a knee can be judged.
+pub const MIN_KNEE_SAMPLES: u64 = 20;
+/// Knee threshold: TTFT P90 ≥ max(1.5 × best, best + 100 ms).
+const KNEE_RATIO: f64 = 1.5;
+const KNEE_ABS_MS: f64 = 100.0;
+/// TPOT P50 within +20% of the reference step: queueing, not saturation.
+const TPOT_FLAT: f64 = 1.2;
+/// Share of attempts answered with 429 that makes a step rate-limited.
+const RATE_429: f64 = 0.01;
+/// Minimum number of first-attempt 429s at a wall step.
+const WALL_MIN_429: u64 = 3;
+
+/// Per-step facts that only the request records know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepExtras {
+    /// Requests whose first attempt got a rate-limit 429 (even if a retry succeeded).
+    pub first_attempt_429: u64,
+    /// 429s whose headers pointed at a request (RPM/concurrency) limit.
+    pub limit_requests: u64,
+    /// 429s whose headers pointed at a token (TPM) limit.
+    pub limit_tokens: u64,
+    /// Requests that failed with a quota error (out of credit / spend limit).
+    pub quota_errors: u64,
+}
+
+/// Groups records by (model, step) into [`StepExtras`].
+pub fn extras_from_records(records: &[RequestRecord]) -> BTreeMap<(String, u32), StepExtras> {
+    let mut map: BTreeMap<(String, u32), StepExtras> = BTreeMap::new();
+    for r in records {
+        let e = map.entry((r.model.clone(), r.step)).or_default();
+        e.first_attempt_429 += u64::from(r.first_attempt_429);
+        match r.limit_kind {
+            Some(LimitKind::Requests) => e.limit_requests += 1,
+            Some(LimitKind::Tokens) => e.limit_tokens += 1,
+            None => {}
+        }
+        e.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
+    }
+    map
+}
+
+/// Why TTFT turned up at the knee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KneeKind {
+    /// TPOT flat: a concurrency cap, requests wait in line.
+    Queueing,
+    /// TPOT rose too: the backend slows down.
+    Saturation,
+    /// ≥ 1% of the knee step's attempts got 429.
+    RateLimited,
+    /// No TPOT at the knee or reference step (e.g. one-token outputs): cannot tell.
+    Unclassified,
+}
+
+/// TTFT (and TPOT) at one step, reported as evidence for the knee.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepEvidence {
+    pub step: u32,
+    pub concurrency: u32,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p90_ms: f64,
+    pub ttft_mean_ms: Option<f64>,
+    pub tpot_p50_ms: Option<f64>,
+}
+
+/// A TTFT knee in the interval (`max_clean_concurrency`, `at_knee.concurrency`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    pub step: u32,
+    pub concurrency: u32,
+    pub kind: KneeKind,
+    /// Concurrency of the step before the knee (the interval's open lower end).
+    pub max_clean_concurrency: u32,
+    /// 429s / attempts at the knee step.
+    pub rate_429: f64,
+    /// K̂ = RPS × (mean E2E − (mean TTFT − reference mean TTFT)), when defined and positive.
+    pub estimated_cap: Option<f64>,
+    /// Midpoint of the interval, when it is wider than 1.
+    pub suggested_next: Option<u32>,
+    /// The step with the best TTFT P90 before the knee.
+    pub reference: StepEvidence,
+    pub at_knee: StepEvidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum KneeFinding {
+    /// No knee: the highest step tested is clean.
+    None {
+        highest_step: u32,
+        highest_concurrency: u32,
+    },
+    /// No steps were given.
+    NoSteps,
+    /// `step` had only `n` successful requests (or no TTFT).
+    NotEnoughSamples {
+        step: u32,
+        n: u64,
+        needed: u64,
+    },
+    Knee(Knee),
+}
+
+impl KneeFinding {
+    /// Step of the knee, if there is one (for diffs of findings).
+    pub fn step(&self) -> Option<u32> {
+        match self {
+            KneeFinding::Knee(k) => Some(k.step),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum WallFinding {
+    /// No 429 at any step.
+    None,
+    /// Some 429s, but no step from which on they stay ≥ 1% and ≥ 3.
+    IsolatedRateLimits { total: u64 },
+    Wall {
+        step: u32,
+        concurrency: u32,
+        /// First-attempt 429s at the wall step.
+        count_429: u64,
+        rate_429: f64,
+        /// Majority of the rate-limit header hints from the wall step on.
+        kind: Option<LimitKind>,
+        tpm_total_at_wall: f64,
+        rps_at_wall: f64,
+    },
+}
+
+impl WallFinding {
+    /// Step of the wall, if there is one (for diffs of findings).
+    pub fn step(&self) -> Option<u32> {
+        match self {
+            WallFinding::Wall { step, .. } => Some(*step),
+            _ => None,
+        }
+    }
+}
+
+/// How much of linear throughput scaling a step keeps relative to the first step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepEfficiency {
+    pub step: u32,
+    pub concurrency: u32,
+    pub tpm: f64,
+    pub rps: f64,
+    /// (tpm / concurrency) / (first step's tpm / its concurrency); `None` when undefined.
+    pub throughput_efficiency: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFindings {
+    pub model: String,
+    pub knee: KneeFinding,
+    pub wall: WallFinding,
+    pub efficiency: Vec<StepEfficiency>,
+    pub notes: Vec<String>,
+}
+
+/// Findings of one model over its ladder. `steps` are that model's summary rows (sorted by step
+/// here anyway); `extras`, when given, must have one entry per row in the same order (otherwise
+/// it is ignored with a note). Without extras, `err_429` stands in for first-attempt 429s.
+pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>) -> ModelFindings {
+    let mut notes = Vec::new();
+    let extras = match extras {
+        Some(e) if e.len() != steps.len() => {
+            notes.push(format!(
+                "Per-step 429 details ignored: {} entries for {} steps; using the 429 counts of summary.csv.",
+                e.len(),
+                steps.len()
+            ));
+            None
+        }
+        other => other,
+    };
+    let mut order: Vec<usize> = (0..steps.len()).collect();
+    order.sort_by_key(|&i| steps[i].step);
+    let rows: Vec<&StepSummary> = order.iter().map(|&i| &steps[i]).collect();
+    let extra: Vec<StepExtras> = order
+        .iter()
+        .map(|&i| extras.map_or_else(StepExtras::default, |e| e[i]))
+        .collect();
+    let n429: Vec<u64> = rows
+        .iter()
+        .zip(&extra)
+        .map(|(s, e)| s.err_429.max(e.first_attempt_429))
+        .collect();
+    let quota: u64 = extra.iter().map(|e| e.quota_errors).sum();
+    if quota > 0 {
+        notes.push(format!(
+            "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
+        ));
+    }
+    ModelFindings {
+        model: model.to_string(),
+        knee: find_knee(&rows, &n429),
+        wall: find_wall(&rows, &n429, &extra),
+        efficiency: efficiency(&rows),
+        notes,
+    }
+}
+
+fn rate(count: u64, attempted: u64) -> f64 {
+    if attempted == 0 {
+        0.0
+    } else {
+        count as f64 / attempted as f64
+    }
+}
+
+fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
+    StepEvidence {
+        step: s.step,
+        concurrency: s.concurrency,
+        ttft_p50_ms: s.ttft_p50_ms,
+        ttft_p90_ms: p90,
+        ttft_mean_ms: s.ttft_mean_ms,
+        tpot_p50_ms: s.tpot_p50_ms,
+    }
+}
+
+fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
+    let Some(last) = rows.last() else {
+        return KneeFinding::NoSteps;
+    };
+    let mut p90 = Vec::with_capacity(rows.len());
+    for s in rows {
+        match s.ttft_p90_ms {
+            Some(v) if s.succeeded >= MIN_KNEE_SAMPLES && v.is_finite() => p90.push(v),
+            _ => {
+                return KneeFinding::NotEnoughSamples {
+                    step: s.step,
+                    n: s.succeeded,
+                    needed: MIN_KNEE_SAMPLES,
+                }
+            }
+        }
+    }
+    for k in 1..p90.len() {
+        let (ref_idx, best) =
+            p90[..k]
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::INFINITY),
+                    |acc, (i, v)| if v < acc.1 { (i, v) } else { acc },
+                );
+        let threshold = (KNEE_RATIO * best).max(best + KNEE_ABS_MS);
+        if p90[k..].iter().all(|&v| v >= threshold) {
+            return KneeFinding::Knee(describe_knee(rows, n429, k, ref_idx, &p90));
+        }
+    }
+    KneeFinding::None {
+        highest_step: last.step,
+        highest_concurrency: last.concurrency,
+    }
+}
+
+fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &[f64]) -> Knee {
+    let (knee, reference) = (rows[k], rows[r]);
+    let rate_429 = rate(n429[k], knee.attempted);
+    let kind = if knee.attempted > 0 && rate_429 >= RATE_429 {
+        KneeKind::RateLimited
+    } else {
+        match (knee.tpot_p50_ms, reference.tpot_p50_ms) {
+            (Some(at), Some(base)) if at <= TPOT_FLAT * base => KneeKind::Queueing,
+            (Some(_), Some(_)) => KneeKind::Saturation,
+            _ => KneeKind::Unclassified,
+        }
+    };
+    let estimated_cap = match (knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
+        (Some(e2e), Some(ttft), Some(ref_ttft)) => {
+            Some(knee.rps * (e2e - (ttft - ref_ttft)) / 1000.0)
+                .filter(|c| c.is_finite() && *c > 0.0)
+        }
+        _ => None,
+    };
+    let prev = rows[k - 1].concurrency;
+    Knee {
+        step: knee.step,
+        concurrency: knee.concurrency,
+        kind,
+        max_clean_concurrency: prev,
+        rate_429,
+        estimated_cap,
+        suggested_next: (knee.concurrency > prev.saturating_add(1))
+            .then(|| prev + (knee.concurrency - prev) / 2),
+        reference: evidence(reference, p90[r]),
+        at_knee: evidence(knee, p90[k]),
+    }
+}
+
+fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {
+    let hit = |i: usize| n429[i] >= WALL_MIN_429 && rate(n429[i], rows[i].attempted) >= RATE_429;
+    if let Some(w) = (0..rows.len()).find(|&w| (w..rows.len()).all(hit)) {
+        let (requests, tokens) = extra[w..].iter().fold((0, 0), |(r, t), e| {
+            (r + e.limit_requests, t + e.limit_tokens)
+        });
+        let kind = match requests.cmp(&tokens) {
+            std::cmp::Ordering::Greater => Some(LimitKind::Requests),
+            std::cmp::Ordering::Less => Some(LimitKind::Tokens),
+            std::cmp::Ordering::Equal => None,
+        };
+        let s = rows[w];
+        return WallFinding::Wall {
+            step: s.step,
+            concurrency: s.concurrency,
+            count_429: n429[w],
+            rate_429: rate(n429[w], s.attempted),
+            kind,
+            tpm_total_at_wall: s.tpm_total,
+            rps_at_wall: s.rps,
+        };
+    }
+    match n429.iter().sum::<u64>() {
+        0 => WallFinding::None,
+        total => WallFinding::IsolatedRateLimits { total },
+    }
+}
+
+fn efficiency(rows: &[&StepSummary]) -> Vec<StepEfficiency> {
+    let per_stream =
+        |s: &StepSummary| (s.concurrency > 0).then(|| s.tpm / f64::from(s.concurrency));
+    let base = rows
+        .first()
+        .and_then(|s| per_stream(s))
+        .filter(|b| *b > 0.0);
+    rows.iter()
+        .map(|s| StepEfficiency {
+            step: s.step,
+            concurrency: s.concurrency,
+            tpm: s.tpm,
+            rps: s.rps,
+            throughput_efficiency: base.zip(per_stream(s)).map(|(b, p)| p / b),
+        })
+        .collect()
+}
+
+impl ModelFindings {
+    /// Concurrency of the knee step; `None` without a knee (incl. too few samples).
+    pub fn knee_concurrency(&self) -> Option<u32> {
+        match &self.knee {
+            KneeFinding::Knee(k) => Some(k.concurrency),
+            _ => None,
+        }
+    }
+
+    /// Concurrency of the rate-limit wall step; `None` without a wall.
+    pub fn wall_concurrency(&self) -> Option<u32> {
+        match self.wall {
+            WallFinding::Wall { concurrency, .. } => Some(concurrency),
+            _ => None,
+        }
+    }
+
+    /// Plain sentences for the report: knee, wall, then notes.
+    pub fn sentences(&self) -> Vec<String> {
+        let mut out = vec![knee_sentence(&self.knee)];
+        out.extend(wall_sentence(&self.wall));
+        out.extend(self.notes.iter().cloned());
+        out
+    }
+}
+
+fn knee_sentence(knee: &KneeFinding) -> String {
+    let k = match knee {
+        KneeFinding::NoSteps => return "No steps to analyze.".to_string(),
+        KneeFinding::None {
+            highest_concurrency,
+            ..
+        } => return format!("No TTFT knee up to {highest_concurrency} streams."),
+        KneeFinding::NotEnoughSamples { step, n, needed } => {
+            return format!(
+            "Knee: not enough samples (step {step} has {n} successful requests; need ≥ {needed})."
+        )
+        }
+        KneeFinding::Knee(k) => k,
+    };
+    let (r, a) = (&k.reference, &k.at_knee);
+    let cause = match (k.kind, a.tpot_p50_ms, r.tpot_p50_ms) {
+        (KneeKind::RateLimited, ..) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
+        (KneeKind::Queueing, ..) => "queueing, TPOT flat".to_string(),
+        (KneeKind::Saturation, Some(at), Some(base)) if base > 0.0 => {
+            format!("saturation, TPOT up {:.0}%", (at / base - 1.0) * 100.0)
+        }
+        (KneeKind::Saturation, ..) => "saturation, TPOT up".to_string(),
+        (KneeKind::Unclassified, ..) => "cause unclear (no TPOT to compare)".to_string(),
+    };
+    let mut s = format!(
+        "TTFT knee in ({}, {}]: {cause} (TTFT P90 {:.0} → {:.0} ms",
+        k.max_clean_concurrency, k.concurrency, r.ttft_p90_ms, a.ttft_p90_ms
+    );
+    if let (Some(from), Some(to)) = (r.ttft_mean_ms, a.ttft_mean_ms) {
+        s.push_str(&format!(", mean {from:.0} → {to:.0} ms"));
+    }
+    s.push(')');
+    if let Some(cap) = k.estimated_cap {
+        s.push_str(&format!("; estimated cap ≈ {cap:.0}"));
+    }
+    s.push_str(&format!(
+        "; max clean concurrency {}.",
+        k.max_clean_concurrency
+    ));
+    if let Some(next) = k.suggested_next {
+        s.push_str(&format!(" Try {next} to narrow it."));
+    }
+    s
+}
+
+fn wall_sentence(wall: &WallFinding) -> Option<String> {
+    match wall {
+        WallFinding::None => None,
+        WallFinding::IsolatedRateLimits { total } => Some(format!(
+            "Isolated 429s ({total} in total); no rate-limit wall."
+        )),
+        WallFinding::Wall {
+            concurrency,
+            rate_429,
+            kind,
+            tpm_total_at_wall,
+            rps_at_wall,
+            ..
+        } => {
+            let tokens = format!("{} tokens/min", compact(*tpm_total_at_wall));
+            let requests = format!("{} requests/min", compact(rps_at_wall * 60.0));
+            let detail = match kind {
+                Some(LimitKind::Tokens) => format!("token limit; ≈ {tokens} at the wall"),
+                Some(LimitKind::Requests) => format!("request limit; ≈ {requests} at the wall"),
+                None => format!("limit kind unknown; ≈ {tokens} and {requests} at the wall"),
+            };
+            Some(format!(
+                "Rate-limit wall at {concurrency} streams: {:.1}% of requests got 429 ({detail}).",
+                rate_429 * 100.0
+            ))
+        }
+    }
+}
+
+/// 1.9M, 45k, 1.2k, 720.
+fn compact(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.1}M", x / 1e6)
+    } else if x >= 1e4 {
+        format!("{:.0}k", x / 1e3)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One summary row: `ttft` = (P50, P90), means and TPOT P50 as given, 100 attempts, all ok.
+    fn row(step: u32, concurrency: u32, ttft: (f64, f64), tpot_p50: f64) -> StepSummary {
+        StepSummary {
+            model: "m".into(),
+            step,
+            concurrency,
+            attempted: 100,
+            succeeded: 100,
+            ttft_p50_ms: Some(ttft.0),
+            ttft_p90_ms: Some(ttft.1),
+            ttft_mean_ms: Some(ttft.0),
+            tpot_p50_ms: Some(tpot_p50),
+            e2e_mean_ms: Some(2000.0),
+            tpm: 1000.0 * f64::from(concurrency),
+            rps: 0.5 * f64::from(concurrency),
+            ..StepSummary::default()
+        }
+    }
+
+    /// Ladder with the given concurrencies, TTFT (P50, P90) and TPOT P50 per step.
+    fn ladder(conc: &[u32], ttft: &[(f64, f64)], tpot: &[f64]) -> Vec<StepSummary> {
+        (0..conc.len())
+            .map(|i| row(i as u32 + 1, conc[i], ttft[i], tpot[i]))
+            .collect()
+    }
+
+    fn knee(f: &ModelFindings) -> &Knee {
+        match &f.knee {
+            KneeFinding::Knee(k) => k,
+            other => panic!("expected a knee, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn queueing_ladder_finds_knee_interval_cap_and_sentence() {
+        // Cap 16, service time 2 s: below the cap TTFT ≈ 205 ms; at 20 streams X = 8 rps,
+        // E2E = 20 / 8 = 2.5 s, wait 500 ms; at 40 streams the wait is 3 s.
+        let mut steps = ladder(
+            &[1, 2, 5, 10, 20, 40],
+            &[
+                (205.0, 230.0),
+                (205.0, 220.0),
+                (205.0, 212.0),
+                (205.0, 215.0),
+                (705.0, 1450.0),
+                (3205.0, 6000.0),
+            ],
+            &[20.0, 20.0, 20.5, 20.0, 21.0, 20.0],
+        );
+        steps[4].rps = 8.0;
+        steps[4].e2e_mean_ms = Some(2500.0);
+        let f = analyze("m", &steps, None);
+        let k = knee(&f);
+        assert_eq!((k.step, k.concurrency, k.kind), (5, 20, KneeKind::Queueing));
+        assert_eq!((k.max_clean_concurrency, k.suggested_next), (10, Some(15)));
+        assert_eq!((k.reference.step, k.reference.ttft_p90_ms), (3, 212.0));
+        assert_eq!(
+            (k.at_knee.ttft_p50_ms, k.at_knee.ttft_mean_ms),
+            (Some(705.0), Some(705.0))
+        );
+        assert!((k.estimated_cap.unwrap() - 16.0).abs() < 1e-9);
+        assert_eq!((f.knee.step(), f.knee_concurrency()), (Some(5), Some(20)));
+        assert_eq!(
+            f.sentences()[0],
+            "TTFT knee in (10, 20]: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
+             estimated cap ≈ 16; max clean concurrency 10. Try 15 to narrow it."
+        );
+    }
+
+    #[test]
+    fn knee_found_when_only_a_fifth_waits_and_the_median_stays_flat() {
+        // Cap 16: at 20 streams 4 of 20 requests queue, so P50 does not move but P90 does.
+        let steps = ladder(
+            &[4, 8, 16, 20, 24],
+            &[
+                (200.0, 210.0),
+                (200.0, 215.0),
+                (201.0, 220.0),
+                (202.0, 1200.0),
+                (203.0, 2100.0),
+            ],
+            &[20.0; 5],
+        );
+        let k = knee(&analyze("m", &steps, None)).clone();
+        assert_eq!(
+            (k.step, k.max_clean_concurrency, k.concurrency),
+            (4, 16, 20)
+        );
+        assert_eq!((k.kind, k.suggested_next), (KneeKind::Queueing, Some(18)));
+        assert_eq!(k.at_knee.ttft_p50_ms, Some(202.0));
+    }
+
+    #[test]
+    fn saturation_when_tpot_rises_with_ttft() {
+        let steps = ladder(
+            &[1, 2, 4, 8],
+            &[
+                (150.0, 200.0),
+                (160.0, 210.0),
+                (400.0, 500.0),
+                (900.0, 1200.0),
+            ],
+            &[20.0, 21.0, 30.0, 45.0],
+        );
+        let f = analyze("m", &steps, None);
+        let k = knee(&f);
+        assert_eq!(
+            (k.step, k.kind, k.max_clean_concurrency, k.suggested_next),
+            (3, KneeKind::Saturation, 2, Some(3))
+        );
+        assert!(f.sentences()[0]
+            .starts_with("TTFT knee in (2, 4]: saturation, TPOT up 50% (TTFT P90 200 → 500 ms"));
+        // The interval (16, 17] cannot be narrowed.
+        let steps = ladder(&[16, 17], &[(100.0, 100.0), (400.0, 500.0)], &[10.0, 10.0]);
+        assert_eq!(knee(&analyze("m", &steps, None)).suggested_next, None);
+    }
+
+    #[test]
+    fn flat_noisy_ladder_has_no_knee() {
+        // Best 190 ms from step 3 on: threshold max(285, 290) = 290; nothing reaches it.
+        let steps = ladder(
+            &[1, 2, 4, 8, 16, 32],
+            &[
+                (150.0, 200.0),
+                (150.0, 260.0),
+                (150.0, 190.0),
+                (150.0, 280.0),
+                (150.0, 240.0),
+                (150.0, 285.0),
+            ],
+            &[20.0; 6],
+        );
+        let f = analyze("m", &steps, None);
+        assert_eq!(
+            f.knee,
+            KneeFinding::None {
+                highest_step: 6,
+                highest_concurrency: 32
+            }
+        );
+        assert_eq!(
+            (f.knee.step(), f.knee_concurrency(), f.wall_concurrency()),
+            (None, None, None)
+        );
+        assert_eq!(f.sentences()[0], "No TTFT knee up to 32 streams.");
+        // The boundary counts as a knee: 290 at the last step.
+        let mut edge = steps.clone();
+        edge[5].ttft_p90_ms = Some(290.0);
+        assert_eq!(analyze("m", &edge, None).knee.step(), Some(6));
+    }
+
+    #[test]
+    fn knee_must_persist() {
+        let steps = ladder(
+            &[1, 2, 4, 8, 16],
+            &[
+                (150.0, 200.0),
+                (150.0, 210.0),
+                (600.0, 900.0),
+                (150.0, 220.0),
+                (150.0, 230.0),
+            ],
+            &[20.0; 5],
+        );
+        assert!(matches!(
+            analyze("m", &steps, None).knee,
+            KneeFinding::None { .. }
+        ));
+        // Two high steps, then recovery: still no knee.
+        let steps = ladder(
+            &[1, 2, 4, 8],
+            &[(1.0, 200.0), (1.0, 900.0), (1.0, 950.0), (1.0, 210.0)],
+            &[20.0; 4],
+        );
+        assert!(matches!(
+            analyze("m", &steps, None).knee,
+            KneeFinding::None { .. }
+        ));
+        // A spike that recovers, then a real knee later: the later one is reported, and the
+        // spike does not lower the bar.
+        let steps = ladder(
+            &[1, 2, 4, 8, 16],
+            &[
+                (1.0, 200.0),
+                (1.0, 900.0),
+                (1.0, 210.0),
+                (1.0, 700.0),
+                (1.0, 800.0),
+            ],
+            &[20.0; 5],
+        );
+        let f = analyze("m", &steps, None);
+        assert_eq!((knee(&f).step, knee(&f).reference.step), (4, 1));
+    }
+
+    #[test]
+    fn not_enough_samples_names_the_step() {
+        let mut steps = ladder(&[1, 2, 4, 8, 16], &[(1.0, 200.0); 5], &[20.0; 5]);
+        steps[4].succeeded = 12;
+        let f = analyze("m", &steps, None);
+        assert_eq!(
+            f.knee,
+            KneeFinding::NotEnoughSamples {
+                step: 5,
+                n: 12,
+                needed: 20
+            }
+        );
+        assert_eq!(
+            f.sentences()[0],
+            "Knee: not enough samples (step 5 has 12 successful requests; need ≥ 20)."
+        );
+        // All errors at a step: no TTFT at all.
+        steps[4].succeeded = 0;
+        steps[4].ttft_p90_ms = None;
+        assert_eq!(
+            analyze("m", &steps, None).knee,
+            KneeFinding::NotEnoughSamples {
+                step: 5,
+                n: 0,
+                needed: 20
+            }
+        );
+        // Exactly 20 is enough.
+        steps[4].succeeded = 20;
+        steps[4].ttft_p90_ms = Some(200.0);
+        assert!(matches!(
+            analyze("m", &steps, None).knee,
+            KneeFinding::None { .. }
+        ));
+        let empty = analyze("m", &[], None);
+        assert_eq!(
+            (empty.knee.clone(), empty.wall.clone()),
+            (KneeFinding::NoSteps, WallFinding::None)
+        );
+        assert_eq!(empty.sentences(), vec!["No steps to analyze.".to_string()]);
+    }
+
+    #[test]
+    fn estimated_cap_matches_little_law_on_md_c_ladder() {
+        // M/D/c-like closed loop, cap 16, service 2 s (TTFT 200 ms + decode 1.8 s). Above the cap
+        // X = 8 rps and E2E = N / X; measured rps 5% low and E2E 100 ms high (ramp effects).
+        let conc = [4u32, 8, 12, 16, 24, 32];
+        let steps: Vec<StepSummary> = conc
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let x = f64::from(c.min(16)) / 2.0;
+                let e2e = f64::from(c) / x * 1000.0;
+                let wait = e2e - 2000.0;
+                let mut s = row(i as u32 + 1, c, (200.0 + wait, 210.0 + 3.0 * wait), 10.0);
+                s.ttft_mean_ms = Some(200.0 + wait);
+                s.rps = x * 0.95;
+                s.e2e_mean_ms = Some(e2e + 100.0);
+                s
+            })
+            .collect();
+        let k = knee(&analyze("m", &steps, None)).clone();
+        assert_eq!(
+            (k.concurrency, k.max_clean_concurrency, k.kind),
+            (24, 16, KneeKind::Queueing)
+        );
+        let cap = k.estimated_cap.unwrap();
+        assert!((cap - 16.0).abs() <= 1.6, "K̂ = {cap}");
+    }
+
+    #[test]
+    fn rate_limited_knee_when_429s_at_the_knee_step() {
+        let mut steps = ladder(
+            &[1, 2, 4],
+            &[(1.0, 200.0), (1.0, 210.0), (1.0, 900.0)],
+            &[20.0; 3],
+        );
+        steps[2].err_429 = 5;
+        let f = analyze("m", &steps, None);
+        assert_eq!(
+            (knee(&f).kind, knee(&f).rate_429),
+            (KneeKind::RateLimited, 0.05)
+        );
+        assert!(f.sentences()[0].starts_with("TTFT knee in (2, 4]: rate-limited, 5.0% 429s"));
+    }
+
+    fn wall_extras(first_429: &[u64], tokens: &[u64], requests: &[u64]) -> Vec<StepExtras> {
+        (0..first_429.len())
+            .map(|i| StepExtras {
+                first_attempt_429: first_429[i],
+                limit_tokens: tokens[i],
+                limit_requests: requests[i],
+                quota_errors: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn wall_at_the_first_persistent_step_with_kind() {
+        let mut steps = ladder(&[5, 10, 20, 40], &[(1.0, 200.0); 4], &[20.0; 4]);
+        for s in &mut steps {
+            s.attempted = 200;
+        }
+        steps[2].tpm_total = 1_900_000.0;
+        steps[2].rps = 12.0;
+        // Step 2: 1 (< 3); step 3: 8/200 = 4%; step 4: 40. Retries hid them from err_429.
+        let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 6, 30], &[0, 1, 1, 2]);
+        let f = analyze("m", &steps, Some(&extras));
+        assert_eq!(
+            f.wall,
+            WallFinding::Wall {
+                step: 3,
+                concurrency: 20,
+                count_429: 8,
+                rate_429: 0.04,
+                kind: Some(LimitKind::Tokens),
+                tpm_total_at_wall: 1_900_000.0,
+                rps_at_wall: 12.0,
+            }
+        );
+        assert_eq!((f.wall.step(), f.wall_concurrency()), (Some(3), Some(20)));
+        assert_eq!(
+            f.sentences()[1],
+            "Rate-limit wall at 20 streams: 4.0% of requests got 429 (token limit; ≈ 1.9M tokens/min at the wall)."
+        );
+        // Request hints win: request limit, RPM shown.
+        let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 1, 1], &[0, 0, 5, 9]);
+        let f = analyze("m", &steps, Some(&extras));
+        assert!(matches!(
+            f.wall,
+            WallFinding::Wall {
+                kind: Some(LimitKind::Requests),
+                ..
+            }
+        ));
+        assert!(f.sentences()[1].ends_with("(request limit; ≈ 720 requests/min at the wall)."));
+        // No hints: kind unknown. 2 429s in 100 attempts is 2% but fewer than 3: not a wall step.
+        let extras = wall_extras(&[0, 2, 8, 40], &[0; 4], &[0; 4]);
+        steps[1].attempted = 100;
+        let f = analyze("m", &steps, Some(&extras));
+        assert!(matches!(
+            f.wall,
+            WallFinding::Wall {
+                step: 3,
+                kind: None,
+                ..
+            }
+        ));
+        assert!(
+            f.sentences()[1]
+                .contains("limit kind unknown; ≈ 1.9M tokens/min and 720 requests/min at the wall"),
+            "{:?}",
+            f.sentences()
+        );
+        // 3 429s in 400 attempts is below 1%: the wall moves to step 4.
+        steps[2].attempted = 400;
+        let extras = wall_extras(&[0, 0, 3, 40], &[0; 4], &[0; 4]);
+        assert_eq!(analyze("m", &steps, Some(&extras)).wall.step(), Some(4));
+    }
+
+    #[test]
+    fn isolated_429s_and_quota_errors_are_not_a_wall() {
+        let mut steps = ladder(&[1, 2, 4, 8], &[(1.0, 200.0); 4], &[20.0; 4]);
+        steps[1].err_429 = 1;
+        steps[2].err_429 = 2;
+        let f = analyze("m", &steps, None);
+        assert_eq!(f.wall, WallFinding::IsolatedRateLimits { total: 3 });
+        assert_eq!(
+            f.sentences()[1],
+            "Isolated 429s (3 in total); no rate-limit wall."
+        );
+        // A wall-sized burst that does not persist is isolated too.
+        steps[1].err_429 = 10;
+        steps[2].err_429 = 0;
+        assert_eq!(
+            analyze("m", &steps, None).wall,
+            WallFinding::IsolatedRateLimits { total: 10 }
+        );
+        // Quota errors: no wall, a note instead.
+        steps[1].err_429 = 0;
+        let extras: Vec<StepExtras> = (0..4)
+            .map(|i| StepExtras {
+                quota_errors: 25 * i,
+                ..StepExtras::default()
+            })
+            .collect();
+        let f = analyze("m", &steps, Some(&extras));
+        assert_eq!(f.wall, WallFinding::None);
+        assert_eq!(f.notes.len(), 1);
+        assert!(f.notes[0].starts_with("150 requests failed with quota errors"));
+        assert_eq!(f.sentences().last(), Some(&f.notes[0]));
+    }
+
+    #[test]
+    fn mismatched_extras_are_ignored_with_a_note() {
+        let mut steps = ladder(&[1, 2], &[(1.0, 200.0); 2], &[20.0; 2]);
+        steps[1].err_429 = 4;
+        let extras = [StepExtras::default()];
+        let f = analyze("m", &steps, Some(&extras));
+        assert!(f.notes[0].contains("1 entries for 2 steps"));
+        assert_eq!(f.wall.step(), Some(2));
+    }
+
+    #[test]
+    fn efficiency_is_relative_per_stream_throughput_and_steps_are_sorted() {
+        let mut steps = ladder(&[4, 8, 16, 32], &[(1.0, 200.0); 4], &[20.0; 4]);
+        steps[3].tpm = 16_000.0;
+        steps.reverse();
+        let f = analyze("m", &steps, None);
+        let eff: Vec<(u32, Option<f64>)> = f
+            .efficiency
+            .iter()
+            .map(|e| (e.step, e.throughput_efficiency))
+            .collect();
+        assert_eq!(
+            eff,
+            vec![
+                (1, Some(1.0)),
+                (2, Some(1.0)),
+                (3, Some(1.0)),
+                (4, Some(0.5))
+            ]
+        );
+        // First step without throughput: efficiency undefined, not NaN.
+        let mut zero = ladder(&[1, 2], &[(1.0, 200.0); 2], &[20.0; 2]);
+        zero[0].tpm = 0.0;
+        assert!(analyze("m", &zero, None)
+            .efficiency
+            .iter()
+            .all(|e| e.throughput_efficiency.is_none()));
+    }
+
+    #[test]
+    fn extras_from_records_groups_by_model_and_step() {
+        let rec = |model: &str, step, first_429, kind, class| RequestRecord {
+            model: model.into(),
+            step,
+            first_attempt_429: first_429,
+            limit_kind: kind,
+            error_class: class,
+            ..RequestRecord::default()
+        };
+        let records = [
+            rec("a", 1, false, None, None),
+            rec("a", 2, true, Some(LimitKind::Tokens), None),
+            rec(
+                "a",
+                2,
+                true,
+                Some(LimitKind::Tokens),
+                Some(ErrorClass::Http429),
+            ),
+            rec(
+                "a",
+                2,
+                true,
+                Some(LimitKind::Requests),
+                Some(ErrorClass::Http429),
+            ),
+            rec("a", 2, false, None, Some(ErrorClass::Quota)),
+            rec("b", 2, true, None, Some(ErrorClass::Http429)),
+        ];
+        let map = extras_from_records(&records);
+        assert_eq!(map.len(), 3);
+        assert_eq!(map[&("a".to_string(), 1)], StepExtras::default());
+        assert_eq!(
+            map[&("a".to_string(), 2)],
+            StepExtras {
+                first_attempt_429: 3,
+                limit_requests: 1,
+                limit_tokens: 2,
+                quota_errors: 1
+            }
+        );
+        assert_eq!(map[&("b".to_string(), 2)].first_attempt_429, 1);
+    }
+
+    #[test]
+    fn findings_serialize_with_a_status_tag() {
+        let steps = ladder(&[1, 2], &[(1.0, 200.0), (1.0, 900.0)], &[20.0; 2]);
+        let json = serde_json::to_value(analyze("m", &steps, None)).unwrap();
+        assert_eq!(json["knee"]["status"], "knee");
+        assert_eq!(json["knee"]["kind"], "queueing");
+        assert_eq!(json["wall"]["status"], "none");
+        let back: ModelFindings = serde_json::from_value(json).unwrap();
+        assert_eq!(back.knee.step(), Some(2));
+    }
+}

@@ -1,0 +1,394 @@
+//! Renders a `compare::Comparison` for people and for CI: a terminal table, markdown for PR
+//! comments and `$GITHUB_STEP_SUMMARY`, JSON for scripts, and JUnit XML for test dashboards.
+//! Pure formatting: every decision (verdicts, outcome, exit code) was already taken by
+//! `compare`; this module only chooses words and layout, and writes into any `io::Write`.
+
+mod junit;
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use tabled::builder::Builder;
+use tabled::settings::object::Columns;
+use tabled::settings::{Alignment, Style};
+
+use crate::compare::{Check, Comparison, Counts, Method, Metric, Outcome, Verdict};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffFormat {
+    Table,
+    Markdown,
+    Json,
+    Junit,
+}
+
+/// Version of the JSON document below; bumped on any incompatible change.
+pub const JSON_SCHEMA_VERSION: u32 = 1;
+
+pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Result<()> {
+    match format {
+        DiffFormat::Table => table(c, out),
+        DiffFormat::Markdown => markdown(c, out),
+        DiffFormat::Json => json(c, out),
+        DiffFormat::Junit => junit::render(c, out),
+    }
+}
+
+/// "2 regressions, 1 improvement, 30 within noise, 4 skipped" (gated checks only).
+pub fn summary_line(k: &Counts) -> String {
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    format!(
+        "{}, {}, {} within noise, {} skipped",
+        plural(k.regressed, "regression", "regressions"),
+        plural(k.improved, "improvement", "improvements"),
+        k.noise,
+        k.skipped
+    )
+}
+
+const APPROX_MARK: &str = "~";
+const APPROX_NOTE: &str =
+    "~ approximate rule (summary percentiles, no bootstrap CI); see each check's detail";
+
+fn is_skipped(c: &Check) -> bool {
+    matches!(c.verdict, Verdict::Skipped { .. })
+}
+
+/// The value of a check in the unit of its metric.
+fn value(c: &Check, v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return match c.metric {
+            Metric::Knee | Metric::Wall => "none".into(),
+            _ => "-".into(),
+        };
+    };
+    match c.metric {
+        Metric::ErrorRate => format!("{:.2}%", v * 100.0),
+        Metric::Tpm => format!("{v:.0}/min"),
+        Metric::Rps => format!("{v:.2}/s"),
+        Metric::Knee | Metric::Wall => format!("step {v:.0}"),
+        _ => format!("{v:.1} ms"),
+    }
+}
+
+fn change(c: &Check) -> String {
+    match (c.metric, c.base, c.new, c.ratio) {
+        (Metric::ErrorRate, Some(b), Some(n), _) => format!("{:+.2} pp", (n - b) * 100.0),
+        (_, _, _, Some(r)) => format!("{:+.1}%", r * 100.0),
+        _ => String::new(),
+    }
+}
+
+fn ci(c: &Check) -> String {
+    c.ci.map_or_else(String::new, |(lo, hi)| {
+        format!("[{:+.1}%, {:+.1}%]", lo * 100.0, hi * 100.0)
+    })
+}
+
+fn verdict(c: &Check) -> String {
+    match c.method {
+        Method::Approximate => format!("{} {APPROX_MARK}", c.verdict.label()),
+        _ => c.verdict.label().to_string(),
+    }
+}
+
+fn step_cell(c: &Check) -> String {
+    c.concurrency.map_or_else(|| "-".into(), |s| s.to_string())
+}
+
+fn models(c: &Comparison) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for k in &c.checks {
+        if !seen.contains(&k.model.as_str()) {
+            seen.push(&k.model);
+        }
+    }
+    seen
+}
+
+/// Gated, not skipped: regressions first, then improvements, then the rest, each in check order.
+fn gated_ranked(c: &Comparison) -> Vec<&Check> {
+    let rank = |k: &Check| match k.verdict {
+        Verdict::Regressed => 0,
+        Verdict::Improved => 1,
+        _ => 2,
+    };
+    let mut v: Vec<&Check> = c
+        .checks
+        .iter()
+        .filter(|k| k.gated && !is_skipped(k))
+        .collect();
+    v.sort_by_key(|k| rank(k));
+    v
+}
+
+fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "ladder diff: {}", c.outcome().label())?;
+    writeln!(
+        out,
+        "baseline: {} (fingerprint {})",
+        c.base_label, c.base_fingerprint
+    )?;
+    writeln!(
+        out,
+        "new:      {} (fingerprint {})",
+        c.new_label, c.new_fingerprint
+    )?;
+    if let Some(r) = &c.refused {
+        writeln!(
+            out,
+            "\nThe workloads differ, so the results are not comparable. What changed:\n"
+        )?;
+        out.write_all(r.unified_diff.as_bytes())?;
+        writeln!(out, "\nRerun with the baseline's scenario, or pass --allow-different-workload to compare anyway.")?;
+        return Ok(());
+    }
+    writeln!(out, "{}", summary_line(&c.counts()))?;
+    for k in c
+        .checks
+        .iter()
+        .filter(|k| k.gated && k.verdict == Verdict::Regressed)
+    {
+        writeln!(out, "  REGRESSED {} · {}: {}", k.model, k.title(), k.detail)?;
+    }
+    let mut any_approx = false;
+    for model in models(c) {
+        writeln!(out, "\nmodel: {model}")?;
+        let mut b = Builder::default();
+        b.push_record([
+            "step", "metric", "pct", "base", "new", "change", "99% CI", "verdict",
+        ]);
+        for k in c
+            .checks
+            .iter()
+            .filter(|k| k.model == model && !is_skipped(k))
+        {
+            any_approx |= k.method == Method::Approximate;
+            b.push_record([
+                step_cell(k),
+                k.metric.label().to_string(),
+                k.percentile
+                    .map_or_else(String::new, |p| p.label().to_string()),
+                value(k, k.base),
+                value(k, k.new),
+                change(k),
+                ci(k),
+                verdict(k),
+            ]);
+        }
+        let mut t = b.build();
+        t.with(Style::rounded())
+            .modify(Columns::new(3..6), Alignment::right());
+        writeln!(out, "{t}")?;
+    }
+    if any_approx {
+        writeln!(out, "{APPROX_NOTE}")?;
+    }
+    let skipped: Vec<&Check> = c.checks.iter().filter(|k| is_skipped(k)).collect();
+    if !skipped.is_empty() {
+        writeln!(out, "\nskipped:")?;
+        for k in skipped {
+            writeln!(out, "  {} · {}: {}", k.model, k.title(), k.detail)?;
+        }
+    }
+    list(out, "\nonly on one side:", &c.unmatched, "  ")?;
+    list(out, "\nnotes:", &c.notes, "  ")
+}
+
+fn list(out: &mut dyn Write, heading: &str, items: &[String], bullet: &str) -> io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{heading}")?;
+    for i in items {
+        writeln!(out, "{bullet}{i}")?;
+    }
+    Ok(())
+}
+
+/// Markdown text: `<`, `>` and `&` as entities so that names are not taken for HTML, one line.
+fn md_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// Markdown table cell: additionally, no pipe may leak into the table syntax.
+fn cell(s: &str) -> String {
+    md_text(&s.replace('\\', "\\\\").replace('|', "\\|"))
+}
+
+/// Inline code span that survives backticks in the content.
+fn code(s: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", s.replace(['\n', '\r'], " "))
+}
+
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|ch| ch != '`').map(str::len).max().unwrap_or(0)
+}
+
+fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "## ladder diff: {}\n", c.outcome().label())?;
+    writeln!(
+        out,
+        "Baseline {} (fingerprint {}) vs new {} (fingerprint {}).\n",
+        code(&c.base_label),
+        code(&c.base_fingerprint),
+        code(&c.new_label),
+        code(&c.new_fingerprint)
+    )?;
+    if let Some(r) = &c.refused {
+        writeln!(out, "The workloads differ, so the results are not comparable. Rerun with the baseline's scenario, or pass `--allow-different-workload` to compare anyway.\n")?;
+        let fence = "`".repeat((longest_backtick_run(&r.unified_diff) + 1).max(3));
+        writeln!(out, "{fence}diff")?;
+        out.write_all(r.unified_diff.as_bytes())?;
+        if !r.unified_diff.ends_with('\n') {
+            writeln!(out)?;
+        }
+        return writeln!(out, "{fence}");
+    }
+    let outcome = c.outcome();
+    writeln!(out, "**{}**\n", summary_line(&c.counts()))?;
+    if outcome == Outcome::Inconclusive {
+        writeln!(
+            out,
+            "Inconclusive: {}.\n",
+            if c.strict {
+                "with --strict, every gate must have enough samples"
+            } else {
+                "no latency gate had enough samples"
+            }
+        )?;
+    }
+    let gated = gated_ranked(c);
+    if !gated.is_empty() {
+        writeln!(out, "### Gated checks\n")?;
+        writeln!(
+            out,
+            "| model | step | check | base | new | change | 99% CI | verdict |"
+        )?;
+        writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
+        let mut any_approx = false;
+        for k in &gated {
+            any_approx |= k.method == Method::Approximate;
+            let v = verdict(k);
+            let v = if k.verdict == Verdict::Regressed {
+                format!("**{v}**")
+            } else {
+                v
+            };
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&k.model),
+                step_cell(k),
+                k.name(),
+                value(k, k.base),
+                value(k, k.new),
+                change(k),
+                ci(k),
+                v
+            )?;
+        }
+        if any_approx {
+            writeln!(out, "\n{}", cell(APPROX_NOTE))?;
+        }
+        writeln!(out)?;
+    }
+    let regressions: Vec<String> = gated
+        .iter()
+        .filter(|k| k.verdict == Verdict::Regressed)
+        .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
+        .collect();
+    md_list(out, "### Regressions", &regressions)?;
+    let skipped: Vec<String> = c
+        .checks
+        .iter()
+        .filter(|k| is_skipped(k))
+        .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
+        .collect();
+    md_list(out, "### Skipped gates", &skipped)?;
+    md_list(out, "### Only on one side", &c.unmatched)?;
+    md_list(out, "### Notes", &c.notes)?;
+    let rest: Vec<&Check> = c.checks.iter().filter(|k| !is_skipped(k)).collect();
+    if !rest.is_empty() {
+        writeln!(
+            out,
+            "<details><summary>All checks with explanations ({})</summary>\n",
+            rest.len()
+        )?;
+        writeln!(
+            out,
+            "| model | step | check | base | new | change | verdict | detail |"
+        )?;
+        writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
+        for k in rest {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&k.model),
+                step_cell(k),
+                k.name(),
+                value(k, k.base),
+                value(k, k.new),
+                change(k),
+                verdict(k),
+                cell(&k.detail)
+            )?;
+        }
+        writeln!(out, "\n</details>")?;
+    }
+    Ok(())
+}
+
+fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{heading}\n")?;
+    for i in items {
+        writeln!(out, "- {}", md_text(i))?;
+    }
+    writeln!(out)
+}
+
+/// The JSON document (`--format json`), one object:
+/// `schema_version` (u32), `outcome` ("pass" | "regression" | "inconclusive" | "refused"),
+/// `exit_code` (0 | 1 | 3 | 4), `counts` {regressed, improved, noise, skipped} over gated checks,
+/// then the `Comparison` fields: `base_label`, `new_label`, `base_fingerprint`,
+/// `new_fingerprint`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
+/// `checks` (array of {model, step, concurrency, metric, percentile, gated, base, new, ratio,
+/// ci: [lo, hi] | null, method, verdict: {kind, reason?}, detail}), `unmatched`, `notes`.
+/// Units: latencies ms, error rate a fraction, TPM per minute, RPS per second, knee/wall a
+/// concurrency; `ratio` and `ci` are relative changes (0.25 = +25%).
+#[derive(Serialize)]
+struct JsonDoc<'a> {
+    schema_version: u32,
+    outcome: Outcome,
+    exit_code: i32,
+    counts: Counts,
+    #[serde(flatten)]
+    comparison: &'a Comparison,
+}
+
+fn json(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let doc = JsonDoc {
+        schema_version: JSON_SCHEMA_VERSION,
+        outcome: c.outcome(),
+        exit_code: c.exit_code(),
+        counts: c.counts(),
+        comparison: c,
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
+    writeln!(out)
+}

@@ -1,0 +1,184 @@
+//! JUnit XML for CI test dashboards: one `<testsuite>` per model, one `<testcase>` per gated
+//! check ("step 20 · TTFT P90"), `<failure>` for a regression, `<skipped>` for a gate without
+//! enough data. A refused comparison is one failing "workload" test carrying the diff, and
+//! models or steps present on one side only appear as skipped tests, so nothing is hidden.
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use crate::compare::{Check, Comparison, Verdict};
+
+struct Case {
+    name: String,
+    body: CaseBody,
+}
+
+enum CaseBody {
+    Pass,
+    Failure {
+        kind: &'static str,
+        message: String,
+        text: String,
+    },
+    Skipped {
+        message: String,
+    },
+}
+
+struct Suite {
+    name: String,
+    cases: Vec<Case>,
+}
+
+impl Suite {
+    fn count(&self, f: fn(&CaseBody) -> bool) -> usize {
+        self.cases.iter().filter(|c| f(&c.body)).count()
+    }
+}
+
+fn is_failure(b: &CaseBody) -> bool {
+    matches!(b, CaseBody::Failure { .. })
+}
+
+fn is_skipped(b: &CaseBody) -> bool {
+    matches!(b, CaseBody::Skipped { .. })
+}
+
+fn case(k: &Check) -> Case {
+    let body = match &k.verdict {
+        Verdict::Regressed => CaseBody::Failure {
+            kind: "regression",
+            message: format!("{} regressed", k.name()),
+            text: k.detail.clone(),
+        },
+        Verdict::Skipped { reason } => CaseBody::Skipped {
+            message: reason.clone(),
+        },
+        _ => CaseBody::Pass,
+    };
+    Case {
+        name: k.title(),
+        body,
+    }
+}
+
+fn suites(c: &Comparison) -> Vec<Suite> {
+    if let Some(r) = &c.refused {
+        let case = Case {
+            name: "fingerprint".into(),
+            body: CaseBody::Failure {
+                kind: "workload_mismatch",
+                message: format!(
+                    "the workloads differ (fingerprint {} vs {})",
+                    r.base_fp, r.new_fp
+                ),
+                text: r.unified_diff.clone(),
+            },
+        };
+        return vec![Suite {
+            name: "workload".into(),
+            cases: vec![case],
+        }];
+    }
+    let mut out: Vec<Suite> = Vec::new();
+    for k in c.checks.iter().filter(|k| k.gated) {
+        match out.last_mut() {
+            Some(s) if s.name == k.model => s.cases.push(case(k)),
+            _ => out.push(Suite {
+                name: k.model.clone(),
+                cases: vec![case(k)],
+            }),
+        }
+    }
+    if !c.unmatched.is_empty() {
+        let cases = c
+            .unmatched
+            .iter()
+            .map(|u| Case {
+                name: u.clone(),
+                body: CaseBody::Skipped {
+                    message: "not compared".into(),
+                },
+            })
+            .collect();
+        out.push(Suite {
+            name: "unmatched".into(),
+            cases,
+        });
+    }
+    out
+}
+
+pub(super) fn render(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let suites = suites(c);
+    let total: usize = suites.iter().map(|s| s.cases.len()).sum();
+    let failures: usize = suites.iter().map(|s| s.count(is_failure)).sum();
+    let skipped: usize = suites.iter().map(|s| s.count(is_skipped)).sum();
+    let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"ladder diff\" tests=\"{total}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">"
+    );
+    for s in &suites {
+        let _ = writeln!(
+            x,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">",
+            escape(&s.name),
+            s.cases.len(),
+            s.count(is_failure),
+            s.count(is_skipped)
+        );
+        for k in &s.cases {
+            let head = format!(
+                "    <testcase classname=\"ladder.{}\" name=\"{}\"",
+                escape(&s.name),
+                escape(&k.name)
+            );
+            match &k.body {
+                CaseBody::Pass => {
+                    let _ = writeln!(x, "{head}/>");
+                }
+                CaseBody::Failure {
+                    kind,
+                    message,
+                    text,
+                } => {
+                    let _ = writeln!(
+                        x,
+                        "{head}>\n      <failure message=\"{}\" type=\"{kind}\">{}</failure>\n    </testcase>",
+                        escape(message),
+                        escape(text)
+                    );
+                }
+                CaseBody::Skipped { message } => {
+                    let _ = writeln!(
+                        x,
+                        "{head}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        escape(message)
+                    );
+                }
+            }
+        }
+        x.push_str("  </testsuite>\n");
+    }
+    x.push_str("</testsuites>\n");
+    out.write_all(x.as_bytes())
+}
+
+/// Escapes text and attribute values; characters XML 1.0 forbids become U+FFFD.
+pub(super) fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\t' | '\n' | '\r' => o.push(ch),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}

@@ -1,0 +1,378 @@
+//! Snapshot and structure tests of the diff renderers, on a fixed, hand-built comparison (no
+//! randomness, no times), so the snapshots only change when the output format does.
+
+use super::*;
+use crate::compare::{Percentile, WorkloadMismatch};
+
+fn check(model: &str, conc: Option<u32>, metric: Metric, p: Option<Percentile>) -> Check {
+    Check {
+        model: model.into(),
+        step: conc.map(|_| 3),
+        concurrency: conc,
+        metric,
+        percentile: p,
+        gated: p != Some(Percentile::P50),
+        base: None,
+        new: None,
+        ratio: None,
+        ci: None,
+        method: Method::Bootstrap,
+        verdict: Verdict::NoChange,
+        detail: String::new(),
+    }
+}
+
+fn fixture() -> Comparison {
+    use Metric::*;
+    use Percentile::*;
+    let m = "gpt-4o";
+    let odd = "deep<seek> & \"co\"";
+    let checks = vec![
+        Check {
+            base: Some(520.0),
+            new: Some(560.0),
+            ratio: Some(0.0769),
+            ci: Some((0.01, 0.14)),
+            verdict: Verdict::Info,
+            detail: "shown, not gated".into(),
+            ..check(m, Some(20), Ttft, Some(P50))
+        },
+        Check {
+            base: Some(800.0),
+            new: Some(1000.0),
+            ratio: Some(0.25),
+            ci: Some((0.18, 0.33)),
+            verdict: Verdict::Regressed,
+            detail: "TTFT P90 +25.0% (+200.0 ms), 99% CI [+18.0%, +33.0%]: beyond gate ±10%, floor 50.0 ms".into(),
+            ..check(m, Some(20), Ttft, Some(P90))
+        },
+        Check {
+            base: Some(1200.0),
+            new: Some(1300.0),
+            verdict: Verdict::Skipped {
+                reason: "TTFT P99 needs ≥ 400 samples per side (have 200 / 200): use requests_per_step ≥ 400".into(),
+            },
+            detail: "TTFT P99 needs ≥ 400 samples per side (have 200 / 200): use requests_per_step ≥ 400".into(),
+            ..check(m, Some(20), Ttft, Some(P99))
+        },
+        Check {
+            base: Some(25.0),
+            new: Some(26.0),
+            ratio: Some(0.04),
+            ci: Some((0.01, 0.07)),
+            verdict: Verdict::WithinNoise,
+            detail: "within noise threshold: TPOT P90 +4.0% (+1.0 ms), 99% CI [+1.0%, +7.0%] excludes 0 but is within the gate (gate ±10%, floor 1.0 ms)".into(),
+            ..check(m, Some(20), Tpot, Some(P90))
+        },
+        Check {
+            base: Some(30.0),
+            new: Some(29.0),
+            ratio: Some(-0.0333),
+            method: Method::Approximate,
+            detail: "approximate: ITL gaps are not kept per request; ITL P90 -3.3% (-1.0 ms): within gate ±10%, floor 1.0 ms".into(),
+            ..check(m, Some(20), Itl, Some(P90))
+        },
+        Check {
+            base: Some(0.01),
+            new: Some(0.012),
+            method: Method::TwoProportion,
+            detail: "no change: error rate 1.00% → 1.20% (+0.20 pp, one-sided p = 0.3400; gate 1.00 pp, significance 1%)".into(),
+            ..check(m, Some(20), ErrorRate, None)
+        },
+        Check {
+            base: Some(60000.0),
+            new: Some(72000.0),
+            ratio: Some(0.2),
+            method: Method::Point,
+            verdict: Verdict::Improved,
+            detail: "TPM +20.0% (gate -10%)".into(),
+            ..check(m, Some(20), Tpm, None)
+        },
+        Check {
+            base: Some(50.0),
+            new: Some(20.0),
+            method: Method::Point,
+            verdict: Verdict::Regressed,
+            detail: "knee moved down from step 50 to step 20".into(),
+            ..check(m, None, Knee, None)
+        },
+        Check {
+            base: Some(700.0),
+            new: Some(690.0),
+            ratio: Some(-0.0143),
+            ci: Some((-0.05, 0.03)),
+            detail: "no change: TTFT P90 -1.4% (-10.0 ms), 99% CI [-5.0%, +3.0%] spans 0".into(),
+            ..check(odd, Some(5), Ttft, Some(P90))
+        },
+        Check {
+            method: Method::Point,
+            verdict: Verdict::Skipped { reason: "wall was not analysed for the <new> run & \"more\"".into() },
+            detail: "wall was not analysed for the <new> run & \"more\"".into(),
+            ..check(odd, None, Wall, None)
+        },
+    ];
+    Comparison {
+        base_label: "baselines/demo.csv".into(),
+        new_label: "runs/demo/20240601T120000Z".into(),
+        base_fingerprint: "0123456789abcdef".into(),
+        new_fingerprint: "0123456789abcdef".into(),
+        strict: false,
+        refused: None,
+        checks,
+        unmatched: vec!["model gpt-4o step 50: only in the baseline (baselines/demo.csv)".into()],
+        notes: vec!["a note with a | pipe".into()],
+    }
+}
+
+fn refused() -> Comparison {
+    Comparison {
+        refused: Some(WorkloadMismatch {
+            base_fp: "0123456789abcdef".into(),
+            new_fp: "fedcba9876543210".into(),
+            unified_diff: "--- baselines/demo.csv\n+++ runs/demo/x\n@@ -1,2 +1,2 @@\n name: demo\n-max_tokens: 200\n+max_tokens: 300\n".into(),
+        }),
+        checks: vec![],
+        unmatched: vec![],
+        notes: vec![],
+        new_fingerprint: "fedcba9876543210".into(),
+        ..fixture()
+    }
+}
+
+fn text(c: &Comparison, f: DiffFormat) -> String {
+    let mut buf = Vec::new();
+    render(c, f, &mut buf).unwrap();
+    String::from_utf8(buf).unwrap()
+}
+
+#[test]
+fn summary_line_wording() {
+    let k = Counts {
+        regressed: 2,
+        improved: 1,
+        noise: 30,
+        skipped: 4,
+    };
+    assert_eq!(
+        summary_line(&k),
+        "2 regressions, 1 improvement, 30 within noise, 4 skipped"
+    );
+    let k = Counts {
+        regressed: 1,
+        improved: 0,
+        noise: 1,
+        skipped: 0,
+    };
+    assert_eq!(
+        summary_line(&k),
+        "1 regression, 0 improvements, 1 within noise, 0 skipped"
+    );
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!("diff_markdown", text(&fixture(), DiffFormat::Markdown));
+}
+
+#[test]
+fn markdown_refused_snapshot() {
+    let s = text(&refused(), DiffFormat::Markdown);
+    assert!(s.contains("```diff\n--- baselines/demo.csv\n"));
+    insta::assert_snapshot!("diff_markdown_refused", s);
+}
+
+#[test]
+fn markdown_fence_outgrows_backticks_in_the_diff() {
+    let mut c = refused();
+    if let Some(r) = c.refused.as_mut() {
+        r.unified_diff = "-a ```\n+b ````\n".into();
+    }
+    let s = text(&c, DiffFormat::Markdown);
+    assert!(s.contains("\n`````diff\n-a ```\n+b ````\n`````\n"), "{s}");
+}
+
+#[test]
+fn markdown_escapes_table_cells() {
+    let s = text(&fixture(), DiffFormat::Markdown);
+    assert!(s.contains("| deep&lt;seek&gt; &amp; \"co\" | 5 |"), "{s}");
+    assert!(s.contains(
+        "- deep&lt;seek&gt; &amp; \"co\" · wall: wall was not analysed for the &lt;new&gt; run"
+    ));
+    assert_eq!(cell("a|b\nc"), "a\\|b c");
+    assert_eq!(code("a`b"), "``a`b``");
+    assert_eq!(code("`x"), "`` `x ``");
+}
+
+#[test]
+fn table_snapshot() {
+    let s = text(&fixture(), DiffFormat::Table);
+    assert!(s.contains("1 improvement"));
+    insta::assert_snapshot!("diff_table", s);
+}
+
+#[test]
+fn json_snapshot_and_shape() {
+    let s = text(&fixture(), DiffFormat::Json);
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["outcome"], "regression");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["counts"]["regressed"], 2);
+    assert_eq!(v["checks"][1]["verdict"]["kind"], "regressed");
+    assert_eq!(v["checks"][1]["ci"][0], 0.18);
+    assert_eq!(v["checks"][2]["verdict"]["kind"], "skipped");
+    assert_eq!(v["checks"][7]["percentile"], serde_json::Value::Null);
+    insta::assert_snapshot!("diff_json", s);
+    let r: serde_json::Value = serde_json::from_str(&text(&refused(), DiffFormat::Json)).unwrap();
+    assert_eq!(
+        (r["exit_code"].as_i64(), r["outcome"].as_str()),
+        (Some(1), Some("refused"))
+    );
+}
+
+#[test]
+fn junit_snapshot_and_well_formed() {
+    let s = text(&fixture(), DiffFormat::Junit);
+    assert_well_formed(&s);
+    // 9 gated checks in two suites + 1 unmatched; P50 is not a test case.
+    assert!(s.contains("<testsuites name=\"ladder diff\" tests=\"10\" failures=\"2\" errors=\"0\" skipped=\"3\">"), "{s}");
+    assert!(s.contains("name=\"step 20 · TTFT P90\""));
+    assert!(!s.contains("TTFT P50"));
+    assert!(s.contains("name=\"deep&lt;seek&gt; &amp; &quot;co&quot;\""));
+    insta::assert_snapshot!("diff_junit", s);
+    let r = text(&refused(), DiffFormat::Junit);
+    assert_well_formed(&r);
+    insta::assert_snapshot!("diff_junit_refused", r);
+}
+
+#[test]
+fn junit_escaping_handles_hostile_text() {
+    let hostile = "]]></failure><x a='1'>&amp;\u{1}\u{7}é";
+    let mut c = fixture();
+    c.checks[1].detail = hostile.into();
+    c.checks[1].model = hostile.into();
+    let s = text(&c, DiffFormat::Junit);
+    assert_well_formed(&s);
+    assert!(s.contains("&amp;amp;"));
+    assert!(!s.contains('\u{1}'));
+}
+
+/// A strict little XML well-formedness check: one root element, balanced and correctly nested
+/// tags, quoted attributes without `<`, only the five predefined or numeric entity references,
+/// no raw `<`, `&` or `>` in text, and no characters XML 1.0 forbids.
+fn assert_well_formed(xml: &str) {
+    let body = xml
+        .strip_prefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
+        .expect("XML declaration");
+    assert!(
+        !body
+            .chars()
+            .any(|c| (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r')),
+        "control character in XML"
+    );
+    let check_entities = |s: &str| {
+        for (i, _) in s.match_indices('&') {
+            let rest = &s[i + 1..];
+            let end = rest.find(';').expect("unterminated entity");
+            let name = &rest[..end];
+            let ok = matches!(name, "amp" | "lt" | "gt" | "quot" | "apos")
+                || (name.starts_with('#') && name.len() > 1);
+            assert!(ok, "bad entity &{name};");
+        }
+    };
+    let mut stack: Vec<String> = Vec::new();
+    let mut roots = 0;
+    let mut rest = body;
+    while !rest.is_empty() {
+        let lt = rest.find('<').unwrap_or(rest.len());
+        let text = &rest[..lt];
+        assert!(!text.contains('>'), "raw > in text: {text:?}");
+        check_entities(text);
+        if !stack.is_empty() || text.trim().is_empty() {
+        } else {
+            panic!("text outside the root: {text:?}");
+        }
+        rest = &rest[lt..];
+        if rest.is_empty() {
+            break;
+        }
+        let gt = rest.find('>').expect("unterminated tag");
+        let tag = &rest[1..gt];
+        rest = &rest[gt + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
+            continue;
+        }
+        let self_closing = tag.ends_with('/');
+        let tag = tag.trim_end_matches('/');
+        let name_end = tag.find(char::is_whitespace).unwrap_or(tag.len());
+        let name = &tag[..name_end];
+        assert!(
+            !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        );
+        // Attributes: name="value" pairs, values free of '<' and '"'.
+        let mut attrs = tag[name_end..].trim();
+        while !attrs.is_empty() {
+            let eq = attrs.find("=\"").expect("attribute without =\"");
+            assert!(
+                attrs[..eq]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "attr name {attrs}"
+            );
+            let after = &attrs[eq + 2..];
+            let close = after.find('"').expect("unterminated attribute");
+            let value = &after[..close];
+            assert!(!value.contains('<'));
+            check_entities(value);
+            attrs = after[close + 1..].trim_start();
+        }
+        if stack.is_empty() {
+            roots += 1;
+        }
+        if !self_closing {
+            stack.push(name.to_string());
+        }
+    }
+    assert!(stack.is_empty(), "unclosed: {stack:?}");
+    assert_eq!(roots, 1, "exactly one root element");
+}
+
+#[test]
+fn well_formedness_checker_rejects_broken_xml() {
+    let decl = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+    for bad in [
+        "<a><b></a></b>",
+        "<a>x & y</a>",
+        "<a x=\"<\"/>",
+        "<a></a><b/>",
+        "<a>",
+        "<a>1 > 0</a>",
+    ] {
+        let doc = format!("{decl}{bad}");
+        assert!(
+            std::panic::catch_unwind(|| assert_well_formed(&doc)).is_err(),
+            "accepted {bad}"
+        );
+    }
+    assert_well_formed(&format!("{decl}<a x=\"&amp;\"><b/>t&lt;</a>\n"));
+}
+
+#[test]
+fn markdown_headings_for_pass_and_inconclusive() {
+    let mut c = fixture();
+    c.checks.retain(|k| k.verdict != Verdict::Regressed);
+    let s = text(&c, DiffFormat::Markdown);
+    assert!(s.starts_with("## ladder diff: PASS\n"), "{s}");
+    c.checks.retain(|k| {
+        !(k.metric.is_latency() && k.gated) || matches!(k.verdict, Verdict::Skipped { .. })
+    });
+    let s = text(&c, DiffFormat::Markdown);
+    assert!(s.starts_with("## ladder diff: INCONCLUSIVE\n"), "{s}");
+    assert!(s.contains("Inconclusive: no latency gate had enough samples."));
+    let t = text(&c, DiffFormat::Table);
+    assert!(t.starts_with("ladder diff: INCONCLUSIVE\n"), "{t}");
+}

@@ -1,0 +1,5 @@
+//! Renderers: turn results into bytes for people and machines (terminal tables, markdown, JSON,
+//! JUnit, HTML). Pure: data in, `String`/bytes out; the caller decides where they go.
+
+pub mod diff;
+pub mod table;

@@ -1,0 +1,399 @@
+//! The terminal tables `ladder run` prints after a run: one table per model with a row per
+//! ladder step (latency percentiles, errors, throughput, goodput), and, when a scenario has
+//! several models, a side-by-side table that marks the fastest model at each step. Pure: rows in,
+//! a `String` out; numbers are formatted for people, not for machines (the CSVs are for those).
+
+use crate::stats::StepSummary;
+use tabled::builder::Builder;
+use tabled::settings::object::{Columns, Rows};
+use tabled::settings::style::{BorderSpanCorrection, HorizontalLine};
+use tabled::settings::{Alignment, Span, Style};
+
+const RUN_HEADER: [&str; 10] = [
+    "streams",
+    "n",
+    "errors",
+    "TTFT P50/P90/P99",
+    "TPOT P50/P90/P99",
+    "ITL P99",
+    "E2E P90",
+    "TPM",
+    "RPS",
+    "goodput",
+];
+const COMPARE_METRICS: [&str; 4] = ["TTFT P90", "TPOT P50", "TPM", "errors"];
+const ERRORS_COLUMN: usize = 2;
+
+/// Per-model step tables: a `model: <name>` heading line, then the table; models in order of
+/// first appearance, steps ascending. `color` only makes the heading bold; without it the
+/// output has no ANSI codes.
+pub fn run_table(rows: &[StepSummary], color: bool) -> String {
+    let mut out = String::new();
+    for (i, model) in models(rows).into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        if color {
+            out.push_str(&format!("\x1b[1mmodel: {model}\x1b[0m\n"));
+        } else {
+            out.push_str(&format!("model: {model}\n"));
+        }
+        let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
+        steps.sort_by_key(|r| r.step);
+        let mut b = Builder::default();
+        b.push_record(RUN_HEADER);
+        for r in steps {
+            b.push_record([
+                r.concurrency.to_string(),
+                format!("{}/{}", r.succeeded, r.attempted),
+                errors_cell(r),
+                triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
+                triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
+                fmt_ms(r.itl_p99_ms),
+                fmt_ms(r.e2e_p90_ms),
+                fmt_tpm(r.tpm),
+                fmt_rps(r.rps),
+                fmt_share(r.goodput),
+            ]);
+        }
+        let mut table = b.build();
+        table
+            .with(Style::rounded())
+            .modify(Columns::new(..), Alignment::right())
+            .modify(Columns::single(ERRORS_COLUMN), Alignment::left())
+            .modify(Rows::first(), Alignment::center());
+        out.push_str(&table.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// Side-by-side comparison per step (streams, then per model TTFT P90, TPOT P50, TPM, failed
+/// count),
+/// the model with the lowest TTFT P90 at each step marked `*`. `None` for fewer than 2 models.
+pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
+    let models = models(rows);
+    if models.len() < 2 {
+        return None;
+    }
+    let mut steps: Vec<u32> = rows.iter().map(|r| r.step).collect();
+    steps.sort_unstable();
+    steps.dedup();
+
+    let mut b = Builder::default();
+    let mut top = vec![String::new()];
+    let mut sub = vec!["streams".to_string()];
+    for m in &models {
+        top.push(m.to_string());
+        top.extend(std::iter::repeat(String::new()).take(COMPARE_METRICS.len() - 1));
+        sub.extend(COMPARE_METRICS.iter().map(|s| s.to_string()));
+    }
+    b.push_record(top);
+    b.push_record(sub);
+    for step in steps {
+        let at: Vec<Option<&StepSummary>> = models
+            .iter()
+            .map(|m| rows.iter().find(|r| r.step == step && r.model == *m))
+            .collect();
+        let streams = at.iter().flatten().next().map_or(0, |r| r.concurrency);
+        let best = at
+            .iter()
+            .flatten()
+            .filter_map(|r| r.ttft_p90_ms)
+            .filter(|v| v.is_finite())
+            .min_by(f64::total_cmp);
+        let mut record = vec![streams.to_string()];
+        for r in at {
+            let Some(r) = r else {
+                record.extend(std::iter::repeat("-".to_string()).take(COMPARE_METRICS.len()));
+                continue;
+            };
+            let mut ttft = fmt_ms(r.ttft_p90_ms);
+            if r.ttft_p90_ms.is_some() && r.ttft_p90_ms == best {
+                ttft.push_str(" *");
+            }
+            let errors = if r.failed == 0 {
+                "-".to_string()
+            } else {
+                r.failed.to_string()
+            };
+            record.extend([ttft, fmt_ms(r.tpot_p50_ms), fmt_tpm(r.tpm), errors]);
+        }
+        b.push_record(record);
+    }
+    // Two header rows (model names spanning their metrics, then metric names): the rule goes
+    // under the second one.
+    let style = Style::rounded().horizontals([(2, HorizontalLine::full('─', '┼', '├', '┤'))]);
+    let mut table = b.build();
+    table
+        .with(style)
+        .modify(Columns::new(..), Alignment::right())
+        .modify(Rows::new(..2), Alignment::center());
+    for i in 0..models.len() {
+        let first = 1 + i * COMPARE_METRICS.len();
+        table.modify((0, first), Span::column(COMPARE_METRICS.len()));
+    }
+    table.with(BorderSpanCorrection);
+    Some(format!("{table}\n* lowest TTFT P90 at that step\n"))
+}
+
+/// Distinct models in order of first appearance.
+fn models(rows: &[StepSummary]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.model.as_str()) {
+            out.push(&r.model);
+        }
+    }
+    out
+}
+
+/// `-` when nothing failed, else `3 (429×2, 5xx×1)`.
+fn errors_cell(r: &StepSummary) -> String {
+    if r.failed == 0 {
+        return "-".to_string();
+    }
+    let parts: Vec<String> = [
+        ("429", r.err_429),
+        ("5xx", r.err_5xx),
+        ("timeout", r.err_timeout),
+        ("other", r.err_other),
+    ]
+    .into_iter()
+    .filter(|&(_, n)| n > 0)
+    .map(|(name, n)| format!("{name}×{n}"))
+    .collect();
+    if parts.is_empty() {
+        r.failed.to_string()
+    } else {
+        format!("{} ({})", r.failed, parts.join(", "))
+    }
+}
+
+/// `212 / 240 / 301`; a lone `-` when all three are missing.
+fn triple(a: Option<f64>, b: Option<f64>, c: Option<f64>) -> String {
+    if [a, b, c].iter().all(|v| v.map_or(true, |v| !v.is_finite())) {
+        return "-".to_string();
+    }
+    format!("{} / {} / {}", fmt_ms(a), fmt_ms(b), fmt_ms(c))
+}
+
+/// Milliseconds for people: `8.3` below 10, `212` up to 10 s, then `12.3 s`.
+fn fmt_ms(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => {
+            if (v * 10.0).round() / 10.0 < 10.0 {
+                format!("{v:.1}")
+            } else if v.round() < 10_000.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{:.1} s", v / 1000.0)
+            }
+        }
+        _ => "-".to_string(),
+    }
+}
+
+/// Tokens per minute: `15,234` below a million, then `1.23M`.
+fn fmt_tpm(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    if v.round() >= 1_000_000.0 {
+        return format!("{:.2}M", v / 1_000_000.0);
+    }
+    thousands(v.round() as u64)
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Requests per second: 2 decimals below 10, 1 below 100, then whole numbers.
+fn fmt_rps(v: f64) -> String {
+    if !v.is_finite() {
+        "-".to_string()
+    } else if v < 9.995 {
+        format!("{v:.2}")
+    } else if v < 99.95 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// A share in [0, 1] as a percentage with one decimal.
+fn fmt_share(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{:.1}%", v * 100.0),
+        _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(model: &str, step: u32, concurrency: u32, ttft: [f64; 3], tpot: f64) -> StepSummary {
+        StepSummary {
+            model: model.into(),
+            step,
+            concurrency,
+            attempted: 200,
+            succeeded: 200,
+            ttft_p50_ms: Some(ttft[0]),
+            ttft_p90_ms: Some(ttft[1]),
+            ttft_p99_ms: Some(ttft[2]),
+            tpot_p50_ms: Some(tpot),
+            tpot_p90_ms: Some(tpot * 1.2),
+            tpot_p99_ms: Some(tpot * 1.5),
+            itl_p99_ms: Some(42.4),
+            e2e_p90_ms: Some(2100.0),
+            tpm: 15_234.4,
+            rps: 3.254,
+            goodput: Some(0.995),
+            ..StepSummary::default()
+        }
+    }
+
+    fn ladder() -> Vec<StepSummary> {
+        let mut slow = row("gpt-4o", 3, 20, [900.0, 1450.0, 2210.0], 9.0);
+        slow.succeeded = 195;
+        slow.failed = 5;
+        slow.err_429 = 3;
+        slow.err_5xx = 1;
+        slow.err_timeout = 1;
+        slow.e2e_p90_ms = Some(12_345.0);
+        slow.tpm = 1_234_567.0;
+        slow.rps = 41.27;
+        let mut empty = row("gpt-4o", 4, 50, [0.0; 3], 0.0);
+        empty.succeeded = 0;
+        empty.failed = 200;
+        empty.err_429 = 200;
+        empty.ttft_p50_ms = None;
+        empty.ttft_p90_ms = None;
+        empty.ttft_p99_ms = None;
+        empty.tpot_p50_ms = None;
+        empty.tpot_p90_ms = None;
+        empty.tpot_p99_ms = None;
+        empty.itl_p99_ms = None;
+        empty.e2e_p90_ms = None;
+        empty.tpm = 0.0;
+        empty.rps = 0.0;
+        empty.goodput = Some(0.0);
+        vec![
+            row("gpt-4o", 2, 10, [230.0, 260.0, 330.0], 8.4),
+            row("gpt-4o", 1, 5, [212.0, 240.0, 301.0], 8.25),
+            slow,
+            empty,
+        ]
+    }
+
+    fn two_models() -> Vec<StepSummary> {
+        let mut rows = ladder();
+        rows.truncate(3);
+        rows.push(row("deepseek-chat", 1, 5, [400.0, 520.0, 800.0], 20.0));
+        rows.push(row("deepseek-chat", 2, 10, [410.0, 255.0, 810.0], 21.0));
+        let mut tie = row("deepseek-chat", 3, 20, [420.0, 1450.0, 820.0], 22.0);
+        tie.goodput = None;
+        rows.push(tie);
+        rows
+    }
+
+    #[test]
+    fn run_table_snapshot() {
+        insta::assert_snapshot!(run_table(&ladder(), false));
+    }
+
+    #[test]
+    fn run_table_two_models_snapshot() {
+        insta::assert_snapshot!(run_table(&two_models(), false));
+    }
+
+    #[test]
+    fn compare_models_snapshot() {
+        insta::assert_snapshot!(compare_models_table(&two_models()).unwrap());
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        assert!(!run_table(&ladder(), false).contains('\x1b'));
+        let coloured = run_table(&ladder(), true);
+        assert!(
+            coloured.starts_with("\x1b[1mmodel: gpt-4o\x1b[0m\n"),
+            "{coloured}"
+        );
+        assert_eq!(run_table(&[], false), "");
+    }
+
+    #[test]
+    fn compare_needs_two_models() {
+        assert_eq!(compare_models_table(&ladder()), None);
+        assert_eq!(compare_models_table(&[]), None);
+    }
+
+    #[test]
+    fn fastest_model_marked_per_step_including_ties() {
+        let table = compare_models_table(&two_models()).unwrap();
+        let marks: Vec<usize> = table.lines().map(|l| l.matches(" *").count()).collect();
+        // Steps 1 and 2 have one winner each; step 3 is a tie (both 1450 ms).
+        assert_eq!(marks.iter().sum::<usize>(), 4, "{table}");
+        assert!(
+            table.ends_with("\n* lowest TTFT P90 at that step\n"),
+            "{table}"
+        );
+        assert!(
+            table.contains("240 *") && table.contains("255 *"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn milliseconds_for_people() {
+        assert_eq!(fmt_ms(Some(8.34)), "8.3");
+        assert_eq!(fmt_ms(Some(0.0)), "0.0");
+        assert_eq!(fmt_ms(Some(9.96)), "10");
+        assert_eq!(fmt_ms(Some(212.4)), "212");
+        assert_eq!(fmt_ms(Some(9_999.4)), "9999");
+        assert_eq!(fmt_ms(Some(9_999.6)), "10.0 s");
+        assert_eq!(fmt_ms(Some(12_345.0)), "12.3 s");
+        assert_eq!(fmt_ms(None), "-");
+        assert_eq!(fmt_ms(Some(f64::NAN)), "-");
+        assert_eq!(triple(None, None, None), "-");
+        assert_eq!(triple(Some(1.0), None, Some(300.0)), "1.0 / - / 300");
+    }
+
+    #[test]
+    fn throughput_for_people() {
+        assert_eq!(fmt_tpm(0.0), "0");
+        assert_eq!(fmt_tpm(999.6), "1,000");
+        assert_eq!(fmt_tpm(15_234.4), "15,234");
+        assert_eq!(fmt_tpm(999_999.4), "999,999");
+        assert_eq!(fmt_tpm(1_234_567.0), "1.23M");
+        assert_eq!(fmt_tpm(f64::INFINITY), "-");
+        assert_eq!(fmt_rps(3.254), "3.25");
+        assert_eq!(fmt_rps(41.27), "41.3");
+        assert_eq!(fmt_rps(250.4), "250");
+        assert_eq!(fmt_share(Some(0.995)), "99.5%");
+        assert_eq!(fmt_share(None), "-");
+    }
+
+    #[test]
+    fn error_breakdown() {
+        let rows = ladder();
+        assert_eq!(errors_cell(&rows[0]), "-");
+        assert_eq!(errors_cell(&rows[2]), "5 (429×3, 5xx×1, timeout×1)");
+        assert_eq!(errors_cell(&rows[3]), "200 (429×200)");
+        let mut other = rows[0].clone();
+        other.failed = 2;
+        assert_eq!(errors_cell(&other), "2");
+    }
+}

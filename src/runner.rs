@@ -1,0 +1,543 @@
+//! The closed-loop load generator: for each model and each ladder step, exactly `c` workers send
+//! requests back to back until the step's budget is used. Every attempted request becomes one
+//! `RequestRecord`, sent once to the collector. Warmup requests are sent and not recorded.
+//! Cancellation is cooperative: a stop signal stops new requests, a cancel signal ends in-flight
+//! ones as `interrupted`.
+
+use crate::client::http::{send_once, Attempt, PreparedTarget};
+use crate::record::{ErrorClass, RequestRecord};
+use crate::scenario::{Budget, RetryPolicy, Scenario};
+use crate::selfcheck::{LoopLagProbe, ProcessCpu};
+use bytes::Bytes;
+use rand::Rng;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// Stop/cancel signals shared by the runner and whoever handles Ctrl-C.
+#[derive(Clone)]
+pub struct Interrupt {
+    stop: watch::Sender<u8>,
+}
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Interrupt {
+    pub fn new() -> Self {
+        Interrupt { stop: watch::channel(0).0 }
+    }
+    /// Start no new request.
+    pub fn stop(&self) {
+        self.stop.send_if_modified(|v| {
+            if *v < 1 {
+                *v = 1;
+                true
+            } else {
+                false
+            }
+        });
+    }
+    /// End in-flight requests now (they are recorded as `interrupted`).
+    pub fn cancel(&self) {
+        self.stop.send_replace(2);
+    }
+    pub fn is_stopped(&self) -> bool {
+        *self.stop.borrow() >= 1
+    }
+    fn subscribe(&self) -> watch::Receiver<u8> {
+        self.stop.subscribe()
+    }
+}
+
+/// What the runner reports while it works (progress display, logs).
+pub trait Progress: Send + Sync {
+    fn step_started(&self, model: &str, step: u32, steps: u32, concurrency: u32, total: Option<u64>);
+    fn record(&self, record: &RequestRecord);
+    fn in_flight(&self, n: usize);
+    fn step_finished(&self, model: &str, step: u32);
+}
+
+/// A progress sink that shows nothing.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn step_started(&self, _: &str, _: u32, _: u32, _: u32, _: Option<u64>) {}
+    fn record(&self, _: &RequestRecord) {}
+    fn in_flight(&self, _: usize) {}
+    fn step_finished(&self, _: &str, _: u32) {}
+}
+
+/// Wall time and self-check figures of one step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRun {
+    pub model: String,
+    pub step: u32,
+    pub concurrency: u32,
+    /// First request start to last request end.
+    pub duration_s: f64,
+    pub client_cpu_pct: Option<f64>,
+    pub loop_lag_p99_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOutput {
+    pub records: Vec<RequestRecord>,
+    pub steps: Vec<StepRun>,
+    pub interrupted: bool,
+}
+
+/// Strings that must never be stored (API key, secret header values).
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    pub fn new(scenario: &Scenario) -> Self {
+        let mut secrets = Vec::new();
+        if let Some(k) = &scenario.target.api_key {
+            secrets.push(k.expose().to_string());
+        }
+        for h in &scenario.target.headers {
+            if h.secret {
+                secrets.push(h.value.expose().to_string());
+            }
+        }
+        Redactor::from_secrets(secrets)
+    }
+
+    pub fn from_secrets(mut secrets: Vec<String>) -> Self {
+        secrets.retain(|s| s.trim().len() >= 4);
+        // Longest first so that a secret containing another is replaced whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let trimmed: Vec<String> = secrets.iter().map(|s| s.trim().to_string()).collect();
+        secrets.extend(trimmed);
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "***redacted***");
+            }
+        }
+        out
+    }
+}
+
+/// Everything a worker needs, shared.
+struct Shared {
+    http: reqwest::Client,
+    target: PreparedTarget,
+    retry: RetryPolicy,
+    redactor: Redactor,
+    run_start: Instant,
+    run_tag: String,
+    next_id: AtomicU64,
+    in_flight: AtomicUsize,
+    progress: Arc<dyn Progress>,
+}
+
+/// Runs every step of every model of the scenario.
+pub async fn run(
+    scenario: &Scenario,
+    http: reqwest::Client,
+    target: PreparedTarget,
+    progress: Arc<dyn Progress>,
+    interrupt: Interrupt,
+) -> RunOutput {
+    let run_start = Instant::now();
+    let run_tag = format!(
+        "{:08x}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64 ^ u64::from(std::process::id()))
+            .unwrap_or(0)
+            & 0xffff_ffff
+    );
+    let shared = Arc::new(Shared {
+        http,
+        target,
+        retry: scenario.retry.clone(),
+        redactor: Redactor::new(scenario),
+        run_start,
+        run_tag,
+        next_id: AtomicU64::new(0),
+        in_flight: AtomicUsize::new(0),
+        progress,
+    });
+    let mut out = RunOutput::default();
+    let steps_total = scenario.load.ladder.len() as u32;
+    'models: for model in &scenario.target.models {
+        let body = shared.target.body_for(model, &scenario.request);
+        for (idx, &concurrency) in scenario.load.ladder.iter().enumerate() {
+            let step = idx as u32 + 1;
+            if interrupt.is_stopped() {
+                break 'models;
+            }
+            let is_last = idx + 1 == scenario.load.ladder.len();
+            if scenario.load.warmup_requests > 0 {
+                let warm = StepPlan {
+                    model: model.clone(),
+                    step,
+                    concurrency,
+                    budget: Budget::RequestsPerStep(u64::from(scenario.load.warmup_requests)),
+                    ramp_up: Duration::ZERO,
+                    record: false,
+                };
+                run_step(&shared, &warm, body.clone(), &interrupt).await;
+            }
+            if interrupt.is_stopped() {
+                break 'models;
+            }
+            let plan = StepPlan {
+                model: model.clone(),
+                step,
+                concurrency,
+                budget: scenario.load.budget,
+                ramp_up: scenario.load.ramp_up,
+                record: true,
+            };
+            shared.progress.step_started(
+                model,
+                step,
+                steps_total,
+                concurrency,
+                planned_total(&plan.budget, concurrency),
+            );
+            let cpu = ProcessCpu::start();
+            let lag = LoopLagProbe::start();
+            let (records, duration_s) = run_step(&shared, &plan, body.clone(), &interrupt).await;
+            let client_cpu_pct = cpu.finish();
+            let loop_lag_p99_ms = lag.finish().await;
+            shared.progress.step_finished(model, step);
+            out.steps.push(StepRun {
+                model: model.clone(),
+                step,
+                concurrency,
+                duration_s,
+                client_cpu_pct,
+                loop_lag_p99_ms,
+            });
+            out.records.extend(records);
+            let pause = scenario.load.pause_between_steps;
+            if !pause.is_zero() && !(is_last && model == scenario.target.models.last().unwrap_or(model)) {
+                let mut rx = interrupt.subscribe();
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = rx.wait_for(|v| *v >= 1) => {}
+                }
+            }
+        }
+    }
+    out.interrupted = interrupt.is_stopped();
+    out
+}
+
+fn planned_total(budget: &Budget, concurrency: u32) -> Option<u64> {
+    match budget {
+        Budget::RequestsPerStep(n) => Some(*n),
+        Budget::RequestsPerWorker(k) => Some(k * u64::from(concurrency)),
+        Budget::Duration(_) => None,
+    }
+}
+
+struct StepPlan {
+    model: String,
+    step: u32,
+    concurrency: u32,
+    budget: Budget,
+    ramp_up: Duration,
+    record: bool,
+}
+
+/// Runs one step with exactly `concurrency` closed-loop workers; returns its records (empty for
+/// warmup) and its wall time in seconds.
+async fn run_step(
+    shared: &Arc<Shared>,
+    plan: &StepPlan,
+    body: Bytes,
+    interrupt: &Interrupt,
+) -> (Vec<RequestRecord>, f64) {
+    let c = plan.concurrency.max(1);
+    let tickets = Arc::new(AtomicU64::new(0));
+    let step_start = Instant::now();
+    let deadline = match plan.budget {
+        Budget::Duration(d) => Some(step_start + plan.ramp_up + d),
+        _ => None,
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
+    let mut handles = Vec::with_capacity(c as usize);
+    for worker in 0..c {
+        let shared = Arc::clone(shared);
+        let tx = tx.clone();
+        let tickets = Arc::clone(&tickets);
+        let body = body.clone();
+        let interrupt = interrupt.clone();
+        let delay = if c > 1 {
+            plan.ramp_up.mul_f64(f64::from(worker) / f64::from(c))
+        } else {
+            Duration::ZERO
+        };
+        let budget = plan.budget;
+        let model = plan.model.clone();
+        let (step, concurrency, record) = (plan.step, plan.concurrency, plan.record);
+        handles.push(tokio::spawn(async move {
+            let mut stop_rx = interrupt.subscribe();
+            if !delay.is_zero() {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(step_start + delay) => {}
+                    _ = stop_rx.wait_for(|v| *v >= 1) => return,
+                }
+            }
+            let mut seq = 0u32;
+            loop {
+                if interrupt.is_stopped() {
+                    return;
+                }
+                let go = match budget {
+                    Budget::RequestsPerStep(n) => tickets.fetch_add(1, Ordering::Relaxed) < n,
+                    Budget::RequestsPerWorker(k) => u64::from(seq) < k,
+                    Budget::Duration(_) => deadline.is_some_and(|d| Instant::now() < d),
+                };
+                if !go {
+                    return;
+                }
+                let rec = one_request(&shared, &model, step, concurrency, worker, seq, &body, &interrupt).await;
+                seq += 1;
+                if record {
+                    shared.progress.record(&rec);
+                    if tx.send(rec).is_err() {
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+    drop(tx);
+    let mut records = Vec::new();
+    while let Some(r) = rx.recv().await {
+        records.push(r);
+    }
+    for h in handles {
+        let _ = h.await;
+    }
+    // Step wall time: first request start to last request end.
+    let duration_s = if records.is_empty() {
+        step_start.elapsed().as_secs_f64()
+    } else {
+        let first = records
+            .iter()
+            .map(|r| r.started_at_ms)
+            .fold(f64::INFINITY, f64::min);
+        let last = records
+            .iter()
+            .map(|r| r.started_at_ms + r.e2e_ms.unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        ((last - first) / 1000.0).max(0.0)
+    };
+    records.sort_by(|a, b| a.started_at_ms.total_cmp(&b.started_at_ms));
+    (records, duration_s)
+}
+
+/// One request, with retries per the policy. Always returns exactly one record.
+#[allow(clippy::too_many_arguments)]
+async fn one_request(
+    shared: &Shared,
+    model: &str,
+    step: u32,
+    concurrency: u32,
+    worker: u32,
+    seq: u32,
+    body: &Bytes,
+    interrupt: &Interrupt,
+) -> RequestRecord {
+    let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let request_id = format!("ldr-{}-{:06}", shared.run_tag, id_num);
+    let started = Instant::now();
+    let started_at_ms = started.duration_since(shared.run_start).as_secs_f64() * 1000.0;
+    let mut cancel_rx = interrupt.subscribe();
+    let mut attempts = 0u32;
+    let mut retry_wait_ms = 0.0;
+    let mut first_attempt_429 = false;
+    let attempt = loop {
+        attempts += 1;
+        let attempt_start = Instant::now();
+        let attempt_id = if attempts == 1 {
+            request_id.clone()
+        } else {
+            format!("{request_id}.{attempts}")
+        };
+        shared.in_flight.fetch_add(1, Ordering::Relaxed);
+        shared.progress.in_flight(shared.in_flight.load(Ordering::Relaxed));
+        let result = tokio::select! {
+            a = send_once(&shared.http, &shared.target, body.clone(), &attempt_id) => Some(a),
+            _ = cancel_rx.wait_for(|v| *v >= 2) => None,
+        };
+        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+        shared.progress.in_flight(shared.in_flight.load(Ordering::Relaxed));
+        let a = match result {
+            Some(a) => a,
+            None => {
+                break Attempt {
+                    error_class: Some(ErrorClass::Interrupted),
+                    error_message: Some("cancelled by interrupt".into()),
+                    elapsed_ms: attempt_start.elapsed().as_secs_f64() * 1000.0,
+                    ..Default::default()
+                }
+            }
+        };
+        if attempts == 1 && a.error_class == Some(ErrorClass::Http429) {
+            first_attempt_429 = true;
+        }
+        let retryable = a
+            .error_class
+            .is_some_and(|c| shared.retry.retry_on.contains(&c));
+        if !retryable || attempts >= shared.retry.max_attempts || interrupt.is_stopped() {
+            break a;
+        }
+        let wait = retry_delay(&shared.retry, attempts, a.rate_limit.retry_after);
+        retry_wait_ms += wait.as_secs_f64() * 1000.0;
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = cancel_rx.wait_for(|v| *v >= 1) => break a,
+        }
+    };
+    to_record(
+        shared,
+        attempt,
+        RecordKey { model, step, concurrency, worker, seq, request_id, started_at_ms },
+        attempts,
+        retry_wait_ms,
+        first_attempt_429,
+    )
+}
+
+/// Exponential backoff with full jitter; a server's `Retry-After` wins (up to the cap).
+fn retry_delay(policy: &RetryPolicy, attempt: u32, retry_after: Option<Duration>) -> Duration {
+    if let Some(ra) = retry_after {
+        return ra.min(policy.max_retry_after);
+    }
+    let exp = policy
+        .initial_backoff
+        .saturating_mul(1u32 << (attempt - 1).min(16))
+        .min(policy.max_backoff);
+    let jitter: f64 = rand::thread_rng().gen_range(0.0..=1.0);
+    exp.mul_f64(jitter)
+}
+
+struct RecordKey<'a> {
+    model: &'a str,
+    step: u32,
+    concurrency: u32,
+    worker: u32,
+    seq: u32,
+    request_id: String,
+    started_at_ms: f64,
+}
+
+fn to_record(
+    shared: &Shared,
+    a: Attempt,
+    key: RecordKey<'_>,
+    attempts: u32,
+    retry_wait_ms: f64,
+    first_attempt_429: bool,
+) -> RequestRecord {
+    let mut r = RequestRecord {
+        model: key.model.to_string(),
+        step: key.step,
+        concurrency: key.concurrency,
+        worker: key.worker,
+        seq: key.seq,
+        request_id: key.request_id,
+        started_at_ms: key.started_at_ms,
+        error_class: a.error_class,
+        http_status: a.http_status,
+        error_type: a.error_type.map(|t| shared.redactor.redact(&t)),
+        error_message: a.error_message.map(|m| short(&shared.redactor.redact(&m))),
+        attempts,
+        retry_wait_ms,
+        first_attempt_429,
+        limit_kind: a.rate_limit.kind,
+        retry_after_ms: a.rate_limit.retry_after.map(|d| d.as_secs_f64() * 1000.0),
+        e2e_ms: Some(a.elapsed_ms),
+        ..Default::default()
+    };
+    if let Some(t) = a.timing {
+        r.token_events = t.token_events;
+        r.finish_reason = t.finish_reason;
+        r.input_tokens = t.input_tokens;
+        r.output_tokens = t.output_tokens;
+        r.tokens_source = t.tokens_source;
+        if r.error_class.is_none() {
+            r.ttft_ms = t.ttft_ms;
+            r.ttfc_ms = t.ttfc_ms;
+            r.tpot_ms = t.tpot_ms;
+            r.e2e_ms = Some(t.e2e_ms);
+            r.itl_ms = t.itl_ms;
+        } else {
+            // Keep what was observed before the failure: it helps diagnose, and stats only
+            // use successful requests.
+            r.ttft_ms = t.ttft_ms;
+            r.ttfc_ms = t.ttfc_ms;
+        }
+    }
+    r
+}
+
+/// Error messages are kept short and on one line.
+fn short(msg: &str) -> String {
+    let one_line: String = msg
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let trimmed = one_line.trim();
+    if trimmed.chars().count() > 200 {
+        let cut: String = trimmed.chars().take(199).collect();
+        format!("{cut}…")
+    } else {
+        trimmed.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redactor_replaces_every_secret_and_trimmed_forms() {
+        let r = Redactor::from_secrets(vec!["sk-test-1234567890".into(), " tok-abcdef\n".into()]);
+        let text = "Incorrect API key provided: sk-test-1234567890; header tok-abcdef";
+        let out = r.redact(text);
+        assert!(!out.contains("sk-test-1234567890"));
+        assert!(!out.contains("tok-abcdef"));
+        assert_eq!(out.matches("***redacted***").count(), 2);
+    }
+
+    #[test]
+    fn retry_delay_honours_retry_after_up_to_cap_and_backs_off() {
+        let p = RetryPolicy::default();
+        assert_eq!(retry_delay(&p, 1, Some(Duration::from_secs(2))), Duration::from_secs(2));
+        assert_eq!(retry_delay(&p, 1, Some(Duration::from_secs(600))), p.max_retry_after);
+        for attempt in 1..10 {
+            let d = retry_delay(&p, attempt, None);
+            assert!(d <= p.max_backoff);
+            assert!(d <= p.initial_backoff * (1 << (attempt - 1)));
+        }
+    }
+
+    #[test]
+    fn short_messages_are_one_line_and_bounded() {
+        assert_eq!(short("a\nb\r\nc"), "a b  c");
+        assert_eq!(short(&"x".repeat(500)).chars().count(), 200);
+    }
+}

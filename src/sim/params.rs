@@ -1,0 +1,500 @@
+//! The simulator's knobs (DESIGN §8): what the server models, with the defaults documented on each
+//! field, plus `--sim-set key=value` overrides and the key list for help output. Pure data: no
+//! clock, no I/O.
+
+use crate::duration;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// The model name served when a request names none of the configured ones.
+pub const DEFAULT_MODEL: &str = "sim-model";
+
+/// Server-side parameters (DESIGN §8). Not part of the workload fingerprint.
+///
+/// `Default` gives the documented defaults (not zeroes); YAML fields that are left out take them.
+/// `Debug` never prints `require_api_key`.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimParams {
+    /// Base time to first token once a slot is free (200ms).
+    #[serde(with = "crate::duration::serde_human")]
+    pub ttft: Duration,
+    /// Extra TTFT per input token (0); input tokens ≈ prompt characters / 4.
+    #[serde(with = "crate::duration::serde_human")]
+    pub prefill_per_token: Duration,
+    /// Time per output token after the first (20ms).
+    #[serde(with = "crate::duration::serde_human")]
+    pub tpot: Duration,
+    /// Uniform jitter on each token interval, as a fraction of `tpot` (0.05), seeded.
+    pub tpot_jitter: f64,
+    /// Tokens generated per request (64); a request gets min(max_tokens, output_tokens).
+    pub output_tokens: u32,
+    /// Streams served at once; above it requests wait in a FIFO queue (none = unlimited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency_cap: Option<u32>,
+    /// Extra TPOT, as a fraction of `tpot`, per active stream above `saturation_from` (0 = off).
+    pub saturation: f64,
+    /// Active streams the backend serves without slowing down (1).
+    pub saturation_from: u32,
+    /// Requests per minute (token bucket); over it: 429 `requests`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpm: Option<u32>,
+    /// Tokens per minute, counting prompt tokens + max_tokens; over it: 429 `tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpm: Option<u64>,
+    /// Seed for faults and jitter (42).
+    pub seed: u64,
+    /// Per-model overrides of `ttft`, `tpot`, `output_tokens`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelOverride>,
+    /// Fault injection rates.
+    pub faults: FaultRates,
+    /// When set, requests must carry this key (bearer, or `x-api-key` on /messages), else 401.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub require_api_key: Option<String>,
+    /// Answer 404 `model_not_found` for models not in `models` (and not `sim-model`).
+    pub known_models_only: bool,
+}
+
+/// Partial per-model override; unset fields fall back to the top-level values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelOverride {
+    #[serde(
+        with = "crate::duration::serde_human_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ttft: Option<Duration>,
+    #[serde(
+        with = "crate::duration::serde_human_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tpot: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u32>,
+}
+
+/// Per-request probabilities in [0, 1] of each injected fault (all 0 by default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FaultRates {
+    pub http_500: f64,
+    pub http_502: f64,
+    pub http_503: f64,
+    /// Anthropic-style 529 `overloaded_error`.
+    pub overloaded_529: f64,
+    /// Drop the connection mid-stream.
+    pub disconnect: f64,
+    /// Send nothing for `stall_for` mid-stream, then continue.
+    pub stall: f64,
+    /// One invalid JSON data line mid-stream.
+    pub malformed: f64,
+    /// Error object (or Anthropic `event: error`) mid-stream, then end.
+    pub inband_error: f64,
+    /// End cleanly without `[DONE]` / `message_stop`.
+    pub no_done: f64,
+    /// 200 with a plain JSON body although a stream was asked for.
+    pub json_body: f64,
+    /// How long a stall lasts (5s).
+    #[serde(with = "crate::duration::serde_human")]
+    pub stall_for: Duration,
+}
+
+impl Default for FaultRates {
+    fn default() -> Self {
+        FaultRates {
+            http_500: 0.0,
+            http_502: 0.0,
+            http_503: 0.0,
+            overloaded_529: 0.0,
+            disconnect: 0.0,
+            stall: 0.0,
+            malformed: 0.0,
+            inband_error: 0.0,
+            no_done: 0.0,
+            json_body: 0.0,
+            stall_for: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            ttft: Duration::from_millis(200),
+            prefill_per_token: Duration::ZERO,
+            tpot: Duration::from_millis(20),
+            tpot_jitter: 0.05,
+            output_tokens: 64,
+            concurrency_cap: None,
+            saturation: 0.0,
+            saturation_from: 1,
+            rpm: None,
+            tpm: None,
+            seed: 42,
+            models: BTreeMap::new(),
+            faults: FaultRates::default(),
+            require_api_key: None,
+            known_models_only: false,
+        }
+    }
+}
+
+impl fmt::Debug for SimParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimParams")
+            .field("ttft", &self.ttft)
+            .field("prefill_per_token", &self.prefill_per_token)
+            .field("tpot", &self.tpot)
+            .field("tpot_jitter", &self.tpot_jitter)
+            .field("output_tokens", &self.output_tokens)
+            .field("concurrency_cap", &self.concurrency_cap)
+            .field("saturation", &self.saturation)
+            .field("saturation_from", &self.saturation_from)
+            .field("rpm", &self.rpm)
+            .field("tpm", &self.tpm)
+            .field("seed", &self.seed)
+            .field("models", &self.models)
+            .field("faults", &self.faults)
+            .field(
+                "require_api_key",
+                &self.require_api_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("known_models_only", &self.known_models_only)
+            .finish()
+    }
+}
+
+/// The timing of one model after applying its override.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelTiming {
+    pub ttft: Duration,
+    pub tpot: Duration,
+    pub output_tokens: u32,
+}
+
+/// Keys accepted by [`SimParams::set`], with one line of help each.
+const KEYS: &[(&str, &str)] = &[
+    ("ttft", "base time to first token, e.g. 200ms"),
+    (
+        "prefill_per_token",
+        "extra TTFT per input token (chars/4), e.g. 50us",
+    ),
+    ("tpot", "time per output token, e.g. 20ms"),
+    (
+        "tpot_jitter",
+        "jitter on each token interval, fraction of tpot in [0,1], e.g. 0.05",
+    ),
+    (
+        "output_tokens",
+        "tokens per response (capped by the request's max_tokens), e.g. 64",
+    ),
+    (
+        "concurrency_cap",
+        "streams served at once, FIFO queue above it; `none` = unlimited",
+    ),
+    (
+        "saturation",
+        "extra TPOT fraction per active stream above saturation_from, e.g. 0.01",
+    ),
+    (
+        "saturation_from",
+        "active streams before TPOT starts to grow, e.g. 8",
+    ),
+    (
+        "rpm",
+        "requests per minute before 429 `requests`; `none` = unlimited",
+    ),
+    (
+        "tpm",
+        "tokens per minute (prompt + max_tokens) before 429 `tokens`; `none` = unlimited",
+    ),
+    ("seed", "seed for faults and jitter, e.g. 42"),
+    (
+        "require_api_key",
+        "key that requests must carry, else 401; `none` = no auth",
+    ),
+    (
+        "known_models_only",
+        "404 model_not_found for unconfigured models: true|false",
+    ),
+    ("faults.http_500", "rate of HTTP 500 answers in [0,1]"),
+    ("faults.http_502", "rate of HTTP 502 answers in [0,1]"),
+    ("faults.http_503", "rate of HTTP 503 answers in [0,1]"),
+    (
+        "faults.overloaded_529",
+        "rate of Anthropic-style 529 overloaded answers in [0,1]",
+    ),
+    (
+        "faults.disconnect",
+        "rate of connections dropped mid-stream in [0,1]",
+    ),
+    (
+        "faults.stall",
+        "rate of mid-stream stalls of faults.stall_for in [0,1]",
+    ),
+    ("faults.stall_for", "how long a stall lasts, e.g. 5s"),
+    (
+        "faults.malformed",
+        "rate of streams with one invalid JSON line in [0,1]",
+    ),
+    (
+        "faults.inband_error",
+        "rate of streams ending with an in-band error in [0,1]",
+    ),
+    (
+        "faults.no_done",
+        "rate of streams ending without [DONE]/message_stop in [0,1]",
+    ),
+    (
+        "faults.json_body",
+        "rate of plain JSON bodies answering a stream request in [0,1]",
+    ),
+    ("models.<name>.ttft", "TTFT override for one model"),
+    ("models.<name>.tpot", "TPOT override for one model"),
+    (
+        "models.<name>.output_tokens",
+        "output_tokens override for one model",
+    ),
+];
+
+impl SimParams {
+    /// Every key `set` accepts, with help text (for `ladder sim --help`-like listings).
+    pub fn describe_keys() -> &'static [(&'static str, &'static str)] {
+        KEYS
+    }
+
+    /// Applies one `--sim-set key=value` override. Errors name the key and, for an unknown key,
+    /// list the valid ones. Values of `require_api_key` never appear in errors.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let key = key.trim();
+        let v = value.trim();
+        match key {
+            "ttft" => self.ttft = dur(key, v)?,
+            "prefill_per_token" => self.prefill_per_token = dur(key, v)?,
+            "tpot" => self.tpot = dur(key, v)?,
+            "tpot_jitter" => self.tpot_jitter = fraction(key, v)?,
+            "output_tokens" => self.output_tokens = num(key, v)?,
+            "concurrency_cap" => self.concurrency_cap = opt(v, |v| positive(key, v))?,
+            "saturation" => self.saturation = non_negative(key, v)?,
+            "saturation_from" => self.saturation_from = num(key, v)?,
+            "rpm" => self.rpm = opt(v, |v| positive(key, v))?,
+            "tpm" => self.tpm = opt(v, |v| positive(key, v))?,
+            "seed" => self.seed = num(key, v)?,
+            "require_api_key" => self.require_api_key = opt(v, |v| Ok(v.to_string()))?,
+            "known_models_only" => self.known_models_only = boolean(key, v)?,
+            "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
+            _ => {
+                if let Some(kind) = key.strip_prefix("faults.") {
+                    if let Some(slot) = self.faults.rate_mut(kind) {
+                        *slot = fraction(key, v)?;
+                        return Ok(());
+                    }
+                } else if let Some(rest) = key.strip_prefix("models.") {
+                    if let Some((name, field)) = rest.rsplit_once('.') {
+                        if !name.is_empty() {
+                            return self.set_model(key, name, field, v);
+                        }
+                    }
+                }
+                return Err(unknown_key(key));
+            }
+        }
+        Ok(())
+    }
+
+    fn set_model(&mut self, key: &str, name: &str, field: &str, v: &str) -> Result<(), String> {
+        let apply = |o: &mut ModelOverride| -> Result<(), String> {
+            match field {
+                "ttft" => o.ttft = Some(dur(key, v)?),
+                "tpot" => o.tpot = Some(dur(key, v)?),
+                "output_tokens" => o.output_tokens = Some(num(key, v)?),
+                _ => return Err(unknown_key(key)),
+            }
+            Ok(())
+        };
+        let mut o = self.models.get(name).cloned().unwrap_or_default();
+        apply(&mut o)?;
+        self.models.insert(name.to_string(), o);
+        Ok(())
+    }
+
+    /// Checks ranges serde cannot: rates and jitter in [0,1], non-zero caps and limits.
+    pub fn validate(&self) -> Result<(), String> {
+        let in_unit = |name: &str, x: f64| {
+            if (0.0..=1.0).contains(&x) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "sim parameter `{name}` is {x}; it must be within [0, 1]"
+                ))
+            }
+        };
+        in_unit("tpot_jitter", self.tpot_jitter)?;
+        for (kind, rate) in self.faults.rates() {
+            in_unit(&format!("faults.{kind}"), rate)?;
+        }
+        if !(self.saturation.is_finite() && self.saturation >= 0.0) {
+            return Err(format!(
+                "sim parameter `saturation` is {}; it must be 0 or more",
+                self.saturation
+            ));
+        }
+        let nonzero = [
+            ("concurrency_cap", self.concurrency_cap.map(u64::from)),
+            ("rpm", self.rpm.map(u64::from)),
+            ("tpm", self.tpm),
+        ];
+        for (name, value) in nonzero {
+            if value == Some(0) {
+                return Err(format!(
+                    "sim parameter `{name}` is 0; use 1 or more, or leave it out"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// TTFT, TPOT and output tokens for `model`, after its override (if any).
+    pub fn timing_for(&self, model: &str) -> ModelTiming {
+        let o = self.models.get(model);
+        ModelTiming {
+            ttft: o.and_then(|o| o.ttft).unwrap_or(self.ttft),
+            tpot: o.and_then(|o| o.tpot).unwrap_or(self.tpot),
+            output_tokens: o
+                .and_then(|o| o.output_tokens)
+                .unwrap_or(self.output_tokens),
+        }
+    }
+
+    /// Model names served: the configured ones plus `sim-model`, sorted.
+    pub fn model_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.models.keys().cloned().collect();
+        if !self.models.contains_key(DEFAULT_MODEL) {
+            names.push(DEFAULT_MODEL.to_string());
+        }
+        names.sort();
+        names
+    }
+
+    /// Whether `model` is one of [`SimParams::model_names`].
+    pub fn knows_model(&self, model: &str) -> bool {
+        model == DEFAULT_MODEL || self.models.contains_key(model)
+    }
+
+    /// A copy safe to write or print: `require_api_key` replaced by `<redacted>`.
+    pub fn redacted(&self) -> SimParams {
+        let mut copy = self.clone();
+        if copy.require_api_key.is_some() {
+            copy.require_api_key = Some("<redacted>".into());
+        }
+        copy
+    }
+}
+
+impl FaultRates {
+    /// The rates by kind name, in the fixed order faults are drawn.
+    pub fn rates(&self) -> [(&'static str, f64); 10] {
+        [
+            ("http_500", self.http_500),
+            ("http_502", self.http_502),
+            ("http_503", self.http_503),
+            ("overloaded_529", self.overloaded_529),
+            ("disconnect", self.disconnect),
+            ("stall", self.stall),
+            ("malformed", self.malformed),
+            ("inband_error", self.inband_error),
+            ("no_done", self.no_done),
+            ("json_body", self.json_body),
+        ]
+    }
+
+    fn rate_mut(&mut self, kind: &str) -> Option<&mut f64> {
+        Some(match kind {
+            "http_500" => &mut self.http_500,
+            "http_502" => &mut self.http_502,
+            "http_503" => &mut self.http_503,
+            "overloaded_529" => &mut self.overloaded_529,
+            "disconnect" => &mut self.disconnect,
+            "stall" => &mut self.stall,
+            "malformed" => &mut self.malformed,
+            "inband_error" => &mut self.inband_error,
+            "no_done" => &mut self.no_done,
+            "json_body" => &mut self.json_body,
+            _ => return None,
+        })
+    }
+}
+
+fn unknown_key(key: &str) -> String {
+    let names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+    let hint = names
+        .iter()
+        .map(|k| (strsim::jaro_winkler(key, k), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default();
+    format!(
+        "unknown sim parameter `{key}`{hint}; valid keys: {}",
+        names.join(", ")
+    )
+}
+
+fn dur(key: &str, v: &str) -> Result<Duration, String> {
+    duration::parse(v).map_err(|e| format!("sim parameter `{key}`: {e}"))
+}
+
+fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
+    v.parse()
+        .map_err(|_| format!("sim parameter `{key}`: `{v}` is not a whole number"))
+}
+
+fn positive<T: std::str::FromStr + PartialEq + From<u8>>(key: &str, v: &str) -> Result<T, String> {
+    let n: T = num(key, v)?;
+    if n == T::from(0) {
+        return Err(format!(
+            "sim parameter `{key}`: use 1 or more, or `none` for no limit"
+        ));
+    }
+    Ok(n)
+}
+
+fn fraction(key: &str, v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "sim parameter `{key}`: `{v}` is not a number within [0, 1]"
+        )),
+    }
+}
+
+fn non_negative(key: &str, v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "sim parameter `{key}`: `{v}` is not a number of 0 or more"
+        )),
+    }
+}
+
+fn boolean(key: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "true" | "yes" | "1" | "on" => Ok(true),
+        "false" | "no" | "0" | "off" => Ok(false),
+        _ => Err(format!("sim parameter `{key}`: `{v}` is not true or false")),
+    }
+}
+
+fn opt<T>(v: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    match v {
+        "" | "none" | "off" => Ok(None),
+        _ => parse(v).map(Some),
+    }
+}
+
+#[cfg(test)]
+#[path = "params_tests.rs"]
+mod tests;

@@ -1,0 +1,225 @@
+//! Reads an incoming request body into the few facts the simulator needs (model, stream,
+//! max_tokens, include_usage, input size) and rejects what real servers reject with 400. Pure.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The API dialect of an endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// `POST /v1/chat/completions`
+    Chat,
+    /// `POST /v1/completions`
+    Completions,
+    /// `POST /v1/messages` (Anthropic)
+    Messages,
+}
+
+impl Dialect {
+    pub fn path(self) -> &'static str {
+        match self {
+            Dialect::Chat => "/v1/chat/completions",
+            Dialect::Completions => "/v1/completions",
+            Dialect::Messages => "/v1/messages",
+        }
+    }
+
+    pub fn is_anthropic(self) -> bool {
+        self == Dialect::Messages
+    }
+}
+
+/// What the simulator takes from a request body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimRequest {
+    pub model: String,
+    pub stream: bool,
+    /// `max_completion_tokens` / `max_tokens`, when given.
+    pub max_tokens: Option<u64>,
+    /// `stream_options.include_usage` (always true for Anthropic, whose stream carries usage).
+    pub include_usage: bool,
+    /// Prompt size in tokens, estimated as characters / 4 (rounded up).
+    pub input_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct Body {
+    model: Option<Value>,
+    stream: Option<Value>,
+    max_tokens: Option<Value>,
+    max_completion_tokens: Option<Value>,
+    stream_options: Option<Value>,
+    messages: Option<Value>,
+    prompt: Option<Value>,
+    system: Option<Value>,
+}
+
+/// Parses a body for `dialect`; the error is the message for a 400 answer.
+pub fn parse(dialect: Dialect, body: &[u8]) -> Result<SimRequest, String> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("We could not parse the JSON body of your request. ({e})"))?;
+    if !value.is_object() {
+        return Err("The request body must be a JSON object.".into());
+    }
+    let b: Body =
+        serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
+    let model = match b.model {
+        Some(Value::String(m)) if !m.is_empty() => m,
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            return Err("you must provide a model parameter".into())
+        }
+        Some(_) => return Err("`model` must be a string".into()),
+    };
+    let stream = match b.stream {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(s)) => s,
+        Some(_) => return Err("`stream` must be a boolean".into()),
+    };
+    let max_field = match dialect {
+        Dialect::Chat => b.max_completion_tokens.or(b.max_tokens),
+        _ => b.max_tokens,
+    };
+    let max_tokens = match max_field {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(n) => Some(n),
+            None => {
+                return Err(format!(
+                    "`max_tokens` must be a non-negative integer, got {v}"
+                ))
+            }
+        },
+    };
+    let include_usage = dialect.is_anthropic()
+        || b.stream_options
+            .as_ref()
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+    let chars: usize = [&b.messages, &b.prompt, &b.system]
+        .into_iter()
+        .flatten()
+        .map(text_chars)
+        .sum();
+    Ok(SimRequest {
+        model,
+        stream,
+        max_tokens,
+        include_usage,
+        input_tokens: (chars as u64).div_ceil(4),
+    })
+}
+
+/// Characters of text in a prompt value: every string leaf except `role` and `type` tags.
+pub fn text_chars(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.chars().count(),
+        Value::Array(items) => items.iter().map(text_chars).sum(),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "role" && k.as_str() != "type")
+            .map(|(_, v)| text_chars(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn p(d: Dialect, v: Value) -> Result<SimRequest, String> {
+        parse(d, v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn chat_body() {
+        let r = p(
+            Dialect::Chat,
+            json!({"model":"m","stream":true,"max_tokens":5,
+                   "stream_options":{"include_usage":true},
+                   "messages":[{"role":"user","content":"12345678"}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            SimRequest {
+                model: "m".into(),
+                stream: true,
+                max_tokens: Some(5),
+                include_usage: true,
+                input_tokens: 2
+            }
+        );
+    }
+
+    #[test]
+    fn max_completion_tokens_wins_for_chat_only() {
+        let body = json!({"model":"m","max_tokens":5,"max_completion_tokens":7});
+        assert_eq!(p(Dialect::Chat, body.clone()).unwrap().max_tokens, Some(7));
+        assert_eq!(p(Dialect::Completions, body).unwrap().max_tokens, Some(5));
+    }
+
+    #[test]
+    fn defaults_when_absent() {
+        let r = p(Dialect::Completions, json!({"model":"m","prompt":"abcde"})).unwrap();
+        assert!(!r.stream);
+        assert_eq!(r.max_tokens, None);
+        assert!(!r.include_usage);
+        assert_eq!(r.input_tokens, 2);
+        let r = p(
+            Dialect::Chat,
+            json!({"model":"m","stream":null,"max_tokens":null}),
+        )
+        .unwrap();
+        assert!(!r.stream);
+        assert_eq!(r.input_tokens, 0);
+    }
+
+    #[test]
+    fn anthropic_counts_system_and_parts_and_always_has_usage() {
+        let r = p(
+            Dialect::Messages,
+            json!({"model":"c","max_tokens":10,"system":"abcd",
+                   "messages":[{"role":"user","content":[{"type":"text","text":"abcd"}]}]}),
+        )
+        .unwrap();
+        assert_eq!(r.input_tokens, 2);
+        assert!(r.include_usage);
+    }
+
+    #[test]
+    fn rejects_bad_bodies() {
+        assert!(parse(Dialect::Chat, b"{not json")
+            .unwrap_err()
+            .contains("parse the JSON"));
+        assert!(parse(Dialect::Chat, b"[1]")
+            .unwrap_err()
+            .contains("JSON object"));
+        assert!(p(Dialect::Chat, json!({}))
+            .unwrap_err()
+            .contains("model parameter"));
+        assert!(p(Dialect::Chat, json!({"model":""}))
+            .unwrap_err()
+            .contains("model parameter"));
+        assert!(p(Dialect::Chat, json!({"model":3}))
+            .unwrap_err()
+            .contains("`model`"));
+        assert!(p(Dialect::Chat, json!({"model":"m","stream":"yes"}))
+            .unwrap_err()
+            .contains("`stream`"));
+        assert!(p(Dialect::Messages, json!({"model":"m","max_tokens":-1}))
+            .unwrap_err()
+            .contains("max_tokens"));
+    }
+
+    #[test]
+    fn text_chars_skips_tags_and_counts_unicode_chars() {
+        assert_eq!(
+            text_chars(&json!({"role":"assistant","content":"héllo"})),
+            5
+        );
+        assert_eq!(text_chars(&json!([1, null, true, "ab"])), 2);
+    }
+}

@@ -1,0 +1,379 @@
+//! The HTTP side of the simulator: routes, the admission pipeline every completion goes through
+//! (auth → body → model → rate limits → fault draw → generate), and starting/stopping the server.
+
+use super::faults::{self, FaultKind};
+use super::limits::Decision;
+use super::params::SimParams;
+use super::request::{self, Dialect};
+use super::respond;
+use super::state::{Guard, Shared, SimStats, TruthRecord};
+use super::stream::{self, Outcome, Pacer, Plan, TokenStream};
+use super::wire::{Finish, Frames};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// Longest TTFT the simulator will schedule (keeps deadline arithmetic far from overflow).
+const MAX_TTFT: Duration = Duration::from_secs(86_400);
+
+/// Anthropic streams get an `event: ping` every this many tokens.
+const PING_EVERY: u32 = 32;
+
+/// The simulator; [`SimServer::start`] and [`SimServer::serve_forever`] are the same as the free
+/// functions [`start`] and [`serve_forever`].
+pub struct SimServer;
+
+impl SimServer {
+    pub async fn start(params: SimParams, addr: SocketAddr) -> io::Result<SimHandle> {
+        start(params, addr).await
+    }
+
+    pub async fn serve_forever(params: SimParams, addr: SocketAddr) -> io::Result<()> {
+        serve_forever(params, addr).await
+    }
+}
+
+/// A running simulator. Dropping it also stops the server (gracefully, in the background).
+pub struct SimHandle {
+    addr: SocketAddr,
+    ctx: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<io::Result<()>>,
+}
+
+impl std::fmt::Debug for SimHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimHandle")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimHandle {
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT/v1` (the bound address; loopback when bound to all interfaces).
+    pub fn base_url(&self) -> String {
+        let ip = match self.addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        format!("http://{}/v1", SocketAddr::new(ip, self.addr.port()))
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.ctx.stats()
+    }
+
+    pub fn truth(&self) -> Vec<TruthRecord> {
+        self.ctx.truth()
+    }
+
+    /// Stops accepting connections and waits up to 2 s for open streams, then aborts them.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if tokio::time::timeout(Duration::from_secs(2), &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
+    }
+}
+
+/// Binds `addr` (port 0 = a free port), spawns the server on the current tokio runtime and
+/// returns at once. Fails on invalid parameters (`InvalidInput`) or when the address is taken.
+pub async fn start(params: SimParams, addr: SocketAddr) -> io::Result<SimHandle> {
+    let (listener, ctx) = bind(params, addr).await?;
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = oneshot::channel::<()>();
+    let app = router(ctx.clone());
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .tcp_nodelay(true)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    Ok(SimHandle {
+        addr,
+        ctx,
+        stop: Some(stop),
+        task,
+    })
+}
+
+/// Serves on `addr` until the process ends (for `ladder sim`); prints nothing.
+pub async fn serve_forever(params: SimParams, addr: SocketAddr) -> io::Result<()> {
+    let (listener, ctx) = bind(params, addr).await?;
+    axum::serve(listener, router(ctx)).tcp_nodelay(true).await
+}
+
+async fn bind(
+    params: SimParams,
+    addr: SocketAddr,
+) -> io::Result<(tokio::net::TcpListener, Arc<Shared>)> {
+    params
+        .validate()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    Ok((listener, Arc::new(Shared::new(params))))
+}
+
+fn router(ctx: Arc<Shared>) -> Router {
+    Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| complete(s, Dialect::Chat, h, b)),
+        )
+        .route(
+            "/v1/completions",
+            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| {
+                complete(s, Dialect::Completions, h, b)
+            }),
+        )
+        .route(
+            "/v1/messages",
+            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| {
+                complete(s, Dialect::Messages, h, b)
+            }),
+        )
+        .route("/v1/models", get(models))
+        .route("/sim/stats", get(stats))
+        .route("/sim/truth", get(truth))
+        .fallback(fallback)
+        .with_state(ctx)
+}
+
+fn route_index(dialect: Dialect) -> usize {
+    match dialect {
+        Dialect::Chat => 0,
+        Dialect::Completions => 1,
+        Dialect::Messages => 2,
+    }
+}
+
+fn request_id(ctx: &Shared, headers: &HeaderMap) -> String {
+    match headers.get("x-request-id").and_then(|v| v.to_str().ok()) {
+        Some(id) if !id.is_empty() => id.to_string(),
+        _ => format!("sim-{}", ctx.next_id()),
+    }
+}
+
+/// `Err(key it got)` when a key is required and the request does not carry it.
+fn check_auth(params: &SimParams, headers: &HeaderMap, anthropic: bool) -> Result<(), String> {
+    let Some(want) = &params.require_api_key else {
+        return Ok(());
+    };
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    };
+    let bearer =
+        header("authorization").map(|a| a.strip_prefix("Bearer ").map(str::to_string).unwrap_or(a));
+    let got = if anthropic {
+        header("x-api-key").or(bearer)
+    } else {
+        bearer.or(header("x-api-key"))
+    };
+    match got {
+        Some(k) if &k == want => Ok(()),
+        other => Err(other.unwrap_or_default()),
+    }
+}
+
+/// Whether a drawn fault has an effect on this kind of request.
+fn applies(kind: FaultKind, stream: bool) -> bool {
+    stream || !matches!(kind, FaultKind::NoDone | FaultKind::JsonBody)
+}
+
+async fn complete(
+    State(ctx): State<Arc<Shared>>,
+    dialect: Dialect,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let arrival = Instant::now();
+    ctx.count_route(route_index(dialect));
+    let anthropic = dialect.is_anthropic();
+    let rid = request_id(&ctx, &headers);
+    let mut truth = TruthRecord {
+        request_id: rid.clone(),
+        path: dialect.path().to_string(),
+        arrival_ms: ctx.ms(arrival),
+        ..TruthRecord::default()
+    };
+    let reject = |mut truth: TruthRecord, status: u16, response: Response| {
+        truth.status = status;
+        if status != 429 && status < 500 {
+            ctx.count_rejected(status);
+        }
+        ctx.record(truth);
+        response
+    };
+    let p = &ctx.params;
+    if let Err(got) = check_auth(p, &headers, anthropic) {
+        return reject(truth, 401, respond::unauthorized(anthropic, &got, &rid));
+    }
+    let req = match request::parse(dialect, &body) {
+        Ok(r) => r,
+        Err(msg) => return reject(truth, 400, respond::bad_request(anthropic, &msg, &rid)),
+    };
+    truth.model.clone_from(&req.model);
+    if p.known_models_only && !p.knows_model(&req.model) {
+        return reject(
+            truth,
+            404,
+            respond::model_not_found(anthropic, &req.model, &rid),
+        );
+    }
+    let timing = p.timing_for(&req.model);
+    let cap = u64::from(timing.output_tokens);
+    let n = req.max_tokens.map_or(cap, |m| m.min(cap)) as u32;
+    let finish = if req.max_tokens.is_some_and(|m| m < cap) {
+        Finish::Length
+    } else {
+        Finish::Stop
+    };
+    let mut snapshot = None;
+    match ctx.admit(
+        arrival,
+        req.input_tokens
+            .saturating_add(req.max_tokens.unwrap_or(cap)),
+    ) {
+        None => {}
+        Some(Decision::Allowed(s)) => snapshot = Some(s),
+        Some(Decision::Limited {
+            kind,
+            retry_after,
+            snapshot,
+        }) => {
+            let r = respond::rate_limited(anthropic, kind, retry_after, &snapshot, &rid);
+            return reject(truth, 429, r);
+        }
+    }
+    let (u, seed) = ctx.draw();
+    let fault = faults::pick(u, &p.faults).filter(|k| applies(*k, req.stream));
+    if let Some(kind) = fault {
+        ctx.count_fault(kind);
+        truth.fault = Some(kind.name().to_string());
+        if kind.status().is_some() {
+            let status = kind.status().unwrap_or(500);
+            return reject(truth, status, respond::server_fault(anthropic, kind, &rid));
+        }
+    }
+    truth.status = 200;
+    let prefix = match dialect {
+        Dialect::Chat => "chatcmpl-sim",
+        Dialect::Completions => "cmpl-sim",
+        Dialect::Messages => "msg_sim",
+    };
+    let frames = Frames::new(
+        dialect,
+        format!("{prefix}{}", ctx.next_id()),
+        &req.model,
+        ctx.created,
+    );
+    let prefill = p
+        .prefill_per_token
+        .checked_mul(u32::try_from(req.input_tokens).unwrap_or(u32::MAX))
+        .unwrap_or(MAX_TTFT);
+    let plan = Plan {
+        n,
+        finish,
+        ttft: timing.ttft.saturating_add(prefill).min(MAX_TTFT),
+        include_usage: req.include_usage,
+        input_tokens: req.input_tokens,
+        fault,
+        stall_for: p.faults.stall_for.min(MAX_TTFT),
+        ping_every: if anthropic { PING_EVERY } else { 0 },
+    };
+    let mut pacer = Pacer::new(
+        timing.tpot,
+        p.tpot_jitter,
+        p.saturation,
+        p.saturation_from,
+        seed,
+    );
+    let mut guard = Guard::new(ctx.clone(), truth);
+    let mut response = if req.stream && fault != Some(FaultKind::JsonBody) {
+        let body = Body::from_stream(TokenStream::new(guard, frames, plan, pacer, arrival));
+        respond::sse_response(body, &rid)
+    } else {
+        let outcome = stream::generate(&mut guard, &plan, &mut pacer, arrival).await;
+        let body = match (outcome, fault) {
+            (Outcome::Dropped, _) => {
+                let err = io::Error::new(io::ErrorKind::ConnectionAborted, "simulated disconnect");
+                let mut r = respond::json_response(200, Vec::new(), &rid);
+                *r.body_mut() =
+                    Body::from_stream(futures_util::stream::iter([Err::<Bytes, _>(err)]));
+                return r;
+            }
+            (_, Some(FaultKind::Malformed)) => {
+                b"{\"id\":\"sim\",\"choices\":[{\"message\":".to_vec()
+            }
+            (_, Some(FaultKind::InbandError)) => {
+                let message = "The server had an error while processing your request.";
+                let v = if anthropic {
+                    respond::anthropic_error("overloaded_error", "Overloaded")
+                } else {
+                    respond::openai_error(message, "server_error", None)
+                };
+                v.to_string().into_bytes()
+            }
+            _ => frames.full_body(n, finish, req.input_tokens),
+        };
+        respond::json_response(200, body, &rid)
+    };
+    if let Some(s) = snapshot {
+        respond::rate_limit_headers(response.headers_mut(), anthropic, &s);
+    }
+    response
+}
+
+async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    ctx.count_route(3);
+    if let Err(got) = check_auth(&ctx.params, &headers, false) {
+        ctx.count_rejected(401);
+        return respond::unauthorized(false, &got, "");
+    }
+    let data: Vec<_> = ctx
+        .params
+        .model_names()
+        .into_iter()
+        .map(|id| json!({"id": id, "object": "model", "created": ctx.created, "owned_by": "ladder-sim"}))
+        .collect();
+    Json(json!({"object": "list", "data": data})).into_response()
+}
+
+async fn stats(State(ctx): State<Arc<Shared>>) -> Response {
+    ctx.count_route(4);
+    Json(ctx.stats()).into_response()
+}
+
+async fn truth(State(ctx): State<Arc<Shared>>) -> Response {
+    ctx.count_route(4);
+    Json(ctx.truth()).into_response()
+}
+
+async fn fallback(State(ctx): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
+    ctx.count_route(5);
+    respond::unknown_path(method.as_str(), uri.path())
+}

@@ -1,0 +1,291 @@
+//! The simulator's shared state: immutable parameters, the seeded RNG and the rate limiter (each
+//! locked once per request, never per token), the concurrency slots, atomic counters, and the
+//! per-request server truth that tests compare client measurements against.
+
+use super::faults::FaultKind;
+use super::limits::{Decision, Limiter};
+use super::params::SimParams;
+use crate::record::LimitKind;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// Truth records kept at most (older ones are kept, newer ones dropped past this).
+const TRUTH_CAP: usize = 1_000_000;
+
+/// Routes counted in `/sim/stats`.
+pub const ROUTES: [&str; 6] = [
+    "/v1/chat/completions",
+    "/v1/completions",
+    "/v1/messages",
+    "/v1/models",
+    "/sim",
+    "other",
+];
+
+/// What the server did for one request, on the server's monotonic clock (ms since start).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TruthRecord {
+    /// The `x-request-id` header, or `sim-<n>` when absent.
+    pub request_id: String,
+    pub path: String,
+    pub model: String,
+    pub arrival_ms: f64,
+    pub first_token_ms: Option<f64>,
+    pub last_token_ms: Option<f64>,
+    /// Tokens actually sent (or, without streaming, generated).
+    pub output_tokens: u32,
+    pub status: u16,
+    /// Injected fault, by its parameter name.
+    pub fault: Option<String>,
+}
+
+/// Counters served at `/sim/stats`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimStats {
+    /// Requests received, by route.
+    pub requests: BTreeMap<String, u64>,
+    /// Token events sent (streams) or generated (non-streaming bodies).
+    pub tokens_streamed: u64,
+    /// Injected faults, by kind (every kind listed).
+    pub faults: BTreeMap<String, u64>,
+    /// 429 answers, by limit (`requests`, `tokens`).
+    pub rate_limited: BTreeMap<String, u64>,
+    /// Other rejections, by HTTP status (`400`, `401`, `404`).
+    pub rejected: BTreeMap<String, u64>,
+    /// Streams holding a slot now, and the most ever at once.
+    pub active: u64,
+    pub max_active: u64,
+    /// Requests waiting for a slot now, and the most ever at once.
+    pub queued: u64,
+    pub queue_peak: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: [AtomicU64; ROUTES.len()],
+    tokens: AtomicU64,
+    faults: [AtomicU64; FaultKind::ALL.len()],
+    limited: [AtomicU64; 2],
+    rejected: [AtomicU64; 3],
+    active: AtomicU64,
+    max_active: AtomicU64,
+    queued: AtomicU64,
+    queue_peak: AtomicU64,
+}
+
+/// State shared by every connection.
+pub struct Shared {
+    pub params: SimParams,
+    pub start: Instant,
+    /// Unix seconds at start, for `created` fields.
+    pub created: u64,
+    pub slots: Option<Arc<Semaphore>>,
+    rng: Mutex<StdRng>,
+    limiter: Option<Mutex<Limiter>>,
+    counters: Counters,
+    truth: Mutex<Vec<TruthRecord>>,
+    next_id: AtomicU64,
+}
+
+impl Shared {
+    pub fn new(params: SimParams) -> Shared {
+        let start = Instant::now();
+        let limiter = Limiter::new(params.rpm, params.tpm, start);
+        Shared {
+            start,
+            created: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            slots: params
+                .concurrency_cap
+                .map(|c| Arc::new(Semaphore::new(c as usize))),
+            rng: Mutex::new(StdRng::seed_from_u64(params.seed)),
+            limiter: limiter.is_active().then(|| Mutex::new(limiter)),
+            counters: Counters::default(),
+            truth: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+            params,
+        }
+    }
+
+    /// Milliseconds since server start, to the microsecond.
+    pub fn ms(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.start).as_micros() as f64 / 1e3
+    }
+
+    /// A fresh sequence number for response ids.
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Relaxed)
+    }
+
+    /// The per-request draw: a uniform number for the fault and a seed for this stream's jitter.
+    pub fn draw(&self) -> (f64, u64) {
+        let mut rng = self.rng.lock().unwrap_or_else(PoisonError::into_inner);
+        (rng.gen::<f64>(), rng.gen::<u64>())
+    }
+
+    /// Charges the rate limits; `None` when no limit is configured.
+    pub fn admit(&self, now: Instant, tokens: u64) -> Option<Decision> {
+        let limiter = self.limiter.as_ref()?;
+        let decision = limiter
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admit(now, tokens);
+        if let Decision::Limited { kind, .. } = decision {
+            let i = usize::from(kind == LimitKind::Tokens);
+            self.counters.limited[i].fetch_add(1, Relaxed);
+        }
+        Some(decision)
+    }
+
+    pub fn count_route(&self, route: usize) {
+        self.counters.requests[route.min(ROUTES.len() - 1)].fetch_add(1, Relaxed);
+    }
+
+    pub fn count_fault(&self, kind: FaultKind) {
+        self.counters.faults[kind.index()].fetch_add(1, Relaxed);
+    }
+
+    pub fn count_rejected(&self, status: u16) {
+        let i = match status {
+            400 => 0,
+            401 => 1,
+            _ => 2,
+        };
+        self.counters.rejected[i].fetch_add(1, Relaxed);
+    }
+
+    pub fn count_tokens(&self, n: u64) {
+        self.counters.tokens.fetch_add(n, Relaxed);
+    }
+
+    /// Streams holding a slot right now.
+    pub fn active(&self) -> u64 {
+        self.counters.active.load(Relaxed)
+    }
+
+    pub fn record(&self, rec: TruthRecord) {
+        let mut truth = self.truth.lock().unwrap_or_else(PoisonError::into_inner);
+        if truth.len() < TRUTH_CAP {
+            truth.push(rec);
+        }
+    }
+
+    pub fn truth(&self) -> Vec<TruthRecord> {
+        self.truth
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn stats(&self) -> SimStats {
+        let c = &self.counters;
+        let get = |a: &AtomicU64| a.load(Relaxed);
+        SimStats {
+            requests: ROUTES
+                .iter()
+                .zip(&c.requests)
+                .map(|(r, n)| (r.to_string(), get(n)))
+                .collect(),
+            tokens_streamed: get(&c.tokens),
+            faults: FaultKind::ALL
+                .iter()
+                .map(|k| (k.name().to_string(), get(&c.faults[k.index()])))
+                .collect(),
+            rate_limited: [("requests", 0), ("tokens", 1)]
+                .iter()
+                .map(|(k, i)| (k.to_string(), get(&c.limited[*i])))
+                .collect(),
+            rejected: [("400", 0), ("401", 1), ("404", 2)]
+                .iter()
+                .map(|(k, i)| (k.to_string(), get(&c.rejected[*i])))
+                .collect(),
+            active: get(&c.active),
+            max_active: get(&c.max_active),
+            queued: get(&c.queued),
+            queue_peak: get(&c.queue_peak),
+        }
+    }
+}
+
+/// One admitted request's accounting: queue and slot counts, the slot permit, and its truth
+/// record, all settled on drop (also when the client goes away mid-stream).
+pub struct Guard {
+    ctx: Arc<Shared>,
+    pub truth: TruthRecord,
+    queued: bool,
+    active: bool,
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+impl Guard {
+    pub fn new(ctx: Arc<Shared>, truth: TruthRecord) -> Guard {
+        Guard {
+            ctx,
+            truth,
+            queued: false,
+            active: false,
+            permit: None,
+        }
+    }
+
+    pub fn ctx(&self) -> &Arc<Shared> {
+        &self.ctx
+    }
+
+    /// The request starts waiting for a slot.
+    pub fn enqueue(&mut self) {
+        let c = &self.ctx.counters;
+        let now = c.queued.fetch_add(1, Relaxed) + 1;
+        c.queue_peak.fetch_max(now, Relaxed);
+        self.queued = true;
+    }
+
+    /// The request got its slot (`permit` is `None` when there is no cap): prefill starts.
+    pub fn start(&mut self, permit: Option<OwnedSemaphorePermit>) {
+        let c = &self.ctx.counters;
+        if std::mem::take(&mut self.queued) {
+            c.queued.fetch_sub(1, Relaxed);
+        }
+        let now = c.active.fetch_add(1, Relaxed) + 1;
+        c.max_active.fetch_max(now, Relaxed);
+        self.active = true;
+        self.permit = permit;
+    }
+
+    /// A token was sent (or generated) at `t`.
+    pub fn token(&mut self, t: Instant) {
+        let ms = self.ctx.ms(t);
+        if self.truth.first_token_ms.is_none() {
+            self.truth.first_token_ms = Some(ms);
+        }
+        self.truth.last_token_ms = Some(ms);
+        self.truth.output_tokens += 1;
+    }
+
+    /// Generation is over: give the slot back.
+    pub fn release(&mut self) {
+        if std::mem::take(&mut self.active) {
+            self.ctx.counters.active.fetch_sub(1, Relaxed);
+        }
+        self.permit = None;
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.release();
+        if std::mem::take(&mut self.queued) {
+            self.ctx.counters.queued.fetch_sub(1, Relaxed);
+        }
+        let truth = std::mem::take(&mut self.truth);
+        self.ctx.count_tokens(u64::from(truth.output_tokens));
+        self.ctx.record(truth);
+    }
+}

@@ -1,0 +1,224 @@
+//! The bytes the simulator sends for a completion, per dialect: SSE frames built from a prefix
+//! and suffix serialized once per request (so a token costs one allocation and two copies), and
+//! the equivalent non-streaming JSON bodies. Pure.
+
+use super::request::Dialect;
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+/// The generated text: token `i` is `WORDS[i % WORDS.len()]`. Plain ASCII, no JSON escaping needed.
+pub const WORDS: [&str; 16] = [
+    " the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", " and", " then",
+    " it", " runs", " far", " away", ".",
+];
+
+/// The word sent as token `i`.
+pub fn word(i: u32) -> &'static str {
+    WORDS[i as usize % WORDS.len()]
+}
+
+/// The text of the first `n` tokens.
+pub fn text(n: u32) -> String {
+    (0..n).map(word).collect()
+}
+
+/// Why generation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// The model's natural end (`stop` / `end_turn`).
+    Stop,
+    /// Cut by max_tokens (`length` / `max_tokens`).
+    Length,
+}
+
+impl Finish {
+    fn name(self, dialect: Dialect) -> &'static str {
+        match (self, dialect.is_anthropic()) {
+            (Finish::Stop, false) => "stop",
+            (Finish::Length, false) => "length",
+            (Finish::Stop, true) => "end_turn",
+            (Finish::Length, true) => "max_tokens",
+        }
+    }
+}
+
+/// `event: ping` between Anthropic events.
+pub const PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+
+/// Pre-serialized frames of one response.
+#[derive(Debug, Clone)]
+pub struct Frames {
+    dialect: Dialect,
+    id: String,
+    model: String,
+    created: u64,
+    /// `"model":"<escaped>"` as JSON text.
+    model_json: String,
+    token_prefix: Vec<u8>,
+    token_suffix: &'static [u8],
+}
+
+impl Frames {
+    /// Frames for response `id` of `model`, created at Unix time `created`.
+    pub fn new(dialect: Dialect, id: String, model: &str, created: u64) -> Frames {
+        let model_json = Value::from(model).to_string();
+        let (token_prefix, token_suffix): (String, &'static [u8]) = match dialect {
+            Dialect::Chat => (
+                format!(
+                    "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\""
+                ),
+                b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+            ),
+            Dialect::Completions => (
+                format!(
+                    "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"text\":\""
+                ),
+                b"\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+            ),
+            Dialect::Messages => (
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_string(),
+                b"\"}}\n\n",
+            ),
+        };
+        Frames {
+            dialect,
+            id,
+            model: model.to_string(),
+            created,
+            model_json,
+            token_prefix: token_prefix.into_bytes(),
+            token_suffix,
+        }
+    }
+
+    /// What is sent when prefill starts: the chat role chunk, or Anthropic's message_start,
+    /// content_block_start and a ping. Nothing for legacy completions.
+    pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
+        let (id, created, model) = (&self.id, self.created, &self.model_json);
+        match self.dialect {
+            Dialect::Chat => Some(Bytes::from(format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+            ))),
+            Dialect::Completions => None,
+            Dialect::Messages => {
+                let mut s = format!(
+                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
+                );
+                s.push_str(PING);
+                Some(Bytes::from(s))
+            }
+        }
+    }
+
+    /// The frame carrying token `i`.
+    pub fn token(&self, i: u32) -> Bytes {
+        let w = word(i).as_bytes();
+        let mut buf =
+            Vec::with_capacity(self.token_prefix.len() + w.len() + self.token_suffix.len());
+        buf.extend_from_slice(&self.token_prefix);
+        buf.extend_from_slice(w);
+        buf.extend_from_slice(self.token_suffix);
+        Bytes::from(buf)
+    }
+
+    /// Everything after the last token: finish chunk, usage chunk (if asked), `[DONE]` (if
+    /// `done`); for Anthropic content_block_stop, message_delta and message_stop (if `done`).
+    pub fn closing(&self, finish: Finish, usage: Option<(u64, u32)>, done: bool) -> Bytes {
+        let (id, created, model) = (&self.id, self.created, &self.model_json);
+        let reason = finish.name(self.dialect);
+        let mut s = String::with_capacity(512);
+        match self.dialect {
+            Dialect::Chat | Dialect::Completions => {
+                let (object, choice) = if self.dialect == Dialect::Chat {
+                    ("chat.completion.chunk", format!("{{\"index\":0,\"delta\":{{}},\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
+                } else {
+                    ("text_completion", format!("{{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
+                };
+                let head = format!("data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":{created},\"model\":{model},\"choices\":[");
+                s.push_str(&head);
+                s.push_str(&choice);
+                s.push_str("]}\n\n");
+                if let Some((input, output)) = usage {
+                    s.push_str(&head);
+                    s.push_str(&format!(
+                        "],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}}}}}\n\n",
+                        input + u64::from(output)
+                    ));
+                }
+                if done {
+                    s.push_str("data: [DONE]\n\n");
+                }
+            }
+            Dialect::Messages => {
+                let output = usage.map(|u| u.1).unwrap_or(0);
+                s.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+                s.push_str(&format!(
+                    "event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{reason}\",\"stop_sequence\":null}},\"usage\":{{\"output_tokens\":{output}}}}}\n\n"
+                ));
+                if done {
+                    s.push_str("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+                }
+            }
+        }
+        Bytes::from(s)
+    }
+
+    /// One data line that is not valid JSON (a truncated chunk).
+    pub fn malformed(&self) -> Bytes {
+        match self.dialect {
+            Dialect::Messages => Bytes::from_static(
+                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
+            ),
+            _ => Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\n\n", self.id)),
+        }
+    }
+
+    /// An in-band error event (OpenAI error object, Anthropic `event: error`).
+    pub fn inband_error(&self) -> Bytes {
+        match self.dialect {
+            Dialect::Messages => Bytes::from_static(
+                b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+            ),
+            _ => Bytes::from_static(
+                b"data: {\"error\":{\"message\":\"The server had an error while processing your request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n",
+            ),
+        }
+    }
+
+    /// The non-streaming JSON body for `n` tokens.
+    pub fn full_body(&self, n: u32, finish: Finish, input_tokens: u64) -> Vec<u8> {
+        let reason = finish.name(self.dialect);
+        let text = text(n);
+        let usage = json!({
+            "prompt_tokens": input_tokens,
+            "completion_tokens": n,
+            "total_tokens": input_tokens + u64::from(n),
+        });
+        let v = match self.dialect {
+            Dialect::Chat => json!({
+                "id": self.id, "object": "chat.completion", "created": self.created,
+                "model": self.model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "logprobs": null, "finish_reason": reason}],
+                "usage": usage,
+            }),
+            Dialect::Completions => json!({
+                "id": self.id, "object": "text_completion", "created": self.created,
+                "model": self.model,
+                "choices": [{"text": text, "index": 0, "logprobs": null, "finish_reason": reason}],
+                "usage": usage,
+            }),
+            Dialect::Messages => json!({
+                "id": self.id, "type": "message", "role": "assistant", "model": self.model,
+                "content": [{"type": "text", "text": text}],
+                "stop_reason": reason, "stop_sequence": null,
+                "usage": {"input_tokens": input_tokens, "output_tokens": n},
+            }),
+        };
+        v.to_string().into_bytes()
+    }
+}
+
+#[cfg(test)]
+#[path = "wire_tests.rs"]
+mod tests;

@@ -1,0 +1,627 @@
+//! Every file ladder writes or reads as a result (DESIGN §6): run directories
+//! (`runs/<scenario>/<UTC timestamp>/`), baselines (`baselines/<scenario>.csv` plus sidecars) and
+//! loading either side of a diff. It is the only module that does result-file I/O, and every
+//! write is atomic (temp file in the same directory, fsync, rename), so a crash or Ctrl-C never
+//! leaves a half-written file under its final name. CSV encoding lives in
+//! `summary_csv` and `requests_csv` (on the shared `csv_io`).
+
+mod csv_io;
+mod requests_csv;
+mod summary_csv;
+
+pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
+pub use summary_csv::{read_summary_csv, summary_csv, SUMMARY_COLUMNS};
+
+use crate::record::RequestRecord;
+use crate::stats::StepSummary;
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// File names inside a run directory.
+pub const SUMMARY_FILE: &str = "summary.csv";
+pub const REQUESTS_FILE: &str = "requests.csv";
+pub const SCENARIO_FILE: &str = "scenario.yaml";
+pub const WORKLOAD_FILE: &str = "workload.yaml";
+pub const META_FILE: &str = "meta.json";
+pub const FINDINGS_FILE: &str = "findings.json";
+
+/// Errors of result-file I/O. Every message names the file concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot {action} {}: {error}", path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        error: io::Error,
+    },
+    #[error(
+        "{} does not exist: expected a run directory (runs/<scenario>/<timestamp>/) or a baseline \
+         CSV (baselines/<scenario>.csv)",
+        path.display()
+    )]
+    NotFound { path: PathBuf },
+    #[error("{} is not a run directory: it has no {SUMMARY_FILE}{hint}", path.display())]
+    NoSummary { path: PathBuf, hint: String },
+    #[error("{} is not a ladder result: {reason}", path.display())]
+    NotAResult { path: PathBuf, reason: String },
+    #[error("{} is empty: expected a ladder CSV with a header line", path.display())]
+    Empty { path: PathBuf },
+    #[error(
+        "{} has a header but no rows: nothing to compare (was the run interrupted before its \
+         first step finished?)",
+        path.display()
+    )]
+    NoRows { path: PathBuf },
+    #[error("{} is not a ladder {kind}: missing column(s) {columns}{hint}", path.display())]
+    MissingColumns {
+        path: PathBuf,
+        kind: &'static str,
+        columns: String,
+        hint: &'static str,
+    },
+    #[error(
+        "{}: line {line}, column {column_no} (`{column}`): cannot read `{value}` as {expected}",
+        path.display()
+    )]
+    BadValue {
+        path: PathBuf,
+        line: u64,
+        column_no: usize,
+        column: String,
+        value: String,
+        expected: String,
+    },
+    #[error("{}: malformed CSV: {error}", path.display())]
+    Csv { path: PathBuf, error: String },
+    #[error(
+        "{}: line {line}: schema_version {found} is newer than this ladder reads (up to \
+         {supported}); upgrade ladder",
+        path.display()
+    )]
+    NewerSchema {
+        path: PathBuf,
+        line: u64,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{}: invalid JSON: {error}", path.display())]
+    Json { path: PathBuf, error: String },
+    #[error(
+        "cannot create a run directory under {}: scenario name `{name}` is not a plain file name",
+        out.display()
+    )]
+    BadScenarioName { out: PathBuf, name: String },
+}
+
+impl StoreError {
+    fn io(action: &'static str, path: &Path, error: io::Error) -> Self {
+        StoreError::Io {
+            action,
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+
+    fn read(path: &Path, error: io::Error) -> Self {
+        if error.kind() == io::ErrorKind::NotFound {
+            StoreError::NotFound {
+                path: path.to_path_buf(),
+            }
+        } else {
+            StoreError::io("read", path, error)
+        }
+    }
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Writes `bytes` to `path` atomically: parent directories are created, the bytes go to
+/// `.{file}.tmp.{pid}.{counter}` in the same directory, are fsynced, then renamed over `path`.
+/// On any error the temp file is removed and `path` keeps its previous content (if any).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let file_name = path.file_name().ok_or_else(|| {
+        let e = io::Error::new(io::ErrorKind::InvalidInput, "the path has no file name");
+        StoreError::io("write", path, e)
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(dir).map_err(|e| StoreError::io("create directory", dir, e))?;
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!(
+        ".{}.tmp.{}.{n}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| StoreError::io("create temporary file", &tmp, e))?;
+        f.write_all(bytes)
+            .map_err(|e| StoreError::io("write", &tmp, e))?;
+        f.sync_all().map_err(|e| StoreError::io("sync", &tmp, e))?;
+        drop(f);
+        fs::rename(&tmp, path).map_err(|e| StoreError::io("replace", path, e))
+    })();
+    match result {
+        Ok(()) => {
+            // Best effort: make the rename itself durable (not supported everywhere).
+            if let Ok(d) = fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+            Ok(())
+        }
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// `2026-11-29T18:30:05Z`; times outside 1970..=9999 are clamped (humantime panics on them).
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    const MAX_SECS: u64 = 253_402_300_799; // last second of year 9999
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+        .min(MAX_SECS);
+    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string()
+}
+
+/// Host name from `/etc/hostname`, else `$HOSTNAME`, else `unknown`.
+pub fn host_name() -> String {
+    let from_file = fs::read_to_string("/etc/hostname").ok();
+    let from_env = std::env::var("HOSTNAME").ok();
+    [from_file, from_env]
+        .into_iter()
+        .flatten()
+        .map(|s| s.trim().to_string())
+        .find(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// `meta.json` of a run directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub tool_version: String,
+    pub scenario: String,
+    pub fingerprint: String,
+    pub host: String,
+    /// RFC 3339 UTC (`rfc3339_utc`).
+    pub started_at: String,
+    pub finished_at: String,
+    /// Already redacted by the caller.
+    pub command_line: Vec<String>,
+    pub interrupted: bool,
+    pub models: Vec<String>,
+    pub ladder: Vec<u32>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A run directory `out/<scenario>/<UTC timestamp>/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDir {
+    pub path: PathBuf,
+}
+
+/// Creates `out/<scenario>/<2026-11-29T18-30-05Z>` (colons are not portable in file names),
+/// adding `-2`, `-3`, ... when that directory already exists.
+pub fn create_run_dir(
+    out: &Path,
+    scenario: &str,
+    started: SystemTime,
+) -> Result<RunDir, StoreError> {
+    let plain = Path::new(scenario)
+        .file_name()
+        .is_some_and(|f| f == scenario);
+    if !plain || scenario.contains(['/', '\\']) {
+        return Err(StoreError::BadScenarioName {
+            out: out.to_path_buf(),
+            name: scenario.to_string(),
+        });
+    }
+    let parent = out.join(scenario);
+    fs::create_dir_all(&parent).map_err(|e| StoreError::io("create directory", &parent, e))?;
+    let stamp = rfc3339_utc(started).replace(':', "-");
+    for n in 1..=1000u32 {
+        let name = if n == 1 {
+            stamp.clone()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let path = parent.join(name);
+        match fs::create_dir(&path) {
+            Ok(()) => return Ok(RunDir { path }),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(StoreError::io("create directory", &path, e)),
+        }
+    }
+    Err(StoreError::io(
+        "create run directory",
+        &parent.join(&stamp),
+        io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "1000 runs with this timestamp already exist",
+        ),
+    ))
+}
+
+impl RunDir {
+    pub fn write_summary(&self, rows: &[StepSummary]) -> Result<(), StoreError> {
+        write_atomic(&self.path.join(SUMMARY_FILE), &summary_csv(rows))
+    }
+
+    pub fn write_requests(&self, records: &[RequestRecord]) -> Result<(), StoreError> {
+        write_atomic(&self.path.join(REQUESTS_FILE), &requests_csv(records))
+    }
+
+    /// The normalized scenario as run, secrets already redacted by the caller.
+    pub fn write_scenario_yaml(&self, yaml: &str) -> Result<(), StoreError> {
+        write_atomic(&self.path.join(SCENARIO_FILE), yaml.as_bytes())
+    }
+
+    /// The normalized workload (what the fingerprint hashes), shown as a diff when the
+    /// fingerprints of two results differ.
+    pub fn write_workload_yaml(&self, yaml: &str) -> Result<(), StoreError> {
+        write_atomic(&self.path.join(WORKLOAD_FILE), yaml.as_bytes())
+    }
+
+    pub fn write_meta(&self, meta: &Meta) -> Result<(), StoreError> {
+        write_json(&self.path.join(META_FILE), meta)
+    }
+
+    pub fn write_findings_json(&self, findings: &serde_json::Value) -> Result<(), StoreError> {
+        write_json(&self.path.join(FINDINGS_FILE), findings)
+    }
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| StoreError::Json {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    })?;
+    bytes.push(b'\n');
+    write_atomic(path, &bytes)
+}
+
+/// Reads a run's `meta.json`.
+pub fn read_meta(path: &Path) -> Result<Meta, StoreError> {
+    let bytes = fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| StoreError::Json {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    })
+}
+
+/// The files of one scenario's baseline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselinePaths {
+    /// `dir/<scenario>.csv`: the summary.
+    pub summary: PathBuf,
+    /// `dir/<scenario>.requests.csv`: per-request samples for the bootstrap.
+    pub requests: PathBuf,
+    /// `dir/<scenario>.workload.yaml`: the normalized workload, for the fingerprint diff.
+    pub workload: PathBuf,
+}
+
+pub fn baseline_paths(dir: &Path, scenario: &str) -> BaselinePaths {
+    BaselinePaths {
+        summary: dir.join(format!("{scenario}.csv")),
+        requests: dir.join(format!("{scenario}.requests.csv")),
+        workload: dir.join(format!("{scenario}.workload.yaml")),
+    }
+}
+
+/// Writes the three baseline files, each atomically; the summary goes last so that it is the
+/// last file to change.
+pub fn write_baseline(
+    paths: &BaselinePaths,
+    summary_bytes: &[u8],
+    requests_bytes: &[u8],
+    workload_yaml: &str,
+) -> Result<(), StoreError> {
+    write_atomic(&paths.requests, requests_bytes)?;
+    write_atomic(&paths.workload, workload_yaml.as_bytes())?;
+    write_atomic(&paths.summary, summary_bytes)
+}
+
+/// One side of a diff, from a run directory or a baseline CSV.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedResult {
+    /// The path as given, for headings.
+    pub label: String,
+    pub summaries: Vec<StepSummary>,
+    pub requests: Option<Vec<RequestRecord>>,
+    pub workload_yaml: Option<String>,
+}
+
+/// Loads a run directory (`summary.csv`, optional `requests.csv` and `workload.yaml`) or a
+/// baseline `.csv` (with `<stem>.requests.csv` and `<stem>.workload.yaml` when present). A path
+/// to a run's own `summary.csv` loads that run directory.
+pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
+    let label = path.display().to_string();
+    let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
+    let (summary, requests, workload) = if meta.is_dir() {
+        let summary = path.join(SUMMARY_FILE);
+        if !summary.is_file() {
+            return Err(StoreError::NoSummary {
+                path: path.to_path_buf(),
+                hint: latest_run_hint(path),
+            });
+        }
+        (summary, path.join(REQUESTS_FILE), path.join(WORKLOAD_FILE))
+    } else {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(stem) = name.strip_suffix(".requests.csv") {
+            return Err(StoreError::NotAResult {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "it is a per-request sidecar; pass the baseline `{stem}.csv` instead"
+                ),
+            });
+        }
+        let Some(stem) = name.strip_suffix(".csv") else {
+            return Err(StoreError::NotAResult {
+                path: path.to_path_buf(),
+                reason: "expected a run directory or a baseline `.csv` file".to_string(),
+            });
+        };
+        if name == SUMMARY_FILE {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            (
+                path.to_path_buf(),
+                dir.join(REQUESTS_FILE),
+                dir.join(WORKLOAD_FILE),
+            )
+        } else {
+            let dir = path.parent().unwrap_or(Path::new(""));
+            let p = baseline_paths(dir, stem);
+            (p.summary, p.requests, p.workload)
+        }
+    };
+    let summaries = read_summary_csv(&summary)?;
+    if summaries.is_empty() {
+        return Err(StoreError::NoRows { path: summary });
+    }
+    let requests = if requests.is_file() {
+        Some(read_requests_csv(&requests)?)
+    } else {
+        None
+    };
+    let workload_yaml = if workload.is_file() {
+        Some(fs::read_to_string(&workload).map_err(|e| StoreError::read(&workload, e))?)
+    } else {
+        None
+    };
+    Ok(LoadedResult {
+        label,
+        summaries,
+        requests,
+        workload_yaml,
+    })
+}
+
+/// For `runs/<scenario>/` given instead of one of its runs: name the latest run inside.
+fn latest_run_hint(dir: &Path) -> String {
+    let latest = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(SUMMARY_FILE).is_file())
+        .max();
+    match latest {
+        Some(p) => format!(" (it holds runs; the latest is {})", p.display()),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requests_csv::tests::request;
+    use super::summary_csv::tests::summary_row;
+    use super::*;
+
+    const STAMP: u64 = 1_795_977_005; // 2026-11-29T18:30:05Z
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn write_atomic_creates_dirs_replaces_content_and_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("a/b/out.csv");
+        write_atomic(&target, b"first").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"first");
+        write_atomic(&target, b"second, longer").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"second, longer");
+        write_atomic(&target, b"").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"");
+        assert_eq!(names(&dir.path().join("a/b")), ["out.csv"]);
+    }
+
+    #[test]
+    fn failed_write_atomic_removes_its_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("taken");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("keep"), b"x").unwrap();
+        let err = write_atomic(&target, b"data").unwrap_err();
+        assert!(err.to_string().starts_with("cannot replace "), "{err}");
+        assert!(err.to_string().contains("taken"), "{err}");
+        assert_eq!(names(dir.path()), ["taken"]);
+        assert_eq!(names(&target), ["keep"]);
+    }
+
+    #[test]
+    fn timestamps_are_utc_and_clamped() {
+        assert_eq!(rfc3339_utc(at(STAMP)), "2026-11-29T18:30:05Z");
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH - Duration::from_secs(5)),
+            "1970-01-01T00:00:00Z"
+        );
+        assert_eq!(rfc3339_utc(at(u64::MAX / 4)), "9999-12-31T23:59:59Z");
+        assert!(!host_name().is_empty());
+    }
+
+    #[test]
+    fn run_dirs_are_timestamped_and_never_reused() {
+        let out = tempfile::tempdir().unwrap();
+        let first = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        assert_eq!(first.path, out.path().join("demo/2026-11-29T18-30-05Z"));
+        assert!(first.path.is_dir());
+        let second = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        assert_eq!(second.path, out.path().join("demo/2026-11-29T18-30-05Z-2"));
+        let third = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        assert_eq!(third.path, out.path().join("demo/2026-11-29T18-30-05Z-3"));
+        for bad in ["", "..", "a/b", "."] {
+            let err = create_run_dir(out.path(), bad, at(STAMP)).unwrap_err();
+            assert!(
+                matches!(err, StoreError::BadScenarioName { .. }),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn run_dir_writes_every_file_and_meta_round_trips() {
+        let out = tempfile::tempdir().unwrap();
+        let run = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        let meta = Meta {
+            tool_version: "0.1.0".into(),
+            scenario: "demo".into(),
+            fingerprint: "abc".into(),
+            host: "box".into(),
+            started_at: rfc3339_utc(at(STAMP)),
+            finished_at: rfc3339_utc(at(STAMP + 90)),
+            command_line: vec!["ladder".into(), "run".into(), "demo.yaml".into()],
+            interrupted: true,
+            models: vec!["gpt-4o".into()],
+            ladder: vec![5, 10],
+            notes: vec![],
+        };
+        run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
+        run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();
+        run.write_scenario_yaml("name: demo\n").unwrap();
+        run.write_workload_yaml("api: openai-chat\n").unwrap();
+        run.write_meta(&meta).unwrap();
+        run.write_findings_json(&serde_json::json!({"knee": null}))
+            .unwrap();
+        assert_eq!(
+            names(&run.path),
+            [
+                FINDINGS_FILE,
+                META_FILE,
+                REQUESTS_FILE,
+                SCENARIO_FILE,
+                SUMMARY_FILE,
+                WORKLOAD_FILE
+            ]
+        );
+        assert_eq!(read_meta(&run.path.join(META_FILE)).unwrap(), meta);
+        let json = fs::read_to_string(run.path.join(META_FILE)).unwrap();
+        assert!(
+            json.contains("\"finished_at\": \"2026-11-29T18:31:35Z\""),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn load_result_from_run_dir() {
+        let out = tempfile::tempdir().unwrap();
+        let run = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
+        let bare = load_result(&run.path).unwrap();
+        assert_eq!(bare.summaries, vec![summary_row("gpt-4o", 1)]);
+        assert_eq!((bare.requests, bare.workload_yaml), (None, None));
+        assert_eq!(bare.label, run.path.display().to_string());
+
+        run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();
+        run.write_workload_yaml("api: openai-chat\n").unwrap();
+        let full = load_result(&run.path).unwrap();
+        assert_eq!(full.requests, Some(vec![request("gpt-4o", 1, 0, 0)]));
+        assert_eq!(full.workload_yaml.as_deref(), Some("api: openai-chat\n"));
+        // The run's own summary.csv loads the same run, sidecars included.
+        let via_file = load_result(&run.path.join(SUMMARY_FILE)).unwrap();
+        assert_eq!(via_file.requests, full.requests);
+        assert_eq!(via_file.workload_yaml, full.workload_yaml);
+    }
+
+    #[test]
+    fn load_result_from_baseline_with_and_without_sidecars() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = baseline_paths(&dir.path().join("baselines"), "demo");
+        assert_eq!(paths.summary, dir.path().join("baselines/demo.csv"));
+        assert_eq!(
+            paths.requests,
+            dir.path().join("baselines/demo.requests.csv")
+        );
+        assert_eq!(
+            paths.workload,
+            dir.path().join("baselines/demo.workload.yaml")
+        );
+        let summary = summary_csv(&[summary_row("m", 1), summary_row("m", 2)]);
+        let requests = requests_csv(&[request("m", 1, 0, 0)]);
+        write_baseline(&paths, &summary, &requests, "api: x\n").unwrap();
+        let full = load_result(&paths.summary).unwrap();
+        assert_eq!(full.summaries.len(), 2);
+        assert_eq!(full.requests, Some(vec![request("m", 1, 0, 0)]));
+        assert_eq!(full.workload_yaml.as_deref(), Some("api: x\n"));
+
+        fs::remove_file(&paths.requests).unwrap();
+        fs::remove_file(&paths.workload).unwrap();
+        let bare = load_result(&paths.summary).unwrap();
+        assert_eq!(bare.summaries, full.summaries);
+        assert_eq!((bare.requests, bare.workload_yaml), (None, None));
+        assert_eq!(names(&dir.path().join("baselines")), ["demo.csv"]);
+    }
+
+    #[test]
+    fn load_result_errors_say_what_is_wrong() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = |p: &Path| load_result(p).unwrap_err().to_string();
+
+        let missing = dir.path().join("nope.csv");
+        assert!(msg(&missing).contains("nope.csv does not exist: expected a run directory"));
+
+        let out = dir.path().join("runs");
+        let run = create_run_dir(&out, "demo", at(STAMP)).unwrap();
+        run.write_summary(&[summary_row("m", 1)]).unwrap();
+        let m = msg(&out.join("demo"));
+        assert!(
+            m.contains("is not a run directory: it has no summary.csv"),
+            "{m}"
+        );
+        assert!(
+            m.contains("the latest is") && m.contains("2026-11-29T18-30-05Z"),
+            "{m}"
+        );
+
+        let paths = baseline_paths(dir.path(), "b");
+        write_baseline(&paths, &summary_csv(&[]), &requests_csv(&[]), "").unwrap();
+        assert!(msg(&paths.summary).contains("b.csv has a header but no rows"));
+        assert!(msg(&paths.requests).contains("pass the baseline `b.csv` instead"));
+        assert!(msg(&paths.workload).contains("expected a run directory or a baseline `.csv`"));
+    }
+}

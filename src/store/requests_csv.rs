@@ -1,0 +1,284 @@
+//! `requests.csv` (DESIGN §6): one row per attempted request, the DESIGN columns then the
+//! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`). Error text is
+//! kept on one line per record; the reader accepts files without the appended columns.
+
+use super::csv_io::{escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS};
+use super::StoreError;
+use crate::record::{ErrorClass, LimitKind, RequestRecord, TokensSource};
+use std::path::Path;
+
+/// `requests.csv` columns in file order: DESIGN §6, then the appended rate-limit columns.
+#[rustfmt::skip]
+pub const REQUEST_COLUMNS: [&str; 26] = [
+    "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
+    "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
+    "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
+    "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
+];
+/// Trailing request columns that older files may lack.
+const REQUEST_OPTIONAL: usize = 3;
+
+/// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
+pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
+    let order = first_appearance(records.iter().map(|r| r.model.as_str()));
+    let mut sorted: Vec<&RequestRecord> = records.iter().collect();
+    sorted.sort_by_key(|r| {
+        (
+            order.get(r.model.as_str()).copied(),
+            r.step,
+            r.worker,
+            r.seq,
+        )
+    });
+    write_csv(&REQUEST_COLUMNS, sorted.into_iter().map(request_cells))
+}
+
+/// Reads a `requests.csv` (or a baseline's `.requests.csv` sidecar). `itl_ms` is not stored and
+/// comes back empty.
+pub fn read_requests_csv(path: &Path) -> Result<Vec<RequestRecord>, StoreError> {
+    let required = &REQUEST_COLUMNS[..REQUEST_COLUMNS.len() - REQUEST_OPTIONAL];
+    read_csv(path, "requests CSV", required, |row| {
+        let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
+        let status = row.text("status");
+        let status_ok = match status.trim() {
+            "ok" => true,
+            "error" => false,
+            _ => return Err(row.bad("status", "`ok` or `error`")),
+        };
+        if status_ok != error_class.is_none() {
+            return Err(row.bad(
+                "error_class",
+                "empty for status=ok and set for status=error",
+            ));
+        }
+        Ok(RequestRecord {
+            model: row.text("model"),
+            step: row.parse("step", "a step number")?,
+            concurrency: row.parse("concurrency", "a whole number")?,
+            worker: row.parse("worker", "a worker number")?,
+            seq: row.parse("seq", "a sequence number")?,
+            request_id: row.text("request_id"),
+            started_at_ms: row.parse("started_at_ms", "milliseconds")?,
+            error_class,
+            http_status: row.opt("http_status", "an HTTP status code")?,
+            error_type: row.opt_text("error_type"),
+            error_message: row.opt_text("error_message"),
+            ttft_ms: row.opt("ttft_ms", "milliseconds")?,
+            ttfc_ms: row.opt("ttfc_ms", "milliseconds")?,
+            tpot_ms: row.opt("tpot_ms", "milliseconds")?,
+            e2e_ms: row.opt("e2e_ms", "milliseconds")?,
+            output_tokens: row.opt("output_tokens", "a token count")?,
+            input_tokens: row.opt("input_tokens", "a token count")?,
+            tokens_source: match row.cell("tokens_source").trim() {
+                "" => None,
+                "usage" => Some(TokensSource::Usage),
+                "chunks" => Some(TokensSource::Chunks),
+                _ => return Err(row.bad("tokens_source", "`usage`, `chunks` or empty")),
+            },
+            token_events: row.parse("token_events", "a count")?,
+            finish_reason: row.opt_text("finish_reason"),
+            attempts: row.parse("attempts", "a count")?,
+            retry_wait_ms: row.parse("retry_wait_ms", "milliseconds")?,
+            itl_ms: Vec::new(),
+            first_attempt_429: match row.cell("first_attempt_429").trim() {
+                "" | "false" | "0" => false,
+                "true" | "1" => true,
+                _ => return Err(row.bad("first_attempt_429", "`true` or `false`")),
+            },
+            limit_kind: match row.cell("limit_kind").trim() {
+                "" => None,
+                "requests" => Some(LimitKind::Requests),
+                "tokens" => Some(LimitKind::Tokens),
+                _ => return Err(row.bad("limit_kind", "`requests`, `tokens` or empty")),
+            },
+            retry_after_ms: row.opt("retry_after_ms", "milliseconds")?,
+        })
+    })
+}
+
+fn request_cells(r: &RequestRecord) -> Vec<String> {
+    let text = |s: &Option<String>| {
+        s.as_deref()
+            .map(|s| escape(s).into_owned())
+            .unwrap_or_default()
+    };
+    let int = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+    vec![
+        escape(&r.model).into_owned(),
+        r.step.to_string(),
+        r.concurrency.to_string(),
+        r.worker.to_string(),
+        r.seq.to_string(),
+        escape(&r.request_id).into_owned(),
+        fixed(r.started_at_ms, MS),
+        r.status_str().to_string(),
+        r.error_class
+            .map(|c| c.as_str().to_string())
+            .unwrap_or_default(),
+        int(r.http_status.map(u64::from)),
+        text(&r.error_type),
+        text(&r.error_message),
+        opt_fixed(r.ttft_ms, MS),
+        opt_fixed(r.ttfc_ms, MS),
+        opt_fixed(r.tpot_ms, MS),
+        opt_fixed(r.e2e_ms, MS),
+        int(r.output_tokens),
+        int(r.input_tokens),
+        r.tokens_source
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
+        r.token_events.to_string(),
+        text(&r.finish_reason),
+        r.attempts.to_string(),
+        fixed(r.retry_wait_ms, MS),
+        r.first_attempt_429.to_string(),
+        r.limit_kind
+            .map(|k| k.as_str().to_string())
+            .unwrap_or_default(),
+        opt_fixed(r.retry_after_ms, MS),
+    ]
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::csv_io::tests::write;
+    use super::*;
+
+    pub(crate) fn request(model: &str, step: u32, worker: u32, seq: u32) -> RequestRecord {
+        RequestRecord {
+            model: model.into(),
+            step,
+            concurrency: 5,
+            worker,
+            seq,
+            request_id: format!("ladder-{step}-{worker}-{seq}"),
+            started_at_ms: 1234.5,
+            ttft_ms: Some(212.25),
+            ttfc_ms: Some(212.25),
+            tpot_ms: Some(8.5),
+            e2e_ms: Some(1900.0),
+            output_tokens: Some(200),
+            input_tokens: Some(120),
+            tokens_source: Some(TokensSource::Usage),
+            token_events: 200,
+            finish_reason: Some("length".into()),
+            attempts: 1,
+            ..RequestRecord::default()
+        }
+    }
+
+    fn failed_request() -> RequestRecord {
+        RequestRecord {
+            error_class: Some(ErrorClass::Http429),
+            http_status: Some(429),
+            error_type: Some("rate_limit_exceeded".into()),
+            error_message: Some("Rate limit, \"slow\" down,\nplease\r\nC:\\path \\n".into()),
+            ttft_ms: None,
+            ttfc_ms: None,
+            tpot_ms: None,
+            e2e_ms: Some(35.125),
+            output_tokens: None,
+            input_tokens: None,
+            tokens_source: None,
+            token_events: 0,
+            finish_reason: None,
+            attempts: 3,
+            retry_wait_ms: 1500.0,
+            first_attempt_429: true,
+            limit_kind: Some(LimitKind::Tokens),
+            retry_after_ms: Some(750.0),
+            ..request("gpt-4o", 1, 2, 0)
+        }
+    }
+
+    #[test]
+    fn requests_round_trip_with_awkward_text_on_one_line_each() {
+        let records = vec![request("gpt-4o", 1, 0, 0), failed_request()];
+        let bytes = requests_csv(&records);
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(!text.contains('\r'));
+        let cell = r#","Rate limit, ""slow"" down,\nplease\r\nC:\\path \\n","#;
+        assert!(text.contains(cell), "{text}");
+        assert!(text
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests.csv");
+        std::fs::write(&path, bytes).unwrap();
+        let back = read_requests_csv(&path).unwrap();
+        // Sorted by worker: the ok record (worker 0) comes first.
+        assert_eq!(back, records);
+    }
+
+    #[test]
+    fn requests_ordered_by_model_step_worker_seq() {
+        let records = [
+            request("b", 1, 1, 0),
+            request("a", 1, 0, 0),
+            request("b", 1, 0, 1),
+            request("b", 1, 0, 0),
+        ];
+        let text = String::from_utf8(requests_csv(&records)).unwrap();
+        let ids: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(5).unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "ladder-1-0-0",
+                "ladder-1-0-1",
+                "ladder-1-1-0",
+                "ladder-1-0-0"
+            ]
+        );
+        assert!(text.lines().nth(4).unwrap().starts_with("a,"));
+    }
+
+    #[test]
+    fn older_requests_without_rate_limit_columns_read() {
+        let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
+        let old: String = text
+            .lines()
+            .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let back = read_requests_csv(&write(&dir, "r.csv", &old)).unwrap();
+        assert_eq!(back, vec![request("m", 1, 0, 0)]);
+    }
+
+    #[test]
+    fn request_status_and_enums_are_checked() {
+        let ok = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (ok.replacen(",ok,", ",fine,", 1), "(`status`)"),
+            (ok.replacen(",ok,", ",error,", 1), "(`error_class`)"),
+            (ok.replacen(",usage,", ",guess,", 1), "(`tokens_source`)"),
+            (
+                ok.replacen(",false,", ",maybe,", 1),
+                "(`first_attempt_429`)",
+            ),
+        ];
+        for (text, column) in cases {
+            let msg = read_requests_csv(&write(&dir, "r.csv", &text))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                msg.contains("r.csv: line 2") && msg.contains(column),
+                "{msg}"
+            );
+        }
+        let unknown_class = String::from_utf8(requests_csv(&[failed_request()]))
+            .unwrap()
+            .replacen("http_429", "http_999", 1);
+        let msg = read_requests_csv(&write(&dir, "r.csv", &unknown_class))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`http_999` as an error class"), "{msg}");
+    }
+}

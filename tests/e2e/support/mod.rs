@@ -1,0 +1,102 @@
+//! A small builder for user-like sessions: a temp project with a scenario and prompt files,
+//! and helpers to run `ladder` and read what it wrote.
+
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("scenarios/prompts")).unwrap();
+        std::fs::write(
+            dir.path().join("scenarios/prompts/p.txt"),
+            "Say hello to the load tester in a few words.\n",
+        )
+        .unwrap();
+        Project { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `scenarios/<name>.yaml` and returns its path.
+    pub fn scenario(&self, name: &str, yaml: &str) -> PathBuf {
+        let p = self.dir.path().join("scenarios").join(format!("{name}.yaml"));
+        std::fs::write(&p, yaml).unwrap();
+        p
+    }
+
+    pub fn ladder(&self) -> Command {
+        let mut c = Command::cargo_bin("ladder").unwrap();
+        c.current_dir(self.dir.path());
+        c.env_remove("NO_COLOR");
+        c.timeout(std::time::Duration::from_secs(120));
+        c
+    }
+
+    /// The only run directory under `runs/<scenario>/` (panics if not exactly one).
+    pub fn run_dirs(&self, scenario: &str) -> Vec<PathBuf> {
+        let base = self.dir.path().join("runs").join(scenario);
+        let mut dirs: Vec<PathBuf> = match std::fs::read_dir(&base) {
+            Ok(rd) => rd.map(|e| e.unwrap().path()).collect(),
+            Err(_) => Vec::new(),
+        };
+        dirs.sort();
+        dirs
+    }
+
+    /// Every file under the project, recursively (for leak checks).
+    pub fn all_files(&self) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.dir.path().to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Reads a CSV file into header + rows of strings.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut rdr = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let headers = rdr.headers().unwrap().iter().map(String::from).collect();
+    let rows = rdr
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    (headers, rows)
+}
+
+pub fn col(headers: &[String], name: &str) -> usize {
+    headers
+        .iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {headers:?}"))
+}
+
+pub fn num(row: &[String], headers: &[String], name: &str) -> f64 {
+    let v = &row[col(headers, name)];
+    v.parse()
+        .unwrap_or_else(|_| panic!("column {name} is not a number: `{v}`"))
+}
+
+/// A scenario against the simulator; `sim` and `load` are YAML mapping bodies (indented 4).
+pub fn sim_scenario(name: &str, sim: &str, load: &str, max_tokens: u32) -> String {
+    format!(
+        "name: {name}\ntarget:\n  api: openai-chat\n  sim:\n{sim}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: {max_tokens}\nload:\n{load}\n"
+    )
+}

@@ -1,0 +1,104 @@
+//! `ladder validate` and bad input: exit 2 and a message naming the file, line and field.
+
+use crate::support::Project;
+use predicates::prelude::*;
+
+const GOOD: &str = "name: ok\ntarget:\n  base_url: http://127.0.0.1:9/v1\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 16\nload:\n  ladder: [1, 2]\n  requests_per_step: 4\n";
+
+#[test]
+fn a_good_scenario_validates() {
+    let p = Project::new();
+    let f = p.scenario("ok", GOOD);
+    p.ladder()
+        .arg("validate")
+        .arg(&f)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ok"));
+}
+
+fn assert_invalid(yaml: &str, must_contain: &[&str]) {
+    let p = Project::new();
+    let f = p.scenario("bad", yaml);
+    let assert = p
+        .ladder()
+        .env_remove("LADDER_TEST_UNSET")
+        .arg("validate")
+        .arg(&f)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains("bad.yaml"), "no file name in: {stderr}");
+    for needle in must_contain {
+        assert!(stderr.contains(needle), "`{needle}` missing in: {stderr}");
+    }
+}
+
+#[test]
+fn empty_ladder_is_rejected_with_line_and_field() {
+    assert_invalid(&GOOD.replace("[1, 2]", "[]"), &["bad.yaml:9", "ladder"]);
+}
+
+#[test]
+fn zero_and_negative_concurrency_are_rejected() {
+    assert_invalid(&GOOD.replace("[1, 2]", "[0, 2]"), &["ladder"]);
+    assert_invalid(&GOOD.replace("[1, 2]", "[-5, 2]"), &["ladder"]);
+}
+
+#[test]
+fn unknown_field_gets_a_did_you_mean() {
+    assert_invalid(
+        &GOOD.replace("requests_per_step", "requests_per_stp"),
+        &["bad.yaml:10", "requests_per_step"],
+    );
+}
+
+#[test]
+fn unset_variable_is_named() {
+    assert_invalid(
+        &GOOD.replace("http://127.0.0.1:9/v1", "${LADDER_TEST_UNSET}"),
+        &["LADDER_TEST_UNSET", "bad.yaml:3"],
+    );
+}
+
+#[test]
+fn malformed_yaml_names_the_line() {
+    assert_invalid(&GOOD.replace("  models: [m]", "  models: [m"), &["bad.yaml"]);
+}
+
+#[test]
+fn invalid_url_is_rejected() {
+    assert_invalid(&GOOD.replace("http://127.0.0.1:9/v1", "not a url"), &["base_url"]);
+}
+
+#[test]
+fn missing_prompt_file_names_the_path() {
+    assert_invalid(&GOOD.replace("prompts/p.txt", "prompts/missing.txt"), &["missing.txt", "prompt_file"]);
+}
+
+#[test]
+fn run_with_invalid_scenario_writes_nothing() {
+    let p = Project::new();
+    let f = p.scenario("bad", &GOOD.replace("[1, 2]", "[]"));
+    p.ladder().arg("run").arg(&f).assert().code(2);
+    assert!(!p.path().join("runs").exists(), "a run directory was created for invalid input");
+}
+
+#[test]
+fn committed_scenarios_validate() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3);
+    let mut cmd = assert_cmd::Command::cargo_bin("ladder").unwrap();
+    cmd.env("OPENAI_API_KEY", "sk-placeholder-for-validation")
+        .env("ANTHROPIC_API_KEY", "sk-ant-placeholder")
+        .arg("validate")
+        .args(&files)
+        .assert()
+        .success();
+}
