@@ -243,10 +243,10 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         }
     };
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
-    let http = build_http_client(&s.target.timeouts, max_c).context("cannot build the HTTP client")?;
-    let target = PreparedTarget::new(&s.target, &base_url).map_err(|e| {
-        UsageError(format!("{}: {e}", s.path.display()))
-    })?;
+    let http =
+        build_http_client(&s.target.timeouts, max_c).context("cannot build the HTTP client")?;
+    let target = PreparedTarget::new(&s.target, &base_url)
+        .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
     if !out.quiet {
         eprintln!(
             "ladder: {} · {} · {} · ladder {:?}",
@@ -292,7 +292,11 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
 
     // Show results.
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", crate::render::table::run_table(&summaries, out.color))?;
+    writeln!(
+        stdout,
+        "{}",
+        crate::render::table::run_table(&summaries, out.color)
+    )?;
     if let Some(t) = crate::render::table::compare_models_table(&summaries) {
         writeln!(stdout, "{t}")?;
     }
@@ -333,7 +337,14 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
     if let Some(baseline) = &args.against {
         let base = store::load_result(baseline)?;
         let new = store::load_result(&run_dir.path)?;
-        let code = diff_results(&base, &new, &args.gates, args.format, Some(s.gates.clone()), out)?;
+        let code = diff_results(
+            &base,
+            &new,
+            &args.gates,
+            args.format,
+            Some(s.gates.clone()),
+            out,
+        )?;
         return Ok(code);
     }
     Ok(exit::OK)
@@ -380,16 +391,29 @@ fn summarize(s: &Scenario, output: &runner::RunOutput) -> Vec<StepSummary> {
     rows
 }
 
-fn analyze_all(s: &Scenario, summaries: &[StepSummary], records: &[RequestRecord]) -> Vec<ModelFindings> {
+fn analyze_all(
+    s: &Scenario,
+    summaries: &[StepSummary],
+    records: &[RequestRecord],
+) -> Vec<ModelFindings> {
     let extras = findings::extras_from_records(records);
     s.target
         .models
         .iter()
         .map(|m| {
-            let steps: Vec<StepSummary> = summaries.iter().filter(|r| &r.model == m).cloned().collect();
+            let steps: Vec<StepSummary> = summaries
+                .iter()
+                .filter(|r| &r.model == m)
+                .cloned()
+                .collect();
             let ex: Vec<findings::StepExtras> = steps
                 .iter()
-                .map(|r| extras.get(&(m.clone(), r.step)).cloned().unwrap_or_default())
+                .map(|r| {
+                    extras
+                        .get(&(m.clone(), r.step))
+                        .cloned()
+                        .unwrap_or_default()
+                })
                 .collect();
             findings::analyze(m, &steps, Some(&ex))
         })
@@ -417,7 +441,12 @@ fn to_side(r: &LoadedResult) -> Side {
     }
     let extras = r.requests.as_deref().map(findings::extras_from_records);
     for m in &models {
-        let steps: Vec<StepSummary> = r.summaries.iter().filter(|x| &x.model == m).cloned().collect();
+        let steps: Vec<StepSummary> = r
+            .summaries
+            .iter()
+            .filter(|x| &x.model == m)
+            .cloned()
+            .collect();
         let ex: Option<Vec<findings::StepExtras>> = extras.as_ref().map(|e| {
             steps
                 .iter()
@@ -430,7 +459,11 @@ fn to_side(r: &LoadedResult) -> Side {
     }
     Side {
         label: r.label.clone(),
-        fingerprint: r.summaries.first().map(|x| x.fingerprint.clone()).unwrap_or_default(),
+        fingerprint: r
+            .summaries
+            .first()
+            .map(|x| x.fingerprint.clone())
+            .unwrap_or_default(),
         workload_yaml: r.workload_yaml.clone(),
         summaries: r.summaries.clone(),
         samples: r.requests.as_ref().map(|rs| {
@@ -464,7 +497,7 @@ fn diff_results(
         allow_different_workload: gate_args.allow_different_workload,
         strict: gate_args.strict,
         resamples: 2000,
-        seed: 0x1add_e5,
+        seed: 0x001a_dde5,
     };
     let comparison = compare::compare(&to_side(base), &to_side(new), &opts);
     let format = match format {

@@ -36,7 +36,11 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             "s" | "sec" | "secs" => 1.0,
             "m" | "min" | "mins" => 60.0,
             "h" | "hr" | "hrs" => 3600.0,
-            "" => return Err(format!("duration `{text}` has no unit (write e.g. `{text}ms` or `{text}s`)")),
+            "" => {
+                return Err(format!(
+                    "duration `{text}` has no unit (write e.g. `{text}ms` or `{text}s`)"
+                ))
+            }
             _ => return Err(bad(text)),
         };
         total += value * seconds_per_unit;
@@ -95,7 +99,7 @@ pub mod serde_human {
         pub(super) fn into_duration(self) -> Result<Duration, String> {
             match self {
                 HumanRaw::Text(t) => parse(&t),
-                HumanRaw::Number(n) if n == 0.0 => Ok(Duration::ZERO),
+                HumanRaw::Number(0.0) => Ok(Duration::ZERO),
                 HumanRaw::Number(n) => Err(format!(
                     "duration `{n}` has no unit (write e.g. `{n}ms` or `{n}s`)"
                 )),
@@ -119,7 +123,10 @@ pub mod serde_human_opt {
         let raw = Option::<serde_human::HumanRaw>::deserialize(d)?;
         match raw {
             None => Ok(None),
-            Some(r) => r.into_duration().map(Some).map_err(serde::de::Error::custom),
+            Some(r) => r
+                .into_duration()
+                .map(Some)
+                .map_err(serde::de::Error::custom),
         }
     }
 }

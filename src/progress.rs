@@ -48,17 +48,17 @@ impl LiveProgress {
 
     fn redraw(&self, s: &mut State, force: bool) {
         let now = Instant::now();
-        if !force && s.last_draw.is_some_and(|t| now - t < Duration::from_millis(100)) {
+        if !force
+            && s.last_draw
+                .is_some_and(|t| now - t < Duration::from_millis(100))
+        {
             return;
         }
         s.last_draw = Some(now);
         let p50 = crate::stats::quantile(&s.ttfts, 0.5)
             .map(|v| format!("{v:.0} ms"))
             .unwrap_or_else(|| "-".into());
-        let total = s
-            .total
-            .map(|t| t.to_string())
-            .unwrap_or_else(|| "?".into());
+        let total = s.total.map(|t| t.to_string()).unwrap_or_else(|| "?".into());
         self.bar.set_message(format!(
             "{}  {}/{}  in flight {}  P50 TTFT {}  errors {}",
             s.label, s.done, total, s.in_flight, p50, s.errors
@@ -67,7 +67,14 @@ impl LiveProgress {
 }
 
 impl Progress for LiveProgress {
-    fn step_started(&self, model: &str, step: u32, steps: u32, concurrency: u32, total: Option<u64>) {
+    fn step_started(
+        &self,
+        model: &str,
+        step: u32,
+        steps: u32,
+        concurrency: u32,
+        total: Option<u64>,
+    ) {
         if let Ok(mut s) = self.state.lock() {
             *s = State {
                 label: format!("{model} · step {step}/{steps} · {concurrency} streams"),

@@ -111,7 +111,10 @@ impl FromStr for ErrorClass {
             .find(|c| c.as_str() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
-                format!("unknown error class `{s}` (expected one of: {})", names.join(", "))
+                format!(
+                    "unknown error class `{s}` (expected one of: {})",
+                    names.join(", ")
+                )
             })
     }
 }

@@ -30,7 +30,9 @@ impl Default for Interrupt {
 
 impl Interrupt {
     pub fn new() -> Self {
-        Interrupt { stop: watch::channel(0).0 }
+        Interrupt {
+            stop: watch::channel(0).0,
+        }
     }
     /// Start no new request.
     pub fn stop(&self) {
@@ -57,7 +59,14 @@ impl Interrupt {
 
 /// What the runner reports while it works (progress display, logs).
 pub trait Progress: Send + Sync {
-    fn step_started(&self, model: &str, step: u32, steps: u32, concurrency: u32, total: Option<u64>);
+    fn step_started(
+        &self,
+        model: &str,
+        step: u32,
+        steps: u32,
+        concurrency: u32,
+        total: Option<u64>,
+    );
     fn record(&self, record: &RequestRecord);
     fn in_flight(&self, n: usize);
     fn step_finished(&self, model: &str, step: u32);
@@ -229,7 +238,8 @@ pub async fn run(
             });
             out.records.extend(records);
             let pause = scenario.load.pause_between_steps;
-            if !pause.is_zero() && !(is_last && model == scenario.target.models.last().unwrap_or(model)) {
+            let last_of_run = is_last && Some(model) == scenario.target.models.last();
+            if !pause.is_zero() && !last_of_run {
                 let mut rx = interrupt.subscribe();
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
@@ -311,7 +321,17 @@ async fn run_step(
                 if !go {
                     return;
                 }
-                let rec = one_request(&shared, &model, step, concurrency, worker, seq, &body, &interrupt).await;
+                let rec = one_request(
+                    &shared,
+                    &model,
+                    step,
+                    concurrency,
+                    worker,
+                    seq,
+                    &body,
+                    &interrupt,
+                )
+                .await;
                 seq += 1;
                 if record {
                     shared.progress.record(&rec);
@@ -377,13 +397,17 @@ async fn one_request(
             format!("{request_id}.{attempts}")
         };
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        shared.progress.in_flight(shared.in_flight.load(Ordering::Relaxed));
+        shared
+            .progress
+            .in_flight(shared.in_flight.load(Ordering::Relaxed));
         let result = tokio::select! {
             a = send_once(&shared.http, &shared.target, body.clone(), &attempt_id) => Some(a),
             _ = cancel_rx.wait_for(|v| *v >= 2) => None,
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        shared.progress.in_flight(shared.in_flight.load(Ordering::Relaxed));
+        shared
+            .progress
+            .in_flight(shared.in_flight.load(Ordering::Relaxed));
         let a = match result {
             Some(a) => a,
             None => {
@@ -414,7 +438,15 @@ async fn one_request(
     to_record(
         shared,
         attempt,
-        RecordKey { model, step, concurrency, worker, seq, request_id, started_at_ms },
+        RecordKey {
+            model,
+            step,
+            concurrency,
+            worker,
+            seq,
+            request_id,
+            started_at_ms,
+        },
         attempts,
         retry_wait_ms,
         first_attempt_429,
@@ -526,8 +558,14 @@ mod tests {
     #[test]
     fn retry_delay_honours_retry_after_up_to_cap_and_backs_off() {
         let p = RetryPolicy::default();
-        assert_eq!(retry_delay(&p, 1, Some(Duration::from_secs(2))), Duration::from_secs(2));
-        assert_eq!(retry_delay(&p, 1, Some(Duration::from_secs(600))), p.max_retry_after);
+        assert_eq!(
+            retry_delay(&p, 1, Some(Duration::from_secs(2))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            retry_delay(&p, 1, Some(Duration::from_secs(600))),
+            p.max_retry_after
+        );
         for attempt in 1..10 {
             let d = retry_delay(&p, attempt, None);
             assert!(d <= p.max_backoff);

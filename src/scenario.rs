@@ -65,6 +65,7 @@ impl Api {
 
 /// Where requests go.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per scenario: boxing buys nothing
 pub enum Endpoint {
     /// A real server, e.g. `https://api.openai.com/v1` (no trailing slash).
     Url(String),
@@ -192,10 +193,26 @@ pub struct Gates {
 impl Default for Gates {
     fn default() -> Self {
         Gates {
-            ttft: MetricGate { p90: 0.10, p99: 0.20, floor_ms: 50.0 },
-            tpot: MetricGate { p90: 0.10, p99: 0.20, floor_ms: 1.0 },
-            itl: MetricGate { p90: 0.10, p99: 0.20, floor_ms: 1.0 },
-            e2e: MetricGate { p90: 0.10, p99: 0.20, floor_ms: 100.0 },
+            ttft: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 50.0,
+            },
+            tpot: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 1.0,
+            },
+            itl: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 1.0,
+            },
+            e2e: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 100.0,
+            },
             error_rate: 0.01,
             throughput: 0.10,
         }
@@ -247,22 +264,36 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
     #[error("{}: cannot read the scenario file: {source}", .path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// `line` is 1-based; `field` a dotted path such as `load.ladder` (empty if none applies).
     #[error("{}", show(.file, .line, .field, .message))]
-    Invalid { file: PathBuf, line: Option<usize>, field: String, message: String },
+    Invalid {
+        file: PathBuf,
+        line: Option<usize>,
+        field: String,
+        message: String,
+    },
 }
 
 fn show(file: &Path, line: &Option<usize>, field: &str, message: &str) -> String {
     let line = line.map(|l| format!(":{l}")).unwrap_or_default();
-    let field = if field.is_empty() { String::new() } else { format!(" {field}:") };
+    let field = if field.is_empty() {
+        String::new()
+    } else {
+        format!(" {field}:")
+    };
     format!("{}{line}:{field} {message}", file.display())
 }
 
 /// Reads and validates a scenario file; `${VAR}` comes from the process environment.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ScenarioError::Read { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
     load_str(&text, path, &|name| std::env::var(name).ok())
 }
 
@@ -273,10 +304,18 @@ pub fn load_str(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Scenario, ScenarioError> {
     let interp = interpolate(text, env).map_err(|(line, message)| {
-        let cx = Ctx { file: path, text, secrets: Vec::new() };
+        let cx = Ctx {
+            file: path,
+            text,
+            secrets: Vec::new(),
+        };
         cx.err_at(Some(line), path_at_line(text, line), message)
     })?;
-    let mut cx = Ctx { file: path, text: &interp.text, secrets: Vec::new() };
+    let mut cx = Ctx {
+        file: path,
+        text: &interp.text,
+        secrets: Vec::new(),
+    };
     for sub in &interp.subs {
         let at = path_at_line(text, sub.line);
         if looks_secret(&sub.var)
@@ -292,7 +331,8 @@ pub fn load_str(
         return Err(cx.err_at(None, String::new(), msg.into()));
     }
     let raw: RawScenario = serde_yaml::from_str(&interp.text).map_err(|e| cx.yaml_err(&e))?;
-    cx.secrets.extend(raw.target.as_ref().and_then(|t| t.api_key.clone()));
+    cx.secrets
+        .extend(raw.target.as_ref().and_then(|t| t.api_key.clone()));
     let mut s = build(&cx, raw, &interp)?;
     s.fingerprint = fingerprint_of(&workload_yaml(&s));
     Ok(s)
@@ -300,7 +340,11 @@ pub fn load_str(
 
 /// First 16 hex digits of SHA-256 of `text`.
 fn fingerprint_of(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().take(8).map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// What errors need: the file, the (interpolated) text to find lines in, values to hide.
@@ -326,7 +370,12 @@ impl Ctx<'_> {
 
     fn err_at(&self, line: Option<usize>, field: String, message: String) -> ScenarioError {
         let message = redact(&message, &self.secrets, "***");
-        ScenarioError::Invalid { file: self.file.to_path_buf(), line, field, message }
+        ScenarioError::Invalid {
+            file: self.file.to_path_buf(),
+            line,
+            field,
+            message,
+        }
     }
 
     fn yaml_err(&self, e: &serde_yaml::Error) -> ScenarioError {
@@ -336,9 +385,19 @@ impl Ctx<'_> {
             Some((p, m)) if !p.is_empty() && !p.contains([' ', '`', '"']) => (p.into(), m.into()),
             _ => (String::new(), full.clone()),
         };
-        let join = |f: &str, k: &str| if f.is_empty() { k.to_string() } else { format!("{f}.{k}") };
+        let join = |f: &str, k: &str| {
+            if f.is_empty() {
+                k.to_string()
+            } else {
+                format!("{f}.{k}")
+            }
+        };
         if let Some(rest) = msg.clone().strip_prefix("unknown field `") {
-            let names: Vec<&str> = rest.split('`').step_by(2).filter(|n| !n.is_empty()).collect();
+            let names: Vec<&str> = rest
+                .split('`')
+                .step_by(2)
+                .filter(|n| !n.is_empty())
+                .collect();
             let unknown = names.first().copied().unwrap_or_default();
             let hint = did_you_mean(unknown, names.get(1..).unwrap_or_default());
             let list = names.get(1..).unwrap_or_default().join(", ");
@@ -353,7 +412,11 @@ impl Ctx<'_> {
         if let Some(i) = msg.find("expected struct ") {
             msg = format!("{}expected a mapping", &msg[..i]);
         }
-        self.err_at(line, field, msg.replace("expected a sequence", "expected a list like [a, b]"))
+        self.err_at(
+            line,
+            field,
+            msg.replace("expected a sequence", "expected a list like [a, b]"),
+        )
     }
 }
 
@@ -380,14 +443,20 @@ fn did_you_mean(word: &str, candidates: &[&str]) -> String {
         ("key", "api_key"),
         ("prompt", "prompt_file"),
     ];
-    let alias = ALIASES.iter().find(|(w, c)| *w == word && candidates.contains(c)).map(|p| p.1);
+    let alias = ALIASES
+        .iter()
+        .find(|(w, c)| *w == word && candidates.contains(c))
+        .map(|p| p.1);
     let best = candidates
         .iter()
         .map(|c| (strsim::jaro_winkler(word, c), *c))
         .filter(|(score, _)| *score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|p| p.1);
-    alias.or(best).map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default()
+    alias
+        .or(best)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
 }
 
 /// Replaces every secret of 4+ characters (shorter ones would mangle ordinary text).
@@ -399,7 +468,9 @@ fn redact(text: &str, secrets: &[String], with: &str) -> String {
 /// Header names and variable names that carry credentials.
 fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    ["auth", "key", "token", "secret", "cookie", "password"].iter().any(|w| n.contains(w))
+    ["auth", "key", "token", "secret", "cookie", "password"]
+        .iter()
+        .any(|w| n.contains(w))
 }
 
 // ------------------------------------------------------------- raw file shape
@@ -557,7 +628,9 @@ impl<'de, T: TryFrom<i64>> Deserialize<'de> for Pos<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let parse = |t: &str| match t.parse::<i64>().ok().filter(|n| *n >= 1).map(T::try_from) {
             Some(Ok(v)) => Ok(Pos(v)),
-            _ => Err(format!("`{t}` is not allowed here; write a whole number of 1 or more")),
+            _ => Err(format!(
+                "`{t}` is not allowed here; write a whole number of 1 or more"
+            )),
         };
         d.deserialize_i64(ScalarVisitor("a whole number", parse))
     }
@@ -601,10 +674,13 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
     };
     match num.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 && (scale < 1.0 || v <= 1.0) => Ok(v * scale),
-        Ok(v) if v > 1.0 => {
-            Err(format!("`{t}` is ambiguous; write `{t}%` or the fraction {}", v / 100.0))
-        }
-        _ => Err(format!("`{t}` is not a percentage of 0 or more; write e.g. `10%`, `1pp` or 0.1")),
+        Ok(v) if v > 1.0 => Err(format!(
+            "`{t}` is ambiguous; write `{t}%` or the fraction {}",
+            v / 100.0
+        )),
+        _ => Err(format!(
+            "`{t}` is not a percentage of 0 or more; write e.g. `10%`, `1pp` or 0.1"
+        )),
     }
 }
 
@@ -612,11 +688,24 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 
 fn build(cx: &Ctx, raw: RawScenario, interp: &Interpolated) -> Result<Scenario, ScenarioError> {
     let Some(name) = raw.name else {
-        bail!(cx, "name", "missing; add e.g. `name: {}` (used for file names)", slugify(cx.file))
+        bail!(
+            cx,
+            "name",
+            "missing; add e.g. `name: {}` (used for file names)",
+            slugify(cx.file)
+        )
     };
-    if name.is_empty() || !name.chars().all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-')) {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
+    {
         let fix = slugify(Path::new(&name));
-        bail!(cx, "name", "`{name}` is not allowed; use a-z, 0-9 and -, e.g. `{fix}`")
+        bail!(
+            cx,
+            "name",
+            "`{name}` is not allowed; use a-z, 0-9 and -, e.g. `{fix}`"
+        )
     }
     let limits = raw.limits.map_or_else(Limits::default, |l| Limits {
         concurrency: pos(l.concurrency),
@@ -646,10 +735,18 @@ fn build(cx: &Ctx, raw: RawScenario, interp: &Interpolated) -> Result<Scenario, 
 
 /// `Support Chat.yaml` -> `support-chat`.
 fn slugify(file: &Path) -> String {
-    let stem =
-        file.file_stem().map(|s| s.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let s: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-    s.split('-').filter(|p| !p.is_empty()).collect::<Vec<_>>().join("-")
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let s: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 fn build_target(
@@ -671,7 +768,12 @@ fn build_target(
         Some(other) => {
             let names = ["openai-chat", "openai-completions", "anthropic-messages"];
             let hint = did_you_mean(other, &names);
-            bail!(cx, "target.api", "unknown api `{other}`{hint}; use one of {}", names.join(", "))
+            bail!(
+                cx,
+                "target.api",
+                "unknown api `{other}`{hint}; use one of {}",
+                names.join(", ")
+            )
         }
     };
     let endpoint = match (t.base_url.filter(|u| !u.trim().is_empty()), t.sim) {
@@ -692,13 +794,24 @@ fn build_target(
         (Some(url), None) => Endpoint::Url(check_url(cx, &url)?),
         (None, Some(params)) => Endpoint::Sim(params.unwrap_or_default()),
     };
-    let api_key = t.api_key.map(|k| k.trim().to_string()).filter(|k| !k.is_empty());
+    let api_key = t
+        .api_key
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty());
     let models = match (t.models, t.model) {
-        (Some(_), Some(_)) => bail!(cx, "target.model", "both model and models are set; keep one"),
+        (Some(_), Some(_)) => bail!(
+            cx,
+            "target.model",
+            "both model and models are set; keep one"
+        ),
         (Some(m), None) => m,
         (None, Some(m)) => vec![m],
         (None, None) => {
-            bail!(cx, "target.models", "missing; list the models, e.g. models: [gpt-4o]")
+            bail!(
+                cx,
+                "target.models",
+                "missing; list the models, e.g. models: [gpt-4o]"
+            )
         }
     };
     if models.is_empty() {
@@ -710,14 +823,22 @@ fn build_target(
     }
     for (i, m) in models.iter().enumerate() {
         if m.trim().is_empty() || models[..i].contains(m) {
-            bail!(cx, "target.models", "`{m}` is empty or listed twice; list each model once")
+            bail!(
+                cx,
+                "target.models",
+                "`{m}` is empty or listed twice; list each model once"
+            )
         }
     }
     let span = locate_span(cx.text, &["target", "headers"]).filter(|s| s.2);
     let mut headers = Vec::new();
     for (name, value) in t.headers.unwrap_or_default() {
         if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            bail!(cx, &format!("target.headers.{name}"), "`{name}` is not a valid HTTP header name")
+            bail!(
+                cx,
+                &format!("target.headers.{name}"),
+                "`{name}` is not a valid HTTP header name"
+            )
         }
         if reqwest::header::HeaderValue::from_str(&value).is_err() {
             bail!(
@@ -728,10 +849,18 @@ fn build_target(
         }
         let interpolated = span.is_some_and(|(start, end, _)| {
             let inside = |s: &&Sub| (start..=end).contains(&s.line) && !s.value.is_empty();
-            interp.subs.iter().filter(inside).any(|s| value.contains(&s.value))
+            interp
+                .subs
+                .iter()
+                .filter(inside)
+                .any(|s| value.contains(&s.value))
         });
         let secret = looks_secret(&name) || interpolated;
-        headers.push(Header { name, value: Secret::new(value), secret });
+        headers.push(Header {
+            name,
+            value: Secret::new(value),
+            secret,
+        });
     }
     let (d, rt) = (Timeouts::default(), t.timeouts.unwrap_or_default());
     let timeouts = Timeouts {
@@ -740,8 +869,14 @@ fn build_target(
         idle: dur_or(rt.idle, d.idle),
         total: dur_or(rt.total, d.total),
     };
-    let named = [("connect", timeouts.connect), ("first_token", timeouts.first_token)];
-    for (key, v) in named.into_iter().chain([("idle", timeouts.idle), ("total", timeouts.total)]) {
+    let named = [
+        ("connect", timeouts.connect),
+        ("first_token", timeouts.first_token),
+    ];
+    for (key, v) in named
+        .into_iter()
+        .chain([("idle", timeouts.idle), ("total", timeouts.total)])
+    {
         if v.is_zero() {
             bail!(
                 cx,
@@ -751,22 +886,45 @@ fn build_target(
         }
     }
     let api_key = api_key.map(Secret::new);
-    Ok(Target { api, endpoint, api_key, models, headers, timeouts })
+    Ok(Target {
+        api,
+        endpoint,
+        api_key,
+        models,
+        headers,
+        timeouts,
+    })
 }
 
 fn check_url(cx: &Ctx, url: &str) -> Result<String, ScenarioError> {
     let trimmed = url.trim().trim_end_matches('/');
     // A URL with user:password@ is never echoed.
-    let shown = if trimmed.contains('@') { "the URL".into() } else { format!("`{trimmed}`") };
+    let shown = if trimmed.contains('@') {
+        "the URL".into()
+    } else {
+        format!("`{trimmed}`")
+    };
     match reqwest::Url::parse(trimmed) {
         Err(e) => {
-            bail!(cx, "target.base_url", "{shown} is not a URL ({e}); e.g. https://api.x.com/v1")
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} is not a URL ({e}); e.g. https://api.x.com/v1"
+            )
         }
         Ok(u) if !matches!(u.scheme(), "http" | "https") => {
-            bail!(cx, "target.base_url", "{shown} must start with http:// or https://")
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} must start with http:// or https://"
+            )
         }
         Ok(u) if u.query().is_some() || u.fragment().is_some() => {
-            bail!(cx, "target.base_url", "{shown} must not contain `?` or `#` (paths are appended)")
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} must not contain `?` or `#` (paths are appended)"
+            )
         }
         Ok(_) => Ok(trimmed.to_string()),
     }
@@ -783,7 +941,11 @@ fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), Scenar
             "cannot read {shown} ({e}); the path is relative to the scenario file"
         ),
         Ok(t) if t.trim().is_empty() => {
-            bail!(cx, &format!("request.{key}"), "{shown} is empty; put the text to send in it")
+            bail!(
+                cx,
+                &format!("request.{key}"),
+                "{shown} is empty; put the text to send in it"
+            )
         }
         Ok(t) => Ok((path, t)),
     }
@@ -791,7 +953,11 @@ fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), Scenar
 
 fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, ScenarioError> {
     let Some(r) = raw else {
-        bail!(cx, "request", "missing; add e.g. request: {{prompt_file: prompts/support.txt}}")
+        bail!(
+            cx,
+            "request",
+            "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
+        )
     };
     let Some(pf) = r.prompt_file.filter(|p| !p.trim().is_empty()) else {
         bail!(
@@ -806,7 +972,11 @@ fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, Scena
         None => (None, None),
     };
     if let Some(t) = r.temperature.filter(|t| !t.is_finite() || *t < 0.0) {
-        bail!(cx, "request.temperature", "{t} is not allowed; write 0 or more, e.g. 0.7")
+        bail!(
+            cx,
+            "request.temperature",
+            "{t} is not allowed; write 0 or more, e.g. 0.7"
+        )
     }
     let extra_body = match r.extra_body {
         None | Some(Yaml::Null) => serde_json::Map::new(),
@@ -816,7 +986,11 @@ fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, Scena
             Err(e) => bail!(cx, "request.extra_body", "cannot turn it into JSON: {e}"),
         },
         Some(_) => {
-            bail!(cx, "request.extra_body", "must be a mapping, e.g. extra_body: {{seed: 1}}")
+            bail!(
+                cx,
+                "request.extra_body",
+                "must be a mapping, e.g. extra_body: {{seed: 1}}"
+            )
         }
     };
     let max_tokens = pos(r.max_tokens).unwrap_or(256);
@@ -840,7 +1014,12 @@ fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
             "missing; add e.g. load: {{ladder: [1, 2, 4, 8], requests_per_step: 100}}"
         )
     };
-    let ladder: Vec<u32> = l.ladder.unwrap_or_default().into_iter().map(|c| c.0).collect();
+    let ladder: Vec<u32> = l
+        .ladder
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
     if ladder.is_empty() {
         bail!(
             cx,
@@ -858,8 +1037,14 @@ fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
         )
     }
     let chosen: Vec<(&str, Budget)> = [
-        ("requests_per_step", pos(l.requests_per_step).map(Budget::RequestsPerStep)),
-        ("requests_per_worker", pos(l.requests_per_worker).map(Budget::RequestsPerWorker)),
+        (
+            "requests_per_step",
+            pos(l.requests_per_step).map(Budget::RequestsPerStep),
+        ),
+        (
+            "requests_per_worker",
+            pos(l.requests_per_worker).map(Budget::RequestsPerWorker),
+        ),
         ("duration", l.duration.map(|d| Budget::Duration(d.0))),
     ]
     .into_iter()
@@ -875,7 +1060,11 @@ fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
         ),
     };
     if budget == Budget::Duration(Duration::ZERO) {
-        bail!(cx, "load.duration", "a step of 0s measures nothing; write e.g. duration: 60s")
+        bail!(
+            cx,
+            "load.duration",
+            "a step of 0s measures nothing; write e.g. duration: 60s"
+        )
     }
     let top = ladder.iter().copied().max().unwrap_or(1);
     if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(top)) {
@@ -911,7 +1100,11 @@ fn build_retry(cx: &Ctx, raw: Option<RawRetry>) -> Result<RetryPolicy, ScenarioE
         initial_backoff: dur_or(r.initial_backoff, d.initial_backoff),
         max_backoff: dur_or(r.max_backoff, d.max_backoff),
         max_retry_after: dur_or(r.max_retry_after, d.max_retry_after),
-        retry_on: if r.retry_on.is_some() { retry_on } else { d.retry_on },
+        retry_on: if r.retry_on.is_some() {
+            retry_on
+        } else {
+            d.retry_on
+        },
     };
     if p.initial_backoff > p.max_backoff {
         bail!(
@@ -926,13 +1119,19 @@ fn build_retry(cx: &Ctx, raw: Option<RawRetry>) -> Result<RetryPolicy, ScenarioE
 fn build_gates(raw: Option<RawGates>) -> Gates {
     let mut g = Gates::default();
     let Some(r) = raw else { return g };
-    let pairs =
-        [(&mut g.ttft, r.ttft), (&mut g.tpot, r.tpot), (&mut g.itl, r.itl), (&mut g.e2e, r.e2e)];
+    let pairs = [
+        (&mut g.ttft, r.ttft),
+        (&mut g.tpot, r.tpot),
+        (&mut g.itl, r.itl),
+        (&mut g.e2e, r.e2e),
+    ];
     for (gate, over) in pairs {
         if let Some(o) = over {
             gate.p90 = o.p90.map_or(gate.p90, |f| f.0);
             gate.p99 = o.p99.map_or(gate.p99, |f| f.0);
-            gate.floor_ms = o.floor.map_or(gate.floor_ms, |d| d.0.as_secs_f64() * 1000.0);
+            gate.floor_ms = o
+                .floor
+                .map_or(gate.floor_ms, |d| d.0.as_secs_f64() * 1000.0);
         }
     }
     g.error_rate = r.error_rate.map_or(g.error_rate, |f| f.0);
@@ -1010,7 +1209,11 @@ fn scan_line(
                 return Ok(pos);
             }
             (Quote::None, '\'' | '"') if at_scalar_start(&body[..pos]) => {
-                *quote = if c == '"' { Quote::Double } else { Quote::Single };
+                *quote = if c == '"' {
+                    Quote::Double
+                } else {
+                    Quote::Single
+                };
                 0
             }
             (Quote::Single, '\'') if next == Some('\'') => 2,
@@ -1050,7 +1253,10 @@ fn scan_line(
         if !valid || default.is_some_and(|d| d.contains("${")) {
             return Err((n, format!("`${{{inner}}}` is not supported; {usage}")));
         }
-        let value = match (env(var).filter(|v| !v.is_empty() || default.is_none()), default) {
+        let value = match (
+            env(var).filter(|v| !v.is_empty() || default.is_none()),
+            default,
+        ) {
             (Some(v), _) => v,
             (None, Some(d)) => d.to_string(),
             (None, None) => {
@@ -1061,7 +1267,11 @@ fn scan_line(
         let end = pos + close + 1;
         let encoded = encode(&value, *quote, in_block, &body[..pos], &body[end..]);
         out.push_str(&encoded.map_err(|why| (n, format!("the value of {var} {why}")))?);
-        subs.push(Sub { line: n, var: var.to_string(), value });
+        subs.push(Sub {
+            line: n,
+            var: var.to_string(),
+            value,
+        });
         pos = end;
     }
     Ok(body.len())
@@ -1118,9 +1328,9 @@ fn plain_safe(v: &str, at_start: bool) -> bool {
         || v.contains(" #")
         || v.ends_with(':')
         || v.contains(['[', ']', '{', '}', ',']);
-    let indicator = v
-        .starts_with(['?', ':', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`'])
-        || (v.starts_with('-') && !v[1..].starts_with(|c: char| c.is_ascii_digit()));
+    let indicator = v.starts_with([
+        '?', ':', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`',
+    ]) || (v.starts_with('-') && !v[1..].starts_with(|c: char| c.is_ascii_digit()));
     !(bad || at_start && indicator)
 }
 
@@ -1130,9 +1340,15 @@ fn plain_safe(v: &str, at_start: bool) -> bool {
 fn key_of(t: &str) -> Option<&str> {
     if let Some(q) = t.chars().next().filter(|c| *c == '"' || *c == '\'') {
         let end = t[1..].find(q)? + 1;
-        return t[end + 1..].trim_start().starts_with(':').then_some(&t[1..end]);
+        return t[end + 1..]
+            .trim_start()
+            .starts_with(':')
+            .then_some(&t[1..end]);
     }
-    let i = t.find(": ").or_else(|| t.find(":\t")).or_else(|| t.strip_suffix(':').map(str::len))?;
+    let i = t
+        .find(": ")
+        .or_else(|| t.find(":\t"))
+        .or_else(|| t.strip_suffix(':').map(str::len))?;
     let k = t[..i].trim_end();
     (!k.is_empty() && !k.starts_with(['-', '#', '[', '{'])).then_some(k)
 }
@@ -1174,9 +1390,16 @@ fn locate_span(text: &str, path: &[&str]) -> Option<(usize, usize, bool)> {
 /// The dotted key path a 1-based line belongs to (`target.headers.X-Api-Key`), best effort.
 fn path_at_line(text: &str, line: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    let Some(last) = line.checked_sub(1).filter(|&i| i < lines.len()) else { return String::new() };
+    let Some(last) = line.checked_sub(1).filter(|&i| i < lines.len()) else {
+        return String::new();
+    };
     let (mut parts, mut limit) = (Vec::new(), usize::MAX);
-    for (i, l) in lines[..=last].iter().enumerate().rev().filter(|(_, l)| is_content(l)) {
+    for (i, l) in lines[..=last]
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, l)| is_content(l))
+    {
         match key_of(l.trim_start()) {
             Some(k) if indent_of(l) < limit => {
                 (parts, limit) = ([vec![k], parts].concat(), indent_of(l))
@@ -1193,7 +1416,12 @@ fn path_at_line(text: &str, line: usize) -> String {
 const REDACTED: &str = "***redacted***";
 
 fn map<'a>(entries: impl IntoIterator<Item = (&'a str, Yaml)>) -> Yaml {
-    Yaml::Mapping(entries.into_iter().map(|(k, v)| (Yaml::from(k), v)).collect::<Mapping>())
+    Yaml::Mapping(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Yaml::from(k), v))
+            .collect::<Mapping>(),
+    )
 }
 
 fn opt<T: Into<Yaml>>(v: Option<T>) -> Yaml {
@@ -1212,7 +1440,9 @@ fn json_sorted(v: &serde_json::Value) -> Yaml {
             let mut keys: Vec<&String> = o.keys().collect();
             keys.sort();
             Yaml::Mapping(
-                keys.into_iter().map(|k| (Yaml::from(k.as_str()), json_sorted(&o[k]))).collect(),
+                keys.into_iter()
+                    .map(|k| (Yaml::from(k.as_str()), json_sorted(&o[k])))
+                    .collect(),
             )
         }
         J::Array(a) => Yaml::Sequence(a.iter().map(json_sorted).collect()),
@@ -1231,9 +1461,19 @@ fn budget_entry(b: Budget) -> (&'static str, Yaml) {
 /// YAML text with the API key and secret header values replaced, wherever they were copied.
 fn render(v: &Yaml, s: &Scenario) -> String {
     let text = serde_yaml::to_string(v).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
-    let secret_headers = s.target.headers.iter().filter(|h| h.secret).map(|h| &h.value);
-    let secrets: Vec<String> =
-        s.target.api_key.iter().chain(secret_headers).map(|k| k.expose().to_string()).collect();
+    let secret_headers = s
+        .target
+        .headers
+        .iter()
+        .filter(|h| h.secret)
+        .map(|h| &h.value);
+    let secrets: Vec<String> = s
+        .target
+        .api_key
+        .iter()
+        .chain(secret_headers)
+        .map(|k| k.expose().to_string())
+        .collect();
     redact(&text, &secrets, REDACTED)
 }
 
@@ -1247,7 +1487,10 @@ pub fn workload_yaml(s: &Scenario) -> String {
         ("models", Yaml::from(s.target.models.clone())),
         ("max_tokens", Yaml::from(r.max_tokens)),
         ("temperature", opt(r.temperature)),
-        ("extra_body", json_sorted(&serde_json::Value::Object(r.extra_body.clone()))),
+        (
+            "extra_body",
+            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
+        ),
         ("ladder", Yaml::from(s.load.ladder.clone())),
         budget_entry(s.load.budget),
         ("warmup_requests", Yaml::from(s.load.warmup_requests)),
@@ -1269,13 +1512,22 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         Endpoint::Url(u) => ("base_url", Yaml::from(hide_userinfo(u))),
         Endpoint::Sim(p) => ("sim", serde_yaml::to_value(p).unwrap_or(Yaml::Null)),
     };
-    let headers = t
-        .headers
-        .iter()
-        .map(|h| (h.name.as_str(), Yaml::from(if h.secret { REDACTED } else { h.value.expose() })));
+    let headers = t.headers.iter().map(|h| {
+        (
+            h.name.as_str(),
+            Yaml::from(if h.secret { REDACTED } else { h.value.expose() }),
+        )
+    });
     let to = &t.timeouts;
-    let timeouts = [("connect", to.connect), ("first_token", to.first_token), ("idle", to.idle)];
-    let timeouts = timeouts.into_iter().chain([("total", to.total)]).map(|(k, d)| (k, dur(d)));
+    let timeouts = [
+        ("connect", to.connect),
+        ("first_token", to.first_token),
+        ("idle", to.idle),
+    ];
+    let timeouts = timeouts
+        .into_iter()
+        .chain([("total", to.total)])
+        .map(|(k, d)| (k, dur(d)));
     let target = map([
         ("api", Yaml::from(t.api.as_str())),
         endpoint,
@@ -1287,10 +1539,16 @@ pub fn normalized_yaml(s: &Scenario) -> String {
     let path = |p: &Path| Yaml::from(p.display().to_string());
     let request = map([
         ("prompt_file", path(&r.prompt_file)),
-        ("system_file", r.system_file.as_deref().map_or(Yaml::Null, path)),
+        (
+            "system_file",
+            r.system_file.as_deref().map_or(Yaml::Null, path),
+        ),
         ("max_tokens", Yaml::from(r.max_tokens)),
         ("temperature", opt(r.temperature)),
-        ("extra_body", json_sorted(&serde_json::Value::Object(r.extra_body.clone()))),
+        (
+            "extra_body",
+            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
+        ),
         ("system", opt(r.system.clone())),
         ("prompt", Yaml::from(r.prompt.as_str())),
     ]);
@@ -1306,11 +1564,18 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("initial_backoff", dur(rt.initial_backoff)),
         ("max_backoff", dur(rt.max_backoff)),
         ("max_retry_after", dur(rt.max_retry_after)),
-        ("retry_on", Yaml::from(rt.retry_on.iter().map(|c| c.as_str()).collect::<Vec<_>>())),
+        (
+            "retry_on",
+            Yaml::from(rt.retry_on.iter().map(|c| c.as_str()).collect::<Vec<_>>()),
+        ),
     ]);
     let gate = |m: &MetricGate| {
         let floor = dur(Duration::from_secs_f64(m.floor_ms.max(0.0) / 1000.0));
-        map([("p90", pct(m.p90, "%")), ("p99", pct(m.p99, "%")), ("floor", floor)])
+        map([
+            ("p90", pct(m.p90, "%")),
+            ("p99", pct(m.p99, "%")),
+            ("floor", floor),
+        ])
     };
     let gates = map([
         ("ttft", gate(&g.ttft)),
@@ -1320,7 +1585,11 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("error_rate", pct(g.error_rate, "pp")),
         ("throughput", pct(g.throughput, "%")),
     ]);
-    let slo = [("ttft", s.slo.ttft), ("tpot", s.slo.tpot), ("e2e", s.slo.e2e)];
+    let slo = [
+        ("ttft", s.slo.ttft),
+        ("tpot", s.slo.tpot),
+        ("e2e", s.slo.e2e),
+    ];
     let limits = &s.limits;
     let v = map([
         ("name", Yaml::from(s.name.as_str())),
@@ -1340,7 +1609,13 @@ pub fn normalized_yaml(s: &Scenario) -> String {
                 ("tpm", opt(limits.tpm)),
             ]),
         ),
-        ("extra", map(s.extra.iter().map(|(k, v)| (k.as_str(), Yaml::from(v.as_str()))))),
+        (
+            "extra",
+            map(s
+                .extra
+                .iter()
+                .map(|(k, v)| (k.as_str(), Yaml::from(v.as_str())))),
+        ),
     ]);
     render(&v, s)
 }
@@ -1409,7 +1684,11 @@ limits:                            # optional: account limits for walls and `pla
         let prompt = "How do I reset my password?\n";
         std::fs::write(dir.path().join("prompts/support.txt"), prompt).expect("write");
         std::fs::write(dir.path().join("prompts/system.txt"), "You are helpful.").expect("write");
-        let env = |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+        let env = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
         load_str(yaml, &dir.path().join("s.yaml"), &env)
     }
 
@@ -1420,7 +1699,12 @@ limits:                            # optional: account limits for walls and `pla
     /// The error's line, field and message.
     fn err(yaml: &str) -> (Option<usize>, String, String) {
         match load_env(yaml, &[("OPENAI_API_KEY", KEY)]) {
-            Err(ScenarioError::Invalid { line, field, message, .. }) => (line, field, message),
+            Err(ScenarioError::Invalid {
+                line,
+                field,
+                message,
+                ..
+            }) => (line, field, message),
             other => panic!("expected an Invalid error, got {other:?} for\n{yaml}"),
         }
     }
@@ -1429,10 +1713,16 @@ limits:                            # optional: account limits for walls and `pla
     fn full_design_example_loads_every_field() {
         let s = ok(FULL);
         assert_eq!(s.name, "support-chat");
-        assert_eq!(s.description.as_deref(), Some("customer-support answers, short prompt"));
+        assert_eq!(
+            s.description.as_deref(),
+            Some("customer-support answers, short prompt")
+        );
         let t = &s.target;
         assert_eq!(t.api, Api::OpenAiChat);
-        assert_eq!(t.endpoint, Endpoint::Url("https://api.openai.com/v1".into()));
+        assert_eq!(
+            t.endpoint,
+            Endpoint::Url("https://api.openai.com/v1".into())
+        );
         assert_eq!(t.api_key.as_ref().map(Secret::expose), Some(KEY));
         assert_eq!(t.models, ["gpt-4o", "deepseek-chat"]);
         assert!(t.headers.is_empty());
@@ -1441,7 +1731,10 @@ limits:                            # optional: account limits for walls and `pla
         assert_eq!(r.prompt, "How do I reset my password?\n");
         assert!(r.prompt_file.ends_with("prompts/support.txt"));
         assert_eq!(r.system.as_deref(), Some("You are helpful."));
-        assert!(r.system_file.as_ref().is_some_and(|p| p.ends_with("prompts/system.txt")));
+        assert!(r
+            .system_file
+            .as_ref()
+            .is_some_and(|p| p.ends_with("prompts/system.txt")));
         assert_eq!((r.max_tokens, r.temperature), (200, Some(0.0)));
         assert!(r.extra_body.is_empty());
         let l = &s.load;
@@ -1454,14 +1747,24 @@ limits:                            # optional: account limits for walls and `pla
             (l.ramp_up, l.pause_between_steps),
             (Duration::from_secs(1), Duration::from_secs(2))
         );
-        assert_eq!((&s.retry, &s.gates), (&RetryPolicy::default(), &Gates::default()));
+        assert_eq!(
+            (&s.retry, &s.gates),
+            (&RetryPolicy::default(), &Gates::default())
+        );
         let slo = Slo {
             ttft: Some(Duration::from_secs(1)),
             tpot: Some(Duration::from_millis(50)),
             e2e: None,
         };
         assert_eq!(s.slo, slo);
-        assert_eq!(s.limits, Limits { concurrency: Some(50), rpm: None, tpm: Some(2_000_000) });
+        assert_eq!(
+            s.limits,
+            Limits {
+                concurrency: Some(50),
+                rpm: None,
+                tpm: Some(2_000_000)
+            }
+        );
         assert!(s.fingerprint.len() == 16 && s.fingerprint.chars().all(|c| c.is_ascii_hexdigit()));
     }
 
@@ -1469,13 +1772,22 @@ limits:                            # optional: account limits for walls and `pla
     fn defaults_fill_everything_optional() {
         let s = ok(MIN);
         assert_eq!(s.target.endpoint, Endpoint::Sim(SimParams::default()));
-        assert_eq!((s.target.api, s.target.api_key.clone()), (Api::OpenAiChat, None));
+        assert_eq!(
+            (s.target.api, s.target.api_key.clone()),
+            (Api::OpenAiChat, None)
+        );
         assert_eq!((s.request.max_tokens, s.request.temperature), (256, None));
         assert_eq!(s.request.system, None);
         assert_eq!(s.load.budget, Budget::RequestsPerStep(100));
-        assert_eq!((s.load.warmup_requests, s.load.ramp_up), (0, Duration::ZERO));
+        assert_eq!(
+            (s.load.warmup_requests, s.load.ramp_up),
+            (0, Duration::ZERO)
+        );
         assert_eq!(s.load.pause_between_steps, Duration::ZERO);
-        assert_eq!((&s.retry, &s.gates), (&RetryPolicy::default(), &Gates::default()));
+        assert_eq!(
+            (&s.retry, &s.gates),
+            (&RetryPolicy::default(), &Gates::default())
+        );
         assert_eq!((&s.slo, &s.limits), (&Slo::default(), &Limits::default()));
     }
 
@@ -1490,12 +1802,25 @@ limits:                            # optional: account limits for walls and `pla
             + extra;
         let s = ok(&yaml);
         assert_eq!(s.target.api, Api::AnthropicMessages);
-        assert_eq!(s.target.endpoint, Endpoint::Url("http://localhost:8000/v1".into()));
+        assert_eq!(
+            s.target.endpoint,
+            Endpoint::Url("http://localhost:8000/v1".into())
+        );
         assert_eq!(s.target.models, ["c"]);
         assert_eq!(s.load.budget, Budget::Duration(Duration::from_secs(90)));
         assert_eq!(s.retry.max_attempts, 3);
-        assert_eq!(s.retry.retry_on, [ErrorClass::Http429, ErrorClass::TimeoutIdle]);
-        assert_eq!(s.gates.tpot, MetricGate { p90: 0.10, p99: 0.5, floor_ms: 1.0 });
+        assert_eq!(
+            s.retry.retry_on,
+            [ErrorClass::Http429, ErrorClass::TimeoutIdle]
+        );
+        assert_eq!(
+            s.gates.tpot,
+            MetricGate {
+                p90: 0.10,
+                p99: 0.5,
+                floor_ms: 1.0
+            }
+        );
         assert!((s.gates.error_rate - 0.02).abs() < 1e-12);
         assert!((s.gates.throughput - 0.05).abs() < 1e-12);
         assert_eq!(s.gates.ttft, Gates::default().ttft);
@@ -1511,7 +1836,10 @@ limits:                            # optional: account limits for walls and `pla
         // empty with a default -> the default; plain values YAML would misread get quoted
         let yaml = MIN.replace("name: t", "name: ${NAME:-y}\ndescription: ${D}");
         let s = load_env(&yaml, &[("NAME", ""), ("D", "a: b # c")]).expect("loads");
-        assert_eq!((s.name.as_str(), s.description.as_deref()), ("y", Some("a: b # c")));
+        assert_eq!(
+            (s.name.as_str(), s.description.as_deref()),
+            ("y", Some("a: b # c"))
+        );
         let s = load_env(
             &MIN.replace("name: t", "name: t\ndescription: 'it''s ${D}'"),
             &[("D", "a'b")],
@@ -1519,11 +1847,17 @@ limits:                            # optional: account limits for walls and `pla
         assert_eq!(s.expect("loads").description.as_deref(), Some("it's a'b"));
         let yaml = MIN.replace("name: t", "name: t\ndescription: |\n  # ${D}\n  x");
         assert_eq!(
-            load_env(&yaml, &[("D", "v")]).expect("loads").description.as_deref(),
+            load_env(&yaml, &[("D", "v")])
+                .expect("loads")
+                .description
+                .as_deref(),
             Some("# v\nx\n")
         );
         assert_eq!(
-            load_env(&MIN.replace("[1, 2]", "[1, ${N:-4}]"), &[]).expect("ok").load.ladder,
+            load_env(&MIN.replace("[1, 2]", "[1, ${N:-4}]"), &[])
+                .expect("ok")
+                .load
+                .ladder,
             [1, 4]
         );
         let (line, _, msg) = err(&MIN.replace("name: t", "name: t\ndescription: a ${X"));
@@ -1538,7 +1872,10 @@ limits:                            # optional: account limits for walls and `pla
         let want = ":7: target.api_key: environment variable MISSING_KEY is not set; export it, \
                     or write ${MISSING_KEY:-default} to give a default";
         assert!(e.ends_with(want), "{e}");
-        assert!(e.starts_with(&std::env::temp_dir().display().to_string()), "{e}");
+        assert!(
+            e.starts_with(&std::env::temp_dir().display().to_string()),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1556,7 +1893,10 @@ limits:                            # optional: account limits for walls and `pla
         let (line, field, _) = err(&MIN.replace("[1, 2]", "[1, 2]\n  ramp_up: 5"));
         assert_eq!((line, field.as_str()), (Some(9), "load.ramp_up"));
         let (line, field, msg) = err(&format!("{MIN}load: {{}}\n"));
-        assert_eq!((line, field.as_str(), msg.as_str()), (Some(7), "load", "`load` is set twice"));
+        assert_eq!(
+            (line, field.as_str(), msg.as_str()),
+            (Some(7), "load", "`load` is set twice")
+        );
     }
 
     #[test]
@@ -1584,13 +1924,22 @@ limits:                            # optional: account limits for walls and `pla
         let (line, field, msg) = err(&MIN.replace("ladder: [1, 2]", "ladder:\n  - 1\n  - 0"));
         assert_eq!((line, field.as_str()), (Some(10), "load.ladder[1]"));
         assert!(msg.starts_with("concurrency 0 is not allowed"), "{msg}");
-        assert!(err(&MIN.replace("[1, 2]", "[-5]")).2.starts_with("concurrency -5 is not allowed"));
-        assert!(err(&MIN.replace("[1, 2]", "[2, 1]")).2.contains("must increase"));
-        assert!(err(&MIN.replace("[1, 2]", "[1, 200]")).2.contains("than the 200 streams"));
+        assert!(err(&MIN.replace("[1, 2]", "[-5]"))
+            .2
+            .starts_with("concurrency -5 is not allowed"));
+        assert!(err(&MIN.replace("[1, 2]", "[2, 1]"))
+            .2
+            .contains("must increase"));
+        assert!(err(&MIN.replace("[1, 2]", "[1, 200]"))
+            .2
+            .contains("than the 200 streams"));
         let both = MIN.replace("[1, 2]", "[1, 2]\n  requests_per_step: 10\n  duration: 1m");
         let (line, field, msg) = err(&both);
         assert_eq!((line, field.as_str()), (Some(10), "load.duration"));
-        assert!(msg.contains("both `requests_per_step` and `duration`"), "{msg}");
+        assert!(
+            msg.contains("both `requests_per_step` and `duration`"),
+            "{msg}"
+        );
         let (line, field, msg) = err(&MIN.replace("[1, 2]", "[1, 2]\n  requests_per_step: 0"));
         assert_eq!((line, field.as_str()), (Some(9), "load.requests_per_step"));
         assert!(msg.contains("1 or more"), "{msg}");
@@ -1604,22 +1953,38 @@ limits:                            # optional: account limits for walls and `pla
         let (line, field, msg) = err(&MIN.replace("sim: {}", "base_url: htp//nowhere"));
         assert_eq!((line, field.as_str()), (Some(3), "target.base_url"));
         assert!(msg.contains("is not a URL"), "{msg}");
-        assert!(err(&MIN.replace("sim: {}", "base_url: ftp://x.org")).2.contains("http://"));
+        assert!(err(&MIN.replace("sim: {}", "base_url: ftp://x.org"))
+            .2
+            .contains("http://"));
         let both = err(&MIN.replace("sim: {}", "sim: {}\n  base_url: http://x"));
         assert!(both.2.starts_with("both base_url and sim"), "{both:?}");
-        assert!(err(&MIN.replace("  sim: {}\n", "")).2.starts_with("no endpoint"));
+        assert!(err(&MIN.replace("  sim: {}\n", ""))
+            .2
+            .starts_with("no endpoint"));
         let (line, field, msg) = err(&MIN.replace("sim: {}", "sim: {}\n  api: openai"));
         assert_eq!((line, field.as_str()), (Some(4), "target.api"));
-        assert!(msg.contains("unknown api `openai` (did you mean `openai-chat`?)"), "{msg}");
-        assert!(err(&MIN.replace("[m]", "[]")).2.contains("at least one model"));
-        assert!(err(&MIN.replace("[m]", "[m, m]")).2.contains("listed twice"));
-        assert!(err(&MIN.replace("name: t", "name: Support Chat")).2.contains("`support-chat`"));
+        assert!(
+            msg.contains("unknown api `openai` (did you mean `openai-chat`?)"),
+            "{msg}"
+        );
+        assert!(err(&MIN.replace("[m]", "[]"))
+            .2
+            .contains("at least one model"));
+        assert!(err(&MIN.replace("[m]", "[m, m]"))
+            .2
+            .contains("listed twice"));
+        assert!(err(&MIN.replace("name: t", "name: Support Chat"))
+            .2
+            .contains("`support-chat`"));
         let (_, field, _) = err(&MIN.replace("sim: {}", "sim: {}\n  timeouts: {idle: 0}"));
         assert_eq!(field, "target.timeouts.idle");
         let (_, field, msg) = err(&MIN.replace("name: t", "name: t\nretry: {retry_on: [http429]}"));
         assert_eq!(
             (field.as_str(), msg.as_str()),
-            ("retry.retry_on", "unknown error class `http429` (did you mean `http_429`?)")
+            (
+                "retry.retry_on",
+                "unknown error class `http429` (did you mean `http_429`?)"
+            )
         );
     }
 
@@ -1643,25 +2008,51 @@ limits:                            # optional: account limits for walls and `pla
         let headers =
             "sim: {}\n  headers:\n    X-Team: ${TEAM}\n    X-Trace: on\n    X-Api-Key: plain";
         let s = load_env(&MIN.replace("sim: {}", headers), &[("TEAM", "blue")]).expect("loads");
-        let secret: Vec<(&str, bool)> =
-            s.target.headers.iter().map(|h| (h.name.as_str(), h.secret)).collect();
-        assert_eq!(secret, [("X-Api-Key", true), ("X-Team", true), ("X-Trace", false)]);
+        let secret: Vec<(&str, bool)> = s
+            .target
+            .headers
+            .iter()
+            .map(|h| (h.name.as_str(), h.secret))
+            .collect();
+        assert_eq!(
+            secret,
+            [("X-Api-Key", true), ("X-Team", true), ("X-Trace", false)]
+        );
         let n = normalized_yaml(&s);
-        assert!(n.contains("X-Trace: on") && !n.contains("blue") && !n.contains("plain"), "{n}");
+        assert!(
+            n.contains("X-Trace: on") && !n.contains("blue") && !n.contains("plain"),
+            "{n}"
+        );
     }
 
     #[test]
     fn api_key_never_leaks() {
-        let s = ok(&FULL.replace("extra_body: {}", "extra_body: {user: \"${OPENAI_API_KEY}\"}"));
-        for text in [normalized_yaml(&s), workload_yaml(&s), format!("{:?}", ok(FULL))] {
+        let s = ok(&FULL.replace(
+            "extra_body: {}",
+            "extra_body: {user: \"${OPENAI_API_KEY}\"}",
+        ));
+        for text in [
+            normalized_yaml(&s),
+            workload_yaml(&s),
+            format!("{:?}", ok(FULL)),
+        ] {
             assert!(!text.contains(KEY), "{text}");
         }
         assert!(normalized_yaml(&s).contains("api_key: '***redacted***'"));
         let bad_url = "base_url: http://x/${OPENAI_API_KEY}?q";
-        let bad = FULL.replace("base_url: ${LADDER_BASE_URL:-https://api.openai.com/v1}", bad_url);
+        let bad = FULL.replace(
+            "base_url: ${LADDER_BASE_URL:-https://api.openai.com/v1}",
+            bad_url,
+        );
         let e = load_env(&bad, &[("OPENAI_API_KEY", KEY)]).expect_err("query in URL");
-        assert!(!e.to_string().contains(KEY) && !format!("{e:?}").contains(KEY), "{e}");
-        let s = load_env(&FULL.replace("${OPENAI_API_KEY}", "${OPENAI_API_KEY:-}"), &[]);
+        assert!(
+            !e.to_string().contains(KEY) && !format!("{e:?}").contains(KEY),
+            "{e}"
+        );
+        let s = load_env(
+            &FULL.replace("${OPENAI_API_KEY}", "${OPENAI_API_KEY:-}"),
+            &[],
+        );
         assert_eq!(s.expect("loads").target.api_key, None);
     }
 
@@ -1672,8 +2063,10 @@ limits:                            # optional: account limits for walls and `pla
             FULL.replace("# scenarios/support-chat.yaml", "# another comment"),
             FULL.replace("https://api.openai.com/v1", "http://localhost:9000"),
             FULL.replace("name: support-chat", "name: renamed"),
-            FULL.replace("max_attempts: 1", "max_attempts: 4").replace("tpm: 2000000", "tpm: 10"),
-            FULL.replace("ramp_up: 1s", "ramp_up: 5s").replace("idle: 30s", "idle: 5s"),
+            FULL.replace("max_attempts: 1", "max_attempts: 4")
+                .replace("tpm: 2000000", "tpm: 10"),
+            FULL.replace("ramp_up: 1s", "ramp_up: 5s")
+                .replace("idle: 30s", "idle: 5s"),
             FULL.replace("  api: openai-chat                 #", "  #"),
         ];
         for yaml in &same {
@@ -1709,9 +2102,18 @@ limits:                            # optional: account limits for walls and `pla
         let w = workload_yaml(&s);
         let head = "api: openai-chat\nmodels:\n- gpt-4o\n- deepseek-chat\nmax_tokens: 200\n";
         assert!(w.starts_with(head), "{w}");
-        assert!(w.contains("extra_body:\n  a:\n    b: true\n    y: 2\n  z:\n  - 1\n"), "{w}");
-        assert!(w.contains("requests_per_step: 200\nwarmup_requests: 5\n"), "{w}");
-        assert!(w.ends_with("prompt: |\n  How do I reset my password?\n"), "{w}");
+        assert!(
+            w.contains("extra_body:\n  a:\n    b: true\n    y: 2\n  z:\n  - 1\n"),
+            "{w}"
+        );
+        assert!(
+            w.contains("requests_per_step: 200\nwarmup_requests: 5\n"),
+            "{w}"
+        );
+        assert!(
+            w.ends_with("prompt: |\n  How do I reset my password?\n"),
+            "{w}"
+        );
         assert!(!w.contains("openai.com") && !w.contains("timeouts"), "{w}");
     }
 
@@ -1743,11 +2145,20 @@ limits:                            # optional: account limits for walls and `pla
         assert_eq!(locate_span(text, &["a", "d", "e"]), Some((5, 5, true)));
         assert_eq!(locate_span(text, &["a", "z"]), Some((1, 5, false)));
         assert_eq!(locate_span(text, &["z"]), None);
-        assert_eq!((path_at_line(text, 3), path_at_line(text, 7)), ("a.b.c".into(), "f".into()));
+        assert_eq!(
+            (path_at_line(text, 3), path_at_line(text, 7)),
+            ("a.b.c".into(), "f".into())
+        );
         assert_eq!(path_at_line(text, 99), "");
-        assert_eq!((parse_fraction("10%"), parse_fraction("0.5")), (Ok(0.1), Ok(0.5)));
+        assert_eq!(
+            (parse_fraction("10%"), parse_fraction("0.5")),
+            (Ok(0.1), Ok(0.5))
+        );
         assert!(parse_fraction("10").unwrap_err().contains("`10%`"));
-        assert_eq!(strip_marks("x at line 3 column 5, y at line 1 column 1"), "x, y");
+        assert_eq!(
+            strip_marks("x at line 3 column 5, y at line 1 column 1"),
+            "x, y"
+        );
     }
 
     proptest! {

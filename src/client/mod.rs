@@ -2,9 +2,9 @@
 //! turn events into `ChunkInfo`, `timing` turns timestamped chunks into a record's figures.
 
 pub mod anthropic;
-pub mod http;
 pub mod chunk;
+pub mod http;
 pub mod openai;
-pub mod sse;
 pub mod ratelimit;
+pub mod sse;
 pub mod timing;

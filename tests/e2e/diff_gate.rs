@@ -16,7 +16,11 @@ fn gate_scenario(max_tokens: u32) -> String {
 fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
     let p = Project::new();
     let f = p.scenario("gate", &gate_scenario(24));
-    p.ladder().args(["run", "--quiet", "--save-baseline"]).arg(&f).assert().success();
+    p.ladder()
+        .args(["run", "--quiet", "--save-baseline"])
+        .arg(&f)
+        .assert()
+        .success();
     let baseline = p.path().join("baselines/gate.csv");
 
     // Same server, same workload: no regression.
@@ -42,11 +46,21 @@ fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
     // A different workload (max_tokens changed) refuses to judge and shows the diff.
     let f2 = p.scenario("gate", &gate_scenario(12));
     let runs_before = p.run_dirs("gate").len();
-    p.ladder().args(["run", "--quiet"]).arg(&f2).assert().success();
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f2)
+        .assert()
+        .success();
     let newest = p.run_dirs("gate");
     assert_eq!(newest.len(), runs_before + 1);
     let new_dir = newest.last().unwrap();
-    let out = p.ladder().arg("diff").arg(&baseline).arg(new_dir).assert().code(1);
+    let out = p
+        .ladder()
+        .arg("diff")
+        .arg(&baseline)
+        .arg(new_dir)
+        .assert()
+        .code(1);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(stdout.contains("max_tokens"), "{stdout}");
 }

@@ -15,15 +15,25 @@ fn concurrency_one_measures_configured_ttft_and_tpot_within_5_percent() {
             64,
         ),
     );
-    p.ladder().args(["run", "--quiet"]).arg(&f).assert().success();
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .assert()
+        .success();
     let dirs = p.run_dirs("accuracy");
     assert_eq!(dirs.len(), 1);
     let (h, rows) = read_csv(&dirs[0].join("summary.csv"));
     assert_eq!(rows.len(), 1);
     let ttft = num(&rows[0], &h, "ttft_p50_ms");
     let tpot = num(&rows[0], &h, "tpot_p50_ms");
-    assert!((ttft - 200.0).abs() <= 10.0, "TTFT P50 {ttft} not within 5% of 200 ms");
-    assert!((tpot - 20.0).abs() <= 1.0, "TPOT P50 {tpot} not within 5% of 20 ms");
+    assert!(
+        (ttft - 200.0).abs() <= 10.0,
+        "TTFT P50 {ttft} not within 5% of 200 ms"
+    );
+    assert!(
+        (tpot - 20.0).abs() <= 1.0,
+        "TPOT P50 {tpot} not within 5% of 20 ms"
+    );
     assert_eq!(num(&rows[0], &h, "succeeded"), 6.0);
     assert_eq!(num(&rows[0], &h, "output_tokens"), 6.0 * 64.0);
 }
@@ -46,7 +56,13 @@ fn run_directory_is_complete_and_counts_add_up() {
     let dirs = p.run_dirs("files");
     assert_eq!(dirs.len(), 1);
     let d = &dirs[0];
-    for name in ["summary.csv", "requests.csv", "scenario.yaml", "meta.json", "findings.json"] {
+    for name in [
+        "summary.csv",
+        "requests.csv",
+        "scenario.yaml",
+        "meta.json",
+        "findings.json",
+    ] {
         assert!(d.join(name).is_file(), "{name} missing in {}", d.display());
     }
     let (sh, srows) = read_csv(&d.join("summary.csv"));
@@ -55,10 +71,16 @@ fn run_directory_is_complete_and_counts_add_up() {
     let mut attempted_total = 0.0;
     for row in &srows {
         let attempted = num(row, &sh, "attempted");
-        assert_eq!(attempted, num(row, &sh, "succeeded") + num(row, &sh, "failed"));
+        assert_eq!(
+            attempted,
+            num(row, &sh, "succeeded") + num(row, &sh, "failed")
+        );
         assert_eq!(attempted, 12.0, "warmup requests must not be recorded");
         let step = &row[col(&sh, "step")];
-        let n_req = rrows.iter().filter(|r| &r[col(&rh, "step")] == step).count();
+        let n_req = rrows
+            .iter()
+            .filter(|r| &r[col(&rh, "step")] == step)
+            .count();
         assert_eq!(n_req as f64, attempted, "requests.csv rows for step {step}");
         attempted_total += attempted;
     }
@@ -71,7 +93,10 @@ fn run_directory_is_complete_and_counts_add_up() {
     let meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["interrupted"], serde_json::Value::Bool(false));
-    assert_eq!(meta["fingerprint"].as_str().unwrap(), &srows[0][col(&sh, "fingerprint")]);
+    assert_eq!(
+        meta["fingerprint"].as_str().unwrap(),
+        &srows[0][col(&sh, "fingerprint")]
+    );
 }
 
 #[test]
@@ -86,7 +111,11 @@ fn save_baseline_writes_the_baseline_files() {
             5,
         ),
     );
-    p.ladder().args(["run", "--quiet", "--save-baseline"]).arg(&f).assert().success();
+    p.ladder()
+        .args(["run", "--quiet", "--save-baseline"])
+        .arg(&f)
+        .assert()
+        .success();
     let b = p.path().join("baselines");
     assert!(b.join("base.csv").is_file());
     assert!(b.join("base.requests.csv").is_file());

@@ -24,13 +24,20 @@ fn api_key_echoed_by_a_401_never_leaks() {
     let o = out.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(!stdout.contains(key) && !stderr.contains(key), "key printed");
+    assert!(
+        !stdout.contains(key) && !stderr.contains(key),
+        "key printed"
+    );
     assert!(!stdout.contains("LEAKCHECK") && !stderr.contains("LEAKCHECK"));
     let mut checked = 0;
     for file in p.all_files() {
         let bytes = std::fs::read(&file).unwrap();
         let text = String::from_utf8_lossy(&bytes);
-        assert!(!text.contains("LEAKCHECK"), "key leaked into {}", file.display());
+        assert!(
+            !text.contains("LEAKCHECK"),
+            "key leaked into {}",
+            file.display()
+        );
         checked += 1;
     }
     assert!(checked >= 5);

@@ -63,17 +63,26 @@ fn unset_variable_is_named() {
 
 #[test]
 fn malformed_yaml_names_the_line() {
-    assert_invalid(&GOOD.replace("  models: [m]", "  models: [m"), &["bad.yaml"]);
+    assert_invalid(
+        &GOOD.replace("  models: [m]", "  models: [m"),
+        &["bad.yaml"],
+    );
 }
 
 #[test]
 fn invalid_url_is_rejected() {
-    assert_invalid(&GOOD.replace("http://127.0.0.1:9/v1", "not a url"), &["base_url"]);
+    assert_invalid(
+        &GOOD.replace("http://127.0.0.1:9/v1", "not a url"),
+        &["base_url"],
+    );
 }
 
 #[test]
 fn missing_prompt_file_names_the_path() {
-    assert_invalid(&GOOD.replace("prompts/p.txt", "prompts/missing.txt"), &["missing.txt", "prompt_file"]);
+    assert_invalid(
+        &GOOD.replace("prompts/p.txt", "prompts/missing.txt"),
+        &["missing.txt", "prompt_file"],
+    );
 }
 
 #[test]
@@ -81,7 +90,10 @@ fn run_with_invalid_scenario_writes_nothing() {
     let p = Project::new();
     let f = p.scenario("bad", &GOOD.replace("[1, 2]", "[]"));
     p.ladder().arg("run").arg(&f).assert().code(2);
-    assert!(!p.path().join("runs").exists(), "a run directory was created for invalid input");
+    assert!(
+        !p.path().join("runs").exists(),
+        "a run directory was created for invalid input"
+    );
 }
 
 #[test]

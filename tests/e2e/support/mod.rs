@@ -28,7 +28,11 @@ impl Project {
 
     /// Writes `scenarios/<name>.yaml` and returns its path.
     pub fn scenario(&self, name: &str, yaml: &str) -> PathBuf {
-        let p = self.dir.path().join("scenarios").join(format!("{name}.yaml"));
+        let p = self
+            .dir
+            .path()
+            .join("scenarios")
+            .join(format!("{name}.yaml"));
         std::fs::write(&p, yaml).unwrap();
         p
     }
@@ -72,7 +76,8 @@ impl Project {
 
 /// Reads a CSV file into header + rows of strings.
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut rdr = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut rdr =
+        csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let headers = rdr.headers().unwrap().iter().map(String::from).collect();
     let rows = rdr
         .records()
