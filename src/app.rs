@@ -61,6 +61,17 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Diff(args) => diff(&args, &out),
         Command::Run(args) => runtime()?.block_on(run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
+        Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
+        Command::Schema => {
+            println!("{}", crate::schema::SCENARIO_SCHEMA.trim_end());
+            Ok(exit::OK)
+        }
+        Command::Completions(args) => {
+            use clap::CommandFactory;
+            let mut cmd = Cli::command();
+            clap_complete::generate(args.shell, &mut cmd, "ladder", &mut std::io::stdout());
+            Ok(exit::OK)
+        }
     }
 }
 
@@ -259,9 +270,16 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
     let progress = Arc::new(LiveProgress::new(!out.quiet));
     let output = runner::run(s, http, target, progress.clone(), interrupt.clone()).await;
     progress.finish();
-    if let Some(h) = sim_handle {
-        h.shutdown().await;
-    }
+    // What the embedded simulator says it did (injected faults, 429s, peak concurrency).
+    let (sim_stats, sim_truth) = match sim_handle {
+        Some(h) => {
+            let stats = serde_json::to_value(h.stats()).ok();
+            let truth = serde_json::to_value(h.truth()).ok();
+            h.shutdown().await;
+            (stats, truth)
+        }
+        None => (None, None),
+    };
     let finished = SystemTime::now();
 
     let summaries = summarize(s, &output);
@@ -289,6 +307,20 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         notes: Vec::new(),
     };
     run_dir.write_meta(&meta)?;
+    // The embedded simulator's own view: what it injected, and per-request server-side truth
+    // (arrival, first and last token) keyed by request_id, to check the client's timings.
+    if let Some(stats) = &sim_stats {
+        store::write_atomic(
+            &run_dir.path.join("sim_stats.json"),
+            serde_json::to_string_pretty(stats)?.as_bytes(),
+        )?;
+    }
+    if let Some(truth) = &sim_truth {
+        store::write_atomic(
+            &run_dir.path.join("sim_truth.json"),
+            serde_json::to_string(truth)?.as_bytes(),
+        )?;
+    }
 
     // Show results.
     let mut stdout = std::io::stdout().lock();

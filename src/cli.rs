@@ -35,6 +35,54 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Serve the embedded simulated LLM API in the foreground.
     Sim(SimArgs),
+    /// Send one tiny request per target/model and explain in plain words what is wrong.
+    Check(CheckArgs),
+    /// Print the JSON Schema of the scenario format (for editor completion and validation).
+    Schema,
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scenario file whose target(s) to check.
+    #[arg(value_name = "SCENARIO", conflicts_with_all = ["base_url", "from"])]
+    pub scenario: Option<PathBuf>,
+    /// Check this base URL instead of a scenario's (e.g. https://api.openai.com/v1).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model to ask for (repeatable).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Vec<String>,
+    /// API dialect for --base-url / --from.
+    #[arg(long, value_enum, default_value = "openai-chat")]
+    pub api: ApiArg,
+    /// Environment variable holding the API key for --base-url.
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+    /// Read base URL, key and model from a Claude Code settings.json or a Codex CLI auth.json.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Give up on a target after this long.
+    #[arg(long, default_value = "20s", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiArg {
+    OpenaiChat,
+    OpenaiCompletions,
+    AnthropicMessages,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::duration::parse(s)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -207,6 +207,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
             "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
         ));
     }
+    notes.extend(self_check_notes(&rows));
     ModelFindings {
         model: model.to_string(),
         knee: find_knee(&rows, &n429),
@@ -214,6 +215,46 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         efficiency: efficiency(&rows),
         notes,
     }
+}
+
+/// Client CPU at or above this share of one core makes a step's latencies suspect.
+pub const CLIENT_CPU_SUSPECT_PCT: f64 = 90.0;
+/// Event-loop lateness (P99) above this means ready work waited for the client.
+pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
+/// Achieved concurrency below this share of the target means the client did not keep the
+/// streams in flight (ramp-up, errors, or a client bottleneck).
+pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
+
+/// Plain warnings when a step's figures may reflect the client rather than the server.
+fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for s in rows {
+        if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
+            notes.push(format!(
+                "Step {} streams: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load.",
+                s.concurrency
+            ));
+        }
+        if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
+            notes.push(format!(
+                "Step {} streams: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay.",
+                s.concurrency
+            ));
+        }
+        let target = f64::from(s.concurrency);
+        if let Some(achieved) = s.achieved_concurrency {
+            // Short steps are dominated by ramp-up and tail; only judge steps with real work.
+            if s.attempted >= 2 * u64::from(s.concurrency)
+                && achieved < ACHIEVED_CONCURRENCY_MIN_SHARE * target
+            {
+                notes.push(format!(
+                    "Step {} streams: only {achieved:.1} requests were in flight on average (Little's law), not {}: the load was lighter than the step says.",
+                    s.concurrency, s.concurrency
+                ));
+            }
+        }
+    }
+    notes
 }
 
 fn rate(count: u64, attempted: u64) -> f64 {
@@ -952,5 +993,30 @@ mod tests {
         assert_eq!(json["wall"]["status"], "none");
         let back: ModelFindings = serde_json::from_value(json).unwrap();
         assert_eq!(back.knee.step(), Some(2));
+    }
+
+    #[test]
+    fn self_check_flags_a_busy_client_and_light_load_only() {
+        let mut busy = StepSummary {
+            concurrency: 50,
+            attempted: 500,
+            client_cpu_pct: Some(97.0),
+            loop_lag_p99_ms: Some(12.0),
+            achieved_concurrency: Some(20.0),
+            ..StepSummary::default()
+        };
+        let notes = self_check_notes(&[&busy]);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].contains("client CPU 97%"));
+        assert!(notes[1].contains("12.0 ms late"));
+        assert!(notes[2].contains("20.0 requests were in flight"));
+        busy.client_cpu_pct = Some(40.0);
+        busy.loop_lag_p99_ms = Some(0.4);
+        busy.achieved_concurrency = Some(49.0);
+        assert!(self_check_notes(&[&busy]).is_empty());
+        // Too few requests to judge the achieved concurrency.
+        busy.attempted = 60;
+        busy.achieved_concurrency = Some(10.0);
+        assert!(self_check_notes(&[&busy]).is_empty());
     }
 }

@@ -5,6 +5,7 @@
 //! cores (`client::sse`, `stats`, `findings`, `compare`) take data and return data.
 
 pub mod app;
+pub mod check;
 pub mod cli;
 pub mod client;
 pub mod compare;
@@ -15,6 +16,7 @@ pub mod record;
 pub mod render;
 pub mod runner;
 pub mod scenario;
+pub mod schema;
 pub mod selfcheck;
 pub mod sim;
 pub mod stats;

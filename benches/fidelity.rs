@@ -1,0 +1,2 @@
+//! Placeholder: filled in by the fidelity benchmark work.
+fn main() {}

@@ -1,0 +1,2 @@
+//! Placeholder: filled in by the hostile benchmark work.
+fn main() {}

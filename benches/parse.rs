@@ -1,0 +1,2 @@
+//! Placeholder: filled in by the parse benchmark work.
+fn main() {}
