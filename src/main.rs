@@ -11,9 +11,18 @@ fn main() -> ExitCode {
     let cli = ladder::cli::Cli::parse();
     match ladder::app::run(cli) {
         Ok(code) => ExitCode::from(code),
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(ladder::app::exit_code_for(&err))
         }
     }
+}
+
+/// `ladder diff ... | head` closes the pipe early: that is not an error worth reporting.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -187,15 +187,83 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     if any_approx {
         writeln!(out, "{APPROX_NOTE}")?;
     }
-    let skipped: Vec<&Check> = c.checks.iter().filter(|k| is_skipped(k)).collect();
+    let skipped = grouped_skips(c);
     if !skipped.is_empty() {
         writeln!(out, "\nskipped:")?;
-        for k in skipped {
-            writeln!(out, "  {} · {}: {}", k.model, k.title(), k.detail)?;
+        for line in skipped {
+            writeln!(out, "  {line}")?;
         }
     }
     list(out, "\nonly on one side:", &c.unmatched, "  ")?;
     list(out, "\nnotes:", &c.notes, "  ")
+}
+
+/// Skipped gates, one line per model × reason: "sim-model · P99 at steps 5, 10 (TTFT, TPOT):
+/// needs ≥ 400 samples per side (have 120 / 120): use requests_per_step ≥ 400". Reasons that do
+/// not start with the check's name stay one line per check.
+fn grouped_skips(c: &Comparison) -> Vec<String> {
+    struct Group {
+        model: String,
+        pct: String,
+        reason: String,
+        steps: Vec<String>,
+        metrics: Vec<String>,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut singles = Vec::new();
+    for k in c.checks.iter().filter(|k| is_skipped(k)) {
+        let name = k.name();
+        let (Some(pct), Some(step), Some(reason)) = (
+            k.percentile,
+            k.concurrency,
+            k.detail.strip_prefix(name.as_str()),
+        ) else {
+            singles.push(format!("{} · {}: {}", k.model, k.title(), k.detail));
+            continue;
+        };
+        let pct = pct.label().to_string();
+        let reason = reason.trim().to_string();
+        let metric = k.metric.label().to_string();
+        let pos = groups
+            .iter()
+            .position(|g| g.model == k.model && g.pct == pct && g.reason == reason);
+        let g = match pos {
+            Some(i) => &mut groups[i],
+            None => {
+                groups.push(Group {
+                    model: k.model.clone(),
+                    pct,
+                    reason,
+                    steps: Vec::new(),
+                    metrics: Vec::new(),
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        let step = step.to_string();
+        if !g.steps.contains(&step) {
+            g.steps.push(step);
+        }
+        if !g.metrics.contains(&metric) {
+            g.metrics.push(metric);
+        }
+    }
+    let mut lines: Vec<String> = groups
+        .into_iter()
+        .map(|g| {
+            let at = if g.steps.len() == 1 { "step" } else { "steps" };
+            format!(
+                "{} · {} at {at} {} ({}): {}",
+                g.model,
+                g.pct,
+                g.steps.join(", "),
+                g.metrics.join(", "),
+                g.reason
+            )
+        })
+        .collect();
+    lines.extend(singles);
+    lines
 }
 
 fn list(out: &mut dyn Write, heading: &str, items: &[String], bullet: &str) -> io::Result<()> {
@@ -311,12 +379,7 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
         .collect();
     md_list(out, "### Regressions", &regressions)?;
-    let skipped: Vec<String> = c
-        .checks
-        .iter()
-        .filter(|k| is_skipped(k))
-        .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
-        .collect();
+    let skipped = grouped_skips(c);
     md_list(out, "### Skipped gates", &skipped)?;
     md_list(out, "### Only on one side", &c.unmatched)?;
     md_list(out, "### Notes", &c.notes)?;
