@@ -47,11 +47,13 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
 struct Output {
     quiet: bool,
     color: bool,
+    verbose: u8,
 }
 
 pub fn run(cli: Cli) -> Result<u8> {
     let out = Output {
         quiet: cli.quiet,
+        verbose: cli.verbose,
         color: !cli.no_color
             && std::env::var_os("NO_COLOR").is_none()
             && std::io::IsTerminal::is_terminal(&std::io::stdout()),
@@ -338,6 +340,21 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         }
     }
     drop(stdout);
+    if out.verbose > 0 {
+        print_error_breakdown(&output.records);
+    }
+    let succeeded = output.records.iter().filter(|r| r.is_ok()).count();
+    if !output.records.is_empty() && succeeded == 0 {
+        let first = output.records.iter().find_map(|r| {
+            r.error_class
+                .map(|c| format!("{c}: {}", r.error_message.clone().unwrap_or_default()))
+        });
+        eprintln!(
+            "warning: every request failed (first: {}). `ladder check {}` diagnoses the target; `-v` lists failures by class.",
+            first.unwrap_or_default(),
+            s.path.display()
+        );
+    }
     if !out.quiet {
         eprintln!("wrote {}", run_dir.path.display());
     }
@@ -380,6 +397,32 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         return Ok(code);
     }
     Ok(exit::OK)
+}
+
+/// `-v`: failed requests by model, class and HTTP status, with the first (redacted) message.
+fn print_error_breakdown(records: &[RequestRecord]) {
+    let mut classes: BTreeMap<(String, String, String), (u64, String)> = BTreeMap::new();
+    for r in records {
+        let Some(class) = r.error_class else { continue };
+        let status = r.http_status.map(|s| s.to_string()).unwrap_or_default();
+        let entry = classes
+            .entry((r.model.clone(), class.to_string(), status))
+            .or_insert_with(|| (0, r.error_message.clone().unwrap_or_default()));
+        entry.0 += 1;
+    }
+    if classes.is_empty() {
+        eprintln!("no failed requests");
+        return;
+    }
+    eprintln!("failed requests by class:");
+    for ((model, class, status), (n, message)) in classes {
+        let status = if status.is_empty() {
+            String::new()
+        } else {
+            format!(" (HTTP {status})")
+        };
+        eprintln!("  {model}: {class}{status} ×{n}: {message}");
+    }
 }
 
 /// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.

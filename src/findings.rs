@@ -107,6 +107,7 @@ pub enum KneeFinding {
     /// `step` had only `n` successful requests (or no TTFT).
     NotEnoughSamples {
         step: u32,
+        concurrency: u32,
         n: u64,
         needed: u64,
     },
@@ -244,7 +245,9 @@ fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
         let target = f64::from(s.concurrency);
         if let Some(achieved) = s.achieved_concurrency {
             // Short steps are dominated by ramp-up and tail; only judge steps with real work.
+            // Fast failures (a wrong key) are not a client bottleneck.
             if s.attempted >= 2 * u64::from(s.concurrency)
+                && s.succeeded * 2 >= s.attempted
                 && achieved < ACHIEVED_CONCURRENCY_MIN_SHARE * target
             {
                 notes.push(format!(
@@ -287,6 +290,7 @@ fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
             _ => {
                 return KneeFinding::NotEnoughSamples {
                     step: s.step,
+                    concurrency: s.concurrency,
                     n: s.succeeded,
                     needed: MIN_KNEE_SAMPLES,
                 }
@@ -427,10 +431,15 @@ fn knee_sentence(knee: &KneeFinding) -> String {
             highest_concurrency,
             ..
         } => return format!("No TTFT knee up to {highest_concurrency} streams."),
-        KneeFinding::NotEnoughSamples { step, n, needed } => {
+        KneeFinding::NotEnoughSamples {
+            concurrency,
+            n,
+            needed,
+            ..
+        } => {
             return format!(
-            "Knee: not enough samples (step {step} has {n} successful requests; need ≥ {needed})."
-        )
+                "Knee: not enough samples (the {concurrency}-stream step has {n} successful requests; need ≥ {needed})."
+            )
         }
         KneeFinding::Knee(k) => k,
     };
@@ -715,13 +724,14 @@ mod tests {
             f.knee,
             KneeFinding::NotEnoughSamples {
                 step: 5,
+                concurrency: 16,
                 n: 12,
                 needed: 20
             }
         );
         assert_eq!(
             f.sentences()[0],
-            "Knee: not enough samples (step 5 has 12 successful requests; need ≥ 20)."
+            "Knee: not enough samples (the 16-stream step has 12 successful requests; need ≥ 20)."
         );
         // All errors at a step: no TTFT at all.
         steps[4].succeeded = 0;
@@ -730,6 +740,7 @@ mod tests {
             analyze("m", &steps, None).knee,
             KneeFinding::NotEnoughSamples {
                 step: 5,
+                concurrency: 16,
                 n: 0,
                 needed: 20
             }
@@ -1000,6 +1011,7 @@ mod tests {
         let mut busy = StepSummary {
             concurrency: 50,
             attempted: 500,
+            succeeded: 500,
             client_cpu_pct: Some(97.0),
             loop_lag_p99_ms: Some(12.0),
             achieved_concurrency: Some(20.0),
@@ -1016,7 +1028,12 @@ mod tests {
         assert!(self_check_notes(&[&busy]).is_empty());
         // Too few requests to judge the achieved concurrency.
         busy.attempted = 60;
+        busy.succeeded = 60;
         busy.achieved_concurrency = Some(10.0);
+        assert!(self_check_notes(&[&busy]).is_empty());
+        // Mostly fast failures (a wrong key): not a client bottleneck.
+        busy.attempted = 500;
+        busy.succeeded = 10;
         assert!(self_check_notes(&[&busy]).is_empty());
     }
 }
