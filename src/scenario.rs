@@ -792,7 +792,13 @@ fn build_target(
             )
         }
         (Some(url), None) => Endpoint::Url(check_url(cx, &url)?),
-        (None, Some(params)) => Endpoint::Sim(params.unwrap_or_default()),
+        (None, Some(params)) => {
+            let params = params.unwrap_or_default();
+            if let Err(e) = params.validate() {
+                return Err(cx.err("target.sim", e));
+            }
+            Endpoint::Sim(params)
+        }
     };
     let api_key = t
         .api_key

@@ -137,8 +137,14 @@ pub fn rate_limited(
         LimitKind::Tokens => snapshot.tokens,
     }
     .map_or((0, 0), |b| (b.limit, b.remaining));
+    // Worded like OpenAI's own 429s ("... on tokens per min (TPM): Limit ..."), which is what
+    // clients (ladder's rate-limit classifier among them) read to tell the two walls apart.
+    let acronym = match kind {
+        LimitKind::Requests => "RPM",
+        LimitKind::Tokens => "TPM",
+    };
     let message = format!(
-        "Rate limit reached for sim-model on {what} per min (RPM/TPM): Limit {limit}, \
+        "Rate limit reached for sim-model on {what} per min ({acronym}): Limit {limit}, \
          Remaining {remaining}. Please try again in {}.",
         limits::go_duration(retry_after)
     );

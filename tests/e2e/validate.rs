@@ -114,3 +114,9 @@ fn committed_scenarios_validate() {
         .assert()
         .success();
 }
+
+#[test]
+fn out_of_range_simulator_parameter_is_rejected_before_running() {
+    let yaml = "name: bad\ntarget:\n  sim: {ttft: 5ms, tpot_jitter: 1.5}\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\nload:\n  ladder: [1]\n  requests_per_step: 2\n";
+    assert_invalid(yaml, &["bad.yaml:3", "target.sim", "tpot_jitter"]);
+}
