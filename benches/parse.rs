@@ -1,2 +1,223 @@
-//! Placeholder: filled in by the parse benchmark work.
-fn main() {}
+//! How fast one core turns OpenAI stream bytes into timing figures: the SSE parser alone, then
+//! parser + chunk interpretation, then the whole per-event path (parse + interpret + timing), fed
+//! in the read sizes a real client sees (one event per read at low load, a few events per read
+//! under load, large reads when the socket backs up, and small reads that split lines). Prints
+//! events/s and MB/s per case. `make bench` runs it with `--bench`; under `cargo test` (no
+//! `--bench`) it runs a tiny smoke pass that checks the event counts, so it cannot rot.
+
+use ladder::client::openai::interpret_chat;
+use ladder::client::sse::{SseEvent, SseParser};
+use ladder::client::timing::StreamTiming;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Content tokens per synthetic response (plus role, finish and usage chunks and `[DONE]`).
+const TOKENS: usize = 256;
+
+/// A realistic chat stream (gpt-4o shape, `stream_options.include_usage` on, so every chunk
+/// carries `"usage":null`, and the 2025 `obfuscation` padding field). Returns the bytes and the
+/// number of events.
+fn openai_stream() -> (Vec<u8>, usize) {
+    const WORDS: [&str; 12] = [
+        " the", " answer", " is", " that", " your", " card", " was", " charged", " twice", ",",
+        " and", ".",
+    ];
+    let meta = r#"{"id":"chatcmpl-B9MBs8CjcvOU2jLn4n570S5qMJKcT","object":"chat.completion.chunk","created":1741570283,"model":"gpt-4o-2024-08-06","service_tier":"default","system_fingerprint":"fp_eb9dce56a8","#;
+    let head = format!(r#"{meta}"choices":["#);
+    let mut s = String::new();
+    let mut events = 0;
+    let mut push = |s: &mut String, body: String| {
+        s.push_str("data: ");
+        s.push_str(&body);
+        s.push_str("\n\n");
+        events += 1;
+    };
+    push(
+        &mut s,
+        format!(
+            r#"{head}{{"index":0,"delta":{{"role":"assistant","content":"","refusal":null}},"logprobs":null,"finish_reason":null}}],"usage":null,"obfuscation":"Xk2"}}"#
+        ),
+    );
+    for i in 0..TOKENS {
+        let w = WORDS[i % WORDS.len()];
+        push(
+            &mut s,
+            format!(
+                r#"{head}{{"index":0,"delta":{{"content":"{w}"}},"logprobs":null,"finish_reason":null}}],"usage":null,"obfuscation":"q9Zt"}}"#
+            ),
+        );
+    }
+    push(
+        &mut s,
+        format!(
+            r#"{head}{{"index":0,"delta":{{}},"logprobs":null,"finish_reason":"stop"}}],"usage":null,"obfuscation":"a1"}}"#
+        ),
+    );
+    push(
+        &mut s,
+        format!(
+            r#"{meta}"choices":[],"usage":{{"prompt_tokens":120,"completion_tokens":{TOKENS},"total_tokens":{},"prompt_tokens_details":{{"cached_tokens":0,"audio_tokens":0}},"completion_tokens_details":{{"reasoning_tokens":0,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}},"obfuscation":"Zr"}}"#,
+            TOKENS + 120
+        ),
+    );
+    s.push_str("data: [DONE]\n\n");
+    events += 1;
+    (s.into_bytes(), events)
+}
+
+/// Read boundaries: the stream cut into reads of `size` bytes, or (`size == 0`) one read per
+/// event, which is what a client sees when tokens arrive one per TCP segment.
+fn reads(stream: &[u8], size: usize) -> Vec<&[u8]> {
+    if size > 0 {
+        return stream.chunks(size).collect();
+    }
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, w) in stream.windows(2).enumerate() {
+        if w == b"\n\n" {
+            out.push(&stream[start..i + 2]);
+            start = i + 2;
+        }
+    }
+    if start < stream.len() {
+        out.push(&stream[start..]);
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Stage {
+    /// SSE parsing only.
+    Sse,
+    /// SSE + `interpret_chat`.
+    Interpret,
+    /// SSE + `interpret_chat` + `StreamTiming` (the client's whole per-event CPU path).
+    Full,
+}
+
+impl Stage {
+    fn name(self) -> &'static str {
+        match self {
+            Stage::Sse => "sse",
+            Stage::Interpret => "sse+interpret",
+            Stage::Full => "sse+interpret+timing",
+        }
+    }
+}
+
+/// Parses the whole response once through `stage`; returns (events, token events).
+fn one_response(reads: &[&[u8]], stage: Stage, events: &mut Vec<SseEvent>) -> (usize, u64) {
+    let mut parser = SseParser::new();
+    let mut timing = StreamTiming::new();
+    let mut n = 0;
+    for (i, r) in reads.iter().enumerate() {
+        if parser.feed(r, events).is_err() {
+            return (0, 0);
+        }
+        n += events.len();
+        for ev in events.drain(..) {
+            match stage {
+                Stage::Sse => {
+                    black_box(&ev);
+                }
+                Stage::Interpret => {
+                    let _ = black_box(interpret_chat(&ev));
+                }
+                Stage::Full => {
+                    if let Ok(info) = interpret_chat(&ev) {
+                        timing.on_chunk(i as f64, &info);
+                    }
+                }
+            }
+        }
+    }
+    let summary = timing.finish(reads.len() as f64);
+    (n, black_box(summary).token_events)
+}
+
+struct Row {
+    read: String,
+    stage: Stage,
+    events_per_s: f64,
+    mb_per_s: f64,
+    ns_per_event: f64,
+}
+
+fn measure(stream: &[u8], read: usize, stage: Stage, budget: Duration) -> Row {
+    let rs = reads(stream, read);
+    let mut events = Vec::with_capacity(64);
+    // Warm up caches and the allocator.
+    for _ in 0..20 {
+        one_response(&rs, stage, &mut events);
+    }
+    let started = Instant::now();
+    let (mut responses, mut evs) = (0u64, 0u64);
+    while started.elapsed() < budget {
+        for _ in 0..20 {
+            evs += one_response(&rs, stage, &mut events).0 as u64;
+            responses += 1;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let bytes = responses as f64 * stream.len() as f64;
+    Row {
+        read: if read == 0 {
+            "1 event".into()
+        } else {
+            format!("{read} B")
+        },
+        stage,
+        events_per_s: evs as f64 / secs,
+        mb_per_s: bytes / secs / 1e6,
+        ns_per_event: secs * 1e9 / evs.max(1) as f64,
+    }
+}
+
+/// The smoke pass run by `cargo test`: every read split yields every event and token.
+fn smoke(stream: &[u8], events: usize) {
+    for read in [0, 1, 7, 100, 4096] {
+        let rs = reads(stream, read);
+        let mut buf = Vec::new();
+        let (n, tokens) = one_response(&rs, Stage::Full, &mut buf);
+        assert_eq!(n, events, "read size {read}: events");
+        assert_eq!(tokens, TOKENS as u64, "read size {read}: token events");
+    }
+    println!("parse bench smoke pass ok ({events} events per response, 5 read sizes)");
+}
+
+fn main() {
+    let (stream, events) = openai_stream();
+    if !std::env::args().any(|a| a == "--bench") {
+        smoke(&stream, events);
+        return;
+    }
+    smoke(&stream, events);
+    let budget = Duration::from_millis(
+        std::env::var("PARSE_BENCH_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(700),
+    );
+    println!(
+        "\nSSE parse + chunk interpretation, one core: OpenAI chat stream, {} events, {} bytes per \
+         response ({} B per event)\n",
+        events,
+        stream.len(),
+        stream.len() / events
+    );
+    println!("| reads | stage | events/s | MB/s | ns/event |");
+    println!("|---|---|---:|---:|---:|");
+    for read in [0usize, 64, 1460, 16384] {
+        for stage in [Stage::Sse, Stage::Interpret, Stage::Full] {
+            let r = measure(&stream, read, stage, budget);
+            println!(
+                "| {} | {} | {:.2} M | {:.0} | {:.0} |",
+                r.read,
+                r.stage.name(),
+                r.events_per_s / 1e6,
+                r.mb_per_s,
+                r.ns_per_event
+            );
+        }
+    }
+}

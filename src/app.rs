@@ -163,50 +163,69 @@ async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// Installs Ctrl-C / SIGTERM handling for a run: first signal stops new requests and cancels
-/// in-flight ones after a grace period; a second one exits at once.
-fn install_interrupt(interrupt: Interrupt, quiet: bool) {
+/// Ctrl-C and SIGTERM as one stream of "please stop" signals. Registered synchronously, before
+/// any traffic, so a signal that arrives early is never lost to the default handler.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn register() -> Result<Self> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Ok(StopSignals {
+                interrupt: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+                terminate: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(StopSignals {})
+        }
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                _ = self.interrupt.recv() => {}
+                _ = self.terminate.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// First signal: no new requests, in-flight ones are cancelled after a grace period, everything
+/// collected is written. Second signal: exit at once (files are written atomically, so none is
+/// left half-written).
+fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
     const GRACE: Duration = Duration::from_secs(2);
     tokio::spawn(async move {
-        wait_for_signal().await;
-        if !quiet {
-            eprintln!(
-                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again to quit at once)",
-                GRACE.as_secs()
-            );
-        }
+        signals.next().await;
         interrupt.stop();
         let cancel = interrupt.clone();
         tokio::spawn(async move {
             tokio::time::sleep(GRACE).await;
             cancel.cancel();
         });
-        wait_for_signal().await;
+        if !quiet {
+            eprintln!(
+                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again to quit at once)",
+                GRACE.as_secs()
+            );
+        }
+        signals.next().await;
         eprintln!("interrupted twice: exiting now");
         std::process::exit(i32::from(exit::ERROR));
     });
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
@@ -232,7 +251,7 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
         return Err(UsageError("--against takes one scenario".into()).into());
     }
     let interrupt = Interrupt::new();
-    install_interrupt(interrupt.clone(), out.quiet);
+    install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let mut code = exit::OK;
     for s in &scenarios {
         let c = run_one(s, args, out, &interrupt).await?;
@@ -275,10 +294,11 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
     // What the embedded simulator says it did (injected faults, 429s, peak concurrency).
     let (sim_stats, sim_truth) = match sim_handle {
         Some(h) => {
-            let stats = serde_json::to_value(h.stats()).ok();
-            let truth = serde_json::to_value(h.truth()).ok();
-            h.shutdown().await;
-            (stats, truth)
+            let (stats, truth) = h.shutdown_and_report().await;
+            (
+                serde_json::to_value(stats).ok(),
+                serde_json::to_value(truth).ok(),
+            )
         }
         None => (None, None),
     };

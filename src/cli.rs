@@ -45,22 +45,27 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// Scenario file whose target(s) to check.
+    /// Scenario file whose target (every model) to check.
     #[arg(value_name = "SCENARIO", conflicts_with_all = ["base_url", "from"])]
     pub scenario: Option<PathBuf>,
-    /// Check this base URL instead of a scenario's (e.g. https://api.openai.com/v1).
+    /// Check this base URL instead of a scenario's (e.g. https://api.openai.com/v1); with
+    /// --from, overrides the file's base URL.
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Model to ask for (repeatable).
+    /// Model to ask for (repeatable); with a scenario, replaces its models.
     #[arg(long, value_name = "MODEL")]
     pub model: Vec<String>,
-    /// API dialect for --base-url / --from.
-    #[arg(long, value_enum, default_value = "openai-chat")]
-    pub api: ApiArg,
-    /// Environment variable holding the API key for --base-url.
-    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    pub api_key_env: String,
-    /// Read base URL, key and model from a Claude Code settings.json or a Codex CLI auth.json.
+    /// API dialect for --base-url (default openai-chat) or --from (default: anthropic-messages
+    /// for a Claude Code settings.json, openai-chat for a Codex auth.json).
+    #[arg(long, value_enum)]
+    pub api: Option<ApiArg>,
+    /// Environment variable holding the API key for --base-url (default OPENAI_API_KEY, or
+    /// ANTHROPIC_API_KEY with --api anthropic-messages).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Read base URL, key and model from a Claude Code settings.json (env.ANTHROPIC_BASE_URL,
+    /// ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL) or a Codex CLI auth.json
+    /// (OPENAI_API_KEY; base URL https://api.openai.com/v1 unless --base-url; --model needed).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
     /// Give up on a target after this long.

@@ -284,7 +284,9 @@ async fn run_step(
         Budget::Duration(d) => Some(step_start + plan.ramp_up + d),
         _ => None,
     };
-    let (tx, mut rx) = mpsc::unbounded_channel::<RequestRecord>();
+    // Each record travels with its end time (ms since run start): with retries, a record's
+    // `started_at_ms + e2e_ms` is not when it ended (e2e covers the last attempt only).
+    let (tx, mut rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
     let mut handles = Vec::with_capacity(c as usize);
     for worker in 0..c {
         let shared = Arc::clone(shared);
@@ -334,8 +336,9 @@ async fn run_step(
                 .await;
                 seq += 1;
                 if record {
+                    let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
                     shared.progress.record(&rec);
-                    if tx.send(rec).is_err() {
+                    if tx.send((rec, ended_ms)).is_err() {
                         return;
                     }
                 }
@@ -344,7 +347,9 @@ async fn run_step(
     }
     drop(tx);
     let mut records = Vec::new();
-    while let Some(r) = rx.recv().await {
+    let mut last_end_ms = 0.0f64;
+    while let Some((r, ended_ms)) = rx.recv().await {
+        last_end_ms = last_end_ms.max(ended_ms);
         records.push(r);
     }
     for h in handles {
@@ -358,11 +363,7 @@ async fn run_step(
             .iter()
             .map(|r| r.started_at_ms)
             .fold(f64::INFINITY, f64::min);
-        let last = records
-            .iter()
-            .map(|r| r.started_at_ms + r.e2e_ms.unwrap_or(0.0))
-            .fold(0.0, f64::max);
-        ((last - first) / 1000.0).max(0.0)
+        ((last_end_ms - first) / 1000.0).max(0.0)
     };
     records.sort_by(|a, b| a.started_at_ms.total_cmp(&b.started_at_ms));
     (records, duration_s)
@@ -383,7 +384,9 @@ async fn one_request(
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = format!("ldr-{}-{:06}", shared.run_tag, id_num);
     let started = Instant::now();
-    let started_at_ms = started.duration_since(shared.run_start).as_secs_f64() * 1000.0;
+    // The first attempt's write (DESIGN §4 `start`), so that started_at + TTFT is when the first
+    // token arrived; connection setup is not part of the request's figures.
+    let mut first_sent = None;
     let mut cancel_rx = interrupt.subscribe();
     let mut attempts = 0u32;
     let mut retry_wait_ms = 0.0;
@@ -419,8 +422,9 @@ async fn one_request(
                 }
             }
         };
-        if attempts == 1 && a.error_class == Some(ErrorClass::Http429) {
-            first_attempt_429 = true;
+        if attempts == 1 {
+            first_sent = a.sent_at;
+            first_attempt_429 = a.error_class == Some(ErrorClass::Http429);
         }
         let retryable = a
             .error_class
@@ -435,6 +439,11 @@ async fn one_request(
             _ = cancel_rx.wait_for(|v| *v >= 1) => break a,
         }
     };
+    let started_at_ms = first_sent
+        .unwrap_or(started)
+        .saturating_duration_since(shared.run_start)
+        .as_secs_f64()
+        * 1000.0;
     to_record(
         shared,
         attempt,

@@ -10,7 +10,10 @@ use super::{anthropic, openai};
 use crate::record::ErrorClass;
 use crate::scenario::{Api, RequestSpec, Target, Timeouts};
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::time::Instant;
 
@@ -110,9 +113,13 @@ impl PreparedTarget {
     }
 }
 
-/// The result of one attempt. Times are ms since `start` (taken just before the request is sent).
+/// The result of one attempt. Times are ms since `sent_at`.
 #[derive(Debug, Clone, Default)]
 pub struct Attempt {
+    /// The request's `start` (DESIGN §4): when the connection task took the body to write it,
+    /// after connecting and pool checkout; when that moment is unknown (the request was never
+    /// written), just before the request was handed to the HTTP client.
+    pub sent_at: Option<Instant>,
     pub error_class: Option<ErrorClass>,
     pub http_status: Option<u16>,
     pub error_type: Option<String>,
@@ -168,25 +175,58 @@ pub async fn send_once(
     body: Bytes,
     request_id: &str,
 ) -> Attempt {
-    let timeouts = &target.timeouts;
+    let stamp = Arc::new(OnceLock::new());
     let builder = http
         .post(&target.url)
         .headers(target.headers.clone())
         .header("x-request-id", request_id)
-        .body(body);
-    let start = Instant::now();
-    let mut attempt = send_and_read(builder, target, start).await;
+        .header(CONTENT_LENGTH, body.len())
+        .body(reqwest::Body::wrap_stream(StampedBody {
+            body: Some(body),
+            stamp: Arc::clone(&stamp),
+        }));
+    let handed_over = Instant::now();
+    let mut attempt = send_and_read(builder, target, handed_over, &stamp).await;
+    let sent_at = stamp.get().copied().unwrap_or(handed_over);
     if attempt.elapsed_ms == 0.0 {
-        attempt.elapsed_ms = ms_since(start, Instant::now());
+        attempt.elapsed_ms = ms_since(sent_at, Instant::now());
     }
-    let _ = timeouts;
+    attempt.sent_at = Some(sent_at);
     attempt
+}
+
+/// The request body as a one-chunk stream that notes when the connection task first asks for it:
+/// hyper buffers the head, takes the body and flushes both in the same poll, so this is the
+/// moment just before the request is written, with connection setup, pool checkout and the
+/// hand-over to the connection task already behind it. (The Content-Length header keeps the
+/// body length-delimited, as a plain body would be.)
+struct StampedBody {
+    body: Option<Bytes>,
+    stamp: Arc<OnceLock<Instant>>,
+}
+
+impl futures_util::Stream for StampedBody {
+    type Item = Result<Bytes, std::convert::Infallible>;
+
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let body = self.body.take();
+        if body.is_some() {
+            let _ = self.stamp.set(Instant::now());
+        }
+        Poll::Ready(body.map(Ok))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = usize::from(self.body.is_some());
+        (n, Some(n))
+    }
 }
 
 async fn send_and_read(
     builder: reqwest::RequestBuilder,
     target: &PreparedTarget,
     start: Instant,
+    sent_at: &OnceLock<Instant>,
 ) -> Attempt {
     let timeouts = &target.timeouts;
     let header_deadline = (start + timeouts.first_token).min(start + timeouts.total);
@@ -202,6 +242,8 @@ async fn send_and_read(
         Ok(Err(e)) => return send_error(&e),
         Ok(Ok(r)) => r,
     };
+    // From here on every figure counts from the write (an answer implies the request was taken).
+    let start = sent_at.get().copied().unwrap_or(start);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let header_pairs: Vec<(&str, &str)> = headers
@@ -238,7 +280,12 @@ async fn send_and_read(
 
     if !content_type.starts_with("text/event-stream") {
         let body = read_small_body(response, start + timeouts.total).await;
-        if let Some(err) = openai::parse_error_body(&body) {
+        // Only a body that says it is an error is an in-band error; a whole completion sent as
+        // plain JSON (Anthropic's `{"type": "message", ...}` included) is a protocol error.
+        if let Some(err) = carries_error(&body)
+            .then(|| openai::parse_error_body(&body))
+            .flatten()
+        {
             return Attempt {
                 error_class: Some(ErrorClass::StreamError),
                 http_status: Some(status),
@@ -289,11 +336,31 @@ async fn read_stream(
         ..Default::default()
     };
 
+    // One timer for the whole stream, moved only when a deadline comes sooner or when it fires
+    // for a deadline that has moved on; not created and cancelled around every read (the idle
+    // deadline moves with every event, and timer-wheel churn is per-token CPU).
+    let (mut armed, _) = next_deadline(start, timeouts, first_token_seen, last_event);
+    let sleep = tokio::time::sleep_until(armed);
+    tokio::pin!(sleep);
     loop {
         let (deadline, deadline_class) =
             next_deadline(start, timeouts, first_token_seen, last_event);
-        let chunk = match tokio::time::timeout_at(deadline, response.chunk()).await {
-            Err(_) => {
+        if deadline < armed {
+            armed = deadline;
+            sleep.as_mut().reset(armed);
+        }
+        let read = tokio::select! {
+            biased;
+            read = response.chunk() => Ok(read),
+            () = &mut sleep => Err(()),
+        };
+        let chunk = match read {
+            Err(()) if Instant::now() < deadline => {
+                armed = deadline;
+                sleep.as_mut().reset(armed);
+                continue;
+            }
+            Err(()) => {
                 let what = match deadline_class {
                     ErrorClass::TimeoutFirstToken => "no token before the first-token timeout",
                     ErrorClass::TimeoutIdle => "no event within the idle timeout",
@@ -462,6 +529,24 @@ async fn read_small_body(mut response: reqwest::Response, deadline: Instant) -> 
     body
 }
 
+/// Whether a 2xx JSON body marks itself as an error: an `error` member (OpenAI, TGI, vLLM,
+/// Anthropic), or `type`/`object` equal to `"error"`; a list is judged by its first element.
+fn carries_error(body: &[u8]) -> bool {
+    let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return false;
+    };
+    let obj = match &value {
+        serde_json::Value::Array(items) => items.first(),
+        other => Some(other),
+    };
+    obj.and_then(serde_json::Value::as_object).is_some_and(|o| {
+        o.get("error").is_some_and(|e| !e.is_null())
+            || o.get("type").and_then(|t| t.as_str()) == Some("error")
+            || o.get("object").and_then(|t| t.as_str()) == Some("error")
+    })
+}
+
 fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
     let text = String::from_utf8_lossy(body);
     let trimmed = text.trim();
@@ -548,4 +633,32 @@ pub fn build_http_client(
         .tcp_nodelay(true)
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::carries_error;
+
+    #[test]
+    fn only_bodies_marked_as_errors_carry_errors() {
+        for body in [
+            r#"{"error":{"message":"boom","type":"server_error"}}"#,
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+            r#"{"object":"error","message":"bad","type":"BadRequestError","code":400}"#,
+            r#"{"error":"Input validation error","error_type":"validation"}"#,
+            r#"[{"error":{"code":429,"message":"quota","status":"RESOURCE_EXHAUSTED"}}]"#,
+        ] {
+            assert!(carries_error(body.as_bytes()), "{body}");
+        }
+        for body in [
+            r#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"hi"}]}"#,
+            r#"{"id":"c1","object":"chat.completion","choices":[{"message":{"content":"hi"}}]}"#,
+            r#"{"error":null,"choices":[]}"#,
+            "not json",
+            "",
+            "[]",
+        ] {
+            assert!(!carries_error(body.as_bytes()), "{body}");
+        }
+    }
 }

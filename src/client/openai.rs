@@ -109,31 +109,21 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
         // `data:` with nothing after it: a keep-alive, not a chunk.
         return Ok(ChunkInfo::default());
     }
-    let chunk: Payload = serde_json::from_str(data).map_err(|e| malformed("chunk", data, &e))?;
+    let mut chunk: Payload =
+        serde_json::from_str(data).map_err(|e| malformed("chunk", data, &e))?;
     let mut info = ChunkInfo::default();
     let mut finished_with_error = false;
-    for choice in chunk.choices.iter().flatten() {
+    if let Some(c) = chunk.choices.take() {
         match dialect {
             Dialect::Chat => {
-                if let Some(d) = &choice.delta {
-                    info.content |= d.content.0
-                        || d.tool_calls.iter().flatten().any(|t| {
-                            t.function
-                                .as_ref()
-                                .is_some_and(|f| f.name.0 || f.arguments.0)
-                        });
-                    info.reasoning |= d.reasoning_content.0 || d.reasoning.0;
-                }
+                info.content = c.delta_content;
+                info.reasoning = c.delta_reasoning;
             }
-            Dialect::Completions => info.content |= choice.text.0,
+            Dialect::Completions => info.content = c.text,
         }
-        if let Some(reason) = &choice.finish_reason {
-            finished_with_error |= reason == "error";
-            info.finish_reason = Some(reason.clone());
-        }
-        if info.error.is_none() {
-            info.error = choice.error.as_ref().and_then(|e| e.to_in_band(None, None));
-        }
+        finished_with_error = c.finished_with_error;
+        info.finish_reason = c.finish_reason;
+        info.error = c.error;
     }
     if let Some(usage) = &chunk.usage {
         info.output_tokens = usage.completion_tokens.0.or(usage.output_tokens.0);
@@ -197,14 +187,15 @@ pub(crate) fn truncate(message: &str) -> String {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Payload {
-    choices: Option<Vec<Choice>>,
+    choices: Option<Choices>,
     usage: Option<Usage>,
     error: Option<ErrorField>,
     /// TGI: `{"error": "...", "error_type": "validation"}`.
     error_type: Option<Scalar>,
     http_status_code: Option<Scalar>,
-    /// Older vLLM flat error: `{"object": "error", "message", "type", "code"}`.
-    object: Option<Scalar>,
+    /// Older vLLM flat error: `{"object": "error", "message", "type", "code"}`. Every chunk has
+    /// an `object`, so it is compared in place, not copied.
+    object: ErrorTag,
     message: Option<Scalar>,
     #[serde(rename = "type")]
     ty: Option<Scalar>,
@@ -220,7 +211,7 @@ impl Payload {
         if let Some(field) = &self.error {
             return field.to_in_band(self.error_type.as_ref(), status);
         }
-        let flat = self.object.as_ref().and_then(Scalar::text) == Some("error");
+        let flat = self.object.0;
         if flat || lenient {
             let obj = ErrorObj {
                 message: self.message.clone().or_else(|| self.detail.clone()),
@@ -253,6 +244,104 @@ impl<'de> Deserialize<'de> for OneOrFirst {
                 let first = seq.next_element::<Payload>()?;
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(OneOrFirst(first))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A chunk's `choices` folded into what timing needs while they are read (no list is built):
+/// any generated delta (content or tool call), reasoning or legacy `text`, the last finish
+/// reason, whether any choice finished with `"error"`, and the first choice-level error.
+#[derive(Default)]
+struct Choices {
+    delta_content: bool,
+    delta_reasoning: bool,
+    text: bool,
+    finish_reason: Option<String>,
+    finished_with_error: bool,
+    error: Option<InBandError>,
+}
+
+impl Choices {
+    fn add(&mut self, choice: Choice) {
+        if let Some(d) = &choice.delta {
+            self.delta_content |= d.content.0
+                || d.tool_calls.iter().flatten().any(|t| {
+                    t.function
+                        .as_ref()
+                        .is_some_and(|f| f.name.0 || f.arguments.0)
+                });
+            self.delta_reasoning |= d.reasoning_content.0 || d.reasoning.0;
+        }
+        self.text |= choice.text.0;
+        if let Some(reason) = choice.finish_reason {
+            self.finished_with_error |= reason == "error";
+            self.finish_reason = Some(reason);
+        }
+        if self.error.is_none() {
+            self.error = choice.error.as_ref().and_then(|e| e.to_in_band(None, None));
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Choices {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Choices;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Choices, A::Error> {
+                let mut all = Choices::default();
+                while let Some(choice) = seq.next_element::<Choice>()? {
+                    all.add(choice);
+                }
+                Ok(all)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// Whether a field is the string `"error"`, compared without copying; any other value is not.
+#[derive(Default, Clone, Copy)]
+struct ErrorTag(bool);
+
+impl<'de> Deserialize<'de> for ErrorTag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ErrorTag;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(v == "error"))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(false))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(false))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(false))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(false))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ErrorTag, E> {
+                Ok(ErrorTag(false))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ErrorTag, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ErrorTag(false))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ErrorTag, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ErrorTag(false))
             }
         }
         d.deserialize_any(V)
@@ -820,6 +909,35 @@ data: {"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"openai
                 status: Some(502)
             })
         );
+    }
+
+    #[test]
+    fn choices_fold_last_finish_reason_first_error_any_error_finish() {
+        let info = chat(
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"hm"},"finish_reason":"error","error":{"message":"first"}},{"index":1,"delta":{},"finish_reason":"stop","error":{"message":"second"}}]}"#,
+        );
+        assert!(info.reasoning && !info.content);
+        assert_eq!(info.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(info.error.map(|e| e.message).as_deref(), Some("first"));
+        // A chat chunk's `text` is not chat content; a completion's `delta` is not its text.
+        assert!(!chat(r#"{"choices":[{"text":"x"}]}"#).content);
+        let legacy =
+            interpret_completions(&msg(r#"{"choices":[{"text":"","delta":{"content":"x"}}]}"#));
+        assert!(!legacy.expect("valid chunk").content);
+        // `choices` must be a list (or null); `object` may be anything, only "error" matters.
+        assert!(interpret_chat(&msg(r#"{"choices":{"0":{}}}"#)).is_err());
+        assert_eq!(chat(r#"{"choices":null}"#), ChunkInfo::default());
+        for object in [
+            r#"1"#,
+            r#"["error"]"#,
+            r#"{"a":"error"}"#,
+            r#"null"#,
+            r#""errors""#,
+        ] {
+            let data = format!(r#"{{"object":{object},"message":"m","choices":[]}}"#);
+            assert_eq!(chat(&data).error, None, "{object}");
+        }
+        assert!(chat(r#"{"object":"error","message":"m"}"#).error.is_some());
     }
 
     #[test]

@@ -14,6 +14,38 @@ pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 
+/// Largest data buffer pre-allocated for the next event (larger events grow it as needed).
+const MAX_REUSED_CAPACITY: usize = 16 << 10;
+
+/// Index of the first CR or LF, eight bytes per step (SWAR): line ends are rare in a chunk of
+/// JSON, so the scan dominates parsing when done byte by byte.
+fn find_eol(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const LF: u64 = u64::from_le_bytes([b'\n'; 8]);
+    const CR: u64 = u64::from_le_bytes([b'\r'; 8]);
+    // A byte of `x` is zero => its high bit is set in `zero(x)`; the lowest set bit is always a
+    // real zero byte (borrows only spill upwards), which is the one wanted on little-endian.
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut words = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for w in words.by_ref() {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        let hit = zero(x ^ LF) | zero(x ^ CR);
+        if hit != 0 {
+            return Some(offset + (hit.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n' || b == b'\r')
+        .map(|i| offset + i)
+}
+
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
@@ -158,7 +190,7 @@ impl SseParser {
                 rest = &rest[1..];
             }
         }
-        while let Some(end) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(end) = find_eol(rest) {
             if self.line.is_empty() {
                 self.check_len(end)?;
                 self.process_line(&rest[..end], out);
@@ -246,9 +278,15 @@ impl SseParser {
             self.event_type.clear();
             return;
         }
-        self.data.pop(); // the trailing LF
-        let data = String::from_utf8_lossy(&self.data).into_owned();
-        self.data.clear();
+        // Drop the trailing LF. The buffer then becomes the event's text without a copy (valid
+        // UTF-8 is the rule); the next event gets a buffer sized like this one, so it does not
+        // grow step by step.
+        self.data.pop();
+        let next = Vec::with_capacity((self.data.len() + 1).min(MAX_REUSED_CAPACITY));
+        let data = match String::from_utf8(mem::replace(&mut self.data, next)) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         let event = if self.event_type.is_empty() {
             "message".to_owned()
         } else {
@@ -294,6 +332,34 @@ mod tests {
     fn parse_bytewise(bytes: &[u8]) -> Vec<SseEvent> {
         let reads: Vec<&[u8]> = bytes.chunks(1).collect();
         parse_reads(&reads).0
+    }
+
+    #[test]
+    fn find_eol_finds_the_first_line_end_at_every_position() {
+        for len in 0..40 {
+            for at in 0..len {
+                for eol in [b'\n', b'\r'] {
+                    // Bytes one off from CR/LF must not match; a later line end must not win.
+                    let mut bytes: Vec<u8> =
+                        (0..len).map(|i| [0x0B, 0x0C, 0x8A, b'x'][i % 4]).collect();
+                    bytes[at] = eol;
+                    if at + 1 < len {
+                        bytes[len - 1] = b'\n';
+                    }
+                    assert_eq!(find_eol(&bytes), Some(at), "len {len} at {at}");
+                }
+            }
+            let none: Vec<u8> = (0..len).map(|i| [0x0B, 0x0C, 0x8D, 0x09][i % 4]).collect();
+            assert_eq!(find_eol(&none), None, "len {len}");
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_in_data_is_replaced_not_fatal() {
+        assert_eq!(
+            parse(b"data: a\xFFb\n\n"),
+            vec![ev("message", "a\u{FFFD}b")]
+        );
     }
 
     #[test]
@@ -532,14 +598,23 @@ mod tests {
     }
 
     #[test]
-    fn buffers_are_reused_between_events() {
+    fn data_buffer_is_handed_over_and_presized_for_the_next_event() {
         let mut p = SseParser::new();
         let mut out = Vec::new();
         p.feed(b"data: aaaaaaaaaaaaaaaa\n\n", &mut out).unwrap();
-        let cap = p.data.capacity();
-        p.feed(b"data: b\n\n", &mut out).unwrap();
-        assert_eq!(p.data.capacity(), cap);
-        assert_eq!(out[1], ev("message", "b"));
+        // The event's text is the parser's former buffer (no copy); a fresh one is sized so that
+        // an event of the same size needs no reallocation.
+        assert!(p.data.is_empty());
+        assert!(p.data.capacity() >= 17, "{}", p.data.capacity());
+        let ptr = p.data.as_ptr();
+        p.feed(b"data: bbbbbbbbbbbbbbbb\n\n", &mut out).unwrap();
+        assert_eq!(out[1].data.as_ptr(), ptr);
+        assert_eq!(out[1], ev("message", "bbbbbbbbbbbbbbbb"));
+        // Huge events do not make every later buffer huge.
+        let big = format!("data: {}\n\n", "x".repeat(100_000));
+        p.feed(big.as_bytes(), &mut out).unwrap();
+        assert_eq!(out[2].data.len(), 100_000);
+        assert!(p.data.capacity() <= MAX_REUSED_CAPACITY);
     }
 
     // ---- property tests ----
@@ -631,6 +706,16 @@ mod tests {
                 .map(|(n, l)| ev(if n.is_empty() { "message" } else { n }, &l.join("\n")))
                 .collect();
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn find_eol_agrees_with_a_bytewise_scan(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\r'), Just(b'\n'), Just(0x8Du8), Just(0x0Bu8), Just(0x00u8),
+                            any::<u8>(), Just(b'a')], 0..70),
+        ) {
+            let want = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+            prop_assert_eq!(find_eol(&bytes), want);
         }
 
         #[test]

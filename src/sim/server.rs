@@ -82,6 +82,14 @@ impl SimHandle {
         self.ctx.truth()
     }
 
+    /// Shuts down (see `shutdown`), then reports what the server did, including streams that
+    /// were still open when the client went away.
+    pub async fn shutdown_and_report(self) -> (SimStats, Vec<TruthRecord>) {
+        let ctx = Arc::clone(&self.ctx);
+        self.shutdown().await;
+        (ctx.stats(), ctx.truth())
+    }
+
     /// Stops accepting connections and waits up to 2 s for open streams, then aborts them.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {

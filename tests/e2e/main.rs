@@ -3,7 +3,13 @@
 
 mod support;
 
+mod apis;
+mod check;
 mod diff_gate;
+mod faults;
+mod interrupt;
 mod run_sim;
+mod schema;
 mod secrets;
+mod timeouts;
 mod validate;

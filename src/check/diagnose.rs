@@ -1,0 +1,399 @@
+//! The heart of `ladder check`: from what happened to one tiny request (an `Outcome`), what is
+//! known about the target (API, base URL, key shape, proxy) and what the follow-up probes
+//! found (`Evidence`: the model list, a base URL that answers), to a `Diagnosis` in plain words
+//! with the cause and the fix. Most first runs fail on configuration, not performance, so each
+//! message names the setting to change. Pure: no I/O, no clock.
+
+use super::key::{explain, KeyProblem, KeyShape};
+use super::models::says_unknown_model;
+use super::network::no_answer;
+use super::outcome::Outcome;
+use super::status::{html_page, status_error};
+use super::url::ProxyInfo;
+use crate::record::{ErrorClass, TokensSource};
+use crate::scenario::Api;
+use std::time::Duration;
+
+/// What is known about the target before sending.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub api: Api,
+    pub base_url: &'a str,
+    pub model: &'a str,
+    pub key: &'a KeyShape,
+    /// Where the key comes from, e.g. `$OPENAI_API_KEY` or `target.api_key in x.yaml`.
+    pub key_source: &'a str,
+    /// The proxy the request goes through, if any.
+    pub proxy: Option<&'a ProxyInfo>,
+    pub timeout: Duration,
+}
+
+/// What the follow-up probes found (see [`wanted_probes`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// Models listed by `GET {base_url}/models`, when that answered with a list.
+    pub models: Option<Vec<String>>,
+    /// `GET {base_url}/models` answered like an API (so the base URL itself is right).
+    pub base_answers: bool,
+    /// Another base URL whose `/models` answered like an API.
+    pub working_base: Option<String>,
+}
+
+/// Which probes are worth sending after an outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probes {
+    /// `GET {base_url}/models`.
+    pub models: bool,
+    /// `GET {candidate}/models` for other plausible base URLs.
+    pub bases: bool,
+}
+
+pub fn wanted_probes(o: &Outcome) -> Probes {
+    match o {
+        Outcome::Status {
+            status,
+            error_type,
+            message,
+            html,
+            ..
+        } => {
+            let model = says_unknown_model(*status, error_type.as_deref(), message);
+            let path = matches!(status, 404 | 405) && !model;
+            Probes {
+                models: model || path,
+                bases: path || *html,
+            }
+        }
+        Outcome::NotStream { html: true, .. } => Probes {
+            models: false,
+            bases: true,
+        },
+        _ => Probes::default(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ok,
+    OkNoUsage,
+    KeyNotSendable,
+    Setup,
+    KeyMissing,
+    KeyRejected,
+    Forbidden,
+    PathNotFound,
+    WrongApi,
+    ModelNotFound,
+    HtmlPage,
+    BadRequest,
+    RateLimited,
+    Quota,
+    ServerError,
+    HttpError,
+    ConnectionRefused,
+    Dns,
+    Tls,
+    Proxy,
+    ConnectTimeout,
+    ConnectFailed,
+    ClosedWithoutAnswer,
+    ResponseTimeout,
+    NotStream,
+    StreamError,
+    StreamBroken,
+    StreamStalled,
+    Malformed,
+    Empty,
+    NoTokenEvents,
+}
+
+impl Kind {
+    /// A problem of the target (URL, key, network) rather than of one model: every model of the
+    /// target would fail the same way.
+    pub fn is_target_level(self) -> bool {
+        use Kind::*;
+        matches!(
+            self,
+            KeyNotSendable
+                | Setup
+                | KeyMissing
+                | KeyRejected
+                | PathNotFound
+                | WrongApi
+                | HtmlPage
+                | Quota
+                | ConnectionRefused
+                | Dns
+                | Tls
+                | Proxy
+                | ConnectTimeout
+                | ConnectFailed
+                | ClosedWithoutAnswer
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub kind: Kind,
+    /// One line: the figures when ok, else what went wrong.
+    pub summary: String,
+    pub causes: Vec<String>,
+    pub fixes: Vec<String>,
+    pub notes: Vec<String>,
+    /// The provider's own message (already redacted), when there was one.
+    pub server_said: Option<String>,
+}
+
+impl Diagnosis {
+    pub fn is_ok(&self) -> bool {
+        matches!(self.kind, Kind::Ok | Kind::OkNoUsage)
+    }
+
+    pub(super) fn new(kind: Kind, summary: impl Into<String>) -> Self {
+        Diagnosis {
+            kind,
+            summary: summary.into(),
+            causes: Vec::new(),
+            fixes: Vec::new(),
+            notes: Vec::new(),
+            server_said: None,
+        }
+    }
+
+    pub(super) fn cause(mut self, c: impl Into<String>) -> Self {
+        self.causes.push(c.into());
+        self
+    }
+
+    pub(super) fn fix(mut self, f: impl Into<String>) -> Self {
+        self.fixes.push(f.into());
+        self
+    }
+
+    pub(super) fn said(mut self, s: &str) -> Self {
+        let s = s.trim();
+        if !s.is_empty() {
+            self.server_said = Some(s.chars().take(300).collect());
+        }
+        self
+    }
+}
+
+pub(super) fn endpoint(api: Api) -> &'static str {
+    match api {
+        Api::OpenAiChat => "/chat/completions",
+        Api::OpenAiCompletions => "/completions",
+        Api::AnthropicMessages => "/messages",
+    }
+}
+
+/// The diagnosis of one target/model.
+pub fn diagnose(cx: &Context, o: &Outcome, ev: &Evidence) -> Diagnosis {
+    let mut d = match o {
+        Outcome::Streamed {
+            ttft_ms,
+            output_tokens,
+            tokens_source,
+            token_events,
+        } => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
+        Outcome::NotSent {
+            reason,
+            key_related,
+        } => not_sent(cx, reason, *key_related),
+        Outcome::NoAnswer { class, detail } => no_answer(cx, *class, detail),
+        Outcome::Status {
+            status,
+            error_type,
+            message,
+            html,
+            quota,
+        } => status_error(
+            cx,
+            *status,
+            error_type.as_deref(),
+            message,
+            *html,
+            *quota,
+            ev,
+        ),
+        Outcome::NotStream {
+            status,
+            content_type,
+            html,
+            error,
+        } => not_stream(cx, *status, content_type, *html, error.as_deref(), ev),
+        Outcome::StreamFailed {
+            class,
+            error_type,
+            message,
+        } => stream_failed(cx, *class, error_type.as_deref(), message),
+    };
+    if let Some(p) = cx.proxy {
+        if !matches!(d.kind, Kind::Proxy) {
+            d.notes.push(format!(
+                "requests go through the proxy {}={}",
+                p.var, p.shown
+            ));
+        }
+    }
+    d
+}
+
+fn streamed(
+    cx: &Context,
+    ttft_ms: Option<f64>,
+    tokens: Option<u64>,
+    source: Option<TokensSource>,
+    events: u64,
+) -> Diagnosis {
+    let Some(ttft) = ttft_ms else {
+        return Diagnosis::new(
+            Kind::NoTokenEvents,
+            format!(
+                "the stream reported {} output tokens but no event carried text ladder recognizes",
+                tokens.unwrap_or(0)
+            ),
+        )
+        .cause(format!("TTFT cannot be measured: no {} event had generated text (content or reasoning) in a field ladder reads", cx.api.as_str()))
+        .fix("check that the server really speaks this API (target.api / --api), or report the stream format");
+    };
+    let mut d = match source {
+        Some(TokensSource::Usage) => {
+            let how = match cx.api {
+                Api::AnthropicMessages => "",
+                _ => " (stream_options honoured)",
+            };
+            Diagnosis::new(
+                Kind::Ok,
+                format!(
+                    "TTFT {ttft:.0} ms, {} tokens, usage reported{how}",
+                    tokens.unwrap_or(events)
+                ),
+            )
+        }
+        _ => {
+            let why = match cx.api {
+                Api::AnthropicMessages => "the server sent no usage in message_delta",
+                _ => "the server ignores stream_options.include_usage",
+            };
+            let mut d = Diagnosis::new(
+                Kind::OkNoUsage,
+                format!("TTFT {ttft:.0} ms, {events} token events, no usage in the stream"),
+            );
+            d.notes.push(format!(
+                "{why}: TPM and TPOT will fall back to counting chunks (tokens_source=chunks), which undercounts when a chunk carries several tokens"
+            ));
+            d
+        }
+    };
+    for p in &cx.key.problems {
+        if *p != KeyProblem::Missing {
+            let (cause, fix) = explain(p, cx.key_source);
+            d.notes.push(format!(
+                "{cause}; this server accepted it, others may not: {fix}"
+            ));
+        }
+    }
+    d
+}
+
+fn not_sent(cx: &Context, reason: &str, key_related: bool) -> Diagnosis {
+    if !key_related {
+        return Diagnosis::new(Kind::Setup, "the request could not be built")
+            .cause(reason.to_string())
+            .fix("fix the named setting");
+    }
+    let mut d = Diagnosis::new(
+        Kind::KeyNotSendable,
+        "the API key cannot be sent in an HTTP header; nothing was sent",
+    );
+    let mut any = false;
+    for p in &cx.key.problems {
+        if matches!(
+            p,
+            KeyProblem::Newline | KeyProblem::Control | KeyProblem::NonAscii
+        ) {
+            let (cause, fix) = explain(p, cx.key_source);
+            d = d.cause(cause).fix(fix);
+            any = true;
+        }
+    }
+    if !any {
+        d = d
+            .cause(format!(
+                "the API key from {} contains characters not allowed in a header",
+                cx.key_source
+            ))
+            .fix(format!("copy the key again into {}", cx.key_source));
+    }
+    d
+}
+
+fn not_stream(
+    cx: &Context,
+    status: u16,
+    content_type: &str,
+    html: bool,
+    error: Option<&str>,
+    ev: &Evidence,
+) -> Diagnosis {
+    if html {
+        return html_page(cx, &format!("HTTP {status}"), ev);
+    }
+    if let Some(e) = error {
+        return Diagnosis::new(
+            Kind::NotStream,
+            format!("HTTP {status} with an error object instead of a stream"),
+        )
+        .cause("the server answered success but put an error in a plain JSON body")
+        .fix("see the server's message; check the model and target.api")
+        .said(e);
+    }
+    let ct = if content_type.is_empty() {
+        "no content type".to_string()
+    } else {
+        format!("`{content_type}`")
+    };
+    Diagnosis::new(
+        Kind::NotStream,
+        format!("HTTP {status}, but not an event stream ({ct})"),
+    )
+    .cause("the server ignores `stream: true` and answered in one piece (or a proxy buffers and rewrites the stream); ladder measures TTFT from streamed tokens")
+    .fix("enable streaming on the server or gateway for this endpoint, or point ladder at an endpoint that streams (text/event-stream)")
+}
+
+fn stream_failed(
+    cx: &Context,
+    class: ErrorClass,
+    error_type: Option<&str>,
+    message: &str,
+) -> Diagnosis {
+    let d = match class {
+        ErrorClass::Empty => Diagnosis::new(Kind::Empty, "the stream ended without any generated token")
+            .cause("the model produced nothing ladder recognizes as text within 5 tokens, or sends text in a field ladder does not read")
+            .fix("check the model with a longer request; check that target.api matches the server"),
+        ErrorClass::Disconnect => Diagnosis::new(Kind::StreamBroken, "the stream broke off after it started")
+            .cause("the server closed the stream without its end marker, or a proxy / load balancer cut it")
+            .fix("check the server's logs; proxies in between must not buffer or time out event streams"),
+        ErrorClass::Protocol => Diagnosis::new(Kind::Malformed, "the stream is not what this API sends")
+            .cause(format!("the events are not valid {} stream events", cx.api.as_str()))
+            .fix("check that target.api (or --api) matches the server"),
+        ErrorClass::TimeoutFirstToken | ErrorClass::TimeoutIdle | ErrorClass::TimeoutTotal => {
+            Diagnosis::new(Kind::StreamStalled, "the stream started but stalled")
+                .cause(format!("no token within {}: the server is overloaded, or the model is loading", humantime::format_duration(cx.timeout)))
+                .fix("retry, or give it longer with --timeout 60s")
+        }
+        _ => {
+            let t = error_type.map(|t| format!(" ({t})")).unwrap_or_default();
+            Diagnosis::new(Kind::StreamError, format!("the server reported an error inside the stream{t}"))
+                .cause("the request was accepted (HTTP 200), then the server sent an error event")
+                .fix("retry; if it persists, see the server's message")
+        }
+    };
+    d.said(message)
+}
+
+#[cfg(test)]
+#[path = "diagnose_tests.rs"]
+mod tests;

@@ -1,0 +1,324 @@
+//! Where `ladder check` gets its targets: a scenario file (every model of its target), the
+//! flags `--base-url URL --model M [--api] [--api-key-env VAR]`, or `--from FILE` with a Claude
+//! Code `settings.json` or a Codex CLI `auth.json`, since many users already keep base URL, key
+//! and model there. The environment and file reading are passed in, so everything here is
+//! testable without touching the machine.
+//!
+//! Claude Code's `ANTHROPIC_BASE_URL` is the API root without the version
+//! (`https://api.anthropic.com`): the Anthropic SDK appends `/v1/messages`. ladder's base URLs
+//! include the version and ladder appends `/messages`, so `/v1` is appended to
+//! `ANTHROPIC_BASE_URL` unless its path already ends with `/v1` (then it is used as given, with
+//! a note, because Claude Code itself would call `…/v1/v1/messages`). Without
+//! `ANTHROPIC_BASE_URL` the base URL is `https://api.anthropic.com/v1`. Settings that the file
+//! does not have are taken from the process environment, as Claude Code does.
+
+use crate::cli::{ApiArg, CheckArgs};
+use crate::scenario::{Api, Endpoint, Header, Scenario, Secret, Target, Timeouts};
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com/v1";
+pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
+
+/// One target to check, with what is needed to explain failures.
+#[derive(Debug, Clone)]
+pub struct CheckTarget {
+    /// Where it came from: the scenario file, `--base-url`, or the `--from` file.
+    pub label: String,
+    pub target: Target,
+    /// The key as configured, sent as `api_key` or in an `authorization` header.
+    pub key: Option<Secret>,
+    /// Where the key comes from, for messages: `$OPENAI_API_KEY`, `env.ANTHROPIC_API_KEY in …`.
+    pub key_source: String,
+    /// Merged into the check request's body (the scenario's `request.extra_body`).
+    pub extra_body: Map<String, Value>,
+    /// How the inputs were read (e.g. `/v1` appended), shown once before the results.
+    pub notes: Vec<String>,
+}
+
+/// Bad input for `ladder check` (exit code 2).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum InputError {
+    #[error("nothing to check: give a scenario file, or --base-url URL --model MODEL, or --from FILE (a Claude Code settings.json or a Codex CLI auth.json)")]
+    NoTarget,
+    #[error("{0} needs --model: the model to ask for, e.g. --model gpt-4o-mini")]
+    MissingModel(String),
+    #[error("--base-url `{0}` is not an http(s) URL; expected e.g. https://api.openai.com/v1")]
+    BadUrl(String),
+    #[error("{} `{1}` is not an http(s) URL; expected e.g. https://api.anthropic.com", .0.display())]
+    BadFileUrl(PathBuf, String),
+    #[error("--from {}: cannot read the file: {1}", .0.display())]
+    Unreadable(PathBuf, String),
+    #[error("--from {}: not JSON ({1}); --from takes a Claude Code settings.json or a Codex CLI auth.json", .0.display())]
+    NotJson(PathBuf, String),
+    #[error("--from {}: neither a Claude Code settings.json (with an `env` object) nor a Codex CLI auth.json (with `OPENAI_API_KEY`)", .0.display())]
+    UnknownShape(PathBuf),
+    #[error("--from {}: `{1}` must be a string", .0.display())]
+    NotAString(PathBuf, String),
+    #[error("--from {}: no model: the file has no env.ANTHROPIC_MODEL and ANTHROPIC_MODEL is not set; pass --model, e.g. --model claude-sonnet-4-5", .0.display())]
+    NoClaudeModel(PathBuf),
+    #[error("--from {}: OPENAI_API_KEY is empty or null (signed in with a ChatGPT account?); ladder needs an API key: create one and run `codex login --with-api-key`, or use --base-url with --api-key-env", .0.display())]
+    NoCodexKey(PathBuf),
+}
+
+/// The timeouts of a check: the target's own, none longer than `limit`.
+pub fn check_timeouts(base: &Timeouts, limit: Duration) -> Timeouts {
+    Timeouts {
+        connect: base.connect.min(limit),
+        first_token: base.first_token.min(limit),
+        idle: base.idle.min(limit),
+        total: base.total.min(limit),
+    }
+}
+
+fn api_of(a: ApiArg) -> Api {
+    match a {
+        ApiArg::OpenaiChat => Api::OpenAiChat,
+        ApiArg::OpenaiCompletions => Api::OpenAiCompletions,
+        ApiArg::AnthropicMessages => Api::AnthropicMessages,
+    }
+}
+
+fn valid_url(raw: &str) -> Option<String> {
+    let u = reqwest::Url::parse(raw.trim()).ok()?;
+    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+        return None;
+    }
+    Some(raw.trim().trim_end_matches('/').to_string())
+}
+
+/// The target of a scenario; `--model` (when given) replaces its model list.
+pub fn from_scenario(s: &Scenario, args: &CheckArgs) -> CheckTarget {
+    let mut target = s.target.clone();
+    target.timeouts = check_timeouts(&target.timeouts, args.timeout);
+    if !args.model.is_empty() {
+        target.models = args.model.clone();
+    }
+    CheckTarget {
+        label: s.path.display().to_string(),
+        key: target.api_key.clone(),
+        key_source: format!("target.api_key in {}", s.path.display()),
+        target,
+        extra_body: s.request.extra_body.clone(),
+        notes: Vec::new(),
+    }
+}
+
+fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> Target {
+    Target {
+        api,
+        endpoint: Endpoint::Url(base),
+        api_key: None,
+        models,
+        headers: Vec::new(),
+        timeouts: check_timeouts(&Timeouts::default(), limit),
+    }
+}
+
+/// The target given by `--from` or `--base-url` (not a scenario).
+pub fn from_flags(
+    args: &CheckArgs,
+    env: &dyn Fn(&str) -> Option<String>,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<CheckTarget, InputError> {
+    if let Some(path) = &args.from {
+        let text = read(path).map_err(|e| InputError::Unreadable(path.clone(), e.to_string()))?;
+        let json: Value = serde_json::from_str(&text)
+            .map_err(|e| InputError::NotJson(path.clone(), e.to_string()))?;
+        if let Some(obj) = json.get("env").and_then(Value::as_object) {
+            return claude(args, path, obj, env);
+        }
+        if let Some(obj) = json
+            .as_object()
+            .filter(|o| o.contains_key("OPENAI_API_KEY") || o.contains_key("tokens"))
+        {
+            return codex(args, path, obj);
+        }
+        return Err(InputError::UnknownShape(path.clone()));
+    }
+    let Some(raw) = &args.base_url else {
+        return Err(InputError::NoTarget);
+    };
+    let base = valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?;
+    if args.model.is_empty() {
+        return Err(InputError::MissingModel("--base-url".into()));
+    }
+    let api = api_of(args.api.unwrap_or(ApiArg::OpenaiChat));
+    let var = args.api_key_env.clone().unwrap_or_else(|| {
+        match api {
+            Api::AnthropicMessages => "ANTHROPIC_API_KEY",
+            _ => "OPENAI_API_KEY",
+        }
+        .to_string()
+    });
+    let key = env(&var).map(Secret::new);
+    let mut target = flag_target(api, base, args.model.clone(), args.timeout);
+    target.api_key = key.clone();
+    Ok(CheckTarget {
+        label: "--base-url".into(),
+        target,
+        key,
+        key_source: format!("${var}"),
+        extra_body: Map::new(),
+        notes: Vec::new(),
+    })
+}
+
+/// ladder's base URL for Claude Code's `ANTHROPIC_BASE_URL`, and a note saying what was done.
+pub fn claude_base_url(raw: &str) -> (String, String) {
+    let trimmed = raw.trim().trim_end_matches('/');
+    let path_ends_v1 = reqwest::Url::parse(trimmed)
+        .map(|u| u.path().trim_end_matches('/').ends_with("/v1"))
+        .unwrap_or(false);
+    if path_ends_v1 {
+        let note = format!(
+            "ANTHROPIC_BASE_URL {trimmed} already ends with /v1: checking {trimmed}/messages. Claude Code appends /v1/messages itself and calls {trimmed}/v1/messages; if Claude Code fails, remove the /v1 from ANTHROPIC_BASE_URL"
+        );
+        (trimmed.to_string(), note)
+    } else {
+        let note = format!(
+            "base URL {trimmed}/v1: ANTHROPIC_BASE_URL with /v1 appended (Claude Code calls {trimmed}/v1/messages; ladder's base URLs include the /v1)"
+        );
+        (format!("{trimmed}/v1"), note)
+    }
+}
+
+/// A string field of the settings' `env`, else the process environment; with its source.
+fn setting(
+    path: &Path,
+    obj: &Map<String, Value>,
+    name: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<(String, String)>, InputError> {
+    match obj.get(name) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(Some((
+            s.clone(),
+            format!("env.{name} in {}", path.display()),
+        ))),
+        Some(Value::String(_)) | Some(Value::Null) | None => Ok(env(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| (v, format!("${name}")))),
+        Some(_) => Err(InputError::NotAString(
+            path.to_path_buf(),
+            format!("env.{name}"),
+        )),
+    }
+}
+
+fn claude(
+    args: &CheckArgs,
+    path: &Path,
+    obj: &Map<String, Value>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<CheckTarget, InputError> {
+    let mut notes = Vec::new();
+    let base = match (
+        &args.base_url,
+        setting(path, obj, "ANTHROPIC_BASE_URL", env)?,
+    ) {
+        (Some(raw), _) => valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?,
+        (None, Some((raw, _))) => {
+            if valid_url(&raw).is_none() {
+                return Err(InputError::BadFileUrl(path.to_path_buf(), raw));
+            }
+            let (base, note) = claude_base_url(&raw);
+            notes.push(note);
+            base
+        }
+        (None, None) => ANTHROPIC_DEFAULT_BASE.to_string(),
+    };
+    let models = if !args.model.is_empty() {
+        args.model.clone()
+    } else {
+        match setting(path, obj, "ANTHROPIC_MODEL", env)? {
+            Some((m, _)) => vec![m],
+            None => return Err(InputError::NoClaudeModel(path.to_path_buf())),
+        }
+    };
+    let api = api_of(args.api.unwrap_or(ApiArg::AnthropicMessages));
+    let mut target = flag_target(api, base, models, args.timeout);
+    let api_key = setting(path, obj, "ANTHROPIC_API_KEY", env)?;
+    let token = setting(path, obj, "ANTHROPIC_AUTH_TOKEN", env)?;
+    let (key, key_source) = match (api_key, token) {
+        (Some((k, src)), other) => {
+            if other.is_some() {
+                notes.push("both ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are set: checking ANTHROPIC_API_KEY".into());
+            }
+            target.api_key = Some(Secret::new(k.clone()));
+            (Some(Secret::new(k)), src)
+        }
+        (None, Some((t, src))) => {
+            // Claude Code sends ANTHROPIC_AUTH_TOKEN as `Authorization: Bearer`, not `x-api-key`.
+            if api == Api::AnthropicMessages {
+                target.headers.push(Header {
+                    name: "authorization".into(),
+                    value: Secret::new(format!("Bearer {t}")),
+                    secret: true,
+                });
+            } else {
+                target.api_key = Some(Secret::new(t.clone()));
+            }
+            (Some(Secret::new(t)), src)
+        }
+        (None, None) => (
+            None,
+            format!(
+                "env.ANTHROPIC_API_KEY / env.ANTHROPIC_AUTH_TOKEN in {}",
+                path.display()
+            ),
+        ),
+    };
+    Ok(CheckTarget {
+        label: path.display().to_string(),
+        target,
+        key,
+        key_source,
+        extra_body: Map::new(),
+        notes,
+    })
+}
+
+fn codex(
+    args: &CheckArgs,
+    path: &Path,
+    obj: &Map<String, Value>,
+) -> Result<CheckTarget, InputError> {
+    let key = match obj.get("OPENAI_API_KEY") {
+        Some(Value::String(k)) if !k.is_empty() => k.clone(),
+        Some(Value::String(_)) | Some(Value::Null) | None => {
+            return Err(InputError::NoCodexKey(path.to_path_buf()))
+        }
+        Some(_) => {
+            return Err(InputError::NotAString(
+                path.to_path_buf(),
+                "OPENAI_API_KEY".into(),
+            ))
+        }
+    };
+    let base = match &args.base_url {
+        Some(raw) => valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?,
+        None => OPENAI_DEFAULT_BASE.to_string(),
+    };
+    if args.model.is_empty() {
+        return Err(InputError::MissingModel(format!(
+            "--from {} (a Codex auth.json has no model)",
+            path.display()
+        )));
+    }
+    let api = api_of(args.api.unwrap_or(ApiArg::OpenaiChat));
+    let mut target = flag_target(api, base, args.model.clone(), args.timeout);
+    target.api_key = Some(Secret::new(key.clone()));
+    Ok(CheckTarget {
+        label: path.display().to_string(),
+        target,
+        key: Some(Secret::new(key)),
+        key_source: format!("OPENAI_API_KEY in {}", path.display()),
+        extra_body: Map::new(),
+        notes: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+#[path = "inputs_tests.rs"]
+mod tests;

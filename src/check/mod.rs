@@ -1,0 +1,235 @@
+//! `ladder check`: one tiny streaming request (max_tokens 5) per target/model through the real
+//! client path, then a diagnosis in plain words with the fix. Most first runs fail on
+//! configuration (wrong key, base URL, model), not performance; this command says which.
+//!
+//! Inputs (`inputs`): a scenario file (every model of its target; `target.sim` starts the
+//! embedded simulator), `--base-url URL --model M`, or `--from` a Claude Code settings.json /
+//! Codex CLI auth.json. The request and the follow-up probes are in `probe`; what happened is
+//! reduced to an `Outcome` (`outcome`, keys redacted) and diagnosed by the pure `diagnose`
+//! (with `status` for non-2xx answers and `network` for no answer at all),
+//! helped by `key` (key shape), `url` (base URL candidates, proxies) and `models` (model
+//! lists, "did you mean"); `render` formats one block per target/model.
+//!
+//! Exit code: 0 when every model is ok, 1 when any failed (a diagnosis is not a usage error),
+//! 2 for bad input. The key is only ever shown masked (`sk-…a1b2`); every printed block is
+//! redacted once more before it is written.
+
+pub mod diagnose;
+pub mod inputs;
+pub mod key;
+pub mod models;
+mod network;
+pub mod outcome;
+mod probe;
+pub mod render;
+mod status;
+pub mod url;
+
+use crate::app::UsageError;
+use crate::cli::CheckArgs;
+use crate::client::http::{build_http_client, PreparedTarget};
+use crate::scenario::{self, Endpoint, RequestSpec};
+use anyhow::Context as _;
+use diagnose::{diagnose, Context, Diagnosis};
+use inputs::CheckTarget;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// The prompt of the check request: short, and answerable in a few tokens.
+const PROMPT: &str = "Reply with one word: ok";
+const MAX_TOKENS: u32 = 5;
+
+pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<u8> {
+    let target = match &args.scenario {
+        Some(path) => inputs::from_scenario(&scenario::load(path)?, args),
+        None => {
+            let env = |k: &str| std::env::var(k).ok();
+            inputs::from_flags(args, &env, &|p| std::fs::read_to_string(p))
+                .map_err(|e| UsageError(e.to_string()))?
+        }
+    };
+    let (total, failed) = check_target(&target, quiet).await?;
+    if !quiet {
+        println!(
+            "checked {total} model(s): {} ok, {failed} failed",
+            total - failed
+        );
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// The check request for one target: the scenario's `extra_body` without its token limits.
+fn request_spec(ct: &CheckTarget) -> RequestSpec {
+    let mut extra_body = ct.extra_body.clone();
+    extra_body.remove("max_tokens");
+    if extra_body.contains_key("max_completion_tokens") {
+        extra_body.insert("max_completion_tokens".into(), MAX_TOKENS.into());
+    }
+    RequestSpec {
+        prompt: PROMPT.into(),
+        prompt_file: PathBuf::new(),
+        system: None,
+        system_file: None,
+        max_tokens: MAX_TOKENS,
+        temperature: None,
+        extra_body,
+    }
+}
+
+/// `text` with the key and every secret header value (whole, and without `Bearer `) hidden.
+fn redact_all(text: &str, ct: &CheckTarget) -> String {
+    let mut out = text.to_string();
+    for h in ct.target.headers.iter().filter(|h| h.secret) {
+        out = key::redact(&out, Some(&h.value));
+        if let Some(token) = h.value.expose().strip_prefix("Bearer ") {
+            out = key::redact(&out, Some(&scenario::Secret::new(token)));
+        }
+    }
+    key::redact(&out, ct.key.as_ref())
+}
+
+/// Checks every model of one target; returns (models checked, models failed).
+async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
+    let (base_url, sim) = match &ct.target.endpoint {
+        Endpoint::Url(u) => (u.clone(), None),
+        Endpoint::Sim(params) => {
+            let h = crate::sim::start(params.clone(), ([127, 0, 0, 1], 0).into())
+                .await
+                .context("cannot start the embedded simulator")?;
+            (h.base_url(), Some(h))
+        }
+    };
+    let http = build_http_client(&ct.target.timeouts, 1).context("cannot build the HTTP client")?;
+    let prepared = PreparedTarget::new(&ct.target, &base_url);
+    let api = ct.target.api;
+    let shape = key::inspect(ct.key.as_ref(), api, &url::host_of(&base_url));
+    let env = |k: &str| std::env::var(k).ok();
+    let proxy = url::proxy_for(&base_url, &env);
+    let req = request_spec(ct);
+    let mut stdout = std::io::stdout().lock();
+    if !quiet {
+        for n in &ct.notes {
+            writeln!(stdout, "note: {}", redact_all(n, ct))?;
+        }
+    }
+    let mut failed = 0;
+    let mut first_failure: Option<(String, Diagnosis)> = None;
+    for (i, model) in ct.target.models.iter().enumerate() {
+        let text = if let Some((first, d)) = &first_failure {
+            failed += 1;
+            render::skipped(model, first, d)
+        } else {
+            let id = format!("ladder-check-{}-{i}", std::process::id());
+            let (outcome, evidence) = probe::check_model(
+                &http,
+                &prepared,
+                &base_url,
+                model,
+                &req,
+                &id,
+                ct.key.as_ref(),
+            )
+            .await;
+            let cx = Context {
+                api,
+                base_url: &base_url,
+                model,
+                key: &shape,
+                key_source: &ct.key_source,
+                proxy: proxy.as_ref(),
+                timeout: ct.target.timeouts.first_token,
+            };
+            let d = diagnose(&cx, &outcome, &evidence);
+            let block = render::block(
+                &render::Block {
+                    model,
+                    api,
+                    base_url: &base_url,
+                    key: &shape,
+                    key_source: &ct.key_source,
+                },
+                &d,
+            );
+            if !d.is_ok() {
+                failed += 1;
+                if d.kind.is_target_level() {
+                    first_failure = Some((model.clone(), d.clone()));
+                }
+            }
+            if d.is_ok() && quiet {
+                continue;
+            }
+            block
+        };
+        writeln!(stdout, "{}", redact_all(&text, ct))?;
+        stdout.flush()?;
+    }
+    drop(stdout);
+    if let Some(h) = sim {
+        h.shutdown().await;
+    }
+    Ok((ct.target.models.len(), failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{Api, Header, Secret, Target, Timeouts};
+    use serde_json::json;
+
+    fn target(key: Option<&str>, headers: Vec<Header>) -> CheckTarget {
+        CheckTarget {
+            label: "t".into(),
+            target: Target {
+                api: Api::OpenAiChat,
+                endpoint: Endpoint::Url("http://h/v1".into()),
+                api_key: key.map(Secret::new),
+                models: vec!["m".into()],
+                headers,
+                timeouts: Timeouts::default(),
+            },
+            key: key.map(Secret::new),
+            key_source: "$K".into(),
+            extra_body: serde_json::Map::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn redaction_covers_the_key_and_secret_headers() {
+        let ct = target(
+            Some("sk-the-key-0001"),
+            vec![
+                Header {
+                    name: "authorization".into(),
+                    value: Secret::new("Bearer tok-secret-02"),
+                    secret: true,
+                },
+                Header {
+                    name: "x-team".into(),
+                    value: Secret::new("public-team"),
+                    secret: false,
+                },
+            ],
+        );
+        let text = "sk-the-key-0001 / Bearer tok-secret-02 / tok-secret-02 / public-team";
+        assert_eq!(redact_all(text, &ct), "*** / *** / *** / public-team");
+    }
+
+    #[test]
+    fn the_check_request_is_tiny_whatever_extra_body_says() {
+        let mut ct = target(None, Vec::new());
+        ct.extra_body = json!({"max_tokens": 900, "max_completion_tokens": 900, "top_p": 0.5})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let req = request_spec(&ct);
+        assert_eq!(req.max_tokens, 5);
+        assert_eq!(req.extra_body.get("max_tokens"), None);
+        assert_eq!(req.extra_body["max_completion_tokens"], 5);
+        assert_eq!(req.extra_body["top_p"], 0.5);
+        assert_eq!(req.temperature, None);
+        let plain = request_spec(&target(None, Vec::new()));
+        assert!(plain.extra_body.is_empty());
+    }
+}

@@ -1,0 +1,317 @@
+//! Base URLs as `ladder check` reasons about them: which other base URLs to try when a path
+//! answers 404 or a web page (missing `/v1`, an extra segment, the endpoint path pasted into the
+//! base URL), how to show a URL without credentials, and which proxy variable applies to a URL
+//! (the same `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` / `NO_PROXY` rules reqwest follows).
+//! Pure: the environment is passed in as a function.
+
+use reqwest::Url;
+
+/// Endpoint paths that belong after the base URL, never in it (longest first).
+const ENDPOINT_SUFFIXES: &[&str] = &[
+    "/chat/completions",
+    "/completions",
+    "/messages",
+    "/models",
+    "/chat",
+];
+
+/// The host of `url` (empty when it has none).
+pub fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// `host:port` for messages (port shown when explicit or implied by the scheme).
+pub fn host_port(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(u) => match (u.host_str(), u.port_or_known_default()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_string(),
+            _ => url.to_string(),
+        },
+        Err(_) => url.to_string(),
+    }
+}
+
+/// `url` without user info, query or fragment (they may carry credentials).
+pub fn display_url(url: &str) -> String {
+    match Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.as_str().trim_end_matches('/').to_string()
+        }
+        Err(_) => url.chars().take_while(|c| *c != '?' && *c != '@').collect(),
+    }
+}
+
+/// The endpoint path that `base_url` wrongly ends with, if any (`/chat/completions`, ...).
+pub fn endpoint_suffix(base_url: &str) -> Option<&'static str> {
+    let path = Url::parse(base_url)
+        .ok()?
+        .path()
+        .trim_end_matches('/')
+        .to_string();
+    ENDPOINT_SUFFIXES
+        .iter()
+        .find(|s| path.ends_with(*s))
+        .copied()
+}
+
+fn is_version(seg: &str) -> bool {
+    let mut c = seg.chars();
+    c.next() == Some('v') && c.next().is_some_and(|d| d.is_ascii_digit())
+}
+
+/// Other base URLs worth probing when `base_url` looks wrong, most likely first: the endpoint
+/// path removed, `/v1` appended, segments after the version removed, a doubled `/v1/v1`
+/// undone, and finally `/v1` on the bare host. Never includes `base_url` itself.
+pub fn candidate_bases(base_url: &str) -> Vec<String> {
+    let Ok(url) = Url::parse(base_url) else {
+        return Vec::new();
+    };
+    let segs: Vec<String> = url
+        .path_segments()
+        .map(|s| s.filter(|x| !x.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default();
+    let mut stripped = segs.clone();
+    loop {
+        let joined = format!("/{}", stripped.join("/"));
+        match ENDPOINT_SUFFIXES.iter().find(|s| joined.ends_with(*s)) {
+            Some(s) => {
+                let n = s.matches('/').count();
+                stripped.truncate(stripped.len().saturating_sub(n));
+            }
+            _ => break,
+        }
+    }
+    let mut paths: Vec<Vec<String>> = Vec::new();
+    if stripped != segs {
+        paths.push(stripped.clone());
+    }
+    match stripped.iter().rposition(|s| is_version(s)) {
+        None => {
+            let mut p = stripped.clone();
+            p.push("v1".into());
+            paths.push(p);
+        }
+        Some(i) => {
+            if i + 1 < stripped.len() {
+                paths.push(stripped[..=i].to_vec());
+            }
+            if i >= 1 && stripped[i - 1] == stripped[i] {
+                let mut p = stripped.clone();
+                p.remove(i);
+                paths.push(p);
+            }
+        }
+    }
+    paths.push(vec!["v1".into()]);
+    let original = base_url.trim_end_matches('/');
+    let mut out: Vec<String> = Vec::new();
+    for p in paths {
+        let mut u = url.clone();
+        u.set_path(&format!("/{}", p.join("/")));
+        let s = u.as_str().trim_end_matches('/').to_string();
+        if s != original && !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The proxy a request to a URL goes through, as shown to the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyInfo {
+    /// The variable that set it, e.g. `HTTPS_PROXY`.
+    pub var: &'static str,
+    /// Its value without credentials.
+    pub shown: String,
+}
+
+/// Which proxy variable applies to `url` (reqwest's rules: `HTTPS_PROXY` for https,
+/// `HTTP_PROXY` for http, then `ALL_PROXY`; lower-case forms too; `NO_PROXY` exempts hosts).
+/// CIDR ranges in `NO_PROXY` are not evaluated.
+pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<ProxyInfo> {
+    let u = Url::parse(url).ok()?;
+    let host = u.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    let get = |names: &[&'static str]| {
+        names
+            .iter()
+            .find_map(|n| env(n).filter(|v| !v.trim().is_empty()).map(|v| (*n, v)))
+    };
+    if let Some((_, list)) = get(&["NO_PROXY", "no_proxy"]) {
+        if no_proxy_matches(&list, host) {
+            return None;
+        }
+    }
+    let specific = match u.scheme() {
+        "https" => get(&["HTTPS_PROXY", "https_proxy"]),
+        "http" if env("REQUEST_METHOD").is_none() => get(&["HTTP_PROXY", "http_proxy"]),
+        _ => None,
+    };
+    let (var, value) = specific.or_else(|| get(&["ALL_PROXY", "all_proxy"]))?;
+    Some(ProxyInfo {
+        var,
+        shown: mask_proxy(&value),
+    })
+}
+
+fn no_proxy_matches(list: &str, host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    list.split(',').map(str::trim).any(|entry| {
+        let e = entry.trim_start_matches('.').to_ascii_lowercase();
+        entry == "*" || (!e.is_empty() && (host == e || host.ends_with(&format!(".{e}"))))
+    })
+}
+
+/// A proxy URL with its user info replaced by `***`.
+pub fn mask_proxy(raw: &str) -> String {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((s, r)) => (format!("{s}://"), r),
+        None => (String::new(), raw),
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}***@{host}{path}"),
+        None => format!("{scheme}{authority}{path}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_and_display() {
+        assert_eq!(host_of("https://api.openai.com/v1"), "api.openai.com");
+        assert_eq!(host_of("not a url"), "");
+        assert_eq!(host_port("https://api.openai.com/v1"), "api.openai.com:443");
+        assert_eq!(host_port("http://127.0.0.1:8000/v1"), "127.0.0.1:8000");
+        assert_eq!(
+            display_url("https://user:pw@example.com/v1?key=secret#x"),
+            "https://example.com/v1"
+        );
+        assert_eq!(display_url("garbage?key=1"), "garbage");
+    }
+
+    #[test]
+    fn endpoint_suffixes() {
+        assert_eq!(
+            endpoint_suffix("https://api.openai.com/v1/chat/completions"),
+            Some("/chat/completions")
+        );
+        assert_eq!(
+            endpoint_suffix("https://api.anthropic.com/v1/messages/"),
+            Some("/messages")
+        );
+        assert_eq!(endpoint_suffix("https://api.openai.com/v1"), None);
+    }
+
+    #[test]
+    fn candidates_for_a_missing_v1() {
+        assert_eq!(
+            candidate_bases("http://localhost:11434"),
+            vec!["http://localhost:11434/v1"]
+        );
+        assert_eq!(
+            candidate_bases("https://api.anthropic.com/"),
+            vec!["https://api.anthropic.com/v1"]
+        );
+        assert_eq!(
+            candidate_bases("https://gw.example.com/openai"),
+            vec![
+                "https://gw.example.com/openai/v1",
+                "https://gw.example.com/v1"
+            ]
+        );
+    }
+
+    #[test]
+    fn candidates_for_an_endpoint_path_in_the_base() {
+        assert_eq!(
+            candidate_bases("https://api.openai.com/v1/chat/completions"),
+            vec!["https://api.openai.com/v1"]
+        );
+        assert_eq!(
+            candidate_bases("http://h:1/v1/messages"),
+            vec!["http://h:1/v1"]
+        );
+        assert_eq!(
+            candidate_bases("http://h:1/chat/completions"),
+            vec!["http://h:1", "http://h:1/v1"]
+        );
+    }
+
+    #[test]
+    fn candidates_for_extra_or_doubled_segments() {
+        assert_eq!(
+            candidate_bases("http://h:1/v1/extra"),
+            vec!["http://h:1/v1"]
+        );
+        assert_eq!(candidate_bases("http://h:1/v1/v1"), vec!["http://h:1/v1"]);
+        assert_eq!(
+            candidate_bases("https://api.groq.com/openai/v1/x"),
+            vec!["https://api.groq.com/openai/v1", "https://api.groq.com/v1"]
+        );
+        // A plausible base URL only gets the bare-host fallback.
+        assert_eq!(candidate_bases("http://h:1/v1"), Vec::<String>::new());
+        assert_eq!(candidate_bases("not a url"), Vec::<String>::new());
+    }
+
+    fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn proxy_selection_follows_scheme_and_no_proxy() {
+        let env = env_of(&[
+            ("HTTPS_PROXY", "http://user:pw@proxy.corp:3128"),
+            ("http_proxy", "http://plain:8080"),
+            ("NO_PROXY", "localhost, .internal.corp"),
+        ]);
+        assert_eq!(
+            proxy_for("https://api.openai.com/v1", &env),
+            Some(ProxyInfo {
+                var: "HTTPS_PROXY",
+                shown: "http://***@proxy.corp:3128".into()
+            })
+        );
+        assert_eq!(
+            proxy_for("http://example.com/v1", &env).map(|p| p.var),
+            Some("http_proxy")
+        );
+        assert_eq!(proxy_for("http://localhost:8000/v1", &env), None);
+        assert_eq!(proxy_for("https://llm.internal.corp/v1", &env), None);
+        assert_eq!(proxy_for("https://internal.corp/v1", &env), None);
+        let all = env_of(&[("ALL_PROXY", "socks5://s:1080")]);
+        assert_eq!(
+            proxy_for("https://x.ai/v1", &all).map(|p| p.var),
+            Some("ALL_PROXY")
+        );
+        let star = env_of(&[("ALL_PROXY", "socks5://s:1080"), ("no_proxy", "*")]);
+        assert_eq!(proxy_for("https://x.ai/v1", &star), None);
+        let none = env_of(&[]);
+        assert_eq!(proxy_for("https://x.ai/v1", &none), None);
+        let cgi = env_of(&[("HTTP_PROXY", "http://p:1"), ("REQUEST_METHOD", "GET")]);
+        assert_eq!(proxy_for("http://x.ai/v1", &cgi), None);
+    }
+
+    #[test]
+    fn proxy_masking() {
+        assert_eq!(mask_proxy("http://u:p@h:1"), "http://***@h:1");
+        assert_eq!(mask_proxy("h:3128"), "h:3128");
+        assert_eq!(mask_proxy("u@h:3128/x"), "***@h:3128/x");
+    }
+}

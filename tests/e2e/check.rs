@@ -1,0 +1,718 @@
+//! `ladder check`: one test per diagnosis, against the embedded simulator (in-process, or via a
+//! scenario with `target.sim`) or a tiny local server that answers like the failing case. Each
+//! asserts that the output names the cause and the fix, the exit code, and that the key never
+//! appears in the output.
+
+use crate::support::{sim_scenario, Project};
+use ladder::sim::SimParams;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const KEY: &str = "sk-right-key-LEAKCHECK-1234";
+
+/// The simulator on 127.0.0.1, served by its own runtime for the duration of a test.
+struct Sim {
+    _rt: tokio::runtime::Runtime,
+    _handle: ladder::sim::SimHandle,
+    /// `http://127.0.0.1:PORT/v1`
+    base: String,
+}
+
+impl Sim {
+    fn start(sets: &[(&str, &str)]) -> Sim {
+        let mut params = SimParams {
+            ttft: Duration::from_millis(5),
+            tpot: Duration::from_millis(1),
+            ..SimParams::default()
+        };
+        for (k, v) in sets {
+            params.set(k, v).unwrap();
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let handle = rt
+            .block_on(ladder::sim::start(params, ([127, 0, 0, 1], 0).into()))
+            .unwrap();
+        let base = handle.base_url();
+        Sim {
+            _rt: rt,
+            _handle: handle,
+            base,
+        }
+    }
+
+    fn with_key() -> Sim {
+        Sim::start(&[("require_api_key", KEY)])
+    }
+
+    /// `http://127.0.0.1:PORT` (no `/v1`).
+    fn root(&self) -> String {
+        self.base.trim_end_matches("/v1").to_string()
+    }
+}
+
+/// What a fake server answers: status line, content type, body.
+type Answer = (&'static str, &'static str, String);
+
+/// A tiny HTTP/1.1 server: one thread per connection, `Connection: close`, answers from `route`;
+/// records the request bodies it got.
+struct Fake {
+    base: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+impl Fake {
+    fn start(route: fn(&str, &str) -> Answer) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let seen = bodies.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = seen.clone();
+                std::thread::spawn(move || serve(stream, route, &seen));
+            }
+        });
+        Fake {
+            base: format!("http://{addr}"),
+            bodies,
+        }
+    }
+}
+
+fn serve(mut s: TcpStream, route: fn(&str, &str) -> Answer, seen: &Mutex<Vec<String>>) {
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        match s.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    seen.lock()
+        .unwrap()
+        .push(String::from_utf8_lossy(&buf[head_end..]).to_string());
+    let mut first = head.lines().next().unwrap_or("").split(' ');
+    let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
+    let (status, ctype, body) = route(method, path);
+    if status == "hang" {
+        std::thread::sleep(Duration::from_secs(5));
+        return;
+    }
+    let _ = write!(
+        s,
+        "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+}
+
+/// A port on 127.0.0.1 where nothing listens.
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+}
+
+/// Runs `ladder check ARGS` with `key` in `$CHECK_KEY` and no proxy settings; asserts the key
+/// is in neither stdout nor stderr.
+fn check(p: &Project, args: &[&str], key: Option<&str>) -> Out {
+    let mut cmd = p.ladder();
+    cmd.arg("check").args(args);
+    for v in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_MODEL",
+    ] {
+        cmd.env_remove(v);
+    }
+    if let Some(k) = key {
+        cmd.env("CHECK_KEY", k);
+    }
+    cmd.timeout(Duration::from_secs(30));
+    let o = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    for leak in ["LEAKCHECK", KEY] {
+        assert!(
+            !stdout.contains(leak) && !stderr.contains(leak),
+            "key printed:\n{stdout}\n{stderr}"
+        );
+    }
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: stdout + &stderr,
+    }
+}
+
+fn says(out: &Out, words: &[&str]) {
+    for w in words {
+        assert!(out.stdout.contains(w), "missing `{w}` in:\n{}", out.stdout);
+    }
+}
+
+// ------------------------------------------------------------------------ ok
+
+#[test]
+fn ok_against_a_simulator_scenario() {
+    let p = Project::new();
+    let yaml = sim_scenario("ok", "    ttft: 5ms\n    tpot: 1ms", "  ladder: [1]", 50);
+    let f = p.scenario("ok", &yaml);
+    let out = check(&p, &[f.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "ok  sim-model  TTFT ",
+            "5 tokens, usage reported (stream_options honoured)",
+            "checked 1 model(s): 1 ok, 0 failed",
+        ],
+    );
+}
+
+fn sse_without_usage(method: &str, path: &str) -> Answer {
+    match (method, path) {
+        ("POST", "/v1/chat/completions") => (
+            "200 OK",
+            "text/event-stream",
+            ["Hel", "lo", "!"]
+                .iter()
+                .map(|t| {
+                    format!("data: {{\"choices\":[{{\"delta\":{{\"content\":\"{t}\"}}}}]}}\n\n")
+                })
+                .collect::<String>()
+                + "data: [DONE]\n\n",
+        ),
+        _ => ("404 Not Found", "application/json", "{}".into()),
+    }
+}
+
+#[test]
+fn ok_without_usage_notes_chunk_counting_and_sends_a_tiny_request() {
+    let fake = Fake::start(sse_without_usage);
+    let p = Project::new();
+    let base = format!("{}/v1", fake.base);
+    let out = check(&p, &["--base-url", &base, "--model", "m1"], None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "ok  m1  TTFT ",
+            "3 token events, no usage in the stream",
+            "tokens_source=chunks",
+            "no key ($OPENAI_API_KEY not set)",
+        ],
+    );
+    let bodies = fake.bodies.lock().unwrap();
+    let body: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    assert_eq!(body["max_tokens"], 5);
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["model"], "m1");
+}
+
+// ------------------------------------------------------------------------ keys
+
+#[test]
+fn rejected_key_is_named_masked_and_never_echoed() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let wrong = "sk-wrong-key-LEAKCHECK-9876";
+    let args = [
+        "--base-url",
+        &sim.base,
+        "--model",
+        "sim-model",
+        "--api-key-env",
+        "CHECK_KEY",
+    ];
+    let out = check(&p, &args, Some(wrong));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "FAIL  sim-model  HTTP 401: the server rejected the API key",
+            "key sk-…9876 from $CHECK_KEY",
+            "wrong, revoked",
+            "fix:   create or copy a valid key",
+            "Incorrect API key provided: ***",
+        ],
+    );
+    // The right key passes.
+    let out = check(&p, &args, Some(KEY));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+}
+
+#[test]
+fn key_with_a_newline_is_not_sent() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let args = [
+        "--base-url",
+        &sim.base,
+        "--model",
+        "sim-model",
+        "--api-key-env",
+        "CHECK_KEY",
+    ];
+    let out = check(&p, &args, Some(&format!("{KEY}\n")));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(&out, &["cannot be sent", "contains a newline", "tr -d"]);
+    assert!(
+        !out.stdout.contains("234\n"),
+        "raw newline in the masked key"
+    );
+}
+
+#[test]
+fn key_with_whitespace_quotes_or_the_wrong_provider() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let args = [
+        "--base-url",
+        &sim.base,
+        "--model",
+        "sim-model",
+        "--api-key-env",
+        "CHECK_KEY",
+    ];
+    let cases = [
+        (
+            format!(" {KEY}"),
+            "leading or trailing whitespace",
+            "remove the spaces",
+        ),
+        (
+            format!("\"{KEY}\""),
+            "includes its quotes",
+            "remove the quotes",
+        ),
+        (
+            "sk-ant-api03-LEAKCHECK-abcdef".to_string(),
+            "looks like an Anthropic key",
+            "use a key issued for this endpoint",
+        ),
+    ];
+    for (key, cause, fix) in cases {
+        let out = check(&p, &args, Some(&key));
+        assert_eq!(out.code, 1, "{}", out.stdout);
+        says(&out, &["HTTP 401", cause, fix]);
+    }
+}
+
+#[test]
+fn missing_key() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let out = check(&p, &["--base-url", &sim.base, "--model", "sim-model"], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 401: no API key was sent",
+            "$OPENAI_API_KEY is not set",
+            "set $OPENAI_API_KEY",
+        ],
+    );
+}
+
+fn forbidden(_: &str, _: &str) -> Answer {
+    (
+        "403 Forbidden",
+        "application/json",
+        r#"{"error":{"message":"Country, region, or territory not supported","type":"request_forbidden","code":"unsupported_country_region_territory"}}"#.into(),
+    )
+}
+
+#[test]
+fn forbidden_by_region() {
+    let fake = Fake::start(forbidden);
+    let p = Project::new();
+    let base = format!("{}/v1", fake.base);
+    let out = check(
+        &p,
+        &[
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--api-key-env",
+            "CHECK_KEY",
+        ],
+        Some(KEY),
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 403",
+            "does not serve requests from your country or region",
+            "supported region",
+        ],
+    );
+}
+
+// ------------------------------------------------------------------------ URLs and models
+
+#[test]
+fn unknown_model_lists_models_with_did_you_mean() {
+    let sim = Sim::start(&[
+        ("known_models_only", "true"),
+        ("models.gpt-4o-mini.ttft", "5ms"),
+    ]);
+    let p = Project::new();
+    let out = check(
+        &p,
+        &["--base-url", &sim.base, "--model", "gpt-4o-mnii"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 404: the server does not know the model `gpt-4o-mnii`",
+            "did you mean `gpt-4o-mini`?",
+            "lists: gpt-4o-mini, sim-model",
+        ],
+    );
+}
+
+#[test]
+fn base_url_without_v1_gets_the_corrected_url() {
+    let sim = Sim::start(&[]);
+    let p = Project::new();
+    let out = check(
+        &p,
+        &["--base-url", &sim.root(), "--model", "sim-model"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 404 on the path: the base URL looks wrong",
+            &format!("set the base URL to {}", sim.base),
+        ],
+    );
+}
+
+fn web_site(_: &str, path: &str) -> Answer {
+    if path == "/v1/models" {
+        return (
+            "200 OK",
+            "application/json",
+            r#"{"data":[{"id":"m"}]}"#.into(),
+        );
+    }
+    (
+        "200 OK",
+        "text/html; charset=utf-8",
+        "<!doctype html><html><body>Welcome</body></html>".into(),
+    )
+}
+
+#[test]
+fn html_page_instead_of_json() {
+    let fake = Fake::start(web_site);
+    let p = Project::new();
+    let out = check(&p, &["--base-url", &fake.base, "--model", "m"], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "an HTML page instead of JSON",
+            "web page",
+            &format!("set the base URL to {}/v1", fake.base),
+        ],
+    );
+}
+
+fn plain_json(_: &str, _: &str) -> Answer {
+    (
+        "200 OK",
+        "application/json",
+        r#"{"id":"x","choices":[{"message":{"role":"assistant","content":"ok"}}]}"#.into(),
+    )
+}
+
+#[test]
+fn answer_that_is_not_an_event_stream() {
+    let fake = Fake::start(plain_json);
+    let p = Project::new();
+    let out = check(
+        &p,
+        &["--base-url", &format!("{}/v1", fake.base), "--model", "m"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "not an event stream (`application/json`)",
+            "ignores `stream: true`",
+            "enable streaming",
+        ],
+    );
+}
+
+// ------------------------------------------------------------------------ network
+
+#[test]
+fn connection_refused() {
+    let p = Project::new();
+    let base = format!("http://127.0.0.1:{}/v1", closed_port());
+    let out = check(&p, &["--base-url", &base, "--model", "m"], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "connection refused",
+            "nothing is listening on 127.0.0.1:",
+            "start the server",
+        ],
+    );
+}
+
+fn hang(_: &str, _: &str) -> Answer {
+    ("hang", "", String::new())
+}
+
+#[test]
+fn no_answer_before_the_timeout() {
+    let fake = Fake::start(hang);
+    let p = Project::new();
+    let base = format!("{}/v1", fake.base);
+    let out = check(
+        &p,
+        &["--base-url", &base, "--model", "m", "--timeout", "1s"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(&out, &["no answer within 1s", "--timeout 60s"]);
+}
+
+/// A plain-HTTP server that answers `400` as soon as a connection opens (as many do to a TLS
+/// client hello); returns its port.
+fn eager_http_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let _ = s.write_all(
+                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn https_to_a_plain_http_server_is_a_tls_error() {
+    let port = eager_http_server();
+    let p = Project::new();
+    let base = format!("https://127.0.0.1:{port}/v1");
+    let out = check(
+        &p,
+        &["--base-url", &base, "--model", "m", "--timeout", "3s"],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "TLS handshake with 127.0.0.1:",
+            "use http:// instead of https://",
+        ],
+    );
+}
+
+#[test]
+fn unknown_host_is_a_dns_error() {
+    let p = Project::new();
+    let args = [
+        "--base-url",
+        "http://ladder-check.invalid/v1",
+        "--model",
+        "m",
+        "--timeout",
+        "5s",
+    ];
+    let out = check(&p, &args, None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &["cannot resolve the host `ladder-check.invalid`", "typo"],
+    );
+}
+
+#[test]
+fn unreachable_proxy_names_the_variable() {
+    let p = Project::new();
+    let proxy = format!("http://user:pw@127.0.0.1:{}", closed_port());
+    let mut cmd = p.ladder();
+    cmd.args([
+        "check",
+        "--base-url",
+        "http://api.example.test/v1",
+        "--model",
+        "m",
+    ]);
+    for v in [
+        "NO_PROXY",
+        "no_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "http_proxy",
+        "OPENAI_API_KEY",
+    ] {
+        cmd.env_remove(v);
+    }
+    let o = cmd.env("HTTP_PROXY", &proxy).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    for w in [
+        "through the proxy HTTP_PROXY=http://***@127.0.0.1:",
+        "add it to NO_PROXY (e.g. NO_PROXY=api.example.test)",
+    ] {
+        assert!(out.contains(w), "missing `{w}` in:\n{out}");
+    }
+    assert!(
+        !out.contains("user:pw"),
+        "proxy credentials printed:\n{out}"
+    );
+}
+
+// ------------------------------------------------------------------------ inputs
+
+#[test]
+fn claude_code_settings_against_the_simulator() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let settings = p.path().join("settings.json");
+    let json = serde_json::json!({"env": {
+        "ANTHROPIC_BASE_URL": sim.root(),
+        "ANTHROPIC_API_KEY": KEY,
+        "ANTHROPIC_MODEL": "sim-model",
+    }});
+    std::fs::write(&settings, json.to_string()).unwrap();
+    let out = check(&p, &["--from", settings.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "/v1 appended",
+            "ok  sim-model  TTFT",
+            "usage reported",
+            "anthropic-messages · ",
+            "env.ANTHROPIC_API_KEY in ",
+        ],
+    );
+}
+
+#[test]
+fn codex_auth_with_a_base_url() {
+    let sim = Sim::with_key();
+    let p = Project::new();
+    let auth = p.path().join("auth.json");
+    std::fs::write(
+        &auth,
+        serde_json::json!({"OPENAI_API_KEY": KEY}).to_string(),
+    )
+    .unwrap();
+    let from = auth.to_str().unwrap();
+    let out = check(
+        &p,
+        &[
+            "--from",
+            from,
+            "--base-url",
+            &sim.base,
+            "--model",
+            "sim-model",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    says(&out, &["ok  sim-model", "OPENAI_API_KEY in "]);
+    // A Codex auth.json names no model.
+    let out = check(&p, &["--from", from], None);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    says(&out, &["needs --model"]);
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let p = Project::new();
+    let out = check(&p, &["--base-url", "http://127.0.0.1:1/v1"], None);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    says(&out, &["--base-url needs --model"]);
+    let out = check(&p, &["--from", "no-such-settings.json"], None);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    says(&out, &["no-such-settings.json: cannot read"]);
+    let out = check(&p, &[], None);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    says(&out, &["nothing to check"]);
+}
+
+#[test]
+fn quiet_prints_only_failures() {
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "two",
+        "    ttft: 5ms\n    tpot: 1ms\n    known_models_only: true",
+        "  ladder: [1]",
+        50,
+    )
+    .replace("models: [sim-model]", "models: [sim-model, sim-modle]");
+    let f = p.scenario("two", &yaml);
+    let out = check(&p, &["--quiet", f.to_str().unwrap()], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(&out, &["FAIL  sim-modle", "did you mean `sim-model`?"]);
+    assert!(!out.stdout.contains("ok  sim-model"), "{}", out.stdout);
+    assert!(!out.stdout.contains("checked 2"), "{}", out.stdout);
+    let out = check(&p, &[f.to_str().unwrap()], None);
+    says(
+        &out,
+        &[
+            "ok  sim-model",
+            "FAIL  sim-modle",
+            "checked 2 model(s): 1 ok, 1 failed",
+        ],
+    );
+}

@@ -1,0 +1,423 @@
+//! Ctrl-C and SIGTERM (DESIGN §9, issue 4 item 6): the first signal stops new requests, lets
+//! in-flight ones finish for a grace period, cancels the rest as `interrupted`, writes every
+//! file and exits 1; a second signal exits at once without leaving a half-written file.
+//!
+//! The tests wait for observable facts before signalling: the handlers in /proc/PID/status,
+//! the server's own counters, the messages on stderr. One short pause remains, before the
+//! second Ctrl-C (see `second_sigint_exits_at_once_without_corrupting_files`).
+
+use crate::support::{read_csv, sim_scenario, Project};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+fn ladder_cmd(p: &Project) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ladder"));
+    c.current_dir(p.path())
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn signal(child: &Child, sig: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(child.id().to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{sig} failed");
+}
+
+/// Waits until the process has installed handlers for SIGINT and SIGTERM (`SigCgt` in
+/// /proc/PID/status). `ladder` installs them from a spawned task, so its banner on stderr does
+/// not prove they are in place yet; a signal before that would kill it outright.
+fn wait_for_handlers(child: &Child) {
+    const WANT: u64 = (1 << (2 - 1)) | (1 << (15 - 1));
+    let path = format!("/proc/{}/status", child.id());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let caught = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("SigCgt:"))
+                    .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+            })
+            .unwrap_or(0);
+        if caught & WANT == WANT {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ladder never installed its SIGINT/SIGTERM handlers (SigCgt {caught:x})"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Forwards a child's stderr lines to a channel (and keeps them for failure messages).
+fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().expect("piped stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for a stderr line containing `needle`; returns everything read so far.
+fn wait_for_line(rx: &mpsc::Receiver<String>, needle: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(line) => {
+                let hit = line.contains(needle);
+                seen.push(line);
+                if hit {
+                    return seen;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    panic!("no stderr line with `{needle}`; got {seen:?}");
+}
+
+/// Waits for the child to exit (killing it after `limit`); returns its status and stdout.
+fn wait_exit(mut child: Child, limit: Duration) -> (ExitStatus, String, Duration) {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            let mut out = String::new();
+            if let Some(mut s) = child.stdout.take() {
+                let _ = s.read_to_string(&mut out);
+            }
+            return (status, out, t0.elapsed());
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ladder did not exit within {limit:?} after the signal");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A plain HTTP GET to 127.0.0.1, returning the parsed JSON body.
+fn get_json(addr: &str, path: &str) -> Value {
+    let mut s = TcpStream::connect(addr).expect("connect to the simulator");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw)
+        .expect("read the simulator's answer");
+    let text = String::from_utf8_lossy(&raw);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
+}
+
+fn request_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
+    let (h, rows) = read_csv(&dir.join("requests.csv"));
+    rows.into_iter()
+        .map(|r| h.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+/// Every file under `root` parses as what its extension says, and no temp file is left.
+fn all_files_parse(root: &Path) -> usize {
+    let mut stack = vec![root.to_path_buf()];
+    let mut files: Vec<PathBuf> = Vec::new();
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            !name.contains(".tmp") && !name.ends_with('~') && !name.starts_with(".tmp"),
+            "temp file left behind: {}",
+            f.display()
+        );
+        let text = std::fs::read_to_string(f).unwrap();
+        match f.extension().and_then(|e| e.to_str()) {
+            Some("csv") => {
+                let mut rdr = csv::Reader::from_reader(text.as_bytes());
+                let width = rdr.headers().expect("csv header").len();
+                for r in rdr.records() {
+                    let r = r.unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+                    assert_eq!(r.len(), width, "{}: ragged row", f.display());
+                }
+            }
+            Some("json") => {
+                serde_json::from_str::<Value>(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            }
+            Some("yaml") => {
+                serde_yaml::from_str::<serde_yaml::Value>(&text)
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            }
+            _ => {}
+        }
+    }
+    files.len()
+}
+
+/// Kills the external simulator when the test ends, pass or fail.
+struct SimProcess(Child);
+
+impl Drop for SimProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// SIGINT in the middle of a step against an external simulator whose counters tell when
+/// requests have completed and one is stalled in flight. Everything the server completed is in
+/// requests.csv as `ok` with full timings; the stalled ones are `interrupted`.
+#[test]
+fn sigint_mid_step_keeps_every_completed_request() {
+    let p = Project::new();
+    // ~120 ms per request; 10% stall for 30 s (longer than the 2 s grace).
+    let mut sim = Command::new(env!("CARGO_BIN_EXE_ladder"));
+    sim.args(["sim", "--port", "0", "--bind", "127.0.0.1"])
+        .args([
+            "--set",
+            "ttft=20ms",
+            "--set",
+            "tpot=5ms",
+            "--set",
+            "tpot_jitter=0",
+        ])
+        .args(["--set", "output_tokens=20", "--set", "seed=3"])
+        .args(["--set", "faults.stall=0.1", "--set", "faults.stall_for=30s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut sim = SimProcess(sim.spawn().expect("start ladder sim"));
+    let mut first = String::new();
+    BufReader::new(sim.0.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let base_url = first.trim().to_string();
+    let addr = base_url
+        .strip_prefix("http://")
+        .and_then(|r| r.strip_suffix("/v1"))
+        .unwrap_or_else(|| panic!("unexpected base URL `{base_url}`"))
+        .to_string();
+
+    let yaml = format!(
+        "name: intr\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 20\nload:\n  ladder: [4]\n  duration: 60s\n  warmup_requests: 0\n"
+    );
+    let f = p.scenario("intr", &yaml);
+    let mut child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
+    let err_rx = stderr_lines(&mut child);
+
+    // Wait until the server has completed some requests and holds at least one stalled.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let completed_before = loop {
+        let done = get_json(&addr, "/sim/truth")
+            .as_array()
+            .map_or(0, |t| t.iter().filter(|r| r["status"] == 200).count());
+        let stalls = get_json(&addr, "/sim/stats")["faults"]["stall"]
+            .as_u64()
+            .unwrap_or(0);
+        if done >= 3 && stalls >= 1 {
+            break done;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no progress: {done} done, {stalls} stalls"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    wait_for_handlers(&child);
+    signal(&child, "INT");
+    let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
+    let stderr: Vec<String> = err_rx.try_iter().collect();
+    assert_eq!(status.code(), Some(1), "stderr: {stderr:?}");
+    assert!(
+        stderr
+            .iter()
+            .any(|l| l.contains("partial results written to")),
+        "{stderr:?}"
+    );
+    assert!(
+        stdout.contains("sim-model"),
+        "results table printed: {stdout}"
+    );
+
+    let dirs = p.run_dirs("intr");
+    assert_eq!(dirs.len(), 1, "one run directory");
+    let dir = &dirs[0];
+    assert!(all_files_parse(p.path()) >= 6);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["interrupted"], Value::Bool(true));
+    serde_json::from_str::<Value>(&std::fs::read_to_string(dir.join("findings.json")).unwrap())
+        .unwrap();
+
+    let rows = request_rows(dir);
+    let stats = get_json(&addr, "/sim/stats");
+    let stalls = stats["faults"]["stall"].as_u64().unwrap();
+    let mut ok_ids = BTreeSet::new();
+    let mut interrupted = 0;
+    for r in &rows {
+        match (r["status"].as_str(), r["error_class"].as_str()) {
+            ("ok", "") => {
+                for c in ["ttft_ms", "tpot_ms", "e2e_ms", "output_tokens"] {
+                    assert!(!r[c].is_empty(), "ok row without {c}: {r:?}");
+                }
+                assert_eq!(r["output_tokens"], "20", "{r:?}");
+                ok_ids.insert(r["request_id"].clone());
+            }
+            ("error", "interrupted") => interrupted += 1,
+            other => panic!("unexpected outcome {other:?}: {r:?}"),
+        }
+    }
+    // Each stalled request was in flight past the grace period: cancelled, and recorded.
+    assert_eq!(interrupted, stalls, "stalled requests vs interrupted rows");
+    // Every request the server finished normally is in requests.csv as ok, and vice versa.
+    let truth = get_json(&addr, "/sim/truth");
+    let served_ok: BTreeSet<String> = truth
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["status"] == 200 && t["fault"].is_null())
+        .map(|t| t["request_id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(served_ok.len() >= completed_before);
+    assert_eq!(ok_ids, served_ok, "completed requests lost or invented");
+    // Totals agree with summary.csv.
+    let (h, srows) = read_csv(&dir.join("summary.csv"));
+    let c = |n: &str| h.iter().position(|x| x == n).unwrap();
+    assert_eq!(srows.len(), 1);
+    assert_eq!(srows[0][c("attempted")], rows.len().to_string());
+    assert_eq!(srows[0][c("succeeded")], ok_ids.len().to_string());
+    assert_eq!(srows[0][c("failed")], interrupted.to_string());
+}
+
+/// SIGTERM is handled like Ctrl-C: in-flight (stalled) requests are cancelled after the grace
+/// period and recorded as `interrupted`, the run is marked interrupted, exit 1.
+#[test]
+fn sigterm_cancels_in_flight_requests_as_interrupted() {
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "term",
+        "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 8\n    faults: {stall: 1.0, stall_for: 30s}",
+        "  ladder: [2]\n  duration: 60s\n  warmup_requests: 0",
+        8,
+    );
+    let f = p.scenario("term", &yaml);
+    let mut child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
+    let err_rx = stderr_lines(&mut child);
+    wait_for_line(&err_rx, "ladder: term");
+    wait_for_handlers(&child);
+    signal(&child, "TERM");
+    let (status, _, _) = wait_exit(child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(1));
+    let dir = &p.run_dirs("term")[0];
+    all_files_parse(p.path());
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["interrupted"], Value::Bool(true));
+    let rows = request_rows(dir);
+    // The two workers' first requests may not have reached the server yet when the signal
+    // came; any request that was started is recorded, and all of them stalled.
+    assert!(
+        rows.len() <= 2,
+        "no request starts after the signal: {rows:?}"
+    );
+    for r in &rows {
+        assert_eq!(r["error_class"], "interrupted", "{r:?}");
+        assert!(r["error_message"].contains("interrupt"), "{r:?}");
+    }
+}
+
+/// Two SIGINTs in quick succession: exit 1 at once (no grace period), every file that exists
+/// parses, no temp file is left, and the existing baseline is untouched.
+#[test]
+fn second_sigint_exits_at_once_without_corrupting_files() {
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "twice",
+        "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 4",
+        "  ladder: [2]\n  requests_per_step: 4\n  warmup_requests: 0",
+        4,
+    );
+    let f = p.scenario("twice", &yaml);
+    // A baseline from an earlier, complete run.
+    let mut first = ladder_cmd(&p);
+    let out = first
+        .args(["run", "--quiet", "--save-baseline"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let baseline = p.path().join("baselines/twice.csv");
+    let sidecar = p.path().join("baselines/twice.requests.csv");
+    let before = (
+        std::fs::read(&baseline).unwrap(),
+        std::fs::read(&sidecar).unwrap(),
+    );
+
+    // Now a run that cannot finish: every stream stalls for 30 s.
+    let mut child = ladder_cmd(&p)
+        .args(["run", "--save-baseline"])
+        .args([
+            "--sim-set",
+            "faults.stall=1",
+            "--sim-set",
+            "faults.stall_for=30s",
+        ])
+        .args(["--sim-set", "output_tokens=8"])
+        .arg(&f)
+        .spawn()
+        .unwrap();
+    let err_rx = stderr_lines(&mut child);
+    wait_for_line(&err_rx, "ladder: twice");
+    wait_for_handlers(&child);
+    signal(&child, "INT");
+    wait_for_line(&err_rx, "interrupted");
+    // The message is printed just before `ladder` listens for the second signal (a signal in
+    // between is missed): give it a moment.
+    std::thread::sleep(Duration::from_millis(250));
+    signal(&child, "INT");
+    let (status, _, took) = wait_exit(child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(1));
+    // Without the second signal it would take the 2 s grace period (and then some).
+    assert!(
+        took < Duration::from_millis(1500),
+        "took {took:?} after the second signal"
+    );
+    let after = (
+        std::fs::read(&baseline).unwrap(),
+        std::fs::read(&sidecar).unwrap(),
+    );
+    assert!(before == after, "the baseline changed");
+    assert!(all_files_parse(p.path()) >= 2);
+}
