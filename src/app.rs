@@ -20,10 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-/// Bad input from the user (flags, files): exit code 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+pub use crate::error::UsageError;
 
 /// Exit codes (DESIGN §7).
 pub mod exit {

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod client;
 pub mod compare;
 pub mod duration;
+pub mod error;
 pub mod findings;
 pub mod progress;
 pub mod record;

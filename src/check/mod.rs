@@ -25,7 +25,7 @@ pub mod render;
 mod status;
 pub mod url;
 
-use crate::app::UsageError;
+use crate::error::UsageError;
 use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
 use crate::scenario::{self, Endpoint, RequestSpec};
