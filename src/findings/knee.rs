@@ -1,0 +1,146 @@
+//! The TTFT knee: the first step from which on TTFT P90 stays well above the best earlier
+//! step, classified (queueing, saturation, rate-limited) by TPOT and 429s, with the estimated
+//! concurrency cap and the report sentence that describes it.
+
+use super::{rate, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES, RATE_429};
+use crate::stats::StepSummary;
+
+/// Knee threshold: TTFT P90 ≥ max(1.5 × best, best + 100 ms).
+const KNEE_RATIO: f64 = 1.5;
+const KNEE_ABS_MS: f64 = 100.0;
+/// TPOT P50 within +20% of the reference step: queueing, not saturation.
+const TPOT_FLAT: f64 = 1.2;
+
+fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
+    StepEvidence {
+        step: s.step,
+        concurrency: s.concurrency,
+        ttft_p50_ms: s.ttft_p50_ms,
+        ttft_p90_ms: p90,
+        ttft_mean_ms: s.ttft_mean_ms,
+        tpot_p50_ms: s.tpot_p50_ms,
+    }
+}
+
+pub(super) fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
+    let Some(last) = rows.last() else {
+        return KneeFinding::NoSteps;
+    };
+    let mut p90 = Vec::with_capacity(rows.len());
+    for s in rows {
+        match s.ttft_p90_ms {
+            Some(v) if s.succeeded >= MIN_KNEE_SAMPLES && v.is_finite() => p90.push(v),
+            _ => {
+                return KneeFinding::NotEnoughSamples {
+                    step: s.step,
+                    concurrency: s.concurrency,
+                    n: s.succeeded,
+                    needed: MIN_KNEE_SAMPLES,
+                }
+            }
+        }
+    }
+    for k in 1..p90.len() {
+        let (ref_idx, best) =
+            p90[..k]
+                .iter()
+                .copied()
+                .enumerate()
+                .fold(
+                    (0, f64::INFINITY),
+                    |acc, (i, v)| if v < acc.1 { (i, v) } else { acc },
+                );
+        let threshold = (KNEE_RATIO * best).max(best + KNEE_ABS_MS);
+        if p90[k..].iter().all(|&v| v >= threshold) {
+            return KneeFinding::Knee(describe_knee(rows, n429, k, ref_idx, &p90));
+        }
+    }
+    KneeFinding::None {
+        highest_step: last.step,
+        highest_concurrency: last.concurrency,
+    }
+}
+
+fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &[f64]) -> Knee {
+    let (knee, reference) = (rows[k], rows[r]);
+    let rate_429 = rate(n429[k], knee.attempted);
+    let kind = if knee.attempted > 0 && rate_429 >= RATE_429 {
+        KneeKind::RateLimited
+    } else {
+        match (knee.tpot_p50_ms, reference.tpot_p50_ms) {
+            (Some(at), Some(base)) if at <= TPOT_FLAT * base => KneeKind::Queueing,
+            (Some(_), Some(_)) => KneeKind::Saturation,
+            _ => KneeKind::Unclassified,
+        }
+    };
+    let estimated_cap = match (knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
+        (Some(e2e), Some(ttft), Some(ref_ttft)) => {
+            Some(knee.rps * (e2e - (ttft - ref_ttft)) / 1000.0)
+                .filter(|c| c.is_finite() && *c > 0.0)
+        }
+        _ => None,
+    };
+    let prev = rows[k - 1].concurrency;
+    Knee {
+        step: knee.step,
+        concurrency: knee.concurrency,
+        kind,
+        max_clean_concurrency: prev,
+        rate_429,
+        estimated_cap,
+        suggested_next: (knee.concurrency > prev.saturating_add(1))
+            .then(|| prev + (knee.concurrency - prev) / 2),
+        reference: evidence(reference, p90[r]),
+        at_knee: evidence(knee, p90[k]),
+    }
+}
+
+pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
+    let k = match knee {
+        KneeFinding::NoSteps => return "No steps to analyze.".to_string(),
+        KneeFinding::None {
+            highest_concurrency,
+            ..
+        } => return format!("No TTFT knee up to {highest_concurrency} streams."),
+        KneeFinding::NotEnoughSamples {
+            concurrency,
+            n,
+            needed,
+            ..
+        } => {
+            return format!(
+                "Knee: not enough samples (the {concurrency}-stream step has {n} successful requests; need ≥ {needed})."
+            )
+        }
+        KneeFinding::Knee(k) => k,
+    };
+    let (r, a) = (&k.reference, &k.at_knee);
+    let cause = match (k.kind, a.tpot_p50_ms, r.tpot_p50_ms) {
+        (KneeKind::RateLimited, ..) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
+        (KneeKind::Queueing, ..) => "queueing, TPOT flat".to_string(),
+        (KneeKind::Saturation, Some(at), Some(base)) if base > 0.0 => {
+            format!("saturation, TPOT up {:.0}%", (at / base - 1.0) * 100.0)
+        }
+        (KneeKind::Saturation, ..) => "saturation, TPOT up".to_string(),
+        (KneeKind::Unclassified, ..) => "cause unclear (no TPOT to compare)".to_string(),
+    };
+    let mut s = format!(
+        "TTFT knee in ({}, {}]: {cause} (TTFT P90 {:.0} → {:.0} ms",
+        k.max_clean_concurrency, k.concurrency, r.ttft_p90_ms, a.ttft_p90_ms
+    );
+    if let (Some(from), Some(to)) = (r.ttft_mean_ms, a.ttft_mean_ms) {
+        s.push_str(&format!(", mean {from:.0} → {to:.0} ms"));
+    }
+    s.push(')');
+    if let Some(cap) = k.estimated_cap {
+        s.push_str(&format!("; estimated cap ≈ {cap:.0}"));
+    }
+    s.push_str(&format!(
+        "; max clean concurrency {}.",
+        k.max_clean_concurrency
+    ));
+    if let Some(next) = k.suggested_next {
+        s.push_str(&format!(" Try {next} to narrow it."));
+    }
+    s
+}

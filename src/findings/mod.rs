@@ -1,0 +1,318 @@
+//! Per-model findings over a ladder (DESIGN §5): the TTFT knee (where it is, whether requests
+//! queue behind a concurrency cap, the backend saturates, or a rate limit bites), the estimated
+//! cap, the rate-limit wall, and how much of linear throughput scaling each step keeps.
+//! Pure: takes `summary.csv` rows (plus optional per-step details from the records) and returns
+//! data for `findings.json` and plain sentences for the report.
+//!
+//! Layout: this file holds the public types, `analyze` and the parts shared by every finding
+//! (self-check notes, throughput efficiency); `knee` finds and describes the TTFT knee, `wall`
+//! the rate-limit wall.
+
+use crate::record::{ErrorClass, LimitKind, RequestRecord};
+use crate::stats::StepSummary;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+mod knee;
+#[cfg(test)]
+mod tests;
+mod wall;
+
+use knee::{find_knee, knee_sentence};
+use wall::{find_wall, wall_sentence};
+
+/// Successful requests every step needs before a knee can be judged.
+pub const MIN_KNEE_SAMPLES: u64 = 20;
+/// Share of attempts answered with 429 that makes a step rate-limited.
+const RATE_429: f64 = 0.01;
+
+/// Per-step facts that only the request records know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepExtras {
+    /// Requests whose first attempt got a rate-limit 429 (even if a retry succeeded).
+    pub first_attempt_429: u64,
+    /// 429s whose headers pointed at a request (RPM/concurrency) limit.
+    pub limit_requests: u64,
+    /// 429s whose headers pointed at a token (TPM) limit.
+    pub limit_tokens: u64,
+    /// Requests that failed with a quota error (out of credit / spend limit).
+    pub quota_errors: u64,
+}
+
+/// Groups records by (model, step) into [`StepExtras`].
+pub fn extras_from_records(records: &[RequestRecord]) -> BTreeMap<(String, u32), StepExtras> {
+    let mut map: BTreeMap<(String, u32), StepExtras> = BTreeMap::new();
+    for r in records {
+        let e = map.entry((r.model.clone(), r.step)).or_default();
+        e.first_attempt_429 += u64::from(r.first_attempt_429);
+        match r.limit_kind {
+            Some(LimitKind::Requests) => e.limit_requests += 1,
+            Some(LimitKind::Tokens) => e.limit_tokens += 1,
+            None => {}
+        }
+        e.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
+    }
+    map
+}
+
+/// Why TTFT turned up at the knee.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KneeKind {
+    /// TPOT flat: a concurrency cap, requests wait in line.
+    Queueing,
+    /// TPOT rose too: the backend slows down.
+    Saturation,
+    /// ≥ 1% of the knee step's attempts got 429.
+    RateLimited,
+    /// No TPOT at the knee or reference step (e.g. one-token outputs): cannot tell.
+    Unclassified,
+}
+
+/// TTFT (and TPOT) at one step, reported as evidence for the knee.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepEvidence {
+    pub step: u32,
+    pub concurrency: u32,
+    pub ttft_p50_ms: Option<f64>,
+    pub ttft_p90_ms: f64,
+    pub ttft_mean_ms: Option<f64>,
+    pub tpot_p50_ms: Option<f64>,
+}
+
+/// A TTFT knee in the interval (`max_clean_concurrency`, `at_knee.concurrency`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    pub step: u32,
+    pub concurrency: u32,
+    pub kind: KneeKind,
+    /// Concurrency of the step before the knee (the interval's open lower end).
+    pub max_clean_concurrency: u32,
+    /// 429s / attempts at the knee step.
+    pub rate_429: f64,
+    /// K̂ = RPS × (mean E2E − (mean TTFT − reference mean TTFT)), when defined and positive.
+    pub estimated_cap: Option<f64>,
+    /// Midpoint of the interval, when it is wider than 1.
+    pub suggested_next: Option<u32>,
+    /// The step with the best TTFT P90 before the knee.
+    pub reference: StepEvidence,
+    pub at_knee: StepEvidence,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum KneeFinding {
+    /// No knee: the highest step tested is clean.
+    None {
+        highest_step: u32,
+        highest_concurrency: u32,
+    },
+    /// No steps were given.
+    NoSteps,
+    /// `step` had only `n` successful requests (or no TTFT).
+    NotEnoughSamples {
+        step: u32,
+        concurrency: u32,
+        n: u64,
+        needed: u64,
+    },
+    Knee(Knee),
+}
+
+impl KneeFinding {
+    /// Step of the knee, if there is one (for diffs of findings).
+    pub fn step(&self) -> Option<u32> {
+        match self {
+            KneeFinding::Knee(k) => Some(k.step),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum WallFinding {
+    /// No 429 at any step.
+    None,
+    /// Some 429s, but no step from which on they stay ≥ 1% and ≥ 3.
+    IsolatedRateLimits { total: u64 },
+    Wall {
+        step: u32,
+        concurrency: u32,
+        /// First-attempt 429s at the wall step.
+        count_429: u64,
+        rate_429: f64,
+        /// Majority of the rate-limit header hints from the wall step on.
+        kind: Option<LimitKind>,
+        tpm_total_at_wall: f64,
+        rps_at_wall: f64,
+    },
+}
+
+impl WallFinding {
+    /// Step of the wall, if there is one (for diffs of findings).
+    pub fn step(&self) -> Option<u32> {
+        match self {
+            WallFinding::Wall { step, .. } => Some(*step),
+            _ => None,
+        }
+    }
+}
+
+/// How much of linear throughput scaling a step keeps relative to the first step.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepEfficiency {
+    pub step: u32,
+    pub concurrency: u32,
+    pub tpm: f64,
+    pub rps: f64,
+    /// (tpm / concurrency) / (first step's tpm / its concurrency); `None` when undefined.
+    pub throughput_efficiency: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelFindings {
+    pub model: String,
+    pub knee: KneeFinding,
+    pub wall: WallFinding,
+    pub efficiency: Vec<StepEfficiency>,
+    pub notes: Vec<String>,
+}
+
+/// Findings of one model over its ladder. `steps` are that model's summary rows (sorted by step
+/// here anyway); `extras`, when given, must have one entry per row in the same order (otherwise
+/// it is ignored with a note). Without extras, `err_429` stands in for first-attempt 429s.
+pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>) -> ModelFindings {
+    let mut notes = Vec::new();
+    let extras = match extras {
+        Some(e) if e.len() != steps.len() => {
+            notes.push(format!(
+                "Per-step 429 details ignored: {} entries for {} steps; using the 429 counts of summary.csv.",
+                e.len(),
+                steps.len()
+            ));
+            None
+        }
+        other => other,
+    };
+    let mut order: Vec<usize> = (0..steps.len()).collect();
+    order.sort_by_key(|&i| steps[i].step);
+    let rows: Vec<&StepSummary> = order.iter().map(|&i| &steps[i]).collect();
+    let extra: Vec<StepExtras> = order
+        .iter()
+        .map(|&i| extras.map_or_else(StepExtras::default, |e| e[i]))
+        .collect();
+    let n429: Vec<u64> = rows
+        .iter()
+        .zip(&extra)
+        .map(|(s, e)| s.err_429.max(e.first_attempt_429))
+        .collect();
+    let quota: u64 = extra.iter().map(|e| e.quota_errors).sum();
+    if quota > 0 {
+        notes.push(format!(
+            "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
+        ));
+    }
+    notes.extend(self_check_notes(&rows));
+    ModelFindings {
+        model: model.to_string(),
+        knee: find_knee(&rows, &n429),
+        wall: find_wall(&rows, &n429, &extra),
+        efficiency: efficiency(&rows),
+        notes,
+    }
+}
+
+/// Client CPU at or above this share of one core makes a step's latencies suspect.
+pub const CLIENT_CPU_SUSPECT_PCT: f64 = 90.0;
+/// Event-loop lateness (P99) above this means ready work waited for the client.
+pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
+/// Achieved concurrency below this share of the target means the client did not keep the
+/// streams in flight (ramp-up, errors, or a client bottleneck).
+pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
+
+/// Plain warnings when a step's figures may reflect the client rather than the server.
+fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for s in rows {
+        if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
+            notes.push(format!(
+                "Step {} streams: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load.",
+                s.concurrency
+            ));
+        }
+        if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
+            notes.push(format!(
+                "Step {} streams: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay.",
+                s.concurrency
+            ));
+        }
+        let target = f64::from(s.concurrency);
+        if let Some(achieved) = s.achieved_concurrency {
+            // Short steps are dominated by ramp-up and tail; only judge steps with real work.
+            // Fast failures (a wrong key) are not a client bottleneck.
+            if s.attempted >= 2 * u64::from(s.concurrency)
+                && s.succeeded * 2 >= s.attempted
+                && achieved < ACHIEVED_CONCURRENCY_MIN_SHARE * target
+            {
+                notes.push(format!(
+                    "Step {} streams: only {achieved:.1} requests were in flight on average (Little's law), not {}: the load was lighter than the step says.",
+                    s.concurrency, s.concurrency
+                ));
+            }
+        }
+    }
+    notes
+}
+
+fn rate(count: u64, attempted: u64) -> f64 {
+    if attempted == 0 {
+        0.0
+    } else {
+        count as f64 / attempted as f64
+    }
+}
+
+fn efficiency(rows: &[&StepSummary]) -> Vec<StepEfficiency> {
+    let per_stream =
+        |s: &StepSummary| (s.concurrency > 0).then(|| s.tpm / f64::from(s.concurrency));
+    let base = rows
+        .first()
+        .and_then(|s| per_stream(s))
+        .filter(|b| *b > 0.0);
+    rows.iter()
+        .map(|s| StepEfficiency {
+            step: s.step,
+            concurrency: s.concurrency,
+            tpm: s.tpm,
+            rps: s.rps,
+            throughput_efficiency: base.zip(per_stream(s)).map(|(b, p)| p / b),
+        })
+        .collect()
+}
+
+impl ModelFindings {
+    /// Concurrency of the knee step; `None` without a knee (incl. too few samples).
+    pub fn knee_concurrency(&self) -> Option<u32> {
+        match &self.knee {
+            KneeFinding::Knee(k) => Some(k.concurrency),
+            _ => None,
+        }
+    }
+
+    /// Concurrency of the rate-limit wall step; `None` without a wall.
+    pub fn wall_concurrency(&self) -> Option<u32> {
+        match self.wall {
+            WallFinding::Wall { concurrency, .. } => Some(concurrency),
+            _ => None,
+        }
+    }
+
+    /// Plain sentences for the report: knee, wall, then notes.
+    pub fn sentences(&self) -> Vec<String> {
+        let mut out = vec![knee_sentence(&self.knee)];
+        out.extend(wall_sentence(&self.wall));
+        out.extend(self.notes.iter().cloned());
+        out
+    }
+}

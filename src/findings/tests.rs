@@ -1,0 +1,521 @@
+//! Unit tests of the findings: knee position, kind and cap on synthetic ladders, the wall,
+//! efficiency, grouping of request records, serialization and the self-check notes.
+
+use super::*;
+
+/// One summary row: `ttft` = (P50, P90), means and TPOT P50 as given, 100 attempts, all ok.
+fn row(step: u32, concurrency: u32, ttft: (f64, f64), tpot_p50: f64) -> StepSummary {
+    StepSummary {
+        model: "m".into(),
+        step,
+        concurrency,
+        attempted: 100,
+        succeeded: 100,
+        ttft_p50_ms: Some(ttft.0),
+        ttft_p90_ms: Some(ttft.1),
+        ttft_mean_ms: Some(ttft.0),
+        tpot_p50_ms: Some(tpot_p50),
+        e2e_mean_ms: Some(2000.0),
+        tpm: 1000.0 * f64::from(concurrency),
+        rps: 0.5 * f64::from(concurrency),
+        ..StepSummary::default()
+    }
+}
+
+/// Ladder with the given concurrencies, TTFT (P50, P90) and TPOT P50 per step.
+fn ladder(conc: &[u32], ttft: &[(f64, f64)], tpot: &[f64]) -> Vec<StepSummary> {
+    (0..conc.len())
+        .map(|i| row(i as u32 + 1, conc[i], ttft[i], tpot[i]))
+        .collect()
+}
+
+fn knee(f: &ModelFindings) -> &Knee {
+    match &f.knee {
+        KneeFinding::Knee(k) => k,
+        other => panic!("expected a knee, got {other:?}"),
+    }
+}
+
+#[test]
+fn queueing_ladder_finds_knee_interval_cap_and_sentence() {
+    // Cap 16, service time 2 s: below the cap TTFT ≈ 205 ms; at 20 streams X = 8 rps,
+    // E2E = 20 / 8 = 2.5 s, wait 500 ms; at 40 streams the wait is 3 s.
+    let mut steps = ladder(
+        &[1, 2, 5, 10, 20, 40],
+        &[
+            (205.0, 230.0),
+            (205.0, 220.0),
+            (205.0, 212.0),
+            (205.0, 215.0),
+            (705.0, 1450.0),
+            (3205.0, 6000.0),
+        ],
+        &[20.0, 20.0, 20.5, 20.0, 21.0, 20.0],
+    );
+    steps[4].rps = 8.0;
+    steps[4].e2e_mean_ms = Some(2500.0);
+    let f = analyze("m", &steps, None);
+    let k = knee(&f);
+    assert_eq!((k.step, k.concurrency, k.kind), (5, 20, KneeKind::Queueing));
+    assert_eq!((k.max_clean_concurrency, k.suggested_next), (10, Some(15)));
+    assert_eq!((k.reference.step, k.reference.ttft_p90_ms), (3, 212.0));
+    assert_eq!(
+        (k.at_knee.ttft_p50_ms, k.at_knee.ttft_mean_ms),
+        (Some(705.0), Some(705.0))
+    );
+    assert!((k.estimated_cap.unwrap() - 16.0).abs() < 1e-9);
+    assert_eq!((f.knee.step(), f.knee_concurrency()), (Some(5), Some(20)));
+    assert_eq!(
+        f.sentences()[0],
+        "TTFT knee in (10, 20]: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
+         estimated cap ≈ 16; max clean concurrency 10. Try 15 to narrow it."
+    );
+}
+
+#[test]
+fn knee_found_when_only_a_fifth_waits_and_the_median_stays_flat() {
+    // Cap 16: at 20 streams 4 of 20 requests queue, so P50 does not move but P90 does.
+    let steps = ladder(
+        &[4, 8, 16, 20, 24],
+        &[
+            (200.0, 210.0),
+            (200.0, 215.0),
+            (201.0, 220.0),
+            (202.0, 1200.0),
+            (203.0, 2100.0),
+        ],
+        &[20.0; 5],
+    );
+    let k = knee(&analyze("m", &steps, None)).clone();
+    assert_eq!(
+        (k.step, k.max_clean_concurrency, k.concurrency),
+        (4, 16, 20)
+    );
+    assert_eq!((k.kind, k.suggested_next), (KneeKind::Queueing, Some(18)));
+    assert_eq!(k.at_knee.ttft_p50_ms, Some(202.0));
+}
+
+#[test]
+fn saturation_when_tpot_rises_with_ttft() {
+    let steps = ladder(
+        &[1, 2, 4, 8],
+        &[
+            (150.0, 200.0),
+            (160.0, 210.0),
+            (400.0, 500.0),
+            (900.0, 1200.0),
+        ],
+        &[20.0, 21.0, 30.0, 45.0],
+    );
+    let f = analyze("m", &steps, None);
+    let k = knee(&f);
+    assert_eq!(
+        (k.step, k.kind, k.max_clean_concurrency, k.suggested_next),
+        (3, KneeKind::Saturation, 2, Some(3))
+    );
+    assert!(f.sentences()[0]
+        .starts_with("TTFT knee in (2, 4]: saturation, TPOT up 50% (TTFT P90 200 → 500 ms"));
+    // The interval (16, 17] cannot be narrowed.
+    let steps = ladder(&[16, 17], &[(100.0, 100.0), (400.0, 500.0)], &[10.0, 10.0]);
+    assert_eq!(knee(&analyze("m", &steps, None)).suggested_next, None);
+}
+
+#[test]
+fn flat_noisy_ladder_has_no_knee() {
+    // Best 190 ms from step 3 on: threshold max(285, 290) = 290; nothing reaches it.
+    let steps = ladder(
+        &[1, 2, 4, 8, 16, 32],
+        &[
+            (150.0, 200.0),
+            (150.0, 260.0),
+            (150.0, 190.0),
+            (150.0, 280.0),
+            (150.0, 240.0),
+            (150.0, 285.0),
+        ],
+        &[20.0; 6],
+    );
+    let f = analyze("m", &steps, None);
+    assert_eq!(
+        f.knee,
+        KneeFinding::None {
+            highest_step: 6,
+            highest_concurrency: 32
+        }
+    );
+    assert_eq!(
+        (f.knee.step(), f.knee_concurrency(), f.wall_concurrency()),
+        (None, None, None)
+    );
+    assert_eq!(f.sentences()[0], "No TTFT knee up to 32 streams.");
+    // The boundary counts as a knee: 290 at the last step.
+    let mut edge = steps.clone();
+    edge[5].ttft_p90_ms = Some(290.0);
+    assert_eq!(analyze("m", &edge, None).knee.step(), Some(6));
+}
+
+#[test]
+fn knee_must_persist() {
+    let steps = ladder(
+        &[1, 2, 4, 8, 16],
+        &[
+            (150.0, 200.0),
+            (150.0, 210.0),
+            (600.0, 900.0),
+            (150.0, 220.0),
+            (150.0, 230.0),
+        ],
+        &[20.0; 5],
+    );
+    assert!(matches!(
+        analyze("m", &steps, None).knee,
+        KneeFinding::None { .. }
+    ));
+    // Two high steps, then recovery: still no knee.
+    let steps = ladder(
+        &[1, 2, 4, 8],
+        &[(1.0, 200.0), (1.0, 900.0), (1.0, 950.0), (1.0, 210.0)],
+        &[20.0; 4],
+    );
+    assert!(matches!(
+        analyze("m", &steps, None).knee,
+        KneeFinding::None { .. }
+    ));
+    // A spike that recovers, then a real knee later: the later one is reported, and the
+    // spike does not lower the bar.
+    let steps = ladder(
+        &[1, 2, 4, 8, 16],
+        &[
+            (1.0, 200.0),
+            (1.0, 900.0),
+            (1.0, 210.0),
+            (1.0, 700.0),
+            (1.0, 800.0),
+        ],
+        &[20.0; 5],
+    );
+    let f = analyze("m", &steps, None);
+    assert_eq!((knee(&f).step, knee(&f).reference.step), (4, 1));
+}
+
+#[test]
+fn not_enough_samples_names_the_step() {
+    let mut steps = ladder(&[1, 2, 4, 8, 16], &[(1.0, 200.0); 5], &[20.0; 5]);
+    steps[4].succeeded = 12;
+    let f = analyze("m", &steps, None);
+    assert_eq!(
+        f.knee,
+        KneeFinding::NotEnoughSamples {
+            step: 5,
+            concurrency: 16,
+            n: 12,
+            needed: 20
+        }
+    );
+    assert_eq!(
+        f.sentences()[0],
+        "Knee: not enough samples (the 16-stream step has 12 successful requests; need ≥ 20)."
+    );
+    // All errors at a step: no TTFT at all.
+    steps[4].succeeded = 0;
+    steps[4].ttft_p90_ms = None;
+    assert_eq!(
+        analyze("m", &steps, None).knee,
+        KneeFinding::NotEnoughSamples {
+            step: 5,
+            concurrency: 16,
+            n: 0,
+            needed: 20
+        }
+    );
+    // Exactly 20 is enough.
+    steps[4].succeeded = 20;
+    steps[4].ttft_p90_ms = Some(200.0);
+    assert!(matches!(
+        analyze("m", &steps, None).knee,
+        KneeFinding::None { .. }
+    ));
+    let empty = analyze("m", &[], None);
+    assert_eq!(
+        (empty.knee.clone(), empty.wall.clone()),
+        (KneeFinding::NoSteps, WallFinding::None)
+    );
+    assert_eq!(empty.sentences(), vec!["No steps to analyze.".to_string()]);
+}
+
+#[test]
+fn estimated_cap_matches_little_law_on_md_c_ladder() {
+    // M/D/c-like closed loop, cap 16, service 2 s (TTFT 200 ms + decode 1.8 s). Above the cap
+    // X = 8 rps and E2E = N / X; measured rps 5% low and E2E 100 ms high (ramp effects).
+    let conc = [4u32, 8, 12, 16, 24, 32];
+    let steps: Vec<StepSummary> = conc
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let x = f64::from(c.min(16)) / 2.0;
+            let e2e = f64::from(c) / x * 1000.0;
+            let wait = e2e - 2000.0;
+            let mut s = row(i as u32 + 1, c, (200.0 + wait, 210.0 + 3.0 * wait), 10.0);
+            s.ttft_mean_ms = Some(200.0 + wait);
+            s.rps = x * 0.95;
+            s.e2e_mean_ms = Some(e2e + 100.0);
+            s
+        })
+        .collect();
+    let k = knee(&analyze("m", &steps, None)).clone();
+    assert_eq!(
+        (k.concurrency, k.max_clean_concurrency, k.kind),
+        (24, 16, KneeKind::Queueing)
+    );
+    let cap = k.estimated_cap.unwrap();
+    assert!((cap - 16.0).abs() <= 1.6, "K̂ = {cap}");
+}
+
+#[test]
+fn rate_limited_knee_when_429s_at_the_knee_step() {
+    let mut steps = ladder(
+        &[1, 2, 4],
+        &[(1.0, 200.0), (1.0, 210.0), (1.0, 900.0)],
+        &[20.0; 3],
+    );
+    steps[2].err_429 = 5;
+    let f = analyze("m", &steps, None);
+    assert_eq!(
+        (knee(&f).kind, knee(&f).rate_429),
+        (KneeKind::RateLimited, 0.05)
+    );
+    assert!(f.sentences()[0].starts_with("TTFT knee in (2, 4]: rate-limited, 5.0% 429s"));
+}
+
+fn wall_extras(first_429: &[u64], tokens: &[u64], requests: &[u64]) -> Vec<StepExtras> {
+    (0..first_429.len())
+        .map(|i| StepExtras {
+            first_attempt_429: first_429[i],
+            limit_tokens: tokens[i],
+            limit_requests: requests[i],
+            quota_errors: 0,
+        })
+        .collect()
+}
+
+#[test]
+fn wall_at_the_first_persistent_step_with_kind() {
+    let mut steps = ladder(&[5, 10, 20, 40], &[(1.0, 200.0); 4], &[20.0; 4]);
+    for s in &mut steps {
+        s.attempted = 200;
+    }
+    steps[2].tpm_total = 1_900_000.0;
+    steps[2].rps = 12.0;
+    // Step 2: 1 (< 3); step 3: 8/200 = 4%; step 4: 40. Retries hid them from err_429.
+    let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 6, 30], &[0, 1, 1, 2]);
+    let f = analyze("m", &steps, Some(&extras));
+    assert_eq!(
+        f.wall,
+        WallFinding::Wall {
+            step: 3,
+            concurrency: 20,
+            count_429: 8,
+            rate_429: 0.04,
+            kind: Some(LimitKind::Tokens),
+            tpm_total_at_wall: 1_900_000.0,
+            rps_at_wall: 12.0,
+        }
+    );
+    assert_eq!((f.wall.step(), f.wall_concurrency()), (Some(3), Some(20)));
+    assert_eq!(
+        f.sentences()[1],
+        "Rate-limit wall at 20 streams: 4.0% of requests got 429 (token limit; ≈ 1.9M tokens/min at the wall)."
+    );
+    // Request hints win: request limit, RPM shown.
+    let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 1, 1], &[0, 0, 5, 9]);
+    let f = analyze("m", &steps, Some(&extras));
+    assert!(matches!(
+        f.wall,
+        WallFinding::Wall {
+            kind: Some(LimitKind::Requests),
+            ..
+        }
+    ));
+    assert!(f.sentences()[1].ends_with("(request limit; ≈ 720 requests/min at the wall)."));
+    // No hints: kind unknown. 2 429s in 100 attempts is 2% but fewer than 3: not a wall step.
+    let extras = wall_extras(&[0, 2, 8, 40], &[0; 4], &[0; 4]);
+    steps[1].attempted = 100;
+    let f = analyze("m", &steps, Some(&extras));
+    assert!(matches!(
+        f.wall,
+        WallFinding::Wall {
+            step: 3,
+            kind: None,
+            ..
+        }
+    ));
+    assert!(
+        f.sentences()[1]
+            .contains("limit kind unknown; ≈ 1.9M tokens/min and 720 requests/min at the wall"),
+        "{:?}",
+        f.sentences()
+    );
+    // 3 429s in 400 attempts is below 1%: the wall moves to step 4.
+    steps[2].attempted = 400;
+    let extras = wall_extras(&[0, 0, 3, 40], &[0; 4], &[0; 4]);
+    assert_eq!(analyze("m", &steps, Some(&extras)).wall.step(), Some(4));
+}
+
+#[test]
+fn isolated_429s_and_quota_errors_are_not_a_wall() {
+    let mut steps = ladder(&[1, 2, 4, 8], &[(1.0, 200.0); 4], &[20.0; 4]);
+    steps[1].err_429 = 1;
+    steps[2].err_429 = 2;
+    let f = analyze("m", &steps, None);
+    assert_eq!(f.wall, WallFinding::IsolatedRateLimits { total: 3 });
+    assert_eq!(
+        f.sentences()[1],
+        "Isolated 429s (3 in total); no rate-limit wall."
+    );
+    // A wall-sized burst that does not persist is isolated too.
+    steps[1].err_429 = 10;
+    steps[2].err_429 = 0;
+    assert_eq!(
+        analyze("m", &steps, None).wall,
+        WallFinding::IsolatedRateLimits { total: 10 }
+    );
+    // Quota errors: no wall, a note instead.
+    steps[1].err_429 = 0;
+    let extras: Vec<StepExtras> = (0..4)
+        .map(|i| StepExtras {
+            quota_errors: 25 * i,
+            ..StepExtras::default()
+        })
+        .collect();
+    let f = analyze("m", &steps, Some(&extras));
+    assert_eq!(f.wall, WallFinding::None);
+    assert_eq!(f.notes.len(), 1);
+    assert!(f.notes[0].starts_with("150 requests failed with quota errors"));
+    assert_eq!(f.sentences().last(), Some(&f.notes[0]));
+}
+
+#[test]
+fn mismatched_extras_are_ignored_with_a_note() {
+    let mut steps = ladder(&[1, 2], &[(1.0, 200.0); 2], &[20.0; 2]);
+    steps[1].err_429 = 4;
+    let extras = [StepExtras::default()];
+    let f = analyze("m", &steps, Some(&extras));
+    assert!(f.notes[0].contains("1 entries for 2 steps"));
+    assert_eq!(f.wall.step(), Some(2));
+}
+
+#[test]
+fn efficiency_is_relative_per_stream_throughput_and_steps_are_sorted() {
+    let mut steps = ladder(&[4, 8, 16, 32], &[(1.0, 200.0); 4], &[20.0; 4]);
+    steps[3].tpm = 16_000.0;
+    steps.reverse();
+    let f = analyze("m", &steps, None);
+    let eff: Vec<(u32, Option<f64>)> = f
+        .efficiency
+        .iter()
+        .map(|e| (e.step, e.throughput_efficiency))
+        .collect();
+    assert_eq!(
+        eff,
+        vec![
+            (1, Some(1.0)),
+            (2, Some(1.0)),
+            (3, Some(1.0)),
+            (4, Some(0.5))
+        ]
+    );
+    // First step without throughput: efficiency undefined, not NaN.
+    let mut zero = ladder(&[1, 2], &[(1.0, 200.0); 2], &[20.0; 2]);
+    zero[0].tpm = 0.0;
+    assert!(analyze("m", &zero, None)
+        .efficiency
+        .iter()
+        .all(|e| e.throughput_efficiency.is_none()));
+}
+
+#[test]
+fn extras_from_records_groups_by_model_and_step() {
+    let rec = |model: &str, step, first_429, kind, class| RequestRecord {
+        model: model.into(),
+        step,
+        first_attempt_429: first_429,
+        limit_kind: kind,
+        error_class: class,
+        ..RequestRecord::default()
+    };
+    let records = [
+        rec("a", 1, false, None, None),
+        rec("a", 2, true, Some(LimitKind::Tokens), None),
+        rec(
+            "a",
+            2,
+            true,
+            Some(LimitKind::Tokens),
+            Some(ErrorClass::Http429),
+        ),
+        rec(
+            "a",
+            2,
+            true,
+            Some(LimitKind::Requests),
+            Some(ErrorClass::Http429),
+        ),
+        rec("a", 2, false, None, Some(ErrorClass::Quota)),
+        rec("b", 2, true, None, Some(ErrorClass::Http429)),
+    ];
+    let map = extras_from_records(&records);
+    assert_eq!(map.len(), 3);
+    assert_eq!(map[&("a".to_string(), 1)], StepExtras::default());
+    assert_eq!(
+        map[&("a".to_string(), 2)],
+        StepExtras {
+            first_attempt_429: 3,
+            limit_requests: 1,
+            limit_tokens: 2,
+            quota_errors: 1
+        }
+    );
+    assert_eq!(map[&("b".to_string(), 2)].first_attempt_429, 1);
+}
+
+#[test]
+fn findings_serialize_with_a_status_tag() {
+    let steps = ladder(&[1, 2], &[(1.0, 200.0), (1.0, 900.0)], &[20.0; 2]);
+    let json = serde_json::to_value(analyze("m", &steps, None)).unwrap();
+    assert_eq!(json["knee"]["status"], "knee");
+    assert_eq!(json["knee"]["kind"], "queueing");
+    assert_eq!(json["wall"]["status"], "none");
+    let back: ModelFindings = serde_json::from_value(json).unwrap();
+    assert_eq!(back.knee.step(), Some(2));
+}
+
+#[test]
+fn self_check_flags_a_busy_client_and_light_load_only() {
+    let mut busy = StepSummary {
+        concurrency: 50,
+        attempted: 500,
+        succeeded: 500,
+        client_cpu_pct: Some(97.0),
+        loop_lag_p99_ms: Some(12.0),
+        achieved_concurrency: Some(20.0),
+        ..StepSummary::default()
+    };
+    let notes = self_check_notes(&[&busy]);
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0].contains("client CPU 97%"));
+    assert!(notes[1].contains("12.0 ms late"));
+    assert!(notes[2].contains("20.0 requests were in flight"));
+    busy.client_cpu_pct = Some(40.0);
+    busy.loop_lag_p99_ms = Some(0.4);
+    busy.achieved_concurrency = Some(49.0);
+    assert!(self_check_notes(&[&busy]).is_empty());
+    // Too few requests to judge the achieved concurrency.
+    busy.attempted = 60;
+    busy.succeeded = 60;
+    busy.achieved_concurrency = Some(10.0);
+    assert!(self_check_notes(&[&busy]).is_empty());
+    // Mostly fast failures (a wrong key): not a client bottleneck.
+    busy.attempted = 500;
+    busy.succeeded = 10;
+    assert!(self_check_notes(&[&busy]).is_empty());
+}

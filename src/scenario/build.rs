@@ -1,0 +1,486 @@
+//! Validation: turns the raw serde shape into a `Scenario`, filling defaults, reading prompt
+//! files next to the scenario, and rejecting what cannot run with an error that names the field
+//! and the fix.
+
+use super::errors::{did_you_mean, looks_secret, Ctx};
+use super::interpolate::{Interpolated, Sub};
+use super::lines::locate_span;
+use super::raw::{dur_or, pos, RawGates, RawLoad, RawRequest, RawRetry, RawScenario, RawTarget};
+use super::{
+    Api, Budget, Endpoint, Gates, Header, Limits, Load, RequestSpec, RetryPolicy, Scenario,
+    ScenarioError, Secret, Slo, Target, Timeouts,
+};
+use crate::record::ErrorClass;
+use serde_yaml::Value as Yaml;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
+macro_rules! bail {
+    ($cx:expr, $path:expr, $($msg:tt)+) => {
+        return Err($cx.err($path, format!($($msg)+)))
+    };
+}
+
+pub(super) fn build(
+    cx: &Ctx,
+    raw: RawScenario,
+    interp: &Interpolated,
+) -> Result<Scenario, ScenarioError> {
+    let Some(name) = raw.name else {
+        bail!(
+            cx,
+            "name",
+            "missing; add e.g. `name: {}` (used for file names)",
+            slugify(cx.file)
+        )
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '-'))
+    {
+        let fix = slugify(Path::new(&name));
+        bail!(
+            cx,
+            "name",
+            "`{name}` is not allowed; use a-z, 0-9 and -, e.g. `{fix}`"
+        )
+    }
+    let limits = raw.limits.map_or_else(Limits::default, |l| Limits {
+        concurrency: pos(l.concurrency),
+        rpm: pos(l.rpm),
+        tpm: pos(l.tpm),
+    });
+    let slo = raw.slo.map_or_else(Slo::default, |s| Slo {
+        ttft: s.ttft.map(|d| d.0),
+        tpot: s.tpot.map(|d| d.0),
+        e2e: s.e2e.map(|d| d.0),
+    });
+    Ok(Scenario {
+        path: cx.file.to_path_buf(),
+        name,
+        description: raw.description.filter(|d| !d.trim().is_empty()),
+        target: build_target(cx, raw.target, interp)?,
+        request: build_request(cx, raw.request)?,
+        load: build_load(cx, raw.load)?,
+        retry: build_retry(cx, raw.retry)?,
+        gates: build_gates(raw.gates),
+        slo,
+        limits,
+        fingerprint: String::new(),
+        extra: raw.extra.unwrap_or_default(),
+    })
+}
+
+/// `Support Chat.yaml` -> `support-chat`.
+fn slugify(file: &Path) -> String {
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let s: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    s.split('-')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+fn build_target(
+    cx: &Ctx,
+    raw: Option<RawTarget>,
+    interp: &Interpolated,
+) -> Result<Target, ScenarioError> {
+    let Some(t) = raw else {
+        bail!(
+            cx,
+            "target",
+            "missing; e.g. target: {{base_url: https://api.openai.com/v1, models: [gpt-4o]}}"
+        )
+    };
+    let api = match t.api.as_deref() {
+        None | Some("openai-chat") => Api::OpenAiChat,
+        Some("openai-completions") => Api::OpenAiCompletions,
+        Some("anthropic-messages") => Api::AnthropicMessages,
+        Some(other) => {
+            let names = ["openai-chat", "openai-completions", "anthropic-messages"];
+            let hint = did_you_mean(other, &names);
+            bail!(
+                cx,
+                "target.api",
+                "unknown api `{other}`{hint}; use one of {}",
+                names.join(", ")
+            )
+        }
+    };
+    let endpoint = match (t.base_url.filter(|u| !u.trim().is_empty()), t.sim) {
+        (Some(_), Some(_)) => {
+            bail!(
+                cx,
+                "target.sim",
+                "both base_url and sim are set; keep one (sim: runs the embedded simulator)"
+            )
+        }
+        (None, None) => {
+            bail!(
+                cx,
+                "target",
+                "no endpoint; add base_url: https://... or sim: {{}} (the embedded simulator)"
+            )
+        }
+        (Some(url), None) => Endpoint::Url(check_url(cx, &url)?),
+        (None, Some(params)) => {
+            let params = params.unwrap_or_default();
+            if let Err(e) = params.validate() {
+                return Err(cx.err("target.sim", e));
+            }
+            Endpoint::Sim(params)
+        }
+    };
+    let api_key = t
+        .api_key
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty());
+    let models = match (t.models, t.model) {
+        (Some(_), Some(_)) => bail!(
+            cx,
+            "target.model",
+            "both model and models are set; keep one"
+        ),
+        (Some(m), None) => m,
+        (None, Some(m)) => vec![m],
+        (None, None) => {
+            bail!(
+                cx,
+                "target.models",
+                "missing; list the models, e.g. models: [gpt-4o]"
+            )
+        }
+    };
+    if models.is_empty() {
+        bail!(
+            cx,
+            "target.models",
+            "the list is empty; list at least one model, e.g. models: [gpt-4o]"
+        )
+    }
+    for (i, m) in models.iter().enumerate() {
+        if m.trim().is_empty() || models[..i].contains(m) {
+            bail!(
+                cx,
+                "target.models",
+                "`{m}` is empty or listed twice; list each model once"
+            )
+        }
+    }
+    let span = locate_span(cx.text, &["target", "headers"]).filter(|s| s.2);
+    let mut headers = Vec::new();
+    for (name, value) in t.headers.unwrap_or_default() {
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            bail!(
+                cx,
+                &format!("target.headers.{name}"),
+                "`{name}` is not a valid HTTP header name"
+            )
+        }
+        if reqwest::header::HeaderValue::from_str(&value).is_err() {
+            bail!(
+                cx,
+                &format!("target.headers.{name}"),
+                "the value has line breaks or control characters"
+            )
+        }
+        let interpolated = span.is_some_and(|(start, end, _)| {
+            let inside = |s: &&Sub| (start..=end).contains(&s.line) && !s.value.is_empty();
+            interp
+                .subs
+                .iter()
+                .filter(inside)
+                .any(|s| value.contains(&s.value))
+        });
+        let secret = looks_secret(&name) || interpolated;
+        headers.push(Header {
+            name,
+            value: Secret::new(value),
+            secret,
+        });
+    }
+    let (d, rt) = (Timeouts::default(), t.timeouts.unwrap_or_default());
+    let timeouts = Timeouts {
+        connect: dur_or(rt.connect, d.connect),
+        first_token: dur_or(rt.first_token, d.first_token),
+        idle: dur_or(rt.idle, d.idle),
+        total: dur_or(rt.total, d.total),
+    };
+    let named = [
+        ("connect", timeouts.connect),
+        ("first_token", timeouts.first_token),
+    ];
+    for (key, v) in named
+        .into_iter()
+        .chain([("idle", timeouts.idle), ("total", timeouts.total)])
+    {
+        if v.is_zero() {
+            bail!(
+                cx,
+                &format!("target.timeouts.{key}"),
+                "a timeout of 0 fails every request; write e.g. 30s"
+            )
+        }
+    }
+    let api_key = api_key.map(Secret::new);
+    Ok(Target {
+        api,
+        endpoint,
+        api_key,
+        models,
+        headers,
+        timeouts,
+    })
+}
+
+fn check_url(cx: &Ctx, url: &str) -> Result<String, ScenarioError> {
+    let trimmed = url.trim().trim_end_matches('/');
+    // A URL with user:password@ is never echoed.
+    let shown = if trimmed.contains('@') {
+        "the URL".into()
+    } else {
+        format!("`{trimmed}`")
+    };
+    match reqwest::Url::parse(trimmed) {
+        Err(e) => {
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} is not a URL ({e}); e.g. https://api.x.com/v1"
+            )
+        }
+        Ok(u) if !matches!(u.scheme(), "http" | "https") => {
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} must start with http:// or https://"
+            )
+        }
+        Ok(u) if u.query().is_some() || u.fragment().is_some() => {
+            bail!(
+                cx,
+                "target.base_url",
+                "{shown} must not contain `?` or `#` (paths are appended)"
+            )
+        }
+        Ok(_) => Ok(trimmed.to_string()),
+    }
+}
+
+/// Reads a prompt/system file relative to the scenario's directory.
+fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), ScenarioError> {
+    let path = cx.file.parent().unwrap_or(Path::new("")).join(rel);
+    let shown = path.display();
+    match std::fs::read_to_string(&path) {
+        Err(e) => bail!(
+            cx,
+            &format!("request.{key}"),
+            "cannot read {shown} ({e}); the path is relative to the scenario file"
+        ),
+        Ok(t) if t.trim().is_empty() => {
+            bail!(
+                cx,
+                &format!("request.{key}"),
+                "{shown} is empty; put the text to send in it"
+            )
+        }
+        Ok(t) => Ok((path, t)),
+    }
+}
+
+fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, ScenarioError> {
+    let Some(r) = raw else {
+        bail!(
+            cx,
+            "request",
+            "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
+        )
+    };
+    let Some(pf) = r.prompt_file.filter(|p| !p.trim().is_empty()) else {
+        bail!(
+            cx,
+            "request.prompt_file",
+            "missing; put the prompt in a file, e.g. prompt_file: prompts/support.txt"
+        )
+    };
+    let (prompt_file, prompt) = read_text(cx, "prompt_file", &pf)?;
+    let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
+        Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
+        None => (None, None),
+    };
+    if let Some(t) = r.temperature.filter(|t| !t.is_finite() || *t < 0.0) {
+        bail!(
+            cx,
+            "request.temperature",
+            "{t} is not allowed; write 0 or more, e.g. 0.7"
+        )
+    }
+    let extra_body = match r.extra_body {
+        None | Some(Yaml::Null) => serde_json::Map::new(),
+        Some(v @ Yaml::Mapping(_)) => match serde_json::to_value(&v) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => serde_json::Map::new(),
+            Err(e) => bail!(cx, "request.extra_body", "cannot turn it into JSON: {e}"),
+        },
+        Some(_) => {
+            bail!(
+                cx,
+                "request.extra_body",
+                "must be a mapping, e.g. extra_body: {{seed: 1}}"
+            )
+        }
+    };
+    let max_tokens = pos(r.max_tokens).unwrap_or(256);
+    let temperature = r.temperature;
+    Ok(RequestSpec {
+        prompt,
+        prompt_file,
+        system,
+        system_file,
+        max_tokens,
+        temperature,
+        extra_body,
+    })
+}
+
+fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
+    let Some(l) = raw else {
+        bail!(
+            cx,
+            "load",
+            "missing; add e.g. load: {{ladder: [1, 2, 4, 8], requests_per_step: 100}}"
+        )
+    };
+    let ladder: Vec<u32> = l
+        .ladder
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    if ladder.is_empty() {
+        bail!(
+            cx,
+            "load.ladder",
+            "the ladder is empty; list at least one concurrency, e.g. ladder: [5, 10, 20]"
+        )
+    }
+    if let Some(w) = ladder.windows(2).find(|w| w[1] <= w[0]) {
+        bail!(
+            cx,
+            "load.ladder",
+            "steps must increase ({} after {}), e.g. ladder: [5, 10, 20]",
+            w[1],
+            w[0]
+        )
+    }
+    let chosen: Vec<(&str, Budget)> = [
+        (
+            "requests_per_step",
+            pos(l.requests_per_step).map(Budget::RequestsPerStep),
+        ),
+        (
+            "requests_per_worker",
+            pos(l.requests_per_worker).map(Budget::RequestsPerWorker),
+        ),
+        ("duration", l.duration.map(|d| Budget::Duration(d.0))),
+    ]
+    .into_iter()
+    .filter_map(|(k, b)| b.map(|b| (k, b)))
+    .collect();
+    let budget = match chosen.as_slice() {
+        [] => Budget::RequestsPerStep(100),
+        [(_, b)] => *b,
+        [(a, _), (b, _), ..] => bail!(
+            cx,
+            &format!("load.{b}"),
+            "both `{a}` and `{b}` are set; a step ends one way: keep one"
+        ),
+    };
+    if budget == Budget::Duration(Duration::ZERO) {
+        bail!(
+            cx,
+            "load.duration",
+            "a step of 0s measures nothing; write e.g. duration: 60s"
+        )
+    }
+    let top = ladder.iter().copied().max().unwrap_or(1);
+    if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(top)) {
+        bail!(
+            cx,
+            "load.requests_per_step",
+            "fewer requests than the {top} streams of the top step; write at least {top}"
+        )
+    }
+    Ok(Load {
+        ladder,
+        budget,
+        warmup_requests: l.warmup_requests.unwrap_or(0),
+        ramp_up: dur_or(l.ramp_up, Duration::ZERO),
+        pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
+    })
+}
+
+fn build_retry(cx: &Ctx, raw: Option<RawRetry>) -> Result<RetryPolicy, ScenarioError> {
+    let d = RetryPolicy::default();
+    let Some(r) = raw else { return Ok(d) };
+    let mut retry_on = Vec::new();
+    for n in r.retry_on.as_deref().unwrap_or_default() {
+        let all: Vec<&str> = ErrorClass::ALL.iter().map(|c| c.as_str()).collect();
+        match (n.parse::<ErrorClass>(), did_you_mean(n, &all)) {
+            (Ok(class), _) => retry_on.push(class),
+            (Err(e), hint) if hint.is_empty() => bail!(cx, "retry.retry_on", "{e}"),
+            (Err(_), hint) => bail!(cx, "retry.retry_on", "unknown error class `{n}`{hint}"),
+        }
+    }
+    let p = RetryPolicy {
+        max_attempts: pos(r.max_attempts).unwrap_or(d.max_attempts),
+        initial_backoff: dur_or(r.initial_backoff, d.initial_backoff),
+        max_backoff: dur_or(r.max_backoff, d.max_backoff),
+        max_retry_after: dur_or(r.max_retry_after, d.max_retry_after),
+        retry_on: if r.retry_on.is_some() {
+            retry_on
+        } else {
+            d.retry_on
+        },
+    };
+    if p.initial_backoff > p.max_backoff {
+        bail!(
+            cx,
+            "retry.initial_backoff",
+            "is longer than max_backoff; make max_backoff at least as long"
+        )
+    }
+    Ok(p)
+}
+
+fn build_gates(raw: Option<RawGates>) -> Gates {
+    let mut g = Gates::default();
+    let Some(r) = raw else { return g };
+    let pairs = [
+        (&mut g.ttft, r.ttft),
+        (&mut g.tpot, r.tpot),
+        (&mut g.itl, r.itl),
+        (&mut g.e2e, r.e2e),
+    ];
+    for (gate, over) in pairs {
+        if let Some(o) = over {
+            gate.p90 = o.p90.map_or(gate.p90, |f| f.0);
+            gate.p99 = o.p99.map_or(gate.p99, |f| f.0);
+            gate.floor_ms = o
+                .floor
+                .map_or(gate.floor_ms, |d| d.0.as_secs_f64() * 1000.0);
+        }
+    }
+    g.error_rate = r.error_rate.map_or(g.error_rate, |f| f.0);
+    g.throughput = r.throughput.map_or(g.throughput, |f| f.0);
+    g
+}

@@ -1,0 +1,62 @@
+//! The loading pipeline: read the file, expand `${VAR}`, note which values are secrets, parse
+//! the raw shape, validate it into a `Scenario` and stamp the workload fingerprint. Each stage
+//! lives in its own sibling module; this one only sequences them.
+
+use super::build::build;
+use super::errors::{looks_secret, Ctx};
+use super::interpolate::interpolate;
+use super::lines::path_at_line;
+use super::normalize::{fingerprint_of, workload_yaml};
+use super::raw::RawScenario;
+use super::{Scenario, ScenarioError};
+use std::path::Path;
+
+/// Reads and validates a scenario file; `${VAR}` comes from the process environment.
+pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_str(&text, path, &|name| std::env::var(name).ok())
+}
+
+/// Validates scenario text as if read from `path` (prompt files are resolved next to it).
+pub fn load_str(
+    text: &str,
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Scenario, ScenarioError> {
+    let interp = interpolate(text, env).map_err(|(line, message)| {
+        let cx = Ctx {
+            file: path,
+            text,
+            secrets: Vec::new(),
+        };
+        cx.err_at(Some(line), path_at_line(text, line), message)
+    })?;
+    let mut cx = Ctx {
+        file: path,
+        text: &interp.text,
+        secrets: Vec::new(),
+    };
+    for sub in &interp.subs {
+        let at = path_at_line(text, sub.line);
+        if looks_secret(&sub.var)
+            || at.starts_with("target.api_key")
+            || at.starts_with("target.headers")
+        {
+            cx.secrets.push(sub.value.clone());
+        }
+    }
+    let blank = |l: &str| matches!(l.trim(), "" | "---") || l.trim().starts_with('#');
+    if interp.text.lines().all(blank) {
+        let msg = "the file is empty; a scenario needs name, target, request and load";
+        return Err(cx.err_at(None, String::new(), msg.into()));
+    }
+    let raw: RawScenario = serde_yaml::from_str(&interp.text).map_err(|e| cx.yaml_err(&e))?;
+    cx.secrets
+        .extend(raw.target.as_ref().and_then(|t| t.api_key.clone()));
+    let mut s = build(&cx, raw, &interp)?;
+    s.fingerprint = fingerprint_of(&workload_yaml(&s));
+    Ok(s)
+}

@@ -1,0 +1,301 @@
+//! Scenario files: YAML -> validated `Scenario` (interpolation, human durations, relative paths,
+//! errors that name file, line and field) and the workload fingerprint that baselines record.
+//!
+//! Layout: this file holds the public types and re-exports the public functions. `loading`
+//! runs the pipeline (interpolate, parse, validate, fingerprint); `interpolate` expands
+//! `${VAR}`; `raw` is the file's serde shape; `build` validates it into a `Scenario`; `errors`
+//! and `lines` turn problems into located, redacted messages; `normalize` writes the canonical
+//! YAML that runs and baselines record.
+
+use crate::record::ErrorClass;
+use crate::sim::SimParams;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod build;
+mod errors;
+mod interpolate;
+mod lines;
+mod loading;
+mod normalize;
+mod raw;
+#[cfg(test)]
+mod tests;
+
+pub use loading::{load, load_str};
+pub use normalize::{normalized_yaml, workload_yaml};
+
+/// A secret (API key, secret header value). Never printed: `Debug`/`Display` show `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Secret(value.into())
+    }
+    /// The raw value, for the one place that puts it on the wire.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    /// `sk-…a1b2`: enough to tell keys apart, never enough to use one.
+    pub fn masked(&self) -> String {
+        let chars: Vec<char> = self.0.chars().collect();
+        if chars.len() <= 8 {
+            return "…".into();
+        }
+        let head: String = chars[..3].iter().collect();
+        let tail: String = chars[chars.len() - 4..].iter().collect();
+        format!("{head}…{tail}")
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+impl std::fmt::Display for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// `POST {base_url}/chat/completions`
+    OpenAiChat,
+    /// `POST {base_url}/completions`
+    OpenAiCompletions,
+    /// `POST {base_url}/messages`
+    AnthropicMessages,
+}
+
+impl Api {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::OpenAiChat => "openai-chat",
+            Api::OpenAiCompletions => "openai-completions",
+            Api::AnthropicMessages => "anthropic-messages",
+        }
+    }
+}
+
+/// Where requests go.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per scenario: boxing buys nothing
+pub enum Endpoint {
+    /// A real server, e.g. `https://api.openai.com/v1` (no trailing slash).
+    Url(String),
+    /// The embedded simulator, started in-process on 127.0.0.1 with a random port.
+    Sim(SimParams),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    pub first_token: Duration,
+    pub idle: Duration,
+    pub total: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_token: Duration::from_secs(60),
+            idle: Duration::from_secs(30),
+            total: Duration::from_secs(300),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub api: Api,
+    pub endpoint: Endpoint,
+    pub api_key: Option<Secret>,
+    pub models: Vec<String>,
+    /// Extra headers; values that came from `${VAR}` interpolation or whose name looks like a
+    /// credential (authorization, *key*, *token*, *secret*) are `secret: true`.
+    pub headers: Vec<Header>,
+    pub timeouts: Timeouts,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    pub name: String,
+    pub value: Secret,
+    pub secret: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    /// Prompt text (read from `prompt_file`).
+    pub prompt: String,
+    pub prompt_file: PathBuf,
+    pub system: Option<String>,
+    pub system_file: Option<PathBuf>,
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+    /// Merged into the JSON body last (may override anything).
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+/// How much work a step does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Budget {
+    /// Total requests per step, shared by the step's workers.
+    RequestsPerStep(u64),
+    /// Requests each worker sends per step.
+    RequestsPerWorker(u64),
+    /// Workers keep sending until this much time has passed (in-flight requests finish).
+    Duration(Duration),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Load {
+    /// Concurrency per step, each ≥ 1.
+    pub ladder: Vec<u32>,
+    pub budget: Budget,
+    /// Per step, sent before measuring, not recorded.
+    pub warmup_requests: u32,
+    /// Spread the workers' first requests evenly over this time.
+    pub ramp_up: Duration,
+    pub pause_between_steps: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// 1 = no retries (the default: 429s are measured, not hidden).
+    pub max_attempts: u32,
+    pub initial_backoff: Duration,
+    pub max_backoff: Duration,
+    /// Longest `Retry-After` honoured.
+    pub max_retry_after: Duration,
+    pub retry_on: Vec<ErrorClass>,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 1,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+            retry_on: vec![ErrorClass::Http429, ErrorClass::Http5xx],
+        }
+    }
+}
+
+/// Relative thresholds are fractions (10% = 0.10).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricGate {
+    pub p90: f64,
+    pub p99: f64,
+    pub floor_ms: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gates {
+    pub ttft: MetricGate,
+    pub tpot: MetricGate,
+    pub itl: MetricGate,
+    pub e2e: MetricGate,
+    /// Percentage points, as a fraction (1pp = 0.01).
+    pub error_rate: f64,
+    /// Relative drop of TPM/RPS that counts as a regression (0.10).
+    pub throughput: f64,
+}
+
+impl Default for Gates {
+    fn default() -> Self {
+        Gates {
+            ttft: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 50.0,
+            },
+            tpot: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 1.0,
+            },
+            itl: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 1.0,
+            },
+            e2e: MetricGate {
+                p90: 0.10,
+                p99: 0.20,
+                floor_ms: 100.0,
+            },
+            error_rate: 0.01,
+            throughput: 0.10,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Slo {
+    pub ttft: Option<Duration>,
+    pub tpot: Option<Duration>,
+    pub e2e: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    pub concurrency: Option<u32>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// The file it was loaded from.
+    pub path: PathBuf,
+    /// `[a-z0-9-]`, used for file names.
+    pub name: String,
+    pub description: Option<String>,
+    pub target: Target,
+    pub request: RequestSpec,
+    pub load: Load,
+    pub retry: RetryPolicy,
+    pub gates: Gates,
+    pub slo: Slo,
+    pub limits: Limits,
+    /// Hex SHA-256 (first 16 hex digits) of the normalized workload (see `workload_yaml`).
+    pub fingerprint: String,
+    /// Extra key/values for the record (unused by the runner).
+    pub extra: BTreeMap<String, String>,
+}
+
+/// Why a scenario could not be loaded: `scenarios/x.yaml:12: load.ladder: what is wrong; fix`.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{}: cannot read the scenario file: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `line` is 1-based; `field` a dotted path such as `load.ladder` (empty if none applies).
+    #[error("{}", show(.file, .line, .field, .message))]
+    Invalid {
+        file: PathBuf,
+        line: Option<usize>,
+        field: String,
+        message: String,
+    },
+}
+
+fn show(file: &Path, line: &Option<usize>, field: &str, message: &str) -> String {
+    let line = line.map(|l| format!(":{l}")).unwrap_or_default();
+    let field = if field.is_empty() {
+        String::new()
+    } else {
+        format!(" {field}:")
+    };
+    format!("{}{line}:{field} {message}", file.display())
+}

@@ -1,0 +1,237 @@
+//! Output YAML: the canonical workload (what the client sends and what changes the numbers)
+//! whose hash is the fingerprint, and the whole normalized scenario written into run
+//! directories. Both are deterministic and have every secret replaced.
+
+use super::errors::redact;
+use super::{Budget, Endpoint, MetricGate, Scenario};
+use serde_yaml::{Mapping, Value as Yaml};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use std::time::Duration;
+
+/// First 16 hex digits of SHA-256 of `text`.
+pub(super) fn fingerprint_of(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+const REDACTED: &str = "***redacted***";
+
+fn map<'a>(entries: impl IntoIterator<Item = (&'a str, Yaml)>) -> Yaml {
+    Yaml::Mapping(
+        entries
+            .into_iter()
+            .map(|(k, v)| (Yaml::from(k), v))
+            .collect::<Mapping>(),
+    )
+}
+
+fn opt<T: Into<Yaml>>(v: Option<T>) -> Yaml {
+    v.map_or(Yaml::Null, Into::into)
+}
+
+fn dur(d: Duration) -> Yaml {
+    Yaml::from(crate::duration::format(d))
+}
+
+/// JSON -> YAML with every object's keys sorted, so the output never depends on input order.
+fn json_sorted(v: &serde_json::Value) -> Yaml {
+    use serde_json::Value as J;
+    match v {
+        J::Object(o) => {
+            let mut keys: Vec<&String> = o.keys().collect();
+            keys.sort();
+            Yaml::Mapping(
+                keys.into_iter()
+                    .map(|k| (Yaml::from(k.as_str()), json_sorted(&o[k])))
+                    .collect(),
+            )
+        }
+        J::Array(a) => Yaml::Sequence(a.iter().map(json_sorted).collect()),
+        other => serde_yaml::to_value(other).unwrap_or(Yaml::Null),
+    }
+}
+
+fn budget_entry(b: Budget) -> (&'static str, Yaml) {
+    match b {
+        Budget::RequestsPerStep(n) => ("requests_per_step", Yaml::from(n)),
+        Budget::RequestsPerWorker(n) => ("requests_per_worker", Yaml::from(n)),
+        Budget::Duration(d) => ("duration", dur(d)),
+    }
+}
+
+/// YAML text with the API key and secret header values replaced, wherever they were copied.
+fn render(v: &Yaml, s: &Scenario) -> String {
+    let text = serde_yaml::to_string(v).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
+    let secret_headers = s
+        .target
+        .headers
+        .iter()
+        .filter(|h| h.secret)
+        .map(|h| &h.value);
+    let secrets: Vec<String> = s
+        .target
+        .api_key
+        .iter()
+        .chain(secret_headers)
+        .map(|k| k.expose().to_string())
+        .collect();
+    redact(&text, &secrets, REDACTED)
+}
+
+/// Canonical YAML of exactly what the client sends and what changes the numbers: api, models,
+/// max_tokens, temperature, extra_body (sorted), ladder, budget, warmup, system and prompt text.
+/// Its hash is the fingerprint; `ladder diff` shows a unified diff of it when fingerprints differ.
+pub fn workload_yaml(s: &Scenario) -> String {
+    let r = &s.request;
+    let v = map([
+        ("api", Yaml::from(s.target.api.as_str())),
+        ("models", Yaml::from(s.target.models.clone())),
+        ("max_tokens", Yaml::from(r.max_tokens)),
+        ("temperature", opt(r.temperature)),
+        (
+            "extra_body",
+            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
+        ),
+        ("ladder", Yaml::from(s.load.ladder.clone())),
+        budget_entry(s.load.budget),
+        ("warmup_requests", Yaml::from(s.load.warmup_requests)),
+        ("system", opt(r.system.clone())),
+        ("prompt", Yaml::from(r.prompt.as_str())),
+    ]);
+    render(&v, s)
+}
+
+fn pct(f: f64, unit: &str) -> Yaml {
+    Yaml::from(format!("{}{unit}", (f * 100.0 * 1e6).round() / 1e6))
+}
+
+/// The whole scenario as run, defaults filled in and secrets replaced by `***redacted***`
+/// (written as `scenario.yaml` into run directories).
+pub fn normalized_yaml(s: &Scenario) -> String {
+    let (t, r, l, rt, g) = (&s.target, &s.request, &s.load, &s.retry, &s.gates);
+    let endpoint = match &t.endpoint {
+        Endpoint::Url(u) => ("base_url", Yaml::from(hide_userinfo(u))),
+        Endpoint::Sim(p) => ("sim", serde_yaml::to_value(p).unwrap_or(Yaml::Null)),
+    };
+    let headers = t.headers.iter().map(|h| {
+        (
+            h.name.as_str(),
+            Yaml::from(if h.secret { REDACTED } else { h.value.expose() }),
+        )
+    });
+    let to = &t.timeouts;
+    let timeouts = [
+        ("connect", to.connect),
+        ("first_token", to.first_token),
+        ("idle", to.idle),
+    ];
+    let timeouts = timeouts
+        .into_iter()
+        .chain([("total", to.total)])
+        .map(|(k, d)| (k, dur(d)));
+    let target = map([
+        ("api", Yaml::from(t.api.as_str())),
+        endpoint,
+        ("api_key", opt(t.api_key.as_ref().map(|_| REDACTED))),
+        ("models", Yaml::from(t.models.clone())),
+        ("headers", map(headers)),
+        ("timeouts", map(timeouts)),
+    ]);
+    let path = |p: &Path| Yaml::from(p.display().to_string());
+    let request = map([
+        ("prompt_file", path(&r.prompt_file)),
+        (
+            "system_file",
+            r.system_file.as_deref().map_or(Yaml::Null, path),
+        ),
+        ("max_tokens", Yaml::from(r.max_tokens)),
+        ("temperature", opt(r.temperature)),
+        (
+            "extra_body",
+            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
+        ),
+        ("system", opt(r.system.clone())),
+        ("prompt", Yaml::from(r.prompt.as_str())),
+    ]);
+    let load = map([
+        ("ladder", Yaml::from(l.ladder.clone())),
+        budget_entry(l.budget),
+        ("warmup_requests", Yaml::from(l.warmup_requests)),
+        ("ramp_up", dur(l.ramp_up)),
+        ("pause_between_steps", dur(l.pause_between_steps)),
+    ]);
+    let retry = map([
+        ("max_attempts", Yaml::from(rt.max_attempts)),
+        ("initial_backoff", dur(rt.initial_backoff)),
+        ("max_backoff", dur(rt.max_backoff)),
+        ("max_retry_after", dur(rt.max_retry_after)),
+        (
+            "retry_on",
+            Yaml::from(rt.retry_on.iter().map(|c| c.as_str()).collect::<Vec<_>>()),
+        ),
+    ]);
+    let gate = |m: &MetricGate| {
+        let floor = dur(Duration::from_secs_f64(m.floor_ms.max(0.0) / 1000.0));
+        map([
+            ("p90", pct(m.p90, "%")),
+            ("p99", pct(m.p99, "%")),
+            ("floor", floor),
+        ])
+    };
+    let gates = map([
+        ("ttft", gate(&g.ttft)),
+        ("tpot", gate(&g.tpot)),
+        ("itl", gate(&g.itl)),
+        ("e2e", gate(&g.e2e)),
+        ("error_rate", pct(g.error_rate, "pp")),
+        ("throughput", pct(g.throughput, "%")),
+    ]);
+    let slo = [
+        ("ttft", s.slo.ttft),
+        ("tpot", s.slo.tpot),
+        ("e2e", s.slo.e2e),
+    ];
+    let limits = &s.limits;
+    let v = map([
+        ("name", Yaml::from(s.name.as_str())),
+        ("description", opt(s.description.clone())),
+        ("fingerprint", Yaml::from(s.fingerprint.as_str())),
+        ("target", target),
+        ("request", request),
+        ("load", load),
+        ("retry", retry),
+        ("gates", gates),
+        ("slo", map(slo.map(|(k, d)| (k, opt(d.map(dur)))))),
+        (
+            "limits",
+            map([
+                ("concurrency", opt(limits.concurrency)),
+                ("rpm", opt(limits.rpm)),
+                ("tpm", opt(limits.tpm)),
+            ]),
+        ),
+        (
+            "extra",
+            map(s
+                .extra
+                .iter()
+                .map(|(k, v)| (k.as_str(), Yaml::from(v.as_str())))),
+        ),
+    ]);
+    render(&v, s)
+}
+
+/// `https://user:pass@host/v1` -> `https://***:***@host/v1`.
+fn hide_userinfo(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = (u.set_username("***"), u.set_password(Some("***")));
+            u.as_str().trim_end_matches('/').to_string()
+        }
+        _ => url.to_string(),
+    }
+}

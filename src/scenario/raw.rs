@@ -1,0 +1,218 @@
+//! The scenario file's shape as serde sees it: every field optional (so that a missing one gets
+//! a message that says how to add it), unknown fields rejected, and scalar newtypes (durations,
+//! whole numbers, percentages) parsed inside the deserializer so errors point at their line.
+
+use crate::sim::SimParams;
+use serde::{Deserialize, Deserializer};
+use serde_yaml::Value as Yaml;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawScenario {
+    pub(super) name: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) target: Option<RawTarget>,
+    pub(super) request: Option<RawRequest>,
+    pub(super) load: Option<RawLoad>,
+    pub(super) retry: Option<RawRetry>,
+    pub(super) gates: Option<RawGates>,
+    pub(super) slo: Option<RawSlo>,
+    pub(super) limits: Option<RawLimits>,
+    pub(super) extra: Option<BTreeMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTarget {
+    pub(super) api: Option<String>,
+    pub(super) base_url: Option<String>,
+    /// Outer `Some` when the key is present, so that a bare `sim:` selects the simulator.
+    #[serde(default, deserialize_with = "present")]
+    pub(super) sim: Option<Option<SimParams>>,
+    pub(super) api_key: Option<String>,
+    pub(super) models: Option<Vec<String>>,
+    pub(super) model: Option<String>,
+    pub(super) headers: Option<BTreeMap<String, String>>,
+    pub(super) timeouts: Option<RawTimeouts>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<SimParams>>, D::Error> {
+    Option::<SimParams>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTimeouts {
+    pub(super) connect: Option<Dur>,
+    pub(super) first_token: Option<Dur>,
+    pub(super) idle: Option<Dur>,
+    pub(super) total: Option<Dur>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRequest {
+    pub(super) prompt_file: Option<String>,
+    pub(super) system_file: Option<String>,
+    pub(super) max_tokens: Option<Pos<u32>>,
+    pub(super) temperature: Option<f64>,
+    pub(super) extra_body: Option<Yaml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLoad {
+    pub(super) ladder: Option<Vec<Concurrency>>,
+    pub(super) requests_per_step: Option<Pos<u64>>,
+    pub(super) requests_per_worker: Option<Pos<u64>>,
+    pub(super) duration: Option<Dur>,
+    pub(super) warmup_requests: Option<u32>,
+    pub(super) ramp_up: Option<Dur>,
+    pub(super) pause_between_steps: Option<Dur>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRetry {
+    pub(super) max_attempts: Option<Pos<u32>>,
+    pub(super) initial_backoff: Option<Dur>,
+    pub(super) max_backoff: Option<Dur>,
+    pub(super) max_retry_after: Option<Dur>,
+    pub(super) retry_on: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGates {
+    pub(super) ttft: Option<RawMetricGate>,
+    pub(super) tpot: Option<RawMetricGate>,
+    pub(super) itl: Option<RawMetricGate>,
+    pub(super) e2e: Option<RawMetricGate>,
+    pub(super) error_rate: Option<Fraction>,
+    pub(super) throughput: Option<Fraction>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetricGate {
+    pub(super) p90: Option<Fraction>,
+    pub(super) p99: Option<Fraction>,
+    pub(super) floor: Option<Dur>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSlo {
+    pub(super) ttft: Option<Dur>,
+    pub(super) tpot: Option<Dur>,
+    pub(super) e2e: Option<Dur>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLimits {
+    pub(super) concurrency: Option<Pos<u32>>,
+    pub(super) rpm: Option<Pos<u64>>,
+    pub(super) tpm: Option<Pos<u64>>,
+}
+
+/// Parses a scalar's text inside the deserializer, so serde_yaml reports the scalar's own line.
+struct ScalarVisitor<F>(&'static str, F);
+
+impl<T, F: FnOnce(&str) -> Result<T, String>> serde::de::Visitor<'_> for ScalarVisitor<F> {
+    type Value = T;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        (self.1)(v).map_err(E::custom)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+}
+
+/// A human duration (`250ms`, `2s`, `1m30s`).
+pub(super) struct Dur(pub(super) Duration);
+
+impl<'de> Deserialize<'de> for Dur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| crate::duration::parse(t).map(Dur);
+        d.deserialize_str(ScalarVisitor("a duration such as 2s", parse))
+    }
+}
+
+pub(super) fn dur_or(d: Option<Dur>, default: Duration) -> Duration {
+    d.map_or(default, |d| d.0)
+}
+
+/// A whole number ≥ 1 that fits in `T`.
+pub(super) struct Pos<T>(pub(super) T);
+
+impl<'de, T: TryFrom<i64>> Deserialize<'de> for Pos<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| match t.parse::<i64>().ok().filter(|n| *n >= 1).map(T::try_from) {
+            Some(Ok(v)) => Ok(Pos(v)),
+            _ => Err(format!(
+                "`{t}` is not allowed here; write a whole number of 1 or more"
+            )),
+        };
+        d.deserialize_i64(ScalarVisitor("a whole number", parse))
+    }
+}
+
+pub(super) fn pos<T>(p: Option<Pos<T>>) -> Option<T> {
+    p.map(|p| p.0)
+}
+
+/// One ladder step (its own type for a message that says what a step is).
+pub(super) struct Concurrency(pub(super) u32);
+
+impl<'de> Deserialize<'de> for Concurrency {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| match t.parse::<i64>().map(u32::try_from) {
+            Ok(Ok(c)) if c >= 1 => Ok(Concurrency(c)),
+            _ => Err(format!(
+                "concurrency {t} is not allowed: each step needs at least 1 concurrent stream, \
+                 e.g. ladder: [5, 10, 20]"
+            )),
+        };
+        d.deserialize_i64(ScalarVisitor("a whole number", parse))
+    }
+}
+
+/// `10%`, `1pp` or a fraction such as `0.1`.
+pub(super) struct Fraction(pub(super) f64);
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| parse_fraction(t).map(Fraction);
+        d.deserialize_str(ScalarVisitor("a percentage such as 10%", parse))
+    }
+}
+
+pub(super) fn parse_fraction(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (num, scale) = match t.strip_suffix("pp").or_else(|| t.strip_suffix('%')) {
+        Some(n) => (n.trim(), 0.01),
+        None => (t, 1.0),
+    };
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 && (scale < 1.0 || v <= 1.0) => Ok(v * scale),
+        Ok(v) if v > 1.0 => Err(format!(
+            "`{t}` is ambiguous; write `{t}%` or the fraction {}",
+            v / 100.0
+        )),
+        _ => Err(format!(
+            "`{t}` is not a percentage of 0 or more; write e.g. `10%`, `1pp` or 0.1"
+        )),
+    }
+}

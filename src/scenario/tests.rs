@@ -1,0 +1,549 @@
+//! Unit tests of scenario loading: the DESIGN §3 example, defaults, interpolation, every
+//! validation message with its line and field, secrecy, the fingerprint and the output YAML.
+
+use super::errors::strip_marks;
+use super::lines::{locate_span, path_at_line};
+use super::normalize::fingerprint_of;
+use super::raw::parse_fraction;
+use super::*;
+use proptest::prelude::*;
+
+/// DESIGN §3, verbatim.
+const FULL: &str = r#"# scenarios/support-chat.yaml
+name: support-chat                 # used for file names; [a-z0-9-]
+description: customer-support answers, short prompt
+target:
+  api: openai-chat                 # openai-chat | openai-completions | anthropic-messages
+  base_url: ${LADDER_BASE_URL:-https://api.openai.com/v1}
+  api_key: ${OPENAI_API_KEY}       # only from the environment; never written anywhere
+  models: [gpt-4o, deepseek-chat]  # one ladder per model, same everything else
+  headers: {}                      # extra headers (values may use ${VAR})
+  timeouts: {connect: 10s, first_token: 60s, idle: 30s, total: 300s}
+request:
+  prompt_file: prompts/support.txt # relative to this file
+  system_file: prompts/system.txt  # optional
+  max_tokens: 200
+  temperature: 0
+  extra_body: {}                   # merged into the JSON body (e.g. top_p, seed)
+load:
+  ladder: [5, 10, 20, 50]          # concurrent streams per step (closed loop)
+  requests_per_step: 200           # or requests_per_worker: 5, or duration: 60s
+  warmup_requests: 5               # per step, not counted
+  ramp_up: 1s                      # spread the workers' first requests evenly over this time
+  pause_between_steps: 2s
+retry:                             # default: none, so 429s are measured, not hidden
+  max_attempts: 1
+gates:                             # overrides of the defaults in §5
+  ttft: {p90: 10%, p99: 20%, floor: 50ms}
+  tpot: {p90: 10%, p99: 20%, floor: 1ms}
+  error_rate: 1pp
+slo:                               # optional: goodput = share of requests meeting all of these
+  ttft: 1s
+  tpot: 50ms
+limits:                            # optional: account limits for walls and `plan`
+  concurrency: 50
+  tpm: 2000000
+"#;
+
+const MIN: &str = "name: t\ntarget:\n  sim: {}\n  models: [m]\nrequest:\n  \
+                   prompt_file: prompts/support.txt\nload:\n  ladder: [1, 2]\n";
+const KEY: &str = "sk-test-0123456789abcdef";
+
+/// Loads `yaml` as `<tmp>/s.yaml` next to `prompts/support.txt` and `prompts/system.txt`.
+fn load_env(yaml: &str, vars: &[(&str, &str)]) -> Result<Scenario, ScenarioError> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("prompts")).expect("mkdir");
+    let prompt = "How do I reset my password?\n";
+    std::fs::write(dir.path().join("prompts/support.txt"), prompt).expect("write");
+    std::fs::write(dir.path().join("prompts/system.txt"), "You are helpful.").expect("write");
+    let env = |name: &str| {
+        vars.iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    };
+    load_str(yaml, &dir.path().join("s.yaml"), &env)
+}
+
+fn ok(yaml: &str) -> Scenario {
+    load_env(yaml, &[("OPENAI_API_KEY", KEY)]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error's line, field and message.
+fn err(yaml: &str) -> (Option<usize>, String, String) {
+    match load_env(yaml, &[("OPENAI_API_KEY", KEY)]) {
+        Err(ScenarioError::Invalid {
+            line,
+            field,
+            message,
+            ..
+        }) => (line, field, message),
+        other => panic!("expected an Invalid error, got {other:?} for\n{yaml}"),
+    }
+}
+
+#[test]
+fn full_design_example_loads_every_field() {
+    let s = ok(FULL);
+    assert_eq!(s.name, "support-chat");
+    assert_eq!(
+        s.description.as_deref(),
+        Some("customer-support answers, short prompt")
+    );
+    let t = &s.target;
+    assert_eq!(t.api, Api::OpenAiChat);
+    assert_eq!(
+        t.endpoint,
+        Endpoint::Url("https://api.openai.com/v1".into())
+    );
+    assert_eq!(t.api_key.as_ref().map(Secret::expose), Some(KEY));
+    assert_eq!(t.models, ["gpt-4o", "deepseek-chat"]);
+    assert!(t.headers.is_empty());
+    assert_eq!(t.timeouts, Timeouts::default());
+    let r = &s.request;
+    assert_eq!(r.prompt, "How do I reset my password?\n");
+    assert!(r.prompt_file.ends_with("prompts/support.txt"));
+    assert_eq!(r.system.as_deref(), Some("You are helpful."));
+    assert!(r
+        .system_file
+        .as_ref()
+        .is_some_and(|p| p.ends_with("prompts/system.txt")));
+    assert_eq!((r.max_tokens, r.temperature), (200, Some(0.0)));
+    assert!(r.extra_body.is_empty());
+    let l = &s.load;
+    assert_eq!(
+        (l.ladder.as_slice(), l.budget),
+        ([5, 10, 20, 50].as_slice(), Budget::RequestsPerStep(200))
+    );
+    assert_eq!(l.warmup_requests, 5);
+    assert_eq!(
+        (l.ramp_up, l.pause_between_steps),
+        (Duration::from_secs(1), Duration::from_secs(2))
+    );
+    assert_eq!(
+        (&s.retry, &s.gates),
+        (&RetryPolicy::default(), &Gates::default())
+    );
+    let slo = Slo {
+        ttft: Some(Duration::from_secs(1)),
+        tpot: Some(Duration::from_millis(50)),
+        e2e: None,
+    };
+    assert_eq!(s.slo, slo);
+    assert_eq!(
+        s.limits,
+        Limits {
+            concurrency: Some(50),
+            rpm: None,
+            tpm: Some(2_000_000)
+        }
+    );
+    assert!(s.fingerprint.len() == 16 && s.fingerprint.chars().all(|c| c.is_ascii_hexdigit()));
+}
+
+#[test]
+fn defaults_fill_everything_optional() {
+    let s = ok(MIN);
+    assert_eq!(s.target.endpoint, Endpoint::Sim(SimParams::default()));
+    assert_eq!(
+        (s.target.api, s.target.api_key.clone()),
+        (Api::OpenAiChat, None)
+    );
+    assert_eq!((s.request.max_tokens, s.request.temperature), (256, None));
+    assert_eq!(s.request.system, None);
+    assert_eq!(s.load.budget, Budget::RequestsPerStep(100));
+    assert_eq!(
+        (s.load.warmup_requests, s.load.ramp_up),
+        (0, Duration::ZERO)
+    );
+    assert_eq!(s.load.pause_between_steps, Duration::ZERO);
+    assert_eq!(
+        (&s.retry, &s.gates),
+        (&RetryPolicy::default(), &Gates::default())
+    );
+    assert_eq!((&s.slo, &s.limits), (&Slo::default(), &Limits::default()));
+}
+
+#[test]
+fn other_forms_and_overrides() {
+    let target = "api: anthropic-messages\n  base_url: http://localhost:8000/v1/\n  model: c";
+    let extra = "\nretry: {max_attempts: 3, retry_on: [http_429, timeout_idle]}\n\
+                 gates: {tpot: {p99: 0.5}, error_rate: 2pp, throughput: 5%}";
+    let yaml = MIN
+        .replace("sim: {}\n  models: [m]", target)
+        .replace("[1, 2]", "[1, 2]\n  duration: 1m30s")
+        + extra;
+    let s = ok(&yaml);
+    assert_eq!(s.target.api, Api::AnthropicMessages);
+    assert_eq!(
+        s.target.endpoint,
+        Endpoint::Url("http://localhost:8000/v1".into())
+    );
+    assert_eq!(s.target.models, ["c"]);
+    assert_eq!(s.load.budget, Budget::Duration(Duration::from_secs(90)));
+    assert_eq!(s.retry.max_attempts, 3);
+    assert_eq!(
+        s.retry.retry_on,
+        [ErrorClass::Http429, ErrorClass::TimeoutIdle]
+    );
+    assert_eq!(
+        s.gates.tpot,
+        MetricGate {
+            p90: 0.10,
+            p99: 0.5,
+            floor_ms: 1.0
+        }
+    );
+    assert!((s.gates.error_rate - 0.02).abs() < 1e-12);
+    assert!((s.gates.throughput - 0.05).abs() < 1e-12);
+    assert_eq!(s.gates.ttft, Gates::default().ttft);
+}
+
+#[test]
+fn interpolation_defaults_escapes_and_quoting() {
+    let desc = "name: ${NAME:-x}\ndescription: \"cost $$5 ${D}\" # ${NOT_IN_COMMENTS}";
+    let s = load_env(&MIN.replace("name: t", desc), &[("D", "say \"hi\"\nbye")]).expect("loads");
+    assert_eq!(s.name, "x");
+    assert_eq!(s.description.as_deref(), Some("cost $5 say \"hi\"\nbye"));
+    // empty with a default -> the default; plain values YAML would misread get quoted
+    let yaml = MIN.replace("name: t", "name: ${NAME:-y}\ndescription: ${D}");
+    let s = load_env(&yaml, &[("NAME", ""), ("D", "a: b # c")]).expect("loads");
+    assert_eq!(
+        (s.name.as_str(), s.description.as_deref()),
+        ("y", Some("a: b # c"))
+    );
+    let s = load_env(
+        &MIN.replace("name: t", "name: t\ndescription: 'it''s ${D}'"),
+        &[("D", "a'b")],
+    );
+    assert_eq!(s.expect("loads").description.as_deref(), Some("it's a'b"));
+    let yaml = MIN.replace("name: t", "name: t\ndescription: |\n  # ${D}\n  x");
+    assert_eq!(
+        load_env(&yaml, &[("D", "v")])
+            .expect("loads")
+            .description
+            .as_deref(),
+        Some("# v\nx\n")
+    );
+    assert_eq!(
+        load_env(&MIN.replace("[1, 2]", "[1, ${N:-4}]"), &[])
+            .expect("ok")
+            .load
+            .ladder,
+        [1, 4]
+    );
+    let (line, _, msg) = err(&MIN.replace("name: t", "name: t\ndescription: a ${X"));
+    assert_eq!(line, Some(2));
+    assert!(msg.starts_with("unterminated `${`"), "{msg}");
+}
+
+#[test]
+fn unset_variable_names_it_and_the_line() {
+    let yaml = FULL.replace("OPENAI_API_KEY}", "MISSING_KEY}");
+    let e = load_env(&yaml, &[]).expect_err("unset").to_string();
+    let want = ":7: target.api_key: environment variable MISSING_KEY is not set; export it, \
+                or write ${MISSING_KEY:-default} to give a default";
+    assert!(e.ends_with(want), "{e}");
+    assert!(
+        e.starts_with(&std::env::temp_dir().display().to_string()),
+        "{e}"
+    );
+}
+
+#[test]
+fn unknown_field_suggests_the_right_name_at_its_line() {
+    let (line, field, msg) = err(&FULL.replace("requests_per_step: 200", "requests_per_stp: 2"));
+    assert_eq!((line, field.as_str()), (Some(19), "load.requests_per_stp"));
+    assert!(msg.contains("(did you mean `requests_per_step`?)"), "{msg}");
+    let (line, field, msg) = err(&MIN.replace("name: t", "name: t\nconcurrency: 5"));
+    assert_eq!((line, field.as_str()), (Some(2), "concurrency"));
+    assert!(msg.starts_with("unknown field `concurrency`;"), "{msg}");
+    let (line, _, msg) = err(&MIN.replace("sim: {}", "sim: {speed: 2}"));
+    assert_eq!(line, Some(3));
+    assert!(msg.contains("unknown field `speed`"), "{msg}");
+    let (line, field, _) = err(&MIN.replace("[1, 2]", "[1, 2]\n  ramp_up: 5"));
+    assert_eq!((line, field.as_str()), (Some(9), "load.ramp_up"));
+    let (line, field, msg) = err(&format!("{MIN}load: {{}}\n"));
+    assert_eq!(
+        (line, field.as_str(), msg.as_str()),
+        (Some(7), "load", "`load` is set twice")
+    );
+}
+
+#[test]
+fn malformed_yaml_reports_its_line() {
+    let (line, _, msg) = err(&MIN.replace("prompt_file: prompts/support.txt", "prompt_file: a: b"));
+    assert_eq!(line, Some(6));
+    assert!(msg.contains("mapping values are not allowed"), "{msg}");
+    let (line, field, msg) = err(&MIN.replace("[1, 2]", "[1, 2.5]"));
+    assert_eq!((line, field.as_str()), (Some(8), "load.ladder[1]"));
+    assert!(msg.contains("2.5"), "{msg}");
+    assert!(err("").2.contains("the file is empty"));
+    assert!(err("- a\n- b\n").2.contains("expected a mapping"));
+    assert!(err(&MIN.replace("[m]", "m")).2.contains("expected a list"));
+}
+
+#[test]
+fn ladder_and_budget_errors_name_the_fix() {
+    let (line, field, msg) = err(&MIN.replace("[1, 2]", "[]"));
+    assert_eq!((line, field.as_str()), (Some(8), "load.ladder"));
+    assert_eq!(
+        msg,
+        "the ladder is empty; list at least one concurrency, e.g. ladder: [5, 10, 20]"
+    );
+    let (line, field, msg) = err(&MIN.replace("ladder: [1, 2]", "ladder:\n  - 1\n  - 0"));
+    assert_eq!((line, field.as_str()), (Some(10), "load.ladder[1]"));
+    assert!(msg.starts_with("concurrency 0 is not allowed"), "{msg}");
+    assert!(err(&MIN.replace("[1, 2]", "[-5]"))
+        .2
+        .starts_with("concurrency -5 is not allowed"));
+    assert!(err(&MIN.replace("[1, 2]", "[2, 1]"))
+        .2
+        .contains("must increase"));
+    assert!(err(&MIN.replace("[1, 2]", "[1, 200]"))
+        .2
+        .contains("than the 200 streams"));
+    let both = MIN.replace("[1, 2]", "[1, 2]\n  requests_per_step: 10\n  duration: 1m");
+    let (line, field, msg) = err(&both);
+    assert_eq!((line, field.as_str()), (Some(10), "load.duration"));
+    assert!(
+        msg.contains("both `requests_per_step` and `duration`"),
+        "{msg}"
+    );
+    let (line, field, msg) = err(&MIN.replace("[1, 2]", "[1, 2]\n  requests_per_step: 0"));
+    assert_eq!((line, field.as_str()), (Some(9), "load.requests_per_step"));
+    assert!(msg.contains("1 or more"), "{msg}");
+    assert!(err(&MIN.replace("[1, 2]", "[1, 2]\n  duration: 0"))
+        .2
+        .contains("measures nothing"));
+}
+
+#[test]
+fn target_errors() {
+    let (line, field, msg) = err(&MIN.replace("sim: {}", "base_url: htp//nowhere"));
+    assert_eq!((line, field.as_str()), (Some(3), "target.base_url"));
+    assert!(msg.contains("is not a URL"), "{msg}");
+    assert!(err(&MIN.replace("sim: {}", "base_url: ftp://x.org"))
+        .2
+        .contains("http://"));
+    let both = err(&MIN.replace("sim: {}", "sim: {}\n  base_url: http://x"));
+    assert!(both.2.starts_with("both base_url and sim"), "{both:?}");
+    assert!(err(&MIN.replace("  sim: {}\n", ""))
+        .2
+        .starts_with("no endpoint"));
+    let (line, field, msg) = err(&MIN.replace("sim: {}", "sim: {}\n  api: openai"));
+    assert_eq!((line, field.as_str()), (Some(4), "target.api"));
+    assert!(
+        msg.contains("unknown api `openai` (did you mean `openai-chat`?)"),
+        "{msg}"
+    );
+    assert!(err(&MIN.replace("[m]", "[]"))
+        .2
+        .contains("at least one model"));
+    assert!(err(&MIN.replace("[m]", "[m, m]"))
+        .2
+        .contains("listed twice"));
+    assert!(err(&MIN.replace("name: t", "name: Support Chat"))
+        .2
+        .contains("`support-chat`"));
+    let (_, field, _) = err(&MIN.replace("sim: {}", "sim: {}\n  timeouts: {idle: 0}"));
+    assert_eq!(field, "target.timeouts.idle");
+    let (_, field, msg) = err(&MIN.replace("name: t", "name: t\nretry: {retry_on: [http429]}"));
+    assert_eq!(
+        (field.as_str(), msg.as_str()),
+        (
+            "retry.retry_on",
+            "unknown error class `http429` (did you mean `http_429`?)"
+        )
+    );
+}
+
+#[test]
+fn missing_prompt_file_names_the_resolved_path() {
+    let (line, field, msg) = err(&MIN.replace("support.txt", "nope.txt"));
+    assert_eq!((line, field.as_str()), (Some(6), "request.prompt_file"));
+    assert!(msg.contains("prompts/nope.txt (") && msg.contains("relative to the scenario"));
+}
+
+#[test]
+fn sim_block_may_be_null_or_a_mapping() {
+    for form in ["sim:", "sim: {}", "sim: ~"] {
+        let s = ok(&MIN.replace("sim: {}", form));
+        assert_eq!(s.target.endpoint, Endpoint::Sim(SimParams::default()));
+    }
+}
+
+#[test]
+fn headers_from_variables_or_with_credential_names_are_secret() {
+    let headers = "sim: {}\n  headers:\n    X-Team: ${TEAM}\n    X-Trace: on\n    X-Api-Key: plain";
+    let s = load_env(&MIN.replace("sim: {}", headers), &[("TEAM", "blue")]).expect("loads");
+    let secret: Vec<(&str, bool)> = s
+        .target
+        .headers
+        .iter()
+        .map(|h| (h.name.as_str(), h.secret))
+        .collect();
+    assert_eq!(
+        secret,
+        [("X-Api-Key", true), ("X-Team", true), ("X-Trace", false)]
+    );
+    let n = normalized_yaml(&s);
+    assert!(
+        n.contains("X-Trace: on") && !n.contains("blue") && !n.contains("plain"),
+        "{n}"
+    );
+}
+
+#[test]
+fn api_key_never_leaks() {
+    let s = ok(&FULL.replace(
+        "extra_body: {}",
+        "extra_body: {user: \"${OPENAI_API_KEY}\"}",
+    ));
+    for text in [
+        normalized_yaml(&s),
+        workload_yaml(&s),
+        format!("{:?}", ok(FULL)),
+    ] {
+        assert!(!text.contains(KEY), "{text}");
+    }
+    assert!(normalized_yaml(&s).contains("api_key: '***redacted***'"));
+    let bad_url = "base_url: http://x/${OPENAI_API_KEY}?q";
+    let bad = FULL.replace(
+        "base_url: ${LADDER_BASE_URL:-https://api.openai.com/v1}",
+        bad_url,
+    );
+    let e = load_env(&bad, &[("OPENAI_API_KEY", KEY)]).expect_err("query in URL");
+    assert!(
+        !e.to_string().contains(KEY) && !format!("{e:?}").contains(KEY),
+        "{e}"
+    );
+    let s = load_env(
+        &FULL.replace("${OPENAI_API_KEY}", "${OPENAI_API_KEY:-}"),
+        &[],
+    );
+    assert_eq!(s.expect("loads").target.api_key, None);
+}
+
+#[test]
+fn fingerprint_ignores_server_side_and_formatting() {
+    let base = ok(FULL).fingerprint;
+    let same = [
+        FULL.replace("# scenarios/support-chat.yaml", "# another comment"),
+        FULL.replace("https://api.openai.com/v1", "http://localhost:9000"),
+        FULL.replace("name: support-chat", "name: renamed"),
+        FULL.replace("max_attempts: 1", "max_attempts: 4")
+            .replace("tpm: 2000000", "tpm: 10"),
+        FULL.replace("ramp_up: 1s", "ramp_up: 5s")
+            .replace("idle: 30s", "idle: 5s"),
+        FULL.replace("  api: openai-chat                 #", "  #"),
+    ];
+    for yaml in &same {
+        assert_eq!(ok(yaml).fingerprint, base, "{yaml}");
+    }
+    let other_key = load_env(FULL, &[("OPENAI_API_KEY", "sk-other-key-99999")]).expect("loads");
+    assert_eq!(other_key.fingerprint, base);
+    let flow = ok(&FULL.replace("extra_body: {}", "extra_body: {a: 1, b: 2}")).fingerprint;
+    let block = ok(&FULL.replace("extra_body: {}", "extra_body:\n    b: 2\n    a: 1"));
+    assert_eq!(block.fingerprint, flow);
+    let different = [
+        FULL.replace("max_tokens: 200", "max_tokens: 201"),
+        FULL.replace("[5, 10, 20, 50]", "[5, 10, 20]"),
+        FULL.replace("prompts/system.txt", "prompts/support.txt"),
+        FULL.replace("temperature: 0", "temperature: 0.7"),
+        FULL.replace("warmup_requests: 5", "warmup_requests: 6"),
+        FULL.replace("deepseek-chat]", "deepseek-chat, o3]"),
+        FULL.replace("requests_per_step: 200", "requests_per_worker: 200"),
+        FULL.replace("api: openai-chat", "api: openai-completions"),
+    ];
+    for yaml in &different {
+        assert_ne!(ok(yaml).fingerprint, base, "{yaml}");
+    }
+    assert_ne!(flow, base);
+    let mut changed = ok(FULL);
+    changed.request.prompt.push('!');
+    assert_ne!(fingerprint_of(&workload_yaml(&changed)), base);
+}
+
+#[test]
+fn workload_yaml_is_canonical_and_readable() {
+    let s = ok(&FULL.replace("extra_body: {}", "extra_body: {z: [1], a: {y: 2, b: true}}"));
+    let w = workload_yaml(&s);
+    let head = "api: openai-chat\nmodels:\n- gpt-4o\n- deepseek-chat\nmax_tokens: 200\n";
+    assert!(w.starts_with(head), "{w}");
+    assert!(
+        w.contains("extra_body:\n  a:\n    b: true\n    y: 2\n  z:\n  - 1\n"),
+        "{w}"
+    );
+    assert!(
+        w.contains("requests_per_step: 200\nwarmup_requests: 5\n"),
+        "{w}"
+    );
+    assert!(
+        w.ends_with("prompt: |\n  How do I reset my password?\n"),
+        "{w}"
+    );
+    assert!(!w.contains("openai.com") && !w.contains("timeouts"), "{w}");
+}
+
+#[test]
+fn normalized_yaml_has_every_default() {
+    let n = normalized_yaml(&ok(MIN));
+    let parts = [
+        "name: t\n",
+        "  sim:\n",
+        "api_key: null",
+        "max_tokens: 256",
+        "requests_per_step: 100",
+        "p90: 10%",
+        "floor: 50ms",
+        "error_rate: 1pp",
+        "connect: 10s",
+        "prompt: |\n    How do I",
+        "retry_on:\n  - http_429\n  - http_5xx",
+    ];
+    for part in parts {
+        assert!(n.contains(part), "missing {part:?} in\n{n}");
+    }
+}
+
+#[test]
+fn finds_lines_and_paths() {
+    let text = "a:\n  b:\n    c: 1\n  # b: 2\n  d: {e: 1}\nf:\n- x\n";
+    assert_eq!(locate_span(text, &["a", "b", "c"]), Some((3, 4, true)));
+    assert_eq!(locate_span(text, &["a", "d", "e"]), Some((5, 5, true)));
+    assert_eq!(locate_span(text, &["a", "z"]), Some((1, 5, false)));
+    assert_eq!(locate_span(text, &["z"]), None);
+    assert_eq!(
+        (path_at_line(text, 3), path_at_line(text, 7)),
+        ("a.b.c".into(), "f".into())
+    );
+    assert_eq!(path_at_line(text, 99), "");
+    assert_eq!(
+        (parse_fraction("10%"), parse_fraction("0.5")),
+        (Ok(0.1), Ok(0.5))
+    );
+    assert!(parse_fraction("10").unwrap_err().contains("`10%`"));
+    assert_eq!(
+        strip_marks("x at line 3 column 5, y at line 1 column 1"),
+        "x, y"
+    );
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let _ = load_str(&text, Path::new("/nonexistent/s.yaml"), &|_| Some("v".into()));
+    }
+
+    #[test]
+    fn yaml_like_text_never_panics(lines in proptest::collection::vec((
+        "[ ]{0,4}",
+        "(name|target|load|ladder|sim|base_url|-|\\$\\{X\\}|\\$\\{X:-a\\}|\"|'|#|\\|)",
+        "[:\\-\\[\\]{}, 0-9a-z$'\"#|]{0,12}",
+    ), 0..12)) {
+        let text: String = lines.iter().map(|(i, k, v)| format!("{i}{k}{v}\n")).collect();
+        let path = Path::new("/nonexistent/s.yaml");
+        let _ = load_str(&text, path, &|_| Some("a: \"b\n".into()));
+        let _ = load_str(&format!("{MIN}{text}"), path, &|_| None);
+    }
+}
