@@ -480,6 +480,8 @@ fn summarize(s: &Scenario, output: &runner::RunOutput) -> Vec<StepSummary> {
         row.loop_lag_p99_ms = step_run.loop_lag_p99_ms;
         rows.push(row);
     }
+    // Interleaved run order (A@5, B@5, ...) -> per model, then by step.
+    rows.sort_by_key(|r| (model_index(&r.model), r.step));
     rows
 }
 

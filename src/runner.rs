@@ -185,14 +185,23 @@ pub async fn run(
     });
     let mut out = RunOutput::default();
     let steps_total = scenario.load.ladder.len() as u32;
-    'models: for model in &scenario.target.models {
-        let body = shared.target.body_for(model, &scenario.request);
-        for (idx, &concurrency) in scenario.load.ladder.iter().enumerate() {
-            let step = idx as u32 + 1;
+    // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
+    // ladder after another, so that drift in the provider's load over the run affects every
+    // model's step alike and a side-by-side comparison stays fair.
+    let bodies: Vec<Bytes> = scenario
+        .target
+        .models
+        .iter()
+        .map(|m| shared.target.body_for(m, &scenario.request))
+        .collect();
+    let total_runs = scenario.load.ladder.len() * scenario.target.models.len();
+    let mut runs_done = 0usize;
+    'steps: for (idx, &concurrency) in scenario.load.ladder.iter().enumerate() {
+        let step = idx as u32 + 1;
+        for (model, body) in scenario.target.models.iter().zip(&bodies) {
             if interrupt.is_stopped() {
-                break 'models;
+                break 'steps;
             }
-            let is_last = idx + 1 == scenario.load.ladder.len();
             if scenario.load.warmup_requests > 0 {
                 let warm = StepPlan {
                     model: model.clone(),
@@ -205,7 +214,7 @@ pub async fn run(
                 run_step(&shared, &warm, body.clone(), &interrupt).await;
             }
             if interrupt.is_stopped() {
-                break 'models;
+                break 'steps;
             }
             let plan = StepPlan {
                 model: model.clone(),
@@ -237,9 +246,9 @@ pub async fn run(
                 loop_lag_p99_ms,
             });
             out.records.extend(records);
+            runs_done += 1;
             let pause = scenario.load.pause_between_steps;
-            let last_of_run = is_last && Some(model) == scenario.target.models.last();
-            if !pause.is_zero() && !last_of_run {
+            if !pause.is_zero() && runs_done < total_runs {
                 let mut rx = interrupt.subscribe();
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
