@@ -69,6 +69,11 @@ pub enum SseError {
          parser's line limit"
     )]
     LineTooLong { limit: usize },
+    #[error(
+        "one event's data grew beyond {limit} bytes without the blank line that ends an event: \
+         the server is not sending a well-formed event stream"
+    )]
+    EventTooLarge { limit: usize },
 }
 
 /// Incremental event-stream parser: call [`SseParser::feed`] with each read, then
@@ -201,6 +206,16 @@ impl SseParser {
                 self.process_line(&line, out);
                 self.line = line;
                 self.line.clear();
+            }
+            // An event's data is bounded like a line: many short `data:` lines that never end
+            // in a blank line must not buffer without limit either.
+            if self.data.len() > self.max_line {
+                let err = SseError::EventTooLarge {
+                    limit: self.max_line,
+                };
+                self.failed = Some(err.clone());
+                self.data = Vec::new();
+                return Err(err);
             }
             let terminator = rest[end];
             rest = &rest[end + 1..];
@@ -729,5 +744,27 @@ mod tests {
             let whole = parse_split(&bytes, &[], limit);
             prop_assert_eq!(parse_split(&bytes, &cuts, limit), whole);
         }
+    }
+
+    #[test]
+    fn event_data_without_an_end_is_bounded() {
+        let mut p = SseParser::with_max_line_bytes(64);
+        let mut out = Vec::new();
+        let mut err = None;
+        for _ in 0..100 {
+            if let Err(e) = p.feed(b"data: 0123456789\n", &mut out) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err, Some(SseError::EventTooLarge { limit: 64 }));
+        assert!(out.is_empty());
+        // Stays failed.
+        assert!(p.feed(b"\n", &mut out).is_err());
+        // Under the limit, the same lines make one event.
+        let mut p = SseParser::with_max_line_bytes(64);
+        p.feed(b"data: a\ndata: b\n\n", &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data, "a\nb");
     }
 }
