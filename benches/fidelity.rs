@@ -3,20 +3,28 @@
 //! `ladder run` pinned to core 0, at 1, 100, 1,000 and 10,000 concurrent streams (TTFT 200 ms,
 //! TPOT 20 ms, 64 tokens, 1 s ramp-up), joins `requests.csv` with the simulator's per-request
 //! truth (`GET /sim/truth`) by `request_id`, and prints one table: client − server TTFT and TPOT
-//! per request, client CPU per streamed token (wait4 rusage of the ladder process), peak RSS, the
-//! simulator's own CPU per token (it must keep up, or the bench measures the server), and
-//! achieved vs target concurrency. The full default run rewrites its section of
-//! `benches/RESULTS.md`.
+//! per request (split into request and response path), client CPU per streamed token (wait4
+//! rusage of the ladder process), peak RSS, the simulator's own CPU (it must keep up, or the
+//! bench measures the server), and achieved vs target concurrency. The full default run rewrites
+//! its section of `benches/RESULTS.md`.
+//!
+//! A shared machine is noisy: both processes run at raised priority when allowed, the CPU used by
+//! everything else during a case is reported, and a case run while the machine was busy is
+//! repeated (the quietest attempt is kept).
 //!
 //! It builds nothing: `make bench` runs `cargo build --release` first. Under `cargo test` (no
 //! `--bench` argument) it only runs its self-check of the join and the statistics.
-//! Usage: `cargo bench --bench fidelity [-- STREAMS:REQUESTS ...]`.
+//! Usage: `cargo bench --bench fidelity [-- STREAMS:REQUESTS ...]`; `LADDER_BIN` picks another
+//! binary, `FIDELITY_PRIO` another priority prefix, `FIDELITY_KEEP=1` keeps the run directories.
 
-use ladder::record::RequestRecord;
+#[path = "support/fidelity_join.rs"]
+mod fidelity_join;
+#[path = "support/results_md.rs"]
+mod results_md;
+
+use fidelity_join::{join, p50_p99_max, parse_cases, Joined};
 use ladder::sim::{SimStats, TruthRecord};
-use ladder::stats::quantile;
 use ladder::store::{read_requests_csv, read_summary_csv};
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -29,179 +37,10 @@ const SIM_SETTINGS: [&str; 3] = ["ttft=200ms", "tpot=20ms", "output_tokens=64"];
 /// A case during which other processes used more than this (% of one core) is repeated.
 const BUSY_PCT: f64 = 20.0;
 const MAX_TRIES: u32 = 3;
-const DEFAULT_PRIO: &str = "nice -n -10";
-const RESULTS_BEGIN: &str = "<!-- fidelity:begin -->";
-const RESULTS_END: &str = "<!-- fidelity:end -->";
+const DEFAULT_PRIO: &str = "nice -n -15";
+const AUTOGROUP_NICE: i32 = -15;
 
 type BenchResult<T> = Result<T, String>;
-
-// ---------------------------------------------------------------- pure: join and figures
-
-/// Per-request differences between what the client measured and what the server did.
-#[derive(Debug, Default, PartialEq)]
-struct Joined {
-    /// Client TTFT − server TTFT (first token written − arrival), ms.
-    ttft_err: Vec<f64>,
-    /// Client TPOT − server TPOT ((last − first) / (tokens − 1)), ms.
-    tpot_err: Vec<f64>,
-    /// Request path: server arrival − client start, after aligning the two clocks so that the
-    /// fastest request path is 0 (the clocks have different origins), ms.
-    send_ms: Vec<f64>,
-    /// Response path: client first-token read − server first-token write, same alignment, ms.
-    recv_ms: Vec<f64>,
-    /// Successful client records without a matching server record.
-    unmatched: usize,
-    failed: usize,
-    tokens: u64,
-}
-
-/// The id the server saw for the record's last attempt (`<id>` or `<id>.<attempt>`).
-fn wire_id(r: &RequestRecord) -> String {
-    if r.attempts > 1 {
-        format!("{}.{}", r.request_id, r.attempts)
-    } else {
-        r.request_id.clone()
-    }
-}
-
-fn join(records: &[RequestRecord], truth: &[TruthRecord]) -> Joined {
-    let by_id: HashMap<&str, &TruthRecord> =
-        truth.iter().map(|t| (t.request_id.as_str(), t)).collect();
-    let mut j = Joined::default();
-    // (client start, server arrival, client first token, server first token), own clocks.
-    let mut paths = Vec::new();
-    for r in records {
-        if !r.is_ok() {
-            j.failed += 1;
-            continue;
-        }
-        j.tokens += r.output_tokens.unwrap_or(0);
-        let Some(t) = by_id.get(wire_id(r).as_str()) else {
-            j.unmatched += 1;
-            continue;
-        };
-        if let (Some(ttft), Some(first)) = (r.ttft_ms, t.first_token_ms) {
-            j.ttft_err.push(ttft - (first - t.arrival_ms));
-            paths.push((r.started_at_ms, t.arrival_ms, r.started_at_ms + ttft, first));
-        }
-        if let (Some(tpot), Some(first), Some(last)) =
-            (r.tpot_ms, t.first_token_ms, t.last_token_ms)
-        {
-            if t.output_tokens > 1 {
-                j.tpot_err
-                    .push(tpot - (last - first) / f64::from(t.output_tokens - 1));
-            }
-        }
-    }
-    let offset = paths
-        .iter()
-        .map(|(start, arrival, _, _)| arrival - start)
-        .fold(f64::INFINITY, f64::min);
-    for (start, arrival, read, written) in paths {
-        j.send_ms.push(arrival - start - offset);
-        j.recv_ms.push(read + offset - written);
-    }
-    j
-}
-
-/// P50, P99 and max (type-7 quantiles), or NaN for no data.
-fn p50_p99_max(v: &[f64]) -> (f64, f64, f64) {
-    let q = |p| quantile(v, p).unwrap_or(f64::NAN);
-    let max = v.iter().copied().fold(f64::NAN, f64::max);
-    (q(0.5), q(0.99), max)
-}
-
-/// Replaces the text between the markers (or appends a marked section).
-fn replace_section(doc: &str, section: &str) -> String {
-    let body = format!("{RESULTS_BEGIN}\n{}\n{RESULTS_END}", section.trim_end());
-    match (doc.find(RESULTS_BEGIN), doc.find(RESULTS_END)) {
-        (Some(b), Some(e)) if b < e => {
-            format!("{}{}{}", &doc[..b], body, &doc[e + RESULTS_END.len()..])
-        }
-        _ => format!("{}\n\n{body}\n", doc.trim_end()),
-    }
-}
-
-/// `STREAMS:REQUESTS` arguments; `None` when there are none.
-fn parse_cases(args: &[String]) -> BenchResult<Option<Vec<(u32, u64)>>> {
-    let mut cases = Vec::new();
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let parsed = a
-            .split_once(':')
-            .and_then(|(c, n)| Some((c.parse().ok()?, n.parse().ok()?)));
-        match parsed {
-            Some((c, n)) if c > 0 && n > 0 => cases.push((c, n)),
-            _ => return Err(format!("`{a}`: expected STREAMS:REQUESTS, e.g. 1000:10000")),
-        }
-    }
-    Ok((!cases.is_empty()).then_some(cases))
-}
-
-/// Checks of the pure parts, run under `cargo test` (harness = false has no #[test]).
-fn self_check() {
-    let rec = |id: &str, start: f64, ttft: f64, tpot: Option<f64>| RequestRecord {
-        request_id: id.into(),
-        started_at_ms: start,
-        ttft_ms: Some(ttft),
-        tpot_ms: tpot,
-        e2e_ms: Some(ttft + 100.0),
-        output_tokens: Some(3),
-        attempts: 1,
-        ..RequestRecord::default()
-    };
-    let truth = |id: &str, arrival: f64, first: f64, last: f64| TruthRecord {
-        request_id: id.into(),
-        arrival_ms: arrival,
-        first_token_ms: Some(first),
-        last_token_ms: Some(last),
-        output_tokens: 3,
-        status: 200,
-        ..TruthRecord::default()
-    };
-    // Server clock = client clock + 1000. a: 0.5 ms out, 0.25 ms back; b: 0.25 out, 1 back.
-    let records = vec![
-        rec("a", 10.0, 200.75, Some(20.5)),
-        rec("b", 20.0, 201.25, None),
-        rec("c", 30.0, 200.0, None),
-        RequestRecord {
-            error_class: Some(ladder::record::ErrorClass::Http5xx),
-            ..rec("d", 0.0, 1.0, None)
-        },
-    ];
-    let server = vec![
-        truth("a", 1010.5, 1210.5, 1250.5),
-        truth("b", 1020.25, 1220.25, 1260.0),
-    ];
-    let j = join(&records, &server);
-    assert_eq!(j.ttft_err, vec![0.75, 1.25]);
-    assert_eq!(j.tpot_err, vec![0.5]);
-    assert_eq!(j.send_ms, vec![0.25, 0.0]);
-    assert_eq!(j.recv_ms, vec![0.5, 1.25]);
-    assert_eq!((j.unmatched, j.failed, j.tokens), (1, 1, 9));
-    let retried = RequestRecord {
-        attempts: 2,
-        ..rec("x", 0.0, 1.0, None)
-    };
-    assert_eq!(wire_id(&retried), "x.2");
-    assert_eq!(p50_p99_max(&[1.0, 2.0, 3.0, 4.0, 5.0]), (3.0, 4.96, 5.0));
-    assert!(p50_p99_max(&[]).0.is_nan());
-    let doc = format!("# R\n\nkeep\n{RESULTS_BEGIN}\nold\n{RESULTS_END}\ntail\n");
-    assert_eq!(
-        replace_section(&doc, "new\n"),
-        format!("# R\n\nkeep\n{RESULTS_BEGIN}\nnew\n{RESULTS_END}\ntail\n")
-    );
-    assert_eq!(
-        replace_section("# R\n", "new"),
-        format!("# R\n\n{RESULTS_BEGIN}\nnew\n{RESULTS_END}\n")
-    );
-    let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    assert_eq!(
-        parse_cases(&args(&["--bench", "10:20"])),
-        Ok(Some(vec![(10, 20)]))
-    );
-    assert_eq!(parse_cases(&args(&["--bench"])), Ok(None));
-    assert!(parse_cases(&args(&["10"])).is_err());
-}
 
 // ---------------------------------------------------------------- processes and files
 
@@ -236,20 +75,14 @@ fn wait_with_usage(child: &mut Child) -> BenchResult<Usage> {
     })
 }
 
-/// CPU time (user + system) and peak RSS of a running process, from /proc.
-fn proc_usage(pid: u32) -> Option<(Duration, u64)> {
+/// CPU time (user + system) of a running process, from /proc.
+fn proc_cpu(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
     let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let hwm = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0);
-    Some((Duration::from_micros(ticks * 1_000_000 / hz), hwm))
+    Some(Duration::from_micros(ticks * 1_000_000 / hz))
 }
 
 /// The kernel's count of connections dropped because a listen queue was full.
@@ -291,21 +124,61 @@ fn can_pin() -> bool {
             .is_ok_and(|s| s.success())
 }
 
+/// How the measured processes are started.
+struct Setup {
+    bin: PathBuf,
+    /// Server on core 1, client on core 0.
+    pin: bool,
+    /// Command prefix raising the scheduling priority (empty: normal priority).
+    prio: String,
+}
+
+/// `FIDELITY_PRIO` if set (may be empty), else `nice -n -15` when this user may raise priority.
+fn priority() -> String {
+    if let Ok(p) = std::env::var("FIDELITY_PRIO") {
+        return p;
+    }
+    let allowed = Command::new("sh")
+        .args(["-c", &format!("{DEFAULT_PRIO} true")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stderr.is_empty());
+    if allowed {
+        DEFAULT_PRIO.to_string()
+    } else {
+        String::new()
+    }
+}
+
 /// `sh -c 'ulimit -n …; exec PRIO taskset -c CORE "$@"'`: a high open-file limit, pinned to a
-/// core, with the scheduling priority of `FIDELITY_PRIO` (default `nice -n -10`, so that other
-/// work on a shared machine does not preempt the measured processes for whole time slices;
-/// `FIDELITY_PRIO=` for none).
-fn pinned(core: Option<u32>, bin: &Path) -> Command {
+/// core, at a raised scheduling priority. On a shared machine other work (here: the VM's agent at
+/// nice -10 and kernel threads) otherwise preempts the measured processes for whole time slices
+/// of ~4 ms, which lands in the TTFT error. The child gets its own session, hence its own
+/// scheduler autogroup, whose nice value is raised too (nice alone only ranks tasks within one
+/// autogroup), and is killed if the bench dies.
+fn pinned(core: Option<u32>, setup: &Setup) -> Command {
+    use std::os::unix::process::CommandExt;
     let pin = match core {
-        Some(c) => format!("taskset -c {c} "),
-        None => String::new(),
+        Some(c) if setup.pin => format!("taskset -c {c} "),
+        _ => String::new(),
     };
-    let prio = std::env::var("FIDELITY_PRIO").unwrap_or_else(|_| DEFAULT_PRIO.into());
+    let prio = &setup.prio;
     let script = format!(
-        "ulimit -n 65536 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; exec {prio} {pin}\"$@\""
+        "ulimit -n 65536 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; \
+         {{ echo {AUTOGROUP_NICE} > /proc/self/autogroup; }} 2>/dev/null; \
+         exec {prio} {pin}\"$@\""
     );
     let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(script).arg("sh").arg(bin);
+    cmd.arg("-c").arg(script).arg("sh").arg(&setup.bin);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setsid();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     cmd
 }
 
@@ -328,8 +201,8 @@ struct Sim {
 }
 
 impl Sim {
-    fn start(bin: &Path, core: Option<u32>) -> BenchResult<Sim> {
-        let mut cmd = pinned(core, bin);
+    fn start(setup: &Setup) -> BenchResult<Sim> {
+        let mut cmd = pinned(Some(1), setup);
         cmd.args(["--quiet", "sim", "--port", "0"]);
         for s in SIM_SETTINGS {
             cmd.args(["--set", s]);
@@ -374,7 +247,6 @@ struct CaseResult {
     client_cpu: Duration,
     client_rss_mb: f64,
     sim_cpu: Option<Duration>,
-    sim_rss_mb: Option<f64>,
     achieved: Option<f64>,
     server_peak: u64,
     loop_lag_p99_ms: Option<f64>,
@@ -403,22 +275,21 @@ fn only_dir(base: &Path) -> BenchResult<PathBuf> {
 
 fn run_case(
     rt: &tokio::runtime::Runtime,
-    bin: &Path,
-    pin: bool,
+    setup: &Setup,
     streams: u32,
     requests: u64,
 ) -> BenchResult<CaseResult> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let sim = Sim::start(bin, pin.then_some(1))?;
+    let sim = Sim::start(setup)?;
     let scenario = dir.path().join("fidelity.yaml");
     std::fs::write(dir.path().join("prompt.txt"), "Say hello in a few words.\n")
         .and_then(|_| std::fs::write(&scenario, scenario_yaml(&sim.base, streams, requests)))
         .map_err(|e| format!("cannot write the scenario: {e}"))?;
-    let sim_before = proc_usage(sim.child.id());
+    let sim_before = proc_cpu(sim.child.id());
     let overflows_before = listen_overflows();
     let busy_before = machine_busy();
     let started = Instant::now();
-    let mut run = pinned(pin.then_some(0), bin);
+    let mut run = pinned(Some(0), setup);
     run.args(["--quiet", "run", "--out"])
         .arg(dir.path().join("runs"))
         .arg(&scenario)
@@ -439,7 +310,7 @@ fn run_case(
     let usage = wait_with_usage(&mut child)?;
     let wall = started.elapsed();
     let err_text = drain.join().unwrap_or_default();
-    let sim_after = proc_usage(sim.child.id());
+    let sim_after = proc_cpu(sim.child.id());
     let busy = machine_busy()
         .zip(busy_before)
         .map(|(a, b)| a.saturating_sub(b));
@@ -470,9 +341,7 @@ fn run_case(
         eprint!("(kept {}) ", run_dir.display());
         let _ = dir.keep();
     }
-    let sim_cpu = sim_after
-        .zip(sim_before)
-        .map(|((a, _), (b, _))| a.saturating_sub(b));
+    let sim_cpu = sim_after.zip(sim_before).map(|(a, b)| a.saturating_sub(b));
     // CPU used by everything else on the machine meanwhile, in % of one core: other work on a
     // shared machine makes the figures noisy.
     let others_pct = busy.map(|b| {
@@ -487,7 +356,6 @@ fn run_case(
         client_cpu: usage.cpu,
         client_rss_mb: usage.max_rss_kb as f64 / 1024.0,
         sim_cpu,
-        sim_rss_mb: sim_after.map(|(_, kb)| kb as f64 / 1024.0),
         achieved: step.and_then(|s| s.achieved_concurrency),
         server_peak: stats.max_active,
         loop_lag_p99_ms: step.and_then(|s| s.loop_lag_p99_ms),
@@ -506,9 +374,11 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 fn table(results: &[CaseResult]) -> String {
     let mut t = String::from(
         "| streams | requests ok/sent | TTFT err P50 / P99 / max (ms) | TPOT err P50 / P99 (ms) \
-         | request path P99 / response path P99 (ms) | client µs/token | client peak RSS (MB) \
-         | sim µs/token / RSS MB | achieved (ΣE2E/T) / server peak / target | client loop lag P99 (ms) \
-         | listen drops | other processes (% of a core) |\n|---:|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|\n",
+         | request / response path P99 (ms) | client µs/token | client core % \
+         | client peak RSS (MB) | sim µs/token | sim core % \
+         | achieved (ΣE2E/T) / server peak / target | client loop lag P99 (ms) | listen drops \
+         | others (% of a core) |\n\
+         |---:|---:|---|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|\n",
     );
     for r in results {
         let j = &r.joined;
@@ -518,16 +388,18 @@ fn table(results: &[CaseResult]) -> String {
         let (_, s99, _) = p50_p99_max(&j.send_ms);
         let (_, r99, _) = p50_p99_max(&j.recv_ms);
         let per_token = |cpu: Duration| cpu.as_secs_f64() * 1e6 / j.tokens.max(1) as f64;
+        let core_pct = |cpu: Duration| cpu.as_secs_f64() / r.wall.as_secs_f64().max(1e-3) * 100.0;
         t.push_str(&format!(
             "| {} | {}/{} | {t50:.2} / {t99:.2} / {tmax:.2} | {p50:.3} / {p99:.3} | {s99:.2} / {r99:.2} \
-             | {:.1} | {:.0} | {} / {} | {} / {} / {} | {} | {} | {} |\n",
+             | {:.1} | {:.0} | {:.0} | {} | {} | {} / {} / {} | {} | {} | {} |\n",
             r.streams,
             ok,
             r.requests,
             per_token(r.client_cpu),
+            core_pct(r.client_cpu),
             r.client_rss_mb,
             opt(r.sim_cpu.map(per_token), 1),
-            opt(r.sim_rss_mb, 0),
+            opt(r.sim_cpu.map(core_pct), 0),
             opt(r.achieved, 0),
             r.server_peak,
             r.streams,
@@ -537,7 +409,7 @@ fn table(results: &[CaseResult]) -> String {
         ));
         if j.unmatched > 0 || j.failed > 0 {
             t.push_str(&format!(
-                "|  | ({} failed, {} without server truth) ||||||||||\n",
+                "|  | ({} failed, {} without server truth) ||||||||||||\n",
                 j.failed, j.unmatched
             ));
         }
@@ -545,7 +417,7 @@ fn table(results: &[CaseResult]) -> String {
     t
 }
 
-fn machine(pinned: bool) -> String {
+fn machine(setup: &Setup) -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -556,20 +428,29 @@ fn machine(pinned: bool) -> String {
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
     let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
-    let pin = if pinned {
+    let pin = if setup.pin {
         "sim pinned to core 1, ladder to core 0 (taskset)"
     } else {
         "NOT pinned (fewer than 2 cores or no taskset): figures are not comparable"
     };
+    let prio = if setup.prio.is_empty() {
+        "normal priority".to_string()
+    } else {
+        format!(
+            "both at `{}`, own autogroup at nice {AUTOGROUP_NICE}",
+            setup.prio
+        )
+    };
     format!(
-        "{date} · nproc {nproc} · {model} · Linux {} · {pin}",
+        "{date} · nproc {nproc} · {model} · Linux {} · {pin} · {prio}",
         kernel.trim()
     )
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    self_check();
+    fidelity_join::self_check();
+    results_md::self_check();
     if !args.iter().any(|a| a == "--bench") {
         println!("fidelity bench: self-check ok (figures: `make bench`)");
         return;
@@ -593,7 +474,11 @@ fn bench(args: &[String]) -> BenchResult<()> {
             bin.display()
         ));
     }
-    let pin = can_pin();
+    let setup = Setup {
+        bin,
+        pin: can_pin(),
+        prio: priority(),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -607,7 +492,7 @@ fn bench(args: &[String]) -> BenchResult<()> {
         for attempt in 1..=MAX_TRIES {
             eprint!("fidelity: {streams} streams × {requests} requests ... ");
             let _ = std::io::stderr().flush();
-            let r = run_case(&rt, &bin, pin, streams, requests)?;
+            let r = run_case(&rt, &setup, streams, requests)?;
             let others = r.others_pct.unwrap_or(0.0);
             eprintln!(
                 "{:.1} s (other processes: {others:.0}% of a core)",
@@ -631,16 +516,13 @@ fn bench(args: &[String]) -> BenchResult<()> {
     let section = format!(
         "Machine: {}\n\nCommand: `make bench` (`cargo bench --bench fidelity`); server: `ladder sim --set {}`; \
          client: `ladder run` with `ramp_up: 1s`, `max_tokens: {TOKENS}`.\n\n{}",
-        machine(pin),
+        machine(&setup),
         SIM_SETTINGS.join(" --set "),
         table(&results)
     );
     println!("\n{section}");
     if custom.is_none() {
-        let path = root.join("benches/RESULTS.md");
-        let doc = std::fs::read_to_string(&path).unwrap_or_else(|_| "# Benchmark results\n".into());
-        std::fs::write(&path, replace_section(&doc, &section))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = results_md::write_section("fidelity", &section)?;
         println!("(written to {})", path.display());
     }
     Ok(())

@@ -5,6 +5,9 @@
 //! events/s and MB/s per case. `make bench` runs it with `--bench`; under `cargo test` (no
 //! `--bench`) it runs a tiny smoke pass that checks the event counts, so it cannot rot.
 
+#[path = "support/results_md.rs"]
+mod results_md;
+
 use ladder::client::openai::interpret_chat;
 use ladder::client::sse::{SseEvent, SseParser};
 use ladder::client::timing::StreamTiming;
@@ -187,37 +190,42 @@ fn smoke(stream: &[u8], events: usize) {
 
 fn main() {
     let (stream, events) = openai_stream();
+    results_md::self_check();
+    smoke(&stream, events);
     if !std::env::args().any(|a| a == "--bench") {
-        smoke(&stream, events);
         return;
     }
-    smoke(&stream, events);
     let budget = Duration::from_millis(
         std::env::var("PARSE_BENCH_MS")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(700),
     );
-    println!(
-        "\nSSE parse + chunk interpretation, one core: OpenAI chat stream, {} events, {} bytes per \
-         response ({} B per event)\n",
+    let mut out = format!(
+        "Run {}: OpenAI chat stream, {} events, {} bytes per response ({} B per event), one \
+         core, command `make bench` (`cargo bench --bench parse`).\n\n\
+         | reads | stage | events/s | MB/s | ns/event |\n|---|---|---:|---:|---:|\n",
+        humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         events,
         stream.len(),
         stream.len() / events
     );
-    println!("| reads | stage | events/s | MB/s | ns/event |");
-    println!("|---|---|---:|---:|---:|");
     for read in [0usize, 64, 1460, 16384] {
         for stage in [Stage::Sse, Stage::Interpret, Stage::Full] {
             let r = measure(&stream, read, stage, budget);
-            println!(
-                "| {} | {} | {:.2} M | {:.0} | {:.0} |",
+            out.push_str(&format!(
+                "| {} | {} | {:.2} M | {:.0} | {:.0} |\n",
                 r.read,
                 r.stage.name(),
                 r.events_per_s / 1e6,
                 r.mb_per_s,
                 r.ns_per_event
-            );
+            ));
         }
+    }
+    println!("\nSSE parse + chunk interpretation\n\n{out}");
+    match results_md::write_section("parse", &out) {
+        Ok(path) => println!("(written to {})", path.display()),
+        Err(e) => eprintln!("parse bench: {e}"),
     }
 }

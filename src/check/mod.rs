@@ -25,9 +25,9 @@ pub mod render;
 mod status;
 pub mod url;
 
-use crate::error::UsageError;
 use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
+use crate::error::UsageError;
 use crate::scenario::{self, Endpoint, RequestSpec};
 use anyhow::Context as _;
 use diagnose::{diagnose, Context, Diagnosis};

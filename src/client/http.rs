@@ -266,6 +266,7 @@ async fn send_and_read(
         }
         let message = match &err {
             Some(e) => e.message.clone(),
+            None if (300..400).contains(&status) => describe_redirect(status, &headers),
             None => describe_non_json_body(&body, &content_type),
         };
         return Attempt {
@@ -547,6 +548,36 @@ fn carries_error(body: &[u8]) -> bool {
     })
 }
 
+/// Redirects are not followed (the body is streamed once, so that the start is stamped at the
+/// write; LLM SDKs do not follow them either). The message says where the server points,
+/// without user info, query or fragment, which may carry credentials.
+fn describe_redirect(status: u16, headers: &HeaderMap) -> String {
+    let location = headers
+        .get(reqwest::header::LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|l| match reqwest::Url::parse(l.trim()) {
+            Ok(mut url) => {
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+                url.set_query(None);
+                url.set_fragment(None);
+                url.to_string()
+            }
+            // A relative location: its path.
+            Err(_) => l.split(['?', '#']).next().unwrap_or_default().to_string(),
+        })
+        .filter(|l| !l.trim().is_empty());
+    match location {
+        Some(l) => format!(
+            "the server redirects (HTTP {status}) to {l}; ladder does not follow redirects: set \
+             base_url to the final address"
+        ),
+        None => format!(
+            "the server answered with a redirect (HTTP {status}) without a Location; check base_url"
+        ),
+    }
+}
+
 fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
     let text = String::from_utf8_lossy(body);
     let trimmed = text.trim();
@@ -631,13 +662,44 @@ pub fn build_http_client(
         .pool_max_idle_per_host(max_concurrency.max(1))
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
+        .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")))
         .build()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::carries_error;
+    use super::{carries_error, describe_redirect};
+    use reqwest::header::{HeaderMap, HeaderValue, LOCATION};
+
+    #[test]
+    fn redirects_name_their_target_without_the_query() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            LOCATION,
+            HeaderValue::from_static("https://api.example.com/v1/chat/completions?sig=s3cret#x"),
+        );
+        let msg = describe_redirect(308, &h);
+        assert!(
+            msg.contains("(HTTP 308) to https://api.example.com/v1/chat/completions;"),
+            "{msg}"
+        );
+        assert!(!msg.contains("s3cret"), "{msg}");
+        h.insert(
+            LOCATION,
+            HeaderValue::from_static("https://me:pw123456@gw.example.com/v1?k=1"),
+        );
+        let msg = describe_redirect(307, &h);
+        assert!(msg.contains("to https://gw.example.com/v1;"), "{msg}");
+        assert!(!msg.contains("pw123456") && !msg.contains("k=1"), "{msg}");
+        h.insert(LOCATION, HeaderValue::from_static("/v2/chat?x=1"));
+        assert!(describe_redirect(302, &h).contains("to /v2/chat;"));
+        let msg = describe_redirect(301, &HeaderMap::new());
+        assert!(
+            msg.contains("HTTP 301") && msg.contains("without a Location"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn only_bodies_marked_as_errors_carry_errors() {

@@ -44,6 +44,9 @@ impl SimServer {
 }
 
 /// A running simulator. Dropping it also stops the server (gracefully, in the background).
+/// Accept queue length requested from the kernel (capped by `net.core.somaxconn`).
+const LISTEN_BACKLOG: u32 = 8192;
+
 pub struct SimHandle {
     addr: SocketAddr,
     ctx: Arc<Shared>,
@@ -140,7 +143,16 @@ async fn bind(
     params
         .validate()
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
+    // A deep accept queue: a ladder step starts thousands of connections at once, and the
+    // default backlog (1,024) would drop SYNs and measure the kernel's retry timer, not TTFT.
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(LISTEN_BACKLOG)?;
     Ok((listener, Arc::new(Shared::new(params))))
 }
 

@@ -12,4 +12,5 @@ mod run_sim;
 mod schema;
 mod secrets;
 mod timeouts;
+mod truth;
 mod validate;
