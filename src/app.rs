@@ -383,6 +383,22 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         return Ok(exit::ERROR);
     }
 
+    // Judge against the existing baseline first: with `--save-baseline --against` the old
+    // baseline is the reference, and it is replaced only afterwards.
+    let mut code = exit::OK;
+    if let Some(baseline) = &args.against {
+        let base = store::load_result(baseline)?;
+        let new = store::load_result(&run_dir.path)?;
+        code = diff_results(
+            &base,
+            &new,
+            &args.gates,
+            args.format,
+            Some(s.gates.clone()),
+            out,
+        )?;
+    }
+
     if args.save_baseline {
         let dir = args
             .baselines
@@ -399,21 +415,7 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
             eprintln!("saved baseline {}", paths.summary.display());
         }
     }
-
-    if let Some(baseline) = &args.against {
-        let base = store::load_result(baseline)?;
-        let new = store::load_result(&run_dir.path)?;
-        let code = diff_results(
-            &base,
-            &new,
-            &args.gates,
-            args.format,
-            Some(s.gates.clone()),
-            out,
-        )?;
-        return Ok(code);
-    }
-    Ok(exit::OK)
+    Ok(code)
 }
 
 /// `-v`: failed requests by model, class and HTTP status, with the first (redacted) message.
