@@ -81,11 +81,39 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the async runtime")
 }
 
+/// Loads a scenario for checks that send no traffic (`validate`, `diff --gates-from`): an unset
+/// variable that holds a secret (its name contains KEY, TOKEN or SECRET) reads as empty, so a
+/// CI job without secrets can still validate; the names are returned for a note.
+fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let missing = std::cell::RefCell::new(Vec::new());
+    let lookup = |name: &str| -> Option<String> {
+        std::env::var(name).ok().or_else(|| {
+            let upper = name.to_ascii_uppercase();
+            let secret = ["KEY", "TOKEN", "SECRET"].iter().any(|w| upper.contains(w));
+            if secret {
+                missing.borrow_mut().push(name.to_string());
+                Some(String::new())
+            } else {
+                None
+            }
+        })
+    };
+    let s = scenario::load_str(&text, path, &lookup)?;
+    let mut names = missing.into_inner();
+    names.sort();
+    names.dedup();
+    Ok((s, names))
+}
+
 fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
     let mut failed = 0;
     for path in &args.scenarios {
-        match scenario::load(path) {
-            Ok(s) => {
+        match load_without_secrets(path) {
+            Ok((s, unset)) => {
                 if !out.quiet {
                     println!(
                         "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",
@@ -95,6 +123,12 @@ fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
                         s.load.ladder,
                         s.fingerprint
                     );
+                    for name in unset {
+                        eprintln!(
+                            "note: {}: {name} is not set; `ladder run` will need it",
+                            path.display()
+                        );
+                    }
                 }
             }
             Err(e) => {
@@ -247,6 +281,7 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
     if args.against.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--against takes one scenario".into()).into());
     }
+    preflight(args, &scenarios)?;
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let mut code = exit::OK;
@@ -258,6 +293,47 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
         }
     }
     Ok(code)
+}
+
+/// Checks every place a run will write or read before any traffic is sent: a ladder that runs
+/// for an hour must not fail at the end because `--out` is not writable.
+fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<()> {
+    let usable_dir = |dir: &Path, flag: &str| -> Result<()> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(UsageError(format!(
+                "{flag} {}: is a file, not a directory",
+                dir.display()
+            ))
+            .into());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "{flag} {}: cannot create the directory: {e}",
+                dir.display()
+            ))
+        })?;
+        let probe = dir.join(format!(".ladder-write-test.{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .map_err(|e| UsageError(format!("{flag} {}: not writable: {e}", dir.display())))?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(())
+    };
+    usable_dir(&args.out, "--out")?;
+    if args.save_baseline {
+        for s in scenarios {
+            let dir = args
+                .baselines
+                .clone()
+                .unwrap_or_else(|| default_baselines_dir(&s.path));
+            usable_dir(&dir, "--baselines")?;
+        }
+    }
+    if let Some(baseline) = &args.against {
+        if let Err(e) = store::load_result(baseline) {
+            return Err(UsageError(format!("--against: {e}")).into());
+        }
+    }
+    Ok(())
 }
 
 async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interrupt) -> Result<u8> {
@@ -361,7 +437,8 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         print_error_breakdown(&output.records);
     }
     let succeeded = output.records.iter().filter(|r| r.is_ok()).count();
-    if !output.records.is_empty() && succeeded == 0 {
+    let all_failed = !output.records.is_empty() && succeeded == 0;
+    if all_failed {
         let first = output.records.iter().find_map(|r| {
             r.error_class
                 .map(|c| format!("{c}: {}", r.error_message.clone().unwrap_or_default()))
@@ -380,6 +457,14 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
             "run interrupted: partial results written to {}",
             run_dir.path.display()
         );
+        return Ok(exit::ERROR);
+    }
+
+    if all_failed {
+        // Nothing was measured: never gate on it, never keep it as a baseline.
+        if args.save_baseline {
+            eprintln!("baseline not saved: no request succeeded");
+        }
         return Ok(exit::ERROR);
     }
 
@@ -516,11 +601,16 @@ fn analyze_all(
         .collect()
 }
 
+/// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2).
+fn load_input(path: &Path) -> Result<LoadedResult> {
+    store::load_result(path).map_err(|e| UsageError(e.to_string()).into())
+}
+
 fn diff(args: &DiffArgs, out: &Output) -> Result<u8> {
-    let base = store::load_result(&args.baseline)?;
-    let new = store::load_result(&args.run)?;
+    let base = load_input(&args.baseline)?;
+    let new = load_input(&args.run)?;
     let gates = match &args.gates_from {
-        Some(p) => Some(scenario::load(p)?.gates),
+        Some(p) => Some(load_without_secrets(p)?.0.gates),
         None => None,
     };
     diff_results(&base, &new, &args.gates, args.format, gates, out)
@@ -602,8 +692,14 @@ fn diff_results(
         DiffFormatArg::Json => DiffFormat::Json,
         DiffFormatArg::Junit => DiffFormat::Junit,
     };
+    let code = u8::try_from(comparison.exit_code()).unwrap_or(exit::ERROR);
     let mut stdout = std::io::stdout().lock();
-    crate::render::diff::render(&comparison, format, &mut stdout)?;
-    stdout.flush()?;
-    Ok(u8::try_from(comparison.exit_code()).unwrap_or(exit::ERROR))
+    let written =
+        crate::render::diff::render(&comparison, format, &mut stdout).and_then(|()| stdout.flush());
+    match written {
+        // `ladder diff ... | head`: the reader left, the verdict still stands.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(code),
+    }
 }

@@ -17,10 +17,10 @@ fn api_key_echoed_by_a_401_never_leaks() {
     let out = p
         .ladder()
         .env("LEAK_TEST_KEY", key)
-        .args(["run", "-v"])
+        .args(["run", "-v", "--save-baseline"])
         .arg(&f)
         .assert()
-        .success();
+        .code(1); // every request failed: nothing was measured
     let o = out.get_output();
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
@@ -41,6 +41,10 @@ fn api_key_echoed_by_a_401_never_leaks() {
         checked += 1;
     }
     assert!(checked >= 5);
+    assert!(
+        !p.path().join("baselines/leak.csv").exists(),
+        "a run with no success must not become a baseline"
+    );
     // The failures are recorded as 401s.
     let dir = &p.run_dirs("leak")[0];
     let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();

@@ -120,3 +120,66 @@ fn out_of_range_simulator_parameter_is_rejected_before_running() {
     let yaml = "name: bad\ntarget:\n  sim: {ttft: 5ms, tpot_jitter: 1.5}\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\nload:\n  ladder: [1]\n  requests_per_step: 2\n";
     assert_invalid(yaml, &["bad.yaml:3", "target.sim", "tpot_jitter"]);
 }
+
+#[test]
+fn validate_needs_no_secrets_but_notes_them() {
+    let p = Project::new();
+    let f = p.scenario(
+        "keyed",
+        &GOOD.replace(
+            "  models: [m]",
+            "  api_key: ${LADDER_TEST_SECRET_KEY}\n  models: [m]",
+        ),
+    );
+    let out = p
+        .ladder()
+        .env_remove("LADDER_TEST_SECRET_KEY")
+        .arg("validate")
+        .arg(&f)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("LADDER_TEST_SECRET_KEY is not set"),
+        "{stderr}"
+    );
+    // `run` still needs it.
+    p.ladder()
+        .env_remove("LADDER_TEST_SECRET_KEY")
+        .arg("run")
+        .arg(&f)
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn unwritable_output_and_missing_baseline_fail_before_any_traffic() {
+    let p = Project::new();
+    let f = p.scenario("ok", GOOD);
+    std::fs::write(p.path().join("afile"), "x").unwrap();
+    // base_url points at a closed port: had traffic been sent, the run would take timeouts.
+    let out = p
+        .ladder()
+        .args(["run", "--out", "afile"])
+        .arg(&f)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("afile") && stderr.contains("not a directory"),
+        "{stderr}"
+    );
+    let out = p
+        .ladder()
+        .args(["run", "--against", "baselines/nope.csv"])
+        .arg(&f)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("nope.csv"), "{stderr}");
+    assert!(!p.path().join("runs/ok").exists(), "traffic was sent");
+    p.ladder()
+        .args(["diff", "baselines/nope.csv", "runs/x"])
+        .assert()
+        .code(2);
+}
