@@ -146,6 +146,9 @@ pub enum WallFinding {
         kind: Option<LimitKind>,
         tpm_total_at_wall: f64,
         rps_at_wall: f64,
+        /// Wall time of the wall step: a per-minute limit lets a burst through in a short step.
+        #[serde(default)]
+        duration_s_at_wall: f64,
     },
 }
 
@@ -214,13 +217,46 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         ));
     }
     notes.extend(self_check_notes(&rows));
+    let knee = find_knee(&rows, &n429);
+    let knee_says_saturation =
+        matches!(&knee, KneeFinding::Knee(k) if k.kind == KneeKind::Saturation);
+    if !knee_says_saturation {
+        notes.extend(decode_saturation_note(&rows));
+    }
     ModelFindings {
         model: model.to_string(),
-        knee: find_knee(&rows, &n429),
+        knee,
         wall: find_wall(&rows, &n429, &extra),
         efficiency: efficiency(&rows),
         notes,
     }
+}
+
+/// TPOT P50 this far above the first step's, at a step and every later one, is saturation.
+pub const TPOT_SATURATION_RISE: f64 = 0.20;
+
+/// Decode slowing down with load is saturation even when TTFT never bends (a backend without
+/// a queue slows every stream instead of making new ones wait): say where TPOT starts rising.
+fn decode_saturation_note(rows: &[&StepSummary]) -> Option<String> {
+    let enough = |s: &StepSummary| s.succeeded >= MIN_KNEE_SAMPLES;
+    let first = rows.first().filter(|s| enough(s))?;
+    let base = first.tpot_p50_ms.filter(|v| *v > 0.0)?;
+    let above = |s: &StepSummary| {
+        enough(s)
+            && s.tpot_p50_ms
+                .is_some_and(|v| v >= base * (1.0 + TPOT_SATURATION_RISE))
+    };
+    let start = (1..rows.len()).find(|&i| rows[i..].iter().all(|s| above(s)))?;
+    let last = rows.last()?;
+    let top = last.tpot_p50_ms?;
+    Some(format!(
+        "Decode saturation: TPOT P50 rises from {base:.1} ms at {} streams to {top:.1} ms at {} streams (×{:.1}), above +{:.0}% from {} streams on; the backend slows every stream down as load grows.",
+        first.concurrency,
+        last.concurrency,
+        top / base,
+        TPOT_SATURATION_RISE * 100.0,
+        rows[start].concurrency
+    ))
 }
 
 /// Client CPU at or above this share of one core makes a step's latencies suspect.

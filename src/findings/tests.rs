@@ -306,6 +306,7 @@ fn wall_at_the_first_persistent_step_with_kind() {
     }
     steps[2].tpm_total = 1_900_000.0;
     steps[2].rps = 12.0;
+    steps[2].duration_s = 90.0;
     // Step 2: 1 (< 3); step 3: 8/200 = 4%; step 4: 40. Retries hid them from err_429.
     let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 6, 30], &[0, 1, 1, 2]);
     let f = analyze("m", &steps, Some(&extras));
@@ -319,12 +320,13 @@ fn wall_at_the_first_persistent_step_with_kind() {
             kind: Some(LimitKind::Tokens),
             tpm_total_at_wall: 1_900_000.0,
             rps_at_wall: 12.0,
+            duration_s_at_wall: 90.0,
         }
     );
     assert_eq!((f.wall.step(), f.wall_concurrency()), (Some(3), Some(20)));
     assert_eq!(
         f.sentences()[1],
-        "Rate-limit wall at 20 streams: 4.0% of requests got 429 (token limit; ≈ 1.9M tokens/min at the wall)."
+        "Rate-limit wall at 20 streams: 4.0% of requests got 429 (token limit; ≈ 1.9M tokens/min got through at the wall step)."
     );
     // Request hints win: request limit, RPM shown.
     let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 1, 1], &[0, 0, 5, 9]);
@@ -336,7 +338,18 @@ fn wall_at_the_first_persistent_step_with_kind() {
             ..
         }
     ));
-    assert!(f.sentences()[1].ends_with("(request limit; ≈ 720 requests/min at the wall)."));
+    assert!(f.sentences()[1]
+        .ends_with("(request limit; ≈ 720 requests/min got through at the wall step)."));
+    // A wall step shorter than a minute: the bucket's burst overstates the limit; say so.
+    let mut short = steps.clone();
+    short[2].duration_s = 12.0;
+    let f = analyze("m", &short, Some(&extras));
+    assert!(
+        f.sentences()[1].contains("That step lasted 12 s")
+            && f.sentences()[1].contains("duration: 1m"),
+        "{}",
+        f.sentences()[1]
+    );
     // No hints: kind unknown. 2 429s in 100 attempts is 2% but fewer than 3: not a wall step.
     let extras = wall_extras(&[0, 2, 8, 40], &[0; 4], &[0; 4]);
     steps[1].attempted = 100;
@@ -351,7 +364,7 @@ fn wall_at_the_first_persistent_step_with_kind() {
     ));
     assert!(
         f.sentences()[1]
-            .contains("limit kind unknown; ≈ 1.9M tokens/min and 720 requests/min at the wall"),
+            .contains("limit kind unknown; ≈ 1.9M tokens/min and 720 requests/min got through at the wall step"),
         "{:?}",
         f.sentences()
     );
@@ -518,4 +531,34 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     busy.attempted = 500;
     busy.succeeded = 10;
     assert!(self_check_notes(&[&busy]).is_empty());
+}
+
+#[test]
+fn decode_saturation_without_a_ttft_knee_is_reported() {
+    let mut steps = ladder(&[2, 4, 8, 16], &[(1.0, 200.0); 4], &[20.0; 4]);
+    let tpot = [3.0, 6.0, 12.0, 24.0];
+    for (s, t) in steps.iter_mut().zip(tpot) {
+        s.tpot_p50_ms = Some(t);
+    }
+    let f = analyze("m", &steps, None);
+    assert!(matches!(f.knee, KneeFinding::None { .. }));
+    let note = f
+        .notes
+        .iter()
+        .find(|n| n.starts_with("Decode saturation"))
+        .expect("no saturation note");
+    assert!(
+        note.contains("3.0 ms at 2 streams to 24.0 ms at 16 streams (×8.0)"),
+        "{note}"
+    );
+    assert!(note.contains("from 4 streams on"), "{note}");
+    // A flat TPOT, or a rise that does not persist, says nothing.
+    let mut flat = ladder(&[2, 4, 8, 16], &[(1.0, 200.0); 4], &[20.0; 4]);
+    for (s, t) in flat.iter_mut().zip([3.0, 3.1, 4.0, 3.0]) {
+        s.tpot_p50_ms = Some(t);
+    }
+    assert!(analyze("m", &flat, None)
+        .notes
+        .iter()
+        .all(|n| !n.starts_with("Decode saturation")));
 }

@@ -28,6 +28,7 @@ pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras
             kind,
             tpm_total_at_wall: s.tpm_total,
             rps_at_wall: s.rps,
+            duration_s_at_wall: s.duration_s,
         };
     }
     match n429.iter().sum::<u64>() {
@@ -48,17 +49,33 @@ pub(super) fn wall_sentence(wall: &WallFinding) -> Option<String> {
             kind,
             tpm_total_at_wall,
             rps_at_wall,
+            duration_s_at_wall,
             ..
         } => {
             let tokens = format!("{} tokens/min", compact(*tpm_total_at_wall));
             let requests = format!("{} requests/min", compact(rps_at_wall * 60.0));
             let detail = match kind {
-                Some(LimitKind::Tokens) => format!("token limit; ≈ {tokens} at the wall"),
-                Some(LimitKind::Requests) => format!("request limit; ≈ {requests} at the wall"),
-                None => format!("limit kind unknown; ≈ {tokens} and {requests} at the wall"),
+                Some(LimitKind::Tokens) => {
+                    format!("token limit; ≈ {tokens} got through at the wall step")
+                }
+                Some(LimitKind::Requests) => {
+                    format!("request limit; ≈ {requests} got through at the wall step")
+                }
+                None => format!(
+                    "limit kind unknown; ≈ {tokens} and {requests} got through at the wall step"
+                ),
+            };
+            // A per-minute bucket starts full: a step shorter than a minute sees its burst, so
+            // the rate that got through overstates the sustained limit.
+            let caveat = if *duration_s_at_wall > 0.0 && *duration_s_at_wall < 60.0 {
+                format!(
+                    " That step lasted {duration_s_at_wall:.0} s: a per-minute limit lets a burst through in less than a minute, so the sustained limit is lower; use `duration: 1m` steps to measure it."
+                )
+            } else {
+                String::new()
             };
             Some(format!(
-                "Rate-limit wall at {concurrency} streams: {:.1}% of requests got 429 ({detail}).",
+                "Rate-limit wall at {concurrency} streams: {:.1}% of requests got 429 ({detail}).{caveat}",
                 rate_429 * 100.0
             ))
         }

@@ -36,12 +36,12 @@ pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Re
     }
 }
 
-/// "2 regressions, 1 improvement, 30 within noise, 4 skipped" (gated checks only).
+/// "2 regressions, 1 improvement, 30 unchanged or within noise, 4 skipped" (gated checks only).
 pub fn summary_line(k: &Counts) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
-        "{}, {}, {} within noise, {} skipped",
+        "{}, {}, {} unchanged or within noise, {} skipped",
         plural(k.regressed, "regression", "regressions"),
         plural(k.improved, "improvement", "improvements"),
         k.noise,

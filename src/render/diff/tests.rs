@@ -155,7 +155,7 @@ fn summary_line_wording() {
     };
     assert_eq!(
         summary_line(&k),
-        "2 regressions, 1 improvement, 30 within noise, 4 skipped"
+        "2 regressions, 1 improvement, 30 unchanged or within noise, 4 skipped"
     );
     let k = Counts {
         regressed: 1,
@@ -165,7 +165,7 @@ fn summary_line_wording() {
     };
     assert_eq!(
         summary_line(&k),
-        "1 regression, 0 improvements, 1 within noise, 0 skipped"
+        "1 regression, 0 improvements, 1 unchanged or within noise, 0 skipped"
     );
 }
 
