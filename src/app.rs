@@ -85,9 +85,9 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 /// variable that holds a secret (its name contains KEY, TOKEN or SECRET) reads as empty, so a
 /// CI job without secrets can still validate; the names are returned for a note.
 fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     let missing = std::cell::RefCell::new(Vec::new());
     let lookup = |name: &str| -> Option<String> {
@@ -163,7 +163,7 @@ fn apply_sim_overrides(params: &mut SimParams, sets: &[String], flag: &str) -> R
 async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
     if args.list {
         for (key, help) in SimParams::describe_keys() {
-            println!("{key:<24} {help}");
+            println!("{key:<30} {help}");
         }
         return Ok(exit::OK);
     }

@@ -139,8 +139,23 @@ pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
         "; max clean concurrency {}.",
         k.max_clean_concurrency
     ));
-    if let Some(next) = k.suggested_next {
-        s.push_str(&format!(" Try {next} to narrow it."));
+    match k.estimated_cap {
+        // The cap estimate sits below the last "clean" step: that step already queued, by less
+        // than the knee's threshold (×1.5 and +100 ms). Say so rather than contradict ourselves.
+        Some(cap) if cap.round() < f64::from(k.max_clean_concurrency) => {
+            s.push_str(&format!(
+                " The cap estimate is below {0}: requests probably already waited at {0} streams, by less than the knee threshold (×{1} and +{2:.0} ms); try {3:.0} to confirm.",
+                k.max_clean_concurrency,
+                KNEE_RATIO,
+                KNEE_ABS_MS,
+                cap.round().max(1.0)
+            ));
+        }
+        _ => {
+            if let Some(next) = k.suggested_next {
+                s.push_str(&format!(" Try {next} to narrow it."));
+            }
+        }
     }
     s
 }

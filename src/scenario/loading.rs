@@ -13,9 +13,9 @@ use std::path::Path;
 
 /// Reads and validates a scenario file; `${VAR}` comes from the process environment.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     load_str(&text, path, &|name| std::env::var(name).ok())
 }

@@ -275,10 +275,11 @@ pub struct Scenario {
 /// Why a scenario could not be loaded: `scenarios/x.yaml:12: load.ladder: what is wrong; fix`.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{}: cannot read the scenario file: {source}", .path.display())]
+    // `error` is shown in the message, not chained as a source, so it is printed once.
+    #[error("{}: cannot read the scenario file: {error}", .path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// `line` is 1-based; `field` a dotted path such as `load.ladder` (empty if none applies).
     #[error("{}", show(.file, .line, .field, .message))]
