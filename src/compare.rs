@@ -26,6 +26,9 @@ pub use types::{
 
 /// Judges `new` against `base`. Refuses (no checks) when the workload fingerprints differ and
 /// `opts.allow_different_workload` is off. Deterministic for a given `opts.seed`.
+/// Fewest successful requests per side for a throughput (TPM, RPS) verdict.
+pub const MIN_THROUGHPUT_SAMPLES: u64 = 40;
+
 pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
     let mut out = Comparison {
         base_label: base.label.clone(),
@@ -87,12 +90,28 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                 )),
             }
         }
+        let new_top = n.concurrencies(model).max();
         for (metric, bm, nm) in [
             (Metric::Knee, &base.knee, &new.knee),
             (Metric::Wall, &base.wall, &new.wall),
         ] {
-            out.checks
-                .extend(findings_check(model, metric, bm.get(model), nm.get(model)));
+            let mut check = findings_check(model, metric, bm.get(model), nm.get(model));
+            // "Gone" only counts when the new run went as far as the baseline's finding.
+            if let (Some(c), Some(Some(at)), Some(None)) =
+                (check.as_mut(), bm.get(model), nm.get(model))
+            {
+                if new_top.is_some_and(|top| top < *at) {
+                    rules::skip(
+                        c,
+                        format!(
+                            "{} at step {at} in the baseline; the new run stopped at step {}, so it cannot say",
+                            metric.label(),
+                            new_top.unwrap_or(0)
+                        ),
+                    );
+                }
+            }
+            out.checks.extend(check);
         }
     }
     out
@@ -273,6 +292,21 @@ fn step_checks(
     out.push(c);
     for (metric, bv, nv) in [(Metric::Tpm, bs.tpm, ns.tpm), (Metric::Rps, bs.rps, ns.rps)] {
         let mut c = blank(metric, None, true);
+        // A rate from a handful of requests is mostly the step's start-up and tail.
+        let fewest = bs.succeeded.min(ns.succeeded);
+        if fewest < MIN_THROUGHPUT_SAMPLES {
+            rules::skip(
+                &mut c,
+                format!(
+                    "{} needs ≥ {MIN_THROUGHPUT_SAMPLES} successful requests per side (have {} / {}): use requests_per_step ≥ {MIN_THROUGHPUT_SAMPLES}",
+                    metric.label(),
+                    bs.succeeded,
+                    ns.succeeded
+                ),
+            );
+            out.push(c);
+            continue;
+        }
         throughput(
             &mut c,
             (bv, bs.duration_s),

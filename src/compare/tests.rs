@@ -181,11 +181,12 @@ fn summaries_only_regression_and_exit_code() {
 
 #[test]
 fn exit_codes_inconclusive_and_strict() {
-    // n = 20: every P90/P99 gate is skipped → inconclusive even without --strict.
+    // n = 20: every P90/P99 gate is skipped → inconclusive even without --strict (and so are
+    // TPM and RPS, which need 40 successes per side).
     let b = side("base", vec![row("m", 1, 10, 20, 800.0)]);
     let n = side("new", vec![row("m", 1, 10, 20, 800.0)]);
     let c = compare(&b, &n, &opts());
-    assert_eq!(c.counts().skipped, 8);
+    assert_eq!(c.counts().skipped, 10);
     assert_eq!((c.outcome(), c.exit_code()), (Outcome::Inconclusive, 4));
     let k = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90));
     assert!(
@@ -271,8 +272,8 @@ fn throughput_point_rule() {
 #[test]
 fn knee_and_wall_moves() {
     let judge = |b: Option<Option<u32>>, n: Option<Option<u32>>| {
-        let mut bs = side("b", vec![row("m", 1, 10, 400, 800.0)]);
-        let mut ns = side("n", vec![row("m", 1, 10, 400, 800.0)]);
+        let mut bs = side("b", vec![row("m", 1, 50, 400, 800.0)]);
+        let mut ns = side("n", vec![row("m", 1, 50, 400, 800.0)]);
         if let Some(b) = b {
             bs.knee.insert("m".into(), b);
         }
@@ -310,6 +311,18 @@ fn knee_and_wall_moves() {
         Verdict::Improved
     );
     assert_eq!(judge(Some(None), Some(None)).unwrap().0, Verdict::NoChange);
+    // "Gone" needs the new run to have reached the baseline's knee step.
+    let mut bs = side("b", vec![row("m", 1, 50, 400, 800.0)]);
+    let mut ns = side("n", vec![row("m", 1, 10, 400, 800.0)]);
+    bs.knee.insert("m".into(), Some(20));
+    ns.knee.insert("m".into(), None);
+    let c = compare(&bs, &ns, &opts());
+    let k = c.checks.iter().find(|k| k.metric == Metric::Knee).unwrap();
+    assert!(
+        matches!(&k.verdict, Verdict::Skipped { reason } if reason.contains("stopped at step 10")),
+        "{:?}",
+        k.verdict
+    );
     assert!(matches!(
         judge(Some(Some(20)), None).unwrap().0,
         Verdict::Skipped { .. }
