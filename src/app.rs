@@ -114,6 +114,13 @@ fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
     for path in &args.scenarios {
         match load_without_secrets(path) {
             Ok((s, unset)) => {
+                // What `run` would refuse when building requests (a key or header value with
+                // a newline), validate refuses too.
+                if let Err(e) = PreparedTarget::new(&s.target, "http://127.0.0.1/v1") {
+                    failed += 1;
+                    eprintln!("error: {}: {e}", path.display());
+                    continue;
+                }
                 if !out.quiet {
                     println!(
                         "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",
@@ -171,8 +178,12 @@ async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
-            serde_yaml::from_str::<SimParams>(&text)
-                .map_err(|e| UsageError(format!("{}: {e}", path.display())))?
+            serde_yaml::from_str::<SimParams>(&text).map_err(|e| {
+                UsageError(format!(
+                    "{}: {e} (the file holds the keys of a scenario's `target.sim` block; `ladder sim --list` shows them)",
+                    path.display()
+                ))
+            })?
         }
         None => SimParams::default(),
     };
@@ -277,6 +288,11 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
             }
         }
         scenarios.push(s);
+    }
+    if args.against.is_none() && args.format != DiffFormatArg::Table && !out.quiet {
+        eprintln!(
+            "note: --format applies to the --against diff; without --against it has no effect"
+        );
     }
     if args.against.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--against takes one scenario".into()).into());
