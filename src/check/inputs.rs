@@ -44,7 +44,7 @@ pub enum InputError {
     NoTarget,
     #[error("{0} needs --model: the model to ask for, e.g. --model gpt-4o-mini")]
     MissingModel(String),
-    #[error("--base-url `{0}` is not an http(s) URL; expected e.g. https://api.openai.com/v1")]
+    #[error("--base-url `{0}` is not a usable base URL (http or https, no query string or fragment); expected e.g. https://api.openai.com/v1")]
     BadUrl(String),
     #[error("{} `{1}` is not an http(s) URL; expected e.g. https://api.anthropic.com", .0.display())]
     BadFileUrl(PathBuf, String),
@@ -80,9 +80,33 @@ fn api_of(a: ApiArg) -> Api {
     }
 }
 
+/// A URL as it may be shown: without its query, fragment or password (they may hold secrets).
+fn shown_url(raw: &str) -> String {
+    match reqwest::Url::parse(raw.trim()) {
+        Ok(mut u) => {
+            let hidden = u.query().is_some() || u.fragment().is_some();
+            u.set_query(None);
+            u.set_fragment(None);
+            let _ = u.set_password(None);
+            let mut s = u.to_string();
+            if hidden {
+                s.push_str("?…");
+            }
+            s
+        }
+        Err(_) => raw.split(['?', '#']).next().unwrap_or("").to_string(),
+    }
+}
+
 fn valid_url(raw: &str) -> Option<String> {
     let u = reqwest::Url::parse(raw.trim()).ok()?;
-    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
+    // A query or fragment cannot be a base URL (paths are appended to it), and a query may
+    // carry a credential that must not be echoed: refuse it, as `validate` does.
+    if !matches!(u.scheme(), "http" | "https")
+        || u.host_str().is_none()
+        || u.query().is_some()
+        || u.fragment().is_some()
+    {
         return None;
     }
     Some(raw.trim().trim_end_matches('/').to_string())
@@ -140,7 +164,7 @@ pub fn from_flags(
     let Some(raw) = &args.base_url else {
         return Err(InputError::NoTarget);
     };
-    let base = valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?;
+    let base = valid_url(raw).ok_or_else(|| InputError::BadUrl(shown_url(raw)))?;
     if args.model.is_empty() {
         return Err(InputError::MissingModel("--base-url".into()));
     }
@@ -217,7 +241,7 @@ fn claude(
         &args.base_url,
         setting(path, obj, "ANTHROPIC_BASE_URL", env)?,
     ) {
-        (Some(raw), _) => valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?,
+        (Some(raw), _) => valid_url(raw).ok_or_else(|| InputError::BadUrl(shown_url(raw)))?,
         (None, Some((raw, _))) => {
             if valid_url(&raw).is_none() {
                 return Err(InputError::BadFileUrl(path.to_path_buf(), raw));
@@ -297,7 +321,7 @@ fn codex(
         }
     };
     let base = match &args.base_url {
-        Some(raw) => valid_url(raw).ok_or_else(|| InputError::BadUrl(raw.clone()))?,
+        Some(raw) => valid_url(raw).ok_or_else(|| InputError::BadUrl(shown_url(raw)))?,
         None => OPENAI_DEFAULT_BASE.to_string(),
     };
     if args.model.is_empty() {

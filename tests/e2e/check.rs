@@ -716,3 +716,27 @@ fn quiet_prints_only_failures() {
         ],
     );
 }
+
+#[test]
+fn a_base_url_with_a_query_is_refused_without_echoing_it() {
+    let p = crate::support::Project::new();
+    let out = p
+        .ladder()
+        .args([
+            "check",
+            "--base-url",
+            "http://127.0.0.1:9/v1?api-key=hunter3query",
+            "--model",
+            "m",
+        ])
+        .assert()
+        .code(2);
+    let o = out.get_output();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!all.contains("hunter3query"), "{all}");
+    assert!(all.contains("query string"), "{all}");
+}
