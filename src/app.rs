@@ -276,6 +276,19 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
     for path in &args.scenarios {
         let mut s = scenario::load(path)?;
         if !args.sim_set.is_empty() {
+            for raw in &args.sim_set {
+                if let Some(model) = raw
+                    .strip_prefix("models.")
+                    .and_then(|rest| rest.split('.').next())
+                {
+                    if !s.target.models.iter().any(|m| m == model) && !out.quiet {
+                        eprintln!(
+                            "warning: --sim-set {raw}: `{model}` is not one of this scenario's models ({})",
+                            s.target.models.join(", ")
+                        );
+                    }
+                }
+            }
             match &mut s.target.endpoint {
                 Endpoint::Sim(params) => apply_sim_overrides(params, &args.sim_set, "--sim-set")?,
                 Endpoint::Url(_) => {
