@@ -325,8 +325,6 @@ async fn read_stream(
     let mut events: Vec<SseEvent> = Vec::with_capacity(8);
     let mut received = 0usize;
     let mut last_event = start;
-    let mut first_token_seen = false;
-    let mut done = false;
 
     let fail = |class: ErrorClass, msg: String, timing: &StreamTiming, at: Instant| Attempt {
         error_class: Some(class),
@@ -340,12 +338,12 @@ async fn read_stream(
     // One timer for the whole stream, moved only when a deadline comes sooner or when it fires
     // for a deadline that has moved on; not created and cancelled around every read (the idle
     // deadline moves with every event, and timer-wheel churn is per-token CPU).
-    let (mut armed, _) = next_deadline(start, timeouts, first_token_seen, last_event);
+    let (mut armed, _) = next_deadline(start, timeouts, timing.has_token(), last_event);
     let sleep = tokio::time::sleep_until(armed);
     tokio::pin!(sleep);
     loop {
         let (deadline, deadline_class) =
-            next_deadline(start, timeouts, first_token_seen, last_event);
+            next_deadline(start, timeouts, timing.has_token(), last_event);
         if deadline < armed {
             armed = deadline;
             sleep.as_mut().reset(armed);
@@ -380,22 +378,9 @@ async fn read_stream(
             }
             Ok(Ok(None)) => {
                 let now = Instant::now();
+                // End of input before an end marker (an end marker returns below as soon as it
+                // is read; `finish` never completes an event, per the event-stream rules).
                 parser.finish(&mut events);
-                if let Some(a) = process_events(
-                    &mut events,
-                    target,
-                    &mut timing,
-                    start,
-                    now,
-                    &mut first_token_seen,
-                    &mut done,
-                ) {
-                    return a.with_status(status);
-                }
-                let summary = timing.finish(ms_since(start, now));
-                if summary.done {
-                    return finish_ok(summary, status);
-                }
                 return fail(
                     ErrorClass::Disconnect,
                     "the stream ended without an end marker ([DONE] / message_stop)".into(),
@@ -424,17 +409,10 @@ async fn read_stream(
         if !events.is_empty() {
             last_event = now;
         }
-        if let Some(a) = process_events(
-            &mut events,
-            target,
-            &mut timing,
-            start,
-            now,
-            &mut first_token_seen,
-            &mut done,
-        ) {
-            return a.with_status(status);
-        }
+        let done = match process_events(&mut events, target, &mut timing, ms_since(start, now)) {
+            Ok(done) => done,
+            Err(a) => return a.with_status(status),
+        };
         if done {
             let summary = timing.finish(ms_since(start, now));
             return finish_ok(summary, status);
@@ -442,44 +420,37 @@ async fn read_stream(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-/// Feeds parsed events to the timing accumulator; returns a finished attempt on an in-band
-/// error or a malformed event.
+/// Feeds parsed events (all read at `at` ms) to the timing accumulator. `Ok(true)` once the end
+/// marker arrived; `Err` with the finished attempt on an in-band error or a malformed event.
 fn process_events(
     events: &mut Vec<SseEvent>,
     target: &PreparedTarget,
     timing: &mut StreamTiming,
-    start: Instant,
-    now: Instant,
-    first_token_seen: &mut bool,
-    done: &mut bool,
-) -> Option<Attempt> {
-    let at = ms_since(start, now);
+    at: f64,
+) -> Result<bool, Box<Attempt>> {
     for ev in events.drain(..) {
         match target.interpret(&ev) {
             Ok(info) => {
                 timing.on_chunk(at, &info);
-                *first_token_seen |= info.is_token();
                 if let Some(err) = &info.error {
-                    return Some(in_band_failure(err, timing.finish(at)));
+                    return Err(Box::new(in_band_failure(err, timing.finish(at))));
                 }
                 if info.done {
-                    *done = true;
-                    break;
+                    return Ok(true);
                 }
             }
             Err(MalformedEvent(msg)) => {
-                return Some(Attempt {
+                return Err(Box::new(Attempt {
                     error_class: Some(ErrorClass::Protocol),
                     error_message: Some(msg),
                     timing: Some(timing.finish(at)),
                     elapsed_ms: at,
                     ..Default::default()
-                });
+                }));
             }
         }
     }
-    None
+    Ok(false)
 }
 
 fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {
