@@ -121,19 +121,8 @@ mod tests {
     use crate::client::sse::SseParser;
     use crate::client::timing::{StreamTiming, TimingSummary};
     use crate::record::TokensSource;
-    use std::path::PathBuf;
 
-    fn spec() -> RequestSpec {
-        RequestSpec {
-            prompt: "Say hi".into(),
-            prompt_file: PathBuf::from("p.txt"),
-            system: None,
-            system_file: None,
-            max_tokens: 64,
-            temperature: None,
-            extra_body: Map::new(),
-        }
-    }
+    use crate::client::test_spec as spec;
 
     fn event(name: &str, data: &str) -> SseEvent {
         SseEvent {

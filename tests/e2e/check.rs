@@ -254,14 +254,7 @@ fn rejected_key_is_named_masked_and_never_echoed() {
     let sim = Sim::with_key();
     let p = Project::new();
     let wrong = "sk-wrong-key-LEAKCHECK-9876";
-    let args = [
-        "--base-url",
-        &sim.base,
-        "--model",
-        "sim-model",
-        "--api-key-env",
-        "CHECK_KEY",
-    ];
+    let args = key_args(&sim.base);
     let out = check(&p, &args, Some(wrong));
     assert_eq!(out.code, 1, "{}", out.stdout);
     says(
@@ -283,14 +276,7 @@ fn rejected_key_is_named_masked_and_never_echoed() {
 fn key_with_a_newline_is_not_sent() {
     let sim = Sim::with_key();
     let p = Project::new();
-    let args = [
-        "--base-url",
-        &sim.base,
-        "--model",
-        "sim-model",
-        "--api-key-env",
-        "CHECK_KEY",
-    ];
+    let args = key_args(&sim.base);
     let out = check(&p, &args, Some(&format!("{KEY}\n")));
     assert_eq!(out.code, 1, "{}", out.stdout);
     says(&out, &["cannot be sent", "contains a newline", "tr -d"]);
@@ -304,14 +290,7 @@ fn key_with_a_newline_is_not_sent() {
 fn key_with_whitespace_quotes_or_the_wrong_provider() {
     let sim = Sim::with_key();
     let p = Project::new();
-    let args = [
-        "--base-url",
-        &sim.base,
-        "--model",
-        "sim-model",
-        "--api-key-env",
-        "CHECK_KEY",
-    ];
+    let args = key_args(&sim.base);
     let cases = [
         (
             format!(" {KEY}"),
@@ -739,4 +718,16 @@ fn a_base_url_with_a_query_is_refused_without_echoing_it() {
     );
     assert!(!all.contains("hunter3query"), "{all}");
     assert!(all.contains("query string"), "{all}");
+}
+
+/// `--base-url BASE --model sim-model --api-key-env CHECK_KEY`: the key comes from CHECK_KEY.
+fn key_args(base: &str) -> [&str; 6] {
+    [
+        "--base-url",
+        base,
+        "--model",
+        "sim-model",
+        "--api-key-env",
+        "CHECK_KEY",
+    ]
 }

@@ -12,8 +12,8 @@ fn gate_scenario(max_tokens: u32) -> String {
     )
 }
 
-#[test]
-fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
+/// A project with the gate scenario and a baseline saved from one run of it.
+fn project_with_baseline() -> (Project, std::path::PathBuf, std::path::PathBuf) {
     let p = Project::new();
     let f = p.scenario("gate", &gate_scenario(24));
     p.ladder()
@@ -22,6 +22,12 @@ fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
         .assert()
         .success();
     let baseline = p.path().join("baselines/gate.csv");
+    (p, f, baseline)
+}
+
+#[test]
+fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
+    let (p, f, baseline) = project_with_baseline();
 
     // Same server, same workload: no regression.
     p.ladder()
@@ -67,14 +73,7 @@ fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
 
 #[test]
 fn save_baseline_with_against_judges_against_the_old_baseline_then_replaces_it() {
-    let p = Project::new();
-    let f = p.scenario("gate", &gate_scenario(24));
-    p.ladder()
-        .args(["run", "--quiet", "--save-baseline"])
-        .arg(&f)
-        .assert()
-        .success();
-    let baseline = p.path().join("baselines/gate.csv");
+    let (p, f, baseline) = project_with_baseline();
     let before = std::fs::read_to_string(&baseline).unwrap();
     // Slower decode, judged against the old baseline (exit 3), which is then replaced.
     p.ladder()
