@@ -3,7 +3,7 @@
 
 use crate::cli::{Cli, Command, DiffArgs, DiffFormatArg, GateArgs, RunArgs, SimArgs, ValidateArgs};
 use crate::client::http::{build_http_client, PreparedTarget};
-use crate::compare::{self, CompareOptions, RequestSample, Side};
+use crate::compare::{self, CompareOptions, Side};
 use crate::findings::{self, ModelFindings};
 use crate::progress::LiveProgress;
 use crate::record::RequestRecord;
@@ -645,60 +645,6 @@ fn diff(args: &DiffArgs, out: &Output) -> Result<u8> {
     diff_results(&base, &new, &args.gates, args.format, gates, out)
 }
 
-fn to_side(r: &LoadedResult) -> Side {
-    let mut knee = BTreeMap::new();
-    let mut wall = BTreeMap::new();
-    let mut models: Vec<String> = Vec::new();
-    for row in &r.summaries {
-        if !models.contains(&row.model) {
-            models.push(row.model.clone());
-        }
-    }
-    let extras = r.requests.as_deref().map(findings::extras_from_records);
-    for m in &models {
-        let steps: Vec<StepSummary> = r
-            .summaries
-            .iter()
-            .filter(|x| &x.model == m)
-            .cloned()
-            .collect();
-        let ex: Option<Vec<findings::StepExtras>> = extras.as_ref().map(|e| {
-            steps
-                .iter()
-                .map(|x| e.get(&(m.clone(), x.step)).cloned().unwrap_or_default())
-                .collect()
-        });
-        let f = findings::analyze(m, &steps, ex.as_deref());
-        knee.insert(m.clone(), f.knee_concurrency());
-        wall.insert(m.clone(), f.wall_concurrency());
-    }
-    Side {
-        label: r.label.clone(),
-        fingerprint: r
-            .summaries
-            .first()
-            .map(|x| x.fingerprint.clone())
-            .unwrap_or_default(),
-        workload_yaml: r.workload_yaml.clone(),
-        summaries: r.summaries.clone(),
-        samples: r.requests.as_ref().map(|rs| {
-            rs.iter()
-                .map(|x| RequestSample {
-                    model: x.model.clone(),
-                    step: x.step,
-                    ok: x.is_ok(),
-                    ttft_ms: x.ttft_ms,
-                    tpot_ms: x.tpot_ms,
-                    e2e_ms: x.e2e_ms,
-                    output_tokens: x.output_tokens,
-                })
-                .collect()
-        }),
-        knee,
-        wall,
-    }
-}
-
 fn diff_results(
     base: &LoadedResult,
     new: &LoadedResult,
@@ -714,7 +660,7 @@ fn diff_results(
         resamples: 2000,
         seed: 0x001a_dde5,
     };
-    let comparison = compare::compare(&to_side(base), &to_side(new), &opts);
+    let comparison = compare::compare(&Side::from_result(base), &Side::from_result(new), &opts);
     let format = match format {
         DiffFormatArg::Table => DiffFormat::Table,
         DiffFormatArg::Markdown => DiffFormat::Markdown,

@@ -9,6 +9,7 @@
 mod inference;
 mod latency;
 mod rules;
+mod side;
 #[cfg(test)]
 mod tests;
 mod types;

@@ -182,6 +182,36 @@ pub struct ModelFindings {
     pub notes: Vec<String>,
 }
 
+/// Findings of every model in a result (models in order of first appearance in `summaries`),
+/// with the per-step 429 details from `records` when they were kept. The one grouping used by
+/// `run`, `diff` and `report`, so every command reports the same knee and wall.
+pub fn analyze_run(
+    summaries: &[StepSummary],
+    records: Option<&[RequestRecord]>,
+) -> Vec<ModelFindings> {
+    let mut models: Vec<&str> = Vec::new();
+    for row in summaries {
+        if !models.contains(&row.model.as_str()) {
+            models.push(&row.model);
+        }
+    }
+    let extras = records.map(extras_from_records);
+    models
+        .into_iter()
+        .map(|m| {
+            let steps: Vec<StepSummary> =
+                summaries.iter().filter(|r| r.model == m).cloned().collect();
+            let ex: Option<Vec<StepExtras>> = extras.as_ref().map(|e| {
+                steps
+                    .iter()
+                    .map(|r| e.get(&(m.to_string(), r.step)).copied().unwrap_or_default())
+                    .collect()
+            });
+            analyze(m, &steps, ex.as_deref())
+        })
+        .collect()
+}
+
 /// Findings of one model over its ladder. `steps` are that model's summary rows (sorted by step
 /// here anyway); `extras`, when given, must have one entry per row in the same order (otherwise
 /// it is ignored with a note). Without extras, `err_429` stands in for first-attempt 429s.
