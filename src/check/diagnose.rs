@@ -395,5 +395,4 @@ fn stream_failed(
 }
 
 #[cfg(test)]
-#[path = "diagnose_tests.rs"]
 mod tests;

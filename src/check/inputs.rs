@@ -344,5 +344,4 @@ fn codex(
 }
 
 #[cfg(test)]
-#[path = "inputs_tests.rs"]
 mod tests;

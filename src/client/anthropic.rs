@@ -7,7 +7,9 @@
 //! shared with `openai.rs`.
 
 use super::chunk::{ChunkInfo, MalformedEvent};
-use super::openai::{error_from_event_data, malformed, merge_extra, NonEmpty, ObjOrText, Usage};
+use super::error_body::{error_from_event_data, malformed};
+use super::lenient::{NonEmpty, ObjOrText, Usage};
+use super::openai::merge_extra;
 use super::sse::SseEvent;
 use crate::scenario::RequestSpec;
 use serde::Deserialize;

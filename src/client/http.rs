@@ -6,7 +6,7 @@ use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::sse::{SseEvent, SseParser};
 use super::timing::{StreamTiming, TimingSummary};
-use super::{anthropic, openai};
+use super::{anthropic, error_body, openai};
 use crate::record::ErrorClass;
 use crate::scenario::{Api, RequestSpec, Target, Timeouts};
 use bytes::Bytes;
@@ -258,7 +258,7 @@ async fn send_and_read(
 
     if !(200..300).contains(&status) {
         let body = read_small_body(response, start + timeouts.total).await;
-        let err = openai::parse_error_body(&body);
+        let err = error_body::parse_error_body(&body);
         let rate_limit = parse_rate_limit(&header_pairs, err.as_ref());
         let mut class = ErrorClass::from_status(status);
         if status == 429 && err.as_ref().is_some_and(is_quota_error) {
@@ -284,7 +284,7 @@ async fn send_and_read(
         // Only a body that says it is an error is an in-band error; a whole completion sent as
         // plain JSON (Anthropic's `{"type": "message", ...}` included) is a protocol error.
         if let Some(err) = carries_error(&body)
-            .then(|| openai::parse_error_body(&body))
+            .then(|| error_body::parse_error_body(&body))
             .flatten()
         {
             return Attempt {

@@ -3,7 +3,9 @@
 
 pub mod anthropic;
 pub mod chunk;
+pub mod error_body;
 pub mod http;
+pub(crate) mod lenient;
 pub mod openai;
 pub mod ratelimit;
 pub mod sse;

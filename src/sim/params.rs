@@ -496,5 +496,4 @@ fn opt<T>(v: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<Opti
 }
 
 #[cfg(test)]
-#[path = "params_tests.rs"]
 mod tests;

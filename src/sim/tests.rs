@@ -634,8 +634,4 @@ async fn start_rejects_invalid_params_and_shutdown_closes_the_port() {
     assert!(client().get(format!("{url}/models")).send().await.is_err());
 }
 
-#[path = "tests_faults.rs"]
 mod faults;
-
-#[path = "tests_bench.rs"]
-mod bench;

@@ -220,5 +220,4 @@ impl Frames {
 }
 
 #[cfg(test)]
-#[path = "wire_tests.rs"]
 mod tests;
