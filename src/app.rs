@@ -8,7 +8,7 @@ use crate::findings::{self, ModelFindings};
 use crate::progress::LiveProgress;
 use crate::record::RequestRecord;
 use crate::render::diff::DiffFormat;
-use crate::runner::{self, Interrupt, Redactor};
+use crate::runner::{self, Interrupt};
 use crate::scenario::{self, Endpoint, Scenario, ScenarioError};
 use crate::sim::{self, SimParams};
 use crate::stats::{self, StepContext, StepSummary};
@@ -20,26 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-pub use crate::error::UsageError;
-
-/// Exit codes (DESIGN §7).
-pub mod exit {
-    pub const OK: u8 = 0;
-    pub const ERROR: u8 = 1;
-    pub const USAGE: u8 = 2;
-    pub const REGRESSION: u8 = 3;
-    pub const INCONCLUSIVE: u8 = 4;
-}
-
-/// Maps an error to its exit code: invalid input is 2, everything else 1.
-pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    for cause in err.chain() {
-        if cause.is::<UsageError>() || cause.is::<ScenarioError>() {
-            return exit::USAGE;
-        }
-    }
-    exit::ERROR
-}
+pub use crate::error::{ExitCode, UsageError};
 
 struct Output {
     quiet: bool,
@@ -47,7 +28,7 @@ struct Output {
     verbose: u8,
 }
 
-pub fn run(cli: Cli) -> Result<u8> {
+pub fn run(cli: Cli) -> Result<ExitCode> {
     let out = Output {
         quiet: cli.quiet,
         verbose: cli.verbose,
@@ -63,13 +44,13 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
         Command::Schema => {
             println!("{}", crate::schema::SCENARIO_SCHEMA.trim_end());
-            Ok(exit::OK)
+            Ok(ExitCode::Ok)
         }
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
             clap_complete::generate(args.shell, &mut cmd, "ladder", &mut std::io::stdout());
-            Ok(exit::OK)
+            Ok(ExitCode::Ok)
         }
     }
 }
@@ -82,7 +63,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// Loads a scenario for checks that send no traffic (`validate`, `diff --gates-from`): an unset
-/// variable that holds a secret (its name contains KEY, TOKEN or SECRET) reads as empty, so a
+/// variable that holds a secret (`redact::is_secret_name`) reads as empty, so a
 /// CI job without secrets can still validate; the names are returned for a note.
 fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
@@ -92,9 +73,7 @@ fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), Scenario
     let missing = std::cell::RefCell::new(Vec::new());
     let lookup = |name: &str| -> Option<String> {
         std::env::var(name).ok().or_else(|| {
-            let upper = name.to_ascii_uppercase();
-            let secret = ["KEY", "TOKEN", "SECRET"].iter().any(|w| upper.contains(w));
-            if secret {
+            if crate::redact::is_secret_name(name) {
                 missing.borrow_mut().push(name.to_string());
                 Some(String::new())
             } else {
@@ -109,7 +88,7 @@ fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), Scenario
     Ok((s, names))
 }
 
-fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
+fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
     let mut failed = 0;
     for path in &args.scenarios {
         match load_without_secrets(path) {
@@ -144,7 +123,11 @@ fn validate(args: &ValidateArgs, out: &Output) -> Result<u8> {
             }
         }
     }
-    Ok(if failed > 0 { exit::USAGE } else { exit::OK })
+    Ok(if failed > 0 {
+        ExitCode::Usage
+    } else {
+        ExitCode::Ok
+    })
 }
 
 fn parse_key_value(raw: &str, flag: &str) -> Result<(String, String)> {
@@ -167,12 +150,12 @@ fn apply_sim_overrides(params: &mut SimParams, sets: &[String], flag: &str) -> R
     Ok(())
 }
 
-async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
+async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> {
     if args.list {
         for (key, help) in SimParams::describe_keys() {
             println!("{key:<30} {help}");
         }
-        return Ok(exit::OK);
+        return Ok(ExitCode::Ok);
     }
     let mut params = match &args.config {
         Some(path) => {
@@ -202,7 +185,7 @@ async fn serve_sim(args: &SimArgs, out: &Output) -> Result<u8> {
     let _ = std::io::stdout().flush();
     let _ = tokio::signal::ctrl_c().await;
     handle.shutdown().await;
-    Ok(exit::OK)
+    Ok(ExitCode::Ok)
 }
 
 /// Ctrl-C and SIGTERM as one stream of "please stop" signals. Registered synchronously, before
@@ -266,11 +249,11 @@ fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool
         }
         signals.next().await;
         eprintln!("interrupted twice: exiting now");
-        std::process::exit(i32::from(exit::ERROR));
+        std::process::exit(i32::from(ExitCode::Error.code()));
     });
 }
 
-async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
+async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     // Load and check everything before sending any traffic.
     let mut scenarios = Vec::new();
     for path in &args.scenarios {
@@ -313,12 +296,12 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<u8> {
     preflight(args, &scenarios)?;
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
-    let mut code = exit::OK;
+    let mut code = ExitCode::Ok;
     for s in &scenarios {
         let c = run_one(s, args, out, &interrupt).await?;
         code = code.max(c);
         if interrupt.is_stopped() {
-            return Ok(exit::ERROR);
+            return Ok(ExitCode::Error);
         }
     }
     Ok(code)
@@ -365,7 +348,12 @@ fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<()> {
     Ok(())
 }
 
-async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interrupt) -> Result<u8> {
+async fn run_one(
+    s: &Scenario,
+    args: &RunArgs,
+    out: &Output,
+    interrupt: &Interrupt,
+) -> Result<ExitCode> {
     let started = SystemTime::now();
     let (base_url, sim_handle) = match &s.target.endpoint {
         Endpoint::Url(url) => (url.clone(), None),
@@ -416,7 +404,7 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
     run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
     run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
     run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
-    let redactor = Redactor::new(s);
+    let redactor = s.target.redactor().for_files();
     let meta = store::Meta {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         scenario: s.name.clone(),
@@ -486,7 +474,7 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
             "run interrupted: partial results written to {}",
             run_dir.path.display()
         );
-        return Ok(exit::ERROR);
+        return Ok(ExitCode::Error);
     }
 
     if all_failed {
@@ -494,12 +482,12 @@ async fn run_one(s: &Scenario, args: &RunArgs, out: &Output, interrupt: &Interru
         if args.save_baseline {
             eprintln!("baseline not saved: no request succeeded");
         }
-        return Ok(exit::ERROR);
+        return Ok(ExitCode::Error);
     }
 
     // Judge against the existing baseline first: with `--save-baseline --against` the old
     // baseline is the reference, and it is replaced only afterwards.
-    let mut code = exit::OK;
+    let mut code = ExitCode::Ok;
     if let Some(baseline) = &args.against {
         let base = store::load_result(baseline)?;
         let new = store::load_result(&run_dir.path)?;
@@ -635,7 +623,7 @@ fn load_input(path: &Path) -> Result<LoadedResult> {
     store::load_result(path).map_err(|e| UsageError(e.to_string()).into())
 }
 
-fn diff(args: &DiffArgs, out: &Output) -> Result<u8> {
+fn diff(args: &DiffArgs, out: &Output) -> Result<ExitCode> {
     let base = load_input(&args.baseline)?;
     let new = load_input(&args.run)?;
     let gates = match &args.gates_from {
@@ -652,7 +640,7 @@ fn diff_results(
     format: DiffFormatArg,
     gates: Option<scenario::Gates>,
     _out: &Output,
-) -> Result<u8> {
+) -> Result<ExitCode> {
     let opts = CompareOptions {
         gates: gates.unwrap_or_default(),
         allow_different_workload: gate_args.allow_different_workload,
@@ -667,7 +655,7 @@ fn diff_results(
         DiffFormatArg::Json => DiffFormat::Json,
         DiffFormatArg::Junit => DiffFormat::Junit,
     };
-    let code = u8::try_from(comparison.exit_code()).unwrap_or(exit::ERROR);
+    let code = comparison.exit_code();
     let mut stdout = std::io::stdout().lock();
     let written =
         crate::render::diff::render(&comparison, format, &mut stdout).and_then(|()| stdout.flush());

@@ -14,6 +14,7 @@ pub mod error;
 pub mod findings;
 pub mod progress;
 pub mod record;
+pub mod redact;
 pub mod render;
 pub mod runner;
 pub mod scenario;

@@ -1,8 +1,8 @@
 //! The `ladder` binary: parse the command line, call `app::run`, map errors to exit codes.
 //!
-//! Exit-code policy (DESIGN §7), enforced here and only here:
-//! 0 ok · 1 runtime error, incompatible baseline, interrupted run · 2 usage error or invalid
-//! input · 3 regression found · 4 inconclusive.
+//! Exit codes (DESIGN §7) are the one `ladder::error::ExitCode` type: 0 ok · 1 runtime error,
+//! incompatible baseline, interrupted run · 2 usage error or invalid input · 3 regression found
+//! · 4 inconclusive.
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -10,11 +10,11 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = ladder::cli::Cli::parse();
     match ladder::app::run(cli) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code.into(),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::from(ladder::app::exit_code_for(&err))
+            ladder::app::ExitCode::for_error(&err).into()
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::client::http::{send_once, Attempt, PreparedTarget};
 use crate::record::{ErrorClass, RequestRecord};
+use crate::redact::Redactor;
 use crate::scenario::{Budget, RetryPolicy, Scenario};
 use crate::selfcheck::{LoopLagProbe, ProcessCpu};
 use bytes::Bytes;
@@ -101,47 +102,6 @@ pub struct RunOutput {
     pub interrupted: bool,
 }
 
-/// Strings that must never be stored (API key, secret header values).
-#[derive(Debug, Clone, Default)]
-pub struct Redactor {
-    secrets: Vec<String>,
-}
-
-impl Redactor {
-    pub fn new(scenario: &Scenario) -> Self {
-        let mut secrets = Vec::new();
-        if let Some(k) = &scenario.target.api_key {
-            secrets.push(k.expose().to_string());
-        }
-        for h in &scenario.target.headers {
-            if h.secret {
-                secrets.push(h.value.expose().to_string());
-            }
-        }
-        Redactor::from_secrets(secrets)
-    }
-
-    pub fn from_secrets(mut secrets: Vec<String>) -> Self {
-        secrets.retain(|s| s.trim().len() >= 4);
-        // Longest first so that a secret containing another is replaced whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        let trimmed: Vec<String> = secrets.iter().map(|s| s.trim().to_string()).collect();
-        secrets.extend(trimmed);
-        secrets.dedup();
-        Redactor { secrets }
-    }
-
-    pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for s in &self.secrets {
-            if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), "***redacted***");
-            }
-        }
-        out
-    }
-}
-
 /// Everything a worker needs, shared.
 struct Shared {
     http: reqwest::Client,
@@ -176,7 +136,7 @@ pub async fn run(
         http,
         target,
         retry: scenario.retry.clone(),
-        redactor: Redactor::new(scenario),
+        redactor: scenario.target.redactor().for_files(),
         run_start,
         run_tag,
         next_id: AtomicU64::new(0),
@@ -562,16 +522,6 @@ fn short(msg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn redactor_replaces_every_secret_and_trimmed_forms() {
-        let r = Redactor::from_secrets(vec!["sk-test-1234567890".into(), " tok-abcdef\n".into()]);
-        let text = "Incorrect API key provided: sk-test-1234567890; header tok-abcdef";
-        let out = r.redact(text);
-        assert!(!out.contains("sk-test-1234567890"));
-        assert!(!out.contains("tok-abcdef"));
-        assert_eq!(out.matches("***redacted***").count(), 2);
-    }
 
     #[test]
     fn retry_delay_honours_retry_after_up_to_cap_and_backs_off() {

@@ -27,7 +27,8 @@ pub mod url;
 
 use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
-use crate::error::UsageError;
+use crate::error::{ExitCode, UsageError};
+use crate::redact::Redactor;
 use crate::scenario::{self, Endpoint, RequestSpec};
 use anyhow::Context as _;
 use diagnose::{diagnose, Context, Diagnosis};
@@ -39,7 +40,7 @@ use std::path::PathBuf;
 const PROMPT: &str = "Reply with one word: ok";
 const MAX_TOKENS: u32 = 5;
 
-pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<u8> {
+pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let target = match &args.scenario {
         Some(path) => inputs::from_scenario(&scenario::load(path)?, args),
         None => {
@@ -55,7 +56,11 @@ pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<u8> {
             total - failed
         );
     }
-    Ok(if failed > 0 { 1 } else { 0 })
+    Ok(if failed > 0 {
+        ExitCode::Error
+    } else {
+        ExitCode::Ok
+    })
 }
 
 /// The check request for one target: the scenario's `extra_body` without its token limits.
@@ -76,16 +81,11 @@ fn request_spec(ct: &CheckTarget) -> RequestSpec {
     }
 }
 
-/// `text` with the key and every secret header value (whole, and without `Bearer `) hidden.
+/// `text` with the key and every secret header value hidden (`crate::redact` rules).
 fn redact_all(text: &str, ct: &CheckTarget) -> String {
-    let mut out = text.to_string();
-    for h in ct.target.headers.iter().filter(|h| h.secret) {
-        out = key::redact(&out, Some(&h.value));
-        if let Some(token) = h.value.expose().strip_prefix("Bearer ") {
-            out = key::redact(&out, Some(&scenario::Secret::new(token)));
-        }
-    }
-    key::redact(&out, ct.key.as_ref())
+    let headers = ct.target.headers.iter().filter(|h| h.secret);
+    let secrets = ct.key.iter().chain(headers.map(|h| &h.value));
+    Redactor::new(secrets.map(scenario::Secret::expose)).redact(text)
 }
 
 /// Checks every model of one target; returns (models checked, models failed).

@@ -3,9 +3,9 @@
 //! with any echo of the key already redacted. Kept apart from the diagnosis so that the
 //! diagnosis can be tested on outcomes written by hand. Pure: no I/O.
 
-use super::key::redact;
 use crate::client::http::Attempt;
 use crate::record::{ErrorClass, TokensSource};
+use crate::redact::Redactor;
 use crate::scenario::Secret;
 
 /// The phrase `client::http` uses for an HTML error body.
@@ -51,8 +51,9 @@ pub enum Outcome {
 
 /// The outcome of one attempt; any occurrence of `key` in server text is replaced by `***`.
 pub fn from_attempt(a: &Attempt, key: Option<&Secret>) -> Outcome {
-    let message = redact(a.error_message.as_deref().unwrap_or(""), key);
-    let error_type = a.error_type.as_ref().map(|t| redact(t, key));
+    let redactor = Redactor::new(key.map(Secret::expose));
+    let message = redactor.redact(a.error_message.as_deref().unwrap_or(""));
+    let error_type = a.error_type.as_ref().map(|t| redactor.redact(t));
     let Some(class) = a.error_class else {
         let t = a.timing.clone().unwrap_or_default();
         return Outcome::Streamed {

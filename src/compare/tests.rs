@@ -3,6 +3,7 @@
 //! tested in `latency.rs`, the statistics in `inference.rs`.
 
 use super::*;
+use crate::error::ExitCode;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
@@ -83,7 +84,10 @@ fn refuses_different_workloads_with_a_unified_diff() {
         r.unified_diff
     );
     assert!(c.checks.is_empty());
-    assert_eq!((c.outcome(), c.exit_code()), (Outcome::Refused, 1));
+    assert_eq!(
+        (c.outcome(), c.exit_code()),
+        (Outcome::Refused, ExitCode::Error)
+    );
 
     n.workload_yaml = None;
     let c = compare(&b, &n, &opts());
@@ -167,7 +171,10 @@ fn summaries_only_regression_and_exit_code() {
         find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P50)).verdict,
         Verdict::Info
     );
-    assert_eq!((c.outcome(), c.exit_code()), (Outcome::Regression, 3));
+    assert_eq!(
+        (c.outcome(), c.exit_code()),
+        (Outcome::Regression, ExitCode::Regression)
+    );
     assert_eq!(
         c.counts(),
         Counts {
@@ -187,7 +194,10 @@ fn exit_codes_inconclusive_and_strict() {
     let n = side("new", vec![row("m", 1, 10, 20, 800.0)]);
     let c = compare(&b, &n, &opts());
     assert_eq!(c.counts().skipped, 10);
-    assert_eq!((c.outcome(), c.exit_code()), (Outcome::Inconclusive, 4));
+    assert_eq!(
+        (c.outcome(), c.exit_code()),
+        (Outcome::Inconclusive, ExitCode::Inconclusive)
+    );
     let k = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90));
     assert!(
         matches!(&k.verdict, Verdict::Skipped { reason } if reason.contains("use requests_per_step ≥ 40"))
@@ -196,12 +206,12 @@ fn exit_codes_inconclusive_and_strict() {
     // n = 100: P90 gates run, P99 gates skipped → pass, but inconclusive with --strict.
     let b = side("base", vec![row("m", 1, 10, 100, 800.0)]);
     let n = side("new", vec![row("m", 1, 10, 100, 800.0)]);
-    assert_eq!(compare(&b, &n, &opts()).exit_code(), 0);
+    assert_eq!(compare(&b, &n, &opts()).exit_code(), ExitCode::Ok);
     let strict = CompareOptions {
         strict: true,
         ..opts()
     };
-    assert_eq!(compare(&b, &n, &strict).exit_code(), 4);
+    assert_eq!(compare(&b, &n, &strict).exit_code(), ExitCode::Inconclusive);
 
     // A regression wins over inconclusive.
     let mut worse = row("m", 1, 10, 20, 800.0);
@@ -210,7 +220,7 @@ fn exit_codes_inconclusive_and_strict() {
     let mut b0 = row("m", 1, 10, 20, 800.0);
     b0.attempted = 2000;
     let c = compare(&side("b", vec![b0]), &side("n", vec![worse]), &opts());
-    assert_eq!(c.exit_code(), 3);
+    assert_eq!(c.exit_code(), ExitCode::Regression);
 
     // No matched step at all: nothing was judged.
     let c = compare(
@@ -218,7 +228,7 @@ fn exit_codes_inconclusive_and_strict() {
         &side("n", vec![row("m", 1, 20, 400, 1.0)]),
         &opts(),
     );
-    assert_eq!(c.exit_code(), 4);
+    assert_eq!(c.exit_code(), ExitCode::Inconclusive);
 }
 
 #[test]
@@ -340,7 +350,7 @@ fn knee_and_wall_moves() {
         (w.verdict.clone(), w.new, w.title()),
         (Verdict::Regressed, Some(10.0), "wall".to_string())
     );
-    assert_eq!(c.exit_code(), 3);
+    assert_eq!(c.exit_code(), ExitCode::Regression);
 }
 
 fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample> {

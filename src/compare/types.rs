@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::ExitCode;
 use crate::scenario::{Gates, MetricGate};
 use crate::stats::StepSummary;
 
@@ -296,12 +297,12 @@ impl Comparison {
     }
 
     /// DESIGN §7: 0 pass, 1 refused (incompatible baseline), 3 regression, 4 inconclusive.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> ExitCode {
         match self.outcome() {
-            Outcome::Pass => 0,
-            Outcome::Refused => 1,
-            Outcome::Regression => 3,
-            Outcome::Inconclusive => 4,
+            Outcome::Pass => ExitCode::Ok,
+            Outcome::Refused => ExitCode::Error,
+            Outcome::Regression => ExitCode::Regression,
+            Outcome::Inconclusive => ExitCode::Inconclusive,
         }
     }
 

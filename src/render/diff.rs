@@ -438,7 +438,7 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 struct JsonDoc<'a> {
     schema_version: u32,
     outcome: Outcome,
-    exit_code: i32,
+    exit_code: u8,
     counts: Counts,
     #[serde(flatten)]
     comparison: &'a Comparison,
@@ -448,7 +448,7 @@ fn json(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let doc = JsonDoc {
         schema_version: JSON_SCHEMA_VERSION,
         outcome: c.outcome(),
-        exit_code: c.exit_code(),
+        exit_code: c.exit_code().code(),
         counts: c.counts(),
         comparison: c,
     };

@@ -2,7 +2,7 @@
 //! files next to the scenario, and rejecting what cannot run with an error that names the field
 //! and the fix.
 
-use super::errors::{did_you_mean, looks_secret, Ctx};
+use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
 use super::raw::{dur_or, pos, RawGates, RawLoad, RawRequest, RawRetry, RawScenario, RawTarget};
@@ -11,6 +11,7 @@ use super::{
     ScenarioError, Secret, Slo, Target, Timeouts,
 };
 use crate::record::ErrorClass;
+use crate::redact::is_secret_name;
 use serde_yaml::Value as Yaml;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -201,7 +202,7 @@ fn build_target(
                 .filter(inside)
                 .any(|s| value.contains(&s.value))
         });
-        let secret = looks_secret(&name) || interpolated;
+        let secret = is_secret_name(&name) || interpolated;
         headers.push(Header {
             name,
             value: Secret::new(value),

@@ -1,10 +1,11 @@
 //! Located, redacted errors: `Ctx` knows the file, the text to find lines in and the secret
 //! values to hide, and turns a field path or a serde_yaml error into a `ScenarioError` that
 //! names file, line and field. Also the small message helpers the validators share
-//! (did-you-mean suggestions, redaction, credential-looking names).
+//! (did-you-mean suggestions).
 
 use super::lines::{locate_span, path_at_line};
 use super::ScenarioError;
+use crate::redact::Redactor;
 use std::path::Path;
 
 /// What errors need: the file, the (interpolated) text to find lines in, values to hide.
@@ -27,7 +28,7 @@ impl Ctx<'_> {
         field: String,
         message: String,
     ) -> ScenarioError {
-        let message = redact(&message, &self.secrets, "***");
+        let message = Redactor::new(self.secrets.iter().map(String::as_str)).redact(&message);
         ScenarioError::Invalid {
             file: self.file.to_path_buf(),
             line,
@@ -115,18 +116,4 @@ pub(super) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
         .or(best)
         .map(|c| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
-}
-
-/// Replaces every secret of 4+ characters (shorter ones would mangle ordinary text).
-pub(super) fn redact(text: &str, secrets: &[String], with: &str) -> String {
-    let long = secrets.iter().filter(|s| s.len() >= 4);
-    long.fold(text.to_string(), |t, s| t.replace(s.as_str(), with))
-}
-
-/// Header names and variable names that carry credentials.
-pub(super) fn looks_secret(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    ["auth", "key", "token", "secret", "cookie", "password"]
-        .iter()
-        .any(|w| n.contains(w))
 }

@@ -3,12 +3,13 @@
 //! lives in its own sibling module; this one only sequences them.
 
 use super::build::build;
-use super::errors::{looks_secret, Ctx};
+use super::errors::Ctx;
 use super::interpolate::interpolate;
 use super::lines::path_at_line;
 use super::normalize::{fingerprint_of, workload_yaml};
 use super::raw::RawScenario;
 use super::{Scenario, ScenarioError};
+use crate::redact::is_secret_name;
 use std::path::Path;
 
 /// Reads and validates a scenario file; `${VAR}` comes from the process environment.
@@ -41,7 +42,7 @@ pub fn load_str(
     };
     for sub in &interp.subs {
         let at = path_at_line(text, sub.line);
-        if looks_secret(&sub.var)
+        if is_secret_name(&sub.var)
             || at.starts_with("target.api_key")
             || at.starts_with("target.headers")
         {

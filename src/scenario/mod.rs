@@ -123,6 +123,14 @@ pub struct Target {
     pub timeouts: Timeouts,
 }
 
+impl Target {
+    /// Hides the API key and every secret header value (`crate::redact` rules).
+    pub fn redactor(&self) -> crate::redact::Redactor {
+        let headers = self.headers.iter().filter(|h| h.secret).map(|h| &h.value);
+        crate::redact::Redactor::new(self.api_key.iter().chain(headers).map(Secret::expose))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     pub name: String,

@@ -2,8 +2,8 @@
 //! whose hash is the fingerprint, and the whole normalized scenario written into run
 //! directories. Both are deterministic and have every secret replaced.
 
-use super::errors::redact;
 use super::{Budget, Endpoint, MetricGate, Scenario};
+use crate::redact::FILE_MARK as REDACTED;
 use serde_yaml::{Mapping, Value as Yaml};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -17,8 +17,6 @@ pub(super) fn fingerprint_of(text: &str) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
-
-const REDACTED: &str = "***redacted***";
 
 fn map<'a>(entries: impl IntoIterator<Item = (&'a str, Yaml)>) -> Yaml {
     Yaml::Mapping(
@@ -66,20 +64,7 @@ fn budget_entry(b: Budget) -> (&'static str, Yaml) {
 /// YAML text with the API key and secret header values replaced, wherever they were copied.
 fn render(v: &Yaml, s: &Scenario) -> String {
     let text = serde_yaml::to_string(v).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
-    let secret_headers = s
-        .target
-        .headers
-        .iter()
-        .filter(|h| h.secret)
-        .map(|h| &h.value);
-    let secrets: Vec<String> = s
-        .target
-        .api_key
-        .iter()
-        .chain(secret_headers)
-        .map(|k| k.expose().to_string())
-        .collect();
-    redact(&text, &secrets, REDACTED)
+    s.target.redactor().for_files().redact(&text)
 }
 
 /// Canonical YAML of exactly what the client sends and what changes the numbers: api, models,

@@ -1,0 +1,127 @@
+//! The one redaction rule set: which forms of a secret are hidden, and which names mark a value
+//! as a secret. A secret (API key, secret header value, interpolated credential) must never
+//! reach a file, a log line, an error or a panic message, even when a server echoes it back
+//! trimmed, unquoted or without its `Bearer ` prefix.
+//!
+//! Rules: every secret is hidden in its raw form, trimmed, without surrounding quotes and without
+//! a `Bearer ` prefix; forms shorter than [`MIN_CHARS`] characters are left alone (they would
+//! mangle ordinary text and protect nothing); longer forms are replaced first, so a secret that
+//! contains another is hidden whole. Messages shown to the user say `***`; files say
+//! `***redacted***` so that a reader of the file sees why a value is missing.
+
+/// What replaces a secret in messages and errors.
+pub const MARK: &str = "***";
+/// What replaces a secret in files (requests.csv messages, scenario.yaml, meta.json).
+pub const FILE_MARK: &str = "***redacted***";
+/// Shorter forms of a secret are not replaced.
+pub const MIN_CHARS: usize = 4;
+
+/// Hides a fixed set of secrets in any text.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    /// Every form to hide, longest first.
+    needles: Vec<String>,
+    mark: &'static str,
+}
+
+impl Redactor {
+    /// A redactor for `secrets`, replacing them by [`MARK`].
+    pub fn new<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut needles = Vec::new();
+        for raw in secrets {
+            let trimmed = raw.trim();
+            let unquoted = trimmed.trim_matches(['"', '\'', '`']).trim();
+            let token = unquoted.strip_prefix("Bearer ").map(str::trim);
+            for form in [Some(raw), Some(trimmed), Some(unquoted), token]
+                .into_iter()
+                .flatten()
+            {
+                if form.chars().count() >= MIN_CHARS {
+                    needles.push(form.to_string());
+                }
+            }
+        }
+        needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        needles.dedup();
+        Redactor {
+            needles,
+            mark: MARK,
+        }
+    }
+
+    /// The same secrets, replaced by [`FILE_MARK`] (for text written to files).
+    pub fn for_files(mut self) -> Self {
+        self.mark = FILE_MARK;
+        self
+    }
+
+    /// `text` with every form of every secret replaced.
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for needle in &self.needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), self.mark);
+            }
+        }
+        out
+    }
+}
+
+/// Whether a header or variable name carries a credential (`Authorization`, `X-Api-Key`,
+/// `OPENAI_API_KEY`, `GH_TOKEN`, `DB_PASSWORD`, `Cookie`, ...). Case-insensitive.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    ["auth", "key", "token", "secret", "cookie", "password"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_every_secret_is_hidden() {
+        let r = Redactor::new(["sk-test-1234567890", " tok-abcdef\n", "\"sk-quoted-123\""]);
+        let text = "a sk-test-1234567890 b tok-abcdef c  tok-abcdef\n d sk-quoted-123";
+        let out = r.redact(text);
+        assert!(!out.contains("sk-test") && !out.contains("tok-") && !out.contains("quoted"));
+        assert_eq!(out.matches(MARK).count(), 4, "{out}");
+        let files = Redactor::new(["sk-test-1234567890"]).for_files();
+        assert_eq!(files.redact("k=sk-test-1234567890"), "k=***redacted***");
+    }
+
+    #[test]
+    fn bearer_tokens_are_hidden_with_and_without_the_prefix() {
+        let r = Redactor::new(["Bearer abcd-efgh-1234"]);
+        assert_eq!(
+            r.redact("Bearer abcd-efgh-1234 / abcd-efgh-1234"),
+            "*** / ***"
+        );
+    }
+
+    #[test]
+    fn longest_first_and_short_values_left_alone() {
+        let r = Redactor::new(["abcd", "abcdefgh"]);
+        assert_eq!(r.redact("abcdefgh abcd"), "*** ***");
+        let r = Redactor::new(["a", "  ab  ", ""]);
+        assert_eq!(r.redact("a b ab"), "a b ab");
+        assert_eq!(Redactor::default().redact("x"), "x");
+    }
+
+    #[test]
+    fn secret_names() {
+        for name in [
+            "OPENAI_API_KEY",
+            "Authorization",
+            "x-api-key",
+            "GH_TOKEN",
+            "Cookie",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in ["MODEL", "BASE_URL", "x-team"] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+}
