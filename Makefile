@@ -3,7 +3,7 @@ CARGO ?= cargo
 LADDER := ./target/release/ladder
 DEMO_OUT := runs
 
-.PHONY: demo test bench lint build baseline clean
+.PHONY: demo test bench lint build baseline clean report-png
 
 build:
 	$(CARGO) build --release --locked
@@ -17,6 +17,9 @@ demo: build
 	@echo "== 2/3  same workload, simulator decode made 30% slower (--sim-set tpot=19.5ms): the gate must catch it"
 	@$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --against baselines/demo.csv --sim-set tpot=19.5ms; \
 	  code=$$?; echo; echo "== 3/3  exit code $$code (3 = regression found)"; test $$code -eq 3
+	@echo
+	@echo "== report: charts of the slower run against the baseline (open it in a browser)"
+	@$(LADDER) report --quiet $(DEMO_OUT)/demo --baseline baselines/demo.csv
 
 ## test: unit, property, snapshot and end-to-end tests (all against 127.0.0.1).
 test:
@@ -37,3 +40,16 @@ baseline: build
 clean:
 	$(CARGO) clean
 	rm -rf $(DEMO_OUT)
+
+## report-png: the README's picture: a demo run with decode 30% slower, reported against the
+## committed baseline, rendered by headless Chromium into docs/report.png (committed).
+CHROMIUM ?= chromium
+report-png: build
+	rm -rf target/report-demo
+	$(LADDER) run scenarios/demo.yaml --quiet --out target/report-demo --sim-set tpot=19.5ms > /dev/null
+	$(LADDER) report target/report-demo/demo --baseline baselines/demo.csv -o target/report-demo/report.html
+	$(CHROMIUM) --headless --no-sandbox --disable-gpu --disable-background-networking \
+	  --disable-component-update --disable-sync --no-first-run --hide-scrollbars \
+	  --user-data-dir=target/report-demo/chromium --window-size=1500,1300 --force-device-scale-factor=1 \
+	  --screenshot=docs/report.png file://$(CURDIR)/target/report-demo/report.html
+	@echo "wrote docs/report.png"

@@ -42,6 +42,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => runtime()?.block_on(run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
         Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
+        Command::Report(args) => crate::report::command(&args, out.quiet),
         Command::Schema => {
             println!("{}", crate::schema::SCENARIO_SCHEMA.trim_end());
             Ok(ExitCode::Ok)
@@ -641,13 +642,11 @@ fn diff_results(
     gates: Option<scenario::Gates>,
     _out: &Output,
 ) -> Result<ExitCode> {
-    let opts = CompareOptions {
-        gates: gates.unwrap_or_default(),
-        allow_different_workload: gate_args.allow_different_workload,
-        strict: gate_args.strict,
-        resamples: 2000,
-        seed: 0x001a_dde5,
-    };
+    let opts = CompareOptions::for_cli(
+        gates.unwrap_or_default(),
+        gate_args.allow_different_workload,
+        gate_args.strict,
+    );
     let comparison = compare::compare(&Side::from_result(base), &Side::from_result(new), &opts);
     let format = match format {
         DiffFormatArg::Table => DiffFormat::Table,

@@ -37,6 +37,8 @@ pub enum Command {
     Sim(SimArgs),
     /// Send one tiny request per target/model and explain in plain words what is wrong.
     Check(CheckArgs),
+    /// Write a self-contained HTML report of runs (charts, findings, verdicts), or a trend.
+    Report(ReportArgs),
     /// Print the JSON Schema of the scenario format (for editor completion and validation).
     Schema,
     /// Print a shell completion script.
@@ -175,4 +177,27 @@ pub struct SimArgs {
     /// List the parameters and exit.
     #[arg(long)]
     pub list: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormatArg {
+    Html,
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Run directories or baseline CSVs (a folder of runs, e.g. runs/demo, means its latest
+    /// run). With --trend: one baseline CSV tracked in git, or several run directories.
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// Overlay this baseline (CSV or run directory) and show the diff's verdicts.
+    #[arg(long, value_name = "BASELINE")]
+    pub baseline: Option<PathBuf>,
+    /// Where to write the page (default: report.html in the run directory, or trend.html).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// `markdown` (with --trend) prints the trend as a table instead of writing a page.
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormatArg,
 }

@@ -16,6 +16,7 @@ pub mod progress;
 pub mod record;
 pub mod redact;
 pub mod render;
+pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod schema;

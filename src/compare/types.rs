@@ -63,6 +63,20 @@ impl Default for CompareOptions {
     }
 }
 
+impl CompareOptions {
+    /// The options of `ladder diff`, `run --against` and `report --baseline`: one seed and one
+    /// resample count, so the three print the same verdicts for the same inputs.
+    pub fn for_cli(gates: Gates, allow_different_workload: bool, strict: bool) -> Self {
+        CompareOptions {
+            gates,
+            allow_different_workload,
+            strict,
+            resamples: 2000,
+            seed: 0x001a_dde5,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {

@@ -58,7 +58,7 @@ fn is_skipped(c: &Check) -> bool {
 }
 
 /// The value of a check in the unit of its metric.
-fn value(c: &Check, v: Option<f64>) -> String {
+pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
     let Some(v) = v else {
         return match c.metric {
             Metric::Knee | Metric::Wall => "none".into(),
@@ -74,7 +74,7 @@ fn value(c: &Check, v: Option<f64>) -> String {
     }
 }
 
-fn change(c: &Check) -> String {
+pub(crate) fn change(c: &Check) -> String {
     match (c.metric, c.base, c.new, c.ratio) {
         (Metric::ErrorRate, Some(b), Some(n), _) => format!("{:+.2} pp", (n - b) * 100.0),
         (_, _, _, Some(r)) => format!("{:+.1}%", r * 100.0),
@@ -82,13 +82,13 @@ fn change(c: &Check) -> String {
     }
 }
 
-fn ci(c: &Check) -> String {
+pub(crate) fn ci(c: &Check) -> String {
     c.ci.map_or_else(String::new, |(lo, hi)| {
         format!("[{:+.1}%, {:+.1}%]", lo * 100.0, hi * 100.0)
     })
 }
 
-fn verdict(c: &Check) -> String {
+pub(crate) fn verdict(c: &Check) -> String {
     match c.method {
         Method::Approximate => format!("{} {APPROX_MARK}", c.verdict.label()),
         _ => c.verdict.label().to_string(),
@@ -110,7 +110,7 @@ fn models(c: &Comparison) -> Vec<&str> {
 }
 
 /// Gated, not skipped: regressions first, then improvements, then the rest, each in check order.
-fn gated_ranked(c: &Comparison) -> Vec<&Check> {
+pub(crate) fn gated_ranked(c: &Comparison) -> Vec<&Check> {
     let rank = |k: &Check| match k.verdict {
         Verdict::Regressed => 0,
         Verdict::Improved => 1,
@@ -201,7 +201,7 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
 /// Skipped gates, one line per model × reason: "sim-model · P99 at steps 5, 10 (TTFT, TPOT):
 /// needs ≥ 400 samples per side (have 120 / 120): use requests_per_step ≥ 400". Reasons that do
 /// not start with the check's name stay one line per check.
-fn grouped_skips(c: &Comparison) -> Vec<String> {
+pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
     struct Group {
         model: String,
         pct: String,

@@ -2,4 +2,6 @@
 //! JUnit, HTML). Pure: data in, `String`/bytes out; the caller decides where they go.
 
 pub mod diff;
+pub mod html;
+pub mod svg;
 pub mod table;

@@ -8,6 +8,7 @@ mod check;
 mod diff_gate;
 mod faults;
 mod interrupt;
+mod report;
 mod run_sim;
 mod schema;
 mod secrets;

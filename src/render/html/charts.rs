@@ -1,0 +1,606 @@
+//! The report's charts for one run, built from summary rows, findings and the verdicts: per
+//! model (TTFT and TPOT percentiles, TPM and RPS against the ideal linear line, the error mix,
+//! goodput) and, with several models, one chart per metric with every model on shared axes.
+//! Values come straight from `summary.csv` rows; nothing is recomputed here.
+
+use crate::compare::{Comparison, Metric, Percentile, Verdict};
+use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
+use crate::record::{ErrorClass, LimitKind, RequestRecord};
+use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
+use crate::report::{RunView, SloMs};
+use crate::stats::StepSummary;
+
+const STREAMS: &str = "concurrent streams";
+
+/// One model's rows, ascending by step.
+pub fn model_rows<'a>(rows: &'a [StepSummary], model: &str) -> Vec<&'a StepSummary> {
+    let mut v: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
+    v.sort_by_key(|r| r.step);
+    v
+}
+
+pub fn models(rows: &[StepSummary]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.model) {
+            out.push(r.model.clone());
+        }
+    }
+    out
+}
+
+/// Shared axes: the x range and each metric's y maximum over every model and the baseline.
+struct Axes {
+    x: (f64, f64),
+    ttft: f64,
+    tpot: f64,
+    tpm: f64,
+    rps: f64,
+}
+
+fn axes(view: &RunView) -> Axes {
+    let all = view
+        .result
+        .summaries
+        .iter()
+        .chain(view.baseline.iter().flat_map(|b| b.summaries.iter()));
+    let mut a = Axes {
+        x: (f64::INFINITY, f64::NEG_INFINITY),
+        ttft: 0.0,
+        tpot: 0.0,
+        tpm: 0.0,
+        rps: 0.0,
+    };
+    let m = |acc: &mut f64, v: Option<f64>| {
+        if let Some(v) = v.filter(|v| v.is_finite()) {
+            *acc = acc.max(v);
+        }
+    };
+    for r in all {
+        let c = f64::from(r.concurrency);
+        a.x = (a.x.0.min(c), a.x.1.max(c));
+        m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
+        m(&mut a.tpot, r.tpot_p90_ms);
+        m(&mut a.tpm, Some(r.tpm));
+        m(&mut a.rps, Some(r.rps));
+    }
+    // The ideal line may reach above the measured points.
+    for model in models(&view.result.summaries) {
+        let rows = model_rows(&view.result.summaries, &model);
+        if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
+            let k = f64::from(last.concurrency) / f64::from(first.concurrency.max(1));
+            a.tpm = a.tpm.max(first.tpm * k);
+            a.rps = a.rps.max(first.rps * k);
+        }
+    }
+    a
+}
+
+fn series(name: &str, colour: usize, marker: Marker, points: Vec<(f64, f64)>) -> Series {
+    Series {
+        name: name.to_string(),
+        colour: Some(colour),
+        points,
+        marker,
+        dashed: false,
+        kind: "",
+    }
+}
+
+fn points(rows: &[&StepSummary], f: impl Fn(&StepSummary) -> Option<f64>) -> Vec<(f64, f64)> {
+    rows.iter()
+        .filter_map(|r| f(r).map(|v| (f64::from(r.concurrency), v)))
+        .collect()
+}
+
+fn baseline_series(s: Series) -> Series {
+    Series {
+        name: format!("baseline {}", s.name),
+        dashed: true,
+        kind: "baseline",
+        ..s
+    }
+}
+
+/// The knee interval, shaded, labelled with its cause.
+fn knee_band(f: &ModelFindings) -> Vec<Band> {
+    match &f.knee {
+        KneeFinding::Knee(k) => {
+            let cause = match k.kind {
+                KneeKind::Queueing => "queueing",
+                KneeKind::Saturation => "saturation",
+                KneeKind::RateLimited => "rate-limited",
+                KneeKind::Unclassified => "unclassified",
+            };
+            vec![Band {
+                x0: f64::from(k.max_clean_concurrency),
+                x1: f64::from(k.concurrency),
+                label: format!(
+                    "knee ({}, {}]: {cause}",
+                    k.max_clean_concurrency, k.concurrency
+                ),
+            }]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The rate-limit wall, marked.
+fn wall_line(f: &ModelFindings) -> Vec<VLine> {
+    match &f.wall {
+        WallFinding::Wall {
+            concurrency, kind, ..
+        } => {
+            let what = match kind {
+                Some(LimitKind::Tokens) => "429 wall (token limit)",
+                Some(LimitKind::Requests) => "429 wall (request limit)",
+                None => "429 wall",
+            };
+            vec![VLine {
+                x: f64::from(*concurrency),
+                label: what.to_string(),
+            }]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Regressed checks of `model` × `metric` (× percentile), ringed at the new value.
+fn rings(view: &RunView, model: &str, metric: Metric, pct: &[Percentile]) -> Vec<Ring> {
+    let Some(c) = &view.comparison else {
+        return Vec::new();
+    };
+    regressed(c, model, metric, pct)
+}
+
+fn regressed(c: &Comparison, model: &str, metric: Metric, pct: &[Percentile]) -> Vec<Ring> {
+    c.checks
+        .iter()
+        .filter(|k| k.model == model && k.metric == metric && k.verdict == Verdict::Regressed)
+        .filter(|k| k.percentile.map_or(true, |p| pct.contains(&p)))
+        .filter_map(|k| {
+            Some(Ring {
+                x: f64::from(k.concurrency?),
+                y: k.new?,
+                label: format!("regressed: {} · {}", k.title(), k.detail),
+            })
+        })
+        .collect()
+}
+
+fn slo_line(bound: Option<f64>, what: &str) -> Vec<HLine> {
+    bound
+        .map(|b| HLine {
+            y: b,
+            label: format!("SLO {what} ≤ {}", fmt_ms(b)),
+        })
+        .into_iter()
+        .collect()
+}
+
+pub fn fmt_ms(ms: f64) -> String {
+    if ms >= 1000.0 {
+        format!("{} s", crate::render::svg::fmt_num(ms / 1000.0))
+    } else {
+        format!("{} ms", crate::render::svg::fmt_num(ms))
+    }
+}
+
+fn chart(id: String, title: String, y_label: &str, y_max: f64, x: (f64, f64), body: Body) -> Chart {
+    Chart {
+        id,
+        title,
+        x_label: STREAMS.to_string(),
+        y_label: y_label.to_string(),
+        y_max: Some(y_max),
+        x_range: Some(x),
+        x_categories: None,
+        body,
+        empty_note: None,
+    }
+}
+
+fn lines(
+    series: Vec<Series>,
+    bands: Vec<Band>,
+    vlines: Vec<VLine>,
+    hlines: Vec<HLine>,
+    rings: Vec<Ring>,
+) -> Body {
+    Body::Lines {
+        series,
+        bands,
+        vlines,
+        hlines,
+        rings,
+    }
+}
+
+/// The six charts of one model: TTFT, TPOT, TPM, RPS, error mix, goodput.
+pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
+    let ax = axes(view);
+    let model = f.model.as_str();
+    let rows = model_rows(&view.result.summaries, model);
+    let base_rows = view
+        .baseline
+        .as_ref()
+        .map(|b| model_rows(&b.summaries, model))
+        .unwrap_or_default();
+    let with_base = |mut v: Vec<Series>, make: &dyn Fn(&[&StepSummary]) -> Vec<Series>| {
+        if !base_rows.is_empty() {
+            v.extend(make(&base_rows).into_iter().map(baseline_series));
+        }
+        v
+    };
+    let ttft = |rs: &[&StepSummary]| {
+        vec![
+            series("P50", 0, Marker::Circle, points(rs, |r| r.ttft_p50_ms)),
+            series("P90", 1, Marker::Square, points(rs, |r| r.ttft_p90_ms)),
+            series("P99", 5, Marker::Triangle, points(rs, |r| r.ttft_p99_ms)),
+        ]
+    };
+    let tpot = |rs: &[&StepSummary]| {
+        vec![
+            series("P50", 0, Marker::Circle, points(rs, |r| r.tpot_p50_ms)),
+            series("P90", 1, Marker::Square, points(rs, |r| r.tpot_p90_ms)),
+        ]
+    };
+    let tpm = |rs: &[&StepSummary]| {
+        vec![series(
+            "TPM",
+            2,
+            Marker::Circle,
+            points(rs, |r| Some(r.tpm)),
+        )]
+    };
+    let rps = |rs: &[&StepSummary]| {
+        vec![series(
+            "RPS",
+            4,
+            Marker::Diamond,
+            points(rs, |r| Some(r.rps)),
+        )]
+    };
+    let goodput = |rs: &[&StepSummary]| {
+        vec![series(
+            "goodput",
+            3,
+            Marker::Circle,
+            points(rs, |r| r.goodput.map(|g| g * 100.0)),
+        )]
+    };
+    let id = |what: &str| format!("{prefix}-{what}");
+    let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
+    let mut ttft_s = with_base(ttft(&rows), &ttft);
+    let mut tpm_s = with_base(tpm(&rows), &tpm);
+    tpm_s.push(ideal(&rows, |r| r.tpm, "ideal linear"));
+    let mut rps_s = with_base(rps(&rows), &rps);
+    rps_s.push(ideal(&rows, |r| r.rps, "ideal linear"));
+    ttft_s.retain(|s| !s.points.is_empty());
+    vec![
+        chart(
+            id("ttft"),
+            format!("{model} · time to first token"),
+            "TTFT (ms)",
+            ax.ttft,
+            ax.x,
+            lines(
+                ttft_s,
+                knee_band(f),
+                wall_line(f),
+                slo_line(view.slo.ttft, "TTFT"),
+                rings(view, model, Metric::Ttft, &all_p),
+            ),
+        ),
+        chart(
+            id("tpot"),
+            format!("{model} · time per output token"),
+            "TPOT (ms)",
+            ax.tpot,
+            ax.x,
+            lines(
+                with_base(tpot(&rows), &tpot),
+                knee_band(f),
+                wall_line(f),
+                slo_line(view.slo.tpot, "TPOT"),
+                rings(view, model, Metric::Tpot, &all_p),
+            ),
+        ),
+        chart(
+            id("tpm"),
+            format!("{model} · output tokens per minute"),
+            "TPM (tokens/min)",
+            ax.tpm,
+            ax.x,
+            lines(
+                tpm_s,
+                knee_band(f),
+                wall_line(f),
+                vec![],
+                rings(view, model, Metric::Tpm, &[]),
+            ),
+        ),
+        chart(
+            id("rps"),
+            format!("{model} · requests per second"),
+            "RPS (requests/s)",
+            ax.rps,
+            ax.x,
+            lines(
+                rps_s,
+                knee_band(f),
+                wall_line(f),
+                vec![],
+                rings(view, model, Metric::Rps, &[]),
+            ),
+        ),
+        error_chart(view, model, &rows, id("errors")),
+        chart(
+            id("goodput"),
+            format!("{model} · goodput ({})", slo_words(&view.slo)),
+            "goodput (% of attempts)",
+            100.0,
+            ax.x,
+            lines(
+                with_base(goodput(&rows), &goodput),
+                knee_band(f),
+                wall_line(f),
+                vec![],
+                vec![],
+            ),
+        ),
+    ]
+}
+
+/// "TTFT ≤ 1 s, TPOT ≤ 50 ms", or what goodput means without an SLO.
+pub fn slo_words(slo: &SloMs) -> String {
+    let parts: Vec<String> = [("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e)]
+        .iter()
+        .filter_map(|(n, v)| v.map(|v| format!("{n} ≤ {}", fmt_ms(v))))
+        .collect();
+    if parts.is_empty() {
+        "no SLO: share of successes".to_string()
+    } else {
+        format!("SLO {}", parts.join(", "))
+    }
+}
+
+/// Perfect scaling from the first step: value(first) / concurrency(first) × concurrency.
+fn ideal(rows: &[&StepSummary], f: impl Fn(&StepSummary) -> f64, name: &str) -> Series {
+    let points = match rows.first() {
+        Some(first) if first.concurrency > 0 => {
+            let per = f(first) / f64::from(first.concurrency);
+            rows.iter()
+                .map(|r| (f64::from(r.concurrency), per * f64::from(r.concurrency)))
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    Series {
+        name: name.to_string(),
+        colour: None,
+        points,
+        marker: Marker::None,
+        dashed: true,
+        kind: "ideal",
+    }
+}
+
+/// Error groups for the stacked chart: (colour slot, label, classes).
+const ERROR_GROUPS: [(usize, &str, &[ErrorClass]); 8] = [
+    (5, "429 rate limit", &[ErrorClass::Http429]),
+    (1, "5xx", &[ErrorClass::Http5xx]),
+    (
+        0,
+        "timeout",
+        &[
+            ErrorClass::TimeoutConnect,
+            ErrorClass::TimeoutFirstToken,
+            ErrorClass::TimeoutIdle,
+            ErrorClass::TimeoutTotal,
+        ],
+    ),
+    (3, "disconnect", &[ErrorClass::Disconnect]),
+    (
+        4,
+        "bad stream",
+        &[
+            ErrorClass::StreamError,
+            ErrorClass::Protocol,
+            ErrorClass::Empty,
+        ],
+    ),
+    (
+        2,
+        "4xx / auth",
+        &[
+            ErrorClass::Http401,
+            ErrorClass::Http403,
+            ErrorClass::Http404,
+            ErrorClass::Http4xx,
+        ],
+    ),
+    (
+        6,
+        "connect / quota",
+        &[ErrorClass::Connect, ErrorClass::Quota],
+    ),
+    (7, "interrupted", &[ErrorClass::Interrupted]),
+];
+
+/// Failed requests per step as % of attempts, stacked by class: from `requests.csv` when kept,
+/// else from the summary's four buckets.
+fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -> Chart {
+    let records: Option<Vec<&RequestRecord>> = view
+        .result
+        .requests
+        .as_ref()
+        .map(|rs| rs.iter().filter(|r| r.model == model).collect());
+    let pct = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            n as f64 * 100.0 / of as f64
+        }
+    };
+    let (bars, legend): (Vec<Bar>, Vec<(usize, String)>) = match &records {
+        Some(recs) => {
+            let bars = rows
+                .iter()
+                .map(|r| {
+                    let at: Vec<&&RequestRecord> =
+                        recs.iter().filter(|x| x.step == r.step).collect();
+                    let segments = ERROR_GROUPS
+                        .iter()
+                        .map(|(c, _, classes)| {
+                            let n = at
+                                .iter()
+                                .filter(|x| x.error_class.is_some_and(|e| classes.contains(&e)))
+                                .count() as u64;
+                            (*c, pct(n, r.attempted))
+                        })
+                        .collect();
+                    Bar {
+                        label: r.concurrency.to_string(),
+                        segments,
+                    }
+                })
+                .collect();
+            let legend = ERROR_GROUPS
+                .iter()
+                .map(|(c, l, _)| (*c, l.to_string()))
+                .collect();
+            (bars, legend)
+        }
+        None => {
+            let bars = rows
+                .iter()
+                .map(|r| Bar {
+                    label: r.concurrency.to_string(),
+                    segments: vec![
+                        (5, pct(r.err_429, r.attempted)),
+                        (1, pct(r.err_5xx, r.attempted)),
+                        (0, pct(r.err_timeout, r.attempted)),
+                        (3, pct(r.err_other, r.attempted)),
+                    ],
+                })
+                .collect();
+            let legend = vec![
+                (5, "429 rate limit".to_string()),
+                (1, "5xx".to_string()),
+                (0, "timeout".to_string()),
+                (3, "other".to_string()),
+            ];
+            (bars, legend)
+        }
+    };
+    // Only name the classes that occur.
+    let used: Vec<usize> = legend
+        .iter()
+        .map(|l| l.0)
+        .filter(|c| {
+            bars.iter()
+                .any(|b| b.segments.iter().any(|s| s.0 == *c && s.1 > 0.0))
+        })
+        .collect();
+    let legend = legend.into_iter().filter(|l| used.contains(&l.0)).collect();
+    Chart {
+        id,
+        title: format!("{model} · failed requests by class"),
+        x_label: STREAMS.to_string(),
+        y_label: "failed (% of attempts)".to_string(),
+        y_max: Some(1.0),
+        x_range: None,
+        x_categories: None,
+        body: Body::Stacked { bars, legend },
+        empty_note: Some("no failed requests".to_string()),
+    }
+}
+
+/// With several models: one chart per metric with every model on the same axes.
+pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
+    let ax = axes(view);
+    let models = models(&view.result.summaries);
+    let per_model = |f: &dyn Fn(&StepSummary) -> Option<f64>| -> Vec<Series> {
+        models
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let rows = model_rows(&view.result.summaries, m);
+                series(m, i % 8, Marker::CYCLE[i % 4], points(&rows, f))
+            })
+            .collect()
+    };
+    let error_max = view
+        .result
+        .summaries
+        .iter()
+        .map(|r| {
+            if r.attempted == 0 {
+                0.0
+            } else {
+                r.failed as f64 * 100.0 / r.attempted as f64
+            }
+        })
+        .fold(1.0, f64::max);
+    let make = |what: &str, title: &str, y: &str, y_max: f64, s: Vec<Series>, h: Vec<HLine>| {
+        chart(
+            format!("{prefix}-all-{what}"),
+            format!("all models · {title}"),
+            y,
+            y_max,
+            ax.x,
+            lines(s, vec![], vec![], h, vec![]),
+        )
+    };
+    vec![
+        make(
+            "ttft",
+            "TTFT P90",
+            "TTFT P90 (ms)",
+            ax.ttft,
+            per_model(&|r| r.ttft_p90_ms),
+            slo_line(view.slo.ttft, "TTFT"),
+        ),
+        make(
+            "tpot",
+            "TPOT P50",
+            "TPOT P50 (ms)",
+            ax.tpot,
+            per_model(&|r| r.tpot_p50_ms),
+            slo_line(view.slo.tpot, "TPOT"),
+        ),
+        make(
+            "tpm",
+            "output tokens per minute",
+            "TPM (tokens/min)",
+            ax.tpm,
+            per_model(&|r| Some(r.tpm)),
+            vec![],
+        ),
+        make(
+            "rps",
+            "requests per second",
+            "RPS (requests/s)",
+            ax.rps,
+            per_model(&|r| Some(r.rps)),
+            vec![],
+        ),
+        make(
+            "errors",
+            "failed requests",
+            "failed (% of attempts)",
+            error_max,
+            per_model(&|r| (r.attempted > 0).then(|| r.failed as f64 * 100.0 / r.attempted as f64)),
+            vec![],
+        ),
+        make(
+            "goodput",
+            &format!("goodput ({})", slo_words(&view.slo)),
+            "goodput (% of attempts)",
+            100.0,
+            per_model(&|r| r.goodput.map(|g| g * 100.0)),
+            vec![],
+        ),
+    ]
+}

@@ -1,0 +1,231 @@
+//! The self-contained HTML report (`ladder report`): inline SVG charts and CSS, no script, no
+//! network, so it opens from a CI artifact or an e-mail attachment. Light and dark mode follow
+//! `prefers-color-scheme`; the palette is Okabe–Ito (colour-blind safe) and series also differ by
+//! marker and dash; print CSS puts each model on its own page. The markup is well-formed XML
+//! (polyglot XHTML), so any XML parser can check it. Pure: data in, a `String` out.
+
+pub mod charts;
+mod style;
+
+use crate::compare::{Comparison, Outcome};
+use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
+use crate::render::svg::{self, escape};
+use crate::report::RunView;
+use crate::stats::StepSummary;
+use std::fmt::Write;
+
+/// Page head with the stylesheet, up to and including `<body>`.
+pub fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/><meta name=\"color-scheme\" content=\"light dark\"/><title>{}</title><style>{}</style></head><body>",
+        escape(title),
+        style::CSS
+    )
+}
+
+pub fn page_end() -> &'static str {
+    "</body></html>\n"
+}
+
+/// The whole report for one or more runs.
+pub fn report(views: &[RunView], notes: &[String], generator: &str) -> String {
+    let mut s = page_start("ladder report");
+    let _ = write!(
+        s,
+        "<header><h1>ladder report</h1><p class=\"muted\">{} · {} run(s)</p>",
+        escape(generator),
+        views.len()
+    );
+    for n in notes {
+        let _ = write!(s, "<p class=\"note\">{}</p>", escape(n));
+    }
+    s.push_str("</header>");
+    for (i, v) in views.iter().enumerate() {
+        run_section(&mut s, v, i);
+    }
+    s.push_str(page_end());
+    s
+}
+
+fn run_section(s: &mut String, v: &RunView, index: usize) {
+    let scenario = v
+        .result
+        .summaries
+        .first()
+        .map_or("", |r| r.scenario.as_str());
+    let _ = write!(
+        s,
+        "<section class=\"run\" id=\"run-{index}\"><h2>{} <span class=\"muted\">{}</span></h2>",
+        escape(scenario),
+        escape(&v.result.label)
+    );
+    for w in &v.warnings {
+        let _ = write!(s, "<p class=\"warning\" role=\"alert\">{}</p>", escape(w));
+    }
+    if let Some(c) = &v.comparison {
+        let _ = write!(
+            s,
+            "<p class=\"verdict-line\">Against baseline {}: <span class=\"outcome {}\">{}</span> ({}). Dashed lines are the baseline; ringed points regressed; the verdict table is below the charts.</p>",
+            escape(v.baseline.as_ref().map_or("", |b| b.label.as_str())),
+            outcome_class(c.outcome()),
+            c.outcome().label(),
+            escape(&summary_line(&c.counts()))
+        );
+    }
+    let models = charts::models(&v.result.summaries);
+    let prefix = format!("r{index}");
+    if models.len() > 1 {
+        s.push_str("<section class=\"model all-models\"><h3>All models, same axes</h3><div class=\"charts\">");
+        for c in charts::comparison_charts(v, &prefix) {
+            s.push_str(&svg::render(&c));
+        }
+        s.push_str("</div></section>");
+    }
+    for (mi, f) in v.findings.iter().enumerate() {
+        let _ = write!(
+            s,
+            "<section class=\"model\" id=\"{prefix}-m{mi}\"><h3>model: {}</h3><ul class=\"findings\">",
+            escape(&f.model)
+        );
+        for line in f.sentences() {
+            let _ = write!(s, "<li>{}</li>", escape(&line));
+        }
+        s.push_str("</ul><div class=\"charts\">");
+        for c in charts::model_charts(v, f, &format!("{prefix}-m{mi}")) {
+            s.push_str(&svg::render(&c));
+        }
+        s.push_str("</div>");
+        steps_table(s, &charts::model_rows(&v.result.summaries, &f.model));
+        s.push_str("</section>");
+    }
+    if let Some(c) = &v.comparison {
+        verdict_section(s, c, v);
+    }
+    s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
+    if let Some(meta) = &v.meta {
+        meta_table(s, meta);
+    }
+    if let Some(yaml) = &v.scenario_yaml {
+        let _ = write!(
+            s,
+            "<h4>Scenario as run (secrets redacted)</h4><pre class=\"scenario\">{}</pre>",
+            escape(yaml)
+        );
+    }
+    s.push_str("</section></section>");
+}
+
+fn outcome_class(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Pass => "pass",
+        Outcome::Regression => "regression",
+        Outcome::Inconclusive | Outcome::Refused => "inconclusive",
+    }
+}
+
+fn verdict_section(s: &mut String, c: &Comparison, v: &RunView) {
+    let outcome = c.outcome();
+    let class = outcome_class(outcome);
+    let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
+    let _ = write!(
+        s,
+        "<section class=\"verdict\"><h3>Against baseline {}: <span class=\"outcome {class}\">{}</span></h3><p>{}. Default gates: the same verdicts as <code>ladder diff</code> prints.</p>",
+        escape(base),
+        outcome.label(),
+        escape(&summary_line(&c.counts()))
+    );
+    if let Some(r) = &c.refused {
+        let _ = write!(
+            s,
+            "<p class=\"warning\">Not judged: the two sides ran different workloads (fingerprints {} and {}).</p><pre>{}</pre>",
+            escape(&r.base_fp),
+            escape(&r.new_fp),
+            escape(&r.unified_diff)
+        );
+    }
+    let checks = gated_ranked(c);
+    if !checks.is_empty() {
+        s.push_str("<table class=\"verdicts\"><thead><tr><th>model</th><th>check</th><th>baseline</th><th>new</th><th>change</th><th>99% CI</th><th>verdict</th></tr></thead><tbody>");
+        for k in checks {
+            let _ = write!(
+                s,
+                "<tr class=\"v-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td title=\"{}\">{}</td></tr>",
+                k.verdict.label().replace(' ', "-"),
+                escape(&k.model),
+                escape(&k.title()),
+                escape(&value(k, k.base)),
+                escape(&value(k, k.new)),
+                escape(&change(k)),
+                escape(&ci(k)),
+                escape(&k.detail),
+                escape(&verdict(k))
+            );
+        }
+        s.push_str("</tbody></table>");
+    }
+    let mut extra: Vec<String> = grouped_skips(c)
+        .into_iter()
+        .map(|l| format!("skipped: {l}"))
+        .collect();
+    extra.extend(c.unmatched.iter().map(|u| format!("unmatched: {u}")));
+    extra.extend(c.notes.iter().cloned());
+    if !extra.is_empty() {
+        s.push_str("<ul class=\"muted\">");
+        for l in extra {
+            let _ = write!(s, "<li>{}</li>", escape(&l));
+        }
+        s.push_str("</ul>");
+    }
+    s.push_str("</section>");
+}
+
+fn opt_ms(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.1}"))
+}
+
+fn steps_table(s: &mut String, rows: &[&StepSummary]) {
+    s.push_str("<table class=\"steps\"><thead><tr><th>streams</th><th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th><th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
+    for r in rows {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{} / {}</td><td>{} / {} / {}</td><td>{} / {}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+            r.concurrency,
+            r.succeeded,
+            r.attempted,
+            opt_ms(r.ttft_p50_ms),
+            opt_ms(r.ttft_p90_ms),
+            opt_ms(r.ttft_p99_ms),
+            opt_ms(r.tpot_p50_ms),
+            opt_ms(r.tpot_p90_ms),
+            opt_ms(r.e2e_mean_ms),
+            r.tpm,
+            r.rps,
+            r.failed,
+            r.goodput.map_or("-".into(), |g| format!("{:.1}%", g * 100.0))
+        );
+    }
+    s.push_str("</tbody></table>");
+}
+
+fn meta_table(s: &mut String, meta: &serde_json::Value) {
+    let Some(obj) = meta.as_object() else { return };
+    s.push_str("<table class=\"meta\"><tbody>");
+    for (k, v) in obj {
+        let text = match v {
+            serde_json::Value::String(x) => x.clone(),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => other.to_string(),
+        };
+        let _ = write!(
+            s,
+            "<tr><th>{}</th><td>{}</td></tr>",
+            escape(k),
+            escape(&text)
+        );
+    }
+    s.push_str("</tbody></table>");
+}

@@ -1,0 +1,608 @@
+//! Hand-written SVG charts for the HTML report: line charts (with a shaded interval, vertical
+//! markers, horizontal reference lines and ringed points) and stacked bar charts. Pure: a
+//! `Chart` in, an `<svg>` string out.
+//!
+//! Why hand-written and not `plotters`: the report needs CSS classes on every element (so one
+//! stylesheet switches light/dark mode and print styles, and tests find axes, series and the knee
+//! band in the DOM), text that the browser lays out with the page's font, and a few kinds of
+//! marks. plotters' SVG backend writes fixed inline colours and fonts with no classes, and would
+//! add a dependency tree for ~400 lines of straightforward drawing.
+//!
+//! Colours are never set here: elements carry classes (`c0`..`c7`, the Okabe–Ito palette in the
+//! page's CSS), and series also differ by marker shape and dash, so nothing depends on colour.
+
+use std::fmt::Write;
+
+const W: f64 = 480.0;
+const PLOT_H: f64 = 230.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 30.0;
+const LEGEND_ROW: f64 = 16.0;
+
+/// Point shapes, so series differ without colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    None,
+}
+
+impl Marker {
+    pub const CYCLE: [Marker; 4] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::Triangle,
+        Marker::Diamond,
+    ];
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    /// Colour slot 0..=7 (`c0`..`c7`), or `None` for the neutral reference colour.
+    pub colour: Option<usize>,
+    pub points: Vec<(f64, f64)>,
+    pub marker: Marker,
+    /// Dashed and lighter: a baseline or an ideal line.
+    pub dashed: bool,
+    /// Extra CSS class (`baseline`, `ideal`).
+    pub kind: &'static str,
+}
+
+/// A shaded x interval (the knee).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Band {
+    pub x0: f64,
+    pub x1: f64,
+    pub label: String,
+}
+
+/// A vertical marker line (the rate-limit wall).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VLine {
+    pub x: f64,
+    pub label: String,
+}
+
+/// A horizontal reference line (an SLO bound).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HLine {
+    pub y: f64,
+    pub label: String,
+}
+
+/// A ringed point (a regression), with a tooltip.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ring {
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+}
+
+/// One bar of a stacked bar chart: its x label and `(colour slot, value)` segments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    pub label: String,
+    pub segments: Vec<(usize, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    Lines {
+        series: Vec<Series>,
+        bands: Vec<Band>,
+        vlines: Vec<VLine>,
+        hlines: Vec<HLine>,
+        rings: Vec<Ring>,
+    },
+    /// Categorical x axis; `legend` names the colour slots used by the segments.
+    Stacked {
+        bars: Vec<Bar>,
+        legend: Vec<(usize, String)>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    /// Used for element ids (`{id}-title`); [a-z0-9-].
+    pub id: String,
+    pub title: String,
+    /// Axis labels with units, e.g. `concurrent streams`, `TTFT (ms)`.
+    pub x_label: String,
+    pub y_label: String,
+    /// Shared y range across charts of the same metric (`None`: from this chart's data).
+    pub y_max: Option<f64>,
+    /// Shared x range (line charts).
+    pub x_range: Option<(f64, f64)>,
+    /// Category labels for line charts (trends): x values are indices into this list.
+    pub x_categories: Option<Vec<String>>,
+    pub body: Body,
+    /// Shown inside the plot when there is nothing to draw.
+    pub empty_note: Option<String>,
+}
+
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// 1, 2 or 5 × 10^k steps, about `n` of them from 0 to at least `max`.
+pub fn nice_ticks(max: f64, n: usize) -> Vec<f64> {
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
+    let raw = max / n.max(1) as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let count = (max / step).ceil() as usize;
+    (0..=count).map(|i| i as f64 * step).collect()
+}
+
+/// Compact tick label: 950, 1.5k, 2M, 0.25.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if a >= 1e6 {
+        format!("{}M", trim(format!("{:.2}", v / 1e6)))
+    } else if a >= 1e4 {
+        format!("{}k", trim(format!("{:.1}", v / 1e3)))
+    } else if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        trim(format!("{v:.1}"))
+    } else {
+        trim(format!("{v:.3}"))
+    }
+}
+
+struct XScale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+    width: f64,
+}
+
+impl XScale {
+    fn px(&self, x: f64) -> f64 {
+        let (lo, hi, x) = if self.log {
+            (self.lo.ln(), self.hi.ln(), x.max(self.lo).ln())
+        } else {
+            (self.lo, self.hi, x)
+        };
+        let span = if hi > lo { hi - lo } else { 1.0 };
+        LEFT + (x - lo) / span * self.width
+    }
+}
+
+fn legend_items(chart: &Chart) -> Vec<(String, String)> {
+    // (css classes, label)
+    match &chart.body {
+        Body::Lines { series, .. } => series
+            .iter()
+            .map(|s| (series_class(s), s.name.clone()))
+            .collect(),
+        Body::Stacked { legend, .. } => legend
+            .iter()
+            .map(|(c, l)| (format!("c{c}"), l.clone()))
+            .collect(),
+    }
+}
+
+fn series_class(s: &Series) -> String {
+    let colour = s
+        .colour
+        .map_or("ref".to_string(), |c| format!("c{}", c % 8));
+    let mut class = format!("series {colour}");
+    if s.dashed {
+        class.push_str(" dashed");
+    }
+    if !s.kind.is_empty() {
+        class.push(' ');
+        class.push_str(s.kind);
+    }
+    class
+}
+
+/// Lays legend items out in rows; returns (x, row) per item and the number of rows.
+fn legend_layout(items: &[(String, String)]) -> (Vec<(f64, usize)>, usize) {
+    let mut pos = Vec::new();
+    let (mut x, mut row) = (LEFT, 0usize);
+    for (_, label) in items {
+        let w = 26.0 + 6.2 * label.chars().count() as f64 + 12.0;
+        if x + w > W - RIGHT && x > LEFT {
+            x = LEFT;
+            row += 1;
+        }
+        pos.push((x, row));
+        x += w;
+    }
+    (pos, if items.is_empty() { 0 } else { row + 1 })
+}
+
+pub fn render(chart: &Chart) -> String {
+    let items = legend_items(chart);
+    let (legend_pos, legend_rows) = legend_layout(&items);
+    let plot_w = W - LEFT - RIGHT;
+    let x_axis_y = TOP + PLOT_H;
+    let height = x_axis_y + 44.0 + legend_rows as f64 * LEGEND_ROW + 4.0;
+    let id = &chart.id;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" id="{id}" viewBox="0 0 {W} {height}" role="img" aria-labelledby="{id}-title"><title id="{id}-title">{}</title>"#,
+        escape(&chart.title)
+    );
+    let _ = write!(
+        s,
+        r#"<text class="chart-title" x="{LEFT}" y="18">{}</text>"#,
+        escape(&chart.title)
+    );
+
+    // y range
+    let data_max = match &chart.body {
+        Body::Lines { series, hlines, .. } => series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .chain(hlines.iter().map(|h| h.y))
+            .filter(|v| v.is_finite())
+            .fold(0.0, f64::max),
+        Body::Stacked { bars, .. } => bars
+            .iter()
+            .map(|b| b.segments.iter().map(|x| x.1).sum::<f64>())
+            .fold(0.0, f64::max),
+    };
+    // Headroom above the data, but a hint such as 100% is not exceeded when the data fits.
+    let hint = chart.y_max.unwrap_or(0.0);
+    let target = if data_max <= hint {
+        hint
+    } else {
+        hint.max(data_max) * 1.05
+    };
+    let ticks = nice_ticks(target, 5);
+    let y_top = *ticks.last().unwrap_or(&1.0);
+    let py = |y: f64| x_axis_y - (y / y_top).clamp(0.0, 1.05) * PLOT_H;
+
+    // y axis, grid
+    s.push_str(r#"<g class="axis y-axis">"#);
+    for t in &ticks {
+        let y = py(*t);
+        let _ = write!(
+            s,
+            r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            LEFT + plot_w,
+            LEFT - 6.0,
+            y + 4.0,
+            fmt_num(*t)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<line class="axis-line" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{x_axis_y}"/><text class="axis-label" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
+        TOP + PLOT_H / 2.0,
+        escape(&chart.y_label)
+    );
+
+    match &chart.body {
+        Body::Lines {
+            series,
+            bands,
+            vlines,
+            hlines,
+            rings,
+        } => {
+            let xs: Vec<f64> = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .filter(|v| v.is_finite())
+                .collect();
+            let categories = chart.x_categories.as_ref();
+            let (lo, hi) = match (chart.x_range, categories) {
+                (_, Some(c)) => (-0.5, c.len().max(1) as f64 - 0.5),
+                (Some(r), None) => r,
+                (None, None) => (
+                    xs.iter().copied().fold(f64::INFINITY, f64::min),
+                    xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                ),
+            };
+            let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+                (lo, hi)
+            } else {
+                (0.0, 1.0)
+            };
+            let log = categories.is_none() && lo > 0.0 && hi / lo >= 16.0;
+            // Pad linear axes so the first and last points are not on the frame.
+            let pad = if log || categories.is_some() {
+                0.0
+            } else {
+                ((hi - lo) * 0.04).max(0.5)
+            };
+            let (lo, hi) = if log {
+                (lo / 1.15, hi * 1.15)
+            } else {
+                (
+                    (lo - pad).max(if lo >= 0.0 { 0.0 } else { lo - pad }),
+                    hi + pad,
+                )
+            };
+            let sx = XScale {
+                lo,
+                hi,
+                log,
+                width: plot_w,
+            };
+            for b in bands {
+                let (x0, x1) = (sx.px(b.x0), sx.px(b.x1));
+                let _ = write!(
+                    s,
+                    r#"<g class="knee"><rect class="knee-band" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{PLOT_H}"/><text class="band-label" x="{:.1}" y="{:.1}">{}</text></g>"#,
+                    (x1 - x0).max(2.0),
+                    x0 + 3.0,
+                    TOP + 12.0,
+                    escape(&b.label)
+                );
+            }
+            // x axis: a tick at every distinct x (ladder steps), labels that would collide skipped
+            s.push_str(r#"<g class="axis x-axis">"#);
+            let mut tick_xs: Vec<f64> = match categories {
+                Some(c) => (0..c.len()).map(|i| i as f64).collect(),
+                None => xs.clone(),
+            };
+            tick_xs.sort_by(f64::total_cmp);
+            tick_xs.dedup();
+            let mut last_label_end = f64::NEG_INFINITY;
+            for t in &tick_xs {
+                let x = sx.px(*t);
+                let label = match categories {
+                    Some(c) => c.get(*t as usize).cloned().unwrap_or_default(),
+                    None => fmt_num(*t),
+                };
+                let half = 3.2 * label.chars().count() as f64;
+                let _ = write!(
+                    s,
+                    r#"<line class="tick-mark" x1="{x:.1}" x2="{x:.1}" y1="{x_axis_y}" y2="{:.1}"/>"#,
+                    x_axis_y + 4.0
+                );
+                if x - half > last_label_end + 4.0 {
+                    let _ = write!(
+                        s,
+                        r#"<text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                        x_axis_y + 16.0,
+                        escape(&label)
+                    );
+                    last_label_end = x + half;
+                }
+            }
+            let _ = write!(
+                s,
+                r#"<line class="axis-line" x1="{LEFT}" x2="{:.1}" y1="{x_axis_y}" y2="{x_axis_y}"/><text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
+                LEFT + plot_w,
+                LEFT + plot_w / 2.0,
+                x_axis_y + 34.0,
+                escape(&if log {
+                    format!("{} (log scale)", chart.x_label)
+                } else {
+                    chart.x_label.clone()
+                })
+            );
+            for h in hlines {
+                let y = py(h.y);
+                let _ = write!(
+                    s,
+                    r#"<g class="slo"><line class="slo-line" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="slo-label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text></g>"#,
+                    LEFT + plot_w,
+                    LEFT + plot_w - 2.0,
+                    y - 3.0,
+                    escape(&h.label)
+                );
+            }
+            for v in vlines {
+                let x = sx.px(v.x);
+                let _ = write!(
+                    s,
+                    r#"<g class="wall"><line class="wall-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/><text class="wall-label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text></g>"#,
+                    x - 3.0,
+                    TOP + 26.0,
+                    escape(&v.label)
+                );
+            }
+            for ser in series {
+                let pts: Vec<(f64, f64)> = ser
+                    .points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    .map(|p| (sx.px(p.0), py(p.1)))
+                    .collect();
+                let _ = write!(
+                    s,
+                    r#"<g class="{}" data-series="{}">"#,
+                    series_class(ser),
+                    escape(&ser.name)
+                );
+                if pts.len() > 1 {
+                    let d: Vec<String> =
+                        pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+                    let _ = write!(s, r#"<polyline points="{}"/>"#, d.join(" "));
+                }
+                for (i, (x, y)) in pts.iter().enumerate() {
+                    let tip = ser.points.get(i).map_or(String::new(), |p| {
+                        format!("{}: {} at {}", ser.name, fmt_num(p.1), fmt_num(p.0))
+                    });
+                    marker(&mut s, ser.marker, *x, *y, &tip);
+                }
+                s.push_str("</g>");
+            }
+            for r in rings {
+                let _ = write!(
+                    s,
+                    r#"<circle class="regressed" cx="{:.1}" cy="{:.1}" r="8"><title>{}</title></circle>"#,
+                    sx.px(r.x),
+                    py(r.y),
+                    escape(&r.label)
+                );
+            }
+            if series.iter().all(|x| x.points.is_empty()) {
+                empty(&mut s, chart, plot_w);
+            }
+        }
+        Body::Stacked { bars, .. } => {
+            let n = bars.len().max(1) as f64;
+            let slot = plot_w / n;
+            let bw = (slot * 0.6).min(48.0);
+            s.push_str(r#"<g class="axis x-axis">"#);
+            for (i, b) in bars.iter().enumerate() {
+                let cx = LEFT + slot * (i as f64 + 0.5);
+                let _ = write!(
+                    s,
+                    r#"<text class="tick" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                    x_axis_y + 16.0,
+                    escape(&b.label)
+                );
+            }
+            let _ = write!(
+                s,
+                r#"<line class="axis-line" x1="{LEFT}" x2="{:.1}" y1="{x_axis_y}" y2="{x_axis_y}"/><text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
+                LEFT + plot_w,
+                LEFT + plot_w / 2.0,
+                x_axis_y + 34.0,
+                escape(&chart.x_label)
+            );
+            for (i, b) in bars.iter().enumerate() {
+                let cx = LEFT + slot * (i as f64 + 0.5);
+                let mut acc = 0.0;
+                s.push_str(r#"<g class="bar">"#);
+                for (c, v) in &b.segments {
+                    if *v <= 0.0 {
+                        continue;
+                    }
+                    let (y0, y1) = (py(acc), py(acc + v));
+                    let label = match &chart.body {
+                        Body::Stacked { legend, .. } => legend
+                            .iter()
+                            .find(|l| l.0 == *c)
+                            .map(|l| l.1.clone())
+                            .unwrap_or_default(),
+                        Body::Lines { .. } => String::new(),
+                    };
+                    let _ = write!(
+                        s,
+                        r#"<rect class="segment c{}" x="{:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}"><title>{} at {}: {}</title></rect>"#,
+                        c % 8,
+                        cx - bw / 2.0,
+                        (y0 - y1).max(0.5),
+                        escape(&label),
+                        escape(&b.label),
+                        fmt_num(*v)
+                    );
+                    acc += v;
+                }
+                s.push_str("</g>");
+            }
+            if bars.iter().all(|b| b.segments.iter().all(|x| x.1 <= 0.0)) {
+                empty(&mut s, chart, plot_w);
+            }
+        }
+    }
+
+    // legend
+    if !items.is_empty() {
+        s.push_str(r#"<g class="legend">"#);
+        for ((class, label), (x, row)) in items.iter().zip(&legend_pos) {
+            let y = x_axis_y + 52.0 + *row as f64 * LEGEND_ROW;
+            let swatch = if class.starts_with("series") {
+                format!(
+                    r#"<g class="{class}"><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/></g>"#,
+                    x + 20.0,
+                    y - 4.0,
+                    y - 4.0
+                )
+            } else {
+                format!(
+                    r#"<rect class="segment {class}" x="{x:.1}" y="{:.1}" width="14" height="10"/>"#,
+                    y - 10.0
+                )
+            };
+            let _ = write!(
+                s,
+                r#"{swatch}<text class="legend-label" x="{:.1}" y="{y:.1}">{}</text>"#,
+                x + 24.0,
+                escape(label)
+            );
+        }
+        s.push_str("</g>");
+    }
+    s.push_str("</svg>");
+    s
+}
+
+fn empty(s: &mut String, chart: &Chart, plot_w: f64) {
+    let note = chart.empty_note.as_deref().unwrap_or("no data");
+    let _ = write!(
+        s,
+        r#"<text class="empty-note" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        LEFT + plot_w / 2.0,
+        TOP + PLOT_H / 2.0,
+        escape(note)
+    );
+}
+
+fn marker(s: &mut String, m: Marker, x: f64, y: f64, tip: &str) {
+    let tip = format!("<title>{}</title>", escape(tip));
+    let _ = match m {
+        Marker::Circle => write!(
+            s,
+            r#"<circle class="point" cx="{x:.1}" cy="{y:.1}" r="3.5">{tip}</circle>"#
+        ),
+        Marker::Square => write!(
+            s,
+            r#"<rect class="point" x="{:.1}" y="{:.1}" width="7" height="7">{tip}</rect>"#,
+            x - 3.5,
+            y - 3.5
+        ),
+        Marker::Triangle => write!(
+            s,
+            r#"<polygon class="point" points="{x:.1},{:.1} {:.1},{:.1} {:.1},{:.1}">{tip}</polygon>"#,
+            y - 4.5,
+            x - 4.5,
+            y + 3.5,
+            x + 4.5,
+            y + 3.5
+        ),
+        Marker::Diamond => write!(
+            s,
+            r#"<polygon class="point" points="{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}">{tip}</polygon>"#,
+            y - 4.5,
+            x + 4.5,
+            y + 4.5,
+            x - 4.5
+        ),
+        Marker::None => Ok(()),
+    };
+}
+
+#[cfg(test)]
+mod tests;

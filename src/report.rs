@@ -1,0 +1,270 @@
+//! `ladder report`: gathers what one HTML page shows about each run (results through `store`,
+//! findings through `findings::analyze_run`, the verdicts through `compare`, exactly as `diff`
+//! computes them) and hands it to `render::html`. Reading the data here keeps the renderer pure
+//! and keeps every rule in its one home: nothing is recomputed differently for the picture.
+
+use crate::cli::{ReportArgs, ReportFormatArg};
+use crate::compare::{self, CompareOptions, Comparison, Side};
+use crate::error::{ExitCode, UsageError};
+use crate::findings::{self, ModelFindings};
+use crate::store::{self, LoadedResult, StoreError};
+use std::path::{Path, PathBuf};
+
+/// `ladder report`: loads the runs (and baseline), renders the page, writes it atomically and
+/// prints its path on stdout. Unreadable inputs are the user's input errors (exit 2).
+pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    if args.format != ReportFormatArg::Html {
+        return Err(UsageError(
+            "--format markdown prints a trend table: add --trend (the full report is HTML)".into(),
+        )
+        .into());
+    }
+    let input = |e: StoreError| anyhow::Error::from(UsageError(e.to_string()));
+    let baseline = match &args.baseline {
+        Some(b) => Some(store::load_result(b).map_err(|e| UsageError(format!("--baseline: {e}")))?),
+        None => None,
+    };
+    let mut notes = Vec::new();
+    let mut views = Vec::new();
+    let mut first_dir = None;
+    for path in &args.runs {
+        let (path, note) = resolve_run(path);
+        notes.extend(note);
+        if first_dir.is_none() && path.is_dir() {
+            first_dir = Some(path.clone());
+        }
+        views.push(load_run(&path, baseline.as_ref()).map_err(input)?);
+    }
+    let output = match (&args.output, &first_dir) {
+        (Some(o), _) => o.clone(),
+        (None, Some(d)) if args.runs.len() == 1 => d.join("report.html"),
+        _ => PathBuf::from("report.html"),
+    };
+    if output.is_dir() {
+        return Err(UsageError(format!(
+            "-o {}: is a directory; give a file name such as {}/report.html",
+            output.display(),
+            output.display()
+        ))
+        .into());
+    }
+    let generator = format!("ladder {}", env!("CARGO_PKG_VERSION"));
+    let html = crate::render::html::report(&views, &notes, &generator);
+    store::write_atomic(&output, html.as_bytes())?;
+    if !quiet {
+        for n in &notes {
+            eprintln!("note: {n}");
+        }
+        for v in &views {
+            for w in &v.warnings {
+                eprintln!("warning: {}: {w}", v.result.label);
+            }
+        }
+    }
+    println!("{}", output.display());
+    Ok(ExitCode::Ok)
+}
+
+/// SLO bounds in milliseconds, as the run's scenario declared them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SloMs {
+    pub ttft: Option<f64>,
+    pub tpot: Option<f64>,
+    pub e2e: Option<f64>,
+}
+
+impl SloMs {
+    pub fn is_empty(&self) -> bool {
+        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+    }
+}
+
+/// Account limits declared in the run's scenario (`limits:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DeclaredLimits {
+    pub concurrency: Option<u32>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+}
+
+/// Everything the page shows about one run.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub result: LoadedResult,
+    pub findings: Vec<ModelFindings>,
+    /// `meta.json` as written (fields vary across versions, so kept as JSON).
+    pub meta: Option<serde_json::Value>,
+    /// The scenario as run (secrets already redacted when it was written), or for a baseline
+    /// its normalized workload.
+    pub scenario_yaml: Option<String>,
+    pub slo: SloMs,
+    pub limits: DeclaredLimits,
+    /// Set when a baseline was given.
+    pub baseline: Option<LoadedResult>,
+    pub comparison: Option<Comparison>,
+    /// Plain warnings for the top of the run's section (interrupted, incomplete).
+    pub warnings: Vec<String>,
+}
+
+/// `runs/demo/` (a folder of runs) means its latest run; anything else is taken as given.
+/// Returns the path to load and, when it was resolved, a note saying so.
+pub fn resolve_run(path: &Path) -> (PathBuf, Option<String>) {
+    if !path.is_dir() || path.join(store::SUMMARY_FILE).is_file() {
+        return (path.to_path_buf(), None);
+    }
+    let latest = std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join(store::SUMMARY_FILE).is_file())
+        .max();
+    match latest {
+        Some(p) => {
+            let note = format!(
+                "{} holds runs: reporting the latest, {}",
+                path.display(),
+                p.display()
+            );
+            (p, Some(note))
+        }
+        None => (path.to_path_buf(), None),
+    }
+}
+
+/// Loads one run (or baseline CSV) and, with `baseline`, judges it exactly as `ladder diff`
+/// does with its default gates (a different workload is refused, as there).
+pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView, StoreError> {
+    let result = store::load_result(path)?;
+    let dir = if path.is_dir() {
+        Some(path.to_path_buf())
+    } else if path.file_name().is_some_and(|n| n == store::SUMMARY_FILE) {
+        path.parent().map(Path::to_path_buf)
+    } else {
+        None
+    };
+    let meta = dir
+        .as_ref()
+        .map(|d| d.join(store::META_FILE))
+        .filter(|p| p.is_file())
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+    let scenario_yaml = dir
+        .as_ref()
+        .map(|d| d.join(store::SCENARIO_FILE))
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .or_else(|| result.workload_yaml.clone());
+    let (slo, limits) = scenario_yaml
+        .as_deref()
+        .map(slo_and_limits)
+        .unwrap_or_default();
+    let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
+    let comparison = baseline.map(|b| {
+        let opts = CompareOptions::for_cli(Default::default(), false, false);
+        compare::compare(&Side::from_result(b), &Side::from_result(&result), &opts)
+    });
+    let warnings = meta.as_ref().map(meta_warnings).unwrap_or_default();
+    Ok(RunView {
+        result,
+        findings,
+        meta,
+        scenario_yaml,
+        slo,
+        limits,
+        baseline: baseline.cloned(),
+        comparison,
+        warnings,
+    })
+}
+
+/// What a reader must know before trusting the charts: an interrupted or incomplete run.
+fn meta_warnings(meta: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if meta.get("complete").and_then(|v| v.as_bool()) == Some(false) {
+        let at = meta
+            .get("stopped_in_step")
+            .or_else(|| meta.get("last_step"))
+            .and_then(|v| v.as_u64())
+            .map(|s| format!(" (it stopped in step {s})"))
+            .unwrap_or_default();
+        out.push(format!(
+            "Incomplete run{at}: the process ended before the ladder finished; the last step may be partial."
+        ));
+    }
+    if meta.get("interrupted").and_then(|v| v.as_bool()) == Some(true) {
+        out.push(
+            "Interrupted run: stopped by a signal; the last step holds fewer requests than planned."
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// Reads `slo:` and `limits:` from a normalized scenario (durations like `1s`, `50ms`).
+pub fn slo_and_limits(yaml: &str) -> (SloMs, DeclaredLimits) {
+    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
+        return Default::default();
+    };
+    let ms = |key: &str| {
+        v.get("slo")
+            .and_then(|s| s.get(key))
+            .and_then(|d| d.as_str())
+            .and_then(|d| crate::duration::parse(d).ok())
+            .map(|d| d.as_secs_f64() * 1000.0)
+    };
+    let limit = |key: &str| {
+        v.get("limits")
+            .and_then(|s| s.get(key))
+            .and_then(|d| d.as_u64())
+    };
+    (
+        SloMs {
+            ttft: ms("ttft"),
+            tpot: ms("tpot"),
+            e2e: ms("e2e"),
+        },
+        DeclaredLimits {
+            concurrency: limit("concurrency").and_then(|c| u32::try_from(c).ok()),
+            rpm: limit("rpm"),
+            tpm: limit("tpm"),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slo_and_limits_come_from_the_normalized_scenario() {
+        let yaml = "name: x\nslo:\n  ttft: 1s\n  tpot: 50ms\n  e2e: null\nlimits:\n  concurrency: 50\n  rpm: null\n  tpm: 2000000\n";
+        let (slo, limits) = slo_and_limits(yaml);
+        assert_eq!(
+            slo,
+            SloMs {
+                ttft: Some(1000.0),
+                tpot: Some(50.0),
+                e2e: None
+            }
+        );
+        assert_eq!(
+            limits,
+            DeclaredLimits {
+                concurrency: Some(50),
+                rpm: None,
+                tpm: Some(2_000_000)
+            }
+        );
+        assert_eq!(slo_and_limits(": not yaml ["), Default::default());
+    }
+
+    #[test]
+    fn incomplete_and_interrupted_runs_are_flagged() {
+        let w = meta_warnings(&serde_json::json!({"complete": false, "interrupted": true}));
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].starts_with("Incomplete run"), "{w:?}");
+        assert!(
+            meta_warnings(&serde_json::json!({"complete": true, "interrupted": false})).is_empty()
+        );
+    }
+}

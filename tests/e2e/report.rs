@@ -1,0 +1,285 @@
+//! `ladder report` as a person sees it: the demo's report parsed by a real XML parser, rendered
+//! in headless Chromium (screenshot not blank, axes, series and the knee band in the DOM), and a
+//! multi-model run whose report puts every model on shared axes and says the run was cut short.
+
+use crate::support::{sim_scenario, Project};
+use std::path::{Path, PathBuf};
+use std::process::Command as Std;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Renders the committed demo baseline as a report, overlaid on itself as the baseline.
+fn demo_report(p: &Project) -> PathBuf {
+    let out = p.path().join("demo-report.html");
+    let baseline = repo().join("baselines/demo.csv");
+    let assert = p
+        .ladder()
+        .args(["report", "-o"])
+        .arg(&out)
+        .arg("--baseline")
+        .arg(&baseline)
+        .arg(&baseline)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert_eq!(stdout.trim(), out.display().to_string(), "prints the path");
+    out
+}
+
+/// Every element whose `class` attribute contains `class` as a word.
+fn with_class<'a>(doc: &'a roxmltree::Document, class: &str) -> Vec<roxmltree::Node<'a, 'a>> {
+    doc.descendants()
+        .filter(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.split_whitespace().any(|w| w == class))
+        })
+        .collect()
+}
+
+fn parse(html: &str) -> roxmltree::Document<'_> {
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(html, opts)
+        .unwrap_or_else(|e| panic!("the report is not well-formed XML: {e}"))
+}
+
+#[test]
+fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
+    let p = Project::new();
+    let html = std::fs::read_to_string(demo_report(&p)).unwrap();
+    let doc = parse(&html);
+    let svgs: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "svg")
+        .collect();
+    assert_eq!(svgs.len(), 6, "TTFT, TPOT, TPM, RPS, errors, goodput");
+    for svg in &svgs {
+        let labels: Vec<&str> = svg
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("axis-label"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert_eq!(labels.len(), 2, "two labelled axes: {labels:?}");
+        assert!(
+            labels.iter().any(|l| l.contains('(') && l.contains(')')),
+            "a unit on the value axis: {labels:?}"
+        );
+    }
+    assert_eq!(
+        with_class(&doc, "knee-band").len(),
+        5,
+        "knee band on every line chart"
+    );
+    let band_label = with_class(&doc, "band-label")[0].text().unwrap();
+    assert_eq!(band_label, "knee (10, 20]: queueing");
+    assert!(with_class(&doc, "baseline").len() >= 5, "baseline overlaid");
+    assert!(!with_class(&doc, "ideal").is_empty(), "ideal linear line");
+    // Self-contained: no script, no external resource of any kind.
+    for n in doc.descendants() {
+        assert_ne!(n.tag_name().name(), "script");
+        assert_ne!(n.tag_name().name(), "link");
+        for a in n.attributes() {
+            if a.name() != "xmlns" {
+                assert!(!a.value().contains("://"), "external reference {a:?}");
+            }
+        }
+    }
+    assert!(html.contains("prefers-color-scheme:dark"));
+    assert!(html.contains("@media print"));
+    assert!(html.contains("PASS"), "verdict shown");
+    assert!(
+        html.contains("TTFT knee in (10, 20]"),
+        "findings in sentences"
+    );
+}
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+    .find(|p| p.is_file())
+}
+
+fn headless(browser: &Path, profile: &Path) -> Std {
+    let mut c = Std::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--hide-scrollbars",
+        "--window-size=1400,1600",
+    ]);
+    c.arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+#[test]
+fn demo_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        println!(
+            "SKIPPED demo_report_renders_in_headless_chromium: no chromium on PATH (Debian: apt-get install chromium)"
+        );
+        eprintln!("SKIPPED: no chromium on PATH; the browser check did not run");
+        return;
+    };
+    let p = Project::new();
+    let page = demo_report(&p);
+    let url = format!("file://{}", page.display());
+
+    let dom = headless(&browser, &p.path().join("profile-dom"))
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .expect("run chromium");
+    assert!(dom.status.success(), "chromium --dump-dom failed: {dom:?}");
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    // What the browser built, not what we wrote: the elements a reader looks at are in the DOM.
+    for needle in [
+        "<svg",
+        "class=\"axis x-axis\"",
+        "class=\"axis y-axis\"",
+        "class=\"series c1\" data-series=\"P90\"",
+        "class=\"knee-band\"",
+        "knee (10, 20]: queueing",
+        "concurrent streams",
+        "TTFT (ms)",
+    ] {
+        assert!(dom.contains(needle), "{needle} not in the browser's DOM");
+    }
+
+    let shot = p.path().join("shot.png");
+    let out = headless(&browser, &p.path().join("profile-shot"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .output()
+        .expect("run chromium");
+    assert!(
+        out.status.success(),
+        "chromium --screenshot failed: {out:?}"
+    );
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1400, 1600));
+    let bytes = &buf[..info.buffer_size()];
+    let channels = info.color_type.samples();
+    let pixels: Vec<&[u8]> = bytes.chunks(channels).collect();
+    let background = pixels[0];
+    let drawn = pixels.iter().filter(|px| *px != &background).count();
+    let share = drawn as f64 / pixels.len() as f64;
+    assert!(
+        share > 0.03,
+        "screenshot looks blank: {:.2}% drawn",
+        share * 100.0
+    );
+    let mut colours: Vec<&[u8]> = pixels.clone();
+    colours.sort();
+    colours.dedup();
+    assert!(
+        colours.len() > 50,
+        "only {} colours: charts did not render",
+        colours.len()
+    );
+    // The Okabe–Ito orange of the P90 series is on screen (allowing for anti-aliasing).
+    let near = |px: &[u8], rgb: [u8; 3]| {
+        px.iter()
+            .zip(rgb)
+            .all(|(a, b)| (i16::from(*a) - i16::from(b)).abs() <= 6)
+    };
+    assert!(
+        pixels.iter().any(|px| near(px, [0xE6, 0x9F, 0x00])),
+        "no P90 series colour in the screenshot"
+    );
+}
+
+#[test]
+fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
+    let p = Project::new();
+    let sim = "    ttft: 30ms\n    tpot: 2ms\n    tpot_jitter: 0\n    output_tokens: 8\n    models:\n      fast: {ttft: 10ms}\n      slow: {ttft: 60ms}";
+    let yaml = sim_scenario("two", sim, "  ladder: [1, 2]\n  requests_per_step: 6", 8)
+        .replace("models: [sim-model]", "models: [fast, slow]")
+        + "slo:\n  ttft: 50ms\n";
+    let f = p.scenario("two", &yaml);
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .assert()
+        .success();
+    let run = p.run_dirs("two").pop().unwrap();
+    // Pretend the run was cut short, as a killed or interrupted run records it.
+    let meta_path = run.join("meta.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["interrupted"] = true.into();
+    meta["complete"] = false.into();
+    std::fs::write(&meta_path, meta.to_string()).unwrap();
+
+    // `runs/two` means its latest run; the page goes into the run directory by default.
+    let out = p.ladder().args(["report", "runs/two"]).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("reporting the latest"), "{stderr}");
+    assert!(stderr.contains("Interrupted run"), "{stderr}");
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let doc = parse(&html);
+    let all = doc
+        .descendants()
+        .filter(|n| n.tag_name().name() == "svg")
+        .filter(|n| {
+            n.attribute("id")
+                .is_some_and(|id| id.starts_with("r0-all-"))
+        })
+        .count();
+    assert_eq!(all, 6, "one chart per metric with every model");
+    let ttft = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("r0-all-ttft"))
+        .unwrap();
+    let names: Vec<&str> = ttft
+        .descendants()
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    assert_eq!(names, ["fast", "slow"]);
+    assert_eq!(
+        doc.descendants()
+            .filter(|n| n.attribute("class") == Some("model"))
+            .count(),
+        2,
+        "a section per model"
+    );
+    assert!(html.contains("Incomplete run"), "complete: false shown");
+    assert!(html.contains("Interrupted run"));
+    assert!(html.contains("SLO TTFT ≤ 50 ms"));
+    assert!(html.contains("Scenario as run (secrets redacted)"));
+}
+
+#[test]
+fn report_input_errors_exit_2_and_write_nothing() {
+    let p = Project::new();
+    p.ladder()
+        .args(["report", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("nope does not exist"));
+    p.ladder()
+        .args(["report", "--format", "markdown"])
+        .arg(repo().join("baselines/demo.csv"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--trend"));
+    assert!(!p.path().join("report.html").exists());
+}
