@@ -8,6 +8,7 @@ mod check;
 mod diff_gate;
 mod faults;
 mod interrupt;
+mod k8s;
 mod report;
 mod run_sim;
 mod schema;
