@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
         Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
         Command::Report(args) => crate::report::command(&args, out.quiet),
+        Command::Plan(args) => crate::plan::command::run(&args),
         Command::Schema => {
             println!("{}", crate::schema::SCENARIO_SCHEMA.trim_end());
             Ok(ExitCode::Ok)
@@ -258,7 +259,12 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     // Load and check everything before sending any traffic.
     let mut scenarios = Vec::new();
     for path in &args.scenarios {
-        let mut s = scenario::load(path)?;
+        // A dry run sends nothing, so it needs no secrets (as `validate`).
+        let mut s = if args.dry_run {
+            load_without_secrets(path)?.0
+        } else {
+            scenario::load(path)?
+        };
         if !args.sim_set.is_empty() {
             for raw in &args.sim_set {
                 if let Some(model) = raw
@@ -293,6 +299,17 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     }
     if args.against.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--against takes one scenario".into()).into());
+    }
+    // What the run will send, and the declared limits it would cross: before any traffic.
+    let baselines = |s: &Scenario| {
+        let dir = args
+            .baselines
+            .clone()
+            .unwrap_or_else(|| default_baselines_dir(&s.path));
+        store::baseline_paths(&dir, &s.name).summary
+    };
+    if crate::plan::command::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
+        return Ok(ExitCode::Ok);
     }
     preflight(args, &scenarios)?;
     let interrupt = Interrupt::new();

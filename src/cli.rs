@@ -39,6 +39,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Write a self-contained HTML report of runs (charts, findings, verdicts), or a trend.
     Report(ReportArgs),
+    /// Capacity for a target rate from a run's measurements (Little's law) vs declared limits.
+    Plan(PlanArgs),
     /// Print the JSON Schema of the scenario format (for editor completion and validation).
     Schema,
     /// Print a shell completion script.
@@ -137,6 +139,10 @@ pub struct RunArgs {
     /// `--sim-set tpot=26ms`. Server-side only: the workload fingerprint does not change.
     #[arg(long = "sim-set", value_name = "KEY=VALUE")]
     pub sim_set: Vec<String>,
+    /// Send nothing: print what the run would send (requests, input and output tokens,
+    /// estimated duration and tokens per minute per step) and the limit warnings, then exit.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]
@@ -200,4 +206,40 @@ pub struct ReportArgs {
     /// `markdown` (with --trend) prints the trend as a table instead of writing a page.
     #[arg(long, value_enum, default_value = "html")]
     pub format: ReportFormatArg,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormatArg {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Run directory or baseline CSV (a folder of runs, e.g. runs/demo, means its latest run).
+    #[arg(value_name = "RUN")]
+    pub run: PathBuf,
+    /// Target rate in requests per second.
+    #[arg(long, value_name = "N")]
+    pub rps: f64,
+    /// TTFT bound on P90 (default: the run's `slo.ttft`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_ttft: Option<std::time::Duration>,
+    /// TPOT bound on P90 (default: the run's `slo.tpot`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_tpot: Option<std::time::Duration>,
+    /// E2E bound on P90 (default: the run's `slo.e2e`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_e2e: Option<std::time::Duration>,
+    /// Account limit on concurrent requests (default: the run's `limits.concurrency`).
+    #[arg(long, value_name = "N")]
+    pub limit_concurrency: Option<u32>,
+    /// Account limit on tokens per minute, input + output (default: `limits.tpm`).
+    #[arg(long, value_name = "N")]
+    pub limit_tpm: Option<u64>,
+    /// Account limit on requests per minute (default: `limits.rpm`).
+    #[arg(long, value_name = "N")]
+    pub limit_rpm: Option<u64>,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: PlanFormatArg,
 }

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod duration;
 pub mod error;
 pub mod findings;
+pub mod plan;
 pub mod progress;
 pub mod record;
 pub mod redact;

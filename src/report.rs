@@ -7,6 +7,7 @@ use crate::cli::{ReportArgs, ReportFormatArg};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings::{self, ModelFindings};
+pub use crate::plan::{slo_and_limits, DeclaredLimits, SloMs};
 use crate::store::{self, LoadedResult, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -63,28 +64,6 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     println!("{}", output.display());
     Ok(ExitCode::Ok)
-}
-
-/// SLO bounds in milliseconds, as the run's scenario declared them.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SloMs {
-    pub ttft: Option<f64>,
-    pub tpot: Option<f64>,
-    pub e2e: Option<f64>,
-}
-
-impl SloMs {
-    pub fn is_empty(&self) -> bool {
-        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
-    }
-}
-
-/// Account limits declared in the run's scenario (`limits:`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DeclaredLimits {
-    pub concurrency: Option<u32>,
-    pub rpm: Option<u64>,
-    pub tpm: Option<u64>,
 }
 
 /// Everything the page shows about one run.
@@ -200,63 +179,9 @@ fn meta_warnings(meta: &serde_json::Value) -> Vec<String> {
     out
 }
 
-/// Reads `slo:` and `limits:` from a normalized scenario (durations like `1s`, `50ms`).
-pub fn slo_and_limits(yaml: &str) -> (SloMs, DeclaredLimits) {
-    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
-        return Default::default();
-    };
-    let ms = |key: &str| {
-        v.get("slo")
-            .and_then(|s| s.get(key))
-            .and_then(|d| d.as_str())
-            .and_then(|d| crate::duration::parse(d).ok())
-            .map(|d| d.as_secs_f64() * 1000.0)
-    };
-    let limit = |key: &str| {
-        v.get("limits")
-            .and_then(|s| s.get(key))
-            .and_then(|d| d.as_u64())
-    };
-    (
-        SloMs {
-            ttft: ms("ttft"),
-            tpot: ms("tpot"),
-            e2e: ms("e2e"),
-        },
-        DeclaredLimits {
-            concurrency: limit("concurrency").and_then(|c| u32::try_from(c).ok()),
-            rpm: limit("rpm"),
-            tpm: limit("tpm"),
-        },
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn slo_and_limits_come_from_the_normalized_scenario() {
-        let yaml = "name: x\nslo:\n  ttft: 1s\n  tpot: 50ms\n  e2e: null\nlimits:\n  concurrency: 50\n  rpm: null\n  tpm: 2000000\n";
-        let (slo, limits) = slo_and_limits(yaml);
-        assert_eq!(
-            slo,
-            SloMs {
-                ttft: Some(1000.0),
-                tpot: Some(50.0),
-                e2e: None
-            }
-        );
-        assert_eq!(
-            limits,
-            DeclaredLimits {
-                concurrency: Some(50),
-                rpm: None,
-                tpm: Some(2_000_000)
-            }
-        );
-        assert_eq!(slo_and_limits(": not yaml ["), Default::default());
-    }
 
     #[test]
     fn incomplete_and_interrupted_runs_are_flagged() {

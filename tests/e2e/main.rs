@@ -9,6 +9,7 @@ mod diff_gate;
 mod faults;
 mod interrupt;
 mod k8s;
+mod plan;
 mod report;
 mod run_sim;
 mod schema;

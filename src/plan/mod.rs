@@ -1,0 +1,331 @@
+//! `ladder plan`: capacity from measured numbers (DESIGN §2, Little's law). For a target rate
+//! and an SLO, per model: the lowest measured step that met the SLO while carrying that rate,
+//! the concurrency that rate needs there (RPS × mean E2E), the tokens and requests per minute it
+//! needs, how that compares with the account's declared `limits:`, which limit binds first and
+//! the largest rate the account sustains. Pure: summary rows in, a `Plan` out; `estimate` does
+//! the same arithmetic before a run (dry run, limit warnings).
+
+pub mod command;
+pub mod estimate;
+#[cfg(test)]
+mod tests;
+mod words;
+
+pub use words::plain_words;
+
+use crate::stats::StepSummary;
+use serde::Serialize;
+
+/// SLO bounds in milliseconds, as the run's scenario declared them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SloMs {
+    pub ttft: Option<f64>,
+    pub tpot: Option<f64>,
+    pub e2e: Option<f64>,
+}
+
+impl SloMs {
+    pub fn is_empty(&self) -> bool {
+        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+    }
+}
+
+/// Account limits declared in the run's scenario (`limits:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DeclaredLimits {
+    pub concurrency: Option<u32>,
+    pub rpm: Option<u64>,
+    pub tpm: Option<u64>,
+}
+
+/// Reads `slo:` and `limits:` from a normalized scenario (durations like `1s`, `50ms`).
+pub fn slo_and_limits(yaml: &str) -> (SloMs, DeclaredLimits) {
+    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
+        return Default::default();
+    };
+    let ms = |key: &str| {
+        v.get("slo")
+            .and_then(|s| s.get(key))
+            .and_then(|d| d.as_str())
+            .and_then(|d| crate::duration::parse(d).ok())
+            .map(|d| d.as_secs_f64() * 1000.0)
+    };
+    let limit = |key: &str| {
+        v.get("limits")
+            .and_then(|s| s.get(key))
+            .and_then(|d| d.as_u64())
+    };
+    (
+        SloMs {
+            ttft: ms("ttft"),
+            tpot: ms("tpot"),
+            e2e: ms("e2e"),
+        },
+        DeclaredLimits {
+            concurrency: limit("concurrency").and_then(|c| u32::try_from(c).ok()),
+            rpm: limit("rpm"),
+            tpm: limit("tpm"),
+        },
+    )
+}
+
+/// Share of a step's attempts that may fail for it to count as meeting the SLO.
+pub const MAX_FAILED_SHARE: f64 = 0.01;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Basis {
+    /// A measured step met the SLO while carrying at least the target rate.
+    Measured,
+    /// Steps met the SLO, but none carried the target rate: figures assume the latency of the
+    /// highest such step holds at the target rate (it does only if the service scales out).
+    Extrapolated,
+    /// No step met the SLO: no plan.
+    NoStepMeetsSlo,
+}
+
+/// The step a plan is based on, with the measured figures it uses.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepBasis {
+    pub step: u32,
+    pub concurrency: u32,
+    pub measured_rps: f64,
+    pub e2e_mean_ms: f64,
+    pub ttft_p90_ms: Option<f64>,
+    pub tpot_p90_ms: Option<f64>,
+    pub e2e_p90_ms: Option<f64>,
+    pub input_tokens_per_request: f64,
+    pub output_tokens_per_request: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitName {
+    Concurrency,
+    Tpm,
+    Rpm,
+}
+
+impl LimitName {
+    pub fn label(self) -> &'static str {
+        match self {
+            LimitName::Concurrency => "concurrency",
+            LimitName::Tpm => "tpm",
+            LimitName::Rpm => "rpm",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LimitCheck {
+    pub limit: LimitName,
+    pub declared: f64,
+    pub needed: f64,
+    /// (declared − needed) / declared × 100; negative when the plan exceeds the limit.
+    pub headroom_pct: f64,
+    /// The largest RPS this limit allows with the basis step's latency and tokens.
+    pub max_rps: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelPlan {
+    pub model: String,
+    pub basis: Basis,
+    pub step: Option<StepBasis>,
+    /// RPS × mean E2E (s), rounded up to whole streams.
+    pub concurrency_needed: Option<u32>,
+    pub tpm_needed: Option<f64>,
+    pub rpm_needed: f64,
+    pub limits: Vec<LimitCheck>,
+    /// The declared limit with the lowest `max_rps`.
+    pub binding_limit: Option<LimitName>,
+    /// min over declared limits of `max_rps`.
+    pub max_sustainable_rps: Option<f64>,
+    /// Highest RPS measured at a step that met the SLO.
+    pub measured_slo_rps: Option<f64>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub target_rps: f64,
+    pub slo_ttft_ms: Option<f64>,
+    pub slo_tpot_ms: Option<f64>,
+    pub slo_e2e_ms: Option<f64>,
+    pub limit_concurrency: Option<u32>,
+    pub limit_tpm: Option<u64>,
+    pub limit_rpm: Option<u64>,
+    pub models: Vec<ModelPlan>,
+}
+
+/// Why a step does not meet the SLO (`None`: it does). P90s against the bounds; ≤ 1% failed.
+pub fn slo_miss(s: &StepSummary, slo: &SloMs) -> Option<String> {
+    if s.succeeded == 0 {
+        return Some("no request succeeded".into());
+    }
+    let failed = s.failed as f64 / s.attempted.max(1) as f64;
+    if failed > MAX_FAILED_SHARE {
+        return Some(format!("{:.1}% of requests failed", failed * 100.0));
+    }
+    let checks = [
+        ("TTFT", s.ttft_p90_ms, slo.ttft),
+        ("TPOT", s.tpot_p90_ms, slo.tpot),
+        ("E2E", s.e2e_p90_ms, slo.e2e),
+    ];
+    for (name, value, bound) in checks {
+        if let (Some(v), Some(b)) = (value, bound) {
+            if v > b {
+                return Some(format!("{name} P90 {v:.0} ms > {b:.0} ms"));
+            }
+        }
+    }
+    None
+}
+
+fn basis_of(s: &StepSummary) -> Option<StepBasis> {
+    let n = s.succeeded.max(1) as f64;
+    Some(StepBasis {
+        step: s.step,
+        concurrency: s.concurrency,
+        measured_rps: s.rps,
+        e2e_mean_ms: s.e2e_mean_ms.filter(|v| v.is_finite() && *v > 0.0)?,
+        ttft_p90_ms: s.ttft_p90_ms,
+        tpot_p90_ms: s.tpot_p90_ms,
+        e2e_p90_ms: s.e2e_p90_ms,
+        input_tokens_per_request: s.input_tokens as f64 / n,
+        output_tokens_per_request: s.output_tokens as f64 / n,
+    })
+}
+
+/// Plans every model in `rows` (models in order of first appearance).
+pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &SloMs, limits: &DeclaredLimits) -> Plan {
+    let mut models: Vec<&str> = Vec::new();
+    for r in rows {
+        if !models.contains(&r.model.as_str()) {
+            models.push(&r.model);
+        }
+    }
+    Plan {
+        target_rps,
+        slo_ttft_ms: slo.ttft,
+        slo_tpot_ms: slo.tpot,
+        slo_e2e_ms: slo.e2e,
+        limit_concurrency: limits.concurrency,
+        limit_tpm: limits.tpm,
+        limit_rpm: limits.rpm,
+        models: models
+            .into_iter()
+            .map(|m| {
+                let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == m).collect();
+                steps.sort_by_key(|r| r.step);
+                plan_model(m, &steps, target_rps, slo, limits)
+            })
+            .collect(),
+    }
+}
+
+fn plan_model(
+    model: &str,
+    steps: &[&StepSummary],
+    rps: f64,
+    slo: &SloMs,
+    limits: &DeclaredLimits,
+) -> ModelPlan {
+    let meeting: Vec<&StepSummary> = steps
+        .iter()
+        .copied()
+        .filter(|s| slo_miss(s, slo).is_none() && basis_of(s).is_some())
+        .collect();
+    let measured_slo_rps = meeting.iter().map(|s| s.rps).reduce(f64::max);
+    let mut notes = Vec::new();
+    let chosen = meeting.iter().find(|s| s.rps >= rps);
+    let (basis, step) = match (chosen, meeting.last()) {
+        (Some(s), _) => (Basis::Measured, basis_of(s)),
+        (None, Some(best)) => {
+            notes.push(format!(
+                "No measured step carried {rps} RPS within the SLO (the most was {:.2} RPS at {} streams). The figures assume the latency measured at {} streams holds at {rps} RPS, which is true only if the service adds capacity; measure a ladder that reaches the rate to confirm.",
+                best.rps, best.concurrency, best.concurrency
+            ));
+            (Basis::Extrapolated, basis_of(best))
+        }
+        (None, None) => {
+            if let Some(first) = steps.first() {
+                notes.push(format!(
+                    "No step met the SLO; even the lowest ({} streams) missed it: {}.",
+                    first.concurrency,
+                    slo_miss(first, slo).unwrap_or_else(|| "no latency measured".into())
+                ));
+            }
+            (Basis::NoStepMeetsSlo, None)
+        }
+    };
+    let rpm_needed = rps * 60.0;
+    let Some(b) = step else {
+        return ModelPlan {
+            model: model.to_string(),
+            basis,
+            step: None,
+            concurrency_needed: None,
+            tpm_needed: None,
+            rpm_needed,
+            limits: Vec::new(),
+            binding_limit: None,
+            max_sustainable_rps: None,
+            measured_slo_rps,
+            notes,
+        };
+    };
+    let e2e_s = b.e2e_mean_ms / 1000.0;
+    let concurrency = rps * e2e_s;
+    let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
+    if b.input_tokens_per_request == 0.0 {
+        notes.push(
+            "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
+                .into(),
+        );
+    }
+    let tpm_needed = rps * 60.0 * tokens;
+    let check = |limit: LimitName, declared: f64, needed: f64, per_rps: f64| LimitCheck {
+        limit,
+        declared,
+        needed,
+        headroom_pct: (declared - needed) / declared * 100.0,
+        max_rps: if per_rps > 0.0 {
+            declared / per_rps
+        } else {
+            f64::INFINITY
+        },
+    };
+    let mut checks = Vec::new();
+    if let Some(c) = limits.concurrency.filter(|c| *c > 0) {
+        checks.push(check(
+            LimitName::Concurrency,
+            f64::from(c),
+            concurrency,
+            e2e_s,
+        ));
+    }
+    if let Some(t) = limits.tpm.filter(|t| *t > 0) {
+        checks.push(check(LimitName::Tpm, t as f64, tpm_needed, 60.0 * tokens));
+    }
+    if let Some(r) = limits.rpm.filter(|r| *r > 0) {
+        checks.push(check(LimitName::Rpm, r as f64, rpm_needed, 60.0));
+    }
+    let binding = checks
+        .iter()
+        .filter(|c| c.max_rps.is_finite())
+        .min_by(|a, b| a.max_rps.total_cmp(&b.max_rps));
+    ModelPlan {
+        model: model.to_string(),
+        basis,
+        concurrency_needed: Some(concurrency.ceil().max(1.0) as u32),
+        tpm_needed: Some(tpm_needed),
+        rpm_needed,
+        binding_limit: binding.map(|c| c.limit),
+        max_sustainable_rps: binding.map(|c| c.max_rps),
+        limits: checks,
+        step: Some(b),
+        measured_slo_rps,
+        notes,
+    }
+}

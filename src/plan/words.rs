@@ -1,0 +1,283 @@
+//! The plan in plain words: one block per model with the arithmetic shown, so a reader can
+//! check every figure against the run's table.
+
+use super::estimate::{source_words, total_duration_s, StepEstimate};
+use super::{Basis, LimitName, ModelPlan, Plan};
+use crate::scenario::Scenario;
+use std::fmt::Write;
+use std::path::Path;
+
+/// 80400 -> "80,400"; 54.93 -> "54.9"; 0.5 -> "0.5".
+fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "unlimited".into();
+    }
+    if v.abs() >= 1000.0 {
+        let s = format!("{:.0}", v.round());
+        let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        format!("{sign}{out}")
+    } else if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+fn ms(v: f64) -> String {
+    if v >= 1000.0 {
+        format!("{} s", num(v / 1000.0))
+    } else {
+        format!("{} ms", num(v))
+    }
+}
+
+pub fn slo_text(p: &Plan) -> String {
+    let parts: Vec<String> = [
+        ("TTFT", p.slo_ttft_ms),
+        ("TPOT", p.slo_tpot_ms),
+        ("E2E", p.slo_e2e_ms),
+    ]
+    .iter()
+    .filter_map(|(n, v)| v.map(|v| format!("{n} P90 ≤ {}", ms(v))))
+    .collect();
+    if parts.is_empty() {
+        "no SLO: any step without failures qualifies".into()
+    } else {
+        format!("SLO {}", parts.join(", "))
+    }
+}
+
+pub fn plain_words(p: &Plan) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "plan for {} RPS ({})", num(p.target_rps), slo_text(p));
+    for m in &p.models {
+        s.push('\n');
+        model(&mut s, p, m);
+    }
+    s
+}
+
+fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
+    let rps = num(p.target_rps);
+    let Some(b) = &m.step else {
+        let _ = writeln!(s, "{}: no plan", m.model);
+        for n in &m.notes {
+            let _ = writeln!(s, "  {n}");
+        }
+        return;
+    };
+    let how = match m.basis {
+        Basis::Measured => "measured at",
+        _ => "EXTRAPOLATED from",
+    };
+    let p90 = |name: &str, v: Option<f64>| v.map(|v| format!("{name} P90 {}", ms(v)));
+    let lat: Vec<String> = [p90("TTFT", b.ttft_p90_ms), p90("TPOT", b.tpot_p90_ms)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let _ = writeln!(
+        s,
+        "{}: {how} {} streams ({} RPS, mean E2E {}; {})",
+        m.model,
+        b.concurrency,
+        num(b.measured_rps),
+        ms(b.e2e_mean_ms),
+        lat.join(", ")
+    );
+    let conc = m.concurrency_needed.unwrap_or(0);
+    let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
+    let row = |s: &mut String, k: &str, v: String| {
+        let _ = writeln!(s, "  {k:<20}{v}");
+    };
+    row(
+        s,
+        "concurrency needed",
+        format!(
+            "{rps} RPS × {:.3} s = {} → {conc} streams",
+            b.e2e_mean_ms / 1000.0,
+            num(p.target_rps * b.e2e_mean_ms / 1000.0)
+        ),
+    );
+    row(
+        s,
+        "tokens per request",
+        format!(
+            "{} in + {} out = {}",
+            num(b.input_tokens_per_request),
+            num(b.output_tokens_per_request),
+            num(tokens)
+        ),
+    );
+    row(
+        s,
+        "TPM needed",
+        format!(
+            "{rps} × 60 × {} = {} tokens/min",
+            num(tokens),
+            num(m.tpm_needed.unwrap_or(0.0))
+        ),
+    );
+    row(
+        s,
+        "RPM needed",
+        format!("{} requests/min", num(m.rpm_needed)),
+    );
+    let declared = |l: LimitName| m.limits.iter().find(|c| c.limit == l);
+    let limits: Vec<String> = [LimitName::Concurrency, LimitName::Tpm, LimitName::Rpm]
+        .iter()
+        .map(|l| match declared(*l) {
+            Some(c) if c.headroom_pct >= 0.0 => format!(
+                "{} {}: headroom {:.0}%",
+                l.label(),
+                num(c.declared),
+                c.headroom_pct
+            ),
+            Some(c) => format!(
+                "{} {}: OVER by {:.0}%",
+                l.label(),
+                num(c.declared),
+                -c.headroom_pct
+            ),
+            None => format!("{}: not declared", l.label()),
+        })
+        .collect();
+    row(s, "limits", limits.join(" · "));
+    match (m.binding_limit, m.max_sustainable_rps) {
+        (Some(l), Some(max)) => {
+            row(
+                s,
+                "binds first",
+                format!("{} (at {} RPS)", l.label(), num(max)),
+            );
+            row(
+                s,
+                "max sustainable",
+                format!("{} RPS under the declared limits", num(max)),
+            );
+        }
+        _ => row(
+            s,
+            "max sustainable",
+            "unknown: declare `limits:` (concurrency, tpm, rpm) in the scenario or pass --limit-*"
+                .into(),
+        ),
+    }
+    if let Some(top) = m.measured_slo_rps {
+        row(
+            s,
+            "measured",
+            format!("up to {} RPS within the SLO in this run", num(top)),
+        );
+    }
+    for n in &m.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+fn secs(v: f64) -> String {
+    if v >= 120.0 {
+        format!("{}m{:02}s", (v / 60.0).floor(), (v % 60.0).round() as u64)
+    } else {
+        format!("{v:.1}s")
+    }
+}
+
+/// `run --dry-run`: per model × step, what the run would send and how long it would take.
+pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "dry run: {} ({}), nothing sent",
+        s.name,
+        s.path.display()
+    );
+    let _ = writeln!(
+        out,
+        "{:<16} {:>8} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
+        "model",
+        "streams",
+        "requests",
+        "warmup",
+        "input tokens",
+        "output tokens",
+        "duration",
+        "tokens/min"
+    );
+    let opt = |v: Option<f64>| v.map_or("?".to_string(), num);
+    let (mut req, mut inp, mut outp) = (0u64, 0.0, 0.0);
+    let mut known = true;
+    for e in steps {
+        match (e.requests, e.input_tokens, e.output_tokens) {
+            (Some(r), Some(i), Some(o)) => {
+                req += r + e.warmup;
+                inp += i;
+                outp += o;
+            }
+            _ => known = false,
+        }
+        let _ = writeln!(
+            out,
+            "{:<16} {:>8} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
+            e.model,
+            e.concurrency,
+            e.requests.map_or("?".to_string(), |r| r.to_string()),
+            e.warmup,
+            opt(e.input_tokens),
+            opt(e.output_tokens),
+            e.duration_s.map_or("?".to_string(), secs),
+            opt(e.tpm_total)
+        );
+    }
+    let total = total_duration_s(s, steps);
+    let _ = writeln!(
+        out,
+        "total: {} requests (warmup included), {} input + {} output tokens (warmup not counted), about {}",
+        if known { req.to_string() } else { "?".into() },
+        if known { num(inp) } else { "?".into() },
+        if known { num(outp) } else { "?".into() },
+        total.map_or("? (no latency known yet)".to_string(), secs)
+    );
+    let source = steps.first().map(|e| e.source);
+    let from = match (source, baseline) {
+        (Some(super::estimate::Source::Baseline), Some(p)) => {
+            format!("the saved baseline {}", p.display())
+        }
+        (Some(src), _) => format!("the {}", source_words(src)),
+        (None, _) => "nothing".into(),
+    };
+    if let Some(e) = steps.first() {
+        let _ = writeln!(
+            out,
+            "per request: ≈ {} input tokens, {} output tokens (at most max_tokens {})",
+            num(e.input_per_request),
+            num(e.output_per_request),
+            s.request.max_tokens
+        );
+    }
+    let _ = writeln!(out, "estimates from {from}");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::num;
+
+    #[test]
+    fn numbers_read_like_prose() {
+        assert_eq!(num(80_400.0), "80,400");
+        assert_eq!(num(2_000_000.0), "2,000,000");
+        assert_eq!(num(54.93), "54.93");
+        assert_eq!(num(10.0), "10");
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(-1500.0), "-1,500");
+        assert_eq!(num(f64::INFINITY), "unlimited");
+    }
+}
