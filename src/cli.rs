@@ -203,6 +203,10 @@ pub struct ReportArgs {
     /// Where to write the page (default: report.html in the run directory, or trend.html).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// P90 TTFT and TPOT per step over time: every committed version of a baseline CSV (git
+    /// history), or several run directories in order of their start time.
+    #[arg(long)]
+    pub trend: bool,
     /// `markdown` (with --trend) prints the trend as a table instead of writing a page.
     #[arg(long, value_enum, default_value = "html")]
     pub format: ReportFormatArg,

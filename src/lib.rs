@@ -25,3 +25,4 @@ pub mod selfcheck;
 pub mod sim;
 pub mod stats;
 pub mod store;
+pub mod trend;

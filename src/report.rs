@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 /// `ladder report`: loads the runs (and baseline), renders the page, writes it atomically and
 /// prints its path on stdout. Unreadable inputs are the user's input errors (exit 2).
 pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+    if args.trend {
+        return crate::trend::command(args, quiet);
+    }
     if args.format != ReportFormatArg::Html {
         return Err(UsageError(
             "--format markdown prints a trend table: add --trend (the full report is HTML)".into(),

@@ -10,7 +10,7 @@ mod requests_csv;
 mod summary_csv;
 
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
-pub use summary_csv::{read_summary_csv, summary_csv, SUMMARY_COLUMNS};
+pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
 
 use crate::record::RequestRecord;
 use crate::stats::StepSummary;

@@ -161,9 +161,20 @@ pub(super) fn read_csv<T>(
     path: &Path,
     kind: &'static str,
     required: &[&str],
-    mut parse_row: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+    parse_row: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
     let bytes = std::fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    parse_csv(path, &bytes, kind, required, parse_row)
+}
+
+/// Parses CSV bytes; `path` names the source in errors (e.g. `baselines/x.csv@1a2b3c4`).
+pub(super) fn parse_csv<T>(
+    path: &Path,
+    bytes: &[u8],
+    kind: &'static str,
+    required: &[&str],
+    mut parse_row: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
+) -> Result<Vec<T>, StoreError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(StoreError::Empty {
             path: path.to_path_buf(),
@@ -175,7 +186,7 @@ pub(super) fn read_csv<T>(
     };
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
-        .from_reader(bytes.as_slice());
+        .from_reader(bytes);
     let headers = reader.headers().map_err(csv_err)?.clone();
     let mut index: HashMap<String, usize> = HashMap::new();
     for (i, h) in headers.iter().enumerate() {

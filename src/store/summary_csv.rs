@@ -3,7 +3,7 @@
 //! trailing columns) and ignores unknown columns. Baselines use the same format.
 
 use super::csv_io::{
-    escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS, RATE, SHARE,
+    escape, first_appearance, fixed, opt_fixed, parse_csv, write_csv, MS, RATE, SHARE,
 };
 use super::StoreError;
 use crate::stats::{StepSummary, SCHEMA_VERSION};
@@ -33,8 +33,15 @@ pub fn summary_csv(rows: &[StepSummary]) -> Vec<u8> {
 
 /// Reads a `summary.csv` (or baseline CSV). Rows keep file order.
 pub fn read_summary_csv(path: &Path) -> Result<Vec<StepSummary>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    parse_summary_csv(path, &bytes)
+}
+
+/// Parses summary CSV bytes that are not a file on disk (e.g. a baseline's version in git
+/// history); `path` names the source in error messages.
+pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, StoreError> {
     let required = &SUMMARY_COLUMNS[..SUMMARY_COLUMNS.len() - SUMMARY_OPTIONAL];
-    read_csv(path, "summary CSV", required, |row| {
+    parse_csv(path, bytes, "summary CSV", required, |row| {
         let schema_version: u32 = row.parse("schema_version", "a schema version")?;
         if schema_version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema {

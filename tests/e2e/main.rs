@@ -15,5 +15,6 @@ mod run_sim;
 mod schema;
 mod secrets;
 mod timeouts;
+mod trend;
 mod truth;
 mod validate;

@@ -6,6 +6,7 @@
 
 pub mod charts;
 mod style;
+pub mod trend;
 
 use crate::compare::{Comparison, Outcome};
 use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
