@@ -108,7 +108,9 @@ pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstim
                     (rate.map(|r| (r * secs).round() as u64), Some(secs))
                 }
             };
-            let duration_s = duration_s.map(|d| d + s.load.ramp_up.as_secs_f64());
+            // The warmup requests run first, at the same rate; then the ramp-up spreads starts.
+            let warmup_s = rate.map_or(0.0, |r| warmup as f64 / r);
+            let duration_s = duration_s.map(|d| d + warmup_s + s.load.ramp_up.as_secs_f64());
             out.push(StepEstimate {
                 model: model.clone(),
                 concurrency: c,

@@ -44,10 +44,10 @@ pre{background:var(--panel);padding:8px 10px;overflow:auto;font-size:12px;white-
 @page{size:A4 landscape;margin:9mm}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#444;--grid:#ddd;--panel:#f3f3f3;--c0:#0072B2;--c4:#56B4E9;--c7:#000;--band:rgba(240,228,66,.4)}
 body{max-width:none;padding:0;font-size:10px}
-section.model{break-before:page;break-inside:avoid}
+.charts,table{break-inside:avoid}header .note{display:none}h1{font-size:15px}h2{font-size:13px;margin:4px 0}section.model~section.model,section.verdict,section.about{break-before:page}
 .charts{grid-template-columns:repeat(3,1fr);gap:2px 8px}
-svg.chart{max-height:64mm}
+svg.chart{max-height:50mm}
 table{font-size:9px}h3{margin:2px 0}
 .findings{margin:2px 0;font-size:9.5px}
-section.about{break-before:page}}
+}
 "#;
