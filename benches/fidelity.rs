@@ -332,7 +332,8 @@ fn run_case(
             .map_err(|e| format!("/sim/stats: {e}"))?;
     drop(sim);
     let run_dir = only_dir(&dir.path().join("runs").join("fidelity"))?;
-    let records = read_requests_csv(&run_dir.join("requests.csv")).map_err(|e| e.to_string())?;
+    let records =
+        read_requests_csv(&run_dir.join("requests.csv"), false).map_err(|e| e.to_string())?;
     let summary = read_summary_csv(&run_dir.join("summary.csv")).map_err(|e| e.to_string())?;
     let step = summary.first();
     if std::env::var_os("FIDELITY_KEEP").is_some() {

@@ -1,20 +1,21 @@
 //! Wires the subcommands together: the only module that combines scenario loading, the
 //! simulator, the runner, statistics, findings, comparison, storage and rendering.
 
-use crate::cli::{Cli, Command, DiffArgs, DiffFormatArg, GateArgs, RunArgs, SimArgs, ValidateArgs};
-use crate::client::http::{build_http_client, PreparedTarget};
+use crate::cli::{
+    Cli, Command, DiffArgs, DiffFormatArg, GateArgs, RunArgs, SimArgs, SummarizeArgs, ValidateArgs,
+};
+use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
+use crate::collect::{CollectedRun, Recorder};
 use crate::compare::{self, CompareOptions, Side};
 use crate::findings::{self, ModelFindings};
 use crate::progress::LiveProgress;
-use crate::record::RequestRecord;
 use crate::render::diff::DiffFormat;
 use crate::runner::{self, Interrupt};
 use crate::scenario::{self, Endpoint, Scenario, ScenarioError};
 use crate::sim::{self, SimParams};
-use crate::stats::{self, StepContext, StepSummary};
-use crate::store::{self, LoadedResult};
+
+use crate::store;
 use anyhow::{Context, Result};
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     };
     match cli.command {
         Command::Validate(args) => validate(&args, &out),
+        Command::Summarize(args) => summarize(&args, &out),
         Command::Diff(args) => diff(&args, &out),
         Command::Run(args) => runtime()?.block_on(run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
@@ -311,12 +313,12 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     if crate::plan::command::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
         return Ok(ExitCode::Ok);
     }
-    preflight(args, &scenarios)?;
+    let baseline = preflight(args, &scenarios)?;
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let mut code = ExitCode::Ok;
     for s in &scenarios {
-        let c = run_one(s, args, out, &interrupt).await?;
+        let c = run_one(s, args, out, &interrupt, baseline.as_ref()).await?;
         code = code.max(c);
         if interrupt.is_stopped() {
             return Ok(ExitCode::Error);
@@ -327,7 +329,8 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
 
 /// Checks every place a run will write or read before any traffic is sent: a ladder that runs
 /// for an hour must not fail at the end because `--out` is not writable.
-fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<()> {
+/// Returns the `--against` baseline, loaded once.
+fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option<Side>> {
     let usable_dir = |dir: &Path, flag: &str| -> Result<()> {
         if dir.exists() && !dir.is_dir() {
             return Err(UsageError(format!(
@@ -358,35 +361,88 @@ fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<()> {
             usable_dir(&dir, "--baselines")?;
         }
     }
-    if let Some(baseline) = &args.against {
-        if let Err(e) = store::load_result(baseline) {
-            return Err(UsageError(format!("--against: {e}")).into());
-        }
+    match &args.against {
+        Some(path) => match store::load_result(path) {
+            Ok(base) => Ok(Some(Side::from_result(&base))),
+            Err(e) => Err(UsageError(format!("--against: {e}")).into()),
+        },
+        None => Ok(None),
     }
-    Ok(())
 }
 
+/// One scenario, stage by stage: plan the target → execute (records stream to disk and are
+/// summarized per step as they arrive) → summarize → analyze → persist → render → gate.
 async fn run_one(
     s: &Scenario,
     args: &RunArgs,
     out: &Output,
     interrupt: &Interrupt,
+    baseline: Option<&Side>,
 ) -> Result<ExitCode> {
     let started = SystemTime::now();
-    let (base_url, sim_handle) = match &s.target.endpoint {
-        Endpoint::Url(url) => (url.clone(), None),
-        Endpoint::Sim(params) => {
-            let h = sim::start(params.clone(), ([127, 0, 0, 1], 0).into())
-                .await
-                .context("cannot start the embedded simulator")?;
-            (h.base_url(), Some(h))
-        }
+    let (base_url, sim_handle) = sim::serve_endpoint(&s.target.endpoint)
+        .await
+        .context("cannot start the embedded simulator")?;
+    let backend = Arc::new(http_backend(s, &base_url)?);
+    let run_dir = store::create_run_dir(&args.out, &s.name, started)?;
+    run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
+    run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
+    let meta = run_meta(s, started);
+    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some())?;
+    announce(s, out);
+    let progress = Arc::new(LiveProgress::new(!out.quiet));
+    let interrupted = runner::run(
+        s,
+        backend,
+        progress.clone(),
+        interrupt.clone(),
+        &mut recorder,
+    )
+    .await;
+    progress.finish();
+    let sim_report = match sim_handle {
+        Some(h) => Some(h.shutdown_and_report().await),
+        None => None,
     };
+    let mut run = recorder.finish()?;
+    let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    persist(&mut run, &findings, sim_report, interrupted)?;
+    render_run(s, &run, &findings, out)?;
+    gate(s, args, out, &run, &findings, baseline, interrupted)
+}
+
+/// The real network client for a scenario's target at `base_url`.
+fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
     let http =
         build_http_client(&s.target.timeouts, max_c).context("cannot build the HTTP client")?;
-    let target = PreparedTarget::new(&s.target, &base_url)
+    let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
+    Ok(HttpBackend { http, target })
+}
+
+/// `meta.json` as written before any traffic: `complete: false` until `persist`.
+fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
+    let redactor = s.target.redactor().for_files();
+    store::Meta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: s.name.clone(),
+        fingerprint: s.fingerprint.clone(),
+        host: store::host_name(),
+        started_at: store::rfc3339_utc(started),
+        finished_at: String::new(),
+        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
+        interrupted: false,
+        models: s.target.models.clone(),
+        ladder: s.load.ladder.clone(),
+        notes: Vec::new(),
+        complete: false,
+        steps: Vec::new(),
+        slo: store::SloMs::from(&s.slo),
+    }
+}
+
+fn announce(s: &Scenario, out: &Output) {
     if !out.quiet {
         eprintln!(
             "ladder: {} · {} · {} · ladder {:?}",
@@ -396,139 +452,117 @@ async fn run_one(
             s.load.ladder
         );
     }
-    let progress = Arc::new(LiveProgress::new(!out.quiet));
-    let output = runner::run(s, http, target, progress.clone(), interrupt.clone()).await;
-    progress.finish();
-    // What the embedded simulator says it did (injected faults, 429s, peak concurrency).
-    let (sim_stats, sim_truth) = match sim_handle {
-        Some(h) => {
-            let (stats, truth) = h.shutdown_and_report().await;
-            (
-                serde_json::to_value(stats).ok(),
-                serde_json::to_value(truth).ok(),
-            )
-        }
-        None => (None, None),
-    };
-    let finished = SystemTime::now();
+}
 
-    let summaries = summarize(s, &output);
-    let findings = analyze_all(s, &summaries, &output.records);
-
-    // Write everything collected, interrupted or not.
-    let run_dir = store::create_run_dir(&args.out, &s.name, started)?;
-    run_dir.write_summary(&summaries)?;
-    run_dir.write_requests(&output.records)?;
-    run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
-    run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
-    run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
-    let redactor = s.target.redactor().for_files();
-    let meta = store::Meta {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        scenario: s.name.clone(),
-        fingerprint: s.fingerprint.clone(),
-        host: store::host_name(),
-        started_at: store::rfc3339_utc(started),
-        finished_at: store::rfc3339_utc(finished),
-        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
-        interrupted: output.interrupted,
-        models: s.target.models.clone(),
-        ladder: s.load.ladder.clone(),
-        notes: Vec::new(),
-    };
-    run_dir.write_meta(&meta)?;
-    // The embedded simulator's own view: what it injected, and per-request server-side truth
-    // (arrival, first and last token) keyed by request_id, to check the client's timings.
-    if let Some(stats) = &sim_stats {
-        store::write_atomic(
-            &run_dir.path.join("sim_stats.json"),
-            serde_json::to_string_pretty(stats)?.as_bytes(),
-        )?;
+/// Writes what the run leaves besides its records: summary, findings, the simulator's own view,
+/// and finally `meta.json` with `complete: true`.
+fn persist(
+    run: &mut CollectedRun,
+    findings: &[ModelFindings],
+    sim_report: Option<(sim::SimStats, Vec<sim::TruthRecord>)>,
+    interrupted: bool,
+) -> Result<()> {
+    run.dir.write_summary(&run.summaries)?;
+    run.dir
+        .write_findings_json(&serde_json::to_value(findings)?)?;
+    if let Some((stats, truth)) = &sim_report {
+        run.dir.write_sim_report(stats, truth)?;
     }
-    if let Some(truth) = &sim_truth {
-        store::write_atomic(
-            &run_dir.path.join("sim_truth.json"),
-            serde_json::to_string(truth)?.as_bytes(),
-        )?;
-    }
+    run.meta.finished_at = store::rfc3339_utc(SystemTime::now());
+    run.meta.interrupted = interrupted;
+    run.meta.complete = true;
+    run.dir.write_meta(&run.meta)?;
+    Ok(())
+}
 
-    // Show results.
+/// The results table, findings in sentences, and what went wrong.
+fn render_run(
+    s: &Scenario,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    out: &Output,
+) -> Result<()> {
+    use crate::render::table::{compare_models_table, run_table};
     let mut stdout = std::io::stdout().lock();
-    writeln!(
-        stdout,
-        "{}",
-        crate::render::table::run_table(&summaries, out.color)
-    )?;
-    if let Some(t) = crate::render::table::compare_models_table(&summaries) {
+    writeln!(stdout, "{}", run_table(&run.summaries, out.color))?;
+    if let Some(t) = compare_models_table(&run.summaries) {
         writeln!(stdout, "{t}")?;
     }
-    for f in &findings {
+    for f in findings {
         for line in f.sentences() {
             writeln!(stdout, "{}: {line}", f.model)?;
         }
     }
     drop(stdout);
     if out.verbose > 0 {
-        print_error_breakdown(&output.records);
+        for line in run.failures.lines() {
+            eprintln!("{line}");
+        }
     }
-    let succeeded = output.records.iter().filter(|r| r.is_ok()).count();
-    let all_failed = !output.records.is_empty() && succeeded == 0;
-    if all_failed {
-        let first = output.records.iter().find_map(|r| {
-            r.error_class
-                .map(|c| format!("{c}: {}", r.error_message.clone().unwrap_or_default()))
-        });
+    if run.failures.all_failed() {
         eprintln!(
             "warning: every request failed (first: {}). `ladder check {}` diagnoses the target; `-v` lists failures by class.",
-            first.unwrap_or_default(),
+            run.failures.first().unwrap_or_default(),
             s.path.display()
         );
     }
     if !out.quiet {
-        eprintln!("wrote {}", run_dir.path.display());
+        eprintln!("wrote {}", run.dir.path.display());
     }
-    if output.interrupted {
+    Ok(())
+}
+
+/// The exit code: an interrupted or all-failed run is an error and never a baseline; otherwise
+/// the run is judged against the baseline (in memory), then saved as the new baseline if asked.
+fn gate(
+    s: &Scenario,
+    args: &RunArgs,
+    out: &Output,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    baseline: Option<&Side>,
+    interrupted: bool,
+) -> Result<ExitCode> {
+    if interrupted {
         eprintln!(
             "run interrupted: partial results written to {}",
-            run_dir.path.display()
+            run.dir.path.display()
         );
         return Ok(ExitCode::Error);
     }
-
-    if all_failed {
+    if run.failures.all_failed() {
         // Nothing was measured: never gate on it, never keep it as a baseline.
         if args.save_baseline {
             eprintln!("baseline not saved: no request succeeded");
         }
         return Ok(ExitCode::Error);
     }
-
     // Judge against the existing baseline first: with `--save-baseline --against` the old
     // baseline is the reference, and it is replaced only afterwards.
     let mut code = ExitCode::Ok;
-    if let Some(baseline) = &args.against {
-        let base = store::load_result(baseline)?;
-        let new = store::load_result(&run_dir.path)?;
-        code = diff_results(
-            &base,
-            &new,
-            &args.gates,
-            args.format,
-            Some(s.gates.clone()),
-            out,
-        )?;
+    if let Some(base) = baseline {
+        let new = Side::from_parts(
+            &run.dir.path.display().to_string(),
+            run.summaries.clone(),
+            run.samples.clone(),
+            findings,
+            Some(scenario::workload_yaml(s)),
+        );
+        code = diff_sides(base, &new, &args.gates, args.format, Some(s.gates.clone()))?;
     }
-
     if args.save_baseline {
         let dir = args
             .baselines
             .clone()
             .unwrap_or_else(|| default_baselines_dir(&s.path));
         let paths = store::baseline_paths(&dir, &s.name);
+        // The run's rows are in completion order; the baseline's are stably ordered (model,
+        // step, worker, seq) so that `git diff` of a baseline update stays readable.
+        let records = store::read_requests_csv(&run.dir.path.join(store::REQUESTS_FILE), false)?;
         store::write_baseline(
             &paths,
-            &store::summary_csv(&summaries),
-            &store::requests_csv(&output.records),
+            &store::summary_csv(&run.summaries),
+            &store::requests_csv(&records),
             &scenario::workload_yaml(s),
         )?;
         if !out.quiet {
@@ -536,32 +570,6 @@ async fn run_one(
         }
     }
     Ok(code)
-}
-
-/// `-v`: failed requests by model, class and HTTP status, with the first (redacted) message.
-fn print_error_breakdown(records: &[RequestRecord]) {
-    let mut classes: BTreeMap<(String, String, String), (u64, String)> = BTreeMap::new();
-    for r in records {
-        let Some(class) = r.error_class else { continue };
-        let status = r.http_status.map(|s| s.to_string()).unwrap_or_default();
-        let entry = classes
-            .entry((r.model.clone(), class.to_string(), status))
-            .or_insert_with(|| (0, r.error_message.clone().unwrap_or_default()));
-        entry.0 += 1;
-    }
-    if classes.is_empty() {
-        eprintln!("no failed requests");
-        return;
-    }
-    eprintln!("failed requests by class:");
-    for ((model, class, status), (n, message)) in classes {
-        let status = if status.is_empty() {
-            String::new()
-        } else {
-            format!(" (HTTP {status})")
-        };
-        eprintln!("  {model}: {class}{status} ×{n}: {message}");
-    }
 }
 
 /// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.
@@ -575,96 +583,87 @@ fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
     }
 }
 
-fn summarize(s: &Scenario, output: &runner::RunOutput) -> Vec<StepSummary> {
-    let mut by_step: BTreeMap<(usize, u32), Vec<RequestRecord>> = BTreeMap::new();
-    let model_index = |m: &str| s.target.models.iter().position(|x| x == m).unwrap_or(0);
-    for r in &output.records {
-        by_step
-            .entry((model_index(&r.model), r.step))
-            .or_default()
-            .push(r.clone());
+/// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
+/// run that never finished is read from its records, with a note saying where it stopped.
+fn load_input(path: &Path) -> Result<Side> {
+    let loaded = store::load_result(path).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(stopped) = &loaded.incomplete {
+        eprintln!(
+            "note: {} is an incomplete run ({stopped}); it is compared on the records it wrote",
+            path.display()
+        );
     }
-    let mut rows = Vec::new();
-    for step_run in &output.steps {
-        let key = (model_index(&step_run.model), step_run.step);
-        let records = by_step.get(&key).map(Vec::as_slice).unwrap_or(&[]);
-        let ctx = StepContext {
-            scenario: &s.name,
-            fingerprint: &s.fingerprint,
-            model: &step_run.model,
-            step: step_run.step,
-            concurrency: step_run.concurrency,
-            duration_s: step_run.duration_s,
-            slo: &s.slo,
-        };
-        let mut row = stats::summarize_step(&ctx, records);
-        row.client_cpu_pct = step_run.client_cpu_pct;
-        row.loop_lag_p99_ms = step_run.loop_lag_p99_ms;
-        rows.push(row);
+    Ok(Side::from_result(&loaded))
+}
+
+/// `ladder summarize RUN`: summary.csv and findings.json rebuilt from requests.csv.
+fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> {
+    let dir = &args.run;
+    let meta_path = dir.join(store::META_FILE);
+    if !meta_path.is_file() {
+        return Err(UsageError(format!(
+            "{}: not a run directory (it has no {}); pass runs/<scenario>/<timestamp>/",
+            dir.display(),
+            store::META_FILE
+        ))
+        .into());
     }
-    // Interleaved run order (A@5, B@5, ...) -> per model, then by step.
-    rows.sort_by_key(|r| (model_index(&r.model), r.step));
-    rows
+    let meta = store::read_meta(&meta_path).map_err(|e| UsageError(e.to_string()))?;
+    let loaded = store::rebuild_run(dir, &meta).map_err(|e| UsageError(e.to_string()))?;
+    let findings = findings::analyze_run(&loaded.summaries, loaded.requests.as_deref());
+    let run_dir = store::RunDir { path: dir.clone() };
+    run_dir.write_summary(&loaded.summaries)?;
+    run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
+    let requests = loaded.requests.as_ref().map_or(0, Vec::len);
+    match &loaded.incomplete {
+        Some(stopped) => eprintln!(
+            "{}: incomplete run ({stopped}); {requests} records, {} finished step(s)",
+            dir.display(),
+            meta.steps.len()
+        ),
+        None if !out.quiet => eprintln!("{}: complete run; {requests} records", dir.display()),
+        None => {}
+    }
+    if !out.quiet {
+        eprintln!("wrote {} and {}", store::SUMMARY_FILE, store::FINDINGS_FILE);
+    }
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{}",
+        crate::render::table::run_table(&loaded.summaries, out.color)
+    )?;
+    for f in &findings {
+        for line in f.sentences() {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    Ok(ExitCode::Ok)
 }
 
-fn analyze_all(
-    s: &Scenario,
-    summaries: &[StepSummary],
-    records: &[RequestRecord],
-) -> Vec<ModelFindings> {
-    let extras = findings::extras_from_records(records);
-    s.target
-        .models
-        .iter()
-        .map(|m| {
-            let steps: Vec<StepSummary> = summaries
-                .iter()
-                .filter(|r| &r.model == m)
-                .cloned()
-                .collect();
-            let ex: Vec<findings::StepExtras> = steps
-                .iter()
-                .map(|r| {
-                    extras
-                        .get(&(m.clone(), r.step))
-                        .cloned()
-                        .unwrap_or_default()
-                })
-                .collect();
-            findings::analyze(m, &steps, Some(&ex))
-        })
-        .collect()
-}
-
-/// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2).
-fn load_input(path: &Path) -> Result<LoadedResult> {
-    store::load_result(path).map_err(|e| UsageError(e.to_string()).into())
-}
-
-fn diff(args: &DiffArgs, out: &Output) -> Result<ExitCode> {
+fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
     let base = load_input(&args.baseline)?;
     let new = load_input(&args.run)?;
     let gates = match &args.gates_from {
         Some(p) => Some(load_without_secrets(p)?.0.gates),
         None => None,
     };
-    diff_results(&base, &new, &args.gates, args.format, gates, out)
+    diff_sides(&base, &new, &args.gates, args.format, gates)
 }
 
-fn diff_results(
-    base: &LoadedResult,
-    new: &LoadedResult,
+fn diff_sides(
+    base: &Side,
+    new: &Side,
     gate_args: &GateArgs,
     format: DiffFormatArg,
     gates: Option<scenario::Gates>,
-    _out: &Output,
 ) -> Result<ExitCode> {
     let opts = CompareOptions::for_cli(
         gates.unwrap_or_default(),
         gate_args.allow_different_workload,
         gate_args.strict,
     );
-    let comparison = compare::compare(&Side::from_result(base), &Side::from_result(new), &opts);
+    let comparison = compare::compare(base, new, &opts);
     let format = match format {
         DiffFormatArg::Table => DiffFormat::Table,
         DiffFormatArg::Markdown => DiffFormat::Markdown,

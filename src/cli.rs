@@ -33,6 +33,9 @@ pub enum Command {
     Diff(DiffArgs),
     /// Parse and check scenario files without sending any traffic.
     Validate(ValidateArgs),
+    /// Rebuild a run directory's summary.csv and findings.json from its requests.csv (e.g. a
+    /// run killed before it finished); says whether the run is complete and where it stopped.
+    Summarize(SummarizeArgs),
     /// Serve the embedded simulated LLM API in the foreground.
     Sim(SimArgs),
     /// Send one tiny request per target/model and explain in plain words what is wrong.
@@ -158,6 +161,13 @@ pub struct DiffArgs {
     /// Take the gates (thresholds) from this scenario file instead of the defaults.
     #[arg(long, value_name = "SCENARIO")]
     pub gates_from: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SummarizeArgs {
+    /// A run directory (runs/<scenario>/<timestamp>/).
+    #[arg(value_name = "RUN")]
+    pub run: PathBuf,
 }
 
 #[derive(Debug, Args)]

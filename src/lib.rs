@@ -8,6 +8,7 @@ pub mod app;
 pub mod check;
 pub mod cli;
 pub mod client;
+pub mod collect;
 pub mod compare;
 pub mod duration;
 pub mod error;

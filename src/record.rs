@@ -214,3 +214,15 @@ impl RequestRecord {
         }
     }
 }
+
+/// Wall time and self-check figures of one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRun {
+    pub model: String,
+    pub step: u32,
+    pub concurrency: u32,
+    /// First request start to last request end.
+    pub duration_s: f64,
+    pub client_cpu_pct: Option<f64>,
+    pub loop_lag_p99_ms: Option<f64>,
+}

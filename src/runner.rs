@@ -1,10 +1,14 @@
 //! The closed-loop load generator: for each model and each ladder step, exactly `c` workers send
 //! requests back to back until the step's budget is used. Every attempted request becomes one
-//! `RequestRecord`, sent once to the collector. Warmup requests are sent and not recorded.
-//! Cancellation is cooperative: a stop signal stops new requests, a cancel signal ends in-flight
-//! ones as `interrupted`.
+//! `RequestRecord`, handed to the `RunSink` as soon as it ends (so the caller can append it to
+//! disk and summarize the step as records arrive; nothing is kept here). Warmup requests are sent
+//! and not recorded. The network is behind `client::Backend`, so tests drive whole ladders with a
+//! scripted backend on paused time. Cancellation is cooperative: a stop signal stops new
+//! requests, a cancel signal ends in-flight ones as `interrupted`.
 
-use crate::client::http::{send_once, Attempt, PreparedTarget};
+use crate::client::http::Attempt;
+use crate::client::Backend;
+pub use crate::record::StepRun;
 use crate::record::{ErrorClass, RequestRecord};
 use crate::redact::Redactor;
 use crate::scenario::{Budget, RetryPolicy, Scenario};
@@ -83,29 +87,19 @@ impl Progress for NoProgress {
     fn step_finished(&self, _: &str, _: u32) {}
 }
 
-/// Wall time and self-check figures of one step.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepRun {
-    pub model: String,
-    pub step: u32,
-    pub concurrency: u32,
-    /// First request start to last request end.
-    pub duration_s: f64,
-    pub client_cpu_pct: Option<f64>,
-    pub loop_lag_p99_ms: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct RunOutput {
-    pub records: Vec<RequestRecord>,
-    pub steps: Vec<StepRun>,
-    pub interrupted: bool,
+/// Where the records of a run go, as they happen.
+pub trait RunSink {
+    /// One recorded request, as soon as it ended (warmup requests are not recorded).
+    fn record(&mut self, record: RequestRecord);
+    /// A step of one model ended: every one of its records has been handed over.
+    fn step_finished(&mut self, step: StepRun);
+    /// Called about once a second while a step runs (time to flush buffered records).
+    fn tick(&mut self) {}
 }
 
 /// Everything a worker needs, shared.
-struct Shared {
-    http: reqwest::Client,
-    target: PreparedTarget,
+struct Shared<B> {
+    backend: Arc<B>,
     retry: RetryPolicy,
     redactor: Redactor,
     run_start: Instant,
@@ -115,14 +109,15 @@ struct Shared {
     progress: Arc<dyn Progress>,
 }
 
-/// Runs every step of every model of the scenario.
-pub async fn run(
+/// Runs every step of every model of the scenario, handing records and finished steps to `sink`.
+/// Returns whether the run was interrupted.
+pub async fn run<B: Backend>(
     scenario: &Scenario,
-    http: reqwest::Client,
-    target: PreparedTarget,
+    backend: Arc<B>,
     progress: Arc<dyn Progress>,
     interrupt: Interrupt,
-) -> RunOutput {
+    sink: &mut dyn RunSink,
+) -> bool {
     let run_start = Instant::now();
     let run_tag = format!(
         "{:08x}",
@@ -133,8 +128,7 @@ pub async fn run(
             & 0xffff_ffff
     );
     let shared = Arc::new(Shared {
-        http,
-        target,
+        backend,
         retry: scenario.retry.clone(),
         redactor: scenario.target.redactor().for_files(),
         run_start,
@@ -143,7 +137,6 @@ pub async fn run(
         in_flight: AtomicUsize::new(0),
         progress,
     });
-    let mut out = RunOutput::default();
     let steps_total = scenario.load.ladder.len() as u32;
     // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
     // ladder after another, so that drift in the provider's load over the run affects every
@@ -152,7 +145,7 @@ pub async fn run(
         .target
         .models
         .iter()
-        .map(|m| shared.target.body_for(m, &scenario.request))
+        .map(|m| shared.backend.body_for(m, &scenario.request))
         .collect();
     let total_runs = scenario.load.ladder.len() * scenario.target.models.len();
     let mut runs_done = 0usize;
@@ -171,7 +164,7 @@ pub async fn run(
                     ramp_up: Duration::ZERO,
                     record: false,
                 };
-                run_step(&shared, &warm, body.clone(), &interrupt).await;
+                run_step(&shared, &warm, body.clone(), &interrupt, &mut Discard).await;
             }
             if interrupt.is_stopped() {
                 break 'steps;
@@ -193,11 +186,11 @@ pub async fn run(
             );
             let cpu = ProcessCpu::start();
             let lag = LoopLagProbe::start();
-            let (records, duration_s) = run_step(&shared, &plan, body.clone(), &interrupt).await;
+            let duration_s = run_step(&shared, &plan, body.clone(), &interrupt, sink).await;
             let client_cpu_pct = cpu.finish();
             let loop_lag_p99_ms = lag.finish().await;
             shared.progress.step_finished(model, step);
-            out.steps.push(StepRun {
+            sink.step_finished(StepRun {
                 model: model.clone(),
                 step,
                 concurrency,
@@ -205,7 +198,6 @@ pub async fn run(
                 client_cpu_pct,
                 loop_lag_p99_ms,
             });
-            out.records.extend(records);
             runs_done += 1;
             let pause = scenario.load.pause_between_steps;
             if !pause.is_zero() && runs_done < total_runs {
@@ -217,8 +209,18 @@ pub async fn run(
             }
         }
     }
-    out.interrupted = interrupt.is_stopped();
-    out
+    interrupt.is_stopped()
+}
+
+/// How often `RunSink::tick` is called while a step runs.
+const TICK: Duration = Duration::from_secs(1);
+
+/// Where warmup records go.
+struct Discard;
+
+impl RunSink for Discard {
+    fn record(&mut self, _: RequestRecord) {}
+    fn step_finished(&mut self, _: StepRun) {}
 }
 
 fn planned_total(budget: &Budget, concurrency: u32) -> Option<u64> {
@@ -238,14 +240,15 @@ struct StepPlan {
     record: bool,
 }
 
-/// Runs one step with exactly `concurrency` closed-loop workers; returns its records (empty for
-/// warmup) and its wall time in seconds.
-async fn run_step(
-    shared: &Arc<Shared>,
+/// Runs one step with exactly `concurrency` closed-loop workers, handing each record to `sink`
+/// as it ends; returns the step's wall time in seconds.
+async fn run_step<B: Backend>(
+    shared: &Arc<Shared<B>>,
     plan: &StepPlan,
     body: Bytes,
     interrupt: &Interrupt,
-) -> (Vec<RequestRecord>, f64) {
+    sink: &mut dyn RunSink,
+) -> f64 {
     let c = plan.concurrency.max(1);
     let tickets = Arc::new(AtomicU64::new(0));
     let step_start = Instant::now();
@@ -315,33 +318,36 @@ async fn run_step(
         }));
     }
     drop(tx);
-    let mut records = Vec::new();
+    let mut first_start_ms = f64::INFINITY;
     let mut last_end_ms = 0.0f64;
-    while let Some((r, ended_ms)) = rx.recv().await {
-        last_end_ms = last_end_ms.max(ended_ms);
-        records.push(r);
+    let mut tick = tokio::time::interval_at(step_start + TICK, TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            next = rx.recv() => {
+                let Some((r, ended_ms)) = next else { break };
+                last_end_ms = last_end_ms.max(ended_ms);
+                first_start_ms = first_start_ms.min(r.started_at_ms);
+                sink.record(r);
+            }
+            _ = tick.tick() => sink.tick(),
+        }
     }
     for h in handles {
         let _ = h.await;
     }
     // Step wall time: first request start to last request end.
-    let duration_s = if records.is_empty() {
-        step_start.elapsed().as_secs_f64()
+    if first_start_ms.is_finite() {
+        ((last_end_ms - first_start_ms) / 1000.0).max(0.0)
     } else {
-        let first = records
-            .iter()
-            .map(|r| r.started_at_ms)
-            .fold(f64::INFINITY, f64::min);
-        ((last_end_ms - first) / 1000.0).max(0.0)
-    };
-    records.sort_by(|a, b| a.started_at_ms.total_cmp(&b.started_at_ms));
-    (records, duration_s)
+        step_start.elapsed().as_secs_f64()
+    }
 }
 
 /// One request, with retries per the policy. Always returns exactly one record.
 #[allow(clippy::too_many_arguments)]
-async fn one_request(
-    shared: &Shared,
+async fn one_request<B: Backend>(
+    shared: &Shared<B>,
     model: &str,
     step: u32,
     concurrency: u32,
@@ -373,7 +379,7 @@ async fn one_request(
             .progress
             .in_flight(shared.in_flight.load(Ordering::Relaxed));
         let result = tokio::select! {
-            a = send_once(&shared.http, &shared.target, body.clone(), &attempt_id) => Some(a),
+            a = shared.backend.send(body.clone(), &attempt_id) => Some(a),
             _ = cancel_rx.wait_for(|v| *v >= 2) => None,
         };
         shared.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -454,8 +460,8 @@ struct RecordKey<'a> {
     started_at_ms: f64,
 }
 
-fn to_record(
-    shared: &Shared,
+fn to_record<B>(
+    shared: &Shared<B>,
     a: Attempt,
     key: RecordKey<'_>,
     attempts: u32,
@@ -520,30 +526,6 @@ fn short(msg: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_delay_honours_retry_after_up_to_cap_and_backs_off() {
-        let p = RetryPolicy::default();
-        assert_eq!(
-            retry_delay(&p, 1, Some(Duration::from_secs(2))),
-            Duration::from_secs(2)
-        );
-        assert_eq!(
-            retry_delay(&p, 1, Some(Duration::from_secs(600))),
-            p.max_retry_after
-        );
-        for attempt in 1..10 {
-            let d = retry_delay(&p, attempt, None);
-            assert!(d <= p.max_backoff);
-            assert!(d <= p.initial_backoff * (1 << (attempt - 1)));
-        }
-    }
-
-    #[test]
-    fn short_messages_are_one_line_and_bounded() {
-        assert_eq!(short("a\nb\r\nc"), "a b  c");
-        assert_eq!(short(&"x".repeat(500)).chars().count(), 200);
-    }
-}
+mod fake;
+#[cfg(test)]
+mod tests;

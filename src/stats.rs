@@ -1,6 +1,10 @@
 //! Pure statistics: type-7 percentiles, per model × step summaries (the `summary.csv` row),
 //! TPM/RPS/goodput, and the bootstrap used by `compare`. No clock, no files.
 
+mod rebuild;
+
+pub use rebuild::{summarize_run, RunContext};
+
 use crate::record::{ErrorClass, RequestRecord};
 use crate::scenario::Slo;
 use rand::distributions::{Distribution as _, Uniform};

@@ -1,18 +1,23 @@
 //! Every file ladder writes or reads as a result (DESIGN §6): run directories
 //! (`runs/<scenario>/<UTC timestamp>/`), baselines (`baselines/<scenario>.csv` plus sidecars) and
-//! loading either side of a diff. It is the only module that does result-file I/O, and every
-//! write is atomic (temp file in the same directory, fsync, rename), so a crash or Ctrl-C never
-//! leaves a half-written file under its final name. CSV encoding lives in
+//! loading either side of a diff. It is the only module that does result-file I/O. Every file
+//! but one is written atomically (temp file in the same directory, fsync, rename), so a crash or
+//! Ctrl-C never leaves a half-written file under its final name; `requests.csv` is appended to
+//! as requests end (`appender`), and `meta.json` says `complete: false` until the run ends, so a
+//! killed run still leaves its records and readers know it stopped early. CSV encoding lives in
 //! `summary_csv` and `requests_csv` (on the shared `csv_io`).
 
+mod appender;
 mod csv_io;
 mod requests_csv;
 mod summary_csv;
 
+pub use appender::{RequestsAppender, FLUSH_EVERY};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
 
-use crate::record::RequestRecord;
+use crate::record::{RequestRecord, StepRun};
+use crate::scenario::Slo;
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -28,6 +33,8 @@ pub const SCENARIO_FILE: &str = "scenario.yaml";
 pub const WORKLOAD_FILE: &str = "workload.yaml";
 pub const META_FILE: &str = "meta.json";
 pub const FINDINGS_FILE: &str = "findings.json";
+pub const SIM_STATS_FILE: &str = "sim_stats.json";
+pub const SIM_TRUTH_FILE: &str = "sim_truth.json";
 
 /// Errors of result-file I/O. Every message names the file concerned.
 #[derive(Debug, thiserror::Error)]
@@ -204,6 +211,92 @@ pub struct Meta {
     pub ladder: Vec<u32>,
     #[serde(default)]
     pub notes: Vec<String>,
+    /// `false` from the start of a run until everything is written: a run directory whose
+    /// meta says `false` belongs to a run that was killed or crashed. Older runs lack the field
+    /// and were complete when written.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// The steps that finished, in run order, with their wall time and self-check figures
+    /// (what `ladder summarize` needs besides `requests.csv`).
+    #[serde(default)]
+    pub steps: Vec<StepRun>,
+    /// The scenario's SLO in ms (for goodput when summaries are rebuilt).
+    #[serde(default)]
+    pub slo: SloMs,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// An SLO in milliseconds, as `meta.json` keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SloMs {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl From<&Slo> for SloMs {
+    fn from(s: &Slo) -> Self {
+        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
+        SloMs {
+            ttft_ms: ms(s.ttft),
+            tpot_ms: ms(s.tpot),
+            e2e_ms: ms(s.e2e),
+        }
+    }
+}
+
+impl From<&SloMs> for Slo {
+    fn from(s: &SloMs) -> Self {
+        let d = |ms: Option<f64>| {
+            ms.filter(|v| v.is_finite() && *v >= 0.0)
+                .map(|v| Duration::from_secs_f64(v / 1000.0))
+        };
+        Slo {
+            ttft: d(s.ttft_ms),
+            tpot: d(s.tpot_ms),
+            e2e: d(s.e2e_ms),
+        }
+    }
+}
+
+impl Meta {
+    /// Where an incomplete run stopped, in words: `stopped in step 3 of 4 (concurrency 20)`
+    /// when `records` hold some of the unfinished step, else `stopped between steps 2 and 3 of
+    /// 4`; with the model when the run has several. `None` for a complete run.
+    pub fn stopped_at(&self, records: &[RequestRecord]) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let per_step = self.models.len().max(1);
+        let done = self.steps.len();
+        let step_idx = done / per_step;
+        let n = self.ladder.len();
+        let Some(&c) = self.ladder.get(step_idx) else {
+            return Some(format!(
+                "stopped after step {n} of {n}, before its files were written"
+            ));
+        };
+        let model = self.models.get(done % per_step);
+        let step = step_idx as u32 + 1;
+        let started = records
+            .iter()
+            .any(|r| r.step == step && model.map_or(true, |m| &r.model == m));
+        let of_model = match model {
+            Some(m) if per_step > 1 => format!(", model {m}"),
+            _ => String::new(),
+        };
+        Some(if started || done == 0 {
+            format!("stopped in step {step} of {n} (concurrency {c}{of_model})")
+        } else if done % per_step != 0 {
+            let m = model.map_or("", String::as_str);
+            format!("stopped in step {step} of {n} (concurrency {c}) before model {m} started")
+        } else {
+            format!("stopped between steps {step_idx} and {step} of {n} (concurrency {c} next)")
+        })
+    }
 }
 
 /// A run directory `out/<scenario>/<UTC timestamp>/`.
@@ -261,6 +354,27 @@ impl RunDir {
 
     pub fn write_requests(&self, records: &[RequestRecord]) -> Result<(), StoreError> {
         write_atomic(&self.path.join(REQUESTS_FILE), &requests_csv(records))
+    }
+
+    /// Starts `requests.csv` for appending (a new run).
+    pub fn append_requests(&self) -> Result<RequestsAppender, StoreError> {
+        RequestsAppender::create(&self.path.join(REQUESTS_FILE))
+    }
+
+    /// The embedded simulator's own view: what it injected (`sim_stats.json`) and per-request
+    /// server-side truth keyed by request_id (`sim_truth.json`), to check the client's timings.
+    pub fn write_sim_report(
+        &self,
+        stats: &impl Serialize,
+        truth: &impl Serialize,
+    ) -> Result<(), StoreError> {
+        write_json(&self.path.join(SIM_STATS_FILE), stats)?;
+        let path = self.path.join(SIM_TRUTH_FILE);
+        let bytes = serde_json::to_vec(truth).map_err(|e| StoreError::Json {
+            path: path.clone(),
+            error: e.to_string(),
+        })?;
+        write_atomic(&path, &bytes)
     }
 
     /// The normalized scenario as run, secrets already redacted by the caller.
@@ -341,6 +455,8 @@ pub struct LoadedResult {
     pub summaries: Vec<StepSummary>,
     pub requests: Option<Vec<RequestRecord>>,
     pub workload_yaml: Option<String>,
+    /// For a run that never finished (killed, crashed): where it stopped, in words.
+    pub incomplete: Option<String>,
 }
 
 /// Loads a run directory (`summary.csv`, optional `requests.csv` and `workload.yaml`) or a
@@ -350,6 +466,13 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
     let label = path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
     let (summary, requests, workload) = if meta.is_dir() {
+        let meta_path = path.join(META_FILE);
+        if meta_path.is_file() {
+            let meta = read_meta(&meta_path)?;
+            if !meta.complete {
+                return rebuild_run(path, &meta);
+            }
+        }
         let summary = path.join(SUMMARY_FILE);
         if !summary.is_file() {
             return Err(StoreError::NoSummary {
@@ -395,7 +518,7 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
         return Err(StoreError::NoRows { path: summary });
     }
     let requests = if requests.is_file() {
-        Some(read_requests_csv(&requests)?)
+        Some(read_requests_csv(&requests, false)?)
     } else {
         None
     };
@@ -408,6 +531,65 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
         label,
         summaries,
         requests,
+        workload_yaml,
+        incomplete: None,
+    })
+}
+
+/// A run directory read from its records: `requests.csv` (a torn last row dropped when the run
+/// is incomplete) summarized per step with `stats::summarize_run`, keeping the live rows of
+/// `summary.csv` for the steps that finished. What `ladder summarize` writes back, and how
+/// `diff` reads a run that never finished.
+pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> {
+    let requests_path = dir.join(REQUESTS_FILE);
+    if !requests_path.is_file() {
+        return Err(StoreError::NotAResult {
+            path: dir.to_path_buf(),
+            reason: format!("it has no {REQUESTS_FILE} (the run stopped before it started)"),
+        });
+    }
+    let mut records = read_requests_csv(&requests_path, !meta.complete)?;
+    let summary_path = dir.join(SUMMARY_FILE);
+    let kept = if summary_path.is_file() {
+        read_summary_csv(&summary_path)?
+    } else {
+        Vec::new()
+    };
+    // Runs written before meta.json listed its steps: every row of summary.csv is a finished step.
+    let finished: Vec<StepRun> = if meta.steps.is_empty() && meta.complete {
+        kept.iter()
+            .map(|r| StepRun {
+                model: r.model.clone(),
+                step: r.step,
+                concurrency: r.concurrency,
+                duration_s: r.duration_s,
+                client_cpu_pct: r.client_cpu_pct,
+                loop_lag_p99_ms: r.loop_lag_p99_ms,
+            })
+            .collect()
+    } else {
+        meta.steps.clone()
+    };
+    let slo = Slo::from(&meta.slo);
+    let ctx = crate::stats::RunContext {
+        scenario: &meta.scenario,
+        fingerprint: &meta.fingerprint,
+        slo: &slo,
+        models: &meta.models,
+    };
+    let summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
+    if summaries.is_empty() {
+        return Err(StoreError::NoRows {
+            path: requests_path,
+        });
+    }
+    let workload = dir.join(WORKLOAD_FILE);
+    let workload_yaml = fs::read_to_string(&workload).ok();
+    Ok(LoadedResult {
+        label: dir.display().to_string(),
+        summaries,
+        incomplete: meta.stopped_at(&records),
+        requests: Some(records),
         workload_yaml,
     })
 }
@@ -520,6 +702,9 @@ mod tests {
             models: vec!["gpt-4o".into()],
             ladder: vec![5, 10],
             notes: vec![],
+            complete: true,
+            steps: vec![],
+            slo: SloMs::default(),
         };
         run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
         run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();

@@ -29,7 +29,7 @@ use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
 use crate::error::{ExitCode, UsageError};
 use crate::redact::Redactor;
-use crate::scenario::{self, Endpoint, RequestSpec};
+use crate::scenario::{self, RequestSpec};
 use anyhow::Context as _;
 use diagnose::{diagnose, Context, Diagnosis};
 use inputs::CheckTarget;
@@ -90,15 +90,9 @@ fn redact_all(text: &str, ct: &CheckTarget) -> String {
 
 /// Checks every model of one target; returns (models checked, models failed).
 async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
-    let (base_url, sim) = match &ct.target.endpoint {
-        Endpoint::Url(u) => (u.clone(), None),
-        Endpoint::Sim(params) => {
-            let h = crate::sim::start(params.clone(), ([127, 0, 0, 1], 0).into())
-                .await
-                .context("cannot start the embedded simulator")?;
-            (h.base_url(), Some(h))
-        }
-    };
+    let (base_url, sim) = crate::sim::serve_endpoint(&ct.target.endpoint)
+        .await
+        .context("cannot start the embedded simulator")?;
     let http = build_http_client(&ct.target.timeouts, 1).context("cannot build the HTTP client")?;
     let prepared = PreparedTarget::new(&ct.target, &base_url);
     let api = ct.target.api;
@@ -174,7 +168,7 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Api, Header, Secret, Target, Timeouts};
+    use crate::scenario::{Api, Endpoint, Header, Secret, Target, Timeouts};
     use serde_json::json;
 
     fn target(key: Option<&str>, headers: Vec<Header>) -> CheckTarget {

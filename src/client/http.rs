@@ -113,6 +113,22 @@ impl PreparedTarget {
     }
 }
 
+/// The real network: a reqwest client and one prepared target.
+pub struct HttpBackend {
+    pub http: reqwest::Client,
+    pub target: PreparedTarget,
+}
+
+impl super::Backend for HttpBackend {
+    fn body_for(&self, model: &str, request: &RequestSpec) -> Bytes {
+        self.target.body_for(model, request)
+    }
+
+    async fn send(&self, body: Bytes, request_id: &str) -> Attempt {
+        send_once(&self.http, &self.target, body, request_id).await
+    }
+}
+
 /// The result of one attempt. Times are ms since `sent_at`.
 #[derive(Debug, Clone, Default)]
 pub struct Attempt {

@@ -11,6 +11,19 @@ pub mod ratelimit;
 pub mod sse;
 pub mod timing;
 
+use bytes::Bytes;
+use std::future::Future;
+
+/// The network seam: "send one request and read its stream". The runner only talks to a
+/// `Backend`; `http::HttpBackend` is the real client, and the runner's tests use a scripted fake
+/// on paused tokio time, so whole ladders run in pretend time.
+pub trait Backend: Send + Sync + 'static {
+    /// The request body for `model`, built once per model and reused for every request.
+    fn body_for(&self, model: &str, request: &crate::scenario::RequestSpec) -> Bytes;
+    /// Sends one request (with its `x-request-id`) and reads the answer to its end.
+    fn send(&self, body: Bytes, request_id: &str) -> impl Future<Output = http::Attempt> + Send;
+}
+
 /// The request every dialect's unit tests build bodies from.
 #[cfg(test)]
 pub(crate) fn test_spec() -> crate::scenario::RequestSpec {

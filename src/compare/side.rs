@@ -1,45 +1,73 @@
-//! Builds one side of a comparison from a loaded result (run directory or baseline): the
-//! summaries, the per-request samples and the knee/wall found by `findings::analyze_run`, so
-//! `diff`, `run --against` and `report --baseline` judge the same thing the same way.
+//! Builds one side of a comparison from a loaded result (run directory or baseline) or from a
+//! run still in memory: the summaries, the per-request samples and the knee/wall found by
+//! `findings::analyze_run`, so `diff`, `run --against` and `report --baseline` judge the same
+//! thing the same way.
 
 use std::collections::BTreeMap;
 
 use super::{RequestSample, Side};
-use crate::findings;
+use crate::findings::{self, ModelFindings};
+use crate::record::RequestRecord;
+use crate::stats::StepSummary;
 use crate::store::LoadedResult;
 
 impl Side {
     pub fn from_result(r: &LoadedResult) -> Side {
+        let findings = findings::analyze_run(&r.summaries, r.requests.as_deref());
+        let samples = r
+            .requests
+            .as_ref()
+            .map(|rs| rs.iter().map(RequestSample::of).collect());
+        Side::from_parts(
+            &r.label,
+            r.summaries.clone(),
+            samples,
+            &findings,
+            r.workload_yaml.clone(),
+        )
+    }
+
+    /// A side from parts already at hand (a run just measured: its summaries, its samples and
+    /// its findings, nothing re-read from disk).
+    pub fn from_parts(
+        label: &str,
+        summaries: Vec<StepSummary>,
+        samples: Option<Vec<RequestSample>>,
+        findings: &[ModelFindings],
+        workload_yaml: Option<String>,
+    ) -> Side {
         let mut knee = BTreeMap::new();
         let mut wall = BTreeMap::new();
-        for f in findings::analyze_run(&r.summaries, r.requests.as_deref()) {
+        for f in findings {
             knee.insert(f.model.clone(), f.knee_concurrency());
             wall.insert(f.model.clone(), f.wall_concurrency());
         }
         Side {
-            label: r.label.clone(),
-            fingerprint: r
-                .summaries
+            label: label.to_string(),
+            fingerprint: summaries
                 .first()
                 .map(|x| x.fingerprint.clone())
                 .unwrap_or_default(),
-            workload_yaml: r.workload_yaml.clone(),
-            summaries: r.summaries.clone(),
-            samples: r.requests.as_ref().map(|rs| {
-                rs.iter()
-                    .map(|x| RequestSample {
-                        model: x.model.clone(),
-                        step: x.step,
-                        ok: x.is_ok(),
-                        ttft_ms: x.ttft_ms,
-                        tpot_ms: x.tpot_ms,
-                        e2e_ms: x.e2e_ms,
-                        output_tokens: x.output_tokens,
-                    })
-                    .collect()
-            }),
+            workload_yaml,
+            summaries,
+            samples,
             knee,
             wall,
+        }
+    }
+}
+
+impl RequestSample {
+    /// What the comparison needs of one request.
+    pub fn of(x: &RequestRecord) -> RequestSample {
+        RequestSample {
+            model: x.model.clone(),
+            step: x.step,
+            ok: x.is_ok(),
+            ttft_ms: x.ttft_ms,
+            tpot_ms: x.tpot_ms,
+            e2e_ms: x.e2e_ms,
+            output_tokens: x.output_tokens,
         }
     }
 }

@@ -39,18 +39,27 @@ pub struct StepExtras {
     pub quota_errors: u64,
 }
 
-/// Groups records by (model, step) into [`StepExtras`].
-pub fn extras_from_records(records: &[RequestRecord]) -> BTreeMap<(String, u32), StepExtras> {
-    let mut map: BTreeMap<(String, u32), StepExtras> = BTreeMap::new();
-    for r in records {
-        let e = map.entry((r.model.clone(), r.step)).or_default();
-        e.first_attempt_429 += u64::from(r.first_attempt_429);
+impl StepExtras {
+    /// Counts one record of the step.
+    pub fn add(&mut self, r: &RequestRecord) {
+        self.first_attempt_429 += u64::from(r.first_attempt_429);
         match r.limit_kind {
-            Some(LimitKind::Requests) => e.limit_requests += 1,
-            Some(LimitKind::Tokens) => e.limit_tokens += 1,
+            Some(LimitKind::Requests) => self.limit_requests += 1,
+            Some(LimitKind::Tokens) => self.limit_tokens += 1,
             None => {}
         }
-        e.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
+        self.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
+    }
+}
+
+/// Per-step extras of a run, keyed by (model, step).
+pub type RunExtras = BTreeMap<(String, u32), StepExtras>;
+
+/// Groups records by (model, step) into [`StepExtras`].
+pub fn extras_from_records(records: &[RequestRecord]) -> RunExtras {
+    let mut map = RunExtras::new();
+    for r in records {
+        map.entry((r.model.clone(), r.step)).or_default().add(r);
     }
     map
 }
@@ -189,19 +198,27 @@ pub fn analyze_run(
     summaries: &[StepSummary],
     records: Option<&[RequestRecord]>,
 ) -> Vec<ModelFindings> {
+    analyze_run_with(summaries, records.map(extras_from_records).as_ref())
+}
+
+/// [`analyze_run`] with the per-step extras already counted (a run counts them as records
+/// arrive and keeps no records).
+pub fn analyze_run_with(
+    summaries: &[StepSummary],
+    extras: Option<&RunExtras>,
+) -> Vec<ModelFindings> {
     let mut models: Vec<&str> = Vec::new();
     for row in summaries {
         if !models.contains(&row.model.as_str()) {
             models.push(&row.model);
         }
     }
-    let extras = records.map(extras_from_records);
     models
         .into_iter()
         .map(|m| {
             let steps: Vec<StepSummary> =
                 summaries.iter().filter(|r| r.model == m).cloned().collect();
-            let ex: Option<Vec<StepExtras>> = extras.as_ref().map(|e| {
+            let ex: Option<Vec<StepExtras>> = extras.map(|e| {
                 steps
                     .iter()
                     .map(|r| e.get(&(m.to_string(), r.step)).copied().unwrap_or_default())

@@ -19,5 +19,20 @@ pub use params::{FaultRates, ModelOverride, ModelTiming, SimParams, DEFAULT_MODE
 pub use server::{serve_forever, start, SimHandle, SimServer};
 pub use state::{SimStats, TruthRecord};
 
+/// The base URL of a target's endpoint: the URL itself, or the embedded simulator started on
+/// 127.0.0.1 (a free port) with its handle, which must be kept for as long as it is needed. The
+/// one place `run` and `check` start the simulator.
+pub async fn serve_endpoint(
+    endpoint: &crate::scenario::Endpoint,
+) -> std::io::Result<(String, Option<SimHandle>)> {
+    match endpoint {
+        crate::scenario::Endpoint::Url(url) => Ok((url.clone(), None)),
+        crate::scenario::Endpoint::Sim(params) => {
+            let h = start(params.clone(), ([127, 0, 0, 1], 0).into()).await?;
+            Ok((h.base_url(), Some(h)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -257,10 +257,12 @@ async fn ttft_and_tpot_follow_the_configuration() {
     let toks = tokens(&r);
     assert_eq!(toks.len(), 6);
     let ttft = toks[0].at.as_secs_f64() * 1e3;
-    assert!((98.0..140.0).contains(&ttft), "client TTFT {ttft} ms");
+    // Lower bounds are exact (a loaded machine delays, never advances); upper bounds are 10x
+    // generous. Exact timing is asserted in pretend time (`runner::tests`, paused clock).
+    assert!((98.0..1000.0).contains(&ttft), "client TTFT {ttft} ms");
     let span = (toks[5].at - toks[0].at).as_secs_f64() * 1e3;
     assert!(
-        (40.0..100.0).contains(&span),
+        (40.0..1000.0).contains(&span),
         "5 intervals of 10 ms took {span} ms"
     );
     let truth = h.truth();
@@ -268,12 +270,12 @@ async fn ttft_and_tpot_follow_the_configuration() {
     let t = &truth[0];
     let server_ttft = t.first_token_ms.unwrap() - t.arrival_ms;
     assert!(
-        (99.0..130.0).contains(&server_ttft),
+        (99.0..1000.0).contains(&server_ttft),
         "server TTFT {server_ttft} ms"
     );
     let server_span = t.last_token_ms.unwrap() - t.first_token_ms.unwrap();
     assert!(
-        (40.0..80.0).contains(&server_span),
+        (40.0..1000.0).contains(&server_span),
         "server span {server_span} ms"
     );
     h.shutdown().await;
@@ -314,7 +316,9 @@ async fn concurrency_cap_queues_requests_fifo() {
     for r in &replies {
         let t = tokens(r);
         let span = (t[4].at - t[0].at).as_secs_f64() * 1e3;
-        assert!(span < 90.0, "TPOT stays flat while queued: {span} ms");
+        // Flat TPOT while queued (4 x 10 ms, not the queue wait): 10x generous here, exact in
+        // pretend time in `runner::tests::queueing_ladder_in_pretend_time`.
+        assert!(span < 400.0, "TPOT stays flat while queued: {span} ms");
     }
     let stats = h.stats();
     assert_eq!((stats.max_active, stats.queue_peak), (2, 2));
@@ -398,7 +402,7 @@ async fn model_overrides_change_speed_and_length() {
     let short = send(&h, "/chat/completions", body("short"), &[]).await;
     let plain = send(&h, "/chat/completions", body("other"), &[]).await;
     assert!(tokens(&slow)[0].at >= Duration::from_millis(78));
-    assert!(tokens(&plain)[0].at < Duration::from_millis(60));
+    assert!(tokens(&plain)[0].at < tokens(&slow)[0].at);
     assert_eq!(tokens(&short).len(), 2);
     assert_eq!(tokens(&slow).len(), 4);
     assert_eq!(slow.events[0].json()["model"], "slow");

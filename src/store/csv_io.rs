@@ -27,16 +27,26 @@ pub(super) fn first_appearance<'a>(
 }
 
 pub(super) fn write_csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Vec<u8> {
+    let mut out = Vec::new();
+    append_rows(
+        &mut out,
+        std::iter::once(header.iter().map(|h| h.to_string()).collect()),
+    );
+    append_rows(&mut out, rows);
+    out
+}
+
+/// Appends CSV rows (each ending in `\n`) to `out`.
+pub(super) fn append_rows(out: &mut Vec<u8>, rows: impl Iterator<Item = Vec<String>>) {
     // Writing into a Vec cannot fail with an I/O error and every row has the header's length,
     // so the csv errors below are unreachable; they are ignored rather than unwrapped.
     let mut w = csv::WriterBuilder::new()
         .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new());
-    let _ = w.write_record(header);
+        .from_writer(out);
     for row in rows {
         let _ = w.write_record(&row);
     }
-    w.into_inner().unwrap_or_default()
+    let _ = w.flush();
 }
 
 /// Fixed-precision number; `-0.000` is written as `0.000`; NaN/inf as Rust spells them (and
@@ -157,13 +167,20 @@ impl Row<'_> {
     }
 }
 
+/// Reads a CSV file. `partial`: the file may have been cut by a crash while it was appended to,
+/// so a last line without its newline is a torn row and is dropped.
 pub(super) fn read_csv<T>(
     path: &Path,
     kind: &'static str,
     required: &[&str],
+    partial: bool,
     parse_row: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    let mut bytes = std::fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    if partial && !bytes.ends_with(b"\n") {
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(keep);
+    }
     parse_csv(path, &bytes, kind, required, parse_row)
 }
 
@@ -294,7 +311,7 @@ pub(super) mod tests {
         let msg = read_summary_csv(&req).unwrap_err().to_string();
         assert!(msg.contains("this looks like a requests.csv"), "{msg}");
         let sum = write(&dir, "s.csv", &summary_text(&[]));
-        let msg = read_requests_csv(&sum).unwrap_err().to_string();
+        let msg = read_requests_csv(&sum, false).unwrap_err().to_string();
         assert!(
             msg.contains("not a ladder requests CSV") && msg.contains("looks like a summary"),
             "{msg}"
@@ -311,7 +328,7 @@ pub(super) mod tests {
         ));
         let header_only = write(&dir, "h.csv", &summary_text(&[]));
         assert_eq!(read_summary_csv(&header_only).unwrap(), vec![]);
-        let err = read_requests_csv(&dir.path().join("nope.csv")).unwrap_err();
+        let err = read_requests_csv(&dir.path().join("nope.csv"), false).unwrap_err();
         assert!(matches!(err, StoreError::NotFound { .. }), "{err}");
     }
 

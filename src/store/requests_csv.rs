@@ -2,7 +2,9 @@
 //! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`). Error text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
-use super::csv_io::{escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS};
+use super::csv_io::{
+    append_rows, escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS,
+};
 use super::StoreError;
 use crate::record::{ErrorClass, LimitKind, RequestRecord, TokensSource};
 use std::path::Path;
@@ -33,11 +35,22 @@ pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
     write_csv(&REQUEST_COLUMNS, sorted.into_iter().map(request_cells))
 }
 
+/// The header line of `requests.csv`.
+pub fn requests_csv_header() -> Vec<u8> {
+    write_csv(&REQUEST_COLUMNS, std::iter::empty())
+}
+
+/// Appends one `requests.csv` row to `out`.
+pub fn append_request_row(out: &mut Vec<u8>, r: &RequestRecord) {
+    append_rows(out, std::iter::once(request_cells(r)));
+}
+
 /// Reads a `requests.csv` (or a baseline's `.requests.csv` sidecar). `itl_ms` is not stored and
-/// comes back empty.
-pub fn read_requests_csv(path: &Path) -> Result<Vec<RequestRecord>, StoreError> {
+/// comes back empty. `partial`: the file belongs to a run that did not finish, so a torn last
+/// row (cut by the crash) is dropped.
+pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord>, StoreError> {
     let required = &REQUEST_COLUMNS[..REQUEST_COLUMNS.len() - REQUEST_OPTIONAL];
-    read_csv(path, "requests CSV", required, |row| {
+    read_csv(path, "requests CSV", required, partial, |row| {
         let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
         let status = row.text("status");
         let status_ok = match status.trim() {
@@ -208,7 +221,7 @@ pub(super) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
-        let back = read_requests_csv(&path).unwrap();
+        let back = read_requests_csv(&path, false).unwrap();
         // Sorted by worker: the ok record (worker 0) comes first.
         assert_eq!(back, records);
     }
@@ -247,7 +260,7 @@ pub(super) mod tests {
             .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
-        let back = read_requests_csv(&write(&dir, "r.csv", &old)).unwrap();
+        let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
         assert_eq!(back, vec![request("m", 1, 0, 0)]);
     }
 
@@ -265,7 +278,7 @@ pub(super) mod tests {
             ),
         ];
         for (text, column) in cases {
-            let msg = read_requests_csv(&write(&dir, "r.csv", &text))
+            let msg = read_requests_csv(&write(&dir, "r.csv", &text), false)
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -276,7 +289,7 @@ pub(super) mod tests {
         let unknown_class = String::from_utf8(requests_csv(&[failed_request()]))
             .unwrap()
             .replacen("http_429", "http_999", 1);
-        let msg = read_requests_csv(&write(&dir, "r.csv", &unknown_class))
+        let msg = read_requests_csv(&write(&dir, "r.csv", &unknown_class), false)
             .unwrap_err()
             .to_string();
         assert!(msg.contains("`http_999` as an error class"), "{msg}");

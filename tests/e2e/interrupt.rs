@@ -16,7 +16,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn ladder_cmd(p: &Project) -> Command {
+pub(crate) fn ladder_cmd(p: &Project) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ladder"));
     c.current_dir(p.path())
         .env_remove("NO_COLOR")
@@ -118,7 +118,7 @@ fn wait_exit(mut child: Child, limit: Duration) -> (ExitStatus, String, Duration
 }
 
 /// A plain HTTP GET to 127.0.0.1, returning the parsed JSON body.
-fn get_json(addr: &str, path: &str) -> Value {
+pub(crate) fn get_json(addr: &str, path: &str) -> Value {
     let mut s = TcpStream::connect(addr).expect("connect to the simulator");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     write!(
@@ -187,7 +187,7 @@ fn all_files_parse(root: &Path) -> usize {
 }
 
 /// Kills the external simulator when the test ends, pass or fail.
-struct SimProcess(Child);
+pub(crate) struct SimProcess(pub(crate) Child);
 
 impl Drop for SimProcess {
     fn drop(&mut self) {

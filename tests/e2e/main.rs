@@ -5,6 +5,7 @@ mod support;
 
 mod apis;
 mod check;
+mod crash;
 mod diff_gate;
 mod faults;
 mod interrupt;

@@ -65,12 +65,9 @@ async fn stall_fault_pauses_then_continues() {
     for r in [&c, &m] {
         let t = tokens(r);
         assert_eq!(t.len(), 4, "{}", r.body);
-        let gap = (t[2].at - t[1].at).as_secs_f64() * 1e3;
-        assert!(gap >= 140.0, "stall gap {gap} ms");
-        // The stall is between the second and third token: no other gap is as long (relative,
-        // so a loaded machine cannot fail it).
-        assert!(t[1].at - t[0].at < t[2].at - t[1].at);
-        assert!(t[3].at - t[2].at < t[2].at - t[1].at);
+        // Lower bounds only (a loaded machine can delay any arrival, never advance one): the
+        // third token cannot arrive before the stall has passed since the request was sent.
+        assert!(t[2].at >= Duration::from_millis(150), "{:?}", t[2].at);
     }
     assert!(c.body.ends_with("data: [DONE]\n\n"));
     assert_eq!(fault_count(&h, "stall"), 2);

@@ -1,0 +1,164 @@
+//! Runner tests: the retry and message helpers, and whole ladders against a scripted backend
+//! (`fake`) on a paused clock: pretend time, real runner, real per-step summaries and findings,
+//! snapshotted. No sockets and no wall clock, so a loaded machine cannot make them flake.
+
+use super::fake::FakeServer;
+use super::*;
+use crate::collect::{CollectedRun, Recorder};
+use crate::findings::{self, ModelFindings};
+use crate::store;
+
+/// Loads a scenario (a `sim` target the fake stands in for) with this `load:` block.
+fn scenario(load: &str, dir: &std::path::Path) -> Scenario {
+    std::fs::write(dir.join("p.txt"), "hi").unwrap();
+    let yaml = format!(
+        "name: fake\ntarget:\n  sim: {{}}\n  models: [m]\nrequest:\n  prompt_file: p.txt\n  \
+         max_tokens: 40\nslo:\n  ttft: 1s\nload:\n{load}"
+    );
+    crate::scenario::load_str(&yaml, &dir.join("s.yaml"), &|_| None).unwrap()
+}
+
+/// Runs the whole ladder against `server` through the real recorder (files in `dir`).
+async fn run_ladder(
+    s: &Scenario,
+    server: FakeServer,
+    dir: &std::path::Path,
+    interrupt: Interrupt,
+) -> (CollectedRun, Vec<ModelFindings>, bool) {
+    let run_dir = store::create_run_dir(dir, &s.name, std::time::UNIX_EPOCH).unwrap();
+    let meta = store::Meta {
+        tool_version: "test".into(),
+        scenario: s.name.clone(),
+        fingerprint: s.fingerprint.clone(),
+        host: "h".into(),
+        started_at: String::new(),
+        finished_at: String::new(),
+        command_line: vec![],
+        interrupted: false,
+        models: s.target.models.clone(),
+        ladder: s.load.ladder.clone(),
+        notes: vec![],
+        complete: false,
+        steps: vec![],
+        slo: store::SloMs::from(&s.slo),
+    };
+    let mut recorder = Recorder::start(s, run_dir, meta, false).unwrap();
+    let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+    let interrupted = run(s, Arc::new(server), progress, interrupt, &mut recorder).await;
+    let run = recorder.finish().unwrap();
+    let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    (run, findings, interrupted)
+}
+
+/// The summary CSV (without the machine-dependent self-check columns) and the findings.
+fn report(run: &CollectedRun, findings: &[ModelFindings]) -> String {
+    let mut rows = run.summaries.clone();
+    for r in &mut rows {
+        r.client_cpu_pct = None;
+        r.loop_lag_p99_ms = None;
+    }
+    let mut out = String::from_utf8(store::summary_csv(&rows)).unwrap();
+    for f in findings {
+        for line in f.sentences() {
+            out.push_str(&format!("{}: {line}\n", f.model));
+        }
+    }
+    out
+}
+
+#[tokio::test(start_paused = true)]
+async fn queueing_ladder_in_pretend_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  ladder: [5, 10, 20, 50]\n  requests_per_step: 120\n  warmup_requests: 5\n  \
+         pause_between_steps: 1s\n",
+        dir.path(),
+    );
+    let (run, findings, interrupted) = run_ladder(
+        &s,
+        FakeServer::new(16, 150, 15, 40),
+        dir.path(),
+        Interrupt::new(),
+    )
+    .await;
+    assert!(!interrupted);
+    // Below the cap every request sees exactly the server's TTFT and TPOT.
+    let first = &run.summaries[0];
+    assert_eq!(
+        (first.ttft_p50_ms, first.tpot_p50_ms),
+        (Some(150.0), Some(15.0))
+    );
+    assert_eq!(run.summaries.iter().map(|r| r.attempted).sum::<u64>(), 480);
+    insta::assert_snapshot!(report(&run, &findings));
+}
+
+#[tokio::test(start_paused = true)]
+async fn rate_limit_wall_in_pretend_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  ladder: [4, 8, 16]\n  requests_per_step: 96\n",
+        dir.path(),
+    );
+    let mut server = FakeServer::new(64, 100, 10, 20);
+    server.limit_429 = Some(10);
+    let (run, findings, _) = run_ladder(&s, server, dir.path(), Interrupt::new()).await;
+    assert_eq!(run.summaries[0].err_429, 0);
+    assert!(run.summaries[2].err_429 > 0);
+    insta::assert_snapshot!(report(&run, &findings));
+}
+
+#[tokio::test(start_paused = true)]
+async fn records_reach_disk_while_a_step_runs_and_an_interrupt_stops_the_ladder() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario("  ladder: [2, 4]\n  duration: 10s\n", dir.path());
+    let interrupt = Interrupt::new();
+    let stopper = interrupt.clone();
+    let runs = dir.path().join("fake");
+    tokio::spawn(async move {
+        // 5 s into the first step: records finished over a second ago are already on disk.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        let run_dir = std::fs::read_dir(&runs)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let on_disk = store::read_requests_csv(&run_dir.join("requests.csv"), true).unwrap();
+        assert!(
+            on_disk.len() >= 2 * 3,
+            "{} records on disk after 5 s",
+            on_disk.len()
+        );
+        stopper.stop();
+    });
+    let (run, _, interrupted) =
+        run_ladder(&s, FakeServer::new(16, 100, 10, 20), dir.path(), interrupt).await;
+    assert!(interrupted);
+    assert_eq!(run.meta.steps.len(), 1, "the second step never started");
+    let on_disk = store::read_requests_csv(&run.dir.path.join("requests.csv"), false).unwrap();
+    assert_eq!(on_disk.len() as u64, run.summaries[0].attempted);
+}
+
+#[test]
+fn retry_delay_honours_retry_after_up_to_cap_and_backs_off() {
+    let p = RetryPolicy::default();
+    assert_eq!(
+        retry_delay(&p, 1, Some(Duration::from_secs(2))),
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        retry_delay(&p, 1, Some(Duration::from_secs(600))),
+        p.max_retry_after
+    );
+    for attempt in 1..10 {
+        let d = retry_delay(&p, attempt, None);
+        assert!(d <= p.max_backoff);
+        assert!(d <= p.initial_backoff * (1 << (attempt - 1)));
+    }
+}
+
+#[test]
+fn short_messages_are_one_line_and_bounded() {
+    assert_eq!(short("a\nb\r\nc"), "a b  c");
+    assert_eq!(short(&"x".repeat(500)).chars().count(), 200);
+}

@@ -1,0 +1,106 @@
+//! `requests.csv` written as a run goes: each record is appended when its request ends, so a run
+//! killed at any moment (`kill -9`, OOM, CI timeout) leaves every record older than about a
+//! second on disk. Rows are buffered in memory and written whole (a crash can tear at most the
+//! last row, which readers of incomplete runs drop) at least every second and at each step end.
+
+use super::requests_csv::{append_request_row, requests_csv_header};
+use super::StoreError;
+use crate::record::RequestRecord;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+// tokio's clock (the std clock outside a runtime), so a paused test clock drives flushing too.
+use tokio::time::Instant;
+
+/// Longest time a finished record waits in memory before it is written.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+/// Appends rows to a run's `requests.csv`.
+pub struct RequestsAppender {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+    last_flush: Instant,
+}
+
+impl RequestsAppender {
+    /// Creates `path` (which must not exist) with the header line already on disk.
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| StoreError::io("create", path, e))?;
+        file.write_all(&requests_csv_header())
+            .map_err(|e| StoreError::io("write", path, e))?;
+        Ok(RequestsAppender {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::with_capacity(64 << 10),
+            last_flush: Instant::now(),
+        })
+    }
+
+    /// Buffers one row; writes the buffer when the last write is [`FLUSH_EVERY`] old.
+    pub fn push(&mut self, r: &RequestRecord) -> Result<(), StoreError> {
+        append_request_row(&mut self.buf, r);
+        self.flush_if_due()
+    }
+
+    /// Writes the buffer if the last write is [`FLUSH_EVERY`] old.
+    pub fn flush_if_due(&mut self) -> Result<(), StoreError> {
+        if self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every buffered row (whole rows only, in one write).
+    pub fn flush(&mut self) -> Result<(), StoreError> {
+        self.last_flush = Instant::now();
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let result = self.file.write_all(&self.buf);
+        self.buf.clear();
+        result.map_err(|e| StoreError::io("append to", &self.path, e))
+    }
+
+    /// Flushes and makes the file durable (end of run).
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        self.flush()?;
+        self.file
+            .sync_all()
+            .map_err(|e| StoreError::io("sync", &self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{read_requests_csv, requests_csv};
+    use super::*;
+    use crate::store::requests_csv::tests::request;
+
+    #[test]
+    fn appended_rows_read_back_and_a_torn_last_row_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests.csv");
+        let mut a = RequestsAppender::create(&path).unwrap();
+        let records: Vec<RequestRecord> = (0..3).map(|i| request("m", 1, 0, i)).collect();
+        for r in &records {
+            a.push(r).unwrap();
+        }
+        a.flush().unwrap();
+        // Same bytes as the whole-file writer (one model, one step, in order).
+        assert_eq!(std::fs::read(&path).unwrap(), requests_csv(&records));
+        assert!(RequestsAppender::create(&path).is_err(), "never overwrites");
+        a.finish().unwrap();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let full = bytes.len();
+        bytes.truncate(full - 10);
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(read_requests_csv(&path, true).unwrap().len(), 2);
+        assert!(read_requests_csv(&path, false).is_err());
+    }
+}
