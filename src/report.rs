@@ -37,7 +37,14 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         if first_dir.is_none() && path.is_dir() {
             first_dir = Some(path.clone());
         }
-        views.push(load_run(&path, baseline.as_ref()).map_err(input)?);
+        let view = load_run(&path, baseline.as_ref()).map_err(input)?;
+        if let Some(stopped) = &view.result.incomplete {
+            notes.push(format!(
+                "{} is an incomplete run ({stopped}): the report shows the records it wrote",
+                path.display()
+            ));
+        }
+        views.push(view);
     }
     let output = match (&args.output, &first_dir) {
         (Some(o), _) => o.clone(),

@@ -809,4 +809,53 @@ mod tests {
         assert!(msg(&paths.requests).contains("pass the baseline `b.csv` instead"));
         assert!(msg(&paths.workload).contains("expected a run directory or a baseline `.csv`"));
     }
+
+    #[test]
+    fn an_incomplete_run_says_where_it_stopped() {
+        let mut meta = read_meta_fixture();
+        assert_eq!(meta.stopped_at(&[]), None, "complete");
+        meta.complete = false;
+        assert_eq!(
+            meta.stopped_at(&[]).as_deref(),
+            Some("stopped in step 1 of 2 (concurrency 5)")
+        );
+        meta.steps.push(StepRun {
+            model: "gpt-4o".into(),
+            step: 1,
+            concurrency: 5,
+            duration_s: 1.0,
+            client_cpu_pct: None,
+            loop_lag_p99_ms: None,
+        });
+        assert_eq!(
+            meta.stopped_at(&[]).as_deref(),
+            Some("stopped between steps 1 and 2 of 2 (concurrency 10 next)")
+        );
+        let in_step_2 = [request("gpt-4o", 2, 0, 0)];
+        assert_eq!(
+            meta.stopped_at(&in_step_2).as_deref(),
+            Some("stopped in step 2 of 2 (concurrency 10)")
+        );
+        meta.steps.push(meta.steps[0].clone());
+        assert!(meta.stopped_at(&[]).unwrap().contains("after step 2 of 2"));
+    }
+
+    fn read_meta_fixture() -> Meta {
+        Meta {
+            tool_version: "0.1.0".into(),
+            scenario: "demo".into(),
+            fingerprint: "abc".into(),
+            host: "box".into(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            command_line: vec![],
+            interrupted: false,
+            models: vec!["gpt-4o".into()],
+            ladder: vec![5, 10],
+            notes: vec![],
+            complete: true,
+            steps: vec![],
+            slo: SloMs::default(),
+        }
+    }
 }

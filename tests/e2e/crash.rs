@@ -1,7 +1,7 @@
 //! Crash safety (issue 9): a `ladder run` killed with SIGKILL (no handler, nothing flushed on the
 //! way out) early in a step, between steps and during the last step leaves a run directory whose
-//! records are on disk and parseable up to about the last second, which `ladder summarize` and
-//! `ladder diff` read and say is incomplete, naming where it stopped.
+//! records are on disk and parseable up to about the last second, which `ladder summarize`,
+//! `ladder diff` and `ladder report` read and say is incomplete, naming where it stopped.
 //!
 //! An external `ladder sim` tells which requests it finished and when (`/sim/truth`), so the test
 //! checks "every request the server finished well before the kill is in requests.csv" without
@@ -146,6 +146,22 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
         out.status
     );
     assert!(stderr.contains("incomplete run"), "{stderr}");
+
+    let html = p.path().join("report.html");
+    let out = p
+        .ladder()
+        .arg("report")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("incomplete run"), "{stderr}");
+    assert!(std::fs::read_to_string(&html)
+        .unwrap()
+        .contains("incomplete run"));
 }
 
 #[test]
