@@ -32,6 +32,8 @@ pub fn models(rows: &[StepSummary]) -> Vec<String> {
 /// Shared axes: the x range and each metric's y maximum over every model and the baseline.
 struct Axes {
     x: (f64, f64),
+    /// Every concurrency of the ladder (both sides).
+    ticks: Vec<f64>,
     ttft: f64,
     tpot: f64,
     tpm: f64,
@@ -46,6 +48,7 @@ fn axes(view: &RunView) -> Axes {
         .chain(view.baseline.iter().flat_map(|b| b.summaries.iter()));
     let mut a = Axes {
         x: (f64::INFINITY, f64::NEG_INFINITY),
+        ticks: Vec::new(),
         ttft: 0.0,
         tpot: 0.0,
         tpm: 0.0,
@@ -59,6 +62,9 @@ fn axes(view: &RunView) -> Axes {
     for r in all {
         let c = f64::from(r.concurrency);
         a.x = (a.x.0.min(c), a.x.1.max(c));
+        if !a.ticks.contains(&c) {
+            a.ticks.push(c);
+        }
         m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
         m(&mut a.tpot, r.tpot_p90_ms);
         m(&mut a.tpm, Some(r.tpm));
@@ -186,13 +192,23 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
-fn chart(id: String, title: String, y_label: &str, y_max: f64, x: (f64, f64), body: Body) -> Chart {
+fn chart(
+    id: String,
+    title: String,
+    y_label: &str,
+    y_max: f64,
+    (x, ticks): ((f64, f64), &[f64]),
+    body: Body,
+) -> Chart {
     Chart {
         id,
         title,
         x_label: STREAMS.to_string(),
         y_label: y_label.to_string(),
         y_max: Some(y_max),
+        // Shares (failed %, goodput %) stop at 100%.
+        y_cap: y_label.contains('%').then_some(100.0),
+        x_ticks: ticks.to_vec(),
         x_range: Some(x),
         x_categories: None,
         body,
@@ -283,7 +299,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · time to first token"),
             "TTFT (ms)",
             ax.ttft,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(
                 ttft_s,
                 knee_band(f),
@@ -297,7 +313,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · time per output token"),
             "TPOT (ms)",
             ax.tpot,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(
                 with_base(tpot(&rows), &tpot),
                 knee_band(f),
@@ -311,7 +327,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · output tokens per minute"),
             "TPM (tokens/min)",
             ax.tpm,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(
                 tpm_s,
                 knee_band(f),
@@ -325,7 +341,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · requests per second"),
             "RPS (requests/s)",
             ax.rps,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(
                 rps_s,
                 knee_band(f),
@@ -340,7 +356,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · goodput ({})", slo_words(&view.slo)),
             "goodput (% of attempts)",
             100.0,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(
                 with_base(goodput(&rows), &goodput),
                 knee_band(f),
@@ -510,6 +526,8 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
         x_label: STREAMS.to_string(),
         y_label: "failed (% of attempts)".to_string(),
         y_max: Some(1.0),
+        y_cap: Some(100.0),
+        x_ticks: vec![],
         x_range: None,
         x_categories: None,
         body: Body::Stacked { bars, legend },
@@ -549,7 +567,7 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             format!("all models · {title}"),
             y,
             y_max,
-            ax.x,
+            (ax.x, &ax.ticks),
             lines(s, vec![], vec![], h, vec![]),
         )
     };

@@ -76,6 +76,8 @@ fn chart(
         x_label: "version (commit date and hash, or run)".into(),
         y_label: format!("{what} P90 (ms)"),
         y_max: None,
+        y_cap: None,
+        x_ticks: vec![],
         x_range: None,
         x_categories: Some(t.points.iter().map(|p| p.label.clone()).collect()),
         body: Body::Lines {

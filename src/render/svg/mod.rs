@@ -115,6 +115,10 @@ pub struct Chart {
     pub y_label: String,
     /// Shared y range across charts of the same metric (`None`: from this chart's data).
     pub y_max: Option<f64>,
+    /// The y axis never goes above this when the data fits (100 for percentages).
+    pub y_cap: Option<f64>,
+    /// Extra x ticks (line charts): every step of the ladder, even one without a value here.
+    pub x_ticks: Vec<f64>,
     /// Shared x range (line charts).
     pub x_range: Option<(f64, f64)>,
     /// Category labels for line charts (trends): x values are indices into this list.
@@ -283,6 +287,11 @@ pub fn render(chart: &Chart) -> String {
     } else {
         hint.max(data_max) * 1.05
     };
+    // Percentages stop at 100%.
+    let target = match chart.y_cap {
+        Some(cap) if data_max <= cap => target.min(cap),
+        _ => target,
+    };
     let ticks = nice_ticks(target, 5);
     let y_top = *ticks.last().unwrap_or(&1.0);
     let py = |y: f64| x_axis_y - (y / y_top).clamp(0.0, 1.05) * PLOT_H;
@@ -370,7 +379,7 @@ pub fn render(chart: &Chart) -> String {
             s.push_str(r#"<g class="axis x-axis">"#);
             let mut tick_xs: Vec<f64> = match categories {
                 Some(c) => (0..c.len()).map(|i| i as f64).collect(),
-                None => xs.clone(),
+                None => xs.iter().chain(&chart.x_ticks).copied().collect(),
             };
             tick_xs.sort_by(f64::total_cmp);
             tick_xs.dedup();
@@ -422,10 +431,15 @@ pub fn render(chart: &Chart) -> String {
             }
             for v in vlines {
                 let x = sx.px(v.x);
+                // The label goes on the side with room: left of the line in the right half.
+                let (lx, anchor) = if x > LEFT + plot_w / 2.0 {
+                    (x - 3.0, "end")
+                } else {
+                    (x + 3.0, "start")
+                };
                 let _ = write!(
                     s,
-                    r#"<g class="wall"><line class="wall-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/><text class="wall-label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text></g>"#,
-                    x - 3.0,
+                    r#"<g class="wall"><line class="wall-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/><text class="wall-label" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text></g>"#,
                     TOP + 26.0,
                     escape(&v.label)
                 );

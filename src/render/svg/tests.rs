@@ -8,6 +8,8 @@ fn line_chart() -> Chart {
         x_label: "concurrent streams".into(),
         y_label: "TTFT (ms)".into(),
         y_max: None,
+        y_cap: None,
+        x_ticks: vec![],
         x_range: None,
         x_categories: None,
         body: Body::Lines {
@@ -113,4 +115,31 @@ fn empty_charts_say_so() {
     let svg = render(&c);
     assert!(svg.contains("no failed requests"), "{svg}");
     assert!(svg.contains(">5</text>"), "{svg}");
+}
+
+#[test]
+fn percentages_stop_at_100_and_wall_labels_stay_inside_the_plot() {
+    let mut c = line_chart();
+    c.y_cap = Some(100.0);
+    c.x_ticks = vec![5.0, 10.0, 20.0, 50.0, 100.0];
+    if let Body::Lines {
+        series,
+        hlines,
+        vlines,
+        ..
+    } = &mut c.body
+    {
+        series[0].points = vec![(5.0, 100.0), (10.0, 40.0)];
+        hlines.clear();
+        vlines[0].x = 5.0;
+    }
+    let svg = render(&c);
+    assert!(
+        svg.contains(">100</text>") && !svg.contains(">120</text>"),
+        "{svg}"
+    );
+    // A wall near the left edge is labelled to its right.
+    assert!(svg.contains(r#"text-anchor="start">wall</text>"#), "{svg}");
+    // Steps without a value still get a tick.
+    assert!(svg.contains(">50</text>"), "{svg}");
 }
