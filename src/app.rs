@@ -2,12 +2,14 @@
 //! simulator, the runner, statistics, findings, comparison, storage and rendering.
 
 use crate::cli::{
-    Cli, Command, DiffArgs, DiffFormatArg, GateArgs, RunArgs, SimArgs, SummarizeArgs, ValidateArgs,
+    Cli, Command, DiffArgs, DiffFormatArg, GateArgs, MergeArgs, RunArgs, SimArgs, SummarizeArgs,
+    ValidateArgs,
 };
 use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
 use crate::collect::{CollectedRun, Recorder};
 use crate::compare::{self, CompareOptions, Side};
 use crate::findings::{self, ModelFindings};
+use crate::merge;
 use crate::progress::LiveProgress;
 use crate::render::diff::DiffFormat;
 use crate::runner::{self, Interrupt};
@@ -41,6 +43,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Validate(args) => validate(&args, &out),
         Command::Summarize(args) => summarize(&args, &out),
         Command::Diff(args) => diff(&args, &out),
+        Command::Merge(args) => merge_runs(&args, &out),
         Command::Run(args) => runtime()?.block_on(run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(serve_sim(&args, &out)),
         Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
@@ -302,6 +305,12 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     if args.against.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--against takes one scenario".into()).into());
     }
+    if args.start_at.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--start-at takes one scenario".into()).into());
+    }
+    for s in &scenarios {
+        shard_plan(args, s)?;
+    }
     // What the run will send, and the declared limits it would cross: before any traffic.
     let baselines = |s: &Scenario| {
         let dir = args
@@ -379,24 +388,39 @@ async fn run_one(
     interrupt: &Interrupt,
     baseline: Option<&Side>,
 ) -> Result<ExitCode> {
+    let sharding = shard_plan(args, s)?;
     let started = SystemTime::now();
     let (base_url, sim_handle) = sim::serve_endpoint(&s.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
     let backend = Arc::new(http_backend(s, &base_url)?);
-    let run_dir = store::create_run_dir(&args.out, &s.name, started)?;
+    let run_dir = match sharding.schedule.shard {
+        Some(spec) => store::create_run_dir_named(
+            &args.out,
+            &s.name,
+            sharding.schedule.start.unwrap_or(started),
+            &format!("-shard-{}-of-{}", spec.index, spec.total),
+        )?,
+        None => store::create_run_dir(&args.out, &s.name, started)?,
+    };
     run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
     run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
-    let meta = run_meta(s, started);
+    let mut meta = run_meta(s, started);
+    // A shard: its clock against the target's (before the common start) and its time origin.
+    if let Some(spec) = sharding.schedule.shard {
+        meta.shard =
+            Some(shard_meta(spec, &sharding.schedule, &backend.http, &base_url, out).await);
+    }
     let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some())?;
     announce(s, out);
     let progress = Arc::new(LiveProgress::new(!out.quiet));
-    let interrupted = runner::run(
+    let interrupted = runner::run_scheduled(
         s,
         backend,
         progress.clone(),
         interrupt.clone(),
         &mut recorder,
+        sharding.schedule,
     )
     .await;
     progress.finish();
@@ -439,6 +463,8 @@ fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
         complete: false,
         steps: Vec::new(),
         slo: store::SloMs::from(&s.slo),
+        shard: None,
+        merged_from: Vec::new(),
     }
 }
 
@@ -679,5 +705,210 @@ fn diff_sides(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
         Err(e) => Err(e.into()),
         Ok(()) => Ok(code),
+    }
+}
+
+/// `ladder merge RUN... -o DIR`: joins the shards of a sharded run into one run directory
+/// (read → merge → analyze → write → show). Missing or unfinished shards are reported and make
+/// the exit code 1; shards of different runs are refused (exit 1); bad paths exit 2.
+fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
+    let usage = |e: store::StoreError| UsageError(e.to_string());
+    store::check_merge_output(&args.out).map_err(usage)?;
+    if let Some(wait) = args.wait {
+        wait_for_shards(&args.runs, wait, out.quiet);
+    }
+    let dirs = store::find_runs(&args.runs).map_err(usage)?;
+    if dirs.is_empty() {
+        let inputs: Vec<String> = args.runs.iter().map(|p| p.display().to_string()).collect();
+        return Err(UsageError(format!(
+            "no run directories (folders with a meta.json) in {}",
+            inputs.join(", ")
+        ))
+        .into());
+    }
+    let mut scenario_yaml = None;
+    let mut slo = None;
+    let mut workload_yaml = None;
+    let mut shards = Vec::with_capacity(dirs.len());
+    for dir in &dirs {
+        let f = store::read_shard(dir).map_err(usage)?;
+        scenario_yaml = scenario_yaml.or(f.scenario_yaml);
+        workload_yaml = workload_yaml.or(f.workload_yaml);
+        slo = slo.or_else(|| Some(scenario::Slo::from(&f.meta.slo)));
+        shards.push(merge::ShardRun {
+            label: dir.display().to_string(),
+            stopped: f.stopped,
+            meta: f.meta,
+            summaries: f.summaries,
+            records: f.records,
+        });
+    }
+    let mut merged = merge::merge(shards, &slo.unwrap_or_default())?;
+    merged.meta.command_line = std::env::args().collect();
+    let findings = findings::analyze_run(&merged.summaries, Some(&merged.records));
+    let run_dir = store::write_merged(
+        &args.out,
+        &store::MergedFiles {
+            meta: &merged.meta,
+            summaries: &merged.summaries,
+            records: &merged.records,
+            scenario_yaml: scenario_yaml.as_deref(),
+            workload_yaml: workload_yaml.as_deref(),
+            findings: &serde_json::to_value(&findings)?,
+        },
+    )?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{}",
+        crate::render::table::run_table(&merged.summaries, out.color)
+    )?;
+    for f in &findings {
+        for line in f.sentences() {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    drop(stdout);
+    for p in &merged.problems {
+        eprintln!("warning: {p}");
+    }
+    if !out.quiet {
+        eprintln!(
+            "merged {} shard(s), {} requests: wrote {}",
+            merged.meta.merged_from.len(),
+            merged.records.len(),
+            run_dir.path.display()
+        );
+    }
+    Ok(if merged.problems.iter().any(merge::Problem::is_partial) {
+        ExitCode::Error
+    } else {
+        ExitCode::Ok
+    })
+}
+
+/// `merge --wait`: polls until every shard of the run has finished or `wait` has passed.
+fn wait_for_shards(inputs: &[PathBuf], wait: Duration, quiet: bool) {
+    let deadline = std::time::Instant::now() + wait;
+    let mut said = false;
+    loop {
+        let dirs = store::find_runs(inputs).unwrap_or_default();
+        if store::shards_settled(&dirs, crate::clock::now_unix_ms()) {
+            return;
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            if !quiet {
+                eprintln!(
+                    "merge: waited {}; merging what is there",
+                    humantime::format_duration(wait)
+                );
+            }
+            return;
+        }
+        if !said && !quiet {
+            eprintln!(
+                "merge: waiting for every shard to finish ({} found so far)",
+                dirs.len()
+            );
+            said = true;
+        }
+        std::thread::sleep(left.min(Duration::from_secs(2)));
+    }
+}
+
+/// What `--shard`, `--start-at` and `--step-every` (or the environment) ask of a run.
+struct ShardPlan {
+    schedule: runner::Schedule,
+}
+
+/// Resolves and checks the sharding flags for scenario `s` (before any traffic).
+fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
+    let spec = match args.shard {
+        Some(spec) => Some(spec),
+        None => crate::shard::from_env(|n| std::env::var(n).ok()).map_err(UsageError)?,
+    };
+    let start = match args.start_at.as_deref() {
+        Some(t) => Some(humantime::parse_rfc3339_weak(t.trim()).map_err(|e| {
+            UsageError(format!(
+                "--start-at `{t}`: {e}; expected an RFC 3339 UTC time such as 2026-11-30T12:00:00Z"
+            ))
+        })?),
+        None => None,
+    };
+    let every = match (args.step_every, s.load.budget) {
+        (Some(every), _) => Some(every),
+        (None, _) if spec.is_none() || start.is_none() => None,
+        (None, scenario::Budget::Duration(d)) => {
+            Some(s.load.ramp_up + d + s.load.pause_between_steps)
+        }
+        (None, _) => {
+            return Err(UsageError(format!(
+                "{}: --shard with --start-at needs --step-every DURATION with a request budget: \
+                 every shard must start step k at the same time, so each step gets a fixed time \
+                 slot (long enough for the step), e.g. --step-every 2m",
+                s.path.display()
+            ))
+            .into())
+        }
+    };
+    if spec.is_some() && (args.against.is_some() || args.save_baseline) {
+        return Err(UsageError(
+            "--shard runs part of the load: merge the shards (`ladder merge`), then diff or save \
+             the merged run"
+                .into(),
+        )
+        .into());
+    }
+    Ok(ShardPlan {
+        schedule: runner::Schedule {
+            start,
+            every,
+            shard: spec,
+        },
+    })
+}
+
+/// A shard's `meta.json` block: its clock offset against the target (measured now, before the
+/// common start) and the time origin of its records.
+async fn shard_meta(
+    spec: crate::shard::ShardSpec,
+    schedule: &runner::Schedule,
+    http: &reqwest::Client,
+    base_url: &str,
+    out: &Output,
+) -> crate::shard::ShardMeta {
+    let clock = crate::clock::estimate_offset(http, base_url).await;
+    let unix_ms = |t: SystemTime| {
+        t.duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    if !out.quiet {
+        let clock_note = match clock {
+            Some(c) => format!(
+                "clock {:+.0} ms ± {:.0} ms vs the target",
+                c.offset_ms, c.error_ms
+            ),
+            None => "clock offset unknown (no Date header from the target)".into(),
+        };
+        let start_note = match schedule.start {
+            Some(t) => format!("starts at {}", store::rfc3339_utc(t)),
+            None => {
+                "starts now (no --start-at: the shards overlap only if launched together)".into()
+            }
+        };
+        eprintln!("shard {spec}: {start_note}; {clock_note}");
+    }
+    crate::shard::ShardMeta {
+        index: spec.index,
+        total: spec.total,
+        start_at: schedule.start.map(store::rfc3339_utc),
+        step_every_s: schedule.every.map(|d| d.as_secs_f64()),
+        // The runner's time origin: the common start, or now (it starts right after this).
+        origin_unix_ms: schedule
+            .start
+            .map_or_else(crate::clock::now_unix_ms, unix_ms),
+        clock_offset_ms: clock.map(|c| c.offset_ms),
+        clock_offset_error_ms: clock.map(|c| c.error_ms),
     }
 }

@@ -44,6 +44,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Capacity for a target rate from a run's measurements (Little's law) vs declared limits.
     Plan(PlanArgs),
+    /// Merge the run directories of the shards of one sharded run (`run --shard I/N`) into one
+    /// run directory: exact percentiles from the union of the records.
+    Merge(MergeArgs),
     /// Print the JSON Schema of the scenario format (for editor completion and validation).
     Schema,
     /// Print a shell completion script.
@@ -146,6 +149,19 @@ pub struct RunArgs {
     /// estimated duration and tokens per minute per step) and the limit warnings, then exit.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run shard I of N (counting from 0) of a sharded run: this process sends its share of
+    /// every step's streams and requests; `ladder merge` joins the shards. Default: from
+    /// JOB_COMPLETION_INDEX and LADDER_SHARDS (a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::shard::ShardSpec>,
+    /// Start the first step at this time (RFC 3339, e.g. 2026-11-30T12:00:00Z) and step k at
+    /// START + k × --step-every, so that every shard runs step k at the same time.
+    #[arg(long, value_name = "TIME", env = "LADDER_START_AT")]
+    pub start_at: Option<String>,
+    /// Each step's time slot (replaces the pause between steps). With --shard and --start-at
+    /// it defaults to ramp-up + duration + pause for `duration:` budgets; request budgets need it.
+    #[arg(long, value_name = "DURATION", env = "LADDER_STEP_EVERY", value_parser = parse_duration)]
+    pub step_every: Option<std::time::Duration>,
 }
 
 #[derive(Debug, Args)]
@@ -256,4 +272,19 @@ pub struct PlanArgs {
     pub limit_rpm: Option<u64>,
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormatArg,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Shard run directories, or folders holding them (searched three levels down).
+    #[arg(required = true, value_name = "RUN")]
+    pub runs: Vec<PathBuf>,
+    /// The merged run directory to create (must not exist, or be empty).
+    #[arg(short = 'o', long = "out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Wait up to this long until every shard of the run has finished (N from the shards'
+    /// meta.json), e.g. for a merge Job started with the shards; stops waiting once the run's
+    /// schedule has ended and the missing shards cannot come any more.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub wait: Option<std::time::Duration>,
 }

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -109,8 +109,22 @@ struct Shared<B> {
     progress: Arc<dyn Progress>,
 }
 
-/// Runs every step of every model of the scenario, handing records and finished steps to `sink`.
-/// Returns whether the run was interrupted.
+/// When a run starts and how its steps are timed. The default starts at once and separates
+/// steps by the scenario's pause; sharded runs (`--start-at`) start every shard's step k at the
+/// same wall-clock time and run the shard's share of each step.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Schedule {
+    /// Wall-clock time of the first step; records' `started_at_ms` count from it.
+    pub start: Option<SystemTime>,
+    /// Step k (model × step runs counted from 0) starts at `start + k × every`, replacing the
+    /// pause between steps. A step that overruns its slot delays the next one.
+    pub every: Option<Duration>,
+    /// Run only this shard's share of each step (`shard::step_share`).
+    pub shard: Option<crate::shard::ShardSpec>,
+}
+
+/// Runs every step of every model of the scenario, starting now, handing records and finished
+/// steps to `sink`. Returns whether the run was interrupted.
 pub async fn run<B: Backend>(
     scenario: &Scenario,
     backend: Arc<B>,
@@ -118,7 +132,21 @@ pub async fn run<B: Backend>(
     interrupt: Interrupt,
     sink: &mut dyn RunSink,
 ) -> bool {
-    let run_start = Instant::now();
+    let schedule = Schedule::default();
+    run_scheduled(scenario, backend, progress, interrupt, sink, schedule).await
+}
+
+/// As [`run`], on `schedule`. A step of concurrency 0 (a shard's share of a step smaller than
+/// the number of shards) sends nothing.
+pub async fn run_scheduled<B: Backend>(
+    scenario: &Scenario,
+    backend: Arc<B>,
+    progress: Arc<dyn Progress>,
+    interrupt: Interrupt,
+    sink: &mut dyn RunSink,
+    schedule: Schedule,
+) -> bool {
+    let run_start = schedule.start.map_or_else(Instant::now, instant_at);
     let run_tag = format!(
         "{:08x}",
         std::time::SystemTime::now()
@@ -149,18 +177,50 @@ pub async fn run<B: Backend>(
         .collect();
     let total_runs = scenario.load.ladder.len() * scenario.target.models.len();
     let mut runs_done = 0usize;
+    if schedule.start.is_some() && !wait_until(run_start, &interrupt).await {
+        return true;
+    }
+    let mut slot = 0u32;
     'steps: for (idx, &concurrency) in scenario.load.ladder.iter().enumerate() {
         let step = idx as u32 + 1;
         for (model, body) in scenario.target.models.iter().zip(&bodies) {
             if interrupt.is_stopped() {
                 break 'steps;
             }
-            if scenario.load.warmup_requests > 0 {
+            if let Some(every) = schedule.every {
+                if !wait_until(run_start + every * slot, &interrupt).await {
+                    break 'steps;
+                }
+            }
+            slot += 1;
+            // A shard runs its share of the streams and of the requests.
+            let share = |requests: u64| match schedule.shard {
+                Some(spec) => crate::shard::step_share(spec, concurrency, requests),
+                None => (concurrency, requests),
+            };
+            let (concurrency, warmup) = share(u64::from(scenario.load.warmup_requests));
+            let budget = match scenario.load.budget {
+                Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
+                other => other,
+            };
+            if concurrency == 0 {
+                sink.step_finished(StepRun {
+                    model: model.clone(),
+                    step,
+                    concurrency: 0,
+                    duration_s: 0.0,
+                    client_cpu_pct: None,
+                    loop_lag_p99_ms: None,
+                });
+                runs_done += 1;
+                continue;
+            }
+            if warmup > 0 {
                 let warm = StepPlan {
                     model: model.clone(),
                     step,
                     concurrency,
-                    budget: Budget::RequestsPerStep(u64::from(scenario.load.warmup_requests)),
+                    budget: Budget::RequestsPerStep(warmup),
                     ramp_up: Duration::ZERO,
                     record: false,
                 };
@@ -173,7 +233,7 @@ pub async fn run<B: Backend>(
                 model: model.clone(),
                 step,
                 concurrency,
-                budget: scenario.load.budget,
+                budget,
                 ramp_up: scenario.load.ramp_up,
                 record: true,
             };
@@ -200,7 +260,7 @@ pub async fn run<B: Backend>(
             });
             runs_done += 1;
             let pause = scenario.load.pause_between_steps;
-            if !pause.is_zero() && runs_done < total_runs {
+            if !pause.is_zero() && runs_done < total_runs && schedule.every.is_none() {
                 let mut rx = interrupt.subscribe();
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
@@ -221,6 +281,24 @@ struct Discard;
 impl RunSink for Discard {
     fn record(&mut self, _: RequestRecord) {}
     fn step_finished(&mut self, _: StepRun) {}
+}
+
+/// The monotonic instant of wall-clock time `t` (in the past: as far back as the clock allows).
+fn instant_at(t: SystemTime) -> Instant {
+    let (now, wall) = (Instant::now(), SystemTime::now());
+    match t.duration_since(wall) {
+        Ok(ahead) => now + ahead,
+        Err(behind) => now.checked_sub(behind.duration()).unwrap_or(now),
+    }
+}
+
+/// Sleeps until `at`; `false` when a stop signal came first.
+async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
+    let mut rx = interrupt.subscribe();
+    tokio::select! {
+        _ = tokio::time::sleep_until(at) => !interrupt.is_stopped(),
+        _ = rx.wait_for(|v| *v >= 1) => false,
+    }
 }
 
 fn planned_total(budget: &Budget, concurrency: u32) -> Option<u64> {

@@ -10,10 +10,15 @@
 mod appender;
 mod csv_io;
 mod requests_csv;
+mod shards;
 mod summary_csv;
 
 pub use appender::{RequestsAppender, FLUSH_EVERY};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
+pub use shards::{
+    check_merge_output, find_runs, read_shard, shards_settled, stopped_early, write_merged,
+    MergedFiles, ShardFiles,
+};
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
 
 use crate::record::{RequestRecord, StepRun};
@@ -223,6 +228,12 @@ pub struct Meta {
     /// The scenario's SLO in ms (for goodput when summaries are rebuilt).
     #[serde(default)]
     pub slo: SloMs,
+    /// For a shard of a sharded run (`run --shard I/N`): which one, and its clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardMeta>,
+    /// For a merged run (`ladder merge`): the shards it was made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<crate::shard::MergedShard>,
 }
 
 fn yes() -> bool {
@@ -312,6 +323,16 @@ pub fn create_run_dir(
     scenario: &str,
     started: SystemTime,
 ) -> Result<RunDir, StoreError> {
+    create_run_dir_named(out, scenario, started, "")
+}
+
+/// As `create_run_dir`, with `suffix` after the timestamp (`-shard-2-of-8`).
+pub fn create_run_dir_named(
+    out: &Path,
+    scenario: &str,
+    started: SystemTime,
+    suffix: &str,
+) -> Result<RunDir, StoreError> {
     let plain = Path::new(scenario)
         .file_name()
         .is_some_and(|f| f == scenario);
@@ -323,7 +344,7 @@ pub fn create_run_dir(
     }
     let parent = out.join(scenario);
     fs::create_dir_all(&parent).map_err(|e| StoreError::io("create directory", &parent, e))?;
-    let stamp = rfc3339_utc(started).replace(':', "-");
+    let stamp = format!("{}{suffix}", rfc3339_utc(started).replace(':', "-"));
     for n in 1..=1000u32 {
         let name = if n == 1 {
             stamp.clone()
@@ -705,6 +726,8 @@ mod tests {
             complete: true,
             steps: vec![],
             slo: SloMs::default(),
+            shard: None,
+            merged_from: vec![],
         };
         run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
         run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();

@@ -41,6 +41,8 @@ async fn run_ladder(
         complete: false,
         steps: vec![],
         slo: store::SloMs::from(&s.slo),
+        shard: None,
+        merged_from: vec![],
     };
     let mut recorder = Recorder::start(s, run_dir, meta, false).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);

@@ -1,0 +1,252 @@
+//! Sharded runs (`ladder run --shard I/N`): one rule for how a step's load is split over N
+//! processes, used by the runner (what shard I sends) and by `merge` (which global worker a
+//! shard's worker was), and the shard's identity and clock facts that `meta.json` keeps.
+//! Shards count from 0, like Kubernetes' `JOB_COMPLETION_INDEX`.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// Shard `index` of `total` (0 ≤ index < total).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardSpec {
+    pub index: u32,
+    pub total: u32,
+}
+
+impl ShardSpec {
+    /// Shard `index` of `total`, or a message saying what is wrong.
+    pub fn new(index: u32, total: u32) -> Result<Self, String> {
+        if total == 0 {
+            return Err("the number of shards must be at least 1".into());
+        }
+        if index >= total {
+            return Err(format!(
+                "shard index {index} is out of range: shards count from 0, so with {total} \
+                 shard(s) the index is 0..{}",
+                total - 1
+            ));
+        }
+        Ok(ShardSpec { index, total })
+    }
+
+    /// This shard's share of `amount` (streams, requests): see [`share`].
+    pub fn share(self, amount: u64) -> Share {
+        share(amount, self.index, self.total)
+    }
+}
+
+impl FromStr for ShardSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}`: expected I/N, e.g. 0/4 (shards count from 0)"))?;
+        let num = |x: &str, what: &str| {
+            x.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("`{s}`: {what} `{x}` is not a whole number"))
+        };
+        ShardSpec::new(num(i, "index")?, num(n, "total")?).map_err(|e| format!("`{s}`: {e}"))
+    }
+}
+
+impl fmt::Display for ShardSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.total)
+    }
+}
+
+/// The shard from the environment when `--shard` is absent: `JOB_COMPLETION_INDEX` (set by a
+/// Kubernetes Indexed Job) with `LADDER_SHARDS` (the total). `env` reads a variable.
+pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Result<Option<ShardSpec>, String> {
+    let var = |n: &str| env(n).filter(|v| !v.trim().is_empty());
+    match (var("JOB_COMPLETION_INDEX"), var("LADDER_SHARDS")) {
+        (None, None) => Ok(None),
+        (Some(i), Some(n)) => format!("{}/{}", i.trim(), n.trim())
+            .parse()
+            .map(Some)
+            .map_err(|e| format!("JOB_COMPLETION_INDEX/LADDER_SHARDS {e}")),
+        (Some(_), None) => Err(
+            "JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job) but \
+             LADDER_SHARDS is not: set LADDER_SHARDS to the Job's completions so that each pod \
+             runs its share of the load, or pass --shard I/N"
+                .into(),
+        ),
+        (None, Some(_)) => {
+            Err("LADDER_SHARDS is set but JOB_COMPLETION_INDEX is not: pass --shard I/N".into())
+        }
+    }
+}
+
+/// A shard's part of an amount: `count` units, numbered `first..first + count` globally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Share {
+    pub first: u64,
+    pub count: u64,
+}
+
+/// Splits `amount` over `total` shards: each gets `amount / total`, and the first
+/// `amount % total` shards one more, so the shares sum to `amount` exactly and differ by at most
+/// one. A shard may get 0 (a step smaller than the number of shards): it sends nothing then.
+pub fn share(amount: u64, index: u32, total: u32) -> Share {
+    let (i, n) = (u64::from(index), u64::from(total.max(1)));
+    let base = amount / n;
+    let rem = amount % n;
+    Share {
+        first: i * base + i.min(rem),
+        count: base + u64::from(i < rem),
+    }
+}
+
+/// What shard `spec` runs of one step of `concurrency` streams: its share of the streams, and
+/// of `requests` (the step's requests or warmup requests) the part its workers would have sent
+/// had the requests been dealt evenly to all the step's workers. Summed over the shards both
+/// are exact; a shard without streams gets no requests.
+pub fn step_share(spec: ShardSpec, concurrency: u32, requests: u64) -> (u32, u64) {
+    let workers = spec.share(concurrency.into());
+    let c = u64::from(concurrency.max(1));
+    // Requests of the first k workers when `requests` are dealt evenly over c workers.
+    let dealt = |k: u64| k * (requests / c) + k.min(requests % c);
+    let mine = dealt(workers.first + workers.count) - dealt(workers.first);
+    (workers.count as u32, mine)
+}
+
+/// What `meta.json` says about the shard that wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    pub index: u32,
+    pub total: u32,
+    /// The common start every shard was given (`--start-at`, RFC 3339), if any.
+    #[serde(default)]
+    pub start_at: Option<String>,
+    /// Time slot of each model × step (seconds): step k started at `start_at + k × slot`.
+    #[serde(default)]
+    pub step_every_s: Option<f64>,
+    /// This host's wall clock (Unix ms) at the runner's time origin: a record's
+    /// `started_at_ms` counts from here.
+    pub origin_unix_ms: f64,
+    /// Estimated (target's clock − this host's clock) in ms, from the target's `Date` header
+    /// (`clock::estimate_offset`); `None` when it could not be measured.
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
+    /// Half-width of the interval the offset is known to lie in, ms.
+    #[serde(default)]
+    pub clock_offset_error_ms: Option<f64>,
+}
+
+/// What a merged run's `meta.json` keeps about each shard it was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedShard {
+    pub index: u32,
+    pub total: u32,
+    /// The shard's run directory.
+    pub source: String,
+    pub host: String,
+    pub complete: bool,
+    pub clock_offset_ms: Option<f64>,
+    pub records: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_and_refuses_with_the_fix() {
+        assert_eq!(
+            "2/5".parse::<ShardSpec>(),
+            Ok(ShardSpec { index: 2, total: 5 })
+        );
+        let e = "5/5".parse::<ShardSpec>().unwrap_err();
+        assert!(
+            e.contains("shards count from 0") && e.contains("0..4"),
+            "{e}"
+        );
+        assert!("3"
+            .parse::<ShardSpec>()
+            .unwrap_err()
+            .contains("expected I/N"));
+        assert!("a/3"
+            .parse::<ShardSpec>()
+            .unwrap_err()
+            .contains("index `a`"));
+        assert!("0/0"
+            .parse::<ShardSpec>()
+            .unwrap_err()
+            .contains("at least 1"));
+    }
+
+    #[test]
+    fn the_environment_selects_the_shard_of_an_indexed_job() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == n)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert_eq!(from_env(env(&[])), Ok(None));
+        assert_eq!(
+            from_env(env(&[
+                ("JOB_COMPLETION_INDEX", "3"),
+                ("LADDER_SHARDS", "20")
+            ])),
+            Ok(Some(ShardSpec {
+                index: 3,
+                total: 20
+            }))
+        );
+        let e = from_env(env(&[("JOB_COMPLETION_INDEX", "3")])).unwrap_err();
+        assert!(e.contains("set LADDER_SHARDS"), "{e}");
+        let e = from_env(env(&[
+            ("JOB_COMPLETION_INDEX", "4"),
+            ("LADDER_SHARDS", "4"),
+        ]));
+        assert!(e.unwrap_err().contains("shards count from 0"));
+        assert!(from_env(env(&[("LADDER_SHARDS", "4")])).is_err());
+    }
+
+    #[test]
+    fn small_steps_leave_some_shards_idle() {
+        let shares: Vec<u64> = (0..4).map(|i| share(2, i, 4).count).collect();
+        assert_eq!(shares, [1, 1, 0, 0]);
+        assert_eq!(share(10, 3, 4), Share { first: 8, count: 2 });
+        assert_eq!(
+            share(10, 0, 1),
+            Share {
+                first: 0,
+                count: 10
+            }
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn step_shares_sum_to_the_step(c in 1u32..500, n in 0u64..5_000, total in 1u32..40) {
+            let (mut streams, mut requests) = (0u64, 0u64);
+            for i in 0..total {
+                let (sc, sn) = step_share(ShardSpec::new(i, total).unwrap(), c, n);
+                prop_assert!(sc > 0 || sn == 0, "no streams, no requests");
+                streams += u64::from(sc);
+                requests += sn;
+            }
+            prop_assert_eq!((streams, requests), (u64::from(c), n));
+        }
+
+        #[test]
+        fn shares_tile_the_amount_exactly(amount in 0u64..100_000, total in 1u32..64) {
+            let mut next = 0;
+            for i in 0..total {
+                let s = share(amount, i, total);
+                prop_assert_eq!(s.first, next);
+                prop_assert!(s.count + 1 >= amount / u64::from(total));
+                prop_assert!(s.count <= amount / u64::from(total) + 1);
+                next += s.count;
+            }
+            prop_assert_eq!(next, amount);
+        }
+    }
+}

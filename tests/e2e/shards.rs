@@ -1,0 +1,239 @@
+//! Sharded runs without a cluster: N local `ladder run --shard I/N` processes against one
+//! external `ladder sim`, merged with `ladder merge`, must match one process running the same
+//! total load (same request counts and concurrency per step; percentiles within a generous
+//! tolerance), and a shard killed mid-run must be reported by `merge`, never dropped silently.
+
+use crate::support::{read_csv, Project};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+struct Sim {
+    child: Child,
+    base_url: String,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ladder sim` on a free port: ~20 ms to the first token, 10 tokens 2 ms apart, no cap.
+fn start_sim() -> Sim {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ladder"))
+        .args(["sim", "--port", "0", "--bind", "127.0.0.1"])
+        .args([
+            "--set",
+            "ttft=20ms",
+            "--set",
+            "tpot=2ms",
+            "--set",
+            "tpot_jitter=0",
+        ])
+        .args(["--set", "output_tokens=10", "--set", "seed=5"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start ladder sim");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    Sim {
+        child,
+        base_url: first.trim().to_string(),
+    }
+}
+
+fn scenario(p: &Project, base_url: &str) -> std::path::PathBuf {
+    p.scenario(
+        "shardy",
+        &format!(
+            "name: shardy\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\n\
+             request:\n  prompt_file: prompts/p.txt\n  max_tokens: 10\n\
+             load:\n  ladder: [2, 5]\n  requests_per_step: 40\n  warmup_requests: 0\n"
+        ),
+    )
+}
+
+/// RFC 3339 `secs` seconds from now (whole seconds).
+fn start_in(secs: u64) -> String {
+    let t = SystemTime::now() + Duration::from_secs(secs);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+fn shard_cmd(p: &Project, scenario: &Path, out: &str, i: u32, n: u32, start: &str) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ladder"));
+    c.current_dir(p.path())
+        .arg("--quiet")
+        .args(["run", scenario.to_str().unwrap(), "--out", out])
+        .args(["--shard", &format!("{i}/{n}"), "--start-at", start])
+        .args(["--step-every", "3s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn summary(dir: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let (header, rows) = read_csv(&dir.join("summary.csv"));
+    rows.into_iter()
+        .map(|r| header.iter().cloned().zip(r).collect())
+        .collect()
+}
+
+fn num(row: &std::collections::BTreeMap<String, String>, col: &str) -> f64 {
+    row[col]
+        .parse()
+        .unwrap_or_else(|_| panic!("{col} = {:?}", row[col]))
+}
+
+fn stderr_of(child: Child) -> (Option<i32>, String) {
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn three_shards_merge_to_what_one_process_measures() {
+    let p = Project::new();
+    let sim = start_sim();
+    let s = scenario(&p, &sim.base_url);
+
+    let start = start_in(4);
+    let shards: Vec<Child> = (0..3)
+        .map(|i| shard_cmd(&p, &s, "sharded", i, 3, &start).spawn().unwrap())
+        .collect();
+    for (i, child) in shards.into_iter().enumerate() {
+        let (code, err) = stderr_of(child);
+        assert_eq!(code, Some(0), "shard {i}: {err}");
+    }
+    p.ladder()
+        .args(["--quiet", "run", s.to_str().unwrap(), "--out", "single"])
+        .assert()
+        .success();
+
+    let merged = p
+        .ladder()
+        .args(["merge", "sharded", "-o", "merged"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&merged.stderr);
+    assert_eq!(merged.status.code(), Some(0), "{err}");
+    assert!(
+        !err.contains("missing") && !err.contains("did not finish"),
+        "{err}"
+    );
+
+    let single_dir = std::fs::read_dir(p.path().join("single/shardy"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let one = summary(&single_dir);
+    let many = summary(&p.path().join("merged"));
+    assert_eq!(one.len(), 2);
+    assert_eq!(many.len(), 2);
+    for (a, b) in one.iter().zip(&many) {
+        for col in [
+            "step",
+            "concurrency",
+            "attempted",
+            "succeeded",
+            "output_tokens",
+        ] {
+            assert_eq!(a[col], b[col], "{col}: single {a:?} merged {b:?}");
+        }
+        for col in ["ttft_p50_ms", "ttft_p90_ms", "e2e_p50_ms", "tpot_p50_ms"] {
+            let (x, y) = (num(a, col), num(b, col));
+            assert!(
+                (x - y).abs() <= 0.5 * x.max(y) + 15.0,
+                "{col}: single {x} merged {y}"
+            );
+        }
+    }
+    // One process would have numbered its workers 0..c; so does the merge.
+    let (header, rows) = read_csv(&p.path().join("merged/requests.csv"));
+    let (w, st) = (
+        header.iter().position(|h| h == "worker").unwrap(),
+        header.iter().position(|h| h == "step").unwrap(),
+    );
+    let mut workers: Vec<u32> = rows
+        .iter()
+        .filter(|r| r[st] == "2")
+        .map(|r| r[w].parse().unwrap())
+        .collect();
+    workers.sort();
+    workers.dedup();
+    assert_eq!(workers, [0, 1, 2, 3, 4]);
+    assert_eq!(rows.len(), 80);
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("merged/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["merged_from"].as_array().unwrap().len(), 3);
+    assert_eq!(meta["interrupted"], Value::Bool(false));
+    // Every shard measured its clock against the simulator's Date header (same host: ~0).
+    for m in meta["merged_from"].as_array().unwrap() {
+        let off = m["clock_offset_ms"].as_f64().expect("an offset estimate");
+        assert!(off.abs() < 1_000.0, "{m}");
+    }
+
+    // The merged run is a run like any other.
+    let d = p
+        .ladder()
+        .args(["diff", single_dir.to_str().unwrap(), "merged"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(d.status.code(), Some(0 | 3 | 4)),
+        "{}",
+        String::from_utf8_lossy(&d.stderr)
+    );
+}
+
+#[test]
+fn a_shard_killed_mid_run_is_reported_by_merge() {
+    let p = Project::new();
+    let sim = start_sim();
+    let s = scenario(&p, &sim.base_url);
+    let start = start_in(4);
+    let mut shards: Vec<Child> = (0..3)
+        .map(|i| shard_cmd(&p, &s, "sharded", i, 3, &start).spawn().unwrap())
+        .collect();
+    // Kill shard 1 during its first step.
+    let killed_at = humantime::parse_rfc3339(&start).unwrap() + Duration::from_millis(300);
+    if let Ok(wait) = killed_at.duration_since(SystemTime::now()) {
+        std::thread::sleep(wait);
+    }
+    shards[1].kill().unwrap();
+    for (i, child) in shards.into_iter().enumerate() {
+        let (code, err) = stderr_of(child);
+        if i != 1 {
+            assert_eq!(code, Some(0), "shard {i}: {err}");
+        }
+    }
+    let out = p
+        .ladder()
+        .args(["merge", "sharded", "-o", "merged"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("shard 1/3 is missing") || err.contains("shard 1 ("),
+        "{err}"
+    );
+    let meta: Value =
+        serde_json::from_str(&std::fs::read_to_string(p.path().join("merged/meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(meta["interrupted"], Value::Bool(true));
+    assert!(meta["notes"].to_string().contains("shard 1"), "{meta}");
+}
