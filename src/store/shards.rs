@@ -113,14 +113,25 @@ pub struct ShardFiles {
 /// percentiles cannot be merged from summaries).
 pub fn read_shard(dir: &Path) -> Result<ShardFiles, StoreError> {
     let meta = read_meta(&dir.join(META_FILE))?;
-    // A shard that never finished is read from its records (`load_result` rebuilds it).
+    // A shard that never finished is read from its records (`load_result` rebuilds it); one
+    // killed before its first records reached the disk has none, and is still a shard.
     let LoadedResult {
         summaries,
         requests,
         workload_yaml,
         incomplete,
         ..
-    } = load_result(dir)?;
+    } = match (load_result(dir), stopped_early(&meta)) {
+        (Ok(loaded), _) => loaded,
+        (Err(_), Some(why)) => LoadedResult {
+            label: dir.display().to_string(),
+            summaries: Vec::new(),
+            requests: Some(Vec::new()),
+            workload_yaml: fs::read_to_string(dir.join(super::WORKLOAD_FILE)).ok(),
+            incomplete: Some(format!("{why}; no records written")),
+        },
+        (Err(e), None) => return Err(e),
+    };
     let stopped = incomplete.or_else(|| stopped_early(&meta));
     let records = requests.ok_or_else(|| StoreError::NotAResult {
         path: dir.to_path_buf(),

@@ -50,13 +50,14 @@ fn start_sim() -> Sim {
     }
 }
 
-fn scenario(p: &Project, base_url: &str) -> std::path::PathBuf {
+/// A scenario against `base_url`; `load` is the ladder and budget.
+fn scenario(p: &Project, base_url: &str, load: &str) -> std::path::PathBuf {
     p.scenario(
         "shardy",
         &format!(
             "name: shardy\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\n\
              request:\n  prompt_file: prompts/p.txt\n  max_tokens: 10\n\
-             load:\n  ladder: [2, 5]\n  requests_per_step: 40\n  warmup_requests: 0\n"
+             load:\n{load}  warmup_requests: 0\n"
         ),
     )
 }
@@ -105,7 +106,12 @@ fn stderr_of(child: Child) -> (Option<i32>, String) {
 fn three_shards_merge_to_what_one_process_measures() {
     let p = Project::new();
     let sim = start_sim();
-    let s = scenario(&p, &sim.base_url);
+    // Step 1 (2 streams) leaves shard 2 idle.
+    let s = scenario(
+        &p,
+        &sim.base_url,
+        "  ladder: [2, 5]\n  requests_per_step: 40\n",
+    );
 
     let start = start_in(4);
     let shards: Vec<Child> = (0..3)
@@ -152,10 +158,11 @@ fn three_shards_merge_to_what_one_process_measures() {
         ] {
             assert_eq!(a[col], b[col], "{col}: single {a:?} merged {b:?}");
         }
-        for col in ["ttft_p50_ms", "ttft_p90_ms", "e2e_p50_ms", "tpot_p50_ms"] {
+        // Generous: the two measurements run at different times on a busy 2-core machine.
+        for col in ["ttft_p50_ms", "e2e_p50_ms", "tpot_p50_ms"] {
             let (x, y) = (num(a, col), num(b, col));
             assert!(
-                (x - y).abs() <= 0.5 * x.max(y) + 15.0,
+                (x - y).abs() <= 0.5 * x.max(y) + 20.0,
                 "{col}: single {x} merged {y}"
             );
         }
@@ -186,7 +193,15 @@ fn three_shards_merge_to_what_one_process_measures() {
         assert!(off.abs() < 1_000.0, "{m}");
     }
 
-    // The merged run is a run like any other.
+    // The merged run is a run like any other: report, plan and diff read it.
+    p.ladder()
+        .args(["report", "merged", "-o", "merged.html"])
+        .assert()
+        .success();
+    p.ladder()
+        .args(["plan", "merged", "--rps", "5"])
+        .assert()
+        .success();
     let d = p
         .ladder()
         .args(["diff", single_dir.to_str().unwrap(), "merged"])
@@ -203,20 +218,29 @@ fn three_shards_merge_to_what_one_process_measures() {
 fn a_shard_killed_mid_run_is_reported_by_merge() {
     let p = Project::new();
     let sim = start_sim();
-    let s = scenario(&p, &sim.base_url);
+    // Each shard: step 1 is 40 requests on 1 stream (~1.6 s), step 2 40 on 2 streams, 3 s apart.
+    let s = scenario(
+        &p,
+        &sim.base_url,
+        "  ladder: [3, 6]\n  requests_per_step: 120\n",
+    );
     let start = start_in(4);
     let mut shards: Vec<Child> = (0..3)
         .map(|i| shard_cmd(&p, &s, "sharded", i, 3, &start).spawn().unwrap())
         .collect();
-    // Kill shard 1 during its first step.
-    let killed_at = humantime::parse_rfc3339(&start).unwrap() + Duration::from_millis(300);
-    if let Ok(wait) = killed_at.duration_since(SystemTime::now()) {
-        std::thread::sleep(wait);
+    // SIGKILL shard 1 early in its first step (perhaps before any record reached the disk:
+    // merge reads it either way) and shard 2 in its second step (after step 1 was flushed).
+    let begin = humantime::parse_rfc3339(&start).unwrap();
+    for (victim, after) in [(1, 300), (2, 3_300)] {
+        let at = begin + Duration::from_millis(after);
+        if let Ok(wait) = at.duration_since(SystemTime::now()) {
+            std::thread::sleep(wait);
+        }
+        shards[victim].kill().unwrap();
     }
-    shards[1].kill().unwrap();
     for (i, child) in shards.into_iter().enumerate() {
         let (code, err) = stderr_of(child);
-        if i != 1 {
+        if i == 0 {
             assert_eq!(code, Some(0), "shard {i}: {err}");
         }
     }
@@ -227,13 +251,22 @@ fn a_shard_killed_mid_run_is_reported_by_merge() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(
-        err.contains("shard 1/3 is missing") || err.contains("shard 1 ("),
-        "{err}"
-    );
+    for victim in [1, 2] {
+        assert!(
+            err.contains(&format!("shard {victim} (")) && err.contains("did not finish"),
+            "{err}"
+        );
+    }
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(p.path().join("merged/meta.json")).unwrap())
             .unwrap();
     assert_eq!(meta["interrupted"], Value::Bool(true));
-    assert!(meta["notes"].to_string().contains("shard 1"), "{meta}");
+    assert!(meta["notes"].to_string().contains("shard 2"), "{meta}");
+    // Step 1 holds every record of shards 0 and 2: what shard 2 wrote before it was killed is
+    // merged, not dropped.
+    let rows = summary(&p.path().join("merged"));
+    let step1 = num(&rows[0], "attempted");
+    assert!((80.0..120.0).contains(&step1), "{rows:?}");
+    let step2 = num(&rows[1], "attempted");
+    assert!((40.0..80.0).contains(&step2), "{rows:?}");
 }
