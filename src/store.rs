@@ -879,6 +879,8 @@ mod tests {
             complete: true,
             steps: vec![],
             slo: SloMs::default(),
+            shard: None,
+            merged_from: vec![],
         }
     }
 }
