@@ -152,7 +152,7 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
         let opts = CompareOptions::for_cli(Default::default(), false, false);
         compare::compare(&Side::from_result(b), &Side::from_result(&result), &opts)
     });
-    let warnings = meta.as_ref().map(meta_warnings).unwrap_or_default();
+    let warnings = run_warnings(&result, meta.as_ref());
     Ok(RunView {
         result,
         findings,
@@ -167,20 +167,18 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
 }
 
 /// What a reader must know before trusting the charts: an interrupted or incomplete run.
-fn meta_warnings(meta: &serde_json::Value) -> Vec<String> {
+fn run_warnings(result: &LoadedResult, meta: Option<&serde_json::Value>) -> Vec<String> {
     let mut out = Vec::new();
-    if meta.get("complete").and_then(|v| v.as_bool()) == Some(false) {
-        let at = meta
-            .get("stopped_in_step")
-            .or_else(|| meta.get("last_step"))
-            .and_then(|v| v.as_u64())
-            .map(|s| format!(" (it stopped in step {s})"))
-            .unwrap_or_default();
+    if let Some(at) = &result.incomplete {
         out.push(format!(
-            "Incomplete run{at}: the process ended before the ladder finished; the last step may be partial."
+            "Incomplete run: the process ended before the ladder finished ({at}); the charts show the records written until then, and the last step may be partial."
         ));
     }
-    if meta.get("interrupted").and_then(|v| v.as_bool()) == Some(true) {
+    if meta
+        .and_then(|m| m.get("interrupted"))
+        .and_then(|v| v.as_bool())
+        == Some(true)
+    {
         out.push(
             "Interrupted run: stopped by a signal; the last step holds fewer requests than planned."
                 .to_string(),
@@ -195,11 +193,20 @@ mod tests {
 
     #[test]
     fn incomplete_and_interrupted_runs_are_flagged() {
-        let w = meta_warnings(&serde_json::json!({"complete": false, "interrupted": true}));
+        let mut r = LoadedResult {
+            label: "x".into(),
+            summaries: vec![],
+            requests: None,
+            workload_yaml: None,
+            incomplete: Some("stopped in step 3 of 4 (concurrency 20)".into()),
+        };
+        let w = run_warnings(&r, Some(&serde_json::json!({"interrupted": true})));
         assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w[0].starts_with("Incomplete run"), "{w:?}");
         assert!(
-            meta_warnings(&serde_json::json!({"complete": true, "interrupted": false})).is_empty()
+            w[0].contains("(stopped in step 3 of 4 (concurrency 20))"),
+            "{w:?}"
         );
+        r.incomplete = None;
+        assert!(run_warnings(&r, Some(&serde_json::json!({"interrupted": false}))).is_empty());
     }
 }

@@ -129,9 +129,13 @@ pub fn from_git(file: &Path) -> Result<Trend, TrendError> {
 /// is the UTC start, so by name within one scenario), each one point.
 pub fn from_runs(paths: &[PathBuf]) -> Result<Trend, TrendError> {
     let mut points = Vec::new();
+    let mut notes = Vec::new();
     for p in paths {
         let (path, _) = crate::report::resolve_run(p);
         let loaded = store::load_result(&path)?;
+        if let Some(at) = &loaded.incomplete {
+            notes.push(format!("{}: incomplete run ({at})", path.display()));
+        }
         let started = std::fs::read(path.join(store::META_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
@@ -153,7 +157,7 @@ pub fn from_runs(paths: &[PathBuf]) -> Result<Trend, TrendError> {
             .into_iter()
             .map(|(_, label, summaries)| TrendPoint { label, summaries })
             .collect(),
-        notes: Vec::new(),
+        notes,
     })
 }
 
