@@ -164,3 +164,65 @@ fn short_messages_are_one_line_and_bounded() {
     assert_eq!(short("a\nb\r\nc"), "a b  c");
     assert_eq!(short(&"x".repeat(500)).chars().count(), 200);
 }
+
+/// Keeps what the runner hands over.
+#[derive(Default)]
+struct Keep {
+    records: Vec<RequestRecord>,
+    steps: Vec<StepRun>,
+}
+
+impl RunSink for Keep {
+    fn record(&mut self, record: RequestRecord) {
+        self.records.push(record);
+    }
+    fn step_finished(&mut self, step: StepRun) {
+        self.steps.push(step);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn shards_run_their_share_of_each_step_in_its_time_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  ladder: [2, 5]\n  requests_per_step: 40\n  warmup_requests: 3\n",
+        dir.path(),
+    );
+    let mut per_step = [0usize; 2];
+    let mut streams = [0u32; 2];
+    for index in 0..3 {
+        let schedule = Schedule {
+            start: None,
+            every: Some(Duration::from_secs(10)),
+            shard: Some(crate::shard::ShardSpec::new(index, 3).unwrap()),
+        };
+        let mut keep = Keep::default();
+        let server = Arc::new(FakeServer::new(64, 100, 10, 20));
+        let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+        let stopped =
+            run_scheduled(&s, server, progress, Interrupt::new(), &mut keep, schedule).await;
+        assert!(!stopped);
+        assert_eq!(keep.steps.len(), 2, "shard {index}: one StepRun per step");
+        for (i, st) in keep.steps.iter().enumerate() {
+            streams[i] += st.concurrency;
+        }
+        for r in &keep.records {
+            per_step[r.step as usize - 1] += 1;
+            // Step 2 begins in its slot, 10 s after the run's start, on every shard.
+            if r.step == 2 {
+                assert!(r.started_at_ms >= 10_000.0, "{}", r.started_at_ms);
+            }
+        }
+        if index == 2 {
+            // 2 streams over 3 shards: this one has none at step 1 and sends nothing.
+            assert_eq!(keep.steps[0].concurrency, 0);
+            assert!(keep.records.iter().all(|r| r.step == 2));
+        }
+    }
+    assert_eq!(streams, [2, 5]);
+    assert_eq!(
+        per_step,
+        [40, 40],
+        "the shards' requests sum to the scenario's"
+    );
+}

@@ -210,3 +210,80 @@ pub fn write_merged(out: &Path, files: &MergedFiles<'_>) -> Result<RunDir, Store
         path: out.to_path_buf(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::ShardMeta;
+
+    /// A shard run directory `i` of `n` with a 2-step schedule of 10 s slots from t = 1000 s.
+    fn shard_dir(root: &Path, index: u32, total: u32, complete: bool) -> PathBuf {
+        let run = RunDir {
+            path: root.join(format!("s/x-shard-{index}-of-{total}")),
+        };
+        fs::create_dir_all(&run.path).unwrap();
+        let meta = Meta {
+            tool_version: "t".into(),
+            scenario: "s".into(),
+            fingerprint: "f".into(),
+            host: "h".into(),
+            started_at: String::new(),
+            finished_at: String::new(),
+            command_line: vec![],
+            interrupted: false,
+            models: vec!["m".into()],
+            ladder: vec![1, 2],
+            notes: vec![],
+            complete,
+            steps: vec![],
+            slo: Default::default(),
+            shard: Some(ShardMeta {
+                index,
+                total,
+                start_at: Some("1970-01-01T00:16:40Z".into()),
+                step_every_s: Some(10.0),
+                origin_unix_ms: 1_000_000.0,
+                clock_offset_ms: None,
+                clock_offset_error_ms: None,
+            }),
+            merged_from: vec![],
+        };
+        run.write_meta(&meta).unwrap();
+        run.path
+    }
+
+    #[test]
+    fn settled_when_every_shard_finished_or_long_after_the_schedule() {
+        let root = tempfile::tempdir().unwrap();
+        let find = || find_runs(&[root.path().to_path_buf()]).unwrap();
+        let during = 1_005_000.0; // 5 s into the run; the schedule ends at 1,020 s
+        shard_dir(root.path(), 0, 3, true);
+        shard_dir(root.path(), 2, 3, true);
+        assert_eq!(find().len(), 2);
+        assert!(!shards_settled(&find(), during), "shard 1 is missing");
+        let one = shard_dir(root.path(), 1, 3, false);
+        assert!(!shards_settled(&find(), during), "shard 1 still running");
+        assert!(!shards_settled(&find(), 1_020_000.0 + 60_000.0));
+        assert!(
+            shards_settled(&find(), 1_020_000.0 + 121_000.0),
+            "it will not come"
+        );
+        fs::remove_dir_all(&one).unwrap();
+        shard_dir(root.path(), 1, 3, true);
+        assert!(shards_settled(&find(), during));
+    }
+
+    #[test]
+    fn a_shard_killed_before_writing_records_is_read_as_stopped() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = shard_dir(root.path(), 0, 1, false);
+        fs::write(dir.join(super::super::REQUESTS_FILE), "").unwrap();
+        let f = read_shard(&dir).unwrap();
+        assert!(f.records.is_empty() && f.summaries.is_empty());
+        let why = f.stopped.unwrap();
+        assert!(why.contains("no records written"), "{why}");
+        // A finished run without records is an error, not a silent empty shard.
+        let done = shard_dir(root.path(), 0, 2, true);
+        assert!(read_shard(&done).is_err());
+    }
+}
