@@ -3,7 +3,7 @@ CARGO ?= cargo
 LADDER := ./target/release/ladder
 DEMO_OUT := runs
 
-.PHONY: demo test bench lint build baseline clean report-png
+.PHONY: demo test bench calibrate lint build baseline clean report-png
 
 build:
 	$(CARGO) build --release --locked
@@ -27,7 +27,14 @@ test:
 
 ## bench: performance figures (not timed assertions).
 bench: build
-	$(CARGO) bench --locked
+	$(CARGO) bench --locked --bench parse --bench fidelity --bench hostile --bench sim_cpu
+
+## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of real runs
+## against the scaled-down simulator (about half an hour; PAIRS and JOBS to change the effort).
+PAIRS ?= 40
+JOBS ?= 2
+calibrate: build
+	$(CARGO) bench --locked --bench calibrate -- $(PAIRS) $(JOBS)
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -122,6 +122,9 @@ fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                             path.display()
                         );
                     }
+                    for n in compare::sample_size_notes(&s.load) {
+                        eprintln!("note: {}: {n}", path.display());
+                    }
                 }
             }
             Err(e) => {
@@ -323,6 +326,13 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
         return Ok(ExitCode::Ok);
     }
     let baseline = preflight(args, &scenarios)?;
+    if !out.quiet {
+        for s in &scenarios {
+            for n in compare::sample_size_notes(&s.load) {
+                eprintln!("note: {}: {n}", s.name);
+            }
+        }
+    }
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let mut code = ExitCode::Ok;

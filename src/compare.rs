@@ -6,7 +6,7 @@
 //! Steps are matched by model and concurrency (not by step index), so inserting a step into a
 //! ladder does not shift every comparison. User-facing text names a step by its concurrency.
 
-mod inference;
+use crate::stats::inference;
 mod latency;
 mod rules;
 mod side;
@@ -17,7 +17,7 @@ mod types;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::StepSummary;
+use crate::stats::{steady_window, SteadyWindow, StepSummary, Timed};
 use latency::{Evidence, Rule};
 use rules::{error_rate, findings_check, throughput};
 pub use types::{
@@ -25,11 +25,11 @@ pub use types::{
     Side, Verdict, WorkloadMismatch,
 };
 
-/// Judges `new` against `base`. Refuses (no checks) when the workload fingerprints differ and
-/// `opts.allow_different_workload` is off. Deterministic for a given `opts.seed`.
 /// Fewest successful requests per side for a throughput (TPM, RPS) verdict.
 pub const MIN_THROUGHPUT_SAMPLES: u64 = 40;
 
+/// Judges `new` against `base`. Refuses (no checks) when the workload fingerprints differ and
+/// `opts.allow_different_workload` is off. Deterministic for a given `opts.seed`.
 pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
     let mut out = Comparison {
         base_label: base.label.clone(),
@@ -162,9 +162,28 @@ impl<'a> Indexed<'a> {
             for r in all {
                 m.entry((r.model.as_str(), r.step)).or_default().push(r);
             }
+            // Start order: the order in which requests are correlated (stable for equal starts).
+            for rows in m.values_mut() {
+                rows.sort_by(|a, b| a.started_at_ms.total_cmp(&b.started_at_ms));
+            }
             m
         });
         Indexed { steps, samples }
+    }
+    /// The steady window of a step, from its per-request samples (start times and E2E).
+    fn window(&self, s: &StepSummary) -> Option<SteadyWindow> {
+        let rows = self.samples.as_ref()?.get(&(s.model.as_str(), s.step))?;
+        let timed: Vec<Timed> = rows
+            .iter()
+            .map(|r| Timed {
+                worker: r.worker,
+                start_ms: r.started_at_ms,
+                e2e_ms: r.e2e_ms,
+                ok: r.ok,
+                output_tokens: r.output_tokens.unwrap_or(0),
+            })
+            .collect();
+        steady_window(&timed)
     }
     fn has_model(&self, model: &str) -> bool {
         self.concurrencies(model).next().is_some()
@@ -175,8 +194,9 @@ impl<'a> Indexed<'a> {
             .filter(move |(m, _)| m == model)
             .map(|(_, c)| *c)
     }
-    /// Sorted finite values of a latency for the successful requests of a step, if kept.
-    fn values(&self, s: &StepSummary, metric: Metric) -> Option<Vec<f64>> {
+    /// Finite values of a latency for the successful requests of a step, if kept: sorted, and
+    /// in start order (for the effective number of independent requests).
+    fn values(&self, s: &StepSummary, metric: Metric) -> Option<(Vec<f64>, Vec<f64>)> {
         let pick: fn(&RequestSample) -> Option<f64> = match metric {
             Metric::Ttft => |r| r.ttft_ms,
             Metric::Tpot => |r| r.tpot_ms,
@@ -193,8 +213,9 @@ impl<'a> Indexed<'a> {
         if v.is_empty() {
             return None;
         }
+        let in_order = v.clone();
         v.sort_by(f64::total_cmp);
-        Some(v)
+        Some((v, in_order))
     }
 }
 
@@ -260,11 +281,22 @@ fn step_checks(
         verdict: Verdict::NoChange,
         detail: String::new(),
     };
+    let tokens_differ = tokens_differ(bs, ns);
     for metric in Metric::LATENCIES {
         let (bv, nv) = (bi.values(bs, metric), ni.values(ns, metric));
         for p in Percentile::ALL {
-            let ev = |s: &StepSummary, v: &Option<Vec<f64>>| Evidence {
-                sorted: v.clone(),
+            if let (Metric::Tpot, Some(why)) = (metric, &tokens_differ) {
+                let mut c = blank(metric, Some(p), p != Percentile::P50);
+                let reason = format!("{} {why}", c.name());
+                rules::skip(&mut c, reason);
+                out.push(c);
+                continue;
+            }
+            let ev = |s: &StepSummary, v: &Option<(Vec<f64>, Vec<f64>)>| Evidence {
+                sorted: v.as_ref().map(|(v, _)| v.clone()),
+                effective: v
+                    .as_ref()
+                    .map(|(_, in_order)| inference::effective_size_at(in_order, p.q())),
                 summary_q: summary_q(s, metric, p),
                 summary_n: s.succeeded,
             };
@@ -284,14 +316,19 @@ fn step_checks(
                 method: j.method,
                 verdict: j.verdict,
                 detail: j.detail,
-                ..blank(metric, Some(p), p != Percentile::P50)
+                // ITL has no CI (gaps are not kept per request): information only.
+                ..blank(
+                    metric,
+                    Some(p),
+                    p != Percentile::P50 && metric != Metric::Itl,
+                )
             });
         }
     }
     let mut c = blank(Metric::ErrorRate, None, true);
     error_rate(&mut c, bs, ns, opts.gates.error_rate);
     out.push(c);
-    for (metric, bv, nv) in [(Metric::Tpm, bs.tpm, ns.tpm), (Metric::Rps, bs.rps, ns.rps)] {
+    for metric in [Metric::Tpm, Metric::Rps] {
         let mut c = blank(metric, None, true);
         // A rate from a handful of requests is mostly the step's start-up and tail.
         let fewest = bs.succeeded.min(ns.succeeded);
@@ -308,21 +345,118 @@ fn step_checks(
             out.push(c);
             continue;
         }
+        if let (Metric::Tpm, Some(why)) = (metric, &tokens_differ) {
+            rules::skip(&mut c, format!("TPM {why}"));
+            out.push(c);
+            continue;
+        }
+        let rate = |i: &Indexed<'_>, s| rules::Rate {
+            summary: s,
+            window: i.window(s),
+        };
         throughput(
             &mut c,
-            (bv, bs.duration_s),
-            (nv, ns.duration_s),
+            &rate(bi, bs),
+            &rate(ni, ns),
             opts.gates.throughput,
+            opts.resamples,
+            check_seed(
+                opts.seed,
+                &ns.model,
+                ns.concurrency,
+                metric,
+                Percentile::P50,
+            ),
         );
         out.push(c);
     }
 }
+
+/// Token-count sources of a step: "usage" (server-reported for ≥ 99% of successes), "chunks"
+/// (≤ 1%), or "mixed"; `None` when not recorded (older summaries).
+fn token_source(s: &StepSummary) -> Option<&'static str> {
+    s.tokens_usage_share.map(|u| {
+        if u >= 0.99 {
+            "server usage"
+        } else if u <= 0.01 {
+            "chunk counts"
+        } else {
+            "a mix of usage and chunk counts"
+        }
+    })
+}
+
+/// Why token-based checks (TPOT, TPM) cannot compare the two steps, if they cannot.
+fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
+    let (b, n) = (token_source(bs)?, token_source(ns)?);
+    (b != n).then(|| {
+        format!(
+            "skipped: the baseline counted tokens from {b}, the new run from {n}; token counts are not comparable"
+        )
+    })
+}
+
 /// "948.3 ms"
 pub(crate) fn fmt_ms(x: f64) -> String {
     format!("{x:.1} ms")
 }
 
-/// "+25.3%" / "-4.0%"
+/// "+25.3%" / "-4.0%"; infinite bounds as "+inf%".
 pub(crate) fn fmt_pct(r: f64) -> String {
     format!("{:+.1}%", r * 100.0)
+}
+
+/// What `validate` and `run` say before any traffic about gates the scenario's sample sizes
+/// cannot feed (DESIGN §5): P99 needs 400 successful requests per step, P90 and throughput 40.
+/// Steps sized by duration depend on the server, so they get a general reminder.
+pub fn sample_size_notes(load: &crate::scenario::Load) -> Vec<String> {
+    use crate::scenario::Budget;
+    let per_step: Vec<(u32, u64)> = match load.budget {
+        Budget::RequestsPerStep(n) => load.ladder.iter().map(|&c| (c, n)).collect(),
+        Budget::RequestsPerWorker(k) => load
+            .ladder
+            .iter()
+            .map(|&c| (c, u64::from(c) * k))
+            .collect(),
+        Budget::Duration(_) => {
+            return vec![format!(
+                "P99 gates need {} successful requests per step and P90 gates {}; with duration-based steps, how many each step gets depends on the server (the diff says when a gate is skipped)",
+                Percentile::P99.min_samples(),
+                Percentile::P90.min_samples()
+            )]
+        }
+    };
+    let mut notes = Vec::new();
+    for (pct, what) in [
+        (Percentile::P90, "P90 and throughput gates"),
+        (Percentile::P99, "P99 gates"),
+    ] {
+        let need = pct.min_samples();
+        let short: Vec<String> = per_step
+            .iter()
+            .filter(|(_, n)| *n < need)
+            .map(|(c, n)| format!("{n} at {c} streams"))
+            .collect();
+        if short.is_empty() {
+            continue;
+        }
+        let all_same = per_step.iter().all(|(_, n)| *n == per_step[0].1);
+        let has = if all_same && short.len() == per_step.len() {
+            format!("this scenario has {}", per_step[0].1)
+        } else {
+            format!("this scenario has {}", short.join(", "))
+        };
+        notes.push(format!(
+            "{what} need {need} requests per step; {has}: they will be skipped"
+        ));
+        // P90 missing implies P99 missing: say the stronger one only once.
+        if pct == Percentile::P90 && short.len() == per_step.len() {
+            notes.push(format!(
+                "P99 gates need {} requests per step: they will be skipped too",
+                Percentile::P99.min_samples()
+            ));
+            break;
+        }
+    }
+    notes
 }

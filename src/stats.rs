@@ -1,19 +1,18 @@
 //! Pure statistics: type-7 percentiles, per model × step summaries (the `summary.csv` row),
-//! TPM/RPS/goodput, and the bootstrap used by `compare`. No clock, no files.
+//! TPM/RPS/goodput. No clock, no files. The inference behind verdicts (bootstrap, effective
+//! sample size, distribution-free bounds, exact tests) has one implementation, in `inference`.
 
+pub(crate) mod inference;
 mod rebuild;
 
 pub use rebuild::{summarize_run, RunContext};
 
-use crate::record::{ErrorClass, RequestRecord};
+use crate::record::{ErrorClass, RequestRecord, TokensSource};
 use crate::scenario::Slo;
-use rand::distributions::{Distribution as _, Uniform};
-use rand::rngs::StdRng;
-use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 /// Current `summary.csv` schema version. Readers accept this and older versions.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One row of `summary.csv` (DESIGN §6), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -61,6 +60,41 @@ pub struct StepSummary {
     pub client_cpu_pct: Option<f64>,
     #[serde(default)]
     pub loop_lag_p99_ms: Option<f64>,
+    /// Schema 2: length of the steady window (after the ramp-up, before the first worker
+    /// finishes its last request), in seconds; `None` when the step has none.
+    #[serde(default)]
+    pub steady_s: Option<f64>,
+    /// Schema 2: requests in flight on average during the steady window.
+    #[serde(default)]
+    pub concurrency_steady: Option<f64>,
+    /// Schema 2: successful requests per second completed in the steady window.
+    #[serde(default)]
+    pub rps_steady: Option<f64>,
+    /// Schema 2: output tokens per minute of the requests completed in the steady window.
+    #[serde(default)]
+    pub tpm_steady: Option<f64>,
+    /// Schema 2: share of successful requests whose token count is server-reported usage
+    /// (the rest counted chunks); `None` without successes.
+    #[serde(default)]
+    pub tokens_usage_share: Option<f64>,
+    /// Schema 2: distribution-free 95% lower and upper bounds of TTFT P90 (the upper one is the
+    /// maximum below 29 samples), for a knee found with confidence.
+    #[serde(default)]
+    pub ttft_p90_lo_ms: Option<f64>,
+    #[serde(default)]
+    pub ttft_p90_hi_ms: Option<f64>,
+}
+
+/// Confidence of each bound of a step's TTFT P90 interval (the knee rule).
+pub const KNEE_BOUND_LEVEL: f64 = 0.95;
+
+/// 95% lower and upper bounds of the P90 of sorted values; the upper one falls back to the
+/// maximum when there are too few values for a 95% bound (fewer than 29).
+pub fn p90_bounds(sorted: &[f64]) -> Option<(f64, f64)> {
+    let lo = inference::lower_bound_order_stat(sorted, 0.9, KNEE_BOUND_LEVEL)?;
+    let hi = inference::upper_bound_order_stat(sorted, 0.9, KNEE_BOUND_LEVEL)
+        .or_else(|| sorted.last().copied())?;
+    Some((lo, hi))
 }
 
 /// Hyndman–Fan type 7 quantile (numpy's default) of **sorted** data, `q` in [0, 1].
@@ -178,6 +212,11 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
         }
     }
     s.failed = s.attempted - s.succeeded;
+    let mut ttft_sorted: Vec<f64> = ttft.iter().copied().filter(|v| v.is_finite()).collect();
+    ttft_sorted.sort_by(f64::total_cmp);
+    if let Some((lo, hi)) = p90_bounds(&ttft_sorted) {
+        (s.ttft_p90_lo_ms, s.ttft_p90_hi_ms) = (Some(lo), Some(hi));
+    }
     let (ttft, tpot, itl, e2e) = (
         describe(&ttft),
         describe(&tpot),
@@ -210,7 +249,128 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     s.rps = per_s(s.succeeded as f64);
     s.goodput = (s.attempted > 0).then(|| good as f64 / s.attempted as f64);
     s.achieved_concurrency = (duration_s > 0.0).then(|| e2e_all_ms / (duration_s * 1000.0));
+    let timed: Vec<Timed> = records.iter().map(Timed::from).collect();
+    if let Some(w) = steady_window(&timed) {
+        let secs = w.length_ms() / 1000.0;
+        s.steady_s = Some(secs);
+        s.concurrency_steady = Some(w.concurrency);
+        s.rps_steady = Some(w.completions as f64 / secs);
+        s.tpm_steady = Some(w.output_tokens as f64 / secs * 60.0);
+    }
+    let usage = records
+        .iter()
+        .filter(|r| r.is_ok() && r.tokens_source == Some(TokensSource::Usage))
+        .count();
+    s.tokens_usage_share = (s.succeeded > 0).then(|| usage as f64 / s.succeeded as f64);
     s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steady window
+// ---------------------------------------------------------------------------------------------
+
+/// What the steady window needs of one request: who sent it and when it ran.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub worker: u32,
+    pub start_ms: f64,
+    /// `None` when the request has no end time (then it ends at its start).
+    pub e2e_ms: Option<f64>,
+    pub ok: bool,
+    pub output_tokens: u64,
+}
+
+impl Timed {
+    pub fn end_ms(&self) -> f64 {
+        self.start_ms + self.e2e_ms.filter(|e| e.is_finite()).unwrap_or(0.0)
+    }
+}
+
+impl From<&RequestRecord> for Timed {
+    fn from(r: &RequestRecord) -> Self {
+        Timed {
+            worker: r.worker,
+            start_ms: r.started_at_ms,
+            e2e_ms: r.e2e_ms,
+            ok: r.is_ok(),
+            output_tokens: r.output_tokens.unwrap_or(0),
+        }
+    }
+}
+
+/// The part of a step where every worker is busy (DESIGN §5): from the last worker's first
+/// start (end of the ramp-up) to the first worker's last end (start of the drain tail).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyWindow {
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// Successful requests that ended inside the window, and their output tokens.
+    pub completions: u64,
+    pub output_tokens: u64,
+    /// Σ (time each request spent inside the window) / window length.
+    pub concurrency: f64,
+    /// The successful requests completed in the window, in start order.
+    pub done: Vec<Completed>,
+}
+
+/// A successful request that completed inside a steady window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Completed {
+    pub start_ms: f64,
+    pub e2e_ms: f64,
+    pub output_tokens: u64,
+}
+
+impl SteadyWindow {
+    pub fn length_ms(&self) -> f64 {
+        self.end_ms - self.start_ms
+    }
+}
+
+/// The steady window of one step's requests; `None` when it is empty or has no length (a worker
+/// finished before the last one started, or times are missing).
+pub fn steady_window(requests: &[Timed]) -> Option<SteadyWindow> {
+    let mut first_start: std::collections::BTreeMap<u32, f64> = Default::default();
+    let mut last_end: std::collections::BTreeMap<u32, f64> = Default::default();
+    for r in requests.iter().filter(|r| r.start_ms.is_finite()) {
+        let fs = first_start.entry(r.worker).or_insert(f64::INFINITY);
+        *fs = fs.min(r.start_ms);
+        let le = last_end.entry(r.worker).or_insert(f64::NEG_INFINITY);
+        *le = le.max(r.end_ms());
+    }
+    let start = first_start
+        .values()
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    let end = last_end.values().copied().fold(f64::INFINITY, f64::min);
+    if !(start.is_finite() && end.is_finite() && end > start) {
+        return None;
+    }
+    let mut w = SteadyWindow {
+        start_ms: start,
+        end_ms: end,
+        completions: 0,
+        output_tokens: 0,
+        concurrency: 0.0,
+        done: Vec::new(),
+    };
+    let mut busy = 0.0;
+    for r in requests.iter().filter(|r| r.start_ms.is_finite()) {
+        let e = r.end_ms();
+        busy += (e.min(end) - r.start_ms.max(start)).max(0.0);
+        if r.ok && e > start && e <= end {
+            w.completions += 1;
+            w.output_tokens += r.output_tokens;
+            w.done.push(Completed {
+                start_ms: r.start_ms,
+                e2e_ms: e - r.start_ms,
+                output_tokens: r.output_tokens,
+            });
+        }
+    }
+    w.done.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
+    w.concurrency = busy / (end - start);
+    Some(w)
 }
 
 /// Every SLO bound that is set must hold. An undefined TPOT (≤ 1 token) passes the TPOT bound;
@@ -227,159 +387,6 @@ fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
     within(r.ttft_ms, slo.ttft, false)
         && within(r.tpot_ms, slo.tpot, true)
         && within(r.e2e_ms, slo.e2e, false)
-}
-
-// ---------------------------------------------------------------------------------------------
-// Inference used by `compare`: bootstrap CI of a quantile ratio, two-proportion z-test,
-// distribution-free lower bound of a quantile
-// ---------------------------------------------------------------------------------------------
-
-/// Percentile-bootstrap CI of r = Q_new / Q_base − 1 for the `q`-quantile (type 7).
-///
-/// Each side is resampled with replacement (`StdRng` seeded with `seed`, so the result is
-/// reproducible); the CI is the type-7 `(1 − level)/2` and `(1 + level)/2` quantiles of the
-/// resampled ratios. Returns `(point r, lo, hi)`. `None` for empty input (after dropping NaNs), a
-/// zero base quantile, `resamples == 0`, `q` outside [0, 1] or `level` outside (0, 1).
-/// Resamples whose base quantile is 0 are skipped.
-pub fn bootstrap_ratio_ci(
-    base: &[f64],
-    new: &[f64],
-    q: f64,
-    resamples: usize,
-    seed: u64,
-    level: f64,
-) -> Option<(f64, f64, f64)> {
-    if resamples == 0 || !(0.0..=1.0).contains(&q) || !(level > 0.0 && level < 1.0) {
-        return None;
-    }
-    let base: Vec<f64> = base.iter().copied().filter(|v| !v.is_nan()).collect();
-    let new: Vec<f64> = new.iter().copied().filter(|v| !v.is_nan()).collect();
-    let (q_base, q_new) = (quantile(&base, q)?, quantile(&new, q)?);
-    if q_base == 0.0 {
-        return None;
-    }
-    let point = q_new / q_base - 1.0;
-    let mut rng = StdRng::seed_from_u64(seed);
-    let (pick_base, pick_new) = (Uniform::from(0..base.len()), Uniform::from(0..new.len()));
-    let (mut buf_base, mut buf_new) = (base.clone(), new.clone());
-    let mut ratios = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        for slot in buf_base.iter_mut() {
-            *slot = base[pick_base.sample(&mut rng)];
-        }
-        for slot in buf_new.iter_mut() {
-            *slot = new[pick_new.sample(&mut rng)];
-        }
-        let b = select_quantile(&mut buf_base, q);
-        let r = select_quantile(&mut buf_new, q) / b - 1.0;
-        if b != 0.0 && r.is_finite() {
-            ratios.push(r);
-        }
-    }
-    ratios.sort_unstable_by(f64::total_cmp);
-    let lo = quantile_sorted(&ratios, (1.0 - level) / 2.0)?;
-    let hi = quantile_sorted(&ratios, (1.0 + level) / 2.0)?;
-    Some((point, lo, hi))
-}
-
-/// Type-7 quantile of a non-empty, NaN-free buffer in O(n), reordering the buffer.
-fn select_quantile(buf: &mut [f64], q: f64) -> f64 {
-    let h = (buf.len() - 1) as f64 * q;
-    let lo = h.floor() as usize;
-    let frac = h - lo as f64;
-    let (_, lo_value, right) = buf.select_nth_unstable_by(lo, f64::total_cmp);
-    let lo_value = *lo_value;
-    if frac == 0.0 || right.is_empty() {
-        return lo_value;
-    }
-    let hi_value = right.iter().copied().fold(f64::INFINITY, f64::min);
-    lo_value + frac * (hi_value - lo_value)
-}
-
-/// One-sided p-value that the failure rate of `b` is higher than that of `a` (pooled
-/// two-proportion z-test). `None` when a side has no trials or more failures than trials.
-/// Identical all-zero or all-one rates have z = 0 (p = 0.5).
-pub fn two_proportion_z(fail_a: u64, n_a: u64, fail_b: u64, n_b: u64) -> Option<f64> {
-    if n_a == 0 || n_b == 0 || fail_a > n_a || fail_b > n_b {
-        return None;
-    }
-    let (na, nb) = (n_a as f64, n_b as f64);
-    let pooled = (fail_a + fail_b) as f64 / (na + nb);
-    let se = (pooled * (1.0 - pooled) * (1.0 / na + 1.0 / nb)).sqrt();
-    if se == 0.0 {
-        return Some(0.5);
-    }
-    let z = (fail_b as f64 / nb - fail_a as f64 / na) / se;
-    Some(1.0 - normal_cdf(z))
-}
-
-/// Standard normal CDF Φ(x), via `erfc` (relative error < 1e-11).
-pub fn normal_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-/// Complementary error function: a positive-term series for erf below 2.5, a continued
-/// fraction above (relative error < 1e-11 everywhere).
-fn erfc(x: f64) -> f64 {
-    if x.is_nan() {
-        return f64::NAN;
-    }
-    if x < 0.0 {
-        return 2.0 - erfc(-x);
-    }
-    let x2 = x * x;
-    let inv_sqrt_pi = 1.0 / std::f64::consts::PI.sqrt();
-    if x < 2.5 {
-        // erf(x) = 2/√π · e^(−x²) · Σ 2^n x^(2n+1) / (1·3·…·(2n+1))
-        let (mut term, mut sum) = (x, x);
-        for n in 1..200 {
-            term *= 2.0 * x2 / (2 * n + 1) as f64;
-            sum += term;
-            if term <= 1e-17 * sum {
-                break;
-            }
-        }
-        1.0 - 2.0 * inv_sqrt_pi * (-x2).exp() * sum
-    } else {
-        // erfc(x) = e^(−x²)/√π · 1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …))))
-        let mut t = x;
-        for n in (1..=60).rev() {
-            t = x + (f64::from(n) * 0.5) / t;
-        }
-        (-x2).exp() * inv_sqrt_pi / t
-    }
-}
-
-/// Distribution-free lower confidence bound of the `q`-quantile from **sorted** data: the
-/// largest order statistic X_(k) with P(Binomial(n, q) ≥ k) ≥ `confidence`
-/// (then P(X_(k) ≤ true quantile) ≥ `confidence`). `None` when even X_(1) is not low enough
-/// for the confidence asked (too few samples), on empty input, or `q` outside [0, 1].
-pub fn lower_bound_order_stat(sorted: &[f64], q: f64, confidence: f64) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 || !(0.0..=1.0).contains(&q) || confidence.is_nan() {
-        return None;
-    }
-    if q == 1.0 {
-        return (confidence <= 1.0).then_some(sorted[n - 1]);
-    }
-    // Binomial pmf in log space (n may be large), normalized by its own sum.
-    let (ln_q, ln_1q) = (q.ln(), (1.0 - q).ln());
-    let mut log_pmf = Vec::with_capacity(n + 1);
-    let mut l = n as f64 * ln_1q;
-    for j in 0..=n {
-        log_pmf.push(l);
-        l += ((n - j) as f64 / (j + 1) as f64).ln() + ln_q - ln_1q;
-    }
-    let max = log_pmf.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let total: f64 = log_pmf.iter().map(|l| (l - max).exp()).sum();
-    let mut tail = 0.0;
-    for k in (1..=n).rev() {
-        tail += (log_pmf[k] - max).exp();
-        if tail / total >= confidence {
-            return Some(sorted[k - 1]);
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -601,130 +608,72 @@ mod tests {
         assert!(s.tpm.is_finite() && s.achieved_concurrency.is_none());
     }
 
-    #[test]
-    fn select_quantile_matches_sorting_quantile() {
-        let data: Vec<f64> = (0..101).map(|i| ((i * 37) % 101) as f64 * 1.5).collect();
-        for q in [0.0, 0.1, 0.5, 0.9, 0.95, 0.99, 1.0] {
-            let mut buf = data.clone();
-            close(
-                Some(select_quantile(&mut buf, q)),
-                quantile(&data, q).unwrap(),
-            );
+    fn timed(worker: u32, start_ms: f64, e2e_ms: f64, ok: bool) -> Timed {
+        Timed {
+            worker,
+            start_ms,
+            e2e_ms: Some(e2e_ms),
+            ok,
+            output_tokens: 10,
         }
-        assert_eq!(select_quantile(&mut [3.0], 0.9), 3.0);
     }
 
     #[test]
-    fn bootstrap_constant_samples_give_exact_ratio() {
-        let base = vec![100.0; 50];
-        let new = vec![130.0; 60];
-        let (r, lo, hi) = bootstrap_ratio_ci(&base, &new, 0.9, 200, 7, 0.99).unwrap();
-        close(Some(r), 0.3);
-        close(Some(lo), 0.3);
-        close(Some(hi), 0.3);
-    }
-
-    #[test]
-    fn bootstrap_detects_a_shift_and_not_noise() {
-        // Deterministic spread-out samples: 100..=299 in a scrambled order.
-        let base: Vec<f64> = (0..200).map(|i| 100.0 + ((i * 73) % 200) as f64).collect();
-        let same: Vec<f64> = (0..200).map(|i| 100.0 + ((i * 31) % 200) as f64).collect();
-        let slower: Vec<f64> = base.iter().map(|v| v * 1.5).collect();
-        let (r, lo, hi) = bootstrap_ratio_ci(&base, &same, 0.9, 2000, 42, 0.99).unwrap();
-        assert!(r.abs() < 1e-12 && lo < 0.0 && hi > 0.0, "{r} {lo} {hi}");
-        let (r, lo, hi) = bootstrap_ratio_ci(&base, &slower, 0.9, 2000, 42, 0.99).unwrap();
-        close(Some(r), 0.5);
-        assert!(lo > 0.3 && lo < 0.5 && hi > 0.5 && hi < 0.7, "{lo} {hi}");
-        // Same seed, same answer; NaNs are ignored.
-        let mut with_nan = slower.clone();
-        with_nan.push(f64::NAN);
-        assert_eq!(
-            bootstrap_ratio_ci(&base, &with_nan, 0.9, 2000, 42, 0.99),
-            Some((r, lo, hi))
-        );
-    }
-
-    #[test]
-    fn bootstrap_rejects_degenerate_input() {
-        assert_eq!(bootstrap_ratio_ci(&[], &[1.0], 0.9, 100, 1, 0.99), None);
-        assert_eq!(
-            bootstrap_ratio_ci(&[1.0], &[f64::NAN], 0.9, 100, 1, 0.99),
-            None
-        );
-        assert_eq!(
-            bootstrap_ratio_ci(&[0.0, 0.0], &[1.0], 0.9, 100, 1, 0.99),
-            None
-        );
-        assert_eq!(bootstrap_ratio_ci(&[1.0], &[1.0], 0.9, 0, 1, 0.99), None);
-        assert_eq!(bootstrap_ratio_ci(&[1.0], &[1.0], 1.5, 10, 1, 0.99), None);
-        assert_eq!(bootstrap_ratio_ci(&[1.0], &[1.0], 0.9, 10, 1, 1.0), None);
-        // n = 1 per side: every resample is the same value.
-        assert_eq!(
-            bootstrap_ratio_ci(&[2.0], &[3.0], 0.5, 10, 1, 0.9),
-            Some((0.5, 0.5, 0.5))
-        );
-    }
-
-    #[test]
-    fn erfc_and_normal_cdf_match_reference_values() {
-        // Python math.erfc
-        let table = [
-            (0.0, 1.0),
-            (0.1, 0.8875370839817152),
-            (0.5, 0.4795001221869535),
-            (1.0, 0.15729920705028513),
-            (2.0, 0.004677734981047265),
-            (2.5, 0.0004069520174449589),
-            (3.0, 2.2090496998585438e-05),
-            (5.0, 1.5374597944280351e-12),
-            (6.0, 2.1519736712498916e-17),
-            (-1.0, 1.842700792949715),
-            (-3.0, 1.9999779095030015),
+    fn steady_window_excludes_ramp_and_drain() {
+        // Worker 0 starts at 0, worker 1 at 500 (ramp-up); worker 1 ends last at 3,500, worker
+        // 0 at 3,000: the window is [500, 3,000].
+        let reqs = [
+            timed(0, 0.0, 1000.0, true),
+            timed(0, 1000.0, 1000.0, true),
+            timed(0, 2000.0, 1000.0, false),
+            timed(1, 500.0, 1500.0, true),
+            timed(1, 2000.0, 1500.0, true),
         ];
-        for (x, want) in table {
-            let got = erfc(x);
-            assert!(
-                ((got - want) / want).abs() < 1e-10,
-                "erfc({x}) = {got}, want {want}"
-            );
-        }
-        assert!((normal_cdf(1.96) - 0.9750021048517796).abs() < 1e-12);
-        assert!((1.0 - normal_cdf(2.326347874) - 0.01).abs() < 1e-9);
-        assert!(erfc(f64::NAN).is_nan());
-        assert_eq!(erfc(f64::INFINITY), 0.0);
-    }
-
-    #[test]
-    fn two_proportion_z_matches_scipy_style_reference() {
-        let p = |a, na, b, nb| two_proportion_z(a, na, b, nb).unwrap();
-        assert!((p(10, 1000, 25, 1000) - 0.005264659032641468).abs() < 1e-10);
-        assert!((p(5, 100, 3, 100) - 0.7647567889706053).abs() < 1e-10);
-        assert!((p(0, 500, 6, 500) - 0.007007641469965037).abs() < 1e-10);
-        assert_eq!(p(0, 10, 0, 10), 0.5);
-        assert_eq!(p(10, 10, 10, 10), 0.5);
-        assert_eq!(two_proportion_z(0, 0, 1, 10), None);
-        assert_eq!(two_proportion_z(11, 10, 1, 10), None);
-    }
-
-    #[test]
-    fn lower_bound_order_stat_matches_binomial_tail() {
-        let ranks = |n: usize| (1..=n).map(|i| i as f64).collect::<Vec<f64>>();
-        // Largest k with P(Binomial(n, q) >= k) >= confidence, computed with math.comb.
-        assert_eq!(lower_bound_order_stat(&ranks(20), 0.5, 0.95), Some(6.0));
-        assert_eq!(lower_bound_order_stat(&ranks(100), 0.9, 0.95), Some(85.0));
-        assert_eq!(lower_bound_order_stat(&ranks(40), 0.9, 0.99), Some(31.0));
-        assert_eq!(lower_bound_order_stat(&ranks(400), 0.99, 0.95), Some(392.0));
-        assert_eq!(lower_bound_order_stat(&ranks(10), 0.5, 0.999), Some(1.0));
-        assert_eq!(lower_bound_order_stat(&ranks(1), 0.5, 0.4), Some(1.0));
-        assert_eq!(lower_bound_order_stat(&ranks(1), 0.5, 0.6), None);
-        assert_eq!(lower_bound_order_stat(&ranks(5), 0.0, 0.9), None);
-        assert_eq!(lower_bound_order_stat(&ranks(5), 1.0, 0.9), Some(5.0));
-        assert_eq!(lower_bound_order_stat(&[], 0.5, 0.9), None);
-        assert_eq!(lower_bound_order_stat(&ranks(5), f64::NAN, 0.9), None);
-        // Large n does not underflow (reference: lgamma-based tail in Python).
+        let w = steady_window(&reqs).unwrap();
         assert_eq!(
-            lower_bound_order_stat(&ranks(10_000), 0.9, 0.95),
-            Some(8950.0)
+            (w.start_ms, w.end_ms, w.length_ms()),
+            (500.0, 3000.0, 2500.0)
         );
+        // Successful ends inside (500, 3000]: 1000, 2000 (worker 0) and 2000 (worker 1); the
+        // failed request ending at 3000 does not count, 3500 is in the drain.
+        assert_eq!((w.completions, w.output_tokens), (3, 30));
+        // Busy time inside the window: 500 + 1000 + 1000 (worker 0) + 1500 + 1000 (worker 1).
+        assert!((w.concurrency - 5000.0 / 2500.0).abs() < 1e-12);
+        let starts: Vec<f64> = w.done.iter().map(|d| d.start_ms).collect();
+        assert_eq!(starts, vec![0.0, 500.0, 1000.0]);
+        assert_eq!(w.done[1].e2e_ms, 1500.0);
+        // A worker that finished before the last one started: no steady window.
+        assert_eq!(
+            steady_window(&[timed(0, 0.0, 10.0, true), timed(1, 20.0, 10.0, true)]),
+            None
+        );
+        assert_eq!(steady_window(&[]), None);
+    }
+
+    #[test]
+    fn summary_carries_the_steady_window_and_token_source() {
+        let mut recs: Vec<RequestRecord> = (0..4)
+            .map(|i| RequestRecord {
+                worker: i % 2,
+                started_at_ms: f64::from(i / 2) * 1000.0,
+                e2e_ms: Some(1000.0),
+                ttft_ms: Some(100.0),
+                output_tokens: Some(50),
+                tokens_source: Some(if i == 0 {
+                    TokensSource::Chunks
+                } else {
+                    TokensSource::Usage
+                }),
+                ..RequestRecord::default()
+            })
+            .collect();
+        recs[3].error_class = Some(ErrorClass::Http5xx);
+        let s = summarize_step(&ctx(&Slo::default(), 2.0), &recs);
+        close(s.steady_s, 2.0);
+        close(s.concurrency_steady, 2.0);
+        // Successful ends in (0, 2000]: 1000, 1000, 2000 → 3 in 2 s.
+        close(s.rps_steady, 1.5);
+        close(s.tpm_steady, 150.0 / 2.0 * 60.0);
+        close(s.tokens_usage_share, 2.0 / 3.0);
     }
 }

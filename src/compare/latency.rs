@@ -1,13 +1,16 @@
 //! The latency rules of DESIGN §5 for one model × step × metric × percentile: the bootstrap rule
 //! when both sides kept per-request samples, the approximate rule otherwise, the minimum-sample
 //! skip, and P50 as information only. Pure: data in, verdict and a one-line explanation out.
+//!
+//! With a CI, the verdicts are: *regressed* / *improved* (the CI excludes 0 and the change is
+//! beyond the gate and the floor), *below gate* (the CI excludes 0, the change is smaller than the
+//! gate or the floor), *no change* (the whole CI lies inside ±gate, or every change it allows is
+//! under the floor), and *inconclusive* (the CI spans 0 and reaches past the gate: the data cannot
+//! tell; the verdict says how many requests per step would decide it).
 
-use rand::rngs::StdRng;
-use rand::SeedableRng;
-
-use super::inference::{bootstrap_ratio_ci, lower_bound_order_stat};
 use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
 use crate::scenario::MetricGate;
+use crate::stats::inference::{bootstrap_ratio_ci, generator, lower_bound_order_stat, Resampled};
 use crate::stats::quantile_sorted;
 
 /// Confidence of the bootstrap CI that gates a verdict.
@@ -20,6 +23,9 @@ const LOWER_BOUND_LEVEL: f64 = 0.95;
 pub(crate) struct Evidence {
     /// Per-request values, sorted ascending and finite; `None` when the side kept no samples.
     pub sorted: Option<Vec<f64>>,
+    /// Effective number of independent requests behind `sorted` (≤ its length; see
+    /// `inference::effective_size`); `None` means all of them.
+    pub effective: Option<f64>,
     /// The percentile from `summary.csv`.
     pub summary_q: Option<f64>,
     /// Requests behind the summary (its `succeeded`).
@@ -37,6 +43,13 @@ impl Evidence {
         self.sorted
             .as_ref()
             .map_or(self.summary_n, |v| v.len() as u64)
+    }
+    fn resampled(&self) -> Option<Resampled<'_>> {
+        let v = self.sorted.as_ref()?;
+        let m = self.effective.map_or(v.len(), |e| {
+            (e.round() as usize).clamp(2.min(v.len()), v.len())
+        });
+        Some(Resampled { sorted: v, m })
     }
 }
 
@@ -60,21 +73,30 @@ pub(crate) struct Rule<'a> {
     pub seed: u64,
 }
 
+/// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
+/// width of a CI falls like 1/√n, so about n × (half-width / gate)², rounded up to 10.
+pub(crate) fn requests_to_decide(n: u64, half: f64, gate: f64) -> Option<u64> {
+    let need = n as f64 * (half / gate).powi(2);
+    need.is_finite()
+        .then(|| ((need / 10.0).ceil() as u64 * 10).max(n + 10))
+}
+
 pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged {
     let name = format!("{} {}", rule.metric.label(), rule.pct.label());
     let (bq, nq) = (base.point(rule.pct), new.point(rule.pct));
-    let both = base.sorted.is_some() && new.sorted.is_some();
     let ratio = match (bq, nq) {
         (Some(b), Some(n)) if b > 0.0 => Some(n / b - 1.0),
         _ => None,
     };
-    let ci = match (&base.sorted, &new.sorted) {
-        (Some(b), Some(n)) if ratio.is_some() => {
-            let mut rng = StdRng::seed_from_u64(rule.seed);
+    let sides = base.resampled().zip(new.resampled());
+    let ci = match sides {
+        Some((b, n)) if ratio.is_some() => {
+            let mut rng = generator(rule.seed);
             bootstrap_ratio_ci(b, n, rule.pct.q(), rule.resamples, CI_LEVEL, &mut rng)
         }
         _ => None,
     };
+    let both = sides.is_some();
     let method = if both {
         Method::Bootstrap
     } else {
@@ -103,6 +125,11 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
 
     if rule.pct == Percentile::P50 {
         out.detail = "shown, not gated".into();
+        return out;
+    }
+    if rule.metric == Metric::Itl {
+        out.method = Method::Approximate;
+        out.detail = "information only: ITL gaps are not kept per request, so there is no CI to judge them by; TPOT gates decode speed".into();
         return out;
     }
     let (Some(b), Some(n)) = (bq, nq) else {
@@ -151,6 +178,9 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
             return out;
         };
         let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
+        // A change the CI allows counts only if it passes the gate and the floor.
+        let can_rise = hi > gate && hi * b >= floor;
+        let can_fall = lo < -gate && -lo * b >= floor;
         let (verdict, detail) = if lo > 0.0 && up_ok {
             (
                 Verdict::Regressed,
@@ -168,13 +198,26 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
                 "the floor"
             };
             (
-                Verdict::WithinNoise,
-                format!("within noise threshold: {change}, {ci_txt} excludes 0 but is within {which} ({thresholds})"),
+                Verdict::BelowGate,
+                format!("below gate: {change}, {ci_txt} excludes 0 but the change is within {which} ({thresholds})"),
+            )
+        } else if can_rise || can_fall {
+            let needed = requests_to_decide(bn.max(nn), (hi - lo) / 2.0, gate);
+            let more = needed.map_or_else(String::new, |k| {
+                format!("; about {k} requests per step would decide it")
+            });
+            (
+                Verdict::Inconclusive {
+                    requests_per_step: needed,
+                },
+                format!(
+                    "inconclusive: {change}, {ci_txt} spans 0 and reaches past the gate ({thresholds}){more}"
+                ),
             )
         } else {
             (
                 Verdict::NoChange,
-                format!("no change: {change}, {ci_txt} spans 0"),
+                format!("no change: {change}, {ci_txt} lies within {thresholds}"),
             )
         };
         out.verdict = verdict;
@@ -198,9 +241,9 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
                 ),
             ),
             Some(lb) => (
-                Verdict::NoChange,
+                Verdict::Inconclusive { requests_per_step: None },
                 format!(
-                    "{approx_why}; {change} is beyond {thresholds}, but the new run's lower 95% bound ({}) does not exceed the baseline {}",
+                    "{approx_why}; inconclusive: {change} is beyond {thresholds}, but the new run's lower 95% bound ({}) does not exceed the baseline {}",
                     lb.map_or_else(|| "none".to_string(), fmt_ms),
                     fmt_ms(b)
                 ),
@@ -232,8 +275,8 @@ fn signed_ms(d: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::inference::std_normal;
     use super::*;
+    use crate::stats::inference::{generator, std_normal, Generator};
 
     const TTFT_GATE: MetricGate = MetricGate {
         p90: 0.10,
@@ -242,7 +285,7 @@ mod tests {
     };
 
     /// n log-normal latencies with median `median_ms` and log-sd `sigma`, sorted.
-    fn lognormal(rng: &mut StdRng, n: usize, median_ms: f64, sigma: f64) -> Vec<f64> {
+    fn lognormal(rng: &mut Generator, n: usize, median_ms: f64, sigma: f64) -> Vec<f64> {
         let mut v: Vec<f64> = (0..n)
             .map(|_| median_ms * (sigma * std_normal(rng)).exp())
             .collect();
@@ -252,6 +295,7 @@ mod tests {
 
     fn samples(v: Vec<f64>) -> Evidence {
         Evidence {
+            effective: None,
             summary_q: None,
             summary_n: v.len() as u64,
             sorted: Some(v),
@@ -261,6 +305,7 @@ mod tests {
     fn summary(q: f64, n: u64) -> Evidence {
         Evidence {
             sorted: None,
+            effective: None,
             summary_q: Some(q),
             summary_n: n,
         }
@@ -282,7 +327,7 @@ mod tests {
     #[test]
     fn p90_gate_false_alarm_rate_and_power_at_n400() {
         let trials = 1000;
-        let mut data_rng = StdRng::seed_from_u64(20_240_601);
+        let mut data_rng = generator(20_240_601);
         let (mut false_alarms, mut detected) = (0, 0);
         for t in 0..trials {
             let base = lognormal(&mut data_rng, 400, 500.0, 0.4);
@@ -310,7 +355,7 @@ mod tests {
 
     #[test]
     fn bootstrap_verdicts() {
-        let mut rng = StdRng::seed_from_u64(1);
+        let mut rng = generator(1);
         let base = lognormal(&mut rng, 2000, 500.0, 0.3);
         let scaled = |k: f64| samples(base.iter().map(|x| x * k).collect());
         let r = rule(Percentile::P90, 2000, 9);
@@ -331,16 +376,14 @@ mod tests {
         // +7% shift of the whole distribution: real (CI > 0 with n = 2000 and an exact
         // copy) but below the +10% gate.
         let small = judge(&r, &samples(base.clone()), &scaled(1.07));
-        assert_eq!(small.verdict, Verdict::WithinNoise, "{}", small.detail);
-        assert!(
-            small.detail.contains("within noise threshold") && small.detail.contains("the gate")
-        );
+        assert_eq!(small.verdict, Verdict::BelowGate, "{}", small.detail);
+        assert!(small.detail.contains("below gate") && small.detail.contains("the gate"));
     }
 
     #[test]
     fn floor_blocks_small_absolute_changes() {
         // P90 around 8 ms: +50% is 4 ms, under the 50 ms TTFT floor.
-        let mut rng = StdRng::seed_from_u64(2);
+        let mut rng = generator(2);
         let base = lognormal(&mut rng, 1000, 5.0, 0.3);
         let new: Vec<f64> = base.iter().map(|x| x * 1.5).collect();
         let j = judge(
@@ -348,7 +391,7 @@ mod tests {
             &samples(base.clone()),
             &samples(new.clone()),
         );
-        assert_eq!(j.verdict, Verdict::WithinNoise, "{}", j.detail);
+        assert_eq!(j.verdict, Verdict::BelowGate, "{}", j.detail);
         assert!(j.detail.contains("the floor"), "{}", j.detail);
         // The same data with a 1 ms floor (TPOT-like) regresses.
         let tpot = MetricGate {
@@ -402,6 +445,7 @@ mod tests {
         // Not recorded.
         let missing = Evidence {
             sorted: None,
+            effective: None,
             summary_q: None,
             summary_n: 100,
         };
@@ -467,7 +511,14 @@ mod tests {
         assert_eq!(quantile_sorted(&new, 0.9), Some(1000.0));
         assert_eq!(lower_bound_order_stat(&new, 0.9, 0.95), Some(100.0));
         let j = judge(&r, &summary(500.0, 400), &samples(new.clone()));
-        assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
+        assert_eq!(
+            j.verdict,
+            Verdict::Inconclusive {
+                requests_per_step: None
+            },
+            "{}",
+            j.detail
+        );
         assert!(
             j.detail
                 .contains("lower 95% bound (100.0 ms) does not exceed the baseline 500.0 ms"),
@@ -490,7 +541,7 @@ mod tests {
     }
 
     #[test]
-    fn itl_is_always_approximate_and_says_why() {
+    fn itl_is_information_only_and_says_why() {
         let gate = MetricGate {
             p90: 0.10,
             p99: 0.20,
@@ -504,10 +555,11 @@ mod tests {
             seed: 0,
         };
         let j = judge(&r, &summary(30.0, 500), &summary(45.0, 500));
-        assert_eq!(j.verdict, Verdict::Regressed);
+        assert_eq!(j.verdict, Verdict::Info);
+        assert_eq!(j.ratio, Some(0.5));
         assert!(
             j.detail
-                .starts_with("approximate: ITL gaps are not kept per request"),
+                .starts_with("information only: ITL gaps are not kept per request"),
             "{}",
             j.detail
         );

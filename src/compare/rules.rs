@@ -1,8 +1,10 @@
-//! The non-latency rules of DESIGN §5 for one matched step or model: error rate (size and
-//! significance), throughput (point rule), and the knee/wall findings diff.
+//! The non-latency rules of DESIGN §5 for one matched step or model: error rate (size, and
+//! significance by Fisher's exact test), throughput, and the knee/wall findings diff.
 
-use super::{fmt_pct, inference, Check, Method, Metric, Verdict};
-use crate::stats::StepSummary;
+use super::latency::{requests_to_decide, CI_LEVEL};
+use super::{fmt_pct, Check, Method, Metric, Verdict};
+use crate::stats::inference::{self, Served};
+use crate::stats::{SteadyWindow, StepSummary};
 
 /// Significance level of the error-rate test.
 const ERROR_RATE_ALPHA: f64 = 0.01;
@@ -13,7 +15,7 @@ pub(super) fn skip(c: &mut Check, reason: String) {
 }
 
 pub(super) fn error_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate: f64) {
-    c.method = Method::TwoProportion;
+    c.method = Method::FisherExact;
     if bs.attempted == 0 || ns.attempted == 0 {
         let side = if bs.attempted == 0 {
             "the baseline"
@@ -27,16 +29,15 @@ pub(super) fn error_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate
         ns.failed as f64 / ns.attempted as f64,
     );
     (c.base, c.new) = (Some(br), Some(nr));
-    let p_rise = inference::two_proportion_p_rise(bs.failed, bs.attempted, ns.failed, ns.attempted);
-    let p_fall = inference::two_proportion_p_rise(ns.failed, ns.attempted, bs.failed, bs.attempted);
     let d = nr - br;
-    let (p, significant) = if d >= 0.0 {
-        (p_rise, p_rise < ERROR_RATE_ALPHA)
+    let p = if d >= 0.0 {
+        inference::fisher_p_rise(bs.failed, bs.attempted, ns.failed, ns.attempted)
     } else {
-        (p_fall, p_fall < ERROR_RATE_ALPHA)
+        inference::fisher_p_rise(ns.failed, ns.attempted, bs.failed, bs.attempted)
     };
+    let significant = p < ERROR_RATE_ALPHA;
     let change = format!(
-        "error rate {} → {} ({:+.2} pp, one-sided p = {p:.4}; gate {:.2} pp, significance 1%)",
+        "error rate {} → {} ({:+.2} pp, Fisher one-sided p = {p:.4}; gate {:.2} pp, significance 1%)",
         fmt_share(br),
         fmt_share(nr),
         d * 100.0,
@@ -45,22 +46,77 @@ pub(super) fn error_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate
     (c.verdict, c.detail) = match (significant, d.abs() > gate) {
         (true, true) if d > 0.0 => (Verdict::Regressed, change),
         (true, true) => (Verdict::Improved, change),
-        (true, false) => (
-            Verdict::WithinNoise,
-            format!("within noise threshold: {change}"),
-        ),
-        (false, _) => (Verdict::NoChange, format!("no change: {change}")),
+        (true, false) => (Verdict::BelowGate, format!("below gate: {change}")),
+        // A change past the gate that the test cannot confirm: the data cannot tell.
+        (false, true) => {
+            let needed = error_rate_requests(br, nr, gate, bs.attempted.max(ns.attempted));
+            let more = needed.map_or_else(String::new, |k| {
+                format!("; about {k} requests per step would decide it")
+            });
+            (
+                Verdict::Inconclusive {
+                    requests_per_step: needed,
+                },
+                format!("inconclusive: {change} is past the gate but not significant{more}"),
+            )
+        }
+        (false, false) => (Verdict::NoChange, format!("no change: {change}")),
     };
 }
 
-pub(super) fn throughput(c: &mut Check, (bv, bd): (f64, f64), (nv, nd): (f64, f64), gate: f64) {
-    let name = c.metric.label();
-    if !(bd > 0.0 && nd > 0.0) {
-        return skip(
-            c,
-            format!("{name}: a step duration is 0 (baseline {bd} s, new {nd} s)"),
-        );
+/// Requests per side for a one-sided 1% test to confirm a rise of max(|d|, gate) at the pooled
+/// rate (normal approximation: n ≈ 2 z² p̄(1 − p̄) / d²), rounded up to 10.
+fn error_rate_requests(br: f64, nr: f64, gate: f64, n: u64) -> Option<u64> {
+    const Z_99: f64 = 2.326_347_874;
+    let pooled = ((br + nr) / 2.0).clamp(1e-4, 0.5);
+    let d = (nr - br).abs().max(gate);
+    let need = 2.0 * Z_99 * Z_99 * pooled * (1.0 - pooled) / (d * d);
+    need.is_finite()
+        .then(|| ((need / 10.0).ceil() as u64 * 10).max(n + 10))
+}
+
+/// One side's throughput evidence: the summary values, and the steady window when the side kept
+/// per-request samples with start times.
+pub(super) struct Rate<'a> {
+    pub summary: &'a StepSummary,
+    pub window: Option<SteadyWindow>,
+}
+
+impl Rate<'_> {
+    /// The point value: steady-window rate when known, else the whole-step rate.
+    fn point(&self, metric: Metric) -> f64 {
+        let s = self.summary;
+        let (steady, whole) = match metric {
+            Metric::Tpm => (s.tpm_steady, s.tpm),
+            _ => (s.rps_steady, s.rps),
+        };
+        match &self.window {
+            Some(w) => {
+                let secs = w.length_ms() / 1000.0;
+                match metric {
+                    Metric::Tpm => w.output_tokens as f64 / secs * 60.0,
+                    _ => w.completions as f64 / secs,
+                }
+            }
+            None => steady.unwrap_or(whole),
+        }
     }
+}
+
+/// Throughput (TPM, RPS) over the steady windows: a 99% CI of the rate ratio from resampling
+/// each side's completed requests (see `inference::rate_factor_ci`; the effective number of
+/// independent requests covers correlation between consecutive ones) when both sides have
+/// windows, the point rule on the summaries otherwise.
+pub(super) fn throughput(
+    c: &mut Check,
+    base: &Rate<'_>,
+    new: &Rate<'_>,
+    gate: f64,
+    resamples: usize,
+    seed: u64,
+) {
+    let name = c.metric.label();
+    let (bv, nv) = (base.point(c.metric), new.point(c.metric));
     (c.base, c.new) = (Some(bv), Some(nv));
     if !(bv > 0.0 && nv.is_finite()) {
         return skip(
@@ -70,13 +126,110 @@ pub(super) fn throughput(c: &mut Check, (bv, bd): (f64, f64), (nv, nd): (f64, f6
     }
     let r = nv / bv - 1.0;
     c.ratio = Some(r);
-    let change = format!("{name} {} (gate -{:.0}%)", fmt_pct(r), gate * 100.0);
-    (c.verdict, c.detail) = if r < -gate {
-        (Verdict::Regressed, change)
-    } else if r > gate {
-        (Verdict::Improved, change)
+    let thresholds = format!("gate ±{:.0}%", gate * 100.0);
+    let change = format!("{name} {}", fmt_pct(r));
+    let (Some(bw), Some(nw)) = (&base.window, &new.window) else {
+        let (b_d, n_d) = (base.summary.duration_s, new.summary.duration_s);
+        if !(b_d > 0.0 && n_d > 0.0) {
+            return skip(
+                c,
+                format!("{name}: a step duration is 0 (baseline {b_d} s, new {n_d} s)"),
+            );
+        }
+        c.method = Method::Point;
+        let how = "point values (no per-request samples)";
+        (c.verdict, c.detail) = if r < -gate {
+            (
+                Verdict::Regressed,
+                format!("{how}; {change} ({thresholds})"),
+            )
+        } else if r > gate {
+            (Verdict::Improved, format!("{how}; {change} ({thresholds})"))
+        } else {
+            (
+                Verdict::NoChange,
+                format!("{how}; no change: {change} ({thresholds})"),
+            )
+        };
+        return;
+    };
+    c.method = Method::Bootstrap;
+    let served = |w: &SteadyWindow| -> (Vec<Served>, usize) {
+        let v: Vec<Served> = w
+            .done
+            .iter()
+            .map(|d| Served {
+                e2e_ms: d.e2e_ms,
+                tokens: d.output_tokens as f64,
+            })
+            .collect();
+        let e2e: Vec<f64> = v.iter().map(|x| x.e2e_ms).collect();
+        let m = inference::effective_size_of_values(&e2e).round() as usize;
+        (v, m)
+    };
+    let (b, n) = (served(bw), served(nw));
+    let mut rng = inference::generator(seed);
+    let Some((f_lo, f_hi)) = inference::rate_factor_ci(
+        (&b.0, b.1),
+        (&n.0, n.1),
+        c.metric == Metric::Tpm,
+        resamples,
+        CI_LEVEL,
+        &mut rng,
+    ) else {
+        return skip(
+            c,
+            format!("{name}: the steady windows hold no usable completed requests"),
+        );
+    };
+    let (lo, hi) = (
+        (1.0 + r) * (1.0 + f_lo) - 1.0,
+        (1.0 + r) * (1.0 + f_hi) - 1.0,
+    );
+    c.ci = Some((lo, hi));
+    let window = format!(
+        "steady windows {:.1} s / {:.1} s at {:.1} / {:.1} streams",
+        bw.length_ms() / 1000.0,
+        nw.length_ms() / 1000.0,
+        bw.concurrency,
+        nw.concurrency
+    );
+    let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
+    (c.verdict, c.detail) = if hi < 0.0 && r < -gate {
+        (
+            Verdict::Regressed,
+            format!("{change}, {ci_txt}: beyond {thresholds} ({window})"),
+        )
+    } else if lo > 0.0 && r > gate {
+        (
+            Verdict::Improved,
+            format!("{change}, {ci_txt}: beyond {thresholds} ({window})"),
+        )
+    } else if lo > 0.0 || hi < 0.0 {
+        (
+            Verdict::BelowGate,
+            format!("below gate: {change}, {ci_txt} excludes 0 but the change is within the gate ({thresholds}; {window})"),
+        )
+    } else if lo < -gate || hi > gate {
+        let needed = requests_to_decide(
+            base.summary.succeeded.max(new.summary.succeeded),
+            (hi - lo) / 2.0,
+            gate,
+        );
+        let more = needed.map_or_else(String::new, |k| {
+            format!("; about {k} requests per step would decide it")
+        });
+        (
+            Verdict::Inconclusive {
+                requests_per_step: needed,
+            },
+            format!("inconclusive: {change}, {ci_txt} spans 0 and reaches past the gate ({thresholds}; {window}){more}"),
+        )
     } else {
-        (Verdict::NoChange, format!("no change: {change}"))
+        (
+            Verdict::NoChange,
+            format!("no change: {change}, {ci_txt} lies within {thresholds} ({window})"),
+        )
     };
 }
 

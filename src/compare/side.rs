@@ -39,7 +39,10 @@ impl Side {
         let mut knee = BTreeMap::new();
         let mut wall = BTreeMap::new();
         for f in findings {
-            knee.insert(f.model.clone(), f.knee_concurrency());
+            // A knee that was not analysed stays out of the map: never "no knee".
+            if let Some(status) = f.knee_status() {
+                knee.insert(f.model.clone(), status);
+            }
             wall.insert(f.model.clone(), f.wall_concurrency());
         }
         Side {
@@ -63,6 +66,8 @@ impl RequestSample {
         RequestSample {
             model: x.model.clone(),
             step: x.step,
+            worker: x.worker,
+            started_at_ms: x.started_at_ms,
             ok: x.is_ok(),
             ttft_ms: x.ttft_ms,
             tpot_ms: x.tpot_ms,

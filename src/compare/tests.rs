@@ -1,6 +1,6 @@
 //! Tests of `compare()` as a whole: matching, refusal, error rate, throughput, findings,
 //! unmatched steps, determinism and the exit-code policy. The latency rules themselves are
-//! tested in `latency.rs`, the statistics in `inference.rs`.
+//! tested in `latency.rs`, the statistics in `stats::inference`.
 
 use super::*;
 use crate::error::ExitCode;
@@ -180,7 +180,9 @@ fn summaries_only_regression_and_exit_code() {
         Counts {
             regressed: 2,
             improved: 0,
-            noise: 9,
+            below_gate: 0,
+            no_change: 7,
+            inconclusive: 0,
             skipped: 0
         }
     );
@@ -193,7 +195,8 @@ fn exit_codes_inconclusive_and_strict() {
     let b = side("base", vec![row("m", 1, 10, 20, 800.0)]);
     let n = side("new", vec![row("m", 1, 10, 20, 800.0)]);
     let c = compare(&b, &n, &opts());
-    assert_eq!(c.counts().skipped, 10);
+    // 8 gated skips: P90/P99 of TTFT, TPOT, E2E, plus TPM and RPS (ITL is information only).
+    assert_eq!(c.counts().skipped, 8);
     assert_eq!(
         (c.outcome(), c.exit_code()),
         (Outcome::Inconclusive, ExitCode::Inconclusive)
@@ -243,16 +246,28 @@ fn error_rate_needs_size_and_significance() {
     let k = judge(10, 1000, 40, 1000);
     assert_eq!(
         (k.verdict.clone(), k.method),
-        (Verdict::Regressed, Method::TwoProportion)
+        (Verdict::Regressed, Method::FisherExact)
     );
     assert_eq!((k.base, k.new), (Some(0.01), Some(0.04)));
     assert!(k.detail.contains("+3.00 pp"), "{}", k.detail);
-    // +2 pp on 50 requests: above the gate, not significant.
-    assert_eq!(judge(0, 50, 1, 50).verdict, Verdict::NoChange);
+    // +2 pp on 50 requests: above the gate, not significant: the data cannot tell.
+    let k = judge(0, 50, 1, 50);
+    assert!(
+        matches!(k.verdict, Verdict::Inconclusive { requests_per_step: Some(n) } if n > 50),
+        "{:?}",
+        k.verdict
+    );
+    assert!(
+        k.detail.contains("requests per step would decide it"),
+        "{}",
+        k.detail
+    );
+    // +0.1 pp on 1000 requests: within the gate and not significant.
+    assert_eq!(judge(10, 1000, 11, 1000).verdict, Verdict::NoChange);
     // +0.5 pp on 100k requests: significant, below the 1 pp gate.
     assert_eq!(
         judge(1000, 100_000, 1500, 100_000).verdict,
-        Verdict::WithinNoise
+        Verdict::BelowGate
     );
     assert_eq!(judge(40, 1000, 10, 1000).verdict, Verdict::Improved);
     assert!(matches!(
@@ -357,10 +372,12 @@ fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<Reque
     let mut rng = StdRng::seed_from_u64(seed);
     (0..n)
         .map(|_| {
-            let z = super::inference::std_normal(&mut rng);
+            let z = crate::stats::inference::std_normal(&mut rng);
             RequestSample {
                 model: model.into(),
                 step,
+                worker: 0,
+                started_at_ms: 0.0,
                 ok: true,
                 ttft_ms: Some(scale * 500.0 * (0.4 * z).exp()),
                 tpot_ms: Some(20.0 + z.abs()),
@@ -394,7 +411,7 @@ fn samples_use_the_bootstrap_except_itl_and_are_deterministic() {
     );
     assert!(ttft.ci.is_some());
     let itl = find(&c, "m", Some(10), Metric::Itl, Some(Percentile::P90));
-    assert_eq!(itl.method, Method::Approximate);
+    assert_eq!((itl.method, itl.gated), (Method::Approximate, false));
     assert!(itl.detail.contains("ITL gaps are not kept per request"));
     // P99 on exactly 400 successful samples per side is judged, not skipped.
     let p99 = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P99));
@@ -433,4 +450,204 @@ fn duplicate_rows_are_noted() {
         c.notes,
         vec!["the baseline has two rows for model m at concurrency 10; the later one was used"]
     );
+}
+
+/// A closed-loop step: `workers` streams, each sending `per_worker` requests back to back;
+/// request k of worker w takes `e2e(w, k)` ms and yields 100 tokens.
+fn closed_loop(
+    step: u32,
+    workers: u32,
+    per_worker: u32,
+    e2e: impl Fn(u32, u32) -> f64,
+) -> Vec<RequestSample> {
+    let mut out = Vec::new();
+    for w in 0..workers {
+        let mut t = f64::from(w) * 10.0;
+        for k in 0..per_worker {
+            let d = e2e(w, k);
+            out.push(RequestSample {
+                model: "m".into(),
+                step,
+                worker: w,
+                started_at_ms: t,
+                ok: true,
+                ttft_ms: Some(200.0 + (d % 97.0)),
+                tpot_ms: Some(10.0),
+                e2e_ms: Some(d),
+                output_tokens: Some(100),
+            });
+            t += d;
+        }
+    }
+    out
+}
+
+/// Deterministic spread of service times: 500..=2,450 ms in a scrambled order.
+fn service(w: u32, k: u32, seed: u32) -> f64 {
+    500.0 + f64::from((w * 131 + k * 37 + seed * 17) % 40) * 50.0
+}
+
+#[test]
+fn throughput_uses_the_steady_window_with_a_ci() {
+    let with = |samples: Vec<RequestSample>, rps: f64| {
+        let mut s = side("x", vec![row("m", 1, 8, 400, 800.0)]);
+        s.summaries[0].rps = rps;
+        s.samples = Some(samples);
+        s
+    };
+    let base = with(closed_loop(1, 8, 50, |w, k| service(w, k, 0)), 5.0);
+    let same = with(closed_loop(1, 8, 50, |w, k| service(w, k, 3)), 5.0);
+    let slower = with(closed_loop(1, 8, 50, |w, k| 1.3 * service(w, k, 3)), 5.0);
+    let c = compare(&base, &same, &opts());
+    let rps = find(&c, "m", Some(8), Metric::Rps, None);
+    assert_eq!(rps.method, Method::Bootstrap);
+    let (lo, hi) = rps.ci.expect("a CI");
+    assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
+    assert!(
+        matches!(
+            rps.verdict,
+            Verdict::NoChange | Verdict::Inconclusive { .. }
+        ),
+        "{}",
+        rps.detail
+    );
+    assert!(rps.detail.contains("steady windows"), "{}", rps.detail);
+    // The point value is the steady-window rate (8 streams / 1.475 s mean service ≈ 5.4/s),
+    // not the summary's 5.0.
+    let point = rps.base.unwrap();
+    assert!((5.0..6.0).contains(&point) && point != 5.0, "{point}");
+    let c = compare(&base, &slower, &opts());
+    for metric in [Metric::Rps, Metric::Tpm] {
+        let k = find(&c, "m", Some(8), metric, None);
+        assert_eq!(k.verdict, Verdict::Regressed, "{}", k.detail);
+        assert!(k.ci.unwrap().1 < 0.0);
+    }
+}
+
+#[test]
+fn token_counts_from_different_sources_skip_tpot_and_tpm() {
+    let mut b = row("m", 1, 10, 400, 800.0);
+    let mut n = row("m", 1, 10, 400, 800.0);
+    b.tokens_usage_share = Some(1.0);
+    n.tokens_usage_share = Some(0.0);
+    n.tpot_p90_ms = Some(50.0);
+    let c = compare(
+        &side("b", vec![b.clone()]),
+        &side("n", vec![n.clone()]),
+        &opts(),
+    );
+    let tpot = find(&c, "m", Some(10), Metric::Tpot, Some(Percentile::P90));
+    assert!(
+        matches!(&tpot.verdict, Verdict::Skipped { reason } if reason.contains("from server usage, the new run from chunk counts")),
+        "{:?}",
+        tpot.verdict
+    );
+    assert!(matches!(
+        find(&c, "m", Some(10), Metric::Tpm, None).verdict,
+        Verdict::Skipped { .. }
+    ));
+    // TTFT and RPS do not depend on token counts.
+    assert!(!matches!(
+        find(&c, "m", Some(10), Metric::Rps, None).verdict,
+        Verdict::Skipped { .. }
+    ));
+    // Same source, or an older summary without the column: judged.
+    n.tokens_usage_share = None;
+    let c = compare(&side("b", vec![b]), &side("n", vec![n]), &opts());
+    assert_eq!(
+        find(&c, "m", Some(10), Metric::Tpot, Some(Percentile::P90)).verdict,
+        Verdict::Regressed
+    );
+}
+
+#[test]
+fn inconclusive_latency_counts_and_fails_only_under_strict() {
+    // 60 requests per side, one side with a long tail: the CI spans 0 and reaches past +10%.
+    let spread = |seed: u64, scale: f64| -> Vec<RequestSample> {
+        let mut v = samples("m", 1, 60, scale, seed);
+        for (i, s) in v.iter_mut().enumerate() {
+            s.started_at_ms = i as f64 * 100.0;
+            s.worker = (i % 4) as u32;
+        }
+        v
+    };
+    let mut b = side("b", vec![row("m", 1, 4, 60, 800.0)]);
+    let mut n = side("n", vec![row("m", 1, 4, 60, 800.0)]);
+    b.samples = Some(spread(1, 1.0));
+    n.samples = Some(spread(2, 1.05));
+    let c = compare(&b, &n, &opts());
+    let k = find(&c, "m", Some(4), Metric::Ttft, Some(Percentile::P90));
+    let (lo, hi) = k.ci.unwrap();
+    assert!(lo < 0.0 && hi > 0.10, "{lo} {hi}");
+    let Verdict::Inconclusive {
+        requests_per_step: Some(need),
+    } = k.verdict
+    else {
+        panic!("{:?}: {}", k.verdict, k.detail)
+    };
+    assert!(need > 60, "{need}");
+    assert!(
+        k.detail.starts_with("inconclusive: TTFT P90"),
+        "{}",
+        k.detail
+    );
+    assert!(c.counts().inconclusive >= 1);
+    assert_ne!(c.exit_code(), ExitCode::Regression);
+    let strict = CompareOptions {
+        strict: true,
+        ..opts()
+    };
+    assert_eq!(compare(&b, &n, &strict).exit_code(), ExitCode::Inconclusive);
+}
+
+#[test]
+fn no_change_needs_the_whole_ci_inside_the_gate() {
+    // 2,000 requests per side from the same distribution: a narrow CI around 0.
+    let mut b = side("b", vec![row("m", 1, 4, 2000, 800.0)]);
+    let mut n = side("n", vec![row("m", 1, 4, 2000, 800.0)]);
+    b.samples = Some(samples("m", 1, 2000, 1.0, 1));
+    n.samples = Some(samples("m", 1, 2000, 1.0, 2));
+    let c = compare(&b, &n, &opts());
+    let k = find(&c, "m", Some(4), Metric::Ttft, Some(Percentile::P90));
+    let (lo, hi) = k.ci.unwrap();
+    assert!(lo > -0.10 && hi < 0.10, "{lo} {hi}");
+    assert!(
+        matches!(k.verdict, Verdict::NoChange | Verdict::BelowGate),
+        "{}",
+        k.detail
+    );
+}
+
+#[test]
+fn sample_size_notes_say_which_gates_will_be_skipped() {
+    use crate::scenario::{Budget, Load};
+    use std::time::Duration;
+    let load = |ladder: Vec<u32>, budget| Load {
+        ladder,
+        budget,
+        warmup_requests: 0,
+        ramp_up: Duration::ZERO,
+        pause_between_steps: Duration::ZERO,
+    };
+    assert_eq!(
+        sample_size_notes(&load(vec![5, 10], Budget::RequestsPerStep(120))),
+        vec!["P99 gates need 400 requests per step; this scenario has 120: they will be skipped"]
+    );
+    assert!(sample_size_notes(&load(vec![5], Budget::RequestsPerStep(400))).is_empty());
+    let notes = sample_size_notes(&load(vec![1, 20], Budget::RequestsPerWorker(20)));
+    assert_eq!(
+        notes,
+        vec![
+            "P90 and throughput gates need 40 requests per step; this scenario has 20 at 1 streams: they will be skipped",
+            "P99 gates need 400 requests per step; this scenario has 20 at 1 streams: they will be skipped"
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    );
+    let notes = sample_size_notes(&load(vec![4], Budget::RequestsPerStep(10)));
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[1].contains("skipped too"));
+    let notes = sample_size_notes(&load(vec![4], Budget::Duration(Duration::from_secs(60))));
+    assert!(notes[0].contains("depends on the server"));
 }

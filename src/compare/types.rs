@@ -11,11 +11,17 @@ use crate::stats::StepSummary;
 
 /// One attempted request as far as `compare` cares (a projection of a `requests.csv` row).
 /// ITL gaps are not kept per request, so ITL is always judged with the approximate rule.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestSample {
     pub model: String,
     /// 1-based step index, as in `summary.csv`.
     pub step: u32,
+    /// Worker (stream) that sent it.
+    #[serde(default)]
+    pub worker: u32,
+    /// Start, ms since the run began: orders requests in time (correlation, steady window).
+    #[serde(default)]
+    pub started_at_ms: f64,
     pub ok: bool,
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
@@ -44,9 +50,9 @@ pub struct Side {
 pub struct CompareOptions {
     pub gates: Gates,
     pub allow_different_workload: bool,
-    /// Any skipped gate makes the result inconclusive (exit 4).
+    /// Any skipped or inconclusive gate makes the result inconclusive (exit 4).
     pub strict: bool,
-    /// Bootstrap resamples (DESIGN: 2,000).
+    /// Bootstrap resamples (DESIGN: ≥ 10,000).
     pub resamples: usize,
     pub seed: u64,
 }
@@ -57,7 +63,7 @@ impl Default for CompareOptions {
             gates: Gates::default(),
             allow_different_workload: false,
             strict: false,
-            resamples: 2000,
+            resamples: 10_000,
             seed: 0x1add_e5ed,
         }
     }
@@ -71,7 +77,7 @@ impl CompareOptions {
             gates,
             allow_different_workload,
             strict,
-            resamples: 2000,
+            resamples: 10_000,
             seed: 0x001a_dde5,
         }
     }
@@ -159,13 +165,15 @@ impl Percentile {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Method {
-    /// 99% percentile-bootstrap CI of the ratio on per-request samples of both sides.
+    /// 99% percentile-bootstrap CI of the ratio on per-request samples of both sides
+    /// (resampling the effective number of independent requests, see `inference`); for
+    /// throughput, over the steady windows' completed requests.
     Bootstrap,
     /// Point values from the summaries (one side has no samples, or ITL).
     Approximate,
-    /// One-sided pooled two-proportion z-test (error rate).
-    TwoProportion,
-    /// Point comparison against a threshold (throughput, knee, wall).
+    /// One-sided Fisher exact test (error rate).
+    FisherExact,
+    /// Point comparison against a threshold (throughput without samples, knee, wall).
     Point,
 }
 
@@ -174,9 +182,15 @@ pub enum Method {
 pub enum Verdict {
     Regressed,
     Improved,
-    /// A real change (CI excludes 0) that is below the gate or the floor.
-    WithinNoise,
+    /// A real change (CI excludes 0) that is smaller than the gate or the floor.
+    BelowGate,
+    /// The whole CI lies inside ±gate (or every change it allows is under the floor).
     NoChange,
+    /// The CI spans 0 and reaches past the gate: the data cannot tell.
+    Inconclusive {
+        /// About how many requests per step would decide it, when that can be estimated.
+        requests_per_step: Option<u64>,
+    },
     Skipped {
         reason: String,
     },
@@ -189,8 +203,9 @@ impl Verdict {
         match self {
             Verdict::Regressed => "regressed",
             Verdict::Improved => "improved",
-            Verdict::WithinNoise => "within noise",
+            Verdict::BelowGate => "below gate",
             Verdict::NoChange => "no change",
+            Verdict::Inconclusive { .. } => "inconclusive",
             Verdict::Skipped { .. } => "skipped",
             Verdict::Info => "info",
         }
@@ -268,12 +283,14 @@ impl Outcome {
     }
 }
 
-/// Counts over gated checks; `noise` = within noise threshold + no change.
+/// Counts over gated checks, one per verdict kind.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
     pub regressed: usize,
     pub improved: usize,
-    pub noise: usize,
+    pub below_gate: usize,
+    pub no_change: usize,
+    pub inconclusive: usize,
     pub skipped: usize,
 }
 
@@ -302,15 +319,34 @@ impl Comparison {
         if gated().any(|c| c.verdict == Verdict::Regressed) {
             return Outcome::Regression;
         }
-        let is_skipped = |c: &Check| matches!(c.verdict, Verdict::Skipped { .. });
-        let no_latency_gate_ran = gated().filter(|c| c.metric.is_latency()).all(is_skipped);
-        if no_latency_gate_ran || (self.strict && gated().any(is_skipped)) {
+        let undecided = |c: &Check| {
+            matches!(
+                c.verdict,
+                Verdict::Skipped { .. } | Verdict::Inconclusive { .. }
+            )
+        };
+        let no_latency_gate_decided = gated().filter(|c| c.metric.is_latency()).all(undecided);
+        if no_latency_gate_decided || (self.strict && gated().any(undecided)) {
             return Outcome::Inconclusive;
         }
         Outcome::Pass
     }
 
-    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline), 3 regression, 4 inconclusive.
+    /// Why the outcome is inconclusive, for the reports (`None` when it is not).
+    pub fn inconclusive_reason(&self) -> Option<&'static str> {
+        if self.outcome() != Outcome::Inconclusive {
+            return None;
+        }
+        let k = self.counts();
+        Some(if self.strict && k.skipped + k.inconclusive > 0 {
+            "with --strict, every gate must decide: none may be skipped or inconclusive"
+        } else {
+            "no latency gate could decide (too few samples, or every CI inconclusive)"
+        })
+    }
+
+    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline), 3 regression, 4 inconclusive (no
+    /// latency gate decided; with `--strict`, any gate skipped or inconclusive).
     pub fn exit_code(&self) -> ExitCode {
         match self.outcome() {
             Outcome::Pass => ExitCode::Ok,
@@ -326,7 +362,9 @@ impl Comparison {
             match c.verdict {
                 Verdict::Regressed => k.regressed += 1,
                 Verdict::Improved => k.improved += 1,
-                Verdict::WithinNoise | Verdict::NoChange => k.noise += 1,
+                Verdict::BelowGate => k.below_gate += 1,
+                Verdict::NoChange => k.no_change += 1,
+                Verdict::Inconclusive { .. } => k.inconclusive += 1,
                 Verdict::Skipped { .. } => k.skipped += 1,
                 Verdict::Info => {}
             }

@@ -1,8 +1,10 @@
 //! The TTFT knee: the first step from which on TTFT P90 stays well above the best earlier
-//! step, classified (queueing, saturation, rate-limited) by TPOT and 429s, with the estimated
-//! concurrency cap and the report sentence that describes it.
+//! step, with confidence (each such step's lower 95% bound of P90 clears the threshold and every
+//! earlier step's upper bound, so a noisy server does not produce a knee at random), classified
+//! (queueing, saturation, rate-limited) by TPOT and the wall's 429 rule, with the estimated
+//! concurrency cap (queueing knees only) and the report sentence that describes it.
 
-use super::{rate, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES, RATE_429};
+use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
 use crate::stats::StepSummary;
 
 /// Knee threshold: TTFT P90 ≥ max(1.5 × best, best + 100 ms).
@@ -22,7 +24,13 @@ fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
     }
 }
 
-pub(super) fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
+/// `bounds` holds each step's 95% (lower, upper) bounds of TTFT P90 when the records were
+/// available; with any missing, the rule falls back to point values (and says so).
+pub(super) fn find_knee(
+    rows: &[&StepSummary],
+    n429: &[u64],
+    bounds: &[Option<(f64, f64)>],
+) -> KneeFinding {
     let Some(last) = rows.last() else {
         return KneeFinding::NoSteps;
     };
@@ -40,6 +48,9 @@ pub(super) fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
             }
         }
     }
+    let confident: Option<Vec<(f64, f64)>> = (bounds.len() == rows.len())
+        .then(|| bounds.iter().copied().collect::<Option<Vec<_>>>())
+        .flatten();
     for k in 1..p90.len() {
         let (ref_idx, best) =
             p90[..k]
@@ -51,8 +62,17 @@ pub(super) fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
                     |acc, (i, v)| if v < acc.1 { (i, v) } else { acc },
                 );
         let threshold = (KNEE_RATIO * best).max(best + KNEE_ABS_MS);
-        if p90[k..].iter().all(|&v| v >= threshold) {
-            return KneeFinding::Knee(describe_knee(rows, n429, k, ref_idx, &p90));
+        let clears = match &confident {
+            Some(b) => {
+                let ceiling = b[..k].iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
+                b[k..].iter().all(|x| x.0 >= threshold && x.0 > ceiling)
+            }
+            None => p90[k..].iter().all(|&v| v >= threshold),
+        };
+        if clears {
+            let mut knee = describe_knee(rows, n429, k, ref_idx, &p90);
+            knee.with_confidence = confident.is_some();
+            return KneeFinding::Knee(knee);
         }
     }
     KneeFinding::None {
@@ -64,7 +84,7 @@ pub(super) fn find_knee(rows: &[&StepSummary], n429: &[u64]) -> KneeFinding {
 fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &[f64]) -> Knee {
     let (knee, reference) = (rows[k], rows[r]);
     let rate_429 = rate(n429[k], knee.attempted);
-    let kind = if knee.attempted > 0 && rate_429 >= RATE_429 {
+    let kind = if rate_limited(n429[k], knee.attempted) {
         KneeKind::RateLimited
     } else {
         match (knee.tpot_p50_ms, reference.tpot_p50_ms) {
@@ -73,10 +93,11 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             _ => KneeKind::Unclassified,
         }
     };
+    // A cap only means something when requests wait in line behind it.
+    let rps = knee.rps_steady.unwrap_or(knee.rps);
     let estimated_cap = match (knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
-        (Some(e2e), Some(ttft), Some(ref_ttft)) => {
-            Some(knee.rps * (e2e - (ttft - ref_ttft)) / 1000.0)
-                .filter(|c| c.is_finite() && *c > 0.0)
+        (Some(e2e), Some(ttft), Some(ref_ttft)) if kind == KneeKind::Queueing => {
+            Some(rps * (e2e - (ttft - ref_ttft)) / 1000.0).filter(|c| c.is_finite() && *c > 0.0)
         }
         _ => None,
     };
@@ -88,6 +109,7 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
         max_clean_concurrency: prev,
         rate_429,
         estimated_cap,
+        with_confidence: false,
         suggested_next: (knee.concurrency > prev.saturating_add(1))
             .then(|| prev + (knee.concurrency - prev) / 2),
         reference: evidence(reference, p90[r]),
@@ -109,7 +131,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
             ..
         } => {
             return format!(
-                "Knee: not enough samples (the {concurrency}-stream step has {n} successful requests; need ≥ {needed})."
+                "Knee: not analysed (the {concurrency}-stream step has {n} successful requests; need ≥ {needed})."
             )
         }
         KneeFinding::Knee(k) => k,
@@ -156,6 +178,9 @@ pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
                 s.push_str(&format!(" Try {next} to narrow it."));
             }
         }
+    }
+    if !k.with_confidence {
+        s.push_str(" (Point values: no per-request samples for a confidence bound.)");
     }
     s
 }

@@ -25,6 +25,14 @@ use wall::{find_wall, wall_sentence};
 pub const MIN_KNEE_SAMPLES: u64 = 20;
 /// Share of attempts answered with 429 that makes a step rate-limited.
 const RATE_429: f64 = 0.01;
+/// Minimum number of first-attempt 429s at a rate-limited step.
+const MIN_429: u64 = 3;
+
+/// The one rate-limit rule, shared by the wall and the knee's "rate-limited" kind: first-attempt
+/// 429s are ≥ 3 in number and ≥ 1% of the step's attempts.
+pub fn rate_limited(count_429: u64, attempted: u64) -> bool {
+    count_429 >= MIN_429 && rate(count_429, attempted) >= RATE_429
+}
 
 /// Per-step facts that only the request records know.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +80,7 @@ pub enum KneeKind {
     Queueing,
     /// TPOT rose too: the backend slows down.
     Saturation,
-    /// ≥ 1% of the knee step's attempts got 429.
+    /// The knee step is rate-limited by the wall's rule (≥ 3 and ≥ 1% first-attempt 429s).
     RateLimited,
     /// No TPOT at the knee or reference step (e.g. one-token outputs): cannot tell.
     Unclassified,
@@ -99,8 +107,14 @@ pub struct Knee {
     pub max_clean_concurrency: u32,
     /// 429s / attempts at the knee step.
     pub rate_429: f64,
-    /// K̂ = RPS × (mean E2E − (mean TTFT − reference mean TTFT)), when defined and positive.
+    /// K̂ = steady-window RPS × (mean E2E − (mean TTFT − reference mean TTFT)), for queueing
+    /// knees only, when defined and positive.
     pub estimated_cap: Option<f64>,
+    /// Whether the knee was established with confidence (each step from the knee on has a 95%
+    /// lower bound of TTFT P90 above the threshold and above every earlier step's upper bound);
+    /// false when per-request samples were missing and point values were used.
+    #[serde(default)]
+    pub with_confidence: bool,
     /// Midpoint of the interval, when it is wider than 1.
     pub suggested_next: Option<u32>,
     /// The step with the best TTFT P90 before the knee.
@@ -118,7 +132,7 @@ pub enum KneeFinding {
     },
     /// No steps were given.
     NoSteps,
-    /// `step` had only `n` successful requests (or no TTFT).
+    /// Not analysed: `step` had only `n` successful requests (or no TTFT). Never "no knee".
     NotEnoughSamples {
         step: u32,
         concurrency: u32,
@@ -264,7 +278,11 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         ));
     }
     notes.extend(self_check_notes(&rows));
-    let knee = find_knee(&rows, &n429);
+    let bounds: Vec<Option<(f64, f64)>> = rows
+        .iter()
+        .map(|s| s.ttft_p90_lo_ms.zip(s.ttft_p90_hi_ms))
+        .collect();
+    let knee = find_knee(&rows, &n429, &bounds);
     let knee_says_saturation =
         matches!(&knee, KneeFinding::Knee(k) if k.kind == KneeKind::Saturation);
     if !knee_says_saturation {
@@ -380,6 +398,15 @@ impl ModelFindings {
         match &self.knee {
             KneeFinding::Knee(k) => Some(k.concurrency),
             _ => None,
+        }
+    }
+
+    /// For diffs: `None` when the knee was not analysed (too few samples, no steps), else
+    /// `Some(knee concurrency or None for "no knee")`.
+    pub fn knee_status(&self) -> Option<Option<u32>> {
+        match &self.knee {
+            KneeFinding::NotEnoughSamples { .. } | KneeFinding::NoSteps => None,
+            _ => Some(self.knee_concurrency()),
         }
     }
 

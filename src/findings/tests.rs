@@ -68,7 +68,8 @@ fn queueing_ladder_finds_knee_interval_cap_and_sentence() {
     assert_eq!(
         f.sentences()[0],
         "TTFT knee in (10, 20]: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
-         estimated cap ≈ 16; max clean concurrency 10. Try 15 to narrow it."
+         estimated cap ≈ 16; max clean concurrency 10. Try 15 to narrow it. \
+         (Point values: no per-request samples for a confidence bound.)"
     );
 }
 
@@ -214,7 +215,7 @@ fn not_enough_samples_names_the_step() {
     );
     assert_eq!(
         f.sentences()[0],
-        "Knee: not enough samples (the 16-stream step has 12 successful requests; need ≥ 20)."
+        "Knee: not analysed (the 16-stream step has 12 successful requests; need ≥ 20)."
     );
     // All errors at a step: no TTFT at all.
     steps[4].succeeded = 0;
@@ -585,4 +586,111 @@ fn a_cap_estimate_below_the_clean_step_is_said_not_contradicted() {
         "{s}"
     );
     assert!(!s.contains("Try 12"), "{s}");
+}
+
+/// The ladder with each step's 95% bounds of TTFT P90 from the given samples.
+fn bounded(steps: &[StepSummary], samples: &[Vec<f64>]) -> Vec<StepSummary> {
+    steps
+        .iter()
+        .zip(samples)
+        .map(|(s, v)| {
+            let mut v = v.clone();
+            v.sort_by(f64::total_cmp);
+            let (lo, hi) = crate::stats::p90_bounds(&v).unwrap();
+            StepSummary {
+                ttft_p90_lo_ms: Some(lo),
+                ttft_p90_hi_ms: Some(hi),
+                ..s.clone()
+            }
+        })
+        .collect()
+}
+
+/// `n` TTFTs: `base` ms for most requests, `tail` ms for every `every`-th.
+fn ttfts(n: usize, base: f64, tail: f64, every: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            if i % every == 0 {
+                tail
+            } else {
+                base + (i % 7) as f64
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn knee_needs_confidence_not_a_lucky_point() {
+    // A noisy server: at every step 1 in 8 requests takes 7 s, the rest 200 ms. The sample
+    // P90s happen to read low at the first steps and high later (the point rule sees a knee),
+    // but the bounds overlap: no knee.
+    let steps = ladder(
+        &[1, 2, 4, 8],
+        &[
+            (205.0, 240.0),
+            (205.0, 260.0),
+            (205.0, 7000.0),
+            (205.0, 7000.0),
+        ],
+        &[20.0; 4],
+    );
+    assert_eq!(knee(&analyze("m", &steps, None)).concurrency, 4);
+    let noisy: Vec<Vec<f64>> = (0..4).map(|_| ttfts(100, 200.0, 7000.0, 8)).collect();
+    let f = analyze("m", &bounded(&steps, &noisy), None);
+    assert!(matches!(f.knee, KneeFinding::None { .. }), "{:?}", f.knee);
+    assert_eq!(f.knee_status(), Some(None));
+
+    // Real queueing: from 4 streams on, most requests wait seconds.
+    let queued = vec![
+        ttfts(100, 200.0, 260.0, 10),
+        ttfts(100, 200.0, 260.0, 10),
+        ttfts(100, 2500.0, 7000.0, 3),
+        ttfts(100, 5000.0, 9000.0, 3),
+    ];
+    let f = analyze("m", &bounded(&steps, &queued), None);
+    let k = knee(&f);
+    assert_eq!((k.concurrency, k.with_confidence), (4, true));
+    assert!(
+        !f.sentences()[0].contains("Point values"),
+        "{}",
+        f.sentences()[0]
+    );
+}
+
+#[test]
+fn not_analysed_is_not_no_knee_and_cap_is_for_queueing_only() {
+    let mut steps = ladder(&[1, 2], &[(1.0, 200.0); 2], &[20.0; 2]);
+    steps[1].succeeded = 5;
+    assert_eq!(analyze("m", &steps, None).knee_status(), None);
+    // Saturation knee: no cap estimate (requests do not wait in line).
+    let steps = ladder(
+        &[1, 2, 4],
+        &[(205.0, 230.0), (205.0, 230.0), (900.0, 1500.0)],
+        &[20.0, 20.0, 40.0],
+    );
+    let f = analyze("m", &steps, None);
+    assert_eq!(
+        (knee(&f).kind, knee(&f).estimated_cap),
+        (KneeKind::Saturation, None)
+    );
+}
+
+#[test]
+fn rate_limited_knee_uses_the_wall_rule() {
+    // 2 first-attempt 429s out of 100 (2%): the share is there but not the count of 3.
+    let steps = ladder(
+        &[1, 2, 4],
+        &[(205.0, 230.0), (205.0, 230.0), (900.0, 1500.0)],
+        &[20.0, 20.0, 20.0],
+    );
+    let extras: Vec<StepExtras> = [0, 0, 2]
+        .iter()
+        .map(|&n| StepExtras {
+            first_attempt_429: n,
+            ..StepExtras::default()
+        })
+        .collect();
+    let f = analyze("m", &steps, Some(&extras));
+    assert_eq!(knee(&f).kind, KneeKind::Queueing);
+    assert!(rate_limited(3, 100) && !rate_limited(2, 100) && !rate_limited(3, 400));
 }

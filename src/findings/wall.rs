@@ -1,15 +1,12 @@
 //! The rate-limit wall: the first step from which on 429s stay frequent, its limit kind from
 //! the rate-limit headers, and the report sentence with the throughput at the wall.
 
-use super::{rate, StepExtras, WallFinding, RATE_429};
+use super::{rate, rate_limited, StepExtras, WallFinding};
 use crate::record::LimitKind;
 use crate::stats::StepSummary;
 
-/// Minimum number of first-attempt 429s at a wall step.
-const WALL_MIN_429: u64 = 3;
-
 pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {
-    let hit = |i: usize| n429[i] >= WALL_MIN_429 && rate(n429[i], rows[i].attempted) >= RATE_429;
+    let hit = |i: usize| rate_limited(n429[i], rows[i].attempted);
     if let Some(w) = (0..rows.len()).find(|&w| (w..rows.len()).all(hit)) {
         let (requests, tokens) = extra[w..].iter().fold((0, 0), |(r, t), e| {
             (r + e.limit_requests, t + e.limit_tokens)

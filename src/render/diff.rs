@@ -25,7 +25,7 @@ pub enum DiffFormat {
 }
 
 /// Version of the JSON document below; bumped on any incompatible change.
-pub const JSON_SCHEMA_VERSION: u32 = 1;
+pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Result<()> {
     match format {
@@ -36,17 +36,29 @@ pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Re
     }
 }
 
-/// "2 regressions, 1 improvement, 30 unchanged or within noise, 4 skipped" (gated checks only).
+/// "2 regressions, 1 improvement, 28 no change, 2 below gate, 1 inconclusive, 4 skipped"
+/// (gated checks only).
 pub fn summary_line(k: &Counts) -> String {
     let plural =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
-        "{}, {}, {} unchanged or within noise, {} skipped",
+        "{}, {}, {} no change, {} below gate, {} inconclusive, {} skipped",
         plural(k.regressed, "regression", "regressions"),
         plural(k.improved, "improvement", "improvements"),
-        k.noise,
+        k.no_change,
+        k.below_gate,
+        k.inconclusive,
         k.skipped
     )
+}
+
+/// Inconclusive gated checks, one line each with what would decide them.
+fn inconclusive_lines(c: &Comparison) -> Vec<String> {
+    c.checks
+        .iter()
+        .filter(|k| k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }))
+        .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
+        .collect()
 }
 
 const APPROX_MARK: &str = "~";
@@ -147,6 +159,9 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         return Ok(());
     }
     writeln!(out, "{}", summary_line(&c.counts()))?;
+    if let Some(why) = c.inconclusive_reason() {
+        writeln!(out, "inconclusive: {why}")?;
+    }
     for k in c
         .checks
         .iter()
@@ -187,6 +202,12 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     if any_approx {
         writeln!(out, "{APPROX_NOTE}")?;
     }
+    list(
+        out,
+        "\ninconclusive (the CI spans 0 and reaches past the gate):",
+        &inconclusive_lines(c),
+        "  ",
+    )?;
     let skipped = grouped_skips(c);
     if !skipped.is_empty() {
         writeln!(out, "\nskipped:")?;
@@ -325,18 +346,9 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         }
         return writeln!(out, "{fence}");
     }
-    let outcome = c.outcome();
     writeln!(out, "**{}**\n", summary_line(&c.counts()))?;
-    if outcome == Outcome::Inconclusive {
-        writeln!(
-            out,
-            "Inconclusive: {}.\n",
-            if c.strict {
-                "with --strict, every gate must have enough samples"
-            } else {
-                "no latency gate had enough samples"
-            }
-        )?;
+    if let Some(why) = c.inconclusive_reason() {
+        writeln!(out, "Inconclusive: {why}.\n")?;
     }
     let gated = gated_ranked(c);
     if !gated.is_empty() {
@@ -379,6 +391,11 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
         .collect();
     md_list(out, "### Regressions", &regressions)?;
+    md_list(
+        out,
+        "### Inconclusive (the CI spans 0 and reaches past the gate)",
+        &inconclusive_lines(c),
+    )?;
     let skipped = grouped_skips(c);
     md_list(out, "### Skipped gates", &skipped)?;
     md_list(out, "### Only on one side", &c.unmatched)?;
@@ -427,11 +444,13 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 
 /// The JSON document (`--format json`), one object:
 /// `schema_version` (u32), `outcome` ("pass" | "regression" | "inconclusive" | "refused"),
-/// `exit_code` (0 | 1 | 3 | 4), `counts` {regressed, improved, noise, skipped} over gated checks,
+/// `exit_code` (0 | 1 | 3 | 4), `counts` {regressed, improved, below_gate, no_change,
+/// inconclusive, skipped} over gated checks,
 /// then the `Comparison` fields: `base_label`, `new_label`, `base_fingerprint`,
 /// `new_fingerprint`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
 /// `checks` (array of {model, step, concurrency, metric, percentile, gated, base, new, ratio,
-/// ci: [lo, hi] | null, method, verdict: {kind, reason?}, detail}), `unmatched`, `notes`.
+/// ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped), requests_per_step?
+/// (inconclusive)}, detail}), `unmatched`, `notes`.
 /// Units: latencies ms, error rate a fraction, TPM per minute, RPS per second, knee/wall a
 /// concurrency; `ratio` and `ci` are relative changes (0.25 = +25%).
 #[derive(Serialize)]

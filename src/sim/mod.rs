@@ -13,6 +13,7 @@ mod respond;
 mod server;
 mod state;
 mod stream;
+mod variation;
 mod wire;
 
 pub use params::{FaultRates, ModelOverride, ModelTiming, SimParams, DEFAULT_MODEL};

@@ -18,9 +18,11 @@ pub const DEFAULT_MODEL: &str = "sim-model";
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimParams {
-    /// Base time to first token once a slot is free (200ms).
+    /// Base time to first token once a slot is free (200ms); the median when `ttft_sigma` > 0.
     #[serde(with = "crate::duration::serde_human")]
     pub ttft: Duration,
+    /// Lognormal spread of TTFT (0 = none): each request's TTFT is `ttft` × e^(σ·Z), seeded.
+    pub ttft_sigma: f64,
     /// Extra TTFT per input token (0); input tokens ≈ prompt characters / 4.
     #[serde(with = "crate::duration::serde_human")]
     pub prefill_per_token: Duration,
@@ -30,7 +32,16 @@ pub struct SimParams {
     /// Uniform jitter on each token interval, as a fraction of `tpot` (0.05), seeded.
     pub tpot_jitter: f64,
     /// Tokens generated per request (64); a request gets min(max_tokens, output_tokens).
+    /// With `output_tokens_min`, the largest length drawn.
     pub output_tokens: u32,
+    /// When set, each request's length is drawn uniformly from `output_tokens_min..=output_tokens`
+    /// (seeded), then capped by max_tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_tokens_min: Option<u32>,
+    /// Run-level drift (0 = none): every TTFT and TPOT of this server instance is scaled by
+    /// e^(drift·Z), Z drawn once from `seed`, like a provider that is a few percent slower or
+    /// faster from one run to the next.
+    pub drift: f64,
     /// Streams served at once; above it requests wait in a FIFO queue (none = unlimited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency_cap: Option<u32>,
@@ -124,10 +135,13 @@ impl Default for SimParams {
     fn default() -> Self {
         SimParams {
             ttft: Duration::from_millis(200),
+            ttft_sigma: 0.0,
             prefill_per_token: Duration::ZERO,
             tpot: Duration::from_millis(20),
             tpot_jitter: 0.05,
             output_tokens: 64,
+            output_tokens_min: None,
+            drift: 0.0,
             concurrency_cap: None,
             saturation: 0.0,
             saturation_from: 1,
@@ -146,10 +160,13 @@ impl fmt::Debug for SimParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SimParams")
             .field("ttft", &self.ttft)
+            .field("ttft_sigma", &self.ttft_sigma)
             .field("prefill_per_token", &self.prefill_per_token)
             .field("tpot", &self.tpot)
             .field("tpot_jitter", &self.tpot_jitter)
             .field("output_tokens", &self.output_tokens)
+            .field("output_tokens_min", &self.output_tokens_min)
+            .field("drift", &self.drift)
             .field("concurrency_cap", &self.concurrency_cap)
             .field("saturation", &self.saturation)
             .field("saturation_from", &self.saturation_from)
@@ -190,6 +207,18 @@ const KEYS: &[(&str, &str)] = &[
     (
         "output_tokens",
         "tokens per response (capped by the request's max_tokens), e.g. 64",
+    ),
+    (
+        "ttft_sigma",
+        "lognormal spread of TTFT around ttft (0 = none), e.g. 0.5",
+    ),
+    (
+        "output_tokens_min",
+        "shortest output: lengths uniform in [min, output_tokens]; `none` = fixed",
+    ),
+    (
+        "drift",
+        "run-level drift: all times × e^(drift·Z), Z from the seed (0 = none), e.g. 0.04",
     ),
     (
         "concurrency_cap",
@@ -273,6 +302,9 @@ impl SimParams {
         let v = value.trim();
         match key {
             "ttft" => self.ttft = dur(key, v)?,
+            "ttft_sigma" => self.ttft_sigma = non_negative(key, v)?,
+            "output_tokens_min" => self.output_tokens_min = opt(v, |v| num(key, v))?,
+            "drift" => self.drift = non_negative(key, v)?,
             "prefill_per_token" => self.prefill_per_token = dur(key, v)?,
             "tpot" => self.tpot = dur(key, v)?,
             "tpot_jitter" => self.tpot_jitter = fraction(key, v)?,
@@ -335,6 +367,21 @@ impl SimParams {
         in_unit("tpot_jitter", self.tpot_jitter)?;
         for (kind, rate) in self.faults.rates() {
             in_unit(&format!("faults.{kind}"), rate)?;
+        }
+        for (name, x) in [("ttft_sigma", self.ttft_sigma), ("drift", self.drift)] {
+            if !(x.is_finite() && (0.0..=3.0).contains(&x)) {
+                return Err(format!(
+                    "sim parameter `{name}` is {x}; it must be within [0, 3]"
+                ));
+            }
+        }
+        if let Some(min) = self.output_tokens_min {
+            if min > self.output_tokens {
+                return Err(format!(
+                    "sim parameter `output_tokens_min` is {min}, above output_tokens {}; use a smaller minimum",
+                    self.output_tokens
+                ));
+            }
         }
         if !(self.saturation.is_finite() && self.saturation >= 0.0) {
             return Err(format!(

@@ -8,6 +8,7 @@ use super::request::{self, Dialect};
 use super::respond;
 use super::state::{Guard, Shared, SimStats, TruthRecord};
 use super::stream::{self, Outcome, Pacer, Plan, TokenStream};
+use super::variation;
 use super::wire::{Finish, Frames};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -266,12 +267,6 @@ async fn complete(
     }
     let timing = p.timing_for(&req.model);
     let cap = u64::from(timing.output_tokens);
-    let n = req.max_tokens.map_or(cap, |m| m.min(cap)) as u32;
-    let finish = if req.max_tokens.is_some_and(|m| m < cap) {
-        Finish::Length
-    } else {
-        Finish::Stop
-    };
     let mut snapshot = None;
     match ctx.admit(
         arrival,
@@ -290,6 +285,16 @@ async fn complete(
         }
     }
     let (u, seed) = ctx.draw();
+    let v = variation::draw(p, timing.output_tokens, seed);
+    let drift = variation::drift_factor(p);
+    let drawn = u64::from(v.output_tokens);
+    let n = req.max_tokens.map_or(drawn, |m| m.min(drawn)) as u32;
+    let finish = if req.max_tokens.is_some_and(|m| m < drawn) {
+        Finish::Length
+    } else {
+        Finish::Stop
+    };
+    let scale = |d: Duration, k: f64| d.mul_f64(k).min(MAX_TTFT);
     let fault = faults::pick(u, &p.faults).filter(|k| applies(*k, req.stream));
     if let Some(kind) = fault {
         ctx.count_fault(kind);
@@ -318,7 +323,9 @@ async fn complete(
     let plan = Plan {
         n,
         finish,
-        ttft: timing.ttft.saturating_add(prefill).min(MAX_TTFT),
+        ttft: scale(timing.ttft, drift * v.ttft_factor)
+            .saturating_add(prefill)
+            .min(MAX_TTFT),
         include_usage: req.include_usage,
         input_tokens: req.input_tokens,
         fault,
@@ -326,7 +333,7 @@ async fn complete(
         ping_every: if anthropic { PING_EVERY } else { 0 },
     };
     let mut pacer = Pacer::new(
-        timing.tpot,
+        scale(timing.tpot, drift),
         p.tpot_jitter,
         p.saturation,
         p.saturation_from,

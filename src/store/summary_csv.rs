@@ -11,16 +11,18 @@ use std::path::Path;
 
 /// `summary.csv` columns in file order (the `StepSummary` field order).
 #[rustfmt::skip]
-pub const SUMMARY_COLUMNS: [&str; 37] = [
+pub const SUMMARY_COLUMNS: [&str; 44] = [
     "schema_version", "scenario", "fingerprint", "model", "step", "concurrency", "attempted",
     "succeeded", "failed", "err_429", "err_5xx", "err_timeout", "err_other", "ttft_p50_ms",
     "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
     "itl_p50_ms", "itl_p90_ms", "itl_p99_ms", "e2e_p50_ms", "e2e_p90_ms", "e2e_p99_ms",
     "e2e_mean_ms", "output_tokens", "input_tokens", "tpm", "tpm_total", "rps", "goodput",
-    "duration_s", "achieved_concurrency", "client_cpu_pct", "loop_lag_p99_ms",
+    "duration_s", "achieved_concurrency", "client_cpu_pct", "loop_lag_p99_ms", "steady_s",
+    "concurrency_steady", "rps_steady", "tpm_steady", "tokens_usage_share", "ttft_p90_lo_ms",
+    "ttft_p90_hi_ms",
 ];
 /// Trailing summary columns that older files may lack (read as empty).
-const SUMMARY_OPTIONAL: usize = 3;
+const SUMMARY_OPTIONAL: usize = 10;
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
 /// appearance in `rows`) then step.
@@ -89,6 +91,13 @@ pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, 
             achieved_concurrency: row.opt("achieved_concurrency", "a number")?,
             client_cpu_pct: row.opt("client_cpu_pct", "a percentage")?,
             loop_lag_p99_ms: row.opt("loop_lag_p99_ms", "milliseconds")?,
+            steady_s: row.opt("steady_s", "seconds")?,
+            concurrency_steady: row.opt("concurrency_steady", "a number")?,
+            rps_steady: row.opt("rps_steady", "a number")?,
+            tpm_steady: row.opt("tpm_steady", "a number")?,
+            tokens_usage_share: row.opt("tokens_usage_share", "a share between 0 and 1")?,
+            ttft_p90_lo_ms: row.opt("ttft_p90_lo_ms", "milliseconds")?,
+            ttft_p90_hi_ms: row.opt("ttft_p90_hi_ms", "milliseconds")?,
         })
     })
 }
@@ -132,6 +141,13 @@ fn summary_cells(r: &StepSummary) -> Vec<String> {
         opt_fixed(r.achieved_concurrency, RATE),
         opt_fixed(r.client_cpu_pct, SHARE),
         opt_fixed(r.loop_lag_p99_ms, MS),
+        opt_fixed(r.steady_s, MS),
+        opt_fixed(r.concurrency_steady, RATE),
+        opt_fixed(r.rps_steady, RATE),
+        opt_fixed(r.tpm_steady, RATE),
+        opt_fixed(r.tokens_usage_share, SHARE),
+        opt_fixed(r.ttft_p90_lo_ms, MS),
+        opt_fixed(r.ttft_p90_hi_ms, MS),
     ]
 }
 
@@ -180,6 +196,13 @@ pub(super) mod tests {
             achieved_concurrency: Some(4.875),
             client_cpu_pct: Some(12.5),
             loop_lag_p99_ms: Some(0.25),
+            steady_s: Some(55.25),
+            concurrency_steady: Some(4.5),
+            rps_steady: Some(3.375),
+            tpm_steady: Some(16_000.25),
+            tokens_usage_share: Some(1.0),
+            ttft_p90_lo_ms: Some(230.5),
+            ttft_p90_hi_ms: Some(260.0),
         }
     }
 
@@ -209,7 +232,7 @@ pub(super) mod tests {
         assert!(text.starts_with("schema_version,scenario,fingerprint,model,step,concurrency,"));
         assert!(text
             .trim_end()
-            .ends_with("duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms"));
+            .ends_with("duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms,steady_s,concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,ttft_p90_hi_ms"));
     }
 
     #[test]
@@ -258,7 +281,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(11, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -267,6 +290,13 @@ pub(super) mod tests {
         expected.achieved_concurrency = None;
         expected.client_cpu_pct = None;
         expected.loop_lag_p99_ms = None;
+        expected.steady_s = None;
+        expected.concurrency_steady = None;
+        expected.rps_steady = None;
+        expected.tpm_steady = None;
+        expected.tokens_usage_share = None;
+        expected.ttft_p90_lo_ms = None;
+        expected.ttft_p90_hi_ms = None;
         assert_eq!(rows, vec![expected]);
     }
 
@@ -341,7 +371,7 @@ pub(super) mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            msg.contains("s.csv: line 2: schema_version 2 is newer"),
+            msg.contains("s.csv: line 2: schema_version 3 is newer"),
             "{msg}"
         );
     }

@@ -1,6 +1,6 @@
 //! JUnit XML for CI test dashboards: one `<testsuite>` per model, one `<testcase>` per gated
 //! check ("step 20 · TTFT P90"), `<failure>` for a regression, `<skipped>` for a gate without
-//! enough data. A refused comparison is one failing "workload" test carrying the diff, and
+//! enough data or an inconclusive one (a `<failure type="inconclusive">` under `--strict`). A refused comparison is one failing "workload" test carrying the diff, and
 //! models or steps present on one side only appear as skipped tests, so nothing is hidden.
 
 use std::fmt::Write as _;
@@ -44,12 +44,21 @@ fn is_skipped(b: &CaseBody) -> bool {
     matches!(b, CaseBody::Skipped { .. })
 }
 
-fn case(k: &Check) -> Case {
+/// Inconclusive checks fail the build under `--strict` (exit 4) and are skipped otherwise.
+fn case(k: &Check, strict: bool) -> Case {
     let body = match &k.verdict {
         Verdict::Regressed => CaseBody::Failure {
             kind: "regression",
             message: format!("{} regressed", k.name()),
             text: k.detail.clone(),
+        },
+        Verdict::Inconclusive { .. } if strict => CaseBody::Failure {
+            kind: "inconclusive",
+            message: format!("{} is inconclusive", k.name()),
+            text: k.detail.clone(),
+        },
+        Verdict::Inconclusive { .. } => CaseBody::Skipped {
+            message: k.detail.clone(),
         },
         Verdict::Skipped { reason } => CaseBody::Skipped {
             message: reason.clone(),
@@ -83,10 +92,10 @@ fn suites(c: &Comparison) -> Vec<Suite> {
     let mut out: Vec<Suite> = Vec::new();
     for k in c.checks.iter().filter(|k| k.gated) {
         match out.last_mut() {
-            Some(s) if s.name == k.model => s.cases.push(case(k)),
+            Some(s) if s.name == k.model => s.cases.push(case(k, c.strict)),
             _ => out.push(Suite {
                 name: k.model.clone(),
-                cases: vec![case(k)],
+                cases: vec![case(k, c.strict)],
             }),
         }
     }

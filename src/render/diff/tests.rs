@@ -60,9 +60,18 @@ fn fixture() -> Comparison {
             new: Some(26.0),
             ratio: Some(0.04),
             ci: Some((0.01, 0.07)),
-            verdict: Verdict::WithinNoise,
-            detail: "within noise threshold: TPOT P90 +4.0% (+1.0 ms), 99% CI [+1.0%, +7.0%] excludes 0 but is within the gate (gate ±10%, floor 1.0 ms)".into(),
+            verdict: Verdict::BelowGate,
+            detail: "below gate: TPOT P90 +4.0% (+1.0 ms), 99% CI [+1.0%, +7.0%] excludes 0 but the change is within the gate (gate ±10%, floor 1.0 ms)".into(),
             ..check(m, Some(20), Tpot, Some(P90))
+        },
+        Check {
+            base: Some(3000.0),
+            new: Some(3300.0),
+            ratio: Some(0.1),
+            ci: Some((-0.08, 0.31)),
+            verdict: Verdict::Inconclusive { requests_per_step: Some(780) },
+            detail: "inconclusive: E2E P90 +10.0% (+300.0 ms), 99% CI [-8.0%, +31.0%] spans 0 and reaches past the gate (gate ±10%, floor 100.0 ms); about 780 requests per step would decide it".into(),
+            ..check(m, Some(20), E2e, Some(P90))
         },
         Check {
             base: Some(30.0),
@@ -75,8 +84,8 @@ fn fixture() -> Comparison {
         Check {
             base: Some(0.01),
             new: Some(0.012),
-            method: Method::TwoProportion,
-            detail: "no change: error rate 1.00% → 1.20% (+0.20 pp, one-sided p = 0.3400; gate 1.00 pp, significance 1%)".into(),
+            method: Method::FisherExact,
+            detail: "no change: error rate 1.00% → 1.20% (+0.20 pp, Fisher one-sided p = 0.3400; gate 1.00 pp, significance 1%)".into(),
             ..check(m, Some(20), ErrorRate, None)
         },
         Check {
@@ -150,22 +159,23 @@ fn summary_line_wording() {
     let k = Counts {
         regressed: 2,
         improved: 1,
-        noise: 30,
+        below_gate: 3,
+        no_change: 27,
+        inconclusive: 2,
         skipped: 4,
     };
     assert_eq!(
         summary_line(&k),
-        "2 regressions, 1 improvement, 30 unchanged or within noise, 4 skipped"
+        "2 regressions, 1 improvement, 27 no change, 3 below gate, 2 inconclusive, 4 skipped"
     );
     let k = Counts {
         regressed: 1,
-        improved: 0,
-        noise: 1,
-        skipped: 0,
+        no_change: 1,
+        ..Counts::default()
     };
     assert_eq!(
         summary_line(&k),
-        "1 regression, 0 improvements, 1 unchanged or within noise, 0 skipped"
+        "1 regression, 0 improvements, 1 no change, 0 below gate, 0 inconclusive, 0 skipped"
     );
 }
 
@@ -216,12 +226,15 @@ fn json_snapshot_and_shape() {
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(v["exit_code"], 3);
     assert_eq!(v["outcome"], "regression");
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["counts"]["regressed"], 2);
     assert_eq!(v["checks"][1]["verdict"]["kind"], "regressed");
     assert_eq!(v["checks"][1]["ci"][0], 0.18);
     assert_eq!(v["checks"][2]["verdict"]["kind"], "skipped");
-    assert_eq!(v["checks"][7]["percentile"], serde_json::Value::Null);
+    assert_eq!(v["checks"][4]["verdict"]["kind"], "inconclusive");
+    assert_eq!(v["checks"][4]["verdict"]["requests_per_step"], 780);
+    assert_eq!(v["counts"]["inconclusive"], 1);
+    assert_eq!(v["checks"][8]["percentile"], serde_json::Value::Null);
     insta::assert_snapshot!("diff_json", s);
     let r: serde_json::Value = serde_json::from_str(&text(&refused(), DiffFormat::Json)).unwrap();
     assert_eq!(
@@ -234,8 +247,14 @@ fn json_snapshot_and_shape() {
 fn junit_snapshot_and_well_formed() {
     let s = text(&fixture(), DiffFormat::Junit);
     assert_well_formed(&s);
-    // 9 gated checks in two suites + 1 unmatched; P50 is not a test case.
-    assert!(s.contains("<testsuites name=\"ladder diff\" tests=\"10\" failures=\"2\" errors=\"0\" skipped=\"3\">"), "{s}");
+    // 10 gated checks in two suites + 1 unmatched; P50 is not a test case; the inconclusive
+    // check is skipped (it would fail under --strict).
+    assert!(s.contains("<testsuites name=\"ladder diff\" tests=\"11\" failures=\"2\" errors=\"0\" skipped=\"4\">"), "{s}");
+    let mut strict = fixture();
+    strict.strict = true;
+    let st = text(&strict, DiffFormat::Junit);
+    assert!(st.contains("failures=\"3\""), "{st}");
+    assert!(st.contains("type=\"inconclusive\""), "{st}");
     assert!(s.contains("name=\"step 20 · TTFT P90\""));
     assert!(!s.contains("TTFT P50"));
     assert!(s.contains("name=\"deep&lt;seek&gt; &amp; &quot;co&quot;\""));
@@ -372,7 +391,9 @@ fn markdown_headings_for_pass_and_inconclusive() {
     });
     let s = text(&c, DiffFormat::Markdown);
     assert!(s.starts_with("## ladder diff: INCONCLUSIVE\n"), "{s}");
-    assert!(s.contains("Inconclusive: no latency gate had enough samples."));
+    assert!(s.contains(
+        "Inconclusive: no latency gate could decide (too few samples, or every CI inconclusive)."
+    ));
     let t = text(&c, DiffFormat::Table);
     assert!(t.starts_with("ladder diff: INCONCLUSIVE\n"), "{t}");
 }
