@@ -112,10 +112,43 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                     );
                 }
             }
+            if metric == Metric::Knee {
+                if let Some(c) = check.as_mut() {
+                    knee_needs_separation(c, &b, &n, model);
+                }
+            }
             out.checks.extend(check);
         }
     }
     out
+}
+
+/// A knee that appears or moves down is a regression only when the new run's TTFT P90 at the
+/// new knee step is confidently above the baseline's at the same step (its 95% lower bound above
+/// the baseline's 95% upper bound). Near a cap the knee step can flip between runs of an
+/// unchanged server; such a move is inconclusive, not a regression.
+fn knee_needs_separation(c: &mut Check, b: &Indexed<'_>, n: &Indexed<'_>, model: &str) {
+    let Some(at) = c.new.filter(|_| c.verdict == Verdict::Regressed) else {
+        return;
+    };
+    let key = (model.to_string(), at as u32);
+    let (Some(bs), Some(ns)) = (b.steps.get(&key), n.steps.get(&key)) else {
+        return;
+    };
+    let (Some(b_hi), Some(n_lo)) = (bs.ttft_p90_hi_ms, ns.ttft_p90_lo_ms) else {
+        return;
+    };
+    if n_lo <= b_hi {
+        c.detail = format!(
+            "inconclusive: {}, but at step {at} the new run's TTFT P90 lower 95% bound ({}) does not exceed the baseline's upper bound ({}): the knee step may have flipped by chance",
+            c.detail,
+            fmt_ms(n_lo),
+            fmt_ms(b_hi)
+        );
+        c.verdict = Verdict::Inconclusive {
+            requests_per_step: None,
+        };
+    }
 }
 
 fn mismatch(base: &Side, new: &Side) -> WorkloadMismatch {
@@ -294,9 +327,13 @@ fn step_checks(
             }
             let ev = |s: &StepSummary, v: &Option<(Vec<f64>, Vec<f64>)>| Evidence {
                 sorted: v.as_ref().map(|(v, _)| v.clone()),
-                effective: v
-                    .as_ref()
-                    .map(|(_, in_order)| inference::effective_size_at(in_order, p.q())),
+                // The indicator's correlation is what drives a quantile's variance, but with a
+                // dozen exceedances it is a noisy estimate: take the more cautious of it and
+                // the ranks' correlation.
+                effective: v.as_ref().map(|(_, in_order)| {
+                    inference::effective_size_at(in_order, p.q())
+                        .min(inference::effective_size(in_order))
+                }),
                 summary_q: summary_q(s, metric, p),
                 summary_n: s.succeeded,
             };

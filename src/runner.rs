@@ -604,6 +604,8 @@ fn short(msg: &str) -> String {
 }
 
 #[cfg(test)]
+mod calibrate;
+#[cfg(test)]
 mod fake;
 #[cfg(test)]
 mod tests;

@@ -83,7 +83,10 @@ pub(super) struct Rate<'a> {
 }
 
 impl Rate<'_> {
-    /// The point value: steady-window rate when known, else the whole-step rate.
+    /// The point value. With a steady window, Little's law over it: streams in flight /
+    /// mean E2E of the requests completed in it (× their mean output tokens for TPM), the same
+    /// estimator the CI resamples (a count over the window adds edge noise the CI would not
+    /// cover). Else the summary's steady-window rate, else its whole-step rate.
     fn point(&self, metric: Metric) -> f64 {
         let s = self.summary;
         let (steady, whole) = match metric {
@@ -91,14 +94,17 @@ impl Rate<'_> {
             _ => (s.rps_steady, s.rps),
         };
         match &self.window {
-            Some(w) => {
-                let secs = w.length_ms() / 1000.0;
+            Some(w) if !w.done.is_empty() => {
+                let e2e_s: f64 = w.done.iter().map(|d| d.e2e_ms).sum::<f64>() / 1000.0;
                 match metric {
-                    Metric::Tpm => w.output_tokens as f64 / secs * 60.0,
-                    _ => w.completions as f64 / secs,
+                    Metric::Tpm => {
+                        let tokens: f64 = w.done.iter().map(|d| d.output_tokens as f64).sum();
+                        w.concurrency * tokens / e2e_s * 60.0
+                    }
+                    _ => w.concurrency * w.done.len() as f64 / e2e_s,
                 }
             }
-            None => steady.unwrap_or(whole),
+            _ => steady.unwrap_or(whole),
         }
     }
 }

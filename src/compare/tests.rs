@@ -651,3 +651,35 @@ fn sample_size_notes_say_which_gates_will_be_skipped() {
     let notes = sample_size_notes(&load(vec![4], Budget::Duration(Duration::from_secs(60))));
     assert!(notes[0].contains("depends on the server"));
 }
+
+#[test]
+fn a_knee_move_needs_separated_ttft_bounds_at_the_new_knee_step() {
+    let judge = |new_lo: f64| {
+        let mut b = row("m", 1, 20, 400, 800.0);
+        let mut n = row("m", 1, 20, 400, 900.0);
+        (b.ttft_p90_lo_ms, b.ttft_p90_hi_ms) = (Some(700.0), Some(950.0));
+        (n.ttft_p90_lo_ms, n.ttft_p90_hi_ms) = (Some(new_lo), Some(1200.0));
+        let mut bs = side("b", vec![b]);
+        let mut ns = side("n", vec![n]);
+        bs.knee.insert("m".into(), Some(50));
+        ns.knee.insert("m".into(), Some(20));
+        let c = compare(&bs, &ns, &opts());
+        c.checks
+            .iter()
+            .find(|k| k.metric == Metric::Knee)
+            .unwrap()
+            .clone()
+    };
+    let k = judge(900.0);
+    assert!(
+        matches!(k.verdict, Verdict::Inconclusive { .. }),
+        "{:?}",
+        k.verdict
+    );
+    assert!(
+        k.detail.contains("may have flipped by chance"),
+        "{}",
+        k.detail
+    );
+    assert_eq!(judge(1000.0).verdict, Verdict::Regressed);
+}

@@ -1,7 +1,9 @@
 //! A scripted backend for the runner's tests: a pretend server with a concurrency cap (requests
 //! above it wait in line, so TTFT climbs while TPOT stays flat), a fixed TTFT and TPOT, and an
-//! optional concurrency limit answered with 429. Every wait is a `tokio::time` sleep, so on a
-//! paused clock a whole ladder runs in pretend time, deterministically, in milliseconds.
+//! optional concurrency limit answered with 429, and (`vary`) what real servers have: a lognormal
+//! TTFT spread, output lengths between a min and a max, per-token jitter, all seeded. Every wait
+//! is a `tokio::time` sleep, so on a paused clock a whole ladder runs in pretend time,
+//! deterministically, in milliseconds.
 
 use crate::client::chunk::ChunkInfo;
 use crate::client::http::Attempt;
@@ -10,7 +12,10 @@ use crate::client::Backend;
 use crate::record::ErrorClass;
 use crate::scenario::RequestSpec;
 use bytes::Bytes;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::{sleep, Instant};
@@ -24,6 +29,15 @@ pub struct FakeServer {
     /// More requests in flight than this are answered at once with a 429.
     pub limit_429: Option<usize>,
     in_flight: AtomicUsize,
+    variation: Option<Variation>,
+}
+
+/// Seeded per-request variation (see [`FakeServer::vary`]).
+struct Variation {
+    ttft_sigma: f64,
+    tokens_min: u64,
+    tpot_jitter: f64,
+    rng: Mutex<SmallRng>,
 }
 
 impl FakeServer {
@@ -35,7 +49,44 @@ impl FakeServer {
             slots: Semaphore::new(cap),
             limit_429: None,
             in_flight: AtomicUsize::new(0),
+            variation: None,
         }
+    }
+
+    /// TTFT × e^(σ·Z) per request, lengths uniform in `tokens_min..=tokens`, each token interval
+    /// × (1 ± jitter), from `seed`.
+    pub fn vary(&mut self, ttft_sigma: f64, tokens_min: u64, tpot_jitter: f64, seed: u64) {
+        self.variation = Some(Variation {
+            ttft_sigma,
+            tokens_min: tokens_min.min(self.tokens),
+            tpot_jitter,
+            rng: Mutex::new(SmallRng::seed_from_u64(seed)),
+        });
+    }
+
+    /// This request's TTFT, length and token intervals.
+    fn draw(&self) -> (Duration, u64, Vec<Duration>) {
+        let Some(v) = &self.variation else {
+            return (
+                self.ttft,
+                self.tokens,
+                vec![self.tpot; self.tokens as usize],
+            );
+        };
+        let mut rng = v
+            .rng
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (u1, u2): (f64, f64) = (1.0 - rng.gen::<f64>(), rng.gen());
+        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        let n = rng.gen_range(v.tokens_min..=self.tokens);
+        let gaps = (0..n)
+            .map(|_| {
+                self.tpot
+                    .mul_f64(1.0 + v.tpot_jitter * rng.gen_range(-1.0..=1.0))
+            })
+            .collect();
+        (self.ttft.mul_f64((v.ttft_sigma * z).exp()), n, gaps)
     }
 }
 
@@ -60,21 +111,22 @@ impl Backend for FakeServer {
                 ..Attempt::default()
             };
         }
+        let (ttft, tokens, gaps) = self.draw();
         let _slot = self.slots.acquire().await.expect("never closed");
-        sleep(self.ttft).await;
+        sleep(ttft).await;
         let mut timing = StreamTiming::new();
         let token = ChunkInfo {
             content: true,
             ..ChunkInfo::default()
         };
-        for i in 0..self.tokens {
+        for i in 0..tokens {
             if i > 0 {
-                sleep(self.tpot).await;
+                sleep(gaps[i as usize]).await;
             }
             timing.on_chunk(ms(Instant::now()), &token);
         }
         let last = ChunkInfo {
-            output_tokens: Some(self.tokens),
+            output_tokens: Some(tokens),
             input_tokens: Some(12),
             finish_reason: Some("stop".into()),
             done: true,
