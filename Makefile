@@ -29,11 +29,14 @@ test:
 bench: build
 	$(CARGO) bench --locked --bench parse --bench fidelity --bench hostile --bench sim_cpu
 
-## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of real runs
-## against the scaled-down simulator (about half an hour; PAIRS and JOBS to change the effort).
-PAIRS ?= 40
+## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of whole ladders:
+## first in pretend time (real runner, recorder and compare against a scripted server with a cap,
+## lognormal TTFT and varying lengths: only the statistics vary), then against the real simulator
+## scaled down 10x (adds this machine's timing noise). About 30 minutes; PAIRS and JOBS change it.
+PAIRS ?= 50
 JOBS ?= 2
 calibrate: build
+	PAIRS=$(PAIRS) $(CARGO) test --release --locked --lib runner::calibrate -- --ignored --nocapture
 	$(CARGO) bench --locked --bench calibrate -- $(PAIRS) $(JOBS)
 
 lint:
