@@ -76,6 +76,8 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
         complete: false,
         steps: vec![],
         slo: store::SloMs::from(&s.slo),
+        shard: None,
+        merged_from: vec![],
     };
     let mut recorder = Recorder::start(&s, run_dir, meta, true).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
