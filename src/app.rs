@@ -11,12 +11,13 @@ use crate::compare::{self, CompareOptions, Side};
 use crate::findings::{self, ModelFindings};
 use crate::merge;
 use crate::progress::LiveProgress;
-use crate::render::diff::DiffFormat;
+use crate::render::diff::{DiffContext, DiffFormat};
 use crate::runner::{self, Interrupt};
 use crate::scenario::{self, Endpoint, Scenario, ScenarioError};
 use crate::sim::{self, SimParams};
 
 use crate::store;
+use crate::verdict;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -333,6 +334,16 @@ async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
             }
         }
     }
+    if let (Some(base), Some(s)) = (&baseline, scenarios.first()) {
+        let opts = compare_options(&args.gates, s.gates.clone());
+        if let Some(refused) = verdict::refuse_before_traffic(base, s, &opts) {
+            eprintln!(
+                "refusing --against {}: it was measured with another workload (fingerprint {} vs {}); nothing was sent",
+                base.label, base.fingerprint, s.fingerprint
+            );
+            return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
+        }
+    }
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let mut code = ExitCode::Ok;
@@ -441,8 +452,16 @@ async fn run_one(
     let mut run = recorder.finish()?;
     let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     persist(&mut run, &findings, sim_report, interrupted)?;
-    render_run(s, &run, &findings, out)?;
-    gate(s, args, out, &run, &findings, baseline, interrupted)
+    let sink = verdict_sink(args.format, &args.gates);
+    // With a machine format, stdout holds only the verdict document: people read stderr.
+    let mut human: Box<dyn Write> = match (baseline.is_some() && sink.is_machine(), out.quiet) {
+        (false, _) => Box::new(std::io::stdout()),
+        (true, false) => Box::new(std::io::stderr()),
+        (true, true) => Box::new(std::io::sink()),
+    };
+    render_run(s, &run, &findings, out, &mut human)?;
+    drop(human);
+    gate(s, args, &run, &findings, baseline, interrupted, &sink)
 }
 
 /// The real network client for a scenario's target at `base_url`.
@@ -517,19 +536,19 @@ fn render_run(
     run: &CollectedRun,
     findings: &[ModelFindings],
     out: &Output,
+    human: &mut dyn Write,
 ) -> Result<()> {
     use crate::render::table::{compare_models_table, run_table};
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", run_table(&run.summaries, out.color))?;
+    writeln!(human, "{}", run_table(&run.summaries, out.color))?;
     if let Some(t) = compare_models_table(&run.summaries) {
-        writeln!(stdout, "{t}")?;
+        writeln!(human, "{t}")?;
     }
     for f in findings {
         for line in f.sentences() {
-            writeln!(stdout, "{}: {line}", f.model)?;
+            writeln!(human, "{}: {line}", f.model)?;
         }
     }
-    drop(stdout);
+    human.flush()?;
     if out.verbose > 0 {
         for line in run.failures.lines() {
             eprintln!("{line}");
@@ -542,22 +561,22 @@ fn render_run(
             s.path.display()
         );
     }
-    if !out.quiet {
-        eprintln!("wrote {}", run.dir.path.display());
-    }
+    // Always, even with --quiet: CI needs the path to upload or report the run.
+    eprintln!("wrote {}", run.dir.path.display());
     Ok(())
 }
 
 /// The exit code: an interrupted or all-failed run is an error and never a baseline; otherwise
-/// the run is judged against the baseline (in memory), then saved as the new baseline if asked.
+/// the run is judged against the baseline (in memory), then saved as the new baseline if asked
+/// and allowed (`verdict::may_replace_baseline`).
 fn gate(
     s: &Scenario,
     args: &RunArgs,
-    out: &Output,
     run: &CollectedRun,
     findings: &[ModelFindings],
     baseline: Option<&Side>,
     interrupted: bool,
+    sink: &verdict::Sink,
 ) -> Result<ExitCode> {
     if interrupted {
         eprintln!(
@@ -584,9 +603,23 @@ fn gate(
             findings,
             Some(scenario::workload_yaml(s)),
         );
-        code = diff_sides(base, &new, &args.gates, args.format, Some(s.gates.clone()))?;
+        let opts = compare_options(&args.gates, s.gates.clone());
+        let comparison = compare::compare(base, &new, &opts);
+        let ctx = DiffContext {
+            run_dir: Some(run.dir.path.display().to_string()),
+            gates: Some(verdict::describe(
+                &s.gates,
+                &verdict::GatesSource::Scenario(s.path.clone()),
+            )),
+            warnings: Vec::new(),
+        };
+        code = sink.emit(&comparison, &ctx)?;
     }
-    if args.save_baseline {
+    let replace = verdict::may_replace_baseline(baseline.map(|_| code), args.force);
+    if let (true, Err(kept)) = (args.save_baseline, &replace) {
+        eprintln!("{kept}");
+    }
+    if args.save_baseline && replace.is_ok() {
         let dir = args
             .baselines
             .clone()
@@ -601,9 +634,7 @@ fn gate(
             &store::requests_csv(&records),
             &scenario::workload_yaml(s),
         )?;
-        if !out.quiet {
-            eprintln!("saved baseline {}", paths.summary.display());
-        }
+        eprintln!("saved baseline {}", paths.summary.display());
     }
     Ok(code)
 }
@@ -677,45 +708,44 @@ fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// `ladder diff BASELINE RUN`: judged with the gates recorded with RUN (its scenario.yaml)
+/// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
 fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
+    use verdict::GatesSource;
     let base = load_input(&args.baseline)?;
     let new = load_input(&args.run)?;
-    let gates = match &args.gates_from {
-        Some(p) => Some(load_without_secrets(p)?.0.gates),
-        None => None,
+    let (gates, source) = match &args.gates_from {
+        Some(p) => (
+            load_without_secrets(p)?.0.gates,
+            GatesSource::Flag(p.clone()),
+        ),
+        None => match verdict::recorded_gates(&args.run).map_err(UsageError)? {
+            Some((g, file)) => (g, GatesSource::Recorded(file)),
+            None => (scenario::Gates::default(), GatesSource::Default),
+        },
     };
-    diff_sides(&base, &new, &args.gates, args.format, gates)
+    let opts = compare_options(&args.gates, gates.clone());
+    let comparison = compare::compare(&base, &new, &opts);
+    let ctx = DiffContext {
+        run_dir: args.run.is_dir().then(|| args.run.display().to_string()),
+        gates: Some(verdict::describe(&gates, &source)),
+        warnings: Vec::new(),
+    };
+    Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
 }
 
-fn diff_sides(
-    base: &Side,
-    new: &Side,
-    gate_args: &GateArgs,
-    format: DiffFormatArg,
-    gates: Option<scenario::Gates>,
-) -> Result<ExitCode> {
-    let opts = CompareOptions::for_cli(
-        gates.unwrap_or_default(),
-        gate_args.allow_different_workload,
-        gate_args.strict,
-    );
-    let comparison = compare::compare(base, new, &opts);
+fn compare_options(gate_args: &GateArgs, gates: scenario::Gates) -> CompareOptions {
+    CompareOptions::for_cli(gates, gate_args.allow_different_workload, gate_args.strict)
+}
+
+fn verdict_sink(format: DiffFormatArg, gate_args: &GateArgs) -> verdict::Sink {
     let format = match format {
         DiffFormatArg::Table => DiffFormat::Table,
         DiffFormatArg::Markdown => DiffFormat::Markdown,
         DiffFormatArg::Json => DiffFormat::Json,
         DiffFormatArg::Junit => DiffFormat::Junit,
     };
-    let code = comparison.exit_code();
-    let mut stdout = std::io::stdout().lock();
-    let written =
-        crate::render::diff::render(&comparison, format, &mut stdout).and_then(|()| stdout.flush());
-    match written {
-        // `ladder diff ... | head`: the reader left, the verdict still stands.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
-        Err(e) => Err(e.into()),
-        Ok(()) => Ok(code),
-    }
+    verdict::Sink::new(format, gate_args.no_step_summary)
 }
 
 /// `ladder merge RUN... -o DIR`: joins the shards of a sharded run into one run directory

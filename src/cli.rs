@@ -116,6 +116,10 @@ pub struct GateArgs {
     /// Judge even when the two sides ran different workloads (different fingerprints).
     #[arg(long)]
     pub allow_different_workload: bool,
+    /// Do not append the markdown verdict to the file named by $GITHUB_STEP_SUMMARY (GitHub
+    /// Actions sets it; the verdict then shows on the job's summary page).
+    #[arg(long)]
+    pub no_step_summary: bool,
 }
 
 #[derive(Debug, Args)]
@@ -126,9 +130,13 @@ pub struct RunArgs {
     /// Where run directories go: DIR/<scenario>/<UTC timestamp>/.
     #[arg(long, default_value = "runs", value_name = "DIR")]
     pub out: PathBuf,
-    /// Also write the scenario's baseline files (replacing existing ones).
+    /// Also write the scenario's baseline files (replacing existing ones). With --against,
+    /// the baseline is replaced only when the gate passes (exit 0).
     #[arg(long)]
     pub save_baseline: bool,
+    /// With --save-baseline --against: replace the baseline even when the gate did not pass.
+    #[arg(long, requires = "save_baseline")]
+    pub force: bool,
     /// Baselines directory (default: `baselines/` beside the scenario's folder).
     #[arg(long, value_name = "DIR")]
     pub baselines: Option<PathBuf>,
@@ -136,7 +144,8 @@ pub struct RunArgs {
     /// diff's code: a one-command CI gate.
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
-    /// Format of the `--against` diff.
+    /// Format of the `--against` diff. With markdown, json or junit, stdout holds only that
+    /// document (the run table and findings go to stderr, or nowhere with --quiet).
     #[arg(long, value_enum, default_value = "table")]
     pub format: DiffFormatArg,
     #[command(flatten)]
@@ -174,7 +183,8 @@ pub struct DiffArgs {
     pub format: DiffFormatArg,
     #[command(flatten)]
     pub gates: GateArgs,
-    /// Take the gates (thresholds) from this scenario file instead of the defaults.
+    /// Take the gates (thresholds) from this scenario file instead of the ones recorded with
+    /// the new run (its scenario.yaml; the defaults when it has none).
     #[arg(long, value_name = "SCENARIO")]
     pub gates_from: Option<PathBuf>,
 }

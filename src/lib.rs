@@ -30,3 +30,4 @@ pub mod sim;
 pub mod stats;
 pub mod store;
 pub mod trend;
+pub mod verdict;

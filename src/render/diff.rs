@@ -28,10 +28,44 @@ pub enum DiffFormat {
 pub const JSON_SCHEMA_VERSION: u32 = 2;
 
 pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Result<()> {
+    render_with(c, &DiffContext::default(), format, out)
+}
+
+/// What the caller knows beyond the comparison itself: the new run's directory and which gates
+/// were applied (both also in the JSON document as `run_dir` and `gates`), and warnings about
+/// the inputs (an interrupted run). Gates and warnings are shown as notes in every format.
+#[derive(Debug, Clone, Default)]
+pub struct DiffContext {
+    pub run_dir: Option<String>,
+    pub gates: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn render_with(
+    c: &Comparison,
+    ctx: &DiffContext,
+    format: DiffFormat,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let mut shown;
+    let c = if ctx.gates.is_some() || !ctx.warnings.is_empty() {
+        shown = c.clone();
+        let mut notes: Vec<String> = ctx
+            .warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .collect();
+        notes.extend(ctx.gates.iter().map(|g| format!("gates: {g}")));
+        notes.append(&mut shown.notes);
+        shown.notes = notes;
+        &shown
+    } else {
+        c
+    };
     match format {
         DiffFormat::Table => table(c, out),
         DiffFormat::Markdown => markdown(c, out),
-        DiffFormat::Json => json(c, out),
+        DiffFormat::Json => json(c, ctx, out),
         DiffFormat::Junit => junit::render(c, out),
     }
 }
@@ -447,7 +481,8 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 /// `exit_code` (0 | 1 | 3 | 4), `counts` {regressed, improved, below_gate, no_change,
 /// inconclusive, skipped} over gated checks,
 /// then the `Comparison` fields: `base_label`, `new_label`, `base_fingerprint`,
-/// `new_fingerprint`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
+/// `new_fingerprint`, `run_dir` (the new run's directory, when it is one), `gates` (which gates
+/// were applied, in words), `warnings`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
 /// `checks` (array of {model, step, concurrency, metric, percentile, gated, base, new, ratio,
 /// ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped), requests_per_step?
 /// (inconclusive)}, detail}), `unmatched`, `notes`.
@@ -459,16 +494,22 @@ struct JsonDoc<'a> {
     outcome: Outcome,
     exit_code: u8,
     counts: Counts,
+    run_dir: Option<&'a str>,
+    gates: Option<&'a str>,
+    warnings: &'a [String],
     #[serde(flatten)]
     comparison: &'a Comparison,
 }
 
-fn json(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
     let doc = JsonDoc {
         schema_version: JSON_SCHEMA_VERSION,
         outcome: c.outcome(),
         exit_code: c.exit_code().code(),
         counts: c.counts(),
+        run_dir: ctx.run_dir.as_deref(),
+        gates: ctx.gates.as_deref(),
+        warnings: &ctx.warnings,
         comparison: c,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;

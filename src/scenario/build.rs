@@ -463,6 +463,21 @@ fn build_retry(cx: &Ctx, raw: Option<RawRetry>) -> Result<RetryPolicy, ScenarioE
     Ok(p)
 }
 
+/// The `gates:` block of a scenario as a run directory records it (`scenario.yaml`), read on its
+/// own: the recorded file names prompt files relative to where the run started, so the whole
+/// scenario may not load elsewhere, but its gates always do. No block means the defaults.
+pub fn gates_from_yaml(text: &str) -> Result<Gates, String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    match doc.get("gates") {
+        None | Some(serde_yaml::Value::Null) => Ok(Gates::default()),
+        Some(v) => {
+            let raw: RawGates =
+                serde_yaml::from_value(v.clone()).map_err(|e| format!("gates: {e}"))?;
+            Ok(build_gates(Some(raw)))
+        }
+    }
+}
+
 fn build_gates(raw: Option<RawGates>) -> Gates {
     let mut g = Gates::default();
     let Some(r) = raw else { return g };

@@ -23,6 +23,7 @@ mod raw;
 #[cfg(test)]
 mod tests;
 
+pub use build::gates_from_yaml;
 pub use loading::{load, load_str};
 pub use normalize::{normalized_yaml, workload_yaml};
 
@@ -243,6 +244,32 @@ impl Default for Gates {
             error_rate: 0.01,
             throughput: 0.10,
         }
+    }
+}
+
+impl Gates {
+    /// One line for people: "TTFT P90 +10% P99 +20% (floor 50 ms); …; error rate +1pp;
+    /// throughput -10%".
+    pub fn describe(&self) -> String {
+        let pct = |f: f64| format!("{:.4}", f * 100.0);
+        let trim = |s: String| s.trim_end_matches('0').trim_end_matches('.').to_string();
+        let metric = |name: &str, g: &MetricGate| {
+            format!(
+                "{name} P90 +{}% P99 +{}% (floor {} ms)",
+                trim(pct(g.p90)),
+                trim(pct(g.p99)),
+                trim(format!("{:.3}", g.floor_ms))
+            )
+        };
+        format!(
+            "{}; {}; {}; {}; error rate +{}pp; throughput -{}%",
+            metric("TTFT", &self.ttft),
+            metric("TPOT", &self.tpot),
+            metric("ITL", &self.itl),
+            metric("E2E", &self.e2e),
+            trim(pct(self.error_rate)),
+            trim(pct(self.throughput))
+        )
     }
 }
 

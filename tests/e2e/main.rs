@@ -5,6 +5,7 @@ mod support;
 
 mod apis;
 mod check;
+mod ci_contract;
 mod crash;
 mod diff_gate;
 mod faults;
