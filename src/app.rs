@@ -434,7 +434,14 @@ async fn run_one(
     }
     let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some())?;
     announce(s, out);
-    let progress = Arc::new(LiveProgress::new(!out.quiet));
+    let planned: Option<u64> = crate::plan::estimate::estimate(s, None)
+        .iter()
+        .map(|e| e.requests)
+        .sum();
+    let progress = Arc::new(LiveProgress::new(
+        crate::progress::Display::for_stderr(out.quiet),
+        planned,
+    ));
     let interrupted = runner::run_scheduled(
         s,
         backend,
@@ -459,7 +466,7 @@ async fn run_one(
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
     };
-    render_run(s, &run, &findings, out, &mut human)?;
+    render_run(s, &run, &findings, out, interrupted, &mut human)?;
     drop(human);
     gate(s, args, &run, &findings, baseline, interrupted, &sink)
 }
@@ -536,10 +543,32 @@ fn render_run(
     run: &CollectedRun,
     findings: &[ModelFindings],
     out: &Output,
+    interrupted: bool,
     human: &mut dyn Write,
 ) -> Result<()> {
-    use crate::render::table::{compare_models_table, run_table};
-    writeln!(human, "{}", run_table(&run.summaries, out.color))?;
+    use crate::render::table::{compare_models_table, run_table_marked, Interrupted};
+    // The step the run stopped in: the last one summarized, unless it got all it planned.
+    let stopped_in = run
+        .summaries
+        .last()
+        .filter(|_| interrupted)
+        .map(|r| Interrupted {
+            model: &r.model,
+            step: r.step,
+            planned: crate::plan::estimate::estimate(s, None)
+                .iter()
+                .find(|e| e.model == r.model && e.concurrency == r.concurrency)
+                .and_then(|e| e.requests),
+        })
+        .filter(|i| {
+            let got = run.summaries.last().map_or(0, |r| r.attempted);
+            i.planned.map_or(true, |p| got < p)
+        });
+    writeln!(
+        human,
+        "{}",
+        run_table_marked(&run.summaries, out.color, stopped_in)
+    )?;
     if let Some(t) = compare_models_table(&run.summaries) {
         writeln!(human, "{t}")?;
     }
@@ -583,6 +612,12 @@ fn gate(
             "run interrupted: partial results written to {}",
             run.dir.path.display()
         );
+        if args.save_baseline {
+            eprintln!("baseline not saved: the run was interrupted (an incomplete ladder is never a baseline)");
+        }
+        if baseline.is_some() {
+            eprintln!("not judged against --against: the run was interrupted (`ladder diff` can still compare what it measured)");
+        }
         return Ok(ExitCode::Error);
     }
     if run.failures.all_failed() {

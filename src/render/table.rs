@@ -28,6 +28,24 @@ const ERRORS_COLUMN: usize = 2;
 /// first appearance, steps ascending. `color` only makes the heading bold; without it the
 /// output has no ANSI codes.
 pub fn run_table(rows: &[StepSummary], color: bool) -> String {
+    run_table_marked(rows, color, None)
+}
+
+/// The step a run was interrupted in, and the requests it planned there (`None` for a step
+/// that runs for a duration): its `n` cell reads `26/48 (interrupted)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interrupted<'a> {
+    pub model: &'a str,
+    pub step: u32,
+    pub planned: Option<u64>,
+}
+
+/// `run_table`, with the interrupted step marked.
+pub fn run_table_marked(
+    rows: &[StepSummary],
+    color: bool,
+    interrupted: Option<Interrupted>,
+) -> String {
     let mut out = String::new();
     for (i, model) in models(rows).into_iter().enumerate() {
         if i > 0 {
@@ -45,7 +63,14 @@ pub fn run_table(rows: &[StepSummary], color: bool) -> String {
         for r in steps {
             b.push_record([
                 r.concurrency.to_string(),
-                format!("{}/{}", r.succeeded, r.attempted),
+                match interrupted {
+                    Some(i) if i.model == r.model && i.step == r.step => format!(
+                        "{}/{} (interrupted)",
+                        r.succeeded,
+                        i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
+                    ),
+                    _ => format!("{}/{}", r.succeeded, r.attempted),
+                },
                 errors_cell(r),
                 triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
                 triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),

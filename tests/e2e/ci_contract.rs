@@ -156,14 +156,13 @@ fn junit_on_stdout_parses_and_carries_what_ci_dashboards_read() {
         failures += failed;
         skipped += skip;
     }
+    // The root carries what Jenkins' junit-10.xsd allows there (no `skipped`).
     assert_eq!(
-        (
-            attr(root, "tests"),
-            attr(root, "failures"),
-            attr(root, "skipped")
-        ),
-        (tests, failures, skipped)
+        (attr(root, "tests"), attr(root, "failures")),
+        (tests, failures)
     );
+    assert!(root.attribute("skipped").is_none());
+    assert!(skipped > 0, "the P99 gates lack samples at 80 requests");
     assert_eq!(attr(root, "errors"), 0);
     let failure = doc
         .descendants()
