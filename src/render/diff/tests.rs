@@ -249,7 +249,10 @@ fn junit_snapshot_and_well_formed() {
     assert_well_formed(&s);
     // 10 gated checks in two suites + 1 unmatched; P50 is not a test case; the inconclusive
     // check is skipped (it would fail under --strict).
-    assert!(s.contains("<testsuites name=\"ladder diff\" tests=\"11\" failures=\"2\" errors=\"0\">"), "{s}");
+    assert!(
+        s.contains("<testsuites name=\"ladder diff\" tests=\"11\" failures=\"2\" errors=\"0\">"),
+        "{s}"
+    );
     let mut strict = fixture();
     strict.strict = true;
     let st = text(&strict, DiffFormat::Junit);
