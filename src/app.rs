@@ -424,8 +424,6 @@ async fn run_one(
         )?,
         None => store::create_run_dir(&args.out, &s.name, started)?,
     };
-    run_dir.write_scenario_yaml(&scenario::normalized_yaml(s))?;
-    run_dir.write_workload_yaml(&scenario::workload_yaml(s))?;
     let mut meta = run_meta(s, started);
     // A shard: its clock against the target's (before the common start) and its time origin.
     if let Some(spec) = sharding.schedule.shard {
@@ -636,7 +634,7 @@ fn gate(
             run.summaries.clone(),
             run.samples.clone(),
             findings,
-            Some(scenario::workload_yaml(s)),
+            Some(run.workload_yaml.clone()),
         );
         let opts = compare_options(&args.gates, s.gates.clone());
         let comparison = compare::compare(base, &new, &opts);
@@ -667,7 +665,7 @@ fn gate(
             &paths,
             &store::summary_csv(&run.summaries),
             &store::requests_csv(&records),
-            &scenario::workload_yaml(s),
+            &run.workload_yaml,
         )?;
         eprintln!("saved baseline {}", paths.summary.display());
     }

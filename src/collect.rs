@@ -30,6 +30,8 @@ pub struct Recorder<'a> {
 pub struct CollectedRun {
     pub dir: RunDir,
     pub meta: Meta,
+    /// The normalized workload (`workload.yaml`), produced once.
+    pub workload_yaml: String,
     /// Ordered by model (scenario order), then step.
     pub summaries: Vec<StepSummary>,
     pub extras: RunExtras,
@@ -39,13 +41,17 @@ pub struct CollectedRun {
 }
 
 impl<'a> Recorder<'a> {
-    /// Writes `meta.json` (`complete: false`) and the `requests.csv` header before any traffic.
+    /// Writes `scenario.yaml`, `workload.yaml`, `meta.json` (`complete: false`) and the
+    /// `requests.csv` header before any traffic.
     pub fn start(
         scenario: &'a Scenario,
         dir: RunDir,
         meta: Meta,
         keep_samples: bool,
     ) -> Result<Self, StoreError> {
+        let workload_yaml = crate::scenario::workload_yaml(scenario);
+        dir.write_scenario_yaml(&crate::scenario::normalized_yaml(scenario))?;
+        dir.write_workload_yaml(&workload_yaml)?;
         dir.write_meta(&meta)?;
         let requests = dir.append_requests()?;
         Ok(Recorder {
@@ -53,6 +59,7 @@ impl<'a> Recorder<'a> {
             run: CollectedRun {
                 dir,
                 meta,
+                workload_yaml,
                 summaries: Vec::new(),
                 extras: RunExtras::new(),
                 failures: Failures::default(),
