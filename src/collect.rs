@@ -89,6 +89,15 @@ impl<'a> Recorder<'a> {
         }
     }
 
+    /// After a failed append (disk full) nothing more is appended: a later write after a torn
+    /// row would leave a broken row in the middle of the file, not only at its end.
+    fn appended(&mut self, r: Result<(), StoreError>) {
+        if r.is_err() {
+            self.requests = None;
+        }
+        self.keep_error(r);
+    }
+
     fn model_index(&self, m: &str) -> usize {
         let models = &self.scenario.target.models;
         models.iter().position(|x| x == m).unwrap_or(models.len())
@@ -99,7 +108,7 @@ impl RunSink for Recorder<'_> {
     fn record(&mut self, r: RequestRecord) {
         if let Some(a) = &mut self.requests {
             let written = a.push(&r);
-            self.keep_error(written);
+            self.appended(written);
         }
         self.run.failures.add(&r);
         self.run
@@ -116,7 +125,7 @@ impl RunSink for Recorder<'_> {
     fn step_finished(&mut self, step: StepRun) {
         if let Some(a) = &mut self.requests {
             let flushed = a.flush();
-            self.keep_error(flushed);
+            self.appended(flushed);
         }
         let s = self.scenario;
         let ctx = StepContext {
@@ -149,7 +158,7 @@ impl RunSink for Recorder<'_> {
     fn tick(&mut self) {
         if let Some(a) = &mut self.requests {
             let flushed = a.flush_if_due();
-            self.keep_error(flushed);
+            self.appended(flushed);
         }
     }
 }
