@@ -9,6 +9,7 @@
 use crate::client::http::Attempt;
 use crate::client::Backend;
 pub use crate::record::StepRun;
+use crate::client::request_id::RequestIds;
 use crate::record::{ErrorClass, RequestRecord};
 use crate::redact::Redactor;
 use crate::scenario::{Budget, RetryPolicy, Scenario};
@@ -103,7 +104,7 @@ struct Shared<B> {
     retry: RetryPolicy,
     redactor: Redactor,
     run_start: Instant,
-    run_tag: String,
+    ids: RequestIds,
     next_id: AtomicU64,
     in_flight: AtomicUsize,
     progress: Arc<dyn Progress>,
@@ -147,20 +148,12 @@ pub async fn run_scheduled<B: Backend>(
     schedule: Schedule,
 ) -> bool {
     let run_start = schedule.start.map_or_else(Instant::now, instant_at);
-    let run_tag = format!(
-        "{:08x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64 ^ u64::from(std::process::id()))
-            .unwrap_or(0)
-            & 0xffff_ffff
-    );
     let shared = Arc::new(Shared {
         backend,
         retry: scenario.retry.clone(),
         redactor: scenario.target.redactor().for_files(),
         run_start,
-        run_tag,
+        ids: RequestIds::random(),
         next_id: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
         progress,
@@ -435,7 +428,7 @@ async fn one_request<B: Backend>(
     interrupt: &Interrupt,
 ) -> RequestRecord {
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let request_id = format!("ldr-{}-{:06}", shared.run_tag, id_num);
+    let request_id = shared.ids.id(id_num);
     let started = Instant::now();
     // The first attempt's write (DESIGN §4 `start`), so that started_at + TTFT is when the first
     // token arrived; connection setup is not part of the request's figures.
@@ -447,11 +440,7 @@ async fn one_request<B: Backend>(
     let attempt = loop {
         attempts += 1;
         let attempt_start = Instant::now();
-        let attempt_id = if attempts == 1 {
-            request_id.clone()
-        } else {
-            format!("{request_id}.{attempts}")
-        };
+        let attempt_id = shared.ids.attempt(id_num, attempts);
         shared.in_flight.fetch_add(1, Ordering::Relaxed);
         shared
             .progress

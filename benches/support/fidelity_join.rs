@@ -26,13 +26,10 @@ pub struct Joined {
     pub tokens: u64,
 }
 
-/// The id the server saw for the record's last attempt (`<id>` or `<id>.<attempt>`).
+/// The id the server saw for the record's last attempt (the UUID with the attempt number).
 pub fn wire_id(r: &RequestRecord) -> String {
-    if r.attempts > 1 {
-        format!("{}.{}", r.request_id, r.attempts)
-    } else {
-        r.request_id.clone()
-    }
+    ladder::client::request_id::attempt_id(&r.request_id, r.attempts)
+        .unwrap_or_else(|| r.request_id.clone())
 }
 
 pub fn join(records: &[RequestRecord], truth: &[TruthRecord]) -> Joined {

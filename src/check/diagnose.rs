@@ -37,6 +37,10 @@ pub struct Evidence {
     pub base_answers: bool,
     /// Another base URL whose `/models` answered like an API.
     pub working_base: Option<String>,
+    /// The optional parts the request was retried without (after an unexplained 4xx).
+    pub tried: Vec<super::culprit::Part>,
+    /// The part whose removal made the server accept the request, and how to turn it off.
+    pub culprit: Option<super::culprit::Culprit>,
 }
 
 /// Which probes are worth sending after an outcome.

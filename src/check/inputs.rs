@@ -13,7 +13,9 @@
 //! does not have are taken from the process environment, as Claude Code does.
 
 use crate::cli::{ApiArg, CheckArgs};
-use crate::scenario::{Api, Endpoint, Header, Scenario, Secret, Target, Timeouts};
+use crate::scenario::{
+    Api, Endpoint, Header, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,6 +37,8 @@ pub struct CheckTarget {
     pub extra_body: Map<String, Value>,
     /// How the inputs were read (e.g. `/v1` appended), shown once before the results.
     pub notes: Vec<String>,
+    /// The scenario file the target came from (for line numbers in fixes).
+    pub scenario_file: Option<PathBuf>,
 }
 
 /// Bad input for `ladder check` (exit code 2).
@@ -126,6 +130,7 @@ pub fn from_scenario(s: &Scenario, args: &CheckArgs) -> CheckTarget {
         target,
         extra_body: s.request.extra_body.clone(),
         notes: Vec::new(),
+        scenario_file: Some(s.path.clone()),
     }
 }
 
@@ -137,6 +142,7 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
         models,
         headers: Vec::new(),
         timeouts: check_timeouts(&Timeouts::default(), limit),
+        request_id_header: Some(DEFAULT_REQUEST_ID_HEADER.into()),
     }
 }
 
@@ -186,6 +192,7 @@ pub fn from_flags(
         key_source: format!("${var}"),
         extra_body: Map::new(),
         notes: Vec::new(),
+        scenario_file: None,
     })
 }
 
@@ -300,6 +307,7 @@ fn claude(
         key_source,
         extra_body: Map::new(),
         notes,
+        scenario_file: None,
     })
 }
 
@@ -340,6 +348,7 @@ fn codex(
         key_source: format!("OPENAI_API_KEY in {}", path.display()),
         extra_body: Map::new(),
         notes: Vec::new(),
+        scenario_file: None,
     })
 }
 

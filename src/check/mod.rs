@@ -14,6 +14,7 @@
 //! 2 for bad input. The key is only ever shown masked (`sk-…a1b2`); every printed block is
 //! redacted once more before it is written.
 
+pub mod culprit;
 pub mod diagnose;
 pub mod inputs;
 pub mod key;
@@ -106,6 +107,12 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
             writeln!(stdout, "note: {}", redact_all(n, ct))?;
         }
     }
+    let ids = crate::client::request_id::RequestIds::random();
+    let parts = culprit::parts(&ct.target, &req.extra_body);
+    let scenario_text = ct
+        .scenario_file
+        .as_ref()
+        .and_then(|f| std::fs::read_to_string(f).ok());
     let mut failed = 0;
     let mut first_failure: Option<(String, Diagnosis)> = None;
     for (i, model) in ct.target.models.iter().enumerate() {
@@ -113,17 +120,20 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
             failed += 1;
             render::skipped(model, first, d)
         } else {
-            let id = format!("ladder-check-{}-{i}", std::process::id());
-            let (outcome, evidence) = probe::check_model(
-                &http,
-                &prepared,
-                &base_url,
+            let id = ids.id(i as u64);
+            let cr = probe::CheckRequest {
+                base_url: &base_url,
                 model,
-                &req,
-                &id,
-                ct.key.as_ref(),
-            )
-            .await;
+                req: &req,
+                request_id: &id,
+                key: ct.key.as_ref(),
+                parts: &parts,
+            };
+            let (outcome, mut evidence, found) = probe::check_model(&http, &prepared, &cr).await;
+            evidence.culprit = found.map(|p| {
+                let file = ct.scenario_file.as_deref();
+                culprit::describe(&p, file.zip(scenario_text.as_deref()))
+            });
             let cx = Context {
                 api,
                 base_url: &base_url,
@@ -181,11 +191,13 @@ mod tests {
                 models: vec!["m".into()],
                 headers,
                 timeouts: Timeouts::default(),
+                request_id_header: None,
             },
             key: key.map(Secret::new),
             key_source: "$K".into(),
             extra_body: serde_json::Map::new(),
             notes: Vec::new(),
+            scenario_file: None,
         }
     }
 

@@ -3,12 +3,14 @@
 //! follow-up `GET …/models` probes the diagnosis asks for (the model list, and other base URLs
 //! when the path looks wrong). Everything it learns is handed to the pure diagnosis.
 
+use super::culprit::{self, Part};
 use super::diagnose::{wanted_probes, Evidence};
 use super::models::{answers_like_api, parse_model_ids, ProbeAnswer};
 use super::outcome::{from_attempt, Outcome};
 use super::url::candidate_bases;
 use crate::client::http::{send_once, PrepareError, PreparedTarget};
 use crate::scenario::{RequestSpec, Secret};
+use bytes::Bytes;
 use reqwest::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
 use std::time::Duration;
 
@@ -17,36 +19,64 @@ const MAX_PROBE_BYTES: usize = 8 << 20;
 /// Longest a single probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Sends the check request for `model` and gathers the evidence its outcome calls for.
+/// What `check_model` needs besides the target.
+pub struct CheckRequest<'a> {
+    pub base_url: &'a str,
+    pub model: &'a str,
+    pub req: &'a RequestSpec,
+    pub request_id: &'a str,
+    pub key: Option<&'a Secret>,
+    /// The optional parts to take out, one at a time, after an unexplained 4xx.
+    pub parts: &'a [Part],
+}
+
+/// Sends the check request for `model` and gathers the evidence its outcome calls for. The
+/// evidence's `culprit` is the part whose removal made the server accept the request.
 pub async fn check_model(
     http: &reqwest::Client,
     prepared: &Result<PreparedTarget, PrepareError>,
-    base_url: &str,
-    model: &str,
-    req: &RequestSpec,
-    request_id: &str,
-    key: Option<&Secret>,
-) -> (Outcome, Evidence) {
+    cr: &CheckRequest<'_>,
+) -> (Outcome, Evidence, Option<Part>) {
+    let CheckRequest {
+        base_url,
+        model,
+        req,
+        request_id,
+        key,
+        ..
+    } = *cr;
     let target = match prepared {
         Ok(t) => t,
         Err(e) => {
             let key_related = match e {
                 PrepareError::KeyValue => true,
                 PrepareError::HeaderValue(name) => name.eq_ignore_ascii_case("authorization"),
-                PrepareError::HeaderName(_) => false,
+                PrepareError::HeaderName(_) | PrepareError::RequestIdHeader(_) => false,
             };
             let outcome = Outcome::NotSent {
                 reason: e.to_string(),
                 key_related,
             };
-            return (outcome, Evidence::default());
+            return (outcome, Evidence::default(), None);
         }
     };
     let body = target.body_for(model, req);
-    let attempt = send_once(http, target, body, request_id).await;
+    let attempt = send_once(http, target, body.clone(), request_id).await;
     let outcome = from_attempt(&attempt, key);
     let probes = wanted_probes(&outcome);
     let mut ev = Evidence::default();
+    let mut found = None;
+    if culprit::worth_trying(&outcome) {
+        for part in cr.parts {
+            let (t, b) = without(target, &body, model, req, part);
+            let again = from_attempt(&send_once(http, &t, b, request_id).await, key);
+            ev.tried.push(part.clone());
+            if !matches!(again, Outcome::Status { .. } | Outcome::NoAnswer { .. }) {
+                found = Some(part.clone());
+                break;
+            }
+        }
+    }
     let limit = PROBE_TIMEOUT.min(target.timeouts.total);
     if probes.models {
         let a = get(http, target, &models_url(base_url), limit).await;
@@ -64,7 +94,36 @@ pub async fn check_model(
             }
         }
     }
-    (outcome, ev)
+    (outcome, ev, found)
+}
+
+/// The target and body of the check request with `part` taken out.
+fn without(
+    target: &PreparedTarget,
+    body: &Bytes,
+    model: &str,
+    req: &RequestSpec,
+    part: &Part,
+) -> (PreparedTarget, Bytes) {
+    let mut t = target.clone();
+    let mut b = body.clone();
+    match part {
+        Part::RequestIdHeader(_) => t.request_id_header = None,
+        Part::StreamOptions => {
+            if let Some(v) = culprit::body_without_stream_options(body) {
+                b = Bytes::from(v);
+            }
+        }
+        Part::Header(name) => {
+            t.headers.remove(name.as_str());
+        }
+        Part::ExtraBody(k) => {
+            let mut r = req.clone();
+            r.extra_body.remove(k);
+            b = t.body_for(model, &r);
+        }
+    }
+    (t, b)
 }
 
 fn models_url(base: &str) -> String {

@@ -29,6 +29,18 @@ pub(super) fn status_error(
     if html {
         return html_page(cx, &format!("HTTP {status}"), ev);
     }
+    if let Some(c) = &ev.culprit {
+        return Diagnosis::new(
+            Kind::BadRequest,
+            format!("HTTP {status}: the server rejects {}", c.what),
+        )
+        .cause(format!(
+            "the same request without {} was accepted, so that part is what this server refuses",
+            c.what
+        ))
+        .fix(c.fix.clone())
+        .said(message);
+    }
     let d = match status {
         401 => unauthorized(cx),
         403 => forbidden(cx, message),
@@ -41,7 +53,7 @@ pub(super) fn status_error(
         429 => Diagnosis::new(Kind::RateLimited, "HTTP 429: rate-limited right now")
             .cause("the key and model are accepted, but the account is over its request or token rate limit at the moment")
             .fix("wait a minute and check again; `ladder run` measures 429s and reports the rate-limit wall"),
-        400 | 413 | 422 => bad_request(message, status),
+        400 | 413 | 422 => bad_request(message, status, ev),
         500..=599 => Diagnosis::new(Kind::ServerError, format!("HTTP {status}: the server failed"))
             .cause(match status {
                 502 | 504 => "a gateway or proxy could not get an answer from the server behind it",
@@ -121,7 +133,7 @@ fn forbidden(cx: &Context, message: &str) -> Diagnosis {
     }
 }
 
-fn bad_request(message: &str, status: u16) -> Diagnosis {
+fn bad_request(message: &str, status: u16, ev: &Evidence) -> Diagnosis {
     let l = message.to_ascii_lowercase();
     let d = Diagnosis::new(
         Kind::BadRequest,
@@ -133,6 +145,12 @@ fn bad_request(message: &str, status: u16) -> Diagnosis {
     } else if l.contains("stream_options") {
         d.cause("the server does not accept `stream_options` (not fully OpenAI-compatible)")
             .fix("set `stream_options: null` in request.extra_body; token counts will then come from chunks")
+    } else if !ev.tried.is_empty() {
+        d.cause(format!(
+            "the server rejected the request even without each optional part ladder tried ({}), so it objects to the prompt, the model or max_tokens",
+            ev.tried.iter().map(|p| p.short()).collect::<Vec<_>>().join(", ")
+        ))
+        .fix("check the server's log for why it answers 400; check that target.api matches the server")
     } else {
         d.cause("the request does not fit what this server expects (see its message)")
             .fix("adjust request.extra_body or the model; check that target.api matches the server")

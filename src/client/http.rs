@@ -30,6 +30,8 @@ pub struct PreparedTarget {
     pub api: Api,
     pub url: String,
     pub headers: HeaderMap,
+    /// Where each request's id goes (`target.request_id_header`); `None` sends none.
+    pub request_id_header: Option<HeaderName>,
     pub timeouts: Timeouts,
     pub max_line_bytes: usize,
     pub max_response_bytes: usize,
@@ -41,6 +43,8 @@ pub enum PrepareError {
     HeaderName(String),
     #[error("target.headers: the value of `{0}` is not a valid HTTP header value (no newlines or control characters)")]
     HeaderValue(String),
+    #[error("target.request_id_header: `{0}` is not a valid HTTP header name")]
+    RequestIdHeader(String),
     #[error("target.api_key: the key contains characters that cannot be sent in an HTTP header (a newline or a control character?); check the variable it comes from")]
     KeyValue,
 }
@@ -84,10 +88,18 @@ impl PreparedTarget {
             }
             headers.insert(name, value);
         }
+        let request_id_header = match &target.request_id_header {
+            Some(n) => Some(
+                HeaderName::from_bytes(n.as_bytes())
+                    .map_err(|_| PrepareError::RequestIdHeader(n.clone()))?,
+            ),
+            None => None,
+        };
         Ok(PreparedTarget {
             api: target.api,
             url: format!("{base}{path}"),
             headers,
+            request_id_header,
             timeouts: target.timeouts.clone(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
@@ -192,10 +204,11 @@ pub async fn send_once(
     request_id: &str,
 ) -> Attempt {
     let stamp = Arc::new(OnceLock::new());
-    let builder = http
-        .post(&target.url)
-        .headers(target.headers.clone())
-        .header("x-request-id", request_id)
+    let mut builder = http.post(&target.url).headers(target.headers.clone());
+    if let Some(name) = &target.request_id_header {
+        builder = builder.header(name.clone(), request_id);
+    }
+    let builder = builder
         .header(CONTENT_LENGTH, body.len())
         .body(reqwest::Body::wrap_stream(StampedBody {
             body: Some(body),

@@ -8,6 +8,7 @@ pub mod http;
 pub(crate) mod lenient;
 pub mod openai;
 pub mod ratelimit;
+pub mod request_id;
 pub mod sse;
 pub mod timing;
 

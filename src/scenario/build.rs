@@ -8,7 +8,7 @@ use super::lines::locate_span;
 use super::raw::{dur_or, pos, RawGates, RawLoad, RawRequest, RawRetry, RawScenario, RawTarget};
 use super::{
     Api, Budget, Endpoint, Gates, Header, Limits, Load, RequestSpec, RetryPolicy, Scenario,
-    ScenarioError, Secret, Slo, Target, Timeouts,
+    ScenarioError, Secret, Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use crate::record::ErrorClass;
 use crate::redact::is_secret_name;
@@ -232,6 +232,29 @@ fn build_target(
             )
         }
     }
+    let request_id_header = match t.request_id_header.as_deref().map(str::trim) {
+        None => Some(DEFAULT_REQUEST_ID_HEADER.to_string()),
+        Some(n) if n.eq_ignore_ascii_case("none") => None,
+        Some(n) if reqwest::header::HeaderName::from_bytes(n.as_bytes()).is_ok() => {
+            Some(n.to_ascii_lowercase())
+        }
+        Some(n) => bail!(
+            cx,
+            "target.request_id_header",
+            "`{n}` is not a valid HTTP header name; write e.g. x-request-id, or none to send no request id"
+        ),
+    };
+    if let Some(h) = headers
+        .iter()
+        .find(|h| Some(h.name.to_ascii_lowercase()) == request_id_header)
+    {
+        bail!(
+            cx,
+            &format!("target.headers.{}", h.name),
+            "ladder sends each request's id (a UUID) in `{}`; to send your own value instead, add `request_id_header: none` under target: (or move ladder's ids to another header, e.g. request_id_header: x-ladder-request-id)",
+            h.name
+        )
+    }
     let api_key = api_key.map(Secret::new);
     Ok(Target {
         api,
@@ -240,6 +263,7 @@ fn build_target(
         models,
         headers,
         timeouts,
+        request_id_header,
     })
 }
 

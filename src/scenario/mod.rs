@@ -27,6 +27,12 @@ pub use build::gates_from_yaml;
 pub use loading::{load, load_str};
 pub use normalize::{normalized_yaml, workload_yaml};
 
+/// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
+/// whole path is there (a key inside a flow mapping counts as its parent's line).
+pub fn field_line(text: &str, path: &[&str]) -> Option<usize> {
+    lines::locate_span(text, path).filter(|s| s.2).map(|s| s.0)
+}
+
 /// A secret (API key, secret header value). Never printed: `Debug`/`Display` show `***`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -122,6 +128,9 @@ pub struct Target {
     /// credential (authorization, *key*, *token*, *secret*) are `secret: true`.
     pub headers: Vec<Header>,
     pub timeouts: Timeouts,
+    /// The header that carries each request's id (a UUID); `None` sends none
+    /// (`request_id_header: none`). Default `x-request-id`.
+    pub request_id_header: Option<String>,
 }
 
 impl Target {
@@ -131,6 +140,9 @@ impl Target {
         crate::redact::Redactor::new(self.api_key.iter().chain(headers).map(Secret::expose))
     }
 }
+
+/// The header request ids go in unless `target.request_id_header` says otherwise.
+pub const DEFAULT_REQUEST_ID_HEADER: &str = "x-request-id";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {

@@ -125,6 +125,10 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("models", Yaml::from(t.models.clone())),
         ("headers", map(headers)),
         ("timeouts", map(timeouts)),
+        (
+            "request_id_header",
+            Yaml::from(t.request_id_header.as_deref().unwrap_or("none")),
+        ),
     ]);
     let path = |p: &Path| Yaml::from(p.display().to_string());
     let request = map([

@@ -36,6 +36,7 @@ pub(super) struct RawTarget {
     pub(super) model: Option<String>,
     pub(super) headers: Option<BTreeMap<String, String>>,
     pub(super) timeouts: Option<RawTimeouts>,
+    pub(super) request_id_header: Option<String>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<SimParams>>, D::Error> {

@@ -547,3 +547,42 @@ proptest! {
         let _ = load_str(&format!("{MIN}{text}"), path, &|_| None);
     }
 }
+
+#[test]
+fn request_id_header_defaults_to_x_request_id_and_can_be_renamed_or_turned_off() {
+    let s = load_env(MIN, &[]).expect("loads");
+    assert_eq!(s.target.request_id_header.as_deref(), Some("x-request-id"));
+    let renamed = MIN.replace(
+        "  models:",
+        "  request_id_header: X-Correlation-Id\n  models:",
+    );
+    let s = load_env(&renamed, &[]).expect("loads");
+    assert_eq!(
+        s.target.request_id_header.as_deref(),
+        Some("x-correlation-id")
+    );
+    assert!(normalized_yaml(&s).contains("request_id_header: x-correlation-id"));
+    let off = MIN.replace("  models:", "  request_id_header: none\n  models:");
+    let s = load_env(&off, &[]).expect("loads");
+    assert_eq!(s.target.request_id_header, None);
+    assert!(normalized_yaml(&s).contains("request_id_header: none"));
+    // Not part of the workload: the numbers do not depend on it.
+    assert_eq!(s.fingerprint, load_env(MIN, &[]).unwrap().fingerprint);
+}
+
+#[test]
+fn request_id_header_must_be_a_header_name_and_not_clash_with_target_headers() {
+    let bad = MIN.replace("  models:", "  request_id_header: \"x id\"\n  models:");
+    let (line, field, msg) = err(&bad);
+    assert_eq!(
+        (line, field.as_str()),
+        (Some(4), "target.request_id_header")
+    );
+    assert!(msg.contains("none to send no request id"), "{msg}");
+    let clash = MIN.replace("  models:", "  headers: {X-Request-Id: mine}\n  models:");
+    let (_, field, msg) = err(&clash);
+    assert_eq!(field, "target.headers.X-Request-Id");
+    assert!(msg.contains("request_id_header: none"), "{msg}");
+    let ok = clash.replace("  models:", "  request_id_header: none\n  models:");
+    assert!(load_env(&ok, &[]).is_ok());
+}

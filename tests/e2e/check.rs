@@ -66,8 +66,15 @@ struct Fake {
     bodies: Arc<Mutex<Vec<String>>>,
 }
 
+/// Answers before `route` when it returns `Some`: gets the request head and body.
+type Guard = fn(&str, &str) -> Option<Answer>;
+
 impl Fake {
     fn start(route: fn(&str, &str) -> Answer) -> Fake {
+        Fake::start_guarded(route, |_, _| None)
+    }
+
+    fn start_guarded(route: fn(&str, &str) -> Answer, guard: Guard) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -75,7 +82,7 @@ impl Fake {
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let seen = seen.clone();
-                std::thread::spawn(move || serve(stream, route, &seen));
+                std::thread::spawn(move || serve(stream, route, guard, &seen));
             }
         });
         Fake {
@@ -85,7 +92,12 @@ impl Fake {
     }
 }
 
-fn serve(mut s: TcpStream, route: fn(&str, &str) -> Answer, seen: &Mutex<Vec<String>>) {
+fn serve(
+    mut s: TcpStream,
+    route: fn(&str, &str) -> Answer,
+    guard: Guard,
+    seen: &Mutex<Vec<String>>,
+) {
     s.set_read_timeout(Some(Duration::from_secs(5))).ok();
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -113,12 +125,11 @@ fn serve(mut s: TcpStream, route: fn(&str, &str) -> Answer, seen: &Mutex<Vec<Str
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }
     }
-    seen.lock()
-        .unwrap()
-        .push(String::from_utf8_lossy(&buf[head_end..]).to_string());
+    let body = String::from_utf8_lossy(&buf[head_end..]).to_string();
+    seen.lock().unwrap().push(body.clone());
     let mut first = head.lines().next().unwrap_or("").split(' ');
     let (method, path) = (first.next().unwrap_or(""), first.next().unwrap_or(""));
-    let (status, ctype, body) = route(method, path);
+    let (status, ctype, body) = guard(&head, &body).unwrap_or_else(|| route(method, path));
     if status == "hang" {
         std::thread::sleep(Duration::from_secs(5));
         return;
@@ -730,4 +741,134 @@ fn key_args(base: &str) -> [&str; 6] {
         "--api-key-env",
         "CHECK_KEY",
     ]
+}
+
+// ------------------------------------------------- 4xx without a reason: find the culprit
+
+/// The value of header `name` in a request head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then_some(v.trim())
+    })
+}
+
+fn is_uuid(v: &str) -> bool {
+    let g: Vec<&str> = v.split('-').collect();
+    g.len() == 5
+        && g.iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// Like llama-cpp-python's request-id middleware: a non-UUID `x-request-id` gets an empty 400.
+fn uuid_only(head: &str, _: &str) -> Option<Answer> {
+    let id = header(head, "x-request-id")?;
+    (!is_uuid(id)).then(|| ("400 Bad Request", "text/plain", String::new()))
+}
+
+fn culprit_scenario(p: &Project, base: &str, target_extra: &str, request_extra: &str) -> String {
+    let yaml = format!(
+        "name: culprit\ntarget:\n  base_url: {base}\n  models: [m1]\n{target_extra}request:\n  prompt_file: prompts/p.txt\n{request_extra}load:\n  ladder: [1]\n"
+    );
+    p.scenario("culprit", &yaml).to_str().unwrap().to_string()
+}
+
+#[test]
+fn ladder_request_ids_pass_a_server_that_wants_uuids() {
+    let fake = Fake::start_guarded(sse_without_usage, uuid_only);
+    let p = Project::new();
+    let f = culprit_scenario(&p, &format!("{}/v1", fake.base), "", "");
+    let out = check(&p, &[&f], None);
+    assert_eq!(out.code, 0, "{}", out.stdout);
+}
+
+#[test]
+fn a_non_uuid_request_id_header_is_named_with_its_line() {
+    let fake = Fake::start_guarded(sse_without_usage, uuid_only);
+    let p = Project::new();
+    let extra = "  request_id_header: none\n  headers:\n    x-team: core\n    x-request-id: ldr-1234-000001\n";
+    let f = culprit_scenario(&p, &format!("{}/v1", fake.base), extra, "");
+    let out = check(&p, &[&f], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "FAIL  m1  HTTP 400: the server rejects the extra header `x-request-id` (target.headers)",
+            "the same request without",
+            &format!("{f}:8: remove the header `x-request-id` from target.headers"),
+        ],
+    );
+    // The first request, then one without stream_options, then one without x-request-id
+    // (headers go in name order; accepted): the search stops at the culprit, x-team is kept.
+    assert_eq!(fake.bodies.lock().unwrap().len(), 3);
+}
+
+/// Rejects ladder's request id header unless it is a plain number (a stricter gateway).
+fn numeric_ids_only(head: &str, _: &str) -> Option<Answer> {
+    let id = header(head, "x-request-id")?;
+    (!id.chars().all(|c| c.is_ascii_digit()))
+        .then(|| ("400 Bad Request", "text/plain", "Bad Request".into()))
+}
+
+#[test]
+fn a_rejected_request_id_header_says_to_turn_it_off() {
+    let fake = Fake::start_guarded(sse_without_usage, numeric_ids_only);
+    let p = Project::new();
+    let f = culprit_scenario(&p, &format!("{}/v1", fake.base), "", "");
+    let out = check(&p, &[&f], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "the server rejects the `x-request-id` header that carries ladder's request id",
+            &format!("{f}:2: add `request_id_header: none` under target:"),
+            "server said: Bad Request",
+        ],
+    );
+}
+
+fn no_stream_options(_: &str, body: &str) -> Option<Answer> {
+    body.contains("stream_options")
+        .then(|| ("422 Unprocessable Entity", "application/json", "{}".into()))
+}
+
+#[test]
+fn rejected_stream_options_point_at_extra_body() {
+    let fake = Fake::start_guarded(sse_without_usage, no_stream_options);
+    let p = Project::new();
+    let f = culprit_scenario(
+        &p,
+        &format!("{}/v1", fake.base),
+        "",
+        "  extra_body: {seed: 1}\n",
+    );
+    let out = check(&p, &[&f], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 422: the server rejects `stream_options`",
+            &format!("{f}:7: add `stream_options: null` to request.extra_body"),
+        ],
+    );
+}
+
+/// Rejects everything with an empty 400.
+fn reject_all(_: &str, _: &str) -> Option<Answer> {
+    Some(("400 Bad Request", "text/plain", String::new()))
+}
+
+#[test]
+fn when_no_part_is_to_blame_the_check_says_what_it_tried() {
+    let fake = Fake::start_guarded(sse_without_usage, reject_all);
+    let p = Project::new();
+    let f = culprit_scenario(&p, &format!("{}/v1", fake.base), "", "");
+    let out = check(&p, &[&f], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &["even without each optional part ladder tried (the `x-request-id` request-id header, stream_options)"],
+    );
+    assert_eq!(fake.bodies.lock().unwrap().len(), 3);
 }

@@ -350,7 +350,7 @@ fn not_found_with_a_working_base_url_means_another_api() {
     let ev = Evidence {
         models: Some(vec!["m".into()]),
         base_answers: true,
-        working_base: None,
+        ..Evidence::default()
     };
     let d = local()
         .anthropic()
@@ -434,7 +434,7 @@ fn unknown_model_with_a_list_suggests_the_closest() {
     let ev = Evidence {
         models: Some(vec!["gpt-4o".into(), "gpt-4o-mini".into()]),
         base_answers: true,
-        working_base: None,
+        ..Evidence::default()
     };
     let d = local().run(&o, &ev);
     assert_eq!(d.kind, Kind::ModelNotFound);
@@ -455,7 +455,7 @@ fn unknown_model_without_a_close_name_or_a_list() {
     let ev = Evidence {
         models: Some(vec!["llama3".into()]),
         base_answers: true,
-        working_base: None,
+        ..Evidence::default()
     };
     let d = local().run(&o, &ev);
     assert_says(
@@ -465,7 +465,7 @@ fn unknown_model_without_a_close_name_or_a_list() {
     let ev = Evidence {
         models: Some(vec![]),
         base_answers: true,
-        working_base: None,
+        ..Evidence::default()
     };
     assert_says(&local().run(&o, &ev), &["lists no models"]);
     assert_says(&local().run(&o, &Evidence::default()), &["documentation"]);
@@ -531,6 +531,37 @@ fn bad_requests_with_known_hints() {
     // An unknown model reported as 400 is still an unknown model.
     let d = local().run(&status(400, None, "Model Not Exist"), &Evidence::default());
     assert_eq!(d.kind, Kind::ModelNotFound);
+}
+
+#[test]
+fn an_empty_400_names_the_part_whose_removal_was_accepted() {
+    use crate::check::culprit::{Culprit, Part};
+    let ev = Evidence {
+        tried: vec![Part::RequestIdHeader("x-request-id".into())],
+        culprit: Some(Culprit {
+            what: "the `x-request-id` header that carries ladder's request id".into(),
+            fix: "s.yaml:2: add `request_id_header: none` under target:".into(),
+        }),
+        ..Evidence::default()
+    };
+    let d = local().run(&status(400, None, ""), &ev);
+    assert_eq!(d.kind, Kind::BadRequest);
+    assert!(!d.kind.is_target_level());
+    assert_says(
+        &d,
+        &[
+            "HTTP 400: the server rejects the `x-request-id` header",
+            "the same request without",
+            "s.yaml:2: add `request_id_header: none`",
+        ],
+    );
+    // Everything was tried and rejected: the problem is elsewhere, and the list says so.
+    let ev = Evidence {
+        tried: vec![Part::StreamOptions, Part::Header("x-team".into())],
+        ..Evidence::default()
+    };
+    let d = local().run(&status(400, None, ""), &ev);
+    assert_says(&d, &["even without", "stream_options, header `x-team`"]);
 }
 
 // ---------------------------------------------------------------- no answer
