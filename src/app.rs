@@ -90,7 +90,12 @@ fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), Scenario
         })
     };
     let s = scenario::load_str(&text, path, &lookup)?;
-    let mut names = missing.into_inner();
+    // `${NAME:-default}` needs no variable: only a use without a default does.
+    let mut names: Vec<String> = missing
+        .into_inner()
+        .into_iter()
+        .filter(|n| text.contains(&format!("${{{n}}}")))
+        .collect();
     names.sort();
     names.dedup();
     Ok((s, names))
@@ -472,8 +477,11 @@ async fn run_one(
 /// The real network client for a scenario's target at `base_url`.
 fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
-    let http =
-        build_http_client(&s.target.timeouts, max_c).context("cannot build the HTTP client")?;
+    let http = build_http_client(&s.target.timeouts, &s.target.tls, max_c)
+        .context("cannot build the HTTP client")?;
+    if let Some(w) = crate::client::tls::insecure_warning(&s.target.tls) {
+        eprintln!("warning: {w}");
+    }
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
     Ok(HttpBackend { http, target })

@@ -179,6 +179,8 @@ pub struct DiffArgs {
     pub baseline: PathBuf,
     /// The new result: a run directory or a CSV.
     pub run: PathBuf,
+    /// Output: table (terminal), markdown (PR comment, job summary), json (for jq and
+    /// scripts) or junit (CI test reports: one test case per gated comparison).
     #[arg(long, value_enum, default_value = "table")]
     pub format: DiffFormatArg,
     #[command(flatten)]
@@ -198,6 +200,7 @@ pub struct SummarizeArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
+    /// Scenario files (YAML) to parse and check; errors name file, line and field.
     #[arg(required = true, value_name = "SCENARIO")]
     pub scenarios: Vec<PathBuf>,
 }

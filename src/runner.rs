@@ -7,9 +7,9 @@
 //! requests, a cancel signal ends in-flight ones as `interrupted`.
 
 use crate::client::http::Attempt;
+use crate::client::request_id::RequestIds;
 use crate::client::Backend;
 pub use crate::record::StepRun;
-use crate::client::request_id::RequestIds;
 use crate::record::{ErrorClass, RequestRecord};
 use crate::redact::Redactor;
 use crate::scenario::{Budget, RetryPolicy, Scenario};

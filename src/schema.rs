@@ -113,6 +113,7 @@ mod tests {
             "target.sim.faults",
             "target.sim.models.m",
             "target.timeouts",
+            "target.tls",
         ];
         assert_eq!(visited, expected, "objects compared with the loader");
     }

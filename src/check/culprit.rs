@@ -201,6 +201,7 @@ mod tests {
                 .collect(),
             timeouts: Timeouts::default(),
             request_id_header: rid.map(Into::into),
+            tls: Default::default(),
         }
     }
 

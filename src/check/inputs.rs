@@ -143,6 +143,7 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
         headers: Vec::new(),
         timeouts: check_timeouts(&Timeouts::default(), limit),
         request_id_header: Some(DEFAULT_REQUEST_ID_HEADER.into()),
+        tls: Default::default(),
     }
 }
 

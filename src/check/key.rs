@@ -40,7 +40,7 @@ pub enum KeyProblem {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyShape {
     pub present: bool,
-    /// `sk-…a1b2`, control characters escaped (`\n`); empty when there is no key.
+    /// `…a1b2`, control characters escaped (`\n`); empty when there is no key.
     pub masked: String,
     pub problems: Vec<KeyProblem>,
 }
@@ -260,7 +260,10 @@ mod tests {
         let s = shape("sk-abcdefghijklmnop1234");
         assert!(s.present);
         assert_eq!(s.problems, vec![]);
-        assert_eq!(s.masked, "sk-…1234");
+        assert_eq!(s.masked, "…1234");
+        assert_eq!(shape("sk-12345").masked, "…");
+        assert_eq!(shape("sk-abc12345").masked, "…");
+        assert_eq!(shape("sk-abcd12345").masked, "…2345");
         assert!(!s.has_defect());
     }
 
@@ -290,7 +293,7 @@ mod tests {
     #[test]
     fn masked_form_escapes_the_newline() {
         let s = shape("sk-abcdefgh12345\n");
-        assert_eq!(s.masked, "sk-…345\\n");
+        assert_eq!(s.masked, "…345\\n");
         assert!(!s.masked.contains('\n'));
     }
 

@@ -11,7 +11,7 @@
 //! lists, "did you mean"); `render` formats one block per target/model.
 //!
 //! Exit code: 0 when every model is ok, 1 when any failed (a diagnosis is not a usage error),
-//! 2 for bad input. The key is only ever shown masked (`sk-…a1b2`); every printed block is
+//! 2 for bad input. The key is only ever shown masked (`…a1b2`); every printed block is
 //! redacted once more before it is written.
 
 pub mod culprit;
@@ -94,7 +94,11 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
     let (base_url, sim) = crate::sim::serve_endpoint(&ct.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
-    let http = build_http_client(&ct.target.timeouts, 1).context("cannot build the HTTP client")?;
+    let http = build_http_client(&ct.target.timeouts, &ct.target.tls, 1)
+        .context("cannot build the HTTP client")?;
+    if let Some(w) = crate::client::tls::insecure_warning(&ct.target.tls) {
+        eprintln!("warning: {w}");
+    }
     let prepared = PreparedTarget::new(&ct.target, &base_url);
     let api = ct.target.api;
     let shape = key::inspect(ct.key.as_ref(), api, &url::host_of(&base_url));
@@ -192,6 +196,7 @@ mod tests {
                 headers,
                 timeouts: Timeouts::default(),
                 request_id_header: None,
+                tls: Default::default(),
             },
             key: key.map(Secret::new),
             key_source: "$K".into(),

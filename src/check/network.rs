@@ -119,9 +119,15 @@ fn tls_diagnosis(cx: &Context, l: &str, detail: &str) -> Diagnosis {
     } else if l.contains("notvalidforname") || l.contains("not valid for") {
         d.cause("the certificate is not valid for this host name")
             .fix("use the host name the certificate was issued for")
+    } else if l.contains("certificaterequired")
+        || l.contains("certificate required")
+        || l.contains("handshakefailure")
+    {
+        d.cause("the server asks for a client certificate (mutual TLS) and got none it accepts")
+            .fix("give ladder the client certificate and key: target.tls: {client_cert: client.pem, client_key: client.key}")
     } else {
-        d.cause("the server's certificate is not trusted: self-signed, issued by a private CA, or replaced by a TLS-inspecting corporate proxy (ladder trusts the public Mozilla roots only)")
-            .fix("use a certificate from a public CA, or reach the server over plain http:// inside a trusted network")
+        d.cause("the server's certificate is not trusted: self-signed, issued by a private CA, or replaced by a TLS-inspecting corporate proxy (ladder trusts the bundled Mozilla roots and this machine's certificate store)")
+            .fix("give ladder the CA that signed it: set target.tls.ca_file to a PEM file, e.g. tls: {ca_file: certs/corp-ca.pem}; only to try it out, tls: {insecure: true}")
     };
     d.cause(format!("error: {detail}"))
 }

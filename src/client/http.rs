@@ -651,20 +651,31 @@ impl std::fmt::Display for RequestErrorNoUrl<'_> {
     }
 }
 
+/// Why the HTTP client could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsError),
+    #[error("{0}")]
+    Build(#[from] reqwest::Error),
+}
+
 /// Builds the shared HTTP client for a run: pool sized to the largest step, keep-alive reuse,
-/// no automatic decompression surprises, the connect timeout from the scenario.
+/// no automatic decompression surprises, the connect timeout from the scenario, and its TLS
+/// settings (bundled roots, the system store, `target.tls`).
 pub fn build_http_client(
     timeouts: &Timeouts,
+    tls: &crate::scenario::Tls,
     max_concurrency: usize,
-) -> Result<reqwest::Client, reqwest::Error> {
-    reqwest::Client::builder()
+) -> Result<reqwest::Client, ClientError> {
+    let builder = reqwest::Client::builder()
         .connect_timeout(timeouts.connect)
         .pool_max_idle_per_host(max_concurrency.max(1))
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")))
-        .build()
+        .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));
+    Ok(super::tls::configure(builder, tls)?.build()?)
 }
 
 #[cfg(test)]

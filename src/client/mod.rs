@@ -11,6 +11,7 @@ pub mod ratelimit;
 pub mod request_id;
 pub mod sse;
 pub mod timing;
+pub mod tls;
 
 use bytes::Bytes;
 use std::future::Future;

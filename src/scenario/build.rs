@@ -264,6 +264,7 @@ fn build_target(
         headers,
         timeouts,
         request_id_header,
+        tls: super::tls::build_tls(cx, t.tls)?,
     })
 }
 
@@ -342,7 +343,8 @@ fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, Scena
         Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
         None => (None, None),
     };
-    if let Some(t) = r.temperature.filter(|t| !t.is_finite() || *t < 0.0) {
+    let temperature = r.temperature.map(|t| t.0);
+    if let Some(t) = temperature.filter(|t| !t.is_finite() || *t < 0.0) {
         bail!(
             cx,
             "request.temperature",
@@ -364,8 +366,17 @@ fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, Scena
             )
         }
     };
+    if let Some(v) = extra_body
+        .get("stream")
+        .filter(|v| **v != serde_json::Value::Bool(true))
+    {
+        bail!(
+            cx,
+            "request.extra_body.stream",
+            "`stream: {v}` would turn streaming off, and ladder measures streamed answers (TTFT and TPOT need the stream); remove `stream` from extra_body"
+        )
+    }
     let max_tokens = pos(r.max_tokens).unwrap_or(256);
-    let temperature = r.temperature;
     Ok(RequestSpec {
         prompt,
         prompt_file,
@@ -448,7 +459,7 @@ fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
     Ok(Load {
         ladder,
         budget,
-        warmup_requests: l.warmup_requests.unwrap_or(0),
+        warmup_requests: l.warmup_requests.map_or(0, |w| w.0),
         ramp_up: dur_or(l.ramp_up, Duration::ZERO),
         pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
     })

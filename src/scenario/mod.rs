@@ -22,6 +22,7 @@ mod normalize;
 mod raw;
 #[cfg(test)]
 mod tests;
+mod tls;
 
 pub use build::gates_from_yaml;
 pub use loading::{load, load_str};
@@ -45,15 +46,15 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
-    /// `sk-…a1b2`: enough to tell keys apart, never enough to use one.
+    /// `…a1b2`: the last 4 characters, enough to tell keys apart, never enough to use one;
+    /// nothing at all of a key under 12 characters (4 would be a third of it).
     pub fn masked(&self) -> String {
         let chars: Vec<char> = self.0.chars().collect();
-        if chars.len() <= 8 {
+        if chars.len() < 12 {
             return "…".into();
         }
-        let head: String = chars[..3].iter().collect();
         let tail: String = chars[chars.len() - 4..].iter().collect();
-        format!("{head}…{tail}")
+        format!("…{tail}")
     }
 }
 
@@ -131,6 +132,21 @@ pub struct Target {
     /// The header that carries each request's id (a UUID); `None` sends none
     /// (`request_id_header: none`). Default `x-request-id`.
     pub request_id_header: Option<String>,
+    pub tls: Tls,
+}
+
+/// `target.tls`: trust on top of the bundled roots and the system store, and mutual TLS.
+/// Paths are resolved against the scenario's folder and were readable PEM when it loaded.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Tls {
+    /// Extra CA certificates (PEM bundle) to trust: a private CA, a TLS-inspecting proxy.
+    pub ca_file: Option<PathBuf>,
+    /// Client certificate chain (PEM) for mutual TLS; always with `client_key`.
+    pub client_cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM).
+    pub client_key: Option<PathBuf>,
+    /// Accept any server certificate (a warning is printed on every run).
+    pub insecure: bool,
 }
 
 impl Target {

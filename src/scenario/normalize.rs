@@ -90,6 +90,17 @@ pub fn workload_yaml(s: &Scenario) -> String {
     render(&v, s)
 }
 
+/// `target.tls` as run: the resolved paths (never the files' contents) and `insecure`.
+fn tls_yaml(tls: &super::Tls) -> Yaml {
+    let path = |p: &Option<std::path::PathBuf>| opt(p.as_ref().map(|p| p.display().to_string()));
+    map([
+        ("ca_file", path(&tls.ca_file)),
+        ("client_cert", path(&tls.client_cert)),
+        ("client_key", path(&tls.client_key)),
+        ("insecure", Yaml::from(tls.insecure)),
+    ])
+}
+
 fn pct(f: f64, unit: &str) -> Yaml {
     Yaml::from(format!("{}{unit}", (f * 100.0 * 1e6).round() / 1e6))
 }
@@ -129,6 +140,7 @@ pub fn normalized_yaml(s: &Scenario) -> String {
             "request_id_header",
             Yaml::from(t.request_id_header.as_deref().unwrap_or("none")),
         ),
+        ("tls", tls_yaml(&t.tls)),
     ]);
     let path = |p: &Path| Yaml::from(p.display().to_string());
     let request = map([

@@ -37,6 +37,16 @@ pub(super) struct RawTarget {
     pub(super) headers: Option<BTreeMap<String, String>>,
     pub(super) timeouts: Option<RawTimeouts>,
     pub(super) request_id_header: Option<String>,
+    pub(super) tls: Option<RawTls>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTls {
+    pub(super) ca_file: Option<String>,
+    pub(super) client_cert: Option<String>,
+    pub(super) client_key: Option<String>,
+    pub(super) insecure: Option<bool>,
 }
 
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<SimParams>>, D::Error> {
@@ -58,7 +68,7 @@ pub(super) struct RawRequest {
     pub(super) prompt_file: Option<String>,
     pub(super) system_file: Option<String>,
     pub(super) max_tokens: Option<Pos<u32>>,
-    pub(super) temperature: Option<f64>,
+    pub(super) temperature: Option<Num>,
     pub(super) extra_body: Option<Yaml>,
 }
 
@@ -69,7 +79,7 @@ pub(super) struct RawLoad {
     pub(super) requests_per_step: Option<Pos<u64>>,
     pub(super) requests_per_worker: Option<Pos<u64>>,
     pub(super) duration: Option<Dur>,
-    pub(super) warmup_requests: Option<u32>,
+    pub(super) warmup_requests: Option<Count<u32>>,
     pub(super) ramp_up: Option<Dur>,
     pub(super) pause_between_steps: Option<Dur>,
 }
@@ -136,8 +146,48 @@ impl<T, F: FnOnce(&str) -> Result<T, String>> serde::de::Visitor<'_> for ScalarV
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<T, E> {
         self.visit_str(&v.to_string())
     }
+    fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
+    fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<T, E> {
+        self.visit_str(&v.to_string())
+    }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<T, E> {
         self.visit_str(&v.to_string())
+    }
+}
+
+/// A whole-number type of the scenario, with its largest value for messages.
+pub(super) trait Whole: TryFrom<i64> {
+    const MAX: u64;
+}
+impl Whole for u32 {
+    const MAX: u64 = u32::MAX as u64;
+}
+impl Whole for u64 {
+    const MAX: u64 = i64::MAX as u64;
+}
+
+/// `text` as a whole number of at least `min` that fits in `T`. Numbers are read from their
+/// text, so a quoted `"8"` (what `${VAR:-8}` in a flow mapping needs) is a number too.
+fn parse_whole<T: Whole>(text: &str, min: i64) -> Result<T, String> {
+    let t = text.trim();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let too_large = || {
+        format!(
+            "`{t}` is too large; write a whole number from {min} to {}",
+            T::MAX
+        )
+    };
+    let too_small = || format!("`{t}` is not allowed here; write a whole number of {min} or more");
+    match t.parse::<i64>() {
+        Ok(n) if n < min => Err(too_small()),
+        Ok(n) => T::try_from(n).map_err(|_| too_large()),
+        Err(_) if digits(t.trim_start_matches('+')) => Err(too_large()),
+        Err(_) if t.strip_prefix('-').is_some_and(digits) => Err(too_small()),
+        Err(_) => Err(format!(
+            "`{t}` is not a whole number; write a whole number of {min} or more"
+        )),
     }
 }
 
@@ -158,15 +208,33 @@ pub(super) fn dur_or(d: Option<Dur>, default: Duration) -> Duration {
 /// A whole number ≥ 1 that fits in `T`.
 pub(super) struct Pos<T>(pub(super) T);
 
-impl<'de, T: TryFrom<i64>> Deserialize<'de> for Pos<T> {
+impl<'de, T: Whole> Deserialize<'de> for Pos<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let parse = |t: &str| match t.parse::<i64>().ok().filter(|n| *n >= 1).map(T::try_from) {
-            Some(Ok(v)) => Ok(Pos(v)),
-            _ => Err(format!(
-                "`{t}` is not allowed here; write a whole number of 1 or more"
-            )),
+        let parse = |t: &str| parse_whole(t, 1).map(Pos);
+        d.deserialize_any(ScalarVisitor("a whole number of 1 or more", parse))
+    }
+}
+
+/// A whole number ≥ 0 that fits in `T`.
+pub(super) struct Count<T>(pub(super) T);
+
+impl<'de, T: Whole> Deserialize<'de> for Count<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| parse_whole(t, 0).map(Count);
+        d.deserialize_any(ScalarVisitor("a whole number of 0 or more", parse))
+    }
+}
+
+/// A number, also from a quoted string (after `${VAR}` interpolation).
+pub(super) struct Num(pub(super) f64);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let parse = |t: &str| match t.trim().parse::<f64>() {
+            Ok(v) => Ok(Num(v)),
+            Err(_) => Err(format!("`{}` is not a number; write e.g. 0.7", t.trim())),
         };
-        d.deserialize_i64(ScalarVisitor("a whole number", parse))
+        d.deserialize_any(ScalarVisitor("a number", parse))
     }
 }
 
@@ -179,14 +247,14 @@ pub(super) struct Concurrency(pub(super) u32);
 
 impl<'de> Deserialize<'de> for Concurrency {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let parse = |t: &str| match t.parse::<i64>().map(u32::try_from) {
+        let parse = |t: &str| match t.trim().parse::<i64>().map(u32::try_from) {
             Ok(Ok(c)) if c >= 1 => Ok(Concurrency(c)),
             _ => Err(format!(
                 "concurrency {t} is not allowed: each step needs at least 1 concurrent stream, \
                  e.g. ladder: [5, 10, 20]"
             )),
         };
-        d.deserialize_i64(ScalarVisitor("a whole number", parse))
+        d.deserialize_any(ScalarVisitor("a whole number", parse))
     }
 }
 

@@ -586,3 +586,62 @@ fn request_id_header_must_be_a_header_name_and_not_clash_with_target_headers() {
     let ok = clash.replace("  models:", "  request_id_header: none\n  models:");
     assert!(load_env(&ok, &[]).is_ok());
 }
+
+#[test]
+fn numbers_may_be_quoted_strings_after_interpolation() {
+    // Flow-style YAML forces quotes around `${VAR:-8}`.
+    let yaml = MIN.replace(
+        "load:\n  ladder: [1, 2]\n",
+        "  max_tokens: \"${MAX:-8}\"\n  temperature: \"${TEMP:-0.5}\"\nload: {ladder: [\"${C:-1}\", 2], requests_per_step: \"${N:-10}\", warmup_requests: \"${W:-3}\"}\n",
+    );
+    let s = load_env(&yaml, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.request.max_tokens, 8);
+    assert_eq!(s.request.temperature, Some(0.5));
+    assert_eq!(s.load.ladder, vec![1, 2]);
+    assert_eq!(s.load.budget, Budget::RequestsPerStep(10));
+    assert_eq!(s.load.warmup_requests, 3);
+}
+
+#[test]
+fn out_of_range_numbers_say_the_range() {
+    let big = MIN.replace("load:", "  max_tokens: 100000000000\nload:");
+    let (_, field, msg) = err(&big);
+    assert_eq!(field, "request.max_tokens");
+    assert!(
+        msg.contains("too large") && msg.contains("4294967295"),
+        "{msg}"
+    );
+    let huge = MIN.replace("load:", "  max_tokens: 99999999999999999999999\nload:");
+    assert!(err(&huge).2.contains("too large"), "{}", err(&huge).2);
+    let neg = MIN.replace(
+        "  ladder: [1, 2]\n",
+        "  ladder: [1, 2]\n  warmup_requests: -1\n",
+    );
+    let (line, field, msg) = err(&neg);
+    assert_eq!((line, field.as_str()), (Some(9), "load.warmup_requests"));
+    assert!(msg.contains("whole number of 0 or more"), "{msg}");
+    assert!(!msg.contains("u32"), "{msg}");
+    let frac = MIN.replace("load:", "  max_tokens: 1.5\nload:");
+    assert!(
+        err(&frac).2.contains("not a whole number"),
+        "{}",
+        err(&frac).2
+    );
+}
+
+#[test]
+fn extra_body_cannot_turn_streaming_off() {
+    let off = MIN.replace("load:", "  extra_body: {stream: false}\nload:");
+    let (_, field, msg) = err(&off);
+    assert_eq!(field, "request.extra_body.stream");
+    assert!(msg.contains("remove `stream`"), "{msg}");
+    let on = MIN.replace("load:", "  extra_body: {stream: true}\nload:");
+    assert!(load_env(&on, &[]).is_ok());
+}
+
+#[test]
+fn keys_are_masked_to_at_most_four_characters() {
+    assert_eq!(Secret::new("sk-abcdefghijklmnop1234").masked(), "…1234");
+    assert_eq!(Secret::new("sk-abcd1234").masked(), "…");
+    assert_eq!(Secret::new("short").masked(), "…");
+}

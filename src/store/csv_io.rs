@@ -169,6 +169,16 @@ impl Row<'_> {
 
 /// Reads a CSV file. `partial`: the file may have been cut by a crash while it was appended to,
 /// so a last line without its newline is a torn row and is dropped.
+/// The 1-based line of the record that starts at byte `offset`, in LF and CRLF files alike
+/// (in a CRLF file csv's record offset may point at the previous line's `\n`).
+fn line_at(bytes: &[u8], offset: u64) -> u64 {
+    let mut end = usize::try_from(offset).map_or(bytes.len(), |o| o.min(bytes.len()));
+    while end < bytes.len() && matches!(bytes[end], b'\r' | b'\n') {
+        end += 1;
+    }
+    bytes[..end].iter().filter(|b| **b == b'\n').count() as u64 + 1
+}
+
 pub(super) fn read_csv<T>(
     path: &Path,
     kind: &'static str,
@@ -197,9 +207,18 @@ pub(super) fn parse_csv<T>(
             path: path.to_path_buf(),
         });
     }
-    let csv_err = |e: csv::Error| StoreError::Csv {
-        path: path.to_path_buf(),
-        error: e.to_string(),
+    // csv's own line numbers come out one short in CRLF files (Windows editors, Excel), so
+    // lines are counted here from the byte offset instead.
+    let csv_err = |e: csv::Error| {
+        let mut error = e.to_string();
+        if let Some(p) = e.position() {
+            let wrong = format!("line: {}", p.line());
+            error = error.replace(&wrong, &format!("line: {}", line_at(bytes, p.byte())));
+        }
+        StoreError::Csv {
+            path: path.to_path_buf(),
+            error,
+        }
     };
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::Headers)
@@ -236,7 +255,7 @@ pub(super) fn parse_csv<T>(
     let mut out = Vec::new();
     for record in reader.records() {
         let record = record.map_err(csv_err)?;
-        let line = record.position().map_or(0, |p| p.line());
+        let line = record.position().map_or(0, |p| line_at(bytes, p.byte()));
         out.push(parse_row(&Row {
             path,
             line,
@@ -343,5 +362,27 @@ pub(super) mod tests {
             msg.contains("s.csv: malformed CSV") && msg.contains("line: 3"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn crlf_files_report_the_same_lines_as_lf_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let lf = summary_text(&[summary_row("m", 1), summary_row("m", 2)]);
+        let mut lines: Vec<String> = lf.lines().map(str::to_string).collect();
+        let mut cells: Vec<String> = lines[2].split(',').map(str::to_string).collect();
+        cells[6] = "abc".into();
+        lines[2] = cells.join(",");
+        for (name, sep) in [("lf.csv", "\n"), ("crlf.csv", "\r\n")] {
+            let text = lines.join(sep) + sep;
+            let msg = read_summary_csv(&write(&dir, name, &text))
+                .unwrap_err()
+                .to_string();
+            assert!(msg.contains("line 3"), "{name}: {msg}");
+        }
+        let ragged = lines[..2].join("\r\n") + "\r\n1,2,3\r\n";
+        let msg = read_summary_csv(&write(&dir, "r.csv", &ragged))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("line: 3"), "{msg}");
     }
 }

@@ -272,7 +272,7 @@ fn rejected_key_is_named_masked_and_never_echoed() {
         &out,
         &[
             "FAIL  sim-model  HTTP 401: the server rejected the API key",
-            "key sk-…9876 from $CHECK_KEY",
+            "key …9876 from $CHECK_KEY",
             "wrong, revoked",
             "fix:   create or copy a valid key",
             "Incorrect API key provided: ***",

@@ -19,6 +19,7 @@ mod schema;
 mod secrets;
 mod shards;
 mod timeouts;
+mod tls;
 mod trend;
 mod truth;
 mod validate;

@@ -153,6 +153,41 @@ fn validate_needs_no_secrets_but_notes_them() {
 }
 
 #[test]
+fn a_variable_with_a_default_needs_no_note() {
+    let p = Project::new();
+    let f = p.scenario(
+        "defaulted",
+        &GOOD.replace(
+            "  models: [m]",
+            "  api_key: ${LADDER_TEST_SECRET_KEY:-}\n  models: [m]",
+        ),
+    );
+    let out = p
+        .ladder()
+        .env_remove("LADDER_TEST_SECRET_KEY")
+        .arg("validate")
+        .arg(&f)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains("is not set"), "{stderr}");
+}
+
+#[test]
+fn validate_and_diff_format_have_help() {
+    let p = Project::new();
+    let out = p.ladder().args(["validate", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        help.contains("Scenario files (YAML) to parse and check"),
+        "{help}"
+    );
+    let out = p.ladder().args(["diff", "--help"]).assert().success();
+    let help = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(help.contains("junit (CI test reports"), "{help}");
+}
+
+#[test]
 fn unwritable_output_and_missing_baseline_fail_before_any_traffic() {
     let p = Project::new();
     let f = p.scenario("ok", GOOD);
