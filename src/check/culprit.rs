@@ -202,6 +202,8 @@ mod tests {
             timeouts: Timeouts::default(),
             request_id_header: rid.map(Into::into),
             tls: Default::default(),
+            auth: crate::scenario::Auth::Bearer,
+            api_version: None,
         }
     }
 

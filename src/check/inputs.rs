@@ -135,6 +135,7 @@ pub fn from_scenario(s: &Scenario, args: &CheckArgs) -> CheckTarget {
 }
 
 fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> Target {
+    let auth = crate::scenario::Auth::default_for(api, &crate::check::url::host_of(&base));
     Target {
         api,
         endpoint: Endpoint::Url(base),
@@ -144,6 +145,8 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
         timeouts: check_timeouts(&Timeouts::default(), limit),
         request_id_header: Some(DEFAULT_REQUEST_ID_HEADER.into()),
         tls: Default::default(),
+        auth,
+        api_version: None,
     }
 }
 

@@ -197,6 +197,8 @@ mod tests {
                 timeouts: Timeouts::default(),
                 request_id_header: None,
                 tls: Default::default(),
+                auth: crate::scenario::Auth::Bearer,
+                api_version: None,
             },
             key: key.map(Secret::new),
             key_source: "$K".into(),

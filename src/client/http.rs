@@ -8,7 +8,7 @@ use super::sse::{SseEvent, SseParser};
 use super::timing::{StreamTiming, TimingSummary};
 use super::{anthropic, error_body, openai};
 use crate::record::ErrorClass;
-use crate::scenario::{Api, RequestSpec, Target, Timeouts};
+use crate::scenario::{Api, Auth, RequestSpec, Target, Timeouts};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};
 use std::pin::Pin;
@@ -64,9 +64,10 @@ impl PreparedTarget {
             HeaderValue::from_static("text/event-stream"),
         );
         if let Some(key) = &target.api_key {
-            let (name, value) = match target.api {
-                Api::AnthropicMessages => ("x-api-key", key.expose().to_string()),
-                _ => ("authorization", format!("Bearer {}", key.expose())),
+            let (name, value) = match target.auth {
+                Auth::XApiKey => ("x-api-key", key.expose().to_string()),
+                Auth::ApiKey => ("api-key", key.expose().to_string()),
+                Auth::Bearer => ("authorization", format!("Bearer {}", key.expose())),
             };
             let mut value = HeaderValue::from_str(&value).map_err(|_| PrepareError::KeyValue)?;
             value.set_sensitive(true);
@@ -97,7 +98,7 @@ impl PreparedTarget {
         };
         Ok(PreparedTarget {
             api: target.api,
-            url: format!("{base}{path}"),
+            url: format!("{base}{path}{}", api_version_query(target)),
             headers,
             request_id_header,
             timeouts: target.timeouts.clone(),
@@ -139,6 +140,15 @@ impl super::Backend for HttpBackend {
     async fn send(&self, body: Bytes, request_id: &str) -> Attempt {
         send_once(&self.http, &self.target, body, request_id).await
     }
+}
+
+/// `?api-version=V` when the target has one (Azure OpenAI), else nothing.
+pub fn api_version_query(target: &Target) -> String {
+    target
+        .api_version
+        .as_deref()
+        .map(|v| format!("?api-version={v}"))
+        .unwrap_or_default()
 }
 
 /// The result of one attempt. Times are ms since `sent_at`.

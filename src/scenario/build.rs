@@ -7,7 +7,7 @@ use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
 use super::raw::{dur_or, pos, RawGates, RawLoad, RawRequest, RawRetry, RawScenario, RawTarget};
 use super::{
-    Api, Budget, Endpoint, Gates, Header, Limits, Load, RequestSpec, RetryPolicy, Scenario,
+    Api, Auth, Budget, Endpoint, Gates, Header, Limits, Load, RequestSpec, RetryPolicy, Scenario,
     ScenarioError, Secret, Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use crate::record::ErrorClass;
@@ -255,6 +255,47 @@ fn build_target(
             h.name
         )
     }
+    let host = match &endpoint {
+        Endpoint::Url(u) => reqwest::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default(),
+        Endpoint::Sim(_) => String::new(),
+    };
+    let auth = match t.auth.as_deref().map(str::trim) {
+        None => Auth::default_for(api, &host),
+        Some("bearer") => Auth::Bearer,
+        Some("api-key") => Auth::ApiKey,
+        Some("x-api-key") => Auth::XApiKey,
+        Some(other) => bail!(
+            cx,
+            "target.auth",
+            "unknown auth `{other}`; use bearer (Authorization: Bearer), api-key (Azure OpenAI) or x-api-key (Anthropic)"
+        ),
+    };
+    let api_version = t
+        .api_version
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    if let Some(v) = api_version.as_deref().filter(|v| {
+        !v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
+    }) {
+        bail!(
+            cx,
+            "target.api_version",
+            "`{v}` is not an API version; write e.g. api_version: 2024-10-21"
+        )
+    }
+    if let Endpoint::Url(u) = &endpoint {
+        if u.contains("/openai/deployments/") && models.len() > 1 {
+            bail!(
+                cx,
+                "target.models",
+                "a deployment URL (…/openai/deployments/NAME) serves one deployment, so one model; to compare deployments use the v1 URL https://RESOURCE.openai.azure.com/openai/v1 with models: [deployment-a, deployment-b]"
+            )
+        }
+    }
     let api_key = api_key.map(Secret::new);
     Ok(Target {
         api,
@@ -265,6 +306,8 @@ fn build_target(
         timeouts,
         request_id_header,
         tls: super::tls::build_tls(cx, t.tls)?,
+        auth,
+        api_version,
     })
 }
 

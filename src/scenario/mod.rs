@@ -133,6 +133,50 @@ pub struct Target {
     /// (`request_id_header: none`). Default `x-request-id`.
     pub request_id_header: Option<String>,
     pub tls: Tls,
+    /// How the API key is sent (`target.auth`).
+    pub auth: Auth,
+    /// `?api-version=` appended to every request URL (Azure OpenAI deployment URLs).
+    pub api_version: Option<String>,
+}
+
+/// How the API key travels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    /// `Authorization: Bearer KEY` (OpenAI and most compatible servers).
+    Bearer,
+    /// `api-key: KEY` (Azure OpenAI).
+    ApiKey,
+    /// `x-api-key: KEY` (Anthropic).
+    XApiKey,
+}
+
+impl Auth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Auth::Bearer => "bearer",
+            Auth::ApiKey => "api-key",
+            Auth::XApiKey => "x-api-key",
+        }
+    }
+
+    /// The default for an API at a host: `x-api-key` for anthropic-messages, `api-key` for Azure
+    /// OpenAI hosts (`*.openai.azure.com`, `*.cognitiveservices.azure.com`,
+    /// `*.services.ai.azure.com`), else a bearer token.
+    pub fn default_for(api: Api, host: &str) -> Auth {
+        let host = host.to_ascii_lowercase();
+        let azure = [
+            ".openai.azure.com",
+            ".cognitiveservices.azure.com",
+            ".services.ai.azure.com",
+        ];
+        if api == Api::AnthropicMessages {
+            Auth::XApiKey
+        } else if azure.iter().any(|d| host.ends_with(d)) {
+            Auth::ApiKey
+        } else {
+            Auth::Bearer
+        }
+    }
 }
 
 /// `target.tls`: trust on top of the bundled roots and the system store, and mutual TLS.

@@ -141,6 +141,8 @@ pub fn normalized_yaml(s: &Scenario) -> String {
             Yaml::from(t.request_id_header.as_deref().unwrap_or("none")),
         ),
         ("tls", tls_yaml(&t.tls)),
+        ("auth", Yaml::from(t.auth.as_str())),
+        ("api_version", opt(t.api_version.clone())),
     ]);
     let path = |p: &Path| Yaml::from(p.display().to_string());
     let request = map([

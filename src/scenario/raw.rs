@@ -38,6 +38,8 @@ pub(super) struct RawTarget {
     pub(super) timeouts: Option<RawTimeouts>,
     pub(super) request_id_header: Option<String>,
     pub(super) tls: Option<RawTls>,
+    pub(super) auth: Option<String>,
+    pub(super) api_version: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -645,3 +645,34 @@ fn keys_are_masked_to_at_most_four_characters() {
     assert_eq!(Secret::new("sk-abcd1234").masked(), "…");
     assert_eq!(Secret::new("short").masked(), "…");
 }
+
+#[test]
+fn azure_hosts_send_the_key_as_api_key_and_deployment_urls_take_an_api_version() {
+    let url = |base: &str, extra: &str| {
+        MIN.replace("  sim: {}\n", &format!("  base_url: {base}\n{extra}"))
+    };
+    let azure = url("https://res.openai.azure.com/openai/v1", "");
+    assert_eq!(ok(&azure).target.auth, Auth::ApiKey);
+    assert_eq!(
+        ok(&url("https://api.openai.com/v1", "")).target.auth,
+        Auth::Bearer
+    );
+    let forced = url("https://gw.example.com/v1", "  auth: api-key\n");
+    assert_eq!(ok(&forced).target.auth, Auth::ApiKey);
+    let s = ok(&url(
+        "https://res.openai.azure.com/openai/deployments/d1",
+        "  api_version: \"2024-10-21\"\n",
+    ));
+    assert_eq!(s.target.api_version.as_deref(), Some("2024-10-21"));
+    assert!(normalized_yaml(&s).contains("api_version: 2024-10-21"));
+    assert!(normalized_yaml(&s).contains("auth: api-key"));
+    let two = url("https://res.openai.azure.com/openai/deployments/d1", "")
+        .replace("models: [m]", "models: [a, b]");
+    let (_, field, msg) = err(&two);
+    assert_eq!(field, "target.models");
+    assert!(msg.contains("/openai/v1"), "{msg}");
+    let (_, field, _) = err(&url("https://h/v1", "  auth: basic\n"));
+    assert_eq!(field, "target.auth");
+    let (_, field, _) = err(&url("https://h/v1", "  api_version: \"a&b\"\n"));
+    assert_eq!(field, "target.api_version");
+}

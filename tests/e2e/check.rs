@@ -872,3 +872,56 @@ fn when_no_part_is_to_blame_the_check_says_what_it_tried() {
     );
     assert_eq!(fake.bodies.lock().unwrap().len(), 3);
 }
+
+// ------------------------------------------------------------------ Azure OpenAI
+
+/// Like Azure OpenAI's deployment endpoint: the key in `api-key` (a bearer token is a 401),
+/// `?api-version=` required (else 404 Resource not found), the deployment in the path.
+fn azure(head: &str, _: &str) -> Option<Answer> {
+    let first = head.lines().next().unwrap_or("");
+    if header(head, "authorization").is_some() || header(head, "api-key") != Some(KEY) {
+        let body = r#"{"error":{"code":"401","message":"Access denied due to invalid subscription key or wrong API endpoint."}}"#;
+        return Some(("401 Unauthorized", "application/json", body.into()));
+    }
+    if !first.starts_with("POST /openai/deployments/dep1/chat/completions?api-version=2024-10-21 ")
+    {
+        let body = r#"{"error":{"code":"404","message":"Resource not found"}}"#;
+        return Some(("404 Not Found", "application/json", body.into()));
+    }
+    None
+}
+
+fn azure_route(_: &str, _: &str) -> Answer {
+    sse_without_usage("POST", "/v1/chat/completions")
+}
+
+#[test]
+fn azure_deployment_urls_send_api_key_and_api_version() {
+    let fake = Fake::start_guarded(azure_route, azure);
+    let p = Project::new();
+    let yaml = format!(
+        "name: az\ntarget:\n  base_url: {}/openai/deployments/dep1\n  auth: api-key\n  api_version: \"2024-10-21\"\n  api_key: ${{CHECK_KEY}}\n  models: [dep1]\nrequest:\n  prompt_file: prompts/p.txt\nload:\n  ladder: [1]\n  requests_per_step: 2\n",
+        fake.base
+    );
+    let f = p.scenario("az", &yaml);
+    let out = check(&p, &[f.to_str().unwrap()], Some(KEY));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let run = p
+        .ladder()
+        .env("CHECK_KEY", KEY)
+        .args(["run", f.to_str().unwrap(), "--no-color"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Without `auth: api-key` on a non-Azure host the key goes as a bearer token: refused.
+    let bearer = yaml.replace("  auth: api-key\n", "");
+    let f = p.scenario("az", &bearer);
+    let out = check(&p, &[f.to_str().unwrap()], Some(KEY));
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(&out, &["HTTP 401"]);
+}
