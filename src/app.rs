@@ -435,7 +435,9 @@ async fn run_one(
         meta.shard =
             Some(shard_meta(spec, &sharding.schedule, &backend.http, &base_url, out).await);
     }
-    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some())?;
+    // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
+    let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
+    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
     announce(s, out);
     let planned: Option<u64> = crate::plan::estimate::estimate(s, None)
         .iter()
@@ -470,6 +472,7 @@ async fn run_one(
         (true, true) => Box::new(std::io::sink()),
     };
     render_run(s, &run, &findings, out, interrupted, &mut human)?;
+    compare_models_in_run(s, args, &run, &findings, &mut human)?;
     drop(human);
     gate(s, args, &run, &findings, baseline, interrupted, &sink)
 }
@@ -544,6 +547,61 @@ fn persist(
 }
 
 /// The results table, findings in sentences, and what went wrong.
+/// `--pair A=B` (or the scenario's `compare: {baseline: A}`): B's steps judged against A's in
+/// the same run, with the diff's rules and confidence intervals, printed after the run table.
+fn compare_models_in_run(
+    s: &Scenario,
+    args: &RunArgs,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    human: &mut dyn Write,
+) -> Result<()> {
+    let pairs: Vec<compare::Pair> = if args.pairs.is_empty() {
+        let base = s.compare_baseline.iter();
+        base.flat_map(|b| {
+            s.target
+                .models
+                .iter()
+                .filter(move |m| *m != b)
+                .map(move |m| compare::Pair {
+                    old: b.clone(),
+                    new: m.clone(),
+                })
+        })
+        .collect()
+    } else {
+        args.pairs.clone()
+    };
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let side = Side::from_parts(
+        &run.dir.path.display().to_string(),
+        run.summaries.clone(),
+        run.samples.clone(),
+        findings,
+        None,
+    );
+    for p in &pairs {
+        let (b, n) = (
+            compare::only_models(&side, &[&p.old]),
+            compare::only_models(&side, &[&p.new]),
+        );
+        if let Err(e) = compare::check_pairs(&b, &n, std::slice::from_ref(p)) {
+            eprintln!("warning: {e}");
+            continue;
+        }
+        let (mut b, mut n) = compare::pair_sides(&b, &n, std::slice::from_ref(p));
+        b.label = p.old.clone();
+        n.label = p.new.clone();
+        let opts = CompareOptions::for_cli(s.gates.clone(), false, false);
+        let comparison = compare::compare(&b, &n, &opts);
+        writeln!(human, "\n{} vs {} (same run, same steps):", p.new, p.old)?;
+        crate::render::diff::render(&comparison, DiffFormat::Table, human)?;
+    }
+    Ok(())
+}
+
 fn render_run(
     s: &Scenario,
     run: &CollectedRun,
@@ -764,6 +822,12 @@ fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
             Some((g, file)) => (g, GatesSource::Recorded(file)),
             None => (scenario::Gates::default(), GatesSource::Default),
         },
+    };
+    let (base, new) = if args.pairs.is_empty() {
+        (base, new)
+    } else {
+        compare::check_pairs(&base, &new, &args.pairs).map_err(UsageError)?;
+        compare::pair_sides(&base, &new, &args.pairs)
     };
     let opts = compare_options(&args.gates, gates.clone());
     let comparison = compare::compare(&base, &new, &opts);

@@ -127,6 +127,11 @@ pub struct RunArgs {
     /// Scenario files (YAML).
     #[arg(required = true, value_name = "SCENARIO")]
     pub scenarios: Vec<PathBuf>,
+    /// In a multi-model run, judge model B against model A step by step (verdicts with
+    /// confidence intervals, after the side-by-side table); repeatable, e.g. --pair gpt-4o=gpt-4.1.
+    /// Overrides the scenario's `compare: {baseline: A}`.
+    #[arg(long = "pair", value_name = "A=B")]
+    pub pairs: Vec<crate::compare::Pair>,
     /// Where run directories go: DIR/<scenario>/<UTC timestamp>/.
     #[arg(long, default_value = "runs", value_name = "DIR")]
     pub out: PathBuf,
@@ -189,6 +194,11 @@ pub struct DiffArgs {
     /// the new run (its scenario.yaml; the defaults when it has none).
     #[arg(long, value_name = "SCENARIO")]
     pub gates_from: Option<PathBuf>,
+    /// A model upgrade: judge model NEW of the run against model OLD of the baseline as if they
+    /// were the same model (repeatable), e.g. --pair gpt-4o=gpt-4.1. The workloads must match
+    /// apart from the paired names.
+    #[arg(long = "pair", value_name = "OLD=NEW")]
+    pub pairs: Vec<crate::compare::Pair>,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 
 use crate::stats::inference;
 mod latency;
+mod pair;
 mod rules;
 mod side;
 #[cfg(test)]
@@ -19,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::scenario::{Gates, MetricGate};
 use crate::stats::{steady_window, SteadyWindow, StepSummary, Timed};
 use latency::{Evidence, Rule};
+pub use pair::{check_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, throughput};
 pub use types::{
     Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, RequestSample,

@@ -98,6 +98,7 @@ mod tests {
         visited.sort();
         let expected = [
             "",
+            "compare",
             "gates",
             "gates.e2e",
             "gates.itl",

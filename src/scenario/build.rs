@@ -58,11 +58,23 @@ pub(super) fn build(
         tpot: s.tpot.map(|d| d.0),
         e2e: s.e2e.map(|d| d.0),
     });
+    let target = build_target(cx, raw.target, interp)?;
+    let compare_baseline = raw.compare.and_then(|c| c.baseline);
+    if let Some(b) = &compare_baseline {
+        if !target.models.contains(b) || target.models.len() < 2 {
+            bail!(
+                cx,
+                "compare.baseline",
+                "`{b}` must be one of at least two models of target.models ({}); the others are judged against it",
+                target.models.join(", ")
+            )
+        }
+    }
     Ok(Scenario {
         path: cx.file.to_path_buf(),
         name,
         description: raw.description.filter(|d| !d.trim().is_empty()),
-        target: build_target(cx, raw.target, interp)?,
+        target,
         request: build_request(cx, raw.request)?,
         load: build_load(cx, raw.load)?,
         retry: build_retry(cx, raw.retry)?,
@@ -71,6 +83,7 @@ pub(super) fn build(
         limits,
         fingerprint: String::new(),
         extra: raw.extra.unwrap_or_default(),
+        compare_baseline,
     })
 }
 

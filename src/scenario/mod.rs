@@ -377,6 +377,8 @@ pub struct Scenario {
     pub fingerprint: String,
     /// Extra key/values for the record (unused by the runner).
     pub extra: BTreeMap<String, String>,
+    /// `compare: {baseline: A}`: in a multi-model run, the other models are judged against A.
+    pub compare_baseline: Option<String>,
 }
 
 /// Why a scenario could not be loaded: `scenarios/x.yaml:12: load.ladder: what is wrong; fix`.

@@ -210,6 +210,10 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("gates", gates),
         ("slo", map(slo.map(|(k, d)| (k, opt(d.map(dur)))))),
         (
+            "compare",
+            map([("baseline", opt(s.compare_baseline.clone()))]),
+        ),
+        (
             "limits",
             map([
                 ("concurrency", opt(limits.concurrency)),

@@ -21,6 +21,13 @@ pub(super) struct RawScenario {
     pub(super) slo: Option<RawSlo>,
     pub(super) limits: Option<RawLimits>,
     pub(super) extra: Option<BTreeMap<String, String>>,
+    pub(super) compare: Option<RawCompare>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCompare {
+    pub(super) baseline: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -676,3 +676,16 @@ fn azure_hosts_send_the_key_as_api_key_and_deployment_urls_take_an_api_version()
     let (_, field, _) = err(&url("https://h/v1", "  api_version: \"a&b\"\n"));
     assert_eq!(field, "target.api_version");
 }
+
+#[test]
+fn compare_baseline_must_be_one_of_several_models() {
+    let two = MIN.replace("models: [m]", "models: [a, b]");
+    let s = ok(&format!("{two}compare: {{baseline: a}}\n"));
+    assert_eq!(s.compare_baseline.as_deref(), Some("a"));
+    assert!(normalized_yaml(&s).contains("baseline: a"));
+    let (_, field, msg) = err(&format!("{two}compare: {{baseline: c}}\n"));
+    assert_eq!(field, "compare.baseline");
+    assert!(msg.contains("a, b"), "{msg}");
+    let (_, field, _) = err(&format!("{MIN}compare: {{baseline: m}}\n"));
+    assert_eq!(field, "compare.baseline");
+}

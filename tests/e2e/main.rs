@@ -12,6 +12,7 @@ mod faults;
 mod interrupt;
 mod k8s;
 mod merge;
+mod pairs;
 mod plan;
 mod report;
 mod run_sim;
