@@ -140,9 +140,9 @@ pub fn self_check() {
     assert_eq!((j.unmatched, j.failed, j.tokens), (1, 1, 9));
     let retried = RequestRecord {
         attempts: 2,
-        ..rec("x", 0.0, 1.0, None)
+        ..rec("3f9a1c2e-7b10-4001-8000-000000000042", 0.0, 1.0, None)
     };
-    assert_eq!(wire_id(&retried), "x.2");
+    assert_eq!(wire_id(&retried), "3f9a1c2e-7b10-4002-8000-000000000042");
     assert_eq!(p50_p99_max(&[1.0, 2.0, 3.0, 4.0, 5.0]), (3.0, 4.96, 5.0));
     assert!(p50_p99_max(&[]).0.is_nan());
     let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
