@@ -5,6 +5,7 @@
 //! cores (`client::sse`, `stats`, `findings`, `compare`) take data and return data.
 
 pub mod app;
+pub mod arrivals;
 pub mod check;
 pub mod cli;
 pub mod client;

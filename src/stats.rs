@@ -14,6 +14,49 @@ use serde::{Deserialize, Serialize};
 /// Current `summary.csv` schema version. Readers accept this and older versions.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// What a step's ladder value (the `concurrency` column) counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LadderUnit {
+    /// Concurrent streams (closed loop; older files).
+    #[default]
+    Streams,
+    /// Offered requests per second (open loop, `load.mode: rate`).
+    Rps,
+    /// Synthetic prompt size in tokens (`load.ladder_over: prompt_tokens`).
+    PromptTokens,
+}
+
+impl LadderUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LadderUnit::Streams => "streams",
+            LadderUnit::Rps => "rps",
+            LadderUnit::PromptTokens => "prompt_tokens",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LadderUnit> {
+        [
+            LadderUnit::Streams,
+            LadderUnit::Rps,
+            LadderUnit::PromptTokens,
+        ]
+        .into_iter()
+        .find(|u| u.as_str() == s)
+    }
+
+    /// A step's value with its unit, for sentences: `20 streams`, `8 req/s`, `2000-token prompts`.
+    pub fn describe(self, value: u32) -> String {
+        match self {
+            LadderUnit::Streams if value == 1 => "1 stream".into(),
+            LadderUnit::Streams => format!("{value} streams"),
+            LadderUnit::Rps => format!("{value} req/s"),
+            LadderUnit::PromptTokens => format!("{value}-token prompts"),
+        }
+    }
+}
+
 /// One row of `summary.csv` (DESIGN §6), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
