@@ -184,6 +184,13 @@ pub struct RequestRecord {
     pub e2e_ms: Option<f64>,
     pub output_tokens: Option<u64>,
     pub input_tokens: Option<u64>,
+    /// Prompt tokens the server says came from its prompt cache (OpenAI
+    /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
+    pub cached_tokens: Option<u64>,
+    /// Rate mode: actual − scheduled send time, in ms (`None` in closed loop).
+    pub send_lag_ms: Option<f64>,
+    /// The `max_tokens` this request asked for (per prompt in a prompt set).
+    pub max_tokens: Option<u32>,
     pub tokens_source: Option<TokensSource>,
     /// Number of token-bearing events received.
     pub token_events: u64,
@@ -204,6 +211,17 @@ pub struct RequestRecord {
 impl RequestRecord {
     pub fn is_ok(&self) -> bool {
         self.error_class.is_none()
+    }
+
+    /// A success with fewer output tokens than `short_below` × its `max_tokens` and no
+    /// `finish_reason: length`: the provider may have cut the stream (possible truncation).
+    pub fn is_short(&self, short_below: f64) -> bool {
+        let (Some(out), Some(max)) = (self.output_tokens, self.max_tokens) else {
+            return false;
+        };
+        self.is_ok()
+            && self.finish_reason.as_deref() != Some("length")
+            && (out as f64) < short_below * f64::from(max)
     }
 
     pub fn status_str(&self) -> &'static str {

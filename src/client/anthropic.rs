@@ -60,8 +60,9 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
     match kind {
         "message_start" => {
             if let Some(ObjOrText::Obj(Message { usage: Some(usage) })) = &parsed.message {
-                info.input_tokens = usage.input_tokens.0;
+                info.input_tokens = usage.anthropic_input_tokens();
                 info.output_tokens = usage.output_tokens.0;
+                info.cached_tokens = usage.cached_tokens();
             }
         }
         "content_block_delta" => {
@@ -77,7 +78,8 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
         "message_delta" => {
             if let Some(usage) = &parsed.usage {
                 info.output_tokens = usage.output_tokens.0;
-                info.input_tokens = usage.input_tokens.0;
+                info.input_tokens = usage.anthropic_input_tokens();
+                info.cached_tokens = usage.cached_tokens();
             }
             info.finish_reason = parsed.delta.as_ref().and_then(|d| d.stop_reason.clone());
         }
