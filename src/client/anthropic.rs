@@ -350,4 +350,18 @@ data: {"type":"message_stop"}
             ChunkInfo::default()
         );
     }
+
+    /// Issue 12: Anthropic's `input_tokens` leaves out cache reads and writes; the record's
+    /// input counts the whole prompt and `cached_tokens` the cache reads.
+    #[test]
+    fn cache_read_tokens_are_cached_and_part_of_the_input() {
+        let start = info(
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":2000,"output_tokens":1}}}"#,
+        );
+        assert_eq!(
+            (start.input_tokens, start.cached_tokens),
+            (Some(2015), Some(2000))
+        );
+    }
 }
