@@ -184,6 +184,9 @@ pub(super) mod tests {
             token_events: 200,
             finish_reason: Some("length".into()),
             attempts: 1,
+            cached_tokens: Some(96),
+            send_lag_ms: Some(0.25),
+            max_tokens: Some(200),
             ..RequestRecord::default()
         }
     }
@@ -221,11 +224,10 @@ pub(super) mod tests {
         assert!(!text.contains('\r'));
         let cell = r#","Rate limit, ""slow"" down,\nplease\r\nC:\\path \\n","#;
         assert!(text.contains(cell), "{text}");
-        assert!(text
-            .lines()
-            .next()
-            .unwrap()
-            .ends_with("attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms"));
+        assert!(text.lines().next().unwrap().ends_with(
+            "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
+                 cached_tokens,send_lag_ms,max_tokens"
+        ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -265,11 +267,17 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(7, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
-        assert_eq!(back, vec![request("m", 1, 0, 0)]);
+        let expected = RequestRecord {
+            cached_tokens: None,
+            send_lag_ms: None,
+            max_tokens: None,
+            ..request("m", 1, 0, 0)
+        };
+        assert_eq!(back, vec![expected]);
     }
 
     #[test]
