@@ -32,3 +32,4 @@ pub mod stats;
 pub mod store;
 pub mod trend;
 pub mod verdict;
+pub mod workload;

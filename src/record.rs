@@ -234,7 +234,7 @@ impl RequestRecord {
 }
 
 /// Wall time and self-check figures of one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepRun {
     pub model: String,
     pub step: u32,
@@ -243,4 +243,13 @@ pub struct StepRun {
     pub duration_s: f64,
     pub client_cpu_pct: Option<f64>,
     pub loop_lag_p99_ms: Option<f64>,
+    /// Rate mode: arrivals not sent because `max_concurrency` requests were in flight.
+    #[serde(default)]
+    pub dropped: u64,
+    /// Rate mode: the offered rate (requests/s) of the step.
+    #[serde(default)]
+    pub offered_rps: Option<f64>,
+    /// What the step's ladder value (`concurrency`) counts.
+    #[serde(default)]
+    pub ladder_unit: crate::stats::LadderUnit,
 }

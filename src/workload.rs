@@ -80,7 +80,9 @@ impl StepWorkload {
         let len = self.specs.len() as u64;
         match self.order {
             PromptOrder::RoundRobin => (n % len) as usize,
-            PromptOrder::Random => (step_seed(self.seed, n as u32 ^ (n >> 32) as u32) % len) as usize,
+            PromptOrder::Random => {
+                (step_seed(self.seed, n as u32 ^ (n >> 32) as u32) % len) as usize
+            }
         }
     }
 

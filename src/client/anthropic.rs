@@ -21,12 +21,26 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("max_tokens".into(), req.max_tokens.into());
-    body.insert(
-        "messages".into(),
-        json!([{"role": "user", "content": req.prompt}]),
-    );
-    if let Some(system) = &req.system {
-        body.insert("system".into(), system.as_str().into());
+    // Chat messages (prompt sets, sessions): system-role messages go to `system`.
+    let mut system: Vec<String> = req.system.iter().cloned().collect();
+    let messages: Vec<Value> = if req.messages.is_empty() {
+        vec![json!({"role": "user", "content": req.prompt})]
+    } else {
+        req.messages
+            .iter()
+            .filter(|m| {
+                let is_system = m.get("role").and_then(Value::as_str) == Some("system");
+                if let (true, Some(text)) = (is_system, m.get("content").and_then(Value::as_str)) {
+                    system.push(text.to_string());
+                }
+                !is_system
+            })
+            .cloned()
+            .collect()
+    };
+    body.insert("messages".into(), Value::Array(messages));
+    if !system.is_empty() {
+        body.insert("system".into(), system.join("\n\n").into());
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());

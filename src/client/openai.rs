@@ -24,7 +24,11 @@ pub fn chat_body(model: &str, req: &RequestSpec) -> Value {
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.push(json!({"role": "user", "content": req.prompt}));
+    if req.messages.is_empty() {
+        messages.push(json!({"role": "user", "content": req.prompt}));
+    } else {
+        messages.extend(req.messages.iter().cloned());
+    }
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("messages".into(), Value::Array(messages));

@@ -92,7 +92,8 @@ pub(super) async fn run_rate_step<B: Backend>(
                 }
                 in_flight.fetch_add(1, Ordering::Relaxed);
                 let prepared = work.prepare(&*shared.backend, n, None);
-                let (shared, in_flight, tx) = (Arc::clone(&shared), Arc::clone(&in_flight), tx.clone());
+                let (shared, in_flight, tx) =
+                    (Arc::clone(&shared), Arc::clone(&in_flight), tx.clone());
                 let (interrupt, model) = (interrupt.clone(), model.clone());
                 tokio::spawn(async move {
                     let key = RequestKey {

@@ -224,6 +224,7 @@ pub(super) fn build_request(
     let temperature = r.temperature;
     Ok(RequestSpec {
         prompt,
+        messages: Vec::new(),
         prompt_file,
         prompts,
         prompt_order,

@@ -179,6 +179,9 @@ impl PromptOrder {
 pub struct RequestSpec {
     /// Prompt text (read from `prompt_file`, or synthetic); empty for a prompt set.
     pub prompt: String,
+    /// Chat messages sent instead of `prompt` when not empty (a prompt set's `messages`
+    /// prompts, a session's growing conversation). Filled per request by `workload`.
+    pub messages: Vec<serde_json::Value>,
     /// The file the prompt was read from (empty for synthetic prompts).
     pub prompt_file: PathBuf,
     pub prompts: PromptSource,
@@ -203,6 +206,7 @@ impl Default for RequestSpec {
     fn default() -> Self {
         RequestSpec {
             prompt: String::new(),
+            messages: Vec::new(),
             prompt_file: PathBuf::new(),
             prompts: PromptSource::File,
             prompt_order: PromptOrder::RoundRobin,

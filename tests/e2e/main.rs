@@ -22,3 +22,4 @@ mod timeouts;
 mod trend;
 mod truth;
 mod validate;
+mod workloads;
