@@ -13,6 +13,9 @@ use crate::scenario::{
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+/// Numbers the cache-busting prefixes of the process.
+static BUST_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// The prompts of one model × step.
 pub struct StepWorkload {
     /// One spec per prompt (one for a single prompt), with its `max_tokens` applied.
@@ -108,7 +111,9 @@ impl StepWorkload {
             spec.messages = s.history.clone();
         }
         if self.cache_bust {
-            bust(&mut spec, &format!("[{}-{n:x}] ", self.run_tag));
+            // Unique over the whole run (every step, model and warmup), not only this step.
+            let id = BUST_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bust(&mut spec, &format!("[{}-{id:x}] ", self.run_tag));
         }
         Prepared {
             body: backend.body_for(&self.model, &spec),
