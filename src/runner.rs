@@ -198,6 +198,11 @@ pub async fn run_scheduled<B: Backend>(
                 None => (level, requests),
             };
             let (level, warmup) = share(u64::from(scenario.load.warmup_requests));
+            // A shard's records and step carry its share of the load as the step's value.
+            let value = match scenario.load.ladder_over {
+                LadderOver::Load => level,
+                LadderOver::PromptTokens { .. } => value,
+            };
             let budget = match scenario.load.budget {
                 Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
                 other => other,
