@@ -136,11 +136,11 @@ impl RunSink for Recorder<'_> {
             concurrency: step.concurrency,
             duration_s: step.duration_s,
             slo: &s.slo,
+            short_below: s.request.short_below,
         };
         let mut row = stats::summarize_step(&ctx, &self.current);
         self.current.clear();
-        row.client_cpu_pct = step.client_cpu_pct;
-        row.loop_lag_p99_ms = step.loop_lag_p99_ms;
+        row.apply_step_run(&step);
         // Interleaved run order (A@5, B@5, ...) -> per model, then by step.
         let key = (self.model_index(&row.model), row.step);
         let at = self

@@ -21,7 +21,7 @@ use crate::scenario::{Gates, MetricGate};
 use crate::stats::{steady_window, SteadyWindow, StepSummary, Timed};
 use latency::{Evidence, Rule};
 pub use pair::{check_pairs, only_models, pair_sides, Pair};
-use rules::{error_rate, findings_check, throughput};
+use rules::{error_rate, findings_check, short_rate, throughput};
 pub use types::{
     Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, RequestSample,
     Side, Verdict, WorkloadMismatch,
@@ -367,6 +367,13 @@ fn step_checks(
     let mut c = blank(Metric::ErrorRate, None, true);
     error_rate(&mut c, bs, ns, opts.gates.error_rate);
     out.push(c);
+    // Only when either side saw a short response: older baselines and runs without any add
+    // nothing to the verdict table.
+    if bs.short + ns.short > 0 {
+        let mut c = blank(Metric::ShortRate, None, true);
+        short_rate(&mut c, bs, ns, opts.gates.error_rate);
+        out.push(c);
+    }
     for metric in [Metric::Tpm, Metric::Rps] {
         let mut c = blank(metric, None, true);
         // A rate from a handful of requests is mostly the step's start-up and tail.

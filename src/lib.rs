@@ -5,6 +5,7 @@
 //! cores (`client::sse`, `stats`, `findings`, `compare`) take data and return data.
 
 pub mod app;
+pub mod arrivals;
 pub mod check;
 pub mod cli;
 pub mod client;
@@ -31,3 +32,4 @@ pub mod stats;
 pub mod store;
 pub mod trend;
 pub mod verdict;
+pub mod workload;

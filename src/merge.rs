@@ -245,8 +245,16 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             concurrency: step_concurrency(&ladder, step, rows[0].2.concurrency),
             duration_s,
             slo,
+            short_below: crate::scenario::RequestSpec::default().short_below,
         };
         let mut row = stats::summarize_step(&ctx, recs);
+        // Rate mode: the shards' offered rates and drops add up.
+        row.ladder_unit = rows[0].2.ladder_unit;
+        row.dropped = rows.iter().map(|r| r.2.dropped).sum();
+        row.offered_rps = rows
+            .iter()
+            .filter_map(|r| r.2.offered_rps)
+            .reduce(|a, b| a + b);
         // Self-check figures: the worst shard's (a warning about any shard holds for the run).
         let worst = |f: fn(&StepSummary) -> Option<f64>| {
             rows.iter().filter_map(|r| f(r.2)).reduce(f64::max)
@@ -272,6 +280,9 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             duration_s: r.duration_s,
             client_cpu_pct: r.client_cpu_pct,
             loop_lag_p99_ms: r.loop_lag_p99_ms,
+            dropped: r.dropped,
+            offered_rps: r.offered_rps,
+            ladder_unit: r.ladder_unit,
         })
         .collect();
     Ok(Merged {

@@ -184,6 +184,13 @@ pub struct RequestRecord {
     pub e2e_ms: Option<f64>,
     pub output_tokens: Option<u64>,
     pub input_tokens: Option<u64>,
+    /// Prompt tokens the server says came from its prompt cache (OpenAI
+    /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
+    pub cached_tokens: Option<u64>,
+    /// Rate mode: actual − scheduled send time, in ms (`None` in closed loop).
+    pub send_lag_ms: Option<f64>,
+    /// The `max_tokens` this request asked for (per prompt in a prompt set).
+    pub max_tokens: Option<u32>,
     pub tokens_source: Option<TokensSource>,
     /// Number of token-bearing events received.
     pub token_events: u64,
@@ -206,6 +213,17 @@ impl RequestRecord {
         self.error_class.is_none()
     }
 
+    /// A success with fewer output tokens than `short_below` × its `max_tokens` and no
+    /// `finish_reason: length`: the provider may have cut the stream (possible truncation).
+    pub fn is_short(&self, short_below: f64) -> bool {
+        let (Some(out), Some(max)) = (self.output_tokens, self.max_tokens) else {
+            return false;
+        };
+        self.is_ok()
+            && self.finish_reason.as_deref() != Some("length")
+            && (out as f64) < short_below * f64::from(max)
+    }
+
     pub fn status_str(&self) -> &'static str {
         if self.is_ok() {
             "ok"
@@ -216,7 +234,7 @@ impl RequestRecord {
 }
 
 /// Wall time and self-check figures of one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepRun {
     pub model: String,
     pub step: u32,
@@ -225,4 +243,13 @@ pub struct StepRun {
     pub duration_s: f64,
     pub client_cpu_pct: Option<f64>,
     pub loop_lag_p99_ms: Option<f64>,
+    /// Rate mode: arrivals not sent because `max_concurrency` requests were in flight.
+    #[serde(default)]
+    pub dropped: u64,
+    /// Rate mode: the offered rate (requests/s) of the step.
+    #[serde(default)]
+    pub offered_rps: Option<f64>,
+    /// What the step's ladder value (`concurrency`) counts.
+    #[serde(default)]
+    pub ladder_unit: crate::stats::LadderUnit,
 }

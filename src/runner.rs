@@ -12,9 +12,9 @@ use crate::client::Backend;
 pub use crate::record::StepRun;
 use crate::record::{ErrorClass, RequestRecord};
 use crate::redact::Redactor;
-use crate::scenario::{Budget, RetryPolicy, Scenario};
+use crate::scenario::{Budget, LadderOver, LoadMode, RetryPolicy, Scenario};
 use crate::selfcheck::{LoopLagProbe, ProcessCpu};
-use bytes::Bytes;
+use crate::workload::{Prepared, Session, StepWorkload};
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -162,21 +162,20 @@ pub async fn run_scheduled<B: Backend>(
     // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
     // ladder after another, so that drift in the provider's load over the run affects every
     // model's step alike and a side-by-side comparison stays fair.
-    let bodies: Vec<Bytes> = scenario
-        .target
-        .models
-        .iter()
-        .map(|m| shared.backend.body_for(m, &scenario.request))
-        .collect();
     let total_runs = scenario.load.ladder.len() * scenario.target.models.len();
     let mut runs_done = 0usize;
     if schedule.start.is_some() && !wait_until(run_start, &interrupt).await {
         return true;
     }
     let mut slot = 0u32;
-    'steps: for (idx, &concurrency) in scenario.load.ladder.iter().enumerate() {
+    'steps: for (idx, &value) in scenario.load.ladder.iter().enumerate() {
         let step = idx as u32 + 1;
-        for (model, body) in scenario.target.models.iter().zip(&bodies) {
+        // The step's load: its ladder value, or the fixed level of a prompt-size ladder.
+        let level = match scenario.load.ladder_over {
+            LadderOver::Load => value,
+            LadderOver::PromptTokens { level } => level,
+        };
+        for model in &scenario.target.models {
             if interrupt.is_stopped() {
                 break 'steps;
             }
@@ -186,38 +185,58 @@ pub async fn run_scheduled<B: Backend>(
                 }
             }
             slot += 1;
-            // A shard runs its share of the streams and of the requests.
+            // A shard runs its share of the load (streams, or requests/s) and of the requests.
             let share = |requests: u64| match schedule.shard {
-                Some(spec) => crate::shard::step_share(spec, concurrency, requests),
-                None => (concurrency, requests),
+                Some(spec) => crate::shard::step_share(spec, level, requests),
+                None => (level, requests),
             };
-            let (concurrency, warmup) = share(u64::from(scenario.load.warmup_requests));
+            let (level, warmup) = share(u64::from(scenario.load.warmup_requests));
+            // A shard's records and step carry its share of the load as the step's value.
+            let value = match scenario.load.ladder_over {
+                LadderOver::Load => level,
+                LadderOver::PromptTokens { .. } => value,
+            };
             let budget = match scenario.load.budget {
                 Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
                 other => other,
             };
-            if concurrency == 0 {
+            if level == 0 {
                 sink.step_finished(StepRun {
                     model: model.clone(),
                     step,
                     concurrency: 0,
                     duration_s: 0.0,
-                    client_cpu_pct: None,
-                    loop_lag_p99_ms: None,
+                    ladder_unit: scenario.load.ladder_unit(),
+                    ..StepRun::default()
                 });
                 runs_done += 1;
                 continue;
             }
+            let work = Arc::new(StepWorkload::new(
+                &*shared.backend,
+                scenario,
+                model,
+                step,
+                value,
+                &shared.ids.tag_hex(),
+            ));
+            let workers = match scenario.load.mode {
+                LoadMode::Concurrency => level,
+                LoadMode::Rate { .. } => 1,
+            };
             if warmup > 0 {
                 let warm = StepPlan {
                     model: model.clone(),
                     step,
-                    concurrency,
+                    concurrency: workers,
+                    value,
                     budget: Budget::RequestsPerStep(warmup),
                     ramp_up: Duration::ZERO,
                     record: false,
+                    work: Arc::clone(&work),
+                    turns: scenario.request.session_turns,
                 };
-                run_step(&shared, &warm, body.clone(), &interrupt, &mut Discard).await;
+                run_step(&shared, &warm, &interrupt, &mut Discard).await;
             }
             if interrupt.is_stopped() {
                 break 'steps;
@@ -225,31 +244,55 @@ pub async fn run_scheduled<B: Backend>(
             let plan = StepPlan {
                 model: model.clone(),
                 step,
-                concurrency,
+                concurrency: level,
+                value,
                 budget,
                 ramp_up: scenario.load.ramp_up,
                 record: true,
+                work,
+                turns: scenario.request.session_turns,
             };
             shared.progress.step_started(
                 model,
                 step,
                 steps_total,
-                concurrency,
-                planned_total(&plan.budget, concurrency),
+                value,
+                planned_total(&plan.budget, level),
             );
             let cpu = ProcessCpu::start();
             let lag = LoopLagProbe::start();
-            let duration_s = run_step(&shared, &plan, body.clone(), &interrupt, sink).await;
+            let (duration_s, dropped, offered_rps) = match scenario.load.mode {
+                LoadMode::Concurrency => {
+                    (run_step(&shared, &plan, &interrupt, sink).await, 0, None)
+                }
+                LoadMode::Rate {
+                    arrivals,
+                    max_concurrency,
+                } => {
+                    let rate = open_loop::RatePlan {
+                        rate: f64::from(level),
+                        arrivals,
+                        max_concurrency,
+                        seed: crate::arrivals::step_seed(scenario.load.seed, step),
+                    };
+                    let (d, dropped) =
+                        open_loop::run_rate_step(&shared, &plan, &rate, &interrupt, sink).await;
+                    (d, dropped, Some(f64::from(level)))
+                }
+            };
             let client_cpu_pct = cpu.finish();
             let loop_lag_p99_ms = lag.finish().await;
             shared.progress.step_finished(model, step);
             sink.step_finished(StepRun {
                 model: model.clone(),
                 step,
-                concurrency,
+                concurrency: value,
                 duration_s,
                 client_cpu_pct,
                 loop_lag_p99_ms,
+                dropped,
+                offered_rps,
+                ladder_unit: scenario.load.ladder_unit(),
             });
             runs_done += 1;
             let pause = scenario.load.pause_between_steps;
@@ -305,10 +348,16 @@ fn planned_total(budget: &Budget, concurrency: u32) -> Option<u64> {
 struct StepPlan {
     model: String,
     step: u32,
+    /// Closed-loop workers of the step.
     concurrency: u32,
+    /// The step's ladder value (the records' `concurrency` column).
+    value: u32,
     budget: Budget,
     ramp_up: Duration,
     record: bool,
+    work: Arc<StepWorkload>,
+    /// Turns per conversation (1 = no sessions).
+    turns: u32,
 }
 
 /// Runs one step with exactly `concurrency` closed-loop workers, handing each record to `sink`
@@ -316,7 +365,6 @@ struct StepPlan {
 async fn run_step<B: Backend>(
     shared: &Arc<Shared<B>>,
     plan: &StepPlan,
-    body: Bytes,
     interrupt: &Interrupt,
     sink: &mut dyn RunSink,
 ) -> f64 {
@@ -329,13 +377,14 @@ async fn run_step<B: Backend>(
     };
     // Each record travels with its end time (ms since run start): with retries, a record's
     // `started_at_ms + e2e_ms` is not when it ended (e2e covers the last attempt only).
-    let (tx, mut rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
+    let (tx, rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
     let mut handles = Vec::with_capacity(c as usize);
     for worker in 0..c {
         let shared = Arc::clone(shared);
         let tx = tx.clone();
         let tickets = Arc::clone(&tickets);
-        let body = body.clone();
+        let work = Arc::clone(&plan.work);
+        let turns = plan.turns;
         let interrupt = interrupt.clone();
         let delay = if c > 1 {
             plan.ramp_up.mul_f64(f64::from(worker) / f64::from(c))
@@ -344,7 +393,7 @@ async fn run_step<B: Backend>(
         };
         let budget = plan.budget;
         let model = plan.model.clone();
-        let (step, concurrency, record) = (plan.step, plan.concurrency, plan.record);
+        let (step, concurrency, record) = (plan.step, plan.value, plan.record);
         handles.push(tokio::spawn(async move {
             let mut stop_rx = interrupt.subscribe();
             if !delay.is_zero() {
@@ -354,29 +403,32 @@ async fn run_step<B: Backend>(
                 }
             }
             let mut seq = 0u32;
+            let mut session = (turns > 1).then(Session::default);
             loop {
                 if interrupt.is_stopped() {
                     return;
                 }
+                let ticket = tickets.fetch_add(1, Ordering::Relaxed);
                 let go = match budget {
-                    Budget::RequestsPerStep(n) => tickets.fetch_add(1, Ordering::Relaxed) < n,
+                    Budget::RequestsPerStep(n) => ticket < n,
                     Budget::RequestsPerWorker(k) => u64::from(seq) < k,
                     Budget::Duration(_) => deadline.is_some_and(|d| Instant::now() < d),
                 };
                 if !go {
                     return;
                 }
-                let rec = one_request(
-                    &shared,
-                    &model,
+                let prepared = work.prepare(&*shared.backend, ticket, session.as_mut());
+                let key = RequestKey {
+                    model: &model,
                     step,
                     concurrency,
                     worker,
                     seq,
-                    &body,
-                    &interrupt,
-                )
-                .await;
+                };
+                let rec = one_request(&shared, key, prepared, None, &interrupt).await;
+                if let Some(s) = session.as_mut() {
+                    s.answered(rec.output_tokens.filter(|_| rec.is_ok()), turns);
+                }
                 seq += 1;
                 if record {
                     let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
@@ -389,6 +441,20 @@ async fn run_step<B: Backend>(
         }));
     }
     drop(tx);
+    let duration_s = drain_records(rx, step_start, sink).await;
+    for h in handles {
+        let _ = h.await;
+    }
+    duration_s
+}
+
+/// Hands a step's records to `sink` as they arrive (ticking it about once a second) until every
+/// sender is gone; returns the step's wall time in seconds: first request start to last end.
+async fn drain_records(
+    mut rx: mpsc::UnboundedReceiver<(RequestRecord, f64)>,
+    step_start: Instant,
+    sink: &mut dyn RunSink,
+) -> f64 {
     let mut first_start_ms = f64::INFINITY;
     let mut last_end_ms = 0.0f64;
     let mut tick = tokio::time::interval_at(step_start + TICK, TICK);
@@ -404,10 +470,6 @@ async fn run_step<B: Backend>(
             _ = tick.tick() => sink.tick(),
         }
     }
-    for h in handles {
-        let _ = h.await;
-    }
-    // Step wall time: first request start to last request end.
     if first_start_ms.is_finite() {
         ((last_end_ms - first_start_ms) / 1000.0).max(0.0)
     } else {
@@ -415,18 +477,33 @@ async fn run_step<B: Backend>(
     }
 }
 
-/// One request, with retries per the policy. Always returns exactly one record.
-#[allow(clippy::too_many_arguments)]
-async fn one_request<B: Backend>(
-    shared: &Shared<B>,
-    model: &str,
+/// Who a request is, for its record.
+struct RequestKey<'a> {
+    model: &'a str,
     step: u32,
     concurrency: u32,
     worker: u32,
     seq: u32,
-    body: &Bytes,
+}
+
+/// One request, with retries per the policy. Always returns exactly one record. `scheduled`
+/// is the open-loop send time the request was meant to go out at (its send lag is measured
+/// against it).
+async fn one_request<B: Backend>(
+    shared: &Shared<B>,
+    key: RequestKey<'_>,
+    prepared: Prepared,
+    scheduled: Option<Instant>,
     interrupt: &Interrupt,
 ) -> RequestRecord {
+    let RequestKey {
+        model,
+        step,
+        concurrency,
+        worker,
+        seq,
+    } = key;
+    let body = &prepared.body;
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = shared.ids.id(id_num);
     let started = Instant::now();
@@ -486,7 +563,11 @@ async fn one_request<B: Backend>(
         .saturating_duration_since(shared.run_start)
         .as_secs_f64()
         * 1000.0;
-    to_record(
+    let send_lag_ms = scheduled.map(|at| {
+        let sent = first_sent.unwrap_or(started);
+        sent.saturating_duration_since(at).as_secs_f64() * 1000.0
+    });
+    let mut record = to_record(
         shared,
         attempt,
         RecordKey {
@@ -501,7 +582,10 @@ async fn one_request<B: Backend>(
         attempts,
         retry_wait_ms,
         first_attempt_429,
-    )
+    );
+    record.send_lag_ms = send_lag_ms;
+    record.max_tokens = Some(prepared.max_tokens);
+    record
 }
 
 /// Exponential backoff with full jitter; a server's `Retry-After` wins (up to the cap).
@@ -559,6 +643,7 @@ fn to_record<B>(
         r.token_events = t.token_events;
         r.finish_reason = t.finish_reason;
         r.input_tokens = t.input_tokens;
+        r.cached_tokens = t.cached_tokens;
         r.output_tokens = t.output_tokens;
         r.tokens_source = t.tokens_source;
         if r.error_class.is_none() {
@@ -591,6 +676,8 @@ fn short(msg: &str) -> String {
         trimmed.to_string()
     }
 }
+
+mod open_loop;
 
 #[cfg(test)]
 mod calibrate;

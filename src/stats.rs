@@ -14,6 +14,49 @@ use serde::{Deserialize, Serialize};
 /// Current `summary.csv` schema version. Readers accept this and older versions.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// What a step's ladder value (the `concurrency` column) counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LadderUnit {
+    /// Concurrent streams (closed loop; older files).
+    #[default]
+    Streams,
+    /// Offered requests per second (open loop, `load.mode: rate`).
+    Rps,
+    /// Synthetic prompt size in tokens (`load.ladder_over: prompt_tokens`).
+    PromptTokens,
+}
+
+impl LadderUnit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LadderUnit::Streams => "streams",
+            LadderUnit::Rps => "rps",
+            LadderUnit::PromptTokens => "prompt_tokens",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<LadderUnit> {
+        [
+            LadderUnit::Streams,
+            LadderUnit::Rps,
+            LadderUnit::PromptTokens,
+        ]
+        .into_iter()
+        .find(|u| u.as_str() == s)
+    }
+
+    /// A step's value with its unit, for sentences: `20 streams`, `8 req/s`, `2000-token prompts`.
+    pub fn describe(self, value: u32) -> String {
+        match self {
+            LadderUnit::Streams if value == 1 => "1 stream".into(),
+            LadderUnit::Streams => format!("{value} streams"),
+            LadderUnit::Rps => format!("{value} req/s"),
+            LadderUnit::PromptTokens => format!("{value}-token prompts"),
+        }
+    }
+}
+
 /// One row of `summary.csv` (DESIGN §6), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
@@ -83,6 +126,52 @@ pub struct StepSummary {
     pub ttft_p90_lo_ms: Option<f64>,
     #[serde(default)]
     pub ttft_p90_hi_ms: Option<f64>,
+    /// What `concurrency` counts: streams, offered requests/s, or prompt tokens.
+    #[serde(default)]
+    pub ladder_unit: LadderUnit,
+    /// Successes far shorter than their `max_tokens` without `finish_reason: length`
+    /// (possible truncation; `request.short_below`).
+    #[serde(default)]
+    pub short: u64,
+    /// Prompt tokens served from the provider's cache (successful requests).
+    #[serde(default)]
+    pub cached_tokens: u64,
+    /// Rate mode: offered requests per second.
+    #[serde(default)]
+    pub offered_rps: Option<f64>,
+    /// Rate mode: arrivals dropped because `max_concurrency` requests were in flight.
+    #[serde(default)]
+    pub dropped: u64,
+    /// Rate mode: send lag (actual − scheduled send time) P50 and P99, all attempted requests.
+    #[serde(default)]
+    pub send_lag_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub send_lag_p99_ms: Option<f64>,
+    /// Rate mode: TTFT and E2E measured from the scheduled send time (coordinated omission).
+    #[serde(default)]
+    pub ttft_sched_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub ttft_sched_p99_ms: Option<f64>,
+    #[serde(default)]
+    pub e2e_sched_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub e2e_sched_p99_ms: Option<f64>,
+}
+
+impl StepSummary {
+    /// Copies what only the runner knows about a step (self-check, rate-mode figures).
+    pub fn apply_step_run(&mut self, run: &crate::record::StepRun) {
+        self.client_cpu_pct = run.client_cpu_pct;
+        self.loop_lag_p99_ms = run.loop_lag_p99_ms;
+        self.dropped = run.dropped;
+        self.offered_rps = run.offered_rps;
+        self.ladder_unit = run.ladder_unit;
+    }
+
+    /// Short responses as a share of successes (`None` without successes).
+    pub fn short_share(&self) -> Option<f64> {
+        (self.succeeded > 0).then(|| self.short as f64 / self.succeeded as f64)
+    }
 }
 
 /// Confidence of each bound of a step's TTFT P90 interval (the knee rule).
@@ -160,6 +249,8 @@ pub struct StepContext<'a> {
     pub concurrency: u32,
     pub duration_s: f64,
     pub slo: &'a Slo,
+    /// `request.short_below`: the truncation threshold as a share of `max_tokens`.
+    pub short_below: f64,
 }
 
 /// Builds the `summary.csv` row of one model × step from its records (DESIGN §4, §6).
@@ -188,7 +279,18 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     let (mut ttft, mut tpot, mut itl, mut e2e) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut good = 0u64;
     let mut e2e_all_ms = 0.0;
+    let (mut lag, mut ttft_sched, mut e2e_sched) = (Vec::new(), Vec::new(), Vec::new());
     for r in records {
+        if let Some(l) = r.send_lag_ms {
+            lag.push(l);
+            if r.is_ok() {
+                ttft_sched.extend(r.ttft_ms.map(|t| t + l));
+                e2e_sched.extend(r.e2e_ms.map(|t| t + l));
+            }
+        }
+        if r.is_short(ctx.short_below) {
+            s.short += 1;
+        }
         if let Some(ms) = r.e2e_ms.filter(|v| v.is_finite()) {
             e2e_all_ms += ms;
         }
@@ -201,6 +303,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
                 itl.extend_from_slice(&r.itl_ms);
                 s.output_tokens += r.output_tokens.unwrap_or(0);
                 s.input_tokens += r.input_tokens.unwrap_or(0);
+                s.cached_tokens += r.cached_tokens.unwrap_or(0);
                 if meets_slo(r, ctx.slo) {
                     good += 1;
                 }
@@ -217,6 +320,14 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     if let Some((lo, hi)) = p90_bounds(&ttft_sorted) {
         (s.ttft_p90_lo_ms, s.ttft_p90_hi_ms) = (Some(lo), Some(hi));
     }
+    let (lag, ttft_sched, e2e_sched) =
+        (describe(&lag), describe(&ttft_sched), describe(&e2e_sched));
+    s.send_lag_p50_ms = lag.map(|d| d.p50);
+    s.send_lag_p99_ms = lag.map(|d| d.p99);
+    s.ttft_sched_p90_ms = ttft_sched.map(|d| d.p90);
+    s.ttft_sched_p99_ms = ttft_sched.map(|d| d.p99);
+    s.e2e_sched_p90_ms = e2e_sched.map(|d| d.p90);
+    s.e2e_sched_p99_ms = e2e_sched.map(|d| d.p99);
     let (ttft, tpot, itl, e2e) = (
         describe(&ttft),
         describe(&tpot),
@@ -499,6 +610,7 @@ mod tests {
             concurrency: 8,
             duration_s,
             slo,
+            short_below: 0.1,
         }
     }
 

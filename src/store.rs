@@ -586,6 +586,9 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
                 duration_s: r.duration_s,
                 client_cpu_pct: r.client_cpu_pct,
                 loop_lag_p99_ms: r.loop_lag_p99_ms,
+                dropped: 0,
+                offered_rps: None,
+                ladder_unit: r.ladder_unit,
             })
             .collect()
     } else {
@@ -597,6 +600,7 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         fingerprint: &meta.fingerprint,
         slo: &slo,
         models: &meta.models,
+        short_below: 0.1,
     };
     let summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
     if summaries.is_empty() {
@@ -849,6 +853,7 @@ mod tests {
             duration_s: 1.0,
             client_cpu_pct: None,
             loop_lag_p99_ms: None,
+            ..StepRun::default()
         });
         assert_eq!(
             meta.stopped_at(&[]).as_deref(),

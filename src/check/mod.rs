@@ -79,6 +79,7 @@ fn request_spec(ct: &CheckTarget) -> RequestSpec {
         max_tokens: MAX_TOKENS,
         temperature: None,
         extra_body,
+        ..RequestSpec::default()
     }
 }
 

@@ -21,12 +21,26 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("max_tokens".into(), req.max_tokens.into());
-    body.insert(
-        "messages".into(),
-        json!([{"role": "user", "content": req.prompt}]),
-    );
-    if let Some(system) = &req.system {
-        body.insert("system".into(), system.as_str().into());
+    // Chat messages (prompt sets, sessions): system-role messages go to `system`.
+    let mut system: Vec<String> = req.system.iter().cloned().collect();
+    let messages: Vec<Value> = if req.messages.is_empty() {
+        vec![json!({"role": "user", "content": req.prompt})]
+    } else {
+        req.messages
+            .iter()
+            .filter(|m| {
+                let is_system = m.get("role").and_then(Value::as_str) == Some("system");
+                if let (true, Some(text)) = (is_system, m.get("content").and_then(Value::as_str)) {
+                    system.push(text.to_string());
+                }
+                !is_system
+            })
+            .cloned()
+            .collect()
+    };
+    body.insert("messages".into(), Value::Array(messages));
+    if !system.is_empty() {
+        body.insert("system".into(), system.join("\n\n").into());
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());
@@ -60,8 +74,9 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
     match kind {
         "message_start" => {
             if let Some(ObjOrText::Obj(Message { usage: Some(usage) })) = &parsed.message {
-                info.input_tokens = usage.input_tokens.0;
+                info.input_tokens = usage.anthropic_input_tokens();
                 info.output_tokens = usage.output_tokens.0;
+                info.cached_tokens = usage.cached_tokens();
             }
         }
         "content_block_delta" => {
@@ -77,7 +92,8 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
         "message_delta" => {
             if let Some(usage) = &parsed.usage {
                 info.output_tokens = usage.output_tokens.0;
-                info.input_tokens = usage.input_tokens.0;
+                info.input_tokens = usage.anthropic_input_tokens();
+                info.cached_tokens = usage.cached_tokens();
             }
             info.finish_reason = parsed.delta.as_ref().and_then(|d| d.stop_reason.clone());
         }
@@ -346,6 +362,20 @@ data: {"type":"message_stop"}
                 r#"{"type":"message_start","message":"hi"}"#
             ),
             ChunkInfo::default()
+        );
+    }
+
+    /// Issue 12: Anthropic's `input_tokens` leaves out cache reads and writes; the record's
+    /// input counts the whole prompt and `cached_tokens` the cache reads.
+    #[test]
+    fn cache_read_tokens_are_cached_and_part_of_the_input() {
+        let start = info(
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":2000,"output_tokens":1}}}"#,
+        );
+        assert_eq!(
+            (start.input_tokens, start.cached_tokens),
+            (Some(2015), Some(2000))
         );
     }
 }

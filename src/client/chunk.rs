@@ -23,6 +23,8 @@ pub struct ChunkInfo {
     pub output_tokens: Option<u64>,
     /// Server-reported input (prompt) tokens.
     pub input_tokens: Option<u64>,
+    /// Server-reported prompt tokens served from its prompt cache.
+    pub cached_tokens: Option<u64>,
     pub finish_reason: Option<String>,
     /// End of stream marker (`[DONE]`, `message_stop`).
     pub done: bool,

@@ -15,6 +15,36 @@ pub(crate) struct Usage {
     pub completion_tokens: Count,
     pub input_tokens: Count,
     pub output_tokens: Count,
+    /// OpenAI: `prompt_tokens_details.cached_tokens` (part of `prompt_tokens`).
+    pub prompt_tokens_details: Option<PromptDetails>,
+    /// Anthropic: prompt tokens read from / written to the cache (not part of `input_tokens`).
+    pub cache_read_input_tokens: Count,
+    pub cache_creation_input_tokens: Count,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(crate) struct PromptDetails {
+    pub cached_tokens: Count,
+}
+
+impl Usage {
+    /// Prompt tokens served from the provider's prompt cache, in either naming.
+    pub(crate) fn cached_tokens(&self) -> Option<u64> {
+        let openai = self
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens.0);
+        openai.or(self.cache_read_input_tokens.0)
+    }
+
+    /// Anthropic's whole prompt: `input_tokens` counts only the uncached part, so cache reads
+    /// and writes are added to make it comparable with OpenAI's `prompt_tokens`.
+    pub(crate) fn anthropic_input_tokens(&self) -> Option<u64> {
+        let base = self.input_tokens.0?;
+        let read = self.cache_read_input_tokens.0.unwrap_or(0);
+        Some(base + read + self.cache_creation_input_tokens.0.unwrap_or(0))
+    }
 }
 
 /// A field that is normally an object `T` but may be a plain string (or something else).

@@ -37,5 +37,6 @@ pub(crate) fn test_spec() -> crate::scenario::RequestSpec {
         max_tokens: 64,
         temperature: None,
         extra_body: serde_json::Map::new(),
+        ..Default::default()
     }
 }

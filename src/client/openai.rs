@@ -24,7 +24,11 @@ pub fn chat_body(model: &str, req: &RequestSpec) -> Value {
     if let Some(system) = &req.system {
         messages.push(json!({"role": "system", "content": system}));
     }
-    messages.push(json!({"role": "user", "content": req.prompt}));
+    if req.messages.is_empty() {
+        messages.push(json!({"role": "user", "content": req.prompt}));
+    } else {
+        messages.extend(req.messages.iter().cloned());
+    }
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("messages".into(), Value::Array(messages));
@@ -115,6 +119,7 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
     if let Some(usage) = &chunk.usage {
         info.output_tokens = usage.completion_tokens.0.or(usage.output_tokens.0);
         info.input_tokens = usage.prompt_tokens.0.or(usage.input_tokens.0);
+        info.cached_tokens = usage.cached_tokens();
     }
     if let Some(err) = chunk.error(false) {
         info.error = Some(err);

@@ -38,6 +38,12 @@ impl RequestIds {
     }
 
     /// The id of request `seq`'s first attempt (the one requests.csv records).
+    /// The run's tag as 12 hex digits (the first two groups of every id of the run), e.g. for
+    /// cache-busting prefixes that must differ between runs.
+    pub fn tag_hex(&self) -> String {
+        format!("{:012x}", self.tag)
+    }
+
     pub fn id(&self, seq: u64) -> String {
         self.attempt(seq, 1)
     }

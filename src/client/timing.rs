@@ -16,6 +16,7 @@ pub struct StreamTiming {
     itl_ms: Vec<f64>,
     usage_output: Option<u64>,
     usage_input: Option<u64>,
+    usage_cached: Option<u64>,
     finish_reason: Option<String>,
     done: bool,
     error: Option<InBandError>,
@@ -34,6 +35,8 @@ pub struct TimingSummary {
     /// Last server-reported value, else the number of token events.
     pub output_tokens: Option<u64>,
     pub input_tokens: Option<u64>,
+    /// Last server-reported count of prompt tokens served from cache.
+    pub cached_tokens: Option<u64>,
     pub tokens_source: Option<TokensSource>,
     pub token_events: u64,
     /// Gaps between consecutive token events.
@@ -70,6 +73,9 @@ impl StreamTiming {
         if let Some(n) = info.input_tokens {
             self.usage_input = Some(n);
         }
+        if let Some(n) = info.cached_tokens {
+            self.usage_cached = Some(n);
+        }
         if let Some(reason) = &info.finish_reason {
             self.finish_reason = Some(reason.clone());
         }
@@ -105,6 +111,7 @@ impl StreamTiming {
             e2e_ms: end_ms,
             output_tokens,
             input_tokens: self.usage_input,
+            cached_tokens: self.usage_cached,
             tokens_source,
             token_events: self.token_events,
             itl_ms: self.itl_ms.clone(),
@@ -125,6 +132,7 @@ impl TimingSummary {
         record.e2e_ms = Some(self.e2e_ms);
         record.output_tokens = self.output_tokens;
         record.input_tokens = self.input_tokens;
+        record.cached_tokens = self.cached_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;
         record.itl_ms = self.itl_ms;

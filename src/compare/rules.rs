@@ -15,29 +15,45 @@ pub(super) fn skip(c: &mut Check, reason: String) {
 }
 
 pub(super) fn error_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate: f64) {
+    let counts = ((bs.failed, bs.attempted), (ns.failed, ns.attempted));
+    share_rule(c, "error rate", "attempted requests", counts, gate);
+}
+
+/// Short responses (possible truncation) as a share of successes: the error-rate rule.
+pub(super) fn short_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate: f64) {
+    let counts = ((bs.short, bs.succeeded), (ns.short, ns.succeeded));
+    share_rule(c, "short share", "successful requests", counts, gate);
+}
+
+/// A rise of a share (`hits / n`) is a regression when it exceeds `gate` and a one-sided
+/// Fisher exact test says it is significant at 1%.
+fn share_rule(
+    c: &mut Check,
+    name: &str,
+    of_what: &str,
+    ((bh, bn), (nh, nn)): ((u64, u64), (u64, u64)),
+    gate: f64,
+) {
     c.method = Method::FisherExact;
-    if bs.attempted == 0 || ns.attempted == 0 {
-        let side = if bs.attempted == 0 {
+    if bn == 0 || nn == 0 {
+        let side = if bn == 0 {
             "the baseline"
         } else {
             "the new run"
         };
-        return skip(c, format!("error rate: no attempted requests in {side}"));
+        return skip(c, format!("{name}: no {of_what} in {side}"));
     }
-    let (br, nr) = (
-        bs.failed as f64 / bs.attempted as f64,
-        ns.failed as f64 / ns.attempted as f64,
-    );
+    let (br, nr) = (bh as f64 / bn as f64, nh as f64 / nn as f64);
     (c.base, c.new) = (Some(br), Some(nr));
     let d = nr - br;
     let p = if d >= 0.0 {
-        inference::fisher_p_rise(bs.failed, bs.attempted, ns.failed, ns.attempted)
+        inference::fisher_p_rise(bh, bn, nh, nn)
     } else {
-        inference::fisher_p_rise(ns.failed, ns.attempted, bs.failed, bs.attempted)
+        inference::fisher_p_rise(nh, nn, bh, bn)
     };
     let significant = p < ERROR_RATE_ALPHA;
     let change = format!(
-        "error rate {} → {} ({:+.2} pp, Fisher one-sided p = {p:.4}; gate {:.2} pp, significance 1%)",
+        "{name} {} → {} ({:+.2} pp, Fisher one-sided p = {p:.4}; gate {:.2} pp, significance 1%)",
         fmt_share(br),
         fmt_share(nr),
         d * 100.0,
@@ -49,7 +65,7 @@ pub(super) fn error_rate(c: &mut Check, bs: &StepSummary, ns: &StepSummary, gate
         (true, false) => (Verdict::BelowGate, format!("below gate: {change}")),
         // A change past the gate that the test cannot confirm: the data cannot tell.
         (false, true) => {
-            let needed = error_rate_requests(br, nr, gate, bs.attempted.max(ns.attempted));
+            let needed = error_rate_requests(br, nr, gate, bn.max(nn));
             let more = needed.map_or_else(String::new, |k| {
                 format!("; about {k} requests per step would decide it")
             });

@@ -620,10 +620,13 @@ fn no_change_needs_the_whole_ci_inside_the_gate() {
 
 #[test]
 fn sample_size_notes_say_which_gates_will_be_skipped() {
-    use crate::scenario::{Budget, Load};
+    use crate::scenario::{Budget, LadderOver, Load, LoadMode};
     use std::time::Duration;
     let load = |ladder: Vec<u32>, budget| Load {
         ladder,
+        mode: LoadMode::Concurrency,
+        ladder_over: LadderOver::Load,
+        seed: 1,
         budget,
         warmup_requests: 0,
         ramp_up: Duration::ZERO,

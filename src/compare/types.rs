@@ -91,6 +91,8 @@ pub enum Metric {
     Itl,
     E2e,
     ErrorRate,
+    /// Share of successes that were short (possible truncation), judged like the error rate.
+    ShortRate,
     Tpm,
     Rps,
     Knee,
@@ -107,6 +109,7 @@ impl Metric {
             Metric::Itl => "ITL",
             Metric::E2e => "E2E",
             Metric::ErrorRate => "error rate",
+            Metric::ShortRate => "short share",
             Metric::Tpm => "TPM",
             Metric::Rps => "RPS",
             Metric::Knee => "knee",

@@ -332,24 +332,58 @@ pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
 /// streams in flight (ramp-up, errors, or a client bottleneck).
 pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
 
-/// Plain warnings when a step's figures may reflect the client rather than the server.
-fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
+/// Open loop: achieved RPS below this share of the offered rate means the server did not keep up.
+pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.9;
+
+/// Open-loop steps: saturation (achieved RPS below the offered rate), dropped arrivals, and a
+/// send lag that says the client could not keep the schedule.
+fn rate_notes(rows: &[&StepSummary]) -> Vec<String> {
     let mut notes = Vec::new();
     for s in rows {
+        let Some(offered) = s.offered_rps else {
+            continue;
+        };
+        let step = s.ladder_unit.describe(s.concurrency);
+        if s.rps < ACHIEVED_RATE_MIN_SHARE * offered && s.succeeded >= 20 {
+            notes.push(format!(
+                "Step {step}: throughput saturation: {:.1} req/s achieved of {offered:.0} offered; the server does not keep up with this rate.",
+                s.rps
+            ));
+        }
+        if s.dropped > 0 {
+            notes.push(format!(
+                "Step {step}: {} arrivals dropped (max_concurrency requests were in flight); they are not in n.",
+                s.dropped
+            ));
+        }
+        if let Some(lag) = s.send_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
+            notes.push(format!(
+                "Step {step}: requests went out {lag:.1} ms after their scheduled time (P99): the client fell behind the schedule; see TTFT from the scheduled time."
+            ));
+        }
+    }
+    notes
+}
+
+/// Plain warnings when a step's figures may reflect the client rather than the server.
+fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
+    let mut notes = rate_notes(rows);
+    for s in rows {
+        let step = s.ladder_unit.describe(s.concurrency);
         if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
             notes.push(format!(
-                "Step {} streams: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load.",
-                s.concurrency
+                "Step {step}: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load."
             ));
         }
         if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
             notes.push(format!(
-                "Step {} streams: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay.",
-                s.concurrency
+                "Step {step}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay."
             ));
         }
         let target = f64::from(s.concurrency);
-        if let Some(achieved) = s.achieved_concurrency {
+        // Only closed-loop steps promise a number of streams in flight.
+        let closed = s.ladder_unit == crate::stats::LadderUnit::Streams;
+        if let Some(achieved) = s.achieved_concurrency.filter(|_| closed) {
             // Short steps are dominated by ramp-up and tail; only judge steps with real work.
             // Fast failures (a wrong key) are not a client bottleneck.
             if s.attempted >= 2 * u64::from(s.concurrency)

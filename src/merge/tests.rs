@@ -69,6 +69,7 @@ fn shard(index: u32, total: u32, ttfts: &[f64]) -> ShardRun {
                 concurrency: 2,
                 duration_s: 10.0,
                 slo: &Slo::default(),
+                short_below: 0.1,
             };
             stats::summarize_step(&ctx, &recs)
         })

@@ -112,7 +112,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         };
     };
     match c.metric {
-        Metric::ErrorRate => format!("{:.2}%", v * 100.0),
+        Metric::ErrorRate | Metric::ShortRate => format!("{:.2}%", v * 100.0),
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
         Metric::Knee | Metric::Wall => format!("step {v:.0}"),
@@ -122,7 +122,9 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
 
 pub(crate) fn change(c: &Check) -> String {
     match (c.metric, c.base, c.new, c.ratio) {
-        (Metric::ErrorRate, Some(b), Some(n), _) => format!("{:+.2} pp", (n - b) * 100.0),
+        (Metric::ErrorRate | Metric::ShortRate, Some(b), Some(n), _) => {
+            format!("{:+.2} pp", (n - b) * 100.0)
+        }
         (_, _, _, Some(r)) => format!("{:+.1}%", r * 100.0),
         _ => String::new(),
     }

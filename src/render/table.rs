@@ -59,27 +59,52 @@ pub fn run_table_marked(
         let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
         steps.sort_by_key(|r| r.step);
         let mut b = Builder::default();
-        b.push_record(RUN_HEADER);
+        // Rate ladders add the send lag and TTFT from the scheduled time; prompt caches their share.
+        let rate = steps.iter().any(|r| r.offered_rps.is_some());
+        let cached = steps.iter().any(|r| r.cached_tokens > 0);
+        let mut header: Vec<String> = RUN_HEADER.iter().map(|h| h.to_string()).collect();
+        header[0] = unit_header(steps.first().map(|r| r.ladder_unit)).into();
+        if rate {
+            header.extend(["send lag P99".into(), "TTFT P90 sched".into()]);
+        }
+        if cached {
+            header.push("cached".into());
+        }
+        b.push_record(header);
         for r in steps {
-            b.push_record([
-                r.concurrency.to_string(),
-                match interrupted {
-                    Some(i) if i.model == r.model && i.step == r.step => format!(
-                        "{}/{} (interrupted)",
-                        r.succeeded,
-                        i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
-                    ),
-                    _ => format!("{}/{}", r.succeeded, r.attempted),
-                },
-                errors_cell(r),
-                triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
-                triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
-                fmt_ms(r.itl_p99_ms),
-                fmt_ms(r.e2e_p90_ms),
-                fmt_tpm(r.tpm),
-                fmt_rps(r.rps),
-                fmt_share(r.goodput),
-            ]);
+            let mut extra = Vec::new();
+            if rate {
+                extra.push(fmt_ms(r.send_lag_p99_ms));
+                extra.push(fmt_ms(r.ttft_sched_p90_ms));
+            }
+            if cached {
+                let share =
+                    (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
+                extra.push(fmt_share(share));
+            }
+            b.push_record(
+                [
+                    r.concurrency.to_string(),
+                    match interrupted {
+                        Some(i) if i.model == r.model && i.step == r.step => format!(
+                            "{}/{} (interrupted)",
+                            r.succeeded,
+                            i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
+                        ),
+                        _ => format!("{}/{}", r.succeeded, r.attempted),
+                    },
+                    errors_cell(r),
+                    triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
+                    triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
+                    fmt_ms(r.itl_p99_ms),
+                    fmt_ms(r.e2e_p90_ms),
+                    fmt_tpm(r.tpm),
+                    fmt_rps(r.rps),
+                    fmt_share(r.goodput),
+                ]
+                .into_iter()
+                .chain(extra),
+            );
         }
         let mut table = b.build();
         table
@@ -173,8 +198,29 @@ fn models(rows: &[StepSummary]) -> Vec<&str> {
     out
 }
 
-/// `-` when nothing failed, else `3 (429×2, 5xx×1)`.
+/// The first column's name: what the ladder's values count.
+fn unit_header(unit: Option<crate::stats::LadderUnit>) -> &'static str {
+    use crate::stats::LadderUnit;
+    match unit.unwrap_or_default() {
+        LadderUnit::Streams => "streams",
+        LadderUnit::Rps => "req/s",
+        LadderUnit::PromptTokens => "prompt tok",
+    }
+}
+
+/// `-` when nothing failed, else `3 (429×2, 5xx×1)`; short responses (possible truncation)
+/// and dropped arrivals follow: `- · 4 short`, `2 (5xx×2) · 9 dropped`.
 fn errors_cell(r: &StepSummary) -> String {
+    let mut out = failed_cell(r);
+    for (n, what) in [(r.short, "short"), (r.dropped, "dropped")] {
+        if n > 0 {
+            out.push_str(&format!(" · {n} {what}"));
+        }
+    }
+    out
+}
+
+fn failed_cell(r: &StepSummary) -> String {
     if r.failed == 0 {
         return "-".to_string();
     }

@@ -2,19 +2,19 @@
 //! files next to the scenario, and rejecting what cannot run with an error that names the field
 //! and the fix.
 
+use super::build_load::build_load;
+use super::build_request::build_request;
 use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
-use super::raw::{dur_or, pos, RawGates, RawLoad, RawRequest, RawRetry, RawScenario, RawTarget};
+use super::raw::{dur_or, pos, RawGates, RawRetry, RawScenario, RawTarget};
 use super::{
-    Api, Auth, Budget, Endpoint, Gates, Header, Limits, Load, RequestSpec, RetryPolicy, Scenario,
-    ScenarioError, Secret, Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+    Api, Auth, Endpoint, Gates, Header, Limits, RetryPolicy, Scenario, ScenarioError, Secret, Slo,
+    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use crate::record::ErrorClass;
 use crate::redact::is_secret_name;
-use serde_yaml::Value as Yaml;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
 macro_rules! bail {
@@ -59,6 +59,8 @@ pub(super) fn build(
         e2e: s.e2e.map(|d| d.0),
     });
     let target = build_target(cx, raw.target, interp)?;
+    let load = build_load(cx, raw.load)?;
+    let request = build_request(cx, raw.request, &load, target.api)?;
     let compare_baseline = raw.compare.and_then(|c| c.baseline);
     if let Some(b) = &compare_baseline {
         if !target.models.contains(b) || target.models.len() < 2 {
@@ -75,8 +77,8 @@ pub(super) fn build(
         name,
         description: raw.description.filter(|d| !d.trim().is_empty()),
         target,
-        request: build_request(cx, raw.request)?,
-        load: build_load(cx, raw.load)?,
+        request,
+        load,
         retry: build_retry(cx, raw.retry)?,
         gates: build_gates(raw.gates),
         slo,
@@ -356,169 +358,6 @@ fn check_url(cx: &Ctx, url: &str) -> Result<String, ScenarioError> {
         }
         Ok(_) => Ok(trimmed.to_string()),
     }
-}
-
-/// Reads a prompt/system file relative to the scenario's directory.
-fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), ScenarioError> {
-    let path = cx.file.parent().unwrap_or(Path::new("")).join(rel);
-    let shown = path.display();
-    match std::fs::read_to_string(&path) {
-        Err(e) => bail!(
-            cx,
-            &format!("request.{key}"),
-            "cannot read {shown} ({e}); the path is relative to the scenario file"
-        ),
-        Ok(t) if t.trim().is_empty() => {
-            bail!(
-                cx,
-                &format!("request.{key}"),
-                "{shown} is empty; put the text to send in it"
-            )
-        }
-        Ok(t) => Ok((path, t)),
-    }
-}
-
-fn build_request(cx: &Ctx, raw: Option<RawRequest>) -> Result<RequestSpec, ScenarioError> {
-    let Some(r) = raw else {
-        bail!(
-            cx,
-            "request",
-            "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
-        )
-    };
-    let Some(pf) = r.prompt_file.filter(|p| !p.trim().is_empty()) else {
-        bail!(
-            cx,
-            "request.prompt_file",
-            "missing; put the prompt in a file, e.g. prompt_file: prompts/support.txt"
-        )
-    };
-    let (prompt_file, prompt) = read_text(cx, "prompt_file", &pf)?;
-    let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
-        Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
-        None => (None, None),
-    };
-    let temperature = r.temperature.map(|t| t.0);
-    if let Some(t) = temperature.filter(|t| !t.is_finite() || *t < 0.0) {
-        bail!(
-            cx,
-            "request.temperature",
-            "{t} is not allowed; write 0 or more, e.g. 0.7"
-        )
-    }
-    let extra_body = match r.extra_body {
-        None | Some(Yaml::Null) => serde_json::Map::new(),
-        Some(v @ Yaml::Mapping(_)) => match serde_json::to_value(&v) {
-            Ok(serde_json::Value::Object(m)) => m,
-            Ok(_) => serde_json::Map::new(),
-            Err(e) => bail!(cx, "request.extra_body", "cannot turn it into JSON: {e}"),
-        },
-        Some(_) => {
-            bail!(
-                cx,
-                "request.extra_body",
-                "must be a mapping, e.g. extra_body: {{seed: 1}}"
-            )
-        }
-    };
-    if let Some(v) = extra_body
-        .get("stream")
-        .filter(|v| **v != serde_json::Value::Bool(true))
-    {
-        bail!(
-            cx,
-            "request.extra_body.stream",
-            "`stream: {v}` would turn streaming off, and ladder measures streamed answers (TTFT and TPOT need the stream); remove `stream` from extra_body"
-        )
-    }
-    let max_tokens = pos(r.max_tokens).unwrap_or(256);
-    Ok(RequestSpec {
-        prompt,
-        prompt_file,
-        system,
-        system_file,
-        max_tokens,
-        temperature,
-        extra_body,
-    })
-}
-
-fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
-    let Some(l) = raw else {
-        bail!(
-            cx,
-            "load",
-            "missing; add e.g. load: {{ladder: [1, 2, 4, 8], requests_per_step: 100}}"
-        )
-    };
-    let ladder: Vec<u32> = l
-        .ladder
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| c.0)
-        .collect();
-    if ladder.is_empty() {
-        bail!(
-            cx,
-            "load.ladder",
-            "the ladder is empty; list at least one concurrency, e.g. ladder: [5, 10, 20]"
-        )
-    }
-    if let Some(w) = ladder.windows(2).find(|w| w[1] <= w[0]) {
-        bail!(
-            cx,
-            "load.ladder",
-            "steps must increase ({} after {}), e.g. ladder: [5, 10, 20]",
-            w[1],
-            w[0]
-        )
-    }
-    let chosen: Vec<(&str, Budget)> = [
-        (
-            "requests_per_step",
-            pos(l.requests_per_step).map(Budget::RequestsPerStep),
-        ),
-        (
-            "requests_per_worker",
-            pos(l.requests_per_worker).map(Budget::RequestsPerWorker),
-        ),
-        ("duration", l.duration.map(|d| Budget::Duration(d.0))),
-    ]
-    .into_iter()
-    .filter_map(|(k, b)| b.map(|b| (k, b)))
-    .collect();
-    let budget = match chosen.as_slice() {
-        [] => Budget::RequestsPerStep(100),
-        [(_, b)] => *b,
-        [(a, _), (b, _), ..] => bail!(
-            cx,
-            &format!("load.{b}"),
-            "both `{a}` and `{b}` are set; a step ends one way: keep one"
-        ),
-    };
-    if budget == Budget::Duration(Duration::ZERO) {
-        bail!(
-            cx,
-            "load.duration",
-            "a step of 0s measures nothing; write e.g. duration: 60s"
-        )
-    }
-    let top = ladder.iter().copied().max().unwrap_or(1);
-    if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(top)) {
-        bail!(
-            cx,
-            "load.requests_per_step",
-            "fewer requests than the {top} streams of the top step; write at least {top}"
-        )
-    }
-    Ok(Load {
-        ladder,
-        budget,
-        warmup_requests: l.warmup_requests.map_or(0, |w| w.0),
-        ramp_up: dur_or(l.ramp_up, Duration::ZERO),
-        pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
-    })
 }
 
 fn build_retry(cx: &Ctx, raw: Option<RawRetry>) -> Result<RetryPolicy, ScenarioError> {

@@ -14,19 +14,26 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod build;
+mod build_load;
+mod build_request;
 mod errors;
 mod interpolate;
 mod lines;
 mod loading;
 mod normalize;
+mod prompts;
 mod raw;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_workload;
 mod tls;
 
+pub use crate::arrivals::ArrivalProcess;
 pub use build::gates_from_yaml;
 pub use loading::{load, load_str};
 pub use normalize::{normalized_yaml, workload_yaml};
+pub use prompts::{synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD};
 
 /// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
 /// whole path is there (a key inside a flow mapping counts as its parent's line).
@@ -211,17 +218,80 @@ pub struct Header {
     pub secret: bool,
 }
 
+/// Where the prompts of a scenario come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptSource {
+    /// One prompt text from `prompt_file` (in `RequestSpec::prompt`).
+    File,
+    /// Many prompts from `request.prompts` (JSONL or CSV).
+    Set(std::sync::Arc<PromptSet>),
+    /// Generated text of about this many tokens (`request.prompt.synthetic_tokens`), also in
+    /// `RequestSpec::prompt`; with `load.ladder_over: prompt_tokens` each step has its own size.
+    Synthetic { tokens: u32 },
+}
+
+/// The order in which a prompt set's prompts are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptOrder {
+    RoundRobin,
+    /// Sampled with replacement, seeded by `load.seed`.
+    Random,
+}
+
+impl PromptOrder {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptOrder::RoundRobin => "round-robin",
+            PromptOrder::Random => "random",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestSpec {
-    /// Prompt text (read from `prompt_file`).
+    /// Prompt text (read from `prompt_file`, or synthetic); empty for a prompt set.
     pub prompt: String,
+    /// Chat messages sent instead of `prompt` when not empty (a prompt set's `messages`
+    /// prompts, a session's growing conversation). Filled per request by `workload`.
+    pub messages: Vec<serde_json::Value>,
+    /// The file the prompt was read from (empty for synthetic prompts).
     pub prompt_file: PathBuf,
+    pub prompts: PromptSource,
+    pub prompt_order: PromptOrder,
+    /// Put a unique short prefix on every request so a prompt cache cannot serve it.
+    pub cache_bust: bool,
+    /// Turns per conversation (`session.turns`); 1 = independent requests.
+    pub session_turns: u32,
+    /// A successful response with fewer output tokens than this share of its `max_tokens` and
+    /// no `finish_reason: length` counts as short (possible truncation).
+    pub short_below: f64,
     pub system: Option<String>,
     pub system_file: Option<PathBuf>,
     pub max_tokens: u32,
     pub temperature: Option<f64>,
     /// Merged into the JSON body last (may override anything).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Default for RequestSpec {
+    /// A one-prompt spec with the loader's defaults (for code and tests that build one).
+    fn default() -> Self {
+        RequestSpec {
+            prompt: String::new(),
+            messages: Vec::new(),
+            prompt_file: PathBuf::new(),
+            prompts: PromptSource::File,
+            prompt_order: PromptOrder::RoundRobin,
+            cache_bust: false,
+            session_turns: 1,
+            short_below: 0.1,
+            system: None,
+            system_file: None,
+            max_tokens: 256,
+            temperature: None,
+            extra_body: serde_json::Map::new(),
+        }
+    }
 }
 
 /// How much work a step does.
@@ -235,10 +305,47 @@ pub enum Budget {
     Duration(Duration),
 }
 
+/// Closed loop (a fixed number of streams) or open loop (requests arrive at a rate).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LoadMode {
+    Concurrency,
+    Rate {
+        arrivals: ArrivalProcess,
+        /// Arrivals finding this many requests in flight are dropped (counted, never delayed).
+        max_concurrency: Option<u32>,
+    },
+}
+
+/// What the ladder's values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LadderOver {
+    /// Concurrency (streams) or, in rate mode, requests per second.
+    Load,
+    /// Synthetic prompt size in tokens; the load stays at `level` (streams or requests/s).
+    PromptTokens { level: u32 },
+}
+
+impl Load {
+    /// The unit of the ladder's values, as written in `summary.csv`'s `ladder_unit` column.
+    pub fn ladder_unit(&self) -> crate::stats::LadderUnit {
+        use crate::stats::LadderUnit;
+        match (self.ladder_over, self.mode) {
+            (LadderOver::PromptTokens { .. }, _) => LadderUnit::PromptTokens,
+            (LadderOver::Load, LoadMode::Concurrency) => LadderUnit::Streams,
+            (LadderOver::Load, LoadMode::Rate { .. }) => LadderUnit::Rps,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Load {
-    /// Concurrency per step, each ≥ 1.
+    /// The step values, each ≥ 1, increasing: concurrency, requests/s (rate mode) or prompt
+    /// tokens (`ladder_over: prompt_tokens`).
     pub ladder: Vec<u32>,
+    pub mode: LoadMode,
+    pub ladder_over: LadderOver,
+    /// Seeds arrival schedules and random prompt order, so a rerun sends the same workload.
+    pub seed: u64,
     pub budget: Budget,
     /// Per step, sent before measuring, not recorded.
     pub warmup_requests: u32,

@@ -2,7 +2,10 @@
 //! whose hash is the fingerprint, and the whole normalized scenario written into run
 //! directories. Both are deterministic and have every secret replaced.
 
-use super::{Budget, Endpoint, MetricGate, Scenario};
+use super::{
+    ArrivalProcess, Budget, Endpoint, LadderOver, LoadMode, MetricGate, PromptOrder, PromptSource,
+    Scenario,
+};
 use crate::redact::FILE_MARK as REDACTED;
 use serde_yaml::{Mapping, Value as Yaml};
 use sha2::{Digest, Sha256};
@@ -11,7 +14,12 @@ use std::time::Duration;
 
 /// First 16 hex digits of SHA-256 of `text`.
 pub(super) fn fingerprint_of(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
+    fingerprint_of_bytes(text.as_bytes())
+}
+
+/// First 16 hex digits of SHA-256 of `bytes` (also the content hash of prompt files).
+pub(super) fn fingerprint_of_bytes(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
         .iter()
         .take(8)
         .map(|b| format!("{b:02x}"))
@@ -67,12 +75,101 @@ fn render(v: &Yaml, s: &Scenario) -> String {
     s.target.redactor().for_files().redact(&text)
 }
 
+/// `{file: support.txt, sha256: 0123…}`: a text by name and content hash, never the text.
+fn file_ref(path: &Path, text_hash: String) -> Yaml {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    map([
+        ("file", Yaml::from(name)),
+        ("sha256", Yaml::from(text_hash)),
+    ])
+}
+
+/// What the prompts are, by file name and content hash (a prompt's text never reaches a file
+/// meant for git or a PR summary), plus the options that change what is sent.
+fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
+    let r = &s.request;
+    let mut out = Vec::new();
+    match &r.prompts {
+        PromptSource::File => {
+            out.push((
+                "prompt",
+                file_ref(&r.prompt_file, fingerprint_of(&r.prompt)),
+            ));
+        }
+        PromptSource::Set(set) => {
+            let Yaml::Mapping(mut m) = file_ref(&set.file, set.sha256.clone()) else {
+                unreachable!("file_ref builds a mapping")
+            };
+            m.insert("count".into(), Yaml::from(set.items.len() as u64));
+            out.push(("prompts", Yaml::Mapping(m)));
+            out.push(("prompt_order", Yaml::from(r.prompt_order.as_str())));
+        }
+        PromptSource::Synthetic { tokens } => {
+            if !matches!(s.load.ladder_over, LadderOver::PromptTokens { .. }) {
+                out.push(("prompt", map([("synthetic_tokens", Yaml::from(*tokens))])));
+            }
+        }
+    }
+    let system = match (&r.system, &r.system_file) {
+        (Some(text), Some(path)) => file_ref(path, fingerprint_of(text)),
+        _ => Yaml::Null,
+    };
+    out.push(("system", system));
+    if r.cache_bust {
+        out.push(("cache_bust", Yaml::from(true)));
+    }
+    if r.session_turns > 1 {
+        out.push(("session", map([("turns", Yaml::from(r.session_turns))])));
+    }
+    out
+}
+
+/// The load shape beyond ladder and budget: mode, arrivals, cap, what the ladder is over, seed.
+/// Closed-loop defaults add nothing, so such scenarios keep a short workload.
+fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
+    let l = &s.load;
+    let mut out = Vec::new();
+    if let LoadMode::Rate {
+        arrivals,
+        max_concurrency,
+    } = l.mode
+    {
+        out.push(("mode", Yaml::from("rate")));
+        let arrivals = match arrivals {
+            ArrivalProcess::Poisson => Yaml::from("poisson"),
+            ArrivalProcess::Gamma { burstiness } => {
+                map([("gamma", map([("burstiness", Yaml::from(burstiness))]))])
+            }
+        };
+        out.push(("arrivals", arrivals));
+        out.push(("max_concurrency", opt(max_concurrency)));
+    }
+    if let LadderOver::PromptTokens { level } = l.ladder_over {
+        out.push(("ladder_over", Yaml::from("prompt_tokens")));
+        let key = if matches!(l.mode, LoadMode::Rate { .. }) {
+            "rate"
+        } else {
+            "concurrency"
+        };
+        out.push((key, Yaml::from(level)));
+    }
+    let random = s.request.prompt_order == PromptOrder::Random
+        && matches!(s.request.prompts, PromptSource::Set(_));
+    if matches!(l.mode, LoadMode::Rate { .. }) || random {
+        out.push(("seed", Yaml::from(l.seed)));
+    }
+    out
+}
+
 /// Canonical YAML of exactly what the client sends and what changes the numbers: api, models,
-/// max_tokens, temperature, extra_body (sorted), ladder, budget, warmup, system and prompt text.
-/// Its hash is the fingerprint; `ladder diff` shows a unified diff of it when fingerprints differ.
+/// max_tokens, temperature, extra_body (sorted), ladder, budget, warmup, the load shape, and the
+/// prompts by file name and content hash. Its hash is the fingerprint; `ladder diff` shows a
+/// unified diff of it when fingerprints differ.
 pub fn workload_yaml(s: &Scenario) -> String {
     let r = &s.request;
-    let v = map([
+    let mut entries = vec![
         ("api", Yaml::from(s.target.api.as_str())),
         ("models", Yaml::from(s.target.models.clone())),
         ("max_tokens", Yaml::from(r.max_tokens)),
@@ -84,10 +181,10 @@ pub fn workload_yaml(s: &Scenario) -> String {
         ("ladder", Yaml::from(s.load.ladder.clone())),
         budget_entry(s.load.budget),
         ("warmup_requests", Yaml::from(s.load.warmup_requests)),
-        ("system", opt(r.system.clone())),
-        ("prompt", Yaml::from(r.prompt.as_str())),
-    ]);
-    render(&v, s)
+    ];
+    entries.extend(load_entries(s));
+    entries.extend(prompt_entries(s));
+    render(&map(entries), s)
 }
 
 /// `target.tls` as run: the resolved paths (never the files' contents) and `insecure`.
@@ -144,29 +241,26 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("auth", Yaml::from(t.auth.as_str())),
         ("api_version", opt(t.api_version.clone())),
     ]);
-    let path = |p: &Path| Yaml::from(p.display().to_string());
-    let request = map([
-        ("prompt_file", path(&r.prompt_file)),
-        (
-            "system_file",
-            r.system_file.as_deref().map_or(Yaml::Null, path),
-        ),
+    let mut request = vec![
         ("max_tokens", Yaml::from(r.max_tokens)),
         ("temperature", opt(r.temperature)),
         (
             "extra_body",
             json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
         ),
-        ("system", opt(r.system.clone())),
-        ("prompt", Yaml::from(r.prompt.as_str())),
-    ]);
-    let load = map([
+    ];
+    request.extend(prompt_entries(s));
+    request.push(("short_below", pct(r.short_below, "%")));
+    let request = map(request);
+    let mut load = vec![
         ("ladder", Yaml::from(l.ladder.clone())),
         budget_entry(l.budget),
         ("warmup_requests", Yaml::from(l.warmup_requests)),
         ("ramp_up", dur(l.ramp_up)),
         ("pause_between_steps", dur(l.pause_between_steps)),
-    ]);
+    ];
+    load.extend(load_entries(s));
+    let load = map(load);
     let retry = map([
         ("max_attempts", Yaml::from(rt.max_attempts)),
         ("initial_backoff", dur(rt.initial_backoff)),

@@ -75,6 +75,12 @@ pub(super) struct RawTimeouts {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRequest {
     pub(super) prompt_file: Option<String>,
+    pub(super) prompts: Option<String>,
+    pub(super) prompt_order: Option<String>,
+    pub(super) prompt: Option<RawPrompt>,
+    pub(super) cache_bust: Option<bool>,
+    pub(super) session: Option<RawSession>,
+    pub(super) short_below: Option<Fraction>,
     pub(super) system_file: Option<String>,
     pub(super) max_tokens: Option<Pos<u32>>,
     pub(super) temperature: Option<Num>,
@@ -83,8 +89,68 @@ pub(super) struct RawRequest {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub(super) struct RawPrompt {
+    pub(super) synthetic_tokens: Option<Pos<u32>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSession {
+    pub(super) turns: Option<Pos<u32>>,
+}
+
+/// `arrivals: poisson` or `arrivals: {gamma: {burstiness: 0.5}}`.
+pub(super) enum RawArrivals {
+    Name(String),
+    Map(RawArrivalsMap),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawArrivalsMap {
+    pub(super) gamma: Option<RawGamma>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGamma {
+    pub(super) burstiness: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for RawArrivals {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawArrivals;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("`poisson` or {gamma: {burstiness: 0.5}}")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawArrivals, E> {
+                Ok(RawArrivals::Name(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                m: A,
+            ) -> Result<RawArrivals, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(m);
+                RawArrivalsMap::deserialize(de).map(RawArrivals::Map)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(super) struct RawLoad {
+    pub(super) mode: Option<String>,
     pub(super) ladder: Option<Vec<Concurrency>>,
+    pub(super) ladder_over: Option<String>,
+    pub(super) concurrency: Option<Pos<u32>>,
+    pub(super) rate: Option<Pos<u32>>,
+    pub(super) arrivals: Option<RawArrivals>,
+    pub(super) max_concurrency: Option<Pos<u32>>,
+    pub(super) seed: Option<u64>,
     pub(super) requests_per_step: Option<Pos<u64>>,
     pub(super) requests_per_worker: Option<Pos<u64>>,
     pub(super) duration: Option<Dur>,
@@ -259,8 +325,8 @@ impl<'de> Deserialize<'de> for Concurrency {
         let parse = |t: &str| match t.trim().parse::<i64>().map(u32::try_from) {
             Ok(Ok(c)) if c >= 1 => Ok(Concurrency(c)),
             _ => Err(format!(
-                "concurrency {t} is not allowed: each step needs at least 1 concurrent stream, \
-                 e.g. ladder: [5, 10, 20]"
+                "step {t} is not allowed: each step is a whole number of 1 or more \
+                 (streams, requests/s or prompt tokens), e.g. ladder: [5, 10, 20]"
             )),
         };
         d.deserialize_any(ScalarVisitor("a whole number", parse))

@@ -292,10 +292,10 @@ fn ladder_and_budget_errors_name_the_fix() {
     );
     let (line, field, msg) = err(&MIN.replace("ladder: [1, 2]", "ladder:\n  - 1\n  - 0"));
     assert_eq!((line, field.as_str()), (Some(10), "load.ladder[1]"));
-    assert!(msg.starts_with("concurrency 0 is not allowed"), "{msg}");
+    assert!(msg.starts_with("step 0 is not allowed"), "{msg}");
     assert!(err(&MIN.replace("[1, 2]", "[-5]"))
         .2
-        .starts_with("concurrency -5 is not allowed"));
+        .starts_with("step -5 is not allowed"));
     assert!(err(&MIN.replace("[1, 2]", "[2, 1]"))
         .2
         .contains("must increase"));
@@ -478,8 +478,14 @@ fn workload_yaml_is_canonical_and_readable() {
         w.contains("requests_per_step: 200\nwarmup_requests: 5\n"),
         "{w}"
     );
+    // Prompts by file name and content hash, never their text (issue 12).
     assert!(
-        w.ends_with("prompt: |\n  How do I reset my password?\n"),
+        w.contains("prompt:\n  file: support.txt\n  sha256: "),
+        "{w}"
+    );
+    assert!(w.contains("system:\n  file: system.txt\n  sha256: "), "{w}");
+    assert!(
+        !w.contains("reset my password") && !w.contains("helpful"),
         "{w}"
     );
     assert!(!w.contains("openai.com") && !w.contains("timeouts"), "{w}");
@@ -498,12 +504,14 @@ fn normalized_yaml_has_every_default() {
         "floor: 50ms",
         "error_rate: 1pp",
         "connect: 10s",
-        "prompt: |\n    How do I",
+        "prompt:\n    file: support.txt\n    sha256: ",
+        "short_below: 10%",
         "retry_on:\n  - http_429\n  - http_5xx",
     ];
     for part in parts {
         assert!(n.contains(part), "missing {part:?} in\n{n}");
     }
+    assert!(!n.contains("How do I"), "no prompt text in run files:\n{n}");
 }
 
 #[test]

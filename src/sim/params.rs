@@ -67,6 +67,9 @@ pub struct SimParams {
     pub require_api_key: Option<String>,
     /// Answer 404 `model_not_found` for models not in `models` (and not `sim-model`).
     pub known_models_only: bool,
+    /// Keep a prefix cache: prompt tokens whose 16-token blocks (with everything before them)
+    /// were seen before cost no prefill and are reported as cached in usage.
+    pub prefix_cache: bool,
 }
 
 /// Partial per-model override; unset fields fall back to the top-level values.
@@ -152,6 +155,7 @@ impl Default for SimParams {
             faults: FaultRates::default(),
             require_api_key: None,
             known_models_only: false,
+            prefix_cache: false,
         }
     }
 }
@@ -180,6 +184,7 @@ impl fmt::Debug for SimParams {
                 &self.require_api_key.as_ref().map(|_| "<redacted>"),
             )
             .field("known_models_only", &self.known_models_only)
+            .field("prefix_cache", &self.prefix_cache)
             .finish()
     }
 }

@@ -40,6 +40,9 @@ pub struct SimRequest {
     pub include_usage: bool,
     /// Prompt size in tokens, estimated as characters / 4 (rounded up).
     pub input_tokens: u64,
+    /// Hash of the prompt up to the end of each whole 64-character (16-token) block, in order:
+    /// two prompts share a cached prefix of k blocks when their first k hashes agree.
+    pub prefix_blocks: Vec<u64>,
 }
 
 #[derive(Deserialize)]
@@ -101,13 +104,50 @@ pub fn parse(dialect: Dialect, body: &[u8]) -> Result<SimRequest, String> {
         .flatten()
         .map(text_chars)
         .sum();
+    let mut text = String::new();
+    for v in [&b.system, &b.messages, &b.prompt].into_iter().flatten() {
+        push_text(v, &mut text);
+    }
     Ok(SimRequest {
         model,
         stream,
         max_tokens,
         include_usage,
         input_tokens: (chars as u64).div_ceil(4),
+        prefix_blocks: prefix_blocks(&text),
     })
+}
+
+/// Characters per prefix-cache block (16 tokens at four characters per token).
+pub const BLOCK_CHARS: usize = 64;
+
+/// The running hash at the end of each whole block of `text`.
+pub fn prefix_blocks(text: &str) -> Vec<u64> {
+    use std::hash::Hasher;
+    let chars: Vec<char> = text.chars().collect();
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    chars
+        .chunks_exact(BLOCK_CHARS)
+        .map(|block| {
+            for c in block {
+                h.write_u32(u32::from(*c));
+            }
+            h.finish()
+        })
+        .collect()
+}
+
+/// The text leaves of a prompt value, in order (as `text_chars` counts them).
+fn push_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => out.push_str(s),
+        Value::Array(items) => items.iter().for_each(|i| push_text(i, out)),
+        Value::Object(map) => map
+            .iter()
+            .filter(|(k, _)| k.as_str() != "role" && k.as_str() != "type")
+            .for_each(|(_, v)| push_text(v, out)),
+        _ => {}
+    }
 }
 
 /// Characters of text in a prompt value: every string leaf except `role` and `type` tags.
@@ -149,7 +189,8 @@ mod tests {
                 stream: true,
                 max_tokens: Some(5),
                 include_usage: true,
-                input_tokens: 2
+                input_tokens: 2,
+                prefix_blocks: Vec::new(),
             }
         );
     }

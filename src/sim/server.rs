@@ -316,9 +316,12 @@ async fn complete(
         &req.model,
         ctx.created,
     );
+    // Cached prompt tokens cost no prefill (`prefix_cache`).
+    let cached = ctx.cached_tokens(&req.prefix_blocks).min(req.input_tokens);
+    let frames = frames.with_cached(cached);
     let prefill = p
         .prefill_per_token
-        .checked_mul(u32::try_from(req.input_tokens).unwrap_or(u32::MAX))
+        .checked_mul(u32::try_from(req.input_tokens - cached).unwrap_or(u32::MAX))
         .unwrap_or(MAX_TTFT);
     let plan = Plan {
         n,

@@ -91,6 +91,8 @@ pub struct Shared {
     counters: Counters,
     truth: Mutex<Vec<TruthRecord>>,
     next_id: AtomicU64,
+    /// Prefix-cache blocks seen so far (`prefix_cache: true`); cleared when it grows too big.
+    prefixes: Mutex<std::collections::HashSet<u64>>,
 }
 
 impl Shared {
@@ -110,6 +112,7 @@ impl Shared {
             counters: Counters::default(),
             truth: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
+            prefixes: Mutex::new(std::collections::HashSet::new()),
             params,
         }
     }
@@ -122,6 +125,21 @@ impl Shared {
     /// A fresh sequence number for response ids.
     pub fn next_id(&self) -> u64 {
         self.next_id.fetch_add(1, Relaxed)
+    }
+
+    /// Prompt tokens served from the prefix cache: 16 per leading block seen before; the
+    /// prompt's blocks are remembered for later requests. Always 0 without `prefix_cache`.
+    pub fn cached_tokens(&self, blocks: &[u64]) -> u64 {
+        if !self.params.prefix_cache {
+            return 0;
+        }
+        let mut seen = self.prefixes.lock().unwrap_or_else(PoisonError::into_inner);
+        let hits = blocks.iter().take_while(|b| seen.contains(b)).count();
+        if seen.len() + blocks.len() > 1_000_000 {
+            seen.clear();
+        }
+        seen.extend(blocks.iter().copied());
+        (hits * crate::sim::request::BLOCK_CHARS / 4) as u64
     }
 
     /// The per-request draw: a uniform number for the fault and a seed for this stream's jitter.
@@ -287,5 +305,38 @@ impl Drop for Guard {
         let truth = std::mem::take(&mut self.truth);
         self.ctx.count_tokens(u64::from(truth.output_tokens));
         self.ctx.record(truth);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 12: a repeated prompt is served from the prefix cache; a busted one is not.
+    #[test]
+    fn prefix_cache_counts_leading_blocks_seen_before() {
+        use crate::sim::request::prefix_blocks;
+        let on = Shared::new(SimParams {
+            prefix_cache: true,
+            ..SimParams::default()
+        });
+        let prompt = "word ".repeat(100);
+        let blocks = prefix_blocks(&prompt);
+        assert_eq!(blocks.len(), 500 / 64);
+        assert_eq!(on.cached_tokens(&blocks), 0, "first time: nothing cached");
+        assert_eq!(
+            on.cached_tokens(&blocks),
+            16 * 7,
+            "second time: every whole block"
+        );
+        let busted = prefix_blocks(&format!("[x-1] {prompt}"));
+        assert_eq!(
+            on.cached_tokens(&busted),
+            0,
+            "a new first block shares nothing"
+        );
+        let off = Shared::new(SimParams::default());
+        off.cached_tokens(&blocks);
+        assert_eq!(off.cached_tokens(&blocks), 0);
     }
 }

@@ -56,6 +56,8 @@ pub struct Frames {
     model_json: String,
     token_prefix: Vec<u8>,
     token_suffix: &'static [u8],
+    /// Prompt tokens served from the prefix cache (reported in usage when above 0).
+    cached: u64,
 }
 
 impl Frames {
@@ -88,13 +90,29 @@ impl Frames {
             model_json,
             token_prefix: token_prefix.into_bytes(),
             token_suffix,
+            cached: 0,
         }
+    }
+
+    /// The same frames, reporting `cached` prompt tokens in usage (OpenAI
+    /// `prompt_tokens_details.cached_tokens`; Anthropic `cache_read_input_tokens`, which
+    /// `input_tokens` then leaves out).
+    pub fn with_cached(mut self, cached: u64) -> Frames {
+        self.cached = cached;
+        self
     }
 
     /// What is sent when prefill starts: the chat role chunk, or Anthropic's message_start,
     /// content_block_start and a ping. Nothing for legacy completions.
     pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
+        let (input_tokens, cache) = match self.cached {
+            0 => (input_tokens, String::new()),
+            c => (
+                input_tokens.saturating_sub(c),
+                format!(",\"cache_read_input_tokens\":{c}"),
+            ),
+        };
         match self.dialect {
             Dialect::Chat => Some(Bytes::from(format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
@@ -102,7 +120,7 @@ impl Frames {
             Dialect::Completions => None,
             Dialect::Messages => {
                 let mut s = format!(
-                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
+                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens}{cache},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
                 );
                 s.push_str(PING);
                 Some(Bytes::from(s))
@@ -141,8 +159,12 @@ impl Frames {
                 if let Some((input, output)) = usage {
                     s.push_str(&head);
                     s.push_str(&format!(
-                        "],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}}}}}\n\n",
-                        input + u64::from(output)
+                        "],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}{}}}}}\n\n",
+                        input + u64::from(output),
+                        match self.cached {
+                            0 => String::new(),
+                            c => format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{c}}}"),
+                        }
                     ));
                 }
                 if done {

@@ -14,6 +14,8 @@ pub struct RunContext<'a> {
     pub slo: &'a Slo,
     /// Model order as the scenario gives it (rows are ordered by model, then step).
     pub models: &'a [String],
+    /// `request.short_below` (the default 10% when the run does not say).
+    pub short_below: f64,
 }
 
 /// The summary rows of a run from its records (sorted in place by model and step).
@@ -60,11 +62,11 @@ pub fn summarize_run(
             concurrency: group[0].concurrency,
             duration_s: run.map_or_else(|| wall_time_s(group), |r| r.duration_s),
             slo: ctx.slo,
+            short_below: ctx.short_below,
         };
         let mut row = summarize_step(&step_ctx, group);
         if let Some(r) = run {
-            row.client_cpu_pct = r.client_cpu_pct;
-            row.loop_lag_p99_ms = r.loop_lag_p99_ms;
+            row.apply_step_run(r);
         }
         rows.push(row);
     }
@@ -125,6 +127,7 @@ mod tests {
             fingerprint: "f",
             slo: &slo,
             models: &models,
+            short_below: 0.1,
         };
         let mut records = vec![
             rec("b", 1, 0.0, 100.0),
@@ -139,6 +142,7 @@ mod tests {
             duration_s: 4.0,
             client_cpu_pct: Some(1.0),
             loop_lag_p99_ms: None,
+            ..StepRun::default()
         }];
         let kept = vec![StepSummary {
             model: "a".into(),

@@ -1,5 +1,6 @@
 //! `requests.csv` (DESIGN §6): one row per attempted request, the DESIGN columns then the
-//! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`). Error text is
+//! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`) and workload
+//! columns (`cached_tokens, send_lag_ms, max_tokens`). Error text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
 use super::csv_io::{
@@ -11,14 +12,15 @@ use std::path::Path;
 
 /// `requests.csv` columns in file order: DESIGN §6, then the appended rate-limit columns.
 #[rustfmt::skip]
-pub const REQUEST_COLUMNS: [&str; 26] = [
+pub const REQUEST_COLUMNS: [&str; 29] = [
     "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
     "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
     "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
     "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
+    "cached_tokens", "send_lag_ms", "max_tokens",
 ];
 /// Trailing request columns that older files may lack.
-const REQUEST_OPTIONAL: usize = 3;
+const REQUEST_OPTIONAL: usize = 6;
 
 /// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
 pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
@@ -105,6 +107,9 @@ pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord
                 _ => return Err(row.bad("limit_kind", "`requests`, `tokens` or empty")),
             },
             retry_after_ms: row.opt("retry_after_ms", "milliseconds")?,
+            cached_tokens: row.opt("cached_tokens", "a token count")?,
+            send_lag_ms: row.opt("send_lag_ms", "milliseconds")?,
+            max_tokens: row.opt("max_tokens", "a token count")?,
         })
     })
 }
@@ -149,6 +154,9 @@ fn request_cells(r: &RequestRecord) -> Vec<String> {
             .map(|k| k.as_str().to_string())
             .unwrap_or_default(),
         opt_fixed(r.retry_after_ms, MS),
+        int(r.cached_tokens),
+        opt_fixed(r.send_lag_ms, MS),
+        int(r.max_tokens.map(u64::from)),
     ]
 }
 
@@ -176,6 +184,9 @@ pub(super) mod tests {
             token_events: 200,
             finish_reason: Some("length".into()),
             attempts: 1,
+            cached_tokens: Some(96),
+            send_lag_ms: Some(0.25),
+            max_tokens: Some(200),
             ..RequestRecord::default()
         }
     }
@@ -213,11 +224,10 @@ pub(super) mod tests {
         assert!(!text.contains('\r'));
         let cell = r#","Rate limit, ""slow"" down,\nplease\r\nC:\\path \\n","#;
         assert!(text.contains(cell), "{text}");
-        assert!(text
-            .lines()
-            .next()
-            .unwrap()
-            .ends_with("attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms"));
+        assert!(text.lines().next().unwrap().ends_with(
+            "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
+                 cached_tokens,send_lag_ms,max_tokens"
+        ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -257,11 +267,17 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(7, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
-        assert_eq!(back, vec![request("m", 1, 0, 0)]);
+        let expected = RequestRecord {
+            cached_tokens: None,
+            send_lag_ms: None,
+            max_tokens: None,
+            ..request("m", 1, 0, 0)
+        };
+        assert_eq!(back, vec![expected]);
     }
 
     #[test]

@@ -6,12 +6,12 @@ use super::csv_io::{
     escape, first_appearance, fixed, opt_fixed, parse_csv, write_csv, MS, RATE, SHARE,
 };
 use super::StoreError;
-use crate::stats::{StepSummary, SCHEMA_VERSION};
+use crate::stats::{LadderUnit, StepSummary, SCHEMA_VERSION};
 use std::path::Path;
 
 /// `summary.csv` columns in file order (the `StepSummary` field order).
 #[rustfmt::skip]
-pub const SUMMARY_COLUMNS: [&str; 44] = [
+pub const SUMMARY_COLUMNS: [&str; 55] = [
     "schema_version", "scenario", "fingerprint", "model", "step", "concurrency", "attempted",
     "succeeded", "failed", "err_429", "err_5xx", "err_timeout", "err_other", "ttft_p50_ms",
     "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
@@ -19,10 +19,12 @@ pub const SUMMARY_COLUMNS: [&str; 44] = [
     "e2e_mean_ms", "output_tokens", "input_tokens", "tpm", "tpm_total", "rps", "goodput",
     "duration_s", "achieved_concurrency", "client_cpu_pct", "loop_lag_p99_ms", "steady_s",
     "concurrency_steady", "rps_steady", "tpm_steady", "tokens_usage_share", "ttft_p90_lo_ms",
-    "ttft_p90_hi_ms",
+    "ttft_p90_hi_ms", "ladder_unit", "short", "cached_tokens", "offered_rps", "dropped",
+    "send_lag_p50_ms", "send_lag_p99_ms", "ttft_sched_p90_ms", "ttft_sched_p99_ms",
+    "e2e_sched_p90_ms", "e2e_sched_p99_ms",
 ];
 /// Trailing summary columns that older files may lack (read as empty).
-const SUMMARY_OPTIONAL: usize = 10;
+const SUMMARY_OPTIONAL: usize = 21;
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
 /// appearance in `rows`) then step.
@@ -98,6 +100,21 @@ pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, 
             tokens_usage_share: row.opt("tokens_usage_share", "a share between 0 and 1")?,
             ttft_p90_lo_ms: row.opt("ttft_p90_lo_ms", "milliseconds")?,
             ttft_p90_hi_ms: row.opt("ttft_p90_hi_ms", "milliseconds")?,
+            ladder_unit: match row.cell("ladder_unit").trim() {
+                "" => LadderUnit::Streams,
+                u => LadderUnit::parse(u)
+                    .ok_or_else(|| row.bad("ladder_unit", "`streams`, `rps` or `prompt_tokens`"))?,
+            },
+            short: row.opt("short", "a count")?.unwrap_or(0),
+            cached_tokens: row.opt("cached_tokens", "a token count")?.unwrap_or(0),
+            offered_rps: row.opt("offered_rps", "requests per second")?,
+            dropped: row.opt("dropped", "a count")?.unwrap_or(0),
+            send_lag_p50_ms: row.opt("send_lag_p50_ms", "milliseconds")?,
+            send_lag_p99_ms: row.opt("send_lag_p99_ms", "milliseconds")?,
+            ttft_sched_p90_ms: row.opt("ttft_sched_p90_ms", "milliseconds")?,
+            ttft_sched_p99_ms: row.opt("ttft_sched_p99_ms", "milliseconds")?,
+            e2e_sched_p90_ms: row.opt("e2e_sched_p90_ms", "milliseconds")?,
+            e2e_sched_p99_ms: row.opt("e2e_sched_p99_ms", "milliseconds")?,
         })
     })
 }
@@ -148,6 +165,17 @@ fn summary_cells(r: &StepSummary) -> Vec<String> {
         opt_fixed(r.tokens_usage_share, SHARE),
         opt_fixed(r.ttft_p90_lo_ms, MS),
         opt_fixed(r.ttft_p90_hi_ms, MS),
+        r.ladder_unit.as_str().to_string(),
+        r.short.to_string(),
+        r.cached_tokens.to_string(),
+        opt_fixed(r.offered_rps, RATE),
+        r.dropped.to_string(),
+        opt_fixed(r.send_lag_p50_ms, MS),
+        opt_fixed(r.send_lag_p99_ms, MS),
+        opt_fixed(r.ttft_sched_p90_ms, MS),
+        opt_fixed(r.ttft_sched_p99_ms, MS),
+        opt_fixed(r.e2e_sched_p90_ms, MS),
+        opt_fixed(r.e2e_sched_p99_ms, MS),
     ]
 }
 
@@ -203,6 +231,17 @@ pub(super) mod tests {
             tokens_usage_share: Some(1.0),
             ttft_p90_lo_ms: Some(230.5),
             ttft_p90_hi_ms: Some(260.0),
+            ladder_unit: LadderUnit::Rps,
+            short: 2,
+            cached_tokens: 640,
+            offered_rps: Some(8.0),
+            dropped: 1,
+            send_lag_p50_ms: Some(0.125),
+            send_lag_p99_ms: Some(0.75),
+            ttft_sched_p90_ms: Some(250.0),
+            ttft_sched_p99_ms: Some(300.0),
+            e2e_sched_p90_ms: Some(1900.0),
+            e2e_sched_p99_ms: Some(2000.0),
         }
     }
 
@@ -230,9 +269,13 @@ pub(super) mod tests {
         let text = summary_text(&[]);
         assert_eq!(text, format!("{}\n", SUMMARY_COLUMNS.join(",")));
         assert!(text.starts_with("schema_version,scenario,fingerprint,model,step,concurrency,"));
-        assert!(text
-            .trim_end()
-            .ends_with("duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms,steady_s,concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,ttft_p90_hi_ms"));
+        assert!(text.trim_end().ends_with(
+            "duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms,steady_s,\
+             concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,\
+             ttft_p90_hi_ms,ladder_unit,short,cached_tokens,offered_rps,dropped,\
+             send_lag_p50_ms,send_lag_p99_ms,ttft_sched_p90_ms,ttft_sched_p99_ms,\
+             e2e_sched_p90_ms,e2e_sched_p99_ms"
+        ));
     }
 
     #[test]
@@ -281,22 +324,36 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(11, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(22, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
         let rows = read_summary_csv(&write(&dir, "old.csv", &old)).unwrap();
-        let mut expected = summary_row("m", 1);
-        expected.achieved_concurrency = None;
-        expected.client_cpu_pct = None;
-        expected.loop_lag_p99_ms = None;
-        expected.steady_s = None;
-        expected.concurrency_steady = None;
-        expected.rps_steady = None;
-        expected.tpm_steady = None;
-        expected.tokens_usage_share = None;
-        expected.ttft_p90_lo_ms = None;
-        expected.ttft_p90_hi_ms = None;
+        // The appended columns read as empty: no self-check, streams, no rate-mode figures.
+        let expected = StepSummary {
+            achieved_concurrency: None,
+            client_cpu_pct: None,
+            loop_lag_p99_ms: None,
+            ladder_unit: LadderUnit::Streams,
+            short: 0,
+            cached_tokens: 0,
+            offered_rps: None,
+            dropped: 0,
+            send_lag_p50_ms: None,
+            send_lag_p99_ms: None,
+            ttft_sched_p90_ms: None,
+            ttft_sched_p99_ms: None,
+            e2e_sched_p90_ms: None,
+            e2e_sched_p99_ms: None,
+            steady_s: None,
+            concurrency_steady: None,
+            rps_steady: None,
+            tpm_steady: None,
+            tokens_usage_share: None,
+            ttft_p90_lo_ms: None,
+            ttft_p90_hi_ms: None,
+            ..summary_row("m", 1)
+        };
         assert_eq!(rows, vec![expected]);
     }
 

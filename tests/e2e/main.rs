@@ -24,3 +24,4 @@ mod tls;
 mod trend;
 mod truth;
 mod validate;
+mod workloads;

@@ -224,6 +224,30 @@ fn cases() -> Vec<(&'static str, String, bool)> {
             false,
         ),
         ("no load", b("load:\n  ladder: [1, 2]\n", ""), false),
+        (
+            "rate mode (issue 12)",
+            b(
+                "ladder: [1, 2]",
+                "mode: rate\n  ladder: [1, 2]\n  arrivals: {gamma: {burstiness: 0.5}}\n  max_concurrency: 8",
+            ),
+            true,
+        ),
+        (
+            "prompt-size ladder",
+            b(
+                prompt,
+                "  max_tokens: 8\nload:\n  ladder_over: prompt_tokens\n  concurrency: 2\n",
+            )
+            .replace("load:\n  ladder: [1, 2]", "  ladder: [1, 2]"),
+            true,
+        ),
+        ("synthetic prompt", b(prompt, "  prompt: {synthetic_tokens: 50}\n"), true),
+        ("unknown mode", b("ladder: [1, 2]", "mode: open\n  ladder: [1, 2]"), false),
+        (
+            "unknown arrivals",
+            b("ladder: [1, 2]", "mode: rate\n  ladder: [1, 2]\n  arrivals: uniform"),
+            false,
+        ),
         ("zero limit", add("limits: {tpm: 0}\n"), false),
         ("bad url", b("sim: {}", "base_url: ftp://h/v1"), false),
     ]

@@ -522,3 +522,16 @@ proptest::proptest! {
         let _ = parse_error_body(data.as_bytes());
     }
 }
+
+/// Issue 12: prompt-cache hits are recorded per request from usage.
+#[test]
+fn cached_tokens_from_prompt_tokens_details() {
+    let c = chat(
+        r#"{"choices":[],"usage":{"prompt_tokens":2006,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":1920}}}"#,
+    );
+    assert_eq!((c.input_tokens, c.cached_tokens), (Some(2006), Some(1920)));
+    let none = chat(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3}}"#);
+    assert_eq!(none.cached_tokens, None);
+    let odd = chat(r#"{"choices":[],"usage":{"prompt_tokens_details":null}}"#);
+    assert_eq!(odd.cached_tokens, None);
+}

@@ -1,0 +1,121 @@
+//! Open-loop steps (`load.mode: rate`): requests are sent at the times of a seeded arrival
+//! schedule whether or not earlier ones have finished. Pacing (when) lives here; sending (how)
+//! is the closed loop's `one_request`. Each record carries its send lag (actual − scheduled), so
+//! latency can also be read from the scheduled time (no coordinated omission). An arrival that
+//! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
+
+use super::{drain_records, one_request, Interrupt, RequestKey, RunSink, Shared, StepPlan};
+use crate::arrivals::{ArrivalProcess, Schedule};
+use crate::client::Backend;
+use crate::record::RequestRecord;
+use crate::scenario::Budget;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// The pacing of one rate step.
+pub(super) struct RatePlan {
+    /// Offered requests per second.
+    pub(super) rate: f64,
+    pub(super) arrivals: ArrivalProcess,
+    pub(super) max_concurrency: Option<u32>,
+    pub(super) seed: u64,
+}
+
+/// The timer wheel wakes a task on millisecond ticks; the last stretch before a send time is
+/// spent yielding (other tasks keep running) so sends go out within microseconds of schedule.
+const SPIN: Duration = Duration::from_micros(1500);
+
+/// Waits until `at`: a timer sleep for most of the wait, then cooperative yielding. The yielding
+/// is bounded in real time, so on a paused test clock the final timer sleep advances time.
+async fn wait_until(at: Instant) {
+    let now = Instant::now();
+    if at > now + SPIN {
+        tokio::time::sleep_until(at - SPIN).await;
+    }
+    let spin_start = std::time::Instant::now();
+    while Instant::now() < at {
+        if spin_start.elapsed() > SPIN * 2 {
+            tokio::time::sleep_until(at).await;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Runs one rate step; returns its wall time in seconds and the number of dropped arrivals.
+pub(super) async fn run_rate_step<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    plan: &StepPlan,
+    rate: &RatePlan,
+    interrupt: &Interrupt,
+    sink: &mut dyn RunSink,
+) -> (f64, u64) {
+    let Some(schedule) = Schedule::new(rate.rate, rate.arrivals, rate.seed) else {
+        return (0.0, 0);
+    };
+    let step_start = Instant::now();
+    let (limit, end) = match plan.budget {
+        Budget::RequestsPerStep(n) => (Some(n), None),
+        Budget::Duration(d) => (None, Some(step_start + d)),
+        // Refused by validation in rate mode; treated as one request per "worker".
+        Budget::RequestsPerWorker(k) => (Some(k), None),
+    };
+    let (tx, rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
+    let dispatcher = {
+        let shared = Arc::clone(shared);
+        let work = Arc::clone(&plan.work);
+        let interrupt = interrupt.clone();
+        let (model, step, value, record) = (plan.model.clone(), plan.step, plan.value, plan.record);
+        let cap = rate.max_concurrency;
+        tokio::spawn(async move {
+            let in_flight = Arc::new(AtomicU32::new(0));
+            let mut dropped = 0u64;
+            for (n, t) in (0u64..).zip(schedule) {
+                if limit.is_some_and(|l| n >= l) {
+                    break;
+                }
+                let at = step_start + Duration::from_secs_f64(t);
+                if end.is_some_and(|e| at >= e) {
+                    break;
+                }
+                let mut stop_rx = interrupt.subscribe();
+                tokio::select! {
+                    _ = wait_until(at) => {}
+                    _ = stop_rx.wait_for(|v| *v >= 1) => break,
+                }
+                if cap.is_some_and(|c| in_flight.load(Ordering::Relaxed) >= c) {
+                    dropped += 1;
+                    continue;
+                }
+                in_flight.fetch_add(1, Ordering::Relaxed);
+                let prepared = work.prepare(&*shared.backend, n, None);
+                let (shared, in_flight, tx) =
+                    (Arc::clone(&shared), Arc::clone(&in_flight), tx.clone());
+                let (interrupt, model) = (interrupt.clone(), model.clone());
+                tokio::spawn(async move {
+                    let key = RequestKey {
+                        model: &model,
+                        step,
+                        concurrency: value,
+                        worker: 0,
+                        seq: u32::try_from(n).unwrap_or(u32::MAX),
+                    };
+                    let rec = one_request(&shared, key, prepared, Some(at), &interrupt).await;
+                    in_flight.fetch_sub(1, Ordering::Relaxed);
+                    if record {
+                        let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
+                        shared.progress.record(&rec);
+                        let _ = tx.send((rec, ended_ms));
+                    }
+                });
+            }
+            dropped
+        })
+    };
+    let duration_s = drain_records(rx, step_start, sink).await;
+    let dropped = dispatcher.await.unwrap_or(0);
+    (duration_s, dropped)
+}

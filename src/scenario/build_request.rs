@@ -1,0 +1,250 @@
+//! Validation of `request:`: where the prompts come from (one prompt file, a prompt set, or
+//! synthetic text of a given size), how they are used (order, cache-busting, sessions), the
+//! truncation threshold, and the body options. Prompt files are read next to the scenario.
+
+use super::errors::{did_you_mean, Ctx};
+use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
+use super::raw::{pos, RawRequest};
+use super::{
+    Api, LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError,
+};
+use serde_yaml::Value as Yaml;
+use std::path::{Path, PathBuf};
+
+/// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
+macro_rules! bail {
+    ($cx:expr, $path:expr, $($msg:tt)+) => {
+        return Err($cx.err($path, format!($($msg)+)))
+    };
+}
+
+/// Reads a prompt/system file relative to the scenario's directory.
+fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), ScenarioError> {
+    let path = cx.file.parent().unwrap_or(Path::new("")).join(rel);
+    let shown = path.display();
+    match std::fs::read_to_string(&path) {
+        Err(e) => bail!(
+            cx,
+            &format!("request.{key}"),
+            "cannot read {shown} ({e}); the path is relative to the scenario file"
+        ),
+        Ok(t) if t.trim().is_empty() => {
+            bail!(
+                cx,
+                &format!("request.{key}"),
+                "{shown} is empty; put the text to send in it"
+            )
+        }
+        Ok(t) => Ok((path, t)),
+    }
+}
+
+pub(super) fn build_request(
+    cx: &Ctx,
+    raw: Option<RawRequest>,
+    load: &Load,
+    api: Api,
+) -> Result<RequestSpec, ScenarioError> {
+    let Some(r) = raw else {
+        bail!(
+            cx,
+            "request",
+            "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
+        )
+    };
+    let given = |o: &Option<String>| o.as_ref().filter(|p| !p.trim().is_empty()).cloned();
+    let synthetic = r
+        .prompt
+        .as_ref()
+        .and_then(|p| p.synthetic_tokens.as_ref().map(|t| t.0));
+    if r.prompt.is_some() && synthetic.is_none() {
+        bail!(
+            cx,
+            "request.prompt",
+            "says nothing; write e.g. prompt: {{synthetic_tokens: 2000}}"
+        )
+    }
+    let sources: Vec<&str> = [
+        given(&r.prompt_file).map(|_| "prompt_file"),
+        given(&r.prompts).map(|_| "prompts"),
+        synthetic.map(|_| "prompt"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let sweep = matches!(load.ladder_over, LadderOver::PromptTokens { .. });
+    if let [a, b, ..] = sources.as_slice() {
+        bail!(
+            cx,
+            &format!("request.{b}"),
+            "both `{a}` and `{b}` are set; the prompts come from one place: keep one"
+        )
+    }
+    if sweep && !sources.is_empty() {
+        bail!(
+            cx,
+            &format!("request.{}", sources[0]),
+            "load.ladder_over: prompt_tokens generates the prompts (the ladder gives their \
+             sizes); remove it"
+        )
+    }
+    let (prompt, prompt_file, prompts) = if let Some(pf) = given(&r.prompt_file) {
+        let (path, text) = read_text(cx, "prompt_file", &pf)?;
+        (text, path, PromptSource::File)
+    } else if let Some(ps) = given(&r.prompts) {
+        let path = cx.file.parent().unwrap_or(Path::new("")).join(&ps);
+        let set = match read_prompt_set(&path) {
+            Ok(set) => set,
+            Err(e) if e.line.is_none() => {
+                bail!(cx, "request.prompts", "{}: {}", path.display(), e.message)
+            }
+            Err(e) => {
+                return Err(ScenarioError::Invalid {
+                    file: path.clone(),
+                    line: e.line,
+                    field: "request.prompts".into(),
+                    message: e.message,
+                })
+            }
+        };
+        let chat = set
+            .items
+            .iter()
+            .any(|i| matches!(i.content, PromptContent::Messages(_)));
+        if chat && api == Api::OpenAiCompletions {
+            bail!(
+                cx,
+                "request.prompts",
+                "{} holds chat messages, which openai-completions cannot send; use \
+                 api: openai-chat or plain {{\"prompt\": ...}} lines",
+                path.display()
+            )
+        }
+        (
+            String::new(),
+            path,
+            PromptSource::Set(std::sync::Arc::new(set)),
+        )
+    } else if let Some(tokens) = synthetic {
+        (
+            synthetic_prompt(tokens),
+            PathBuf::new(),
+            PromptSource::Synthetic { tokens },
+        )
+    } else if sweep {
+        let tokens = load.ladder[0];
+        (
+            synthetic_prompt(tokens),
+            PathBuf::new(),
+            PromptSource::Synthetic { tokens },
+        )
+    } else {
+        bail!(
+            cx,
+            "request.prompt_file",
+            "missing; put the prompt in a file, e.g. prompt_file: prompts/support.txt \
+             (or a prompt set: prompts: prompts/set.jsonl)"
+        )
+    };
+    let prompt_order = match r.prompt_order.as_deref() {
+        None | Some("round-robin") => PromptOrder::RoundRobin,
+        Some("random") => PromptOrder::Random,
+        Some(other) => {
+            let hint = did_you_mean(other, &["round-robin", "random"]);
+            bail!(
+                cx,
+                "request.prompt_order",
+                "unknown order `{other}`{hint}; use round-robin or random"
+            )
+        }
+    };
+    if r.prompt_order.is_some() && !matches!(prompts, PromptSource::Set(_)) {
+        bail!(
+            cx,
+            "request.prompt_order",
+            "orders the prompts of a set; add prompts: <file.jsonl> or remove it"
+        )
+    }
+    let session_turns = match r.session {
+        None => 1,
+        Some(s) => match pos(s.turns) {
+            None => bail!(
+                cx,
+                "request.session",
+                "says nothing; write e.g. session: {{turns: 4}}"
+            ),
+            Some(t) => t,
+        },
+    };
+    if session_turns > 1 && api == Api::OpenAiCompletions {
+        bail!(
+            cx,
+            "request.session",
+            "sessions need a chat API (openai-chat or anthropic-messages)"
+        )
+    }
+    if session_turns > 1 && matches!(load.mode, LoadMode::Rate { .. }) {
+        bail!(
+            cx,
+            "request.session",
+            "sessions need closed-loop workers; use load.mode: concurrency or remove session"
+        )
+    }
+    let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
+        Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
+        None => (None, None),
+    };
+    let short_below = r.short_below.map_or(0.1, |f| f.0);
+    if short_below > 1.0 {
+        bail!(cx, "request.short_below", "must be at most 100%, e.g. 10%")
+    }
+    let temperature = r.temperature.map(|t| t.0);
+    if let Some(t) = temperature.filter(|t| !t.is_finite() || *t < 0.0) {
+        bail!(
+            cx,
+            "request.temperature",
+            "{t} is not allowed; write 0 or more, e.g. 0.7"
+        )
+    }
+    let extra_body = match r.extra_body {
+        None | Some(Yaml::Null) => serde_json::Map::new(),
+        Some(v @ Yaml::Mapping(_)) => match serde_json::to_value(&v) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => serde_json::Map::new(),
+            Err(e) => bail!(cx, "request.extra_body", "cannot turn it into JSON: {e}"),
+        },
+        Some(_) => {
+            bail!(
+                cx,
+                "request.extra_body",
+                "must be a mapping, e.g. extra_body: {{seed: 1}}"
+            )
+        }
+    };
+    if let Some(v) = extra_body
+        .get("stream")
+        .filter(|v| **v != serde_json::Value::Bool(true))
+    {
+        bail!(
+            cx,
+            "request.extra_body.stream",
+            "`stream: {v}` would turn streaming off, and ladder measures streamed answers (TTFT and TPOT need the stream); remove `stream` from extra_body"
+        )
+    }
+    let max_tokens = pos(r.max_tokens).unwrap_or(256);
+    Ok(RequestSpec {
+        prompt,
+        messages: Vec::new(),
+        prompt_file,
+        prompts,
+        prompt_order,
+        cache_bust: r.cache_bust.unwrap_or(false),
+        session_turns,
+        short_below,
+        system,
+        system_file,
+        max_tokens,
+        temperature,
+        extra_body,
+    })
+}

@@ -1,0 +1,208 @@
+//! What each request of a step sends: the prompt (one text, the next prompt of a set in
+//! round-robin or seeded random order, or synthetic text whose size a prompt-size ladder sets),
+//! its `max_tokens`, a unique cache-busting prefix, and a session's growing conversation. Bodies
+//! that never change are built once per model and step and shared; only cache-busting and
+//! sessions build a body per request. Pure apart from the backend's body builder.
+
+use crate::arrivals::step_seed;
+use crate::client::Backend;
+use crate::scenario::{
+    synthetic_prompt, LadderOver, PromptContent, PromptItem, PromptOrder, PromptSource,
+    RequestSpec, Scenario,
+};
+use bytes::Bytes;
+use serde_json::{json, Value};
+
+/// Numbers the cache-busting prefixes of the process.
+static BUST_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The prompts of one model × step.
+pub struct StepWorkload {
+    /// One spec per prompt (one for a single prompt), with its `max_tokens` applied.
+    specs: Vec<RequestSpec>,
+    /// The same, as bodies for `model` (used when nothing changes per request).
+    bodies: Vec<Bytes>,
+    order: PromptOrder,
+    seed: u64,
+    cache_bust: bool,
+    /// Distinguishes this run's cache-busting prefixes from every other run's.
+    run_tag: String,
+    model: String,
+}
+
+/// One request's body and the `max_tokens` it asked for.
+pub struct Prepared {
+    pub body: Bytes,
+    pub max_tokens: u32,
+}
+
+/// A worker's conversation (`session.turns` > 1): the messages so far and the turn number.
+#[derive(Default)]
+pub struct Session {
+    history: Vec<Value>,
+    turn: u32,
+}
+
+impl StepWorkload {
+    /// `step_value` is the step's ladder value (the prompt size for a prompt-size ladder).
+    pub fn new<B: Backend>(
+        backend: &B,
+        scenario: &Scenario,
+        model: &str,
+        step: u32,
+        step_value: u32,
+        run_tag: &str,
+    ) -> StepWorkload {
+        let base = &scenario.request;
+        let specs: Vec<RequestSpec> = match &base.prompts {
+            PromptSource::Set(set) => set.items.iter().map(|i| item_spec(base, i)).collect(),
+            PromptSource::Synthetic { .. }
+                if matches!(scenario.load.ladder_over, LadderOver::PromptTokens { .. }) =>
+            {
+                vec![RequestSpec {
+                    prompt: synthetic_prompt(step_value),
+                    ..base.clone()
+                }]
+            }
+            _ => vec![base.clone()],
+        };
+        let bodies = specs.iter().map(|s| backend.body_for(model, s)).collect();
+        StepWorkload {
+            specs,
+            bodies,
+            order: base.prompt_order,
+            seed: step_seed(scenario.load.seed, step),
+            cache_bust: base.cache_bust,
+            run_tag: run_tag.to_string(),
+            model: model.to_string(),
+        }
+    }
+
+    /// Which prompt request `n` of the step uses.
+    fn index(&self, n: u64) -> usize {
+        let len = self.specs.len() as u64;
+        match self.order {
+            PromptOrder::RoundRobin => (n % len) as usize,
+            PromptOrder::Random => {
+                (step_seed(self.seed, n as u32 ^ (n >> 32) as u32) % len) as usize
+            }
+        }
+    }
+
+    /// The body of request `n` of the step (counted over the whole step), for `backend`.
+    /// With a session, the request carries the conversation so far plus the new prompt.
+    pub fn prepare<B: Backend>(
+        &self,
+        backend: &B,
+        n: u64,
+        session: Option<&mut Session>,
+    ) -> Prepared {
+        let i = self.index(n);
+        let max_tokens = self.specs[i].max_tokens;
+        if !self.cache_bust && session.is_none() {
+            return Prepared {
+                body: self.bodies[i].clone(),
+                max_tokens,
+            };
+        }
+        let mut spec = self.specs[i].clone();
+        if let Some(s) = session {
+            s.history.extend(user_messages(&spec));
+            spec.messages = s.history.clone();
+        }
+        if self.cache_bust {
+            // Unique over the whole run (every step, model and warmup), not only this step.
+            let id = BUST_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bust(&mut spec, &format!("[{}-{id:x}] ", self.run_tag));
+        }
+        Prepared {
+            body: backend.body_for(&self.model, &spec),
+            max_tokens,
+        }
+    }
+}
+
+impl Session {
+    /// After a turn: the answer joins the conversation (a stand-in of the same number of tokens:
+    /// ladder does not keep response text), and after `turns` turns a new conversation starts.
+    pub fn answered(&mut self, output_tokens: Option<u64>, turns: u32) {
+        self.turn += 1;
+        if self.turn >= turns {
+            *self = Session::default();
+            return;
+        }
+        let n = output_tokens.unwrap_or(1).clamp(1, 100_000) as u32;
+        self.history
+            .push(json!({"role": "assistant", "content": synthetic_prompt(n)}));
+    }
+}
+
+/// A prompt-set item as a spec: its text or messages, and its own `max_tokens`.
+fn item_spec(base: &RequestSpec, item: &PromptItem) -> RequestSpec {
+    let mut s = base.clone();
+    match &item.content {
+        PromptContent::Text(t) => s.prompt = t.clone(),
+        PromptContent::Messages(m) => s.messages = m.clone(),
+    }
+    if let Some(m) = item.max_tokens {
+        s.max_tokens = m;
+    }
+    s
+}
+
+/// The new turn's messages: the spec's messages, or its prompt as one user message.
+fn user_messages(spec: &RequestSpec) -> Vec<Value> {
+    if spec.messages.is_empty() {
+        vec![json!({"role": "user", "content": spec.prompt})]
+    } else {
+        spec.messages.clone()
+    }
+}
+
+/// Puts `prefix` at the very start of what is sent (system text, else the first message, else
+/// the prompt), so no earlier request shares a cacheable prefix with this one.
+fn bust(spec: &mut RequestSpec, prefix: &str) {
+    if let Some(system) = &mut spec.system {
+        system.insert_str(0, prefix);
+        return;
+    }
+    if let Some(first) = spec.messages.first_mut() {
+        if let Some(Value::String(text)) = first.get_mut("content") {
+            text.insert_str(0, prefix);
+            return;
+        }
+    }
+    spec.prompt.insert_str(0, prefix);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bust_prefixes_the_first_thing_sent() {
+        let mut s = RequestSpec {
+            prompt: "p".into(),
+            ..Default::default()
+        };
+        bust(&mut s, "[x] ");
+        assert_eq!(s.prompt, "[x] p");
+        s.messages = vec![json!({"role": "user", "content": "m"})];
+        bust(&mut s, "[y] ");
+        assert_eq!(s.messages[0]["content"], "[y] m");
+        s.system = Some("sys".into());
+        bust(&mut s, "[z] ");
+        assert_eq!(s.system.as_deref(), Some("[z] sys"));
+    }
+
+    #[test]
+    fn sessions_grow_by_the_answer_and_restart_after_the_last_turn() {
+        let mut s = Session::default();
+        s.history.push(json!({"role": "user", "content": "a"}));
+        s.answered(Some(3), 2);
+        assert_eq!(s.history.len(), 2);
+        assert_eq!(s.history[1]["content"], synthetic_prompt(3));
+        s.answered(Some(3), 2);
+        assert!(s.history.is_empty() && s.turn == 0);
+    }
+}
