@@ -508,6 +508,7 @@ fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
         complete: false,
         steps: Vec::new(),
         slo: store::SloMs::from(&s.slo),
+        short_below: s.request.short_below,
         shard: None,
         merged_from: Vec::new(),
     }

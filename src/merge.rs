@@ -245,7 +245,7 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             concurrency: step_concurrency(&ladder, step, rows[0].2.concurrency),
             duration_s,
             slo,
-            short_below: crate::scenario::RequestSpec::default().short_below,
+            short_below: first.meta.short_below,
         };
         let mut row = stats::summarize_step(&ctx, recs);
         // Rate mode: the shards' offered rates and drops add up.

@@ -228,6 +228,10 @@ pub struct Meta {
     /// The scenario's SLO in ms (for goodput when summaries are rebuilt).
     #[serde(default)]
     pub slo: SloMs,
+    /// The scenario's `request.short_below` (for the short count when summaries are rebuilt or
+    /// shards merged). Runs written before it was kept used the default.
+    #[serde(default = "default_short_below")]
+    pub short_below: f64,
     /// For a shard of a sharded run (`run --shard I/N`): which one, and its clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::shard::ShardMeta>,
@@ -238,6 +242,10 @@ pub struct Meta {
 
 fn yes() -> bool {
     true
+}
+
+fn default_short_below() -> f64 {
+    crate::scenario::DEFAULT_SHORT_BELOW
 }
 
 /// An SLO in milliseconds, as `meta.json` keeps it.
@@ -600,7 +608,7 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         fingerprint: &meta.fingerprint,
         slo: &slo,
         models: &meta.models,
-        short_below: 0.1,
+        short_below: meta.short_below,
     };
     let summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
     if summaries.is_empty() {
@@ -730,6 +738,7 @@ mod tests {
             complete: true,
             steps: vec![],
             slo: SloMs::default(),
+            short_below: 0.1,
             shard: None,
             merged_from: vec![],
         };
@@ -757,6 +766,32 @@ mod tests {
             json.contains("\"finished_at\": \"2026-11-29T18:31:35Z\""),
             "{json}"
         );
+    }
+
+    #[test]
+    fn rebuilt_summaries_use_the_runs_short_threshold_and_old_meta_reads_the_default() {
+        let out = tempfile::tempdir().unwrap();
+        let run = create_run_dir(out.path(), "demo", at(STAMP)).unwrap();
+        // 150 of 200 tokens, no `length`: short under 80%, not under the default 10%.
+        let mut r = request("gpt-4o", 1, 0, 0);
+        r.output_tokens = Some(150);
+        r.finish_reason = Some("stop".into());
+        run.write_requests(&[r]).unwrap();
+        let mut meta = read_meta_fixture();
+        meta.ladder = vec![5];
+        meta.short_below = 0.8;
+        assert_eq!(rebuild_run(&run.path, &meta).unwrap().summaries[0].short, 1);
+        meta.short_below = 0.1;
+        assert_eq!(rebuild_run(&run.path, &meta).unwrap().summaries[0].short, 0);
+        // meta.json written before it kept `short_below`: the default.
+        run.write_meta(&meta).unwrap();
+        let path = run.path.join(META_FILE);
+        let mut json: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        json.as_object_mut().unwrap().remove("short_below");
+        fs::write(&path, json.to_string()).unwrap();
+        let old = read_meta(&path).unwrap();
+        assert_eq!(old.short_below, crate::scenario::DEFAULT_SHORT_BELOW);
     }
 
     #[test]
@@ -884,6 +919,7 @@ mod tests {
             complete: true,
             steps: vec![],
             slo: SloMs::default(),
+            short_below: 0.1,
             shard: None,
             merged_from: vec![],
         }

@@ -18,6 +18,7 @@ fn meta(index: u32, total: u32) -> Meta {
         complete: true,
         steps: vec![],
         slo: Default::default(),
+        short_below: 0.1,
         shard: Some(ShardMeta {
             index,
             total,
@@ -121,6 +122,27 @@ fn percentiles_come_from_the_union_of_records_never_from_averages() {
     assert_eq!(m.finished_at, "2026-11-30T10:01:01Z");
     assert_eq!(m.merged_from.len(), 2);
     assert!(m.shard.is_none());
+}
+
+#[test]
+fn the_short_count_uses_the_runs_threshold() {
+    // 11 of 20 tokens without `length`: short under 60%, not under the default 10%.
+    let with_max = |mut s: ShardRun, short_below: f64| {
+        s.meta.short_below = short_below;
+        for r in &mut s.records {
+            r.max_tokens = Some(20);
+        }
+        s
+    };
+    let run = |short_below| {
+        let shards = vec![
+            with_max(shard(0, 2, &[1.0, 2.0]), short_below),
+            with_max(shard(1, 2, &[3.0]), short_below),
+        ];
+        merge(shards, &Slo::default()).unwrap().summaries[0].short
+    };
+    assert_eq!(run(0.6), 3);
+    assert_eq!(run(0.1), 0);
 }
 
 #[test]

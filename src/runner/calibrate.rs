@@ -76,6 +76,7 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
         complete: false,
         steps: vec![],
         slo: store::SloMs::from(&s.slo),
+        short_below: s.request.short_below,
         shard: None,
         merged_from: vec![],
     };

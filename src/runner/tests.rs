@@ -41,6 +41,7 @@ async fn run_ladder(
         complete: false,
         steps: vec![],
         slo: store::SloMs::from(&s.slo),
+        short_below: s.request.short_below,
         shard: None,
         merged_from: vec![],
     };

@@ -194,7 +194,7 @@ pub(super) fn build_request(
         Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
         None => (None, None),
     };
-    let short_below = r.short_below.map_or(0.1, |f| f.0);
+    let short_below = r.short_below.map_or(super::DEFAULT_SHORT_BELOW, |f| f.0);
     if short_below > 1.0 {
         bail!(cx, "request.short_below", "must be at most 100%, e.g. 10%")
     }

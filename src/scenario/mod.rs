@@ -273,6 +273,10 @@ pub struct RequestSpec {
     pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
+/// `request.short_below` when the scenario does not set it: a success with fewer than 10% of
+/// its `max_tokens` counts as short.
+pub const DEFAULT_SHORT_BELOW: f64 = 0.1;
+
 impl Default for RequestSpec {
     /// A one-prompt spec with the loader's defaults (for code and tests that build one).
     fn default() -> Self {
@@ -284,7 +288,7 @@ impl Default for RequestSpec {
             prompt_order: PromptOrder::RoundRobin,
             cache_bust: false,
             session_turns: 1,
-            short_below: 0.1,
+            short_below: DEFAULT_SHORT_BELOW,
             system: None,
             system_file: None,
             max_tokens: 256,

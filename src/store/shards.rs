@@ -237,6 +237,7 @@ mod tests {
             complete,
             steps: vec![],
             slo: Default::default(),
+            short_below: 0.1,
             shard: Some(ShardMeta {
                 index,
                 total,
