@@ -142,6 +142,11 @@ pub struct RunArgs {
     /// With --save-baseline --against: replace the baseline even when the gate did not pass.
     #[arg(long, requires = "save_baseline")]
     pub force: bool,
+    /// With --save-baseline: keep this run beside the earlier ones, a pooled baseline of the last
+    /// K runs (the scenario's `baselines: {keep: K}`, default 5) in baselines/<scenario>.runs/.
+    /// With 3 or more runs, each check is widened by the run-to-run spread measured over them.
+    #[arg(long, requires = "save_baseline")]
+    pub append: bool,
     /// Baselines directory (default: `baselines/` beside the scenario's folder).
     #[arg(long, value_name = "DIR")]
     pub baselines: Option<PathBuf>,

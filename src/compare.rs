@@ -18,13 +18,13 @@ mod types;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::{steady_window, SteadyWindow, StepSummary, Timed};
+use crate::stats::{drift, steady_window, SteadyWindow, StepSummary, Timed};
 use latency::{Evidence, Rule};
 pub use pair::{check_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, short_rate, throughput};
 pub use types::{
-    Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, RequestSample,
-    Side, Verdict, WorkloadMismatch,
+    Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, PooledRun,
+    RequestSample, Side, Verdict, WorkloadMismatch,
 };
 
 /// Fewest successful requests per side for a throughput (TPM, RPS) verdict.
@@ -54,6 +54,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             base.fingerprint, new.fingerprint
         ));
     }
+    let pool = Pool::of(base, &mut out.notes);
     let b = Indexed::new(base, "the baseline", &mut out.notes);
     let n = Indexed::new(new, "the new run", &mut out.notes);
     let models: BTreeSet<&str> = b
@@ -82,7 +83,9 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         for conc in concs {
             let key = (model.to_string(), conc);
             match (b.steps.get(&key), n.steps.get(&key)) {
-                (Some(bs), Some(ns)) => step_checks(&mut out.checks, opts, (&b, bs), (&n, ns)),
+                (Some(bs), Some(ns)) => {
+                    step_checks(&mut out.checks, opts, &pool, (&b, bs), (&n, ns));
+                }
                 (Some(_), None) => out.unmatched.push(format!(
                     "model {model} step {conc}: only in the baseline ({})",
                     base.label
@@ -116,7 +119,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             }
             if metric == Metric::Knee {
                 if let Some(c) = check.as_mut() {
-                    knee_needs_separation(c, &b, &n, model);
+                    knee_needs_separation(c, &out.checks, &b, &n, model);
                 }
             }
             out.checks.extend(check);
@@ -125,14 +128,102 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
     out
 }
 
+/// The runs of a pooled baseline that may widen checks: those with the baseline's workload.
+struct Pool<'a> {
+    runs: Vec<&'a PooledRun>,
+}
+
+impl<'a> Pool<'a> {
+    /// Keeps the runs measured with the baseline's workload and says in `notes` what the CIs
+    /// cover: drift between runs with ≥ 3 runs, sampling within one run otherwise.
+    fn of(base: &'a Side, notes: &mut Vec<String>) -> Self {
+        let (runs, other): (Vec<&PooledRun>, Vec<&PooledRun>) = base.pool.iter().partition(|r| {
+            r.summaries
+                .iter()
+                .all(|s| s.fingerprint == base.fingerprint)
+        });
+        for r in other {
+            notes.push(format!(
+                "pooled baseline run {} has another workload fingerprint; it is left out of the run-to-run spread",
+                r.id
+            ));
+        }
+        let k = runs.len();
+        if k >= drift::MIN_POOLED_RUNS {
+            notes.push(format!(
+                "the baseline pools {k} runs ({} … {}): latency and throughput CIs are widened by the run-to-run spread measured over them (error rates are not)",
+                runs[0].id,
+                runs[k - 1].id
+            ));
+        } else if k > 0 {
+            notes.push(format!(
+                "the baseline pools {k} run{}: the CIs cover sampling within one run only, not drift between runs ({} or more runs widen them)",
+                if k == 1 { "" } else { "s" },
+                drift::MIN_POOLED_RUNS
+            ));
+        }
+        Pool { runs }
+    }
+
+    /// The run-to-run spread of `value` at a model × concurrency (SD of its logarithm) and the
+    /// number of runs behind it; `None` with fewer than 3 runs that measured it.
+    fn spread(
+        &self,
+        model: &str,
+        conc: u32,
+        value: impl Fn(&StepSummary) -> Option<f64>,
+    ) -> Option<(f64, usize)> {
+        let values: Vec<f64> = self
+            .runs
+            .iter()
+            .filter_map(|r| {
+                r.summaries
+                    .iter()
+                    .rfind(|s| s.model == model && s.concurrency == conc)
+                    .and_then(&value)
+            })
+            .collect();
+        drift::log_spread(&values).map(|s| (s, values.len()))
+    }
+}
+
 /// A knee that appears or moves down is a regression only when the new run's TTFT P90 at the
-/// new knee step is confidently above the baseline's at the same step (its 95% lower bound above
-/// the baseline's 95% upper bound). Near a cap the knee step can flip between runs of an
-/// unchanged server; such a move is inconclusive, not a regression.
-fn knee_needs_separation(c: &mut Check, b: &Indexed<'_>, n: &Indexed<'_>, model: &str) {
+/// new knee step is confidently above the baseline's at the same step. Near a cap the knee step
+/// can flip between runs of an unchanged server; such a move is inconclusive, not a regression.
+/// With per-request samples the evidence is that step's TTFT P90 check (its 99% CI, which
+/// accounts for correlated requests and, with a pooled baseline, for drift) excluding 0; with
+/// summaries only, the recorded 95% bounds of the two P90s not overlapping.
+fn knee_needs_separation(
+    c: &mut Check,
+    checks: &[Check],
+    b: &Indexed<'_>,
+    n: &Indexed<'_>,
+    model: &str,
+) {
     let Some(at) = c.new.filter(|_| c.verdict == Verdict::Regressed) else {
         return;
     };
+    let ttft = checks.iter().find(|k| {
+        k.model == model
+            && k.concurrency == Some(at as u32)
+            && k.metric == Metric::Ttft
+            && k.percentile == Some(Percentile::P90)
+            && k.method == Method::Bootstrap
+    });
+    if let Some(k) = ttft {
+        let (lo, confirmed) = k.ci.map_or((None, false), |(lo, _)| (Some(lo), lo > 0.0));
+        if !confirmed {
+            c.detail = format!(
+                "inconclusive: {}, but at step {at} the rise of TTFT P90 is not confirmed (its 99% CI's lower bound is {}): the knee step may have flipped by chance",
+                c.detail,
+                lo.map_or_else(|| "missing".to_string(), fmt_pct)
+            );
+            c.verdict = Verdict::Inconclusive {
+                requests_per_step: None,
+            };
+        }
+        return;
+    }
     let key = (model.to_string(), at as u32);
     let (Some(bs), Some(ns)) = (b.steps.get(&key), n.steps.get(&key)) else {
         return;
@@ -298,6 +389,7 @@ fn check_seed(seed: u64, model: &str, conc: u32, metric: Metric, p: Percentile) 
 fn step_checks(
     out: &mut Vec<Check>,
     opts: &CompareOptions,
+    pool: &Pool<'_>,
     (bi, bs): (&Indexed<'_>, &StepSummary),
     (ni, ns): (&Indexed<'_>, &StepSummary),
 ) {
@@ -345,6 +437,7 @@ fn step_checks(
                 gate: gate_for(&opts.gates, metric),
                 resamples: opts.resamples,
                 seed: check_seed(opts.seed, &ns.model, ns.concurrency, metric, p),
+                spread: pool.spread(&ns.model, ns.concurrency, |s| summary_q(s, metric, p)),
             };
             let j = latency::judge(&rule, &ev(bs, &bv), &ev(ns, &nv));
             out.push(Check {
@@ -400,10 +493,15 @@ fn step_checks(
             summary: s,
             window: i.window(s),
         };
+        let spread = pool.spread(&ns.model, ns.concurrency, |s| {
+            Some(match metric {
+                Metric::Tpm => s.tpm_steady.unwrap_or(s.tpm),
+                _ => s.rps_steady.unwrap_or(s.rps),
+            })
+        });
         throughput(
             &mut c,
-            &rate(bi, bs),
-            &rate(ni, ns),
+            (&rate(bi, bs), &rate(ni, ns)),
             opts.gates.throughput,
             opts.resamples,
             check_seed(
@@ -413,6 +511,7 @@ fn step_checks(
                 metric,
                 Percentile::P50,
             ),
+            spread,
         );
         out.push(c);
     }

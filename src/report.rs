@@ -199,6 +199,7 @@ mod tests {
             requests: None,
             workload_yaml: None,
             incomplete: Some("stopped in step 3 of 4 (concurrency 20)".into()),
+            pool: Vec::new(),
         };
         let w = run_warnings(&r, Some(&serde_json::json!({"interrupted": true})));
         assert_eq!(w.len(), 2, "{w:?}");

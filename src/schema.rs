@@ -98,6 +98,7 @@ mod tests {
         visited.sort();
         let expected = [
             "",
+            "baselines",
             "compare",
             "gates",
             "gates.e2e",

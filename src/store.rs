@@ -453,6 +453,8 @@ pub struct BaselinePaths {
     pub requests: PathBuf,
     /// `dir/<scenario>.workload.yaml`: the normalized workload, for the fingerprint diff.
     pub workload: PathBuf,
+    /// `dir/<scenario>.runs/`: a pooled baseline's runs, one `<run id>.csv` summary each.
+    pub runs: PathBuf,
 }
 
 pub fn baseline_paths(dir: &Path, scenario: &str) -> BaselinePaths {
@@ -460,7 +462,73 @@ pub fn baseline_paths(dir: &Path, scenario: &str) -> BaselinePaths {
         summary: dir.join(format!("{scenario}.csv")),
         requests: dir.join(format!("{scenario}.requests.csv")),
         workload: dir.join(format!("{scenario}.workload.yaml")),
+        runs: dir.join(format!("{scenario}.runs")),
     }
+}
+
+/// A pooled baseline's runs, oldest first: each `<run id>.csv` in `dir` (run ids are UTC
+/// timestamps, so name order is time order). Empty when `dir` does not exist.
+pub fn read_pool(dir: &Path) -> Result<Vec<(String, Vec<StepSummary>)>, StoreError> {
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut ids: Vec<String> = fs::read_dir(dir)
+        .map_err(|e| StoreError::read(dir, e))?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".csv").map(str::to_string)
+        })
+        .collect();
+    ids.sort();
+    ids.into_iter()
+        .map(|id| {
+            let rows = read_summary_csv(&dir.join(format!("{id}.csv")))?;
+            Ok((id, rows))
+        })
+        .collect()
+}
+
+/// How `write_baseline` keeps earlier runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The run replaces the baseline, and a pool of earlier runs is removed.
+    Replace,
+    /// The run joins the pool under `baselines/<scenario>.runs/`, which keeps the newest `k`.
+    Pool(u32),
+}
+
+/// Adds a run's summary to a pooled baseline's directory and removes the oldest runs beyond
+/// `keep`; returns how many runs the pool holds. Each file is written atomically.
+pub fn add_to_pool(
+    dir: &Path,
+    run_id: &str,
+    summary_bytes: &[u8],
+    keep: u32,
+) -> Result<usize, StoreError> {
+    fs::create_dir_all(dir).map_err(|e| StoreError::io("create", dir, e))?;
+    write_atomic(&dir.join(format!("{run_id}.csv")), summary_bytes)?;
+    let pool = read_pool(dir)?;
+    let drop = pool.len().saturating_sub(keep.max(1) as usize);
+    for (id, _) in &pool[..drop] {
+        let path = dir.join(format!("{id}.csv"));
+        fs::remove_file(&path).map_err(|e| StoreError::io("remove", &path, e))?;
+    }
+    Ok(pool.len() - drop)
+}
+
+/// Removes a pooled baseline's runs (a plain `--save-baseline` starts over with one run).
+pub fn clear_pool(dir: &Path) -> Result<(), StoreError> {
+    if !dir.is_dir() {
+        return Ok(());
+    }
+    for (id, _) in read_pool(dir)? {
+        let path = dir.join(format!("{id}.csv"));
+        fs::remove_file(&path).map_err(|e| StoreError::io("remove", &path, e))?;
+    }
+    // Only when empty: anything else a user put there stays.
+    let _ = fs::remove_dir(dir);
+    Ok(())
 }
 
 /// Writes the three baseline files, each atomically; the summary goes last so that it is the
@@ -486,6 +554,8 @@ pub struct LoadedResult {
     pub workload_yaml: Option<String>,
     /// For a run that never finished (killed, crashed): where it stopped, in words.
     pub incomplete: Option<String>,
+    /// A pooled baseline's runs (id, summary rows), oldest first; empty otherwise.
+    pub pool: Vec<(String, Vec<StepSummary>)>,
 }
 
 /// Loads a run directory (`summary.csv`, optional `requests.csv` and `workload.yaml`) or a
@@ -494,6 +564,7 @@ pub struct LoadedResult {
 pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
     let label = path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
+    let mut pool_dir = None;
     let (summary, requests, workload) = if meta.is_dir() {
         let meta_path = path.join(META_FILE);
         if meta_path.is_file() {
@@ -539,6 +610,7 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
         } else {
             let dir = path.parent().unwrap_or(Path::new(""));
             let p = baseline_paths(dir, stem);
+            pool_dir = Some(p.runs);
             (p.summary, p.requests, p.workload)
         }
     };
@@ -556,12 +628,17 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
     } else {
         None
     };
+    let pool = match pool_dir {
+        Some(d) => read_pool(&d)?,
+        None => Vec::new(),
+    };
     Ok(LoadedResult {
         label,
         summaries,
         requests,
         workload_yaml,
         incomplete: None,
+        pool,
     })
 }
 
@@ -624,6 +701,7 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         incomplete: meta.stopped_at(&records),
         requests: Some(records),
         workload_yaml,
+        pool: Vec::new(),
     })
 }
 

@@ -11,7 +11,7 @@
 use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
 use crate::scenario::MetricGate;
 use crate::stats::inference::{bootstrap_ratio_ci, generator, lower_bound_order_stat, Resampled};
-use crate::stats::quantile_sorted;
+use crate::stats::{drift, quantile_sorted};
 
 /// Confidence of the bootstrap CI that gates a verdict.
 pub(crate) const CI_LEVEL: f64 = 0.99;
@@ -71,6 +71,31 @@ pub(crate) struct Rule<'a> {
     pub gate: &'a MetricGate,
     pub resamples: usize,
     pub seed: u64,
+    /// A pooled baseline's run-to-run spread of this quantile (SD of its log) and its number
+    /// of runs: widens the CI (`drift::widen`); `None` for within-run sampling only.
+    pub spread: Option<(f64, usize)>,
+}
+
+/// The CI widened for drift between runs when the baseline pools ≥ 3 runs, and the words that
+/// say so (empty when nothing was widened). One rule for latency and throughput checks.
+pub(crate) fn widen_for_drift(
+    r: f64,
+    ci: (f64, f64),
+    spread: Option<(f64, usize)>,
+) -> ((f64, f64), String) {
+    let Some((s, k)) = spread else {
+        return (ci, String::new());
+    };
+    let w = drift::widen(r, ci, s, drift::z_of(CI_LEVEL));
+    let words = if w.tau > 0.0 {
+        format!(
+            ", widened for drift between runs (±{:.1}% over {k} baseline runs, beyond sampling)",
+            w.tau * 100.0
+        )
+    } else {
+        format!(", not widened (the spread over {k} baseline runs is within sampling noise)")
+    };
+    ((w.lo, w.hi), words)
 }
 
 /// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
@@ -177,7 +202,9 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
             );
             return out;
         };
-        let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
+        let ((lo, hi), widened) = widen_for_drift(r, (lo, hi), rule.spread);
+        out.ci = Some((lo, hi));
+        let ci_txt = format!("99% CI [{}, {}]{widened}", fmt_pct(lo), fmt_pct(hi));
         // A change the CI allows counts only if it passes the gate and the floor.
         let can_rise = hi > gate && hi * b >= floor;
         let can_fall = lo < -gate && -lo * b >= floor;
@@ -318,6 +345,7 @@ mod tests {
             gate: &TTFT_GATE,
             resamples,
             seed,
+            spread: None,
         }
     }
 
@@ -405,6 +433,7 @@ mod tests {
             gate: &tpot,
             resamples: 500,
             seed: 1,
+            spread: None,
         };
         assert_eq!(
             judge(&r, &samples(base), &samples(new)).verdict,
@@ -553,6 +582,7 @@ mod tests {
             gate: &gate,
             resamples: 10,
             seed: 0,
+            spread: None,
         };
         let j = judge(&r, &summary(30.0, 500), &summary(45.0, 500));
         assert_eq!(j.verdict, Verdict::Info);
@@ -563,6 +593,52 @@ mod tests {
             "{}",
             j.detail
         );
+    }
+
+    #[test]
+    fn a_pooled_baselines_spread_widens_the_ci() {
+        // n = 2000 per side, the new run 15% slower: regressed on within-run sampling alone.
+        let mut rng = generator(5);
+        let base = lognormal(&mut rng, 2000, 500.0, 0.3);
+        let new: Vec<f64> = lognormal(&mut rng, 2000, 500.0, 0.3)
+            .iter()
+            .map(|x| x * 1.15)
+            .collect();
+        let r = rule(Percentile::P90, 2000, 3);
+        let plain = judge(&r, &samples(base.clone()), &samples(new.clone()));
+        assert_eq!(plain.verdict, Verdict::Regressed, "{}", plain.detail);
+        // Runs of this server drift by ~6% (log-SD): a 15% difference between two runs is
+        // within what drift allows, so the widened CI reaches below 0.
+        let drifting = Rule {
+            spread: Some((0.06, 4)),
+            ..rule(Percentile::P90, 2000, 3)
+        };
+        let j = judge(&drifting, &samples(base.clone()), &samples(new.clone()));
+        let ((lo, hi), (plo, phi)) = (j.ci.unwrap(), plain.ci.unwrap());
+        assert!(lo < plo && hi > phi && lo < 0.0, "{lo} {hi} vs {plo} {phi}");
+        assert!(
+            matches!(j.verdict, Verdict::Inconclusive { .. }),
+            "{}",
+            j.detail
+        );
+        assert!(
+            j.detail.contains("widened for drift between runs")
+                && j.detail.contains("over 4 baseline runs"),
+            "{}",
+            j.detail
+        );
+        // A spread no larger than sampling noise changes nothing, and says so.
+        let quiet = Rule {
+            spread: Some((0.001, 3)),
+            ..rule(Percentile::P90, 2000, 3)
+        };
+        let j = judge(&quiet, &samples(base.clone()), &samples(new.clone()));
+        assert_eq!((j.verdict.clone(), j.ci), (plain.verdict.clone(), plain.ci));
+        assert!(j.detail.contains("not widened"), "{}", j.detail);
+        // A +40% slowdown is still caught through 6% drift.
+        let slower: Vec<f64> = new.iter().map(|x| x * 1.4 / 1.15).collect();
+        let j = judge(&drifting, &samples(base), &samples(slower));
+        assert_eq!(j.verdict, Verdict::Regressed, "{}", j.detail);
     }
 
     #[test]

@@ -157,6 +157,7 @@ mod tests {
             samples: Some(vec![]),
             knee,
             wall: BTreeMap::new(),
+            pool: Vec::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! The non-latency rules of DESIGN §5 for one matched step or model: error rate (size, and
 //! significance by Fisher's exact test), throughput, and the knee/wall findings diff.
 
-use super::latency::{requests_to_decide, CI_LEVEL};
+use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};
 use super::{fmt_pct, Check, Method, Metric, Verdict};
 use crate::stats::inference::{self, Served};
 use crate::stats::{SteadyWindow, StepSummary};
@@ -131,11 +131,11 @@ impl Rate<'_> {
 /// windows, the point rule on the summaries otherwise.
 pub(super) fn throughput(
     c: &mut Check,
-    base: &Rate<'_>,
-    new: &Rate<'_>,
+    (base, new): (&Rate<'_>, &Rate<'_>),
     gate: f64,
     resamples: usize,
     seed: u64,
+    spread: Option<(f64, usize)>,
 ) {
     let name = c.metric.label();
     let (bv, nv) = (base.point(c.metric), new.point(c.metric));
@@ -204,9 +204,13 @@ pub(super) fn throughput(
             format!("{name}: the steady windows hold no usable completed requests"),
         );
     };
-    let (lo, hi) = (
-        (1.0 + r) * (1.0 + f_lo) - 1.0,
-        (1.0 + r) * (1.0 + f_hi) - 1.0,
+    let ((lo, hi), widened) = widen_for_drift(
+        r,
+        (
+            (1.0 + r) * (1.0 + f_lo) - 1.0,
+            (1.0 + r) * (1.0 + f_hi) - 1.0,
+        ),
+        spread,
     );
     c.ci = Some((lo, hi));
     let window = format!(
@@ -216,7 +220,7 @@ pub(super) fn throughput(
         bw.concurrency,
         nw.concurrency
     );
-    let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
+    let ci_txt = format!("99% CI [{}, {}]{widened}", fmt_pct(lo), fmt_pct(hi));
     (c.verdict, c.detail) = if hi < 0.0 && r < -gate {
         (
             Verdict::Regressed,

@@ -14,17 +14,28 @@ use crate::store::LoadedResult;
 impl Side {
     pub fn from_result(r: &LoadedResult) -> Side {
         let findings = findings::analyze_run(&r.summaries, r.requests.as_deref());
+        let pool = r
+            .pool
+            .iter()
+            .map(|(id, rows)| super::PooledRun {
+                id: id.clone(),
+                summaries: rows.clone(),
+            })
+            .collect();
         let samples = r
             .requests
             .as_ref()
             .map(|rs| rs.iter().map(RequestSample::of).collect());
-        Side::from_parts(
-            &r.label,
-            r.summaries.clone(),
-            samples,
-            &findings,
-            r.workload_yaml.clone(),
-        )
+        Side {
+            pool,
+            ..Side::from_parts(
+                &r.label,
+                r.summaries.clone(),
+                samples,
+                &findings,
+                r.workload_yaml.clone(),
+            )
+        }
     }
 
     /// A side from parts already at hand (a run just measured: its summaries, its samples and
@@ -56,6 +67,7 @@ impl Side {
             samples,
             knee,
             wall,
+            pool: Vec::new(),
         }
     }
 }

@@ -686,3 +686,84 @@ fn a_knee_move_needs_separated_ttft_bounds_at_the_new_knee_step() {
     );
     assert_eq!(judge(1000.0).verdict, Verdict::Regressed);
 }
+
+#[test]
+fn a_pooled_baseline_says_what_its_cis_cover() {
+    let runs = |k: usize, fp: &str| -> Vec<PooledRun> {
+        (0..k)
+            .map(|i| PooledRun {
+                id: format!("2026113{i}T000000Z"),
+                summaries: vec![StepSummary {
+                    fingerprint: fp.into(),
+                    ..row("m", 1, 10, 400, 800.0 + 40.0 * i as f64)
+                }],
+            })
+            .collect()
+    };
+    let notes = |pool: Vec<PooledRun>| {
+        let mut b = side("b", vec![row("m", 1, 10, 400, 800.0)]);
+        b.pool = pool;
+        let n = side("n", vec![row("m", 1, 10, 400, 800.0)]);
+        compare(&b, &n, &opts()).notes
+    };
+    assert!(notes(vec![]).is_empty());
+    let two = notes(runs(2, "fp1"));
+    assert!(
+        two.iter()
+            .any(|n| n.contains("pools 2 runs: the CIs cover sampling within one run only")),
+        "{two:?}"
+    );
+    let three = notes(runs(3, "fp1"));
+    assert!(
+        three.iter().any(|n| n
+            .contains("the baseline pools 3 runs (20261130T000000Z … 20261132T000000Z)")
+            && n.contains("widened by the run-to-run spread")),
+        "{three:?}"
+    );
+    // A run of another workload is left out, and then 2 runs remain.
+    let mut mixed = runs(3, "fp1");
+    mixed[1].summaries[0].fingerprint = "other".into();
+    let mixed = notes(mixed);
+    assert!(
+        mixed
+            .iter()
+            .any(|n| n.contains("20261131T000000Z has another workload")),
+        "{mixed:?}"
+    );
+    assert!(
+        mixed.iter().any(|n| n.contains("pools 2 runs")),
+        "{mixed:?}"
+    );
+}
+
+#[test]
+fn a_knee_move_with_samples_needs_the_ttft_check_to_exclude_zero() {
+    // Same TTFT distribution on both sides at step 20: the knee "moved" from 50 to 20 by
+    // chance, and the TTFT P90 check's CI spans 0, so the move is inconclusive.
+    let judge = |scale: f64| {
+        let mut b = side("b", vec![row("m", 1, 20, 400, 800.0)]);
+        let mut n = side("n", vec![row("m", 1, 20, 400, 800.0)]);
+        b.samples = Some(samples("m", 1, 400, 1.0, 7));
+        n.samples = Some(samples("m", 1, 400, scale, 8));
+        b.knee.insert("m".into(), Some(50));
+        n.knee.insert("m".into(), Some(20));
+        let c = compare(&b, &n, &opts());
+        c.checks
+            .iter()
+            .find(|k| k.metric == Metric::Knee)
+            .unwrap()
+            .clone()
+    };
+    let k = judge(1.0);
+    assert!(
+        matches!(k.verdict, Verdict::Inconclusive { .. }),
+        "{}",
+        k.detail
+    );
+    assert!(
+        k.detail.contains("rise of TTFT P90 is not confirmed"),
+        "{}",
+        k.detail
+    );
+    assert_eq!(judge(1.6).verdict, Verdict::Regressed);
+}

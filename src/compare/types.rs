@@ -44,6 +44,17 @@ pub struct Side {
     pub knee: BTreeMap<String, Option<u32>>,
     /// Rate-limit wall concurrency per model, same convention as `knee`.
     pub wall: BTreeMap<String, Option<u32>>,
+    /// A pooled baseline's runs (oldest first, the latest included): each run's summary rows
+    /// and its id. Empty for a run directory or a single-run baseline.
+    pub pool: Vec<PooledRun>,
+}
+
+/// One run of a pooled baseline (`baselines/<scenario>.runs/<id>.csv`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PooledRun {
+    /// The run's id: its run directory's name (a UTC timestamp).
+    pub id: String,
+    pub summaries: Vec<StepSummary>,
 }
 
 #[derive(Debug, Clone)]

@@ -6,8 +6,16 @@
 //! default gates and floors apply unchanged. Prints a markdown table of false-alarm and
 //! detection rates; `benches/calibrate.rs` repeats the A/A rows against the real simulator.
 //!
+//! Two more questions are answered here. **Drift between runs**: rows with run-level drift (every
+//! time of a run × e^(d·Z), Z drawn per run) judge each new run against a single-run baseline and
+//! against a pooled baseline of 3 runs, whose spread widens the checks (`stats::drift`).
+//! **Scaling**: one A/A row is repeated with every time and floor 10× smaller (what the
+//! real-simulator half does to save minutes); the two false-alarm rates are compared with a
+//! two-sided Fisher exact test, so a dependence on the scaling (e.g. the 1 ms timer tick) shows.
+//!
 //! Run: `cargo test --release --lib runner::calibrate -- --ignored --nocapture`
-//! (PAIRS=n to change the number of pairs per row).
+//! (PAIRS=n to change the number of pairs per row, ONLY=text to run the rows whose label has it,
+//! CAL_VERBOSE=1 to print every check that fired).
 
 use super::fake::FakeServer;
 use super::*;
@@ -29,6 +37,24 @@ struct Row {
     n: u32,
     tokens: (u64, u64),
     shift: Shift,
+    /// Run-level drift: log-SD of a whole run's times (0 = none). Rows with drift judge each
+    /// new run against a single-run baseline and against a pooled baseline of 3 runs.
+    drift: f64,
+    /// Times and floors divided by this (1 = full scale: TTFT 200 ms, 10 ms per token).
+    scale: f64,
+}
+
+impl Row {
+    const fn new(label: &'static str, n: u32, tokens: (u64, u64), shift: Shift) -> Row {
+        Row {
+            label,
+            n,
+            tokens,
+            shift,
+            drift: 0.0,
+            scale: 1.0,
+        }
+    }
 }
 
 fn scenario(n: u32, max_tokens: u64, dir: &std::path::Path) -> Scenario {
@@ -41,7 +67,7 @@ fn scenario(n: u32, max_tokens: u64, dir: &std::path::Path) -> Scenario {
 }
 
 fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
-    let (mut ttft, mut tpot) = (200.0, 10.0);
+    let (mut ttft, mut tpot) = (200.0 / row.scale, 10.0 / row.scale);
     if shifted {
         match row.shift {
             Shift::Ttft(k) => ttft *= k,
@@ -49,11 +75,25 @@ fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
             Shift::None => {}
         }
     }
+    if row.drift > 0.0 {
+        let mut rng = crate::stats::inference::generator(seed ^ 0xd1f7);
+        let k = (row.drift * crate::stats::inference::std_normal(&mut rng)).exp();
+        (ttft, tpot) = (ttft * k, tpot * k);
+    }
     let mut s = FakeServer::new(12, 0, 0, row.tokens.1);
     s.ttft = Duration::from_secs_f64(ttft / 1000.0);
     s.tpot = Duration::from_secs_f64(tpot / 1000.0);
     s.vary(0.5, row.tokens.0, 0.05, seed);
     s
+}
+
+/// The CLI's options with the floors divided by the row's scale.
+fn options(row: &Row) -> CompareOptions {
+    let mut g = crate::scenario::Gates::default();
+    for m in [&mut g.ttft, &mut g.tpot, &mut g.itl, &mut g.e2e] {
+        m.floor_ms /= row.scale;
+    }
+    CompareOptions::for_cli(g, false, false)
 }
 
 /// One run in pretend time, as a side of a comparison.
@@ -95,6 +135,100 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     )
 }
 
+/// Exit codes and what fired over a row's pairs.
+#[derive(Default)]
+struct Tally {
+    regressed: u64,
+    inconclusive_exit: u64,
+    passed: u64,
+    inconclusive: usize,
+    fired: std::collections::BTreeMap<String, usize>,
+    /// Per check: how often its 99% CI excluded 0 on the regression side, gate or not (an
+    /// unchanged server should see that for 0.5% of pairs per check).
+    excluded: std::collections::BTreeMap<String, usize>,
+}
+
+impl Tally {
+    fn add(&mut self, i: u64, c: &compare::Comparison) {
+        match c.exit_code() {
+            ExitCode::Regression => self.regressed += 1,
+            ExitCode::Inconclusive => self.inconclusive_exit += 1,
+            _ => self.passed += 1,
+        }
+        self.inconclusive += c.counts().inconclusive;
+        let judged =
+            |k: &&compare::Check| k.gated && !matches!(k.verdict, compare::Verdict::Skipped { .. });
+        for k in c.checks.iter().filter(judged) {
+            let worse = match (k.metric, k.ci) {
+                (compare::Metric::Tpm | compare::Metric::Rps, Some((_, hi))) => hi < 0.0,
+                (_, Some((lo, _))) => lo > 0.0,
+                _ => false,
+            };
+            if worse {
+                let at = k.concurrency.map_or("-".into(), |c| c.to_string());
+                *self
+                    .excluded
+                    .entry(format!("{} @{at}", k.name()))
+                    .or_default() += 1;
+            }
+        }
+        for k in c
+            .checks
+            .iter()
+            .filter(|k| k.gated && k.verdict == compare::Verdict::Regressed)
+        {
+            let at = k.concurrency.map_or("-".into(), |c| c.to_string());
+            if std::env::var_os("CAL_VERBOSE").is_some() {
+                eprintln!("pair {i}: {} @{at}: {}", k.name(), k.detail);
+            }
+            *self.fired.entry(format!("{} @{at}", k.name())).or_default() += 1;
+        }
+    }
+
+    fn print(&self, label: &str, pairs: u64, minutes: f64) {
+        if std::env::var_os("CAL_VERBOSE").is_some() {
+            let all: usize = self.excluded.values().sum();
+            eprintln!("{label}: CIs excluding 0 on the regression side ({all} in {pairs} pairs):");
+            for (k, n) in &self.excluded {
+                eprintln!(
+                    "  {k}: {n}/{pairs} ({:.1}%)",
+                    100.0 * *n as f64 / pairs as f64
+                );
+            }
+        }
+        let pct = |k: u64| format!("{k}/{pairs} ({:.0}%)", 100.0 * k as f64 / pairs as f64);
+        let what: Vec<String> = self
+            .fired
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        println!(
+            "| {label} | {} | {} | {} | {:.1} | {} | {minutes:.1} |",
+            pct(self.regressed),
+            pct(self.inconclusive_exit),
+            pct(self.passed),
+            self.inconclusive as f64 / pairs as f64,
+            if what.is_empty() {
+                "-".into()
+            } else {
+                what.join(", ")
+            }
+        );
+    }
+}
+
+/// Wilson 95% interval of k successes in n, in percent.
+fn wilson(k: u64, n: u64) -> (f64, f64) {
+    let (k, n, z) = (k as f64, n as f64, 1.959_964);
+    let p = k / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    (
+        100.0 * (centre - half).max(0.0),
+        100.0 * (centre + half).min(1.0),
+    )
+}
+
 #[tokio::test(start_paused = true)]
 #[ignore = "minutes of CPU; run by `make calibrate`"]
 async fn calibrate_gate_in_pretend_time() {
@@ -102,99 +236,149 @@ async fn calibrate_gate_in_pretend_time() {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(50);
+    let (short, long) = ((10, 100), (40, 400));
     let rows = [
+        Row::new(
+            "A/A, n = 120, short outputs (10–100 tokens)",
+            120,
+            short,
+            Shift::None,
+        ),
+        Row::new(
+            "A/A, n = 120, long outputs (40–400 tokens)",
+            120,
+            long,
+            Shift::None,
+        ),
+        Row::new("A/A, n = 400, short outputs", 400, short, Shift::None),
+        Row::new("A/A, n = 400, long outputs", 400, long, Shift::None),
+        Row::new(
+            "A/B TTFT +25%, n = 400, short outputs",
+            400,
+            short,
+            Shift::Ttft(1.25),
+        ),
+        Row::new(
+            "A/B TTFT +25%, n = 400, long outputs",
+            400,
+            long,
+            Shift::Ttft(1.25),
+        ),
+        Row::new(
+            "A/B TPOT +30%, n = 120, short outputs",
+            120,
+            short,
+            Shift::Tpot(1.3),
+        ),
+        Row::new(
+            "A/B TPOT +30%, n = 120, long outputs",
+            120,
+            long,
+            Shift::Tpot(1.3),
+        ),
         Row {
-            label: "A/A, n = 120, short outputs (10–100 tokens)",
-            n: 120,
-            tokens: (10, 100),
-            shift: Shift::None,
+            scale: 10.0,
+            ..Row::new(
+                "A/A, n = 120, short outputs, times and floors 10× smaller",
+                120,
+                short,
+                Shift::None,
+            )
         },
         Row {
-            label: "A/A, n = 120, long outputs (40–400 tokens)",
-            n: 120,
-            tokens: (40, 400),
-            shift: Shift::None,
+            drift: 0.04,
+            ..Row::new(
+                "A/A, n = 120, long outputs, run-level drift 4%",
+                120,
+                long,
+                Shift::None,
+            )
         },
         Row {
-            label: "A/A, n = 400, short outputs",
-            n: 400,
-            tokens: (10, 100),
-            shift: Shift::None,
-        },
-        Row {
-            label: "A/A, n = 400, long outputs",
-            n: 400,
-            tokens: (40, 400),
-            shift: Shift::None,
-        },
-        Row {
-            label: "A/B TTFT +25%, n = 400, short outputs",
-            n: 400,
-            tokens: (10, 100),
-            shift: Shift::Ttft(1.25),
-        },
-        Row {
-            label: "A/B TTFT +25%, n = 400, long outputs",
-            n: 400,
-            tokens: (40, 400),
-            shift: Shift::Ttft(1.25),
-        },
-        Row {
-            label: "A/B TPOT +30%, n = 120, short outputs",
-            n: 120,
-            tokens: (10, 100),
-            shift: Shift::Tpot(1.3),
-        },
-        Row {
-            label: "A/B TPOT +30%, n = 120, long outputs",
-            n: 120,
-            tokens: (40, 400),
-            shift: Shift::Tpot(1.3),
+            drift: 0.04,
+            ..Row::new(
+                "A/B TTFT +25%, n = 400, short outputs, run-level drift 4%",
+                400,
+                short,
+                Shift::Ttft(1.25),
+            )
         },
     ];
-    let opts = CompareOptions::for_cli(Default::default(), false, false);
-    println!("\n| pairs (pretend time) | exit 3 (regression) | exit 4 | exit 0 | mean inconclusive checks | what fired |");
-    println!("|---|---:|---:|---:|---:|---|");
+    println!("\n| pairs (pretend time) | exit 3 (regression) | exit 4 | exit 0 | mean inconclusive checks | what fired | minutes |");
+    println!("|---|---:|---:|---:|---:|---|---:|");
     let only = std::env::var("ONLY").ok();
+    // (label, false alarms) of the rows the scaling check compares.
+    let mut scaling: Vec<(&str, u64)> = Vec::new();
     for (ri, row) in rows.iter().enumerate() {
         if only.as_deref().is_some_and(|o| !row.label.contains(o)) {
             continue;
         }
-        let (mut regressed, mut inconclusive_exit, mut passed, mut inconclusive) = (0, 0, 0, 0);
-        let mut fired: std::collections::BTreeMap<String, usize> = Default::default();
+        let started = std::time::Instant::now();
+        let opts = options(row);
+        let (mut single, mut pooled) = (Tally::default(), Tally::default());
         for i in 0..pairs {
-            let seed = 10_000 * ri as u64 + 2 * i;
+            // The scaled row replays the seeds of the first row: only the scale differs.
+            let base_seed = if row.scale == 1.0 { ri as u64 } else { 0 };
+            let seed = 10_000 * base_seed + 2 * i;
             let a = side(row, seed, false).await;
             let b = side(row, seed + 1, true).await;
-            let c = compare::compare(&a, &b, &opts);
-            match c.exit_code() {
-                ExitCode::Regression => regressed += 1,
-                ExitCode::Inconclusive => inconclusive_exit += 1,
-                _ => passed += 1,
-            }
-            inconclusive += c.counts().inconclusive;
-            for k in c
-                .checks
-                .iter()
-                .filter(|k| k.gated && k.verdict == compare::Verdict::Regressed)
-            {
-                let at = k.concurrency.map_or("-".into(), |c| c.to_string());
-                *fired.entry(format!("{} @{at}", k.name())).or_default() += 1;
+            single.add(i, &compare::compare(&a, &b, &opts));
+            if row.drift > 0.0 {
+                let mut pool = Vec::new();
+                for (k, s) in [seed + 5_000, seed + 5_001].into_iter().enumerate() {
+                    let earlier = side(row, s, false).await;
+                    pool.push(compare::PooledRun {
+                        id: format!("run-{k}"),
+                        summaries: earlier.summaries,
+                    });
+                }
+                pool.push(compare::PooledRun {
+                    id: "run-2".into(),
+                    summaries: a.summaries.clone(),
+                });
+                let pooled_base = Side { pool, ..a };
+                pooled.add(i, &compare::compare(&pooled_base, &b, &opts));
             }
         }
-        let pct = |k: u64| format!("{k}/{pairs} ({:.0}%)", 100.0 * k as f64 / pairs as f64);
-        let what: Vec<String> = fired.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+        let minutes = started.elapsed().as_secs_f64() / 60.0;
+        if row.drift > 0.0 {
+            single.print(
+                &format!("{}, single-run baseline", row.label),
+                pairs,
+                minutes,
+            );
+            pooled.print(
+                &format!("{}, pooled baseline (3 runs)", row.label),
+                pairs,
+                minutes,
+            );
+        } else {
+            single.print(row.label, pairs, minutes);
+        }
+        if matches!(row.shift, Shift::None)
+            && row.drift == 0.0
+            && row.tokens == short
+            && row.n == 120
+        {
+            scaling.push((row.label, single.regressed));
+        }
+    }
+    if let [(a, ka), (b, kb)] = scaling[..] {
+        let p = (2.0
+            * crate::stats::inference::fisher_p_rise(ka, pairs, kb, pairs)
+                .min(crate::stats::inference::fisher_p_rise(kb, pairs, ka, pairs)))
+        .min(1.0);
+        let (wa, wb) = (wilson(ka, pairs), wilson(kb, pairs));
         println!(
-            "| {} | {} | {} | {} | {:.1} | {} |",
-            row.label,
-            pct(regressed),
-            pct(inconclusive_exit),
-            pct(passed),
-            inconclusive as f64 / pairs as f64,
-            if what.is_empty() {
-                "-".into()
+            "\nscaling check: {a}: {ka}/{pairs} (95% interval {:.0}–{:.0}%); {b}: {kb}/{pairs} ({:.0}–{:.0}%); two-sided Fisher p = {p:.2}: {}",
+            wa.0,
+            wa.1,
+            wb.0,
+            wb.1,
+            if p < 0.05 {
+                "the false-alarm rate DEPENDS on the scaling"
             } else {
-                what.join(", ")
+                "no evidence that the false-alarm rate depends on the scaling"
             }
         );
     }

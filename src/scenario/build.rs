@@ -10,7 +10,7 @@ use super::lines::locate_span;
 use super::raw::{dur_or, pos, RawGates, RawRetry, RawScenario, RawTarget};
 use super::{
     Api, Auth, Endpoint, Gates, Header, Limits, RetryPolicy, Scenario, ScenarioError, Secret, Slo,
-    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
 use crate::record::ErrorClass;
 use crate::redact::is_secret_name;
@@ -72,6 +72,14 @@ pub(super) fn build(
             )
         }
     }
+    let baselines_keep = raw.baselines.and_then(|b| pos(b.keep));
+    if let Some(k) = baselines_keep.filter(|k| *k > MAX_BASELINE_RUNS) {
+        bail!(
+            cx,
+            "baselines.keep",
+            "{k} runs is more than a baseline keeps; write a number from 1 to {MAX_BASELINE_RUNS} (3 to 10 is typical: 3 or more widen the gate by the run-to-run spread)"
+        )
+    }
     Ok(Scenario {
         path: cx.file.to_path_buf(),
         name,
@@ -86,6 +94,7 @@ pub(super) fn build(
         fingerprint: String::new(),
         extra: raw.extra.unwrap_or_default(),
         compare_baseline,
+        baselines_keep,
     })
 }
 

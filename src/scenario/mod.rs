@@ -490,7 +490,13 @@ pub struct Scenario {
     pub extra: BTreeMap<String, String>,
     /// `compare: {baseline: A}`: in a multi-model run, the other models are judged against A.
     pub compare_baseline: Option<String>,
+    /// `baselines: {keep: K}`: `--save-baseline` keeps the last K runs as a pooled baseline
+    /// (K = 1, the default, replaces it). Storage policy, not part of the workload.
+    pub baselines_keep: Option<u32>,
 }
+
+/// Most runs a pooled baseline keeps (`baselines.keep`).
+pub const MAX_BASELINE_RUNS: u32 = 50;
 
 /// Why a scenario could not be loaded: `scenarios/x.yaml:12: load.ladder: what is wrong; fix`.
 #[derive(Debug, thiserror::Error)]

@@ -22,6 +22,13 @@ pub(super) struct RawScenario {
     pub(super) limits: Option<RawLimits>,
     pub(super) extra: Option<BTreeMap<String, String>>,
     pub(super) compare: Option<RawCompare>,
+    pub(super) baselines: Option<RawBaselines>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawBaselines {
+    pub(super) keep: Option<Pos<u32>>,
 }
 
 #[derive(Deserialize)]

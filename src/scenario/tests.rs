@@ -697,3 +697,18 @@ fn compare_baseline_must_be_one_of_several_models() {
     let (_, field, _) = err(&format!("{MIN}compare: {{baseline: m}}\n"));
     assert_eq!(field, "compare.baseline");
 }
+
+#[test]
+fn baselines_keep_is_a_run_count_from_1_to_50_outside_the_workload() {
+    let s = ok(&format!("{MIN}baselines: {{keep: 5}}\n"));
+    assert_eq!(s.baselines_keep, Some(5));
+    assert_eq!(s.fingerprint, ok(MIN).fingerprint);
+    assert_eq!(ok(MIN).baselines_keep, None);
+    let (line, field, msg) = err(&format!("{MIN}baselines: {{keep: 51}}\n"));
+    assert_eq!(field, "baselines.keep");
+    assert!(line.is_some() && msg.contains("from 1 to 50"), "{msg}");
+    let (_, _, msg) = err(&format!("{MIN}baselines: {{keep: 0}}\n"));
+    assert!(msg.contains("1 or more"), "{msg}");
+    let (_, _, msg) = err(&format!("{MIN}baselines: {{kept: 3}}\n"));
+    assert!(msg.contains("keep"), "{msg}");
+}

@@ -14,6 +14,7 @@ mod k8s;
 mod merge;
 mod pairs;
 mod plan;
+mod pooled;
 mod report;
 mod run_sim;
 mod schema;
