@@ -8,6 +8,11 @@
 //! The workload is the issue's: a 4/8/16/32 ladder crossing a 12-stream cap, output lengths
 //! varying 10× (uniform between a min and a max), TTFT lognormal with σ = 0.5.
 //!
+//! **Scaling check**: the first A/A row runs again with times and floors scaled down 5× instead of
+//! 10×; the two false-alarm rates are compared with their 95% (Wilson) intervals and a two-sided
+//! Fisher exact test, so a rate that depends on the scaling (timer granularity, the machine's
+//! load at 1 ms per token) shows.
+//!
 //! Usage: `cargo bench --bench calibrate [-- PAIRS [JOBS]]` (needs `target/release/ladder`;
 //! `make calibrate` builds it). Prints a markdown table for benches/RESULTS.md.
 
@@ -33,13 +38,16 @@ struct Config {
     out_max: u32,
     shift: Shift,
     pairs: usize,
+    /// Scale of the simulator's times against a realistic server (TTFT 200 ms, 10 ms per
+    /// token): 10 means ten times faster.
+    scale: f64,
 }
 
-/// Scale of the simulator's times against a realistic server (TTFT 200 ms, 10 ms per token).
+/// The usual scale: 10× faster than a realistic server.
 const SCALE: f64 = 10.0;
 
 fn scenario(cfg: &Config, seed: u64, shifted: bool) -> String {
-    let (mut ttft_ms, mut tpot_ms) = (200.0 / SCALE, 10.0 / SCALE);
+    let (mut ttft_ms, mut tpot_ms) = (200.0 / cfg.scale, 10.0 / cfg.scale);
     if shifted {
         match cfg.shift {
             Shift::Ttft(k) => ttft_ms *= k,
@@ -63,10 +71,10 @@ fn scenario(cfg: &Config, seed: u64, shifted: bool) -> String {
         cfg.out_min,
         cfg.out_max,
         cfg.n,
-        us(50.0 / SCALE),
-        us(1.0 / SCALE),
-        us(1.0 / SCALE),
-        us(100.0 / SCALE),
+        us(50.0 / cfg.scale),
+        us(1.0 / cfg.scale),
+        us(1.0 / cfg.scale),
+        us(100.0 / cfg.scale),
     )
 }
 
@@ -157,6 +165,7 @@ fn main() {
             out_max: 100,
             shift: Shift::Tpot(1.3),
             pairs: 1,
+            scale: SCALE,
         };
         let (a, b) = (scenario(&cfg, 1, false), scenario(&cfg, 2, true));
         assert!(
@@ -182,6 +191,7 @@ fn main() {
             out_max: 100,
             shift: Shift::None,
             pairs: aa_pairs,
+            scale: SCALE,
         },
         Config {
             label: "A/A, n = 120, long outputs (40–400 tokens)",
@@ -190,6 +200,7 @@ fn main() {
             out_max: 400,
             shift: Shift::None,
             pairs: ab_pairs,
+            scale: SCALE,
         },
         Config {
             label: "A/A, n = 400, short outputs",
@@ -198,6 +209,7 @@ fn main() {
             out_max: 100,
             shift: Shift::None,
             pairs: ab_pairs,
+            scale: SCALE,
         },
         Config {
             label: "A/B TPOT +30%, n = 120, short outputs",
@@ -206,6 +218,7 @@ fn main() {
             out_max: 100,
             shift: Shift::Tpot(1.3),
             pairs: ab_pairs,
+            scale: SCALE,
         },
         Config {
             label: "A/B TTFT +25%, n = 400, short outputs",
@@ -214,10 +227,22 @@ fn main() {
             out_max: 100,
             shift: Shift::Ttft(1.25),
             pairs: ab_pairs,
+            scale: SCALE,
+        },
+        Config {
+            label: "A/A, n = 120, short outputs, scaled 5× (scaling check)",
+            n: 120,
+            out_min: 10,
+            out_max: 100,
+            shift: Shift::None,
+            pairs: aa_pairs,
+            scale: 5.0,
         },
     ];
     let only: Option<String> = std::env::var("CALIBRATE_ONLY").ok();
     let root = tempfile::tempdir().expect("tempdir");
+    // (label, false alarms, pairs) of the two rows the scaling check compares.
+    let mut scaling: Vec<(&str, usize, usize)> = Vec::new();
     println!("| pairs | exit 3 (regression) | exit 4 | exit 0 | mean inconclusive checks | what fired | minutes |");
     println!("|---|---:|---:|---:|---:|---|---:|");
     for (ci, cfg) in configs.iter().enumerate() {
@@ -252,6 +277,9 @@ fn main() {
         });
         let r = results.lock().unwrap();
         let count = |code: i32| r.iter().filter(|o| o.exit == code).count();
+        if ci == 0 || cfg.scale != SCALE {
+            scaling.push((cfg.label, count(3), r.len()));
+        }
         let mut fired: Vec<String> = r.iter().flat_map(|o| o.fired.clone()).collect();
         fired.sort();
         let mut tally: Vec<(String, usize)> = Vec::new();
@@ -284,4 +312,54 @@ fn main() {
             started.elapsed().as_secs_f64() / 60.0
         );
     }
+    if let [(a, ka, na), (b, kb, nb)] = scaling[..] {
+        let (wa, wb) = (wilson(ka, na), wilson(kb, nb));
+        let p = fisher_two_sided(ka, na, kb, nb);
+        println!(
+            "\nscaling check: {a}: {ka}/{na} (95% interval {:.0}–{:.0}%); {b}: {kb}/{nb} ({:.0}–{:.0}%); two-sided Fisher p = {p:.2}: {}",
+            wa.0,
+            wa.1,
+            wb.0,
+            wb.1,
+            if p < 0.05 {
+                "the false-alarm rate DEPENDS on the scaling"
+            } else {
+                "no evidence that the false-alarm rate depends on the scaling"
+            }
+        );
+    }
+}
+
+/// Wilson 95% interval of k in n, in percent.
+fn wilson(k: usize, n: usize) -> (f64, f64) {
+    let (k, n, z) = (k as f64, n.max(1) as f64, 1.959_964);
+    let p = k / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
+    (
+        100.0 * (centre - half).max(0.0),
+        100.0 * (centre + half).min(1.0),
+    )
+}
+
+/// Two-sided Fisher exact test of k1/n1 vs k2/n2 (sum of the hypergeometric probabilities no
+/// larger than the observed table's).
+fn fisher_two_sided(k1: usize, n1: usize, k2: usize, n2: usize) -> f64 {
+    let ln_choose = |n: usize, k: usize| -> f64 {
+        (1..=k)
+            .map(|i| ((n - k + i) as f64).ln() - (i as f64).ln())
+            .sum()
+    };
+    let total = k1 + k2;
+    let p_of = |a: usize| -> f64 {
+        (ln_choose(n1, a) + ln_choose(n2, total - a) - ln_choose(n1 + n2, total)).exp()
+    };
+    let lo = total.saturating_sub(n2);
+    let hi = total.min(n1);
+    let observed = p_of(k1);
+    (lo..=hi)
+        .map(p_of)
+        .filter(|p| *p <= observed * (1.0 + 1e-9))
+        .sum::<f64>()
+        .min(1.0)
 }

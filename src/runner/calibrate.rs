@@ -288,9 +288,9 @@ async fn calibrate_gate_in_pretend_time() {
         Row {
             drift: 0.04,
             ..Row::new(
-                "A/A, n = 120, long outputs, run-level drift 4%",
+                "A/A, n = 120, short outputs, run-level drift 4%",
                 120,
-                long,
+                short,
                 Shift::None,
             )
         },
