@@ -18,7 +18,7 @@ mod types;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::{drift, steady_window, SteadyWindow, StepSummary, Timed};
+use crate::stats::{drift, steady_window, ItlHistogram, SteadyWindow, StepSummary, Timed};
 use latency::{Evidence, Rule};
 pub use pair::{check_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, short_rate, throughput};
@@ -320,6 +320,21 @@ impl<'a> Indexed<'a> {
             .filter(move |(m, _)| m == model)
             .map(|(_, c)| *c)
     }
+    /// The inter-token gaps of the successful requests of a step that have any, in start order;
+    /// `None` when the side kept no samples or recorded no gaps (files before `itl_hist`).
+    fn gaps(&self, s: &StepSummary) -> Option<Vec<ItlHistogram>> {
+        let rows = self.samples.as_ref()?.get(&(s.model.as_str(), s.step))?;
+        let ok: Vec<&RequestSample> = rows.iter().copied().filter(|r| r.ok).collect();
+        if ok.iter().any(|r| r.itl.is_none()) {
+            return None;
+        }
+        Some(
+            ok.iter()
+                .filter_map(|r| r.itl.clone())
+                .filter(|h| !h.is_empty())
+                .collect(),
+        )
+    }
     /// Finite values of a latency for the successful requests of a step, if kept: sorted, and
     /// in start order (for the effective number of independent requests).
     fn values(&self, s: &StepSummary, metric: Metric) -> Option<(Vec<f64>, Vec<f64>)> {
@@ -411,6 +426,10 @@ fn step_checks(
     let tokens_differ = tokens_differ(bs, ns);
     for metric in Metric::LATENCIES {
         let (bv, nv) = (bi.values(bs, metric), ni.values(ns, metric));
+        let (bg, ng) = match metric {
+            Metric::Itl => (bi.gaps(bs), ni.gaps(ns)),
+            _ => (None, None),
+        };
         for p in Percentile::ALL {
             if let (Metric::Tpot, Some(why)) = (metric, &tokens_differ) {
                 let mut c = blank(metric, Some(p), p != Percentile::P50);
@@ -419,15 +438,22 @@ fn step_checks(
                 out.push(c);
                 continue;
             }
-            let ev = |s: &StepSummary, v: &Option<(Vec<f64>, Vec<f64>)>| Evidence {
+            let ev = |s: &StepSummary,
+                      v: &Option<(Vec<f64>, Vec<f64>)>,
+                      g: &Option<Vec<ItlHistogram>>| Evidence {
                 sorted: v.as_ref().map(|(v, _)| v.clone()),
                 // The indicator's correlation is what drives a quantile's variance, but with a
                 // dozen exceedances it is a noisy estimate: take the more cautious of it and
-                // the ranks' correlation.
-                effective: v.as_ref().map(|(_, in_order)| {
-                    inference::effective_size_at(in_order, p.q())
-                        .min(inference::effective_size(in_order))
-                }),
+                // the ranks' correlation. ITL: the per-request scores of the pooled quantile.
+                effective: match (v, g) {
+                    (_, Some(g)) => Some(inference::effective_size_of_gaps(g, p.q())),
+                    (Some((_, in_order)), None) => Some(
+                        inference::effective_size_at(in_order, p.q())
+                            .min(inference::effective_size(in_order)),
+                    ),
+                    (None, None) => None,
+                },
+                gaps: g.clone(),
                 summary_q: summary_q(s, metric, p),
                 summary_n: s.succeeded,
             };
@@ -439,7 +465,10 @@ fn step_checks(
                 seed: check_seed(opts.seed, &ns.model, ns.concurrency, metric, p),
                 spread: pool.spread(&ns.model, ns.concurrency, |s| summary_q(s, metric, p)),
             };
-            let j = latency::judge(&rule, &ev(bs, &bv), &ev(ns, &nv));
+            let j = latency::judge(&rule, &ev(bs, &bv, &bg), &ev(ns, &nv, &ng));
+            // ITL without per-request gaps on both sides has no CI: information only.
+            let gated =
+                p != Percentile::P50 && !(metric == Metric::Itl && j.verdict == Verdict::Info);
             out.push(Check {
                 base: j.base,
                 new: j.new,
@@ -448,12 +477,7 @@ fn step_checks(
                 method: j.method,
                 verdict: j.verdict,
                 detail: j.detail,
-                // ITL has no CI (gaps are not kept per request): information only.
-                ..blank(
-                    metric,
-                    Some(p),
-                    p != Percentile::P50 && metric != Metric::Itl,
-                )
+                ..blank(metric, Some(p), gated)
             });
         }
     }

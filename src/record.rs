@@ -197,8 +197,12 @@ pub struct RequestRecord {
     pub finish_reason: Option<String>,
     pub attempts: u32,
     pub retry_wait_ms: f64,
-    /// Gaps between consecutive token-bearing events (ITL); kept in memory, pooled per step.
-    pub itl_ms: Vec<f64>,
+    /// Gaps between consecutive token-bearing events (ITL) as a log-spaced histogram
+    /// (`stats::itl`); `None` when not recorded (files written before the `itl_hist` column).
+    pub itl: Option<crate::stats::ItlHistogram>,
+    /// Hidden-or-not reasoning tokens the server reports inside the output tokens (OpenAI
+    /// `completion_tokens_details.reasoning_tokens`, Responses `output_tokens_details`).
+    pub reasoning_tokens: Option<u64>,
     /// Whether the *first* attempt of this request was answered with a rate-limit 429
     /// (the wall counts first attempts, even when a retry later succeeded).
     pub first_attempt_429: bool,

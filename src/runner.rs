@@ -651,7 +651,7 @@ fn to_record<B>(
             r.ttfc_ms = t.ttfc_ms;
             r.tpot_ms = t.tpot_ms;
             r.e2e_ms = Some(t.e2e_ms);
-            r.itl_ms = t.itl_ms;
+            r.itl = Some(crate::stats::ItlHistogram::from_gaps(&t.itl_ms));
         } else {
             // Keep what was observed before the failure: it helps diagnose, and stats only
             // use successful requests.

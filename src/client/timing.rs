@@ -135,7 +135,7 @@ impl TimingSummary {
         record.cached_tokens = self.cached_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;
-        record.itl_ms = self.itl_ms;
+        record.itl = Some(crate::stats::ItlHistogram::from_gaps(&self.itl_ms));
         record.finish_reason = self.finish_reason;
     }
 }
@@ -371,7 +371,10 @@ mod tests {
         assert_eq!(rec.output_tokens, Some(2));
         assert_eq!(rec.tokens_source, Some(TokensSource::Chunks));
         assert_eq!(rec.token_events, 2);
-        assert_eq!(rec.itl_ms, vec![20.0]);
+        assert_eq!(
+            rec.itl,
+            Some(crate::stats::ItlHistogram::from_gaps(&[20.0]))
+        );
         assert_eq!(rec.finish_reason.as_deref(), Some("length"));
         assert!(rec.is_ok());
     }

@@ -10,8 +10,11 @@
 
 use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
 use crate::scenario::MetricGate;
-use crate::stats::inference::{bootstrap_ratio_ci, generator, lower_bound_order_stat, Resampled};
-use crate::stats::{drift, quantile_sorted};
+use crate::stats::inference::{
+    bootstrap_gaps_ratio_ci, bootstrap_ratio_ci, generator, lower_bound_order_stat, GapRequests,
+    Resampled,
+};
+use crate::stats::{drift, quantile_sorted, ItlHistogram, PooledGaps};
 
 /// Confidence of the bootstrap CI that gates a verdict.
 pub(crate) const CI_LEVEL: f64 = 0.99;
@@ -26,6 +29,9 @@ pub(crate) struct Evidence {
     /// Effective number of independent requests behind `sorted` (≤ its length; see
     /// `inference::effective_size`); `None` means all of them.
     pub effective: Option<f64>,
+    /// ITL: each request's inter-token gaps (successful requests that have gaps), when the side
+    /// recorded them (`itl_hist`); the unit of resampling and of the sample-size rule.
+    pub gaps: Option<Vec<ItlHistogram>>,
     /// The percentile from `summary.csv`.
     pub summary_q: Option<f64>,
     /// Requests behind the summary (its `succeeded`).
@@ -34,22 +40,38 @@ pub(crate) struct Evidence {
 
 impl Evidence {
     fn point(&self, pct: Percentile) -> Option<f64> {
-        match &self.sorted {
-            Some(v) => quantile_sorted(v, pct.q()),
-            None => self.summary_q,
+        match (&self.gaps, &self.sorted) {
+            (Some(g), _) => PooledGaps::of(g).quantile(pct.q()),
+            (None, Some(v)) => quantile_sorted(v, pct.q()),
+            (None, None) => self.summary_q,
         }
     }
+    /// Requests behind the figure (for ITL: requests with gaps, never gaps).
     fn n(&self) -> u64 {
-        self.sorted
-            .as_ref()
-            .map_or(self.summary_n, |v| v.len() as u64)
+        match (&self.gaps, &self.sorted) {
+            (Some(g), _) => g.len() as u64,
+            (None, Some(v)) => v.len() as u64,
+            (None, None) => self.summary_n,
+        }
+    }
+    /// How many requests a resample draws: the effective number, within 2..=n.
+    fn draws(&self, n: usize) -> usize {
+        self.effective
+            .map_or(n, |e| (e.round() as usize).clamp(2.min(n), n))
     }
     fn resampled(&self) -> Option<Resampled<'_>> {
         let v = self.sorted.as_ref()?;
-        let m = self.effective.map_or(v.len(), |e| {
-            (e.round() as usize).clamp(2.min(v.len()), v.len())
-        });
-        Some(Resampled { sorted: v, m })
+        Some(Resampled {
+            sorted: v,
+            m: self.draws(v.len()),
+        })
+    }
+    fn gap_requests(&self) -> Option<GapRequests<'_>> {
+        let g = self.gaps.as_ref().filter(|g| !g.is_empty())?;
+        Some(GapRequests {
+            requests: g,
+            m: self.draws(g.len()),
+        })
     }
 }
 
@@ -113,15 +135,32 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
         (Some(b), Some(n)) if b > 0.0 => Some(n / b - 1.0),
         _ => None,
     };
-    let sides = base.resampled().zip(new.resampled());
-    let ci = match sides {
-        Some((b, n)) if ratio.is_some() => {
+    let itl = rule.metric == Metric::Itl;
+    // ITL resamples whole requests (their gaps travel together); the others, request values.
+    let both = if itl {
+        base.gaps.is_some() && new.gaps.is_some()
+    } else {
+        base.sorted.is_some() && new.sorted.is_some()
+    };
+    // A P99 that the sample-size rule will skip anyway is not worth an ITL bootstrap.
+    let wasted =
+        itl && rule.pct != Percentile::P50 && base.n().min(new.n()) < rule.pct.min_samples();
+    let ci = match ratio {
+        Some(_) if both && !wasted => {
             let mut rng = generator(rule.seed);
-            bootstrap_ratio_ci(b, n, rule.pct.q(), rule.resamples, CI_LEVEL, &mut rng)
+            let (q, k) = (rule.pct.q(), rule.resamples);
+            if itl {
+                base.gap_requests()
+                    .zip(new.gap_requests())
+                    .and_then(|(b, n)| bootstrap_gaps_ratio_ci(b, n, q, k, CI_LEVEL, &mut rng))
+            } else {
+                base.resampled()
+                    .zip(new.resampled())
+                    .and_then(|(b, n)| bootstrap_ratio_ci(b, n, q, k, CI_LEVEL, &mut rng))
+            }
         }
         _ => None,
     };
-    let both = sides.is_some();
     let method = if both {
         Method::Bootstrap
     } else {
@@ -136,9 +175,7 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
         verdict: Verdict::Info,
         detail: String::new(),
     };
-    let approx_why = if rule.metric == Metric::Itl {
-        "approximate: ITL gaps are not kept per request"
-    } else if base.sorted.is_none() {
+    let approx_why = if base.sorted.is_none() {
         "approximate: the baseline has no per-request samples"
     } else {
         "approximate: the new run has no per-request samples"
@@ -152,9 +189,16 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
         out.detail = "shown, not gated".into();
         return out;
     }
-    if rule.metric == Metric::Itl {
+    if itl && !both {
+        let side = match (base.gaps.is_some(), new.gaps.is_some()) {
+            (false, false) => "neither side kept",
+            (false, true) => "the baseline did not keep",
+            _ => "the new run did not keep",
+        };
         out.method = Method::Approximate;
-        out.detail = "information only: ITL gaps are not kept per request, so there is no CI to judge them by; TPOT gates decode speed".into();
+        out.detail = format!(
+            "information only: {side} per-request inter-token gaps (`itl_hist`, recorded since this version; re-save an older baseline), so there is no CI to judge ITL by; TPOT gates decode speed"
+        );
         return out;
     }
     let (Some(b), Some(n)) = (bq, nq) else {
@@ -323,6 +367,7 @@ mod tests {
     fn samples(v: Vec<f64>) -> Evidence {
         Evidence {
             effective: None,
+            gaps: None,
             summary_q: None,
             summary_n: v.len() as u64,
             sorted: Some(v),
@@ -333,6 +378,7 @@ mod tests {
         Evidence {
             sorted: None,
             effective: None,
+            gaps: None,
             summary_q: Some(q),
             summary_n: n,
         }
@@ -475,6 +521,7 @@ mod tests {
         let missing = Evidence {
             sorted: None,
             effective: None,
+            gaps: None,
             summary_q: None,
             summary_n: 100,
         };
@@ -589,7 +636,33 @@ mod tests {
         assert_eq!(j.ratio, Some(0.5));
         assert!(
             j.detail
-                .starts_with("information only: ITL gaps are not kept per request"),
+                .starts_with("information only: neither side kept per-request inter-token gaps"),
+            "{}",
+            j.detail
+        );
+        // Gaps on both sides: the same rules as every latency, on whole requests.
+        let reqs = |ms: f64| -> Evidence {
+            let g: Vec<ItlHistogram> = (0..500)
+                .map(|i| ItlHistogram::from_gaps(&[ms + f64::from(i % 7), ms * 1.5]))
+                .collect();
+            Evidence {
+                gaps: Some(g),
+                summary_n: 500,
+                ..Evidence::default()
+            }
+        };
+        let j = judge(&r, &reqs(30.0), &reqs(45.0));
+        assert_eq!(
+            (j.method, j.verdict.clone()),
+            (Method::Bootstrap, Verdict::Regressed),
+            "{}",
+            j.detail
+        );
+        let j = judge(&r, &reqs(30.0), &reqs(30.0));
+        assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
+        let j = judge(&r, &reqs(30.0), &summary(45.0, 500));
+        assert!(
+            j.detail.contains("the new run did not keep"),
             "{}",
             j.detail
         );

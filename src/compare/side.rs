@@ -85,6 +85,7 @@ impl RequestSample {
             tpot_ms: x.tpot_ms,
             e2e_ms: x.e2e_ms,
             output_tokens: x.output_tokens,
+            itl: x.itl.clone(),
         }
     }
 }

@@ -383,6 +383,7 @@ fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<Reque
                 tpot_ms: Some(20.0 + z.abs()),
                 e2e_ms: Some(3000.0 + 100.0 * z),
                 output_tokens: Some(100),
+                itl: None,
             }
         })
         .collect()
@@ -412,7 +413,12 @@ fn samples_use_the_bootstrap_except_itl_and_are_deterministic() {
     assert!(ttft.ci.is_some());
     let itl = find(&c, "m", Some(10), Metric::Itl, Some(Percentile::P90));
     assert_eq!((itl.method, itl.gated), (Method::Approximate, false));
-    assert!(itl.detail.contains("ITL gaps are not kept per request"));
+    assert!(
+        itl.detail
+            .contains("neither side kept per-request inter-token gaps"),
+        "{}",
+        itl.detail
+    );
     // P99 on exactly 400 successful samples per side is judged, not skipped.
     let p99 = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P99));
     assert!(
@@ -475,6 +481,7 @@ fn closed_loop(
                 tpot_ms: Some(10.0),
                 e2e_ms: Some(d),
                 output_tokens: Some(100),
+                itl: None,
             });
             t += d;
         }
@@ -766,4 +773,90 @@ fn a_knee_move_with_samples_needs_the_ttft_check_to_exclude_zero() {
         k.detail
     );
     assert_eq!(judge(1.6).verdict, Verdict::Regressed);
+}
+
+/// n requests whose 60 gaps each come from the request's own decode speed (20 ms × a per-request
+/// log-normal factor, σ 0.25) with ±5% jitter per gap, all × `scale`.
+fn gap_samples(step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let speed = 20.0 * scale * (0.25 * crate::stats::inference::std_normal(&mut rng)).exp();
+            let gaps: Vec<f64> = (0..60)
+                .map(|_| speed * (1.0 + 0.05 * crate::stats::inference::std_normal(&mut rng)))
+                .collect();
+            RequestSample {
+                model: "m".into(),
+                step,
+                worker: (i % 8) as u32,
+                started_at_ms: i as f64 * 100.0,
+                ok: true,
+                ttft_ms: Some(200.0),
+                tpot_ms: Some(speed),
+                e2e_ms: Some(200.0 + 60.0 * speed),
+                output_tokens: Some(61),
+                itl: Some(crate::stats::ItlHistogram::from_gaps(&gaps)),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn itl_is_judged_by_resampling_whole_requests_when_both_sides_kept_gaps() {
+    let judged = |scale: f64, seed: u64, base_gaps: bool| {
+        let mut b = side("b", vec![row("m", 1, 8, 120, 800.0)]);
+        let mut n = side("n", vec![row("m", 1, 8, 120, 800.0)]);
+        let mut bs = gap_samples(1, 120, 1.0, 1);
+        if !base_gaps {
+            bs.iter_mut().for_each(|r| r.itl = None);
+        }
+        b.samples = Some(bs);
+        n.samples = Some(gap_samples(1, 120, scale, seed));
+        let c = compare(&b, &n, &opts());
+        let p90 = find(&c, "m", Some(8), Metric::Itl, Some(Percentile::P90)).clone();
+        let p99 = find(&c, "m", Some(8), Metric::Itl, Some(Percentile::P99)).clone();
+        (p90, p99)
+    };
+    // Decode 30% slower: regressed, with a bootstrap CI, gated.
+    let (slow, p99) = judged(1.3, 2, true);
+    assert_eq!(
+        (slow.method, slow.verdict.clone(), slow.gated),
+        (Method::Bootstrap, Verdict::Regressed, true),
+        "{}",
+        slow.detail
+    );
+    let (lo, hi) = slow.ci.unwrap();
+    assert!(lo > 0.0 && hi > 0.3, "{lo} {hi}");
+    // P99 counts requests, not gaps: 120 requests (7,200 gaps) are too few.
+    assert!(
+        matches!(p99.verdict, Verdict::Skipped { ref reason } if reason.contains("(have 120 / 120)")),
+        "{}",
+        p99.detail
+    );
+    assert!(p99.gated && p99.ci.is_none());
+    // The same server again: never regressed; the CI reflects the spread between requests
+    // (each request's 60 gaps move together), so it is far wider than ±1%.
+    let (same, _) = judged(1.0, 3, true);
+    assert!(
+        matches!(
+            same.verdict,
+            Verdict::NoChange | Verdict::Inconclusive { .. }
+        ),
+        "{}",
+        same.detail
+    );
+    let (lo, hi) = same.ci.unwrap();
+    assert!(
+        hi - lo > 0.05,
+        "CI [{lo}, {hi}] too narrow for 120 requests"
+    );
+    // An older baseline without gaps: information only, and the line says why.
+    let (old, _) = judged(1.3, 2, false);
+    assert_eq!((old.verdict.clone(), old.gated), (Verdict::Info, false));
+    assert!(
+        old.detail
+            .contains("the baseline did not keep per-request inter-token gaps"),
+        "{}",
+        old.detail
+    );
 }

@@ -10,7 +10,7 @@ use crate::scenario::{Gates, MetricGate};
 use crate::stats::StepSummary;
 
 /// One attempted request as far as `compare` cares (a projection of a `requests.csv` row).
-/// ITL gaps are not kept per request, so ITL is always judged with the approximate rule.
+/// ITL is judged from each request's gap histogram (`itl`) when both sides kept them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestSample {
     pub model: String,
@@ -27,6 +27,9 @@ pub struct RequestSample {
     pub tpot_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
     pub output_tokens: Option<u64>,
+    /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
+    #[serde(default)]
+    pub itl: Option<crate::stats::ItlHistogram>,
 }
 
 /// One side of a comparison: a baseline or a run, already loaded.

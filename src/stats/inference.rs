@@ -28,6 +28,7 @@
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
+use super::itl::{bin_value_ms, quantile_of_counts, ItlHistogram, PooledGaps};
 use super::quantile_sorted;
 
 /// The bootstrap's generator: seeded, stream stable across `rand` versions.
@@ -62,13 +63,31 @@ pub(crate) fn bootstrap_ratio_ci<R: RngCore>(
     confidence: f64,
     rng: &mut R,
 ) -> Option<(f64, f64)> {
-    if base.sorted.is_empty() || new.sorted.is_empty() || resamples == 0 {
+    if base.sorted.is_empty() || new.sorted.is_empty() {
+        return None;
+    }
+    ratio_ci(resamples, confidence, rng, |rng| {
+        let b = resampled_quantile(base.sorted, q, base.m, rng);
+        let n = resampled_quantile(new.sorted, q, new.m, rng);
+        (b, n)
+    })
+}
+
+/// The percentile CI at `confidence` of r = new / base − 1 over `resamples` draws of
+/// (base, new) resampled statistics: the one place that turns resampled pairs into a ratio CI
+/// (a base of 0 under a positive new value counts as +∞; 0 / 0 is left out).
+fn ratio_ci<R: RngCore>(
+    resamples: usize,
+    confidence: f64,
+    rng: &mut R,
+    mut draw: impl FnMut(&mut R) -> (f64, f64),
+) -> Option<(f64, f64)> {
+    if resamples == 0 {
         return None;
     }
     let mut ratios = Vec::with_capacity(resamples);
     for _ in 0..resamples {
-        let b = resampled_quantile(base.sorted, q, base.m, rng);
-        let n = resampled_quantile(new.sorted, q, new.m, rng);
+        let (b, n) = draw(rng);
         let r = if b == 0.0 {
             match n.partial_cmp(&0.0) {
                 Some(std::cmp::Ordering::Greater) => f64::INFINITY,
@@ -88,6 +107,93 @@ pub(crate) fn bootstrap_ratio_ci<R: RngCore>(
         quantile_with_infinities(&ratios, alpha)?,
         quantile_with_infinities(&ratios, 1.0 - alpha)?,
     ))
+}
+
+/// One side of a whole-request bootstrap of pooled inter-token gaps (DESIGN §5: each request's
+/// gaps travel together): the histograms of the requests that have gaps, and how many requests
+/// a resample draws (`m`, ≤ n; the effective number of independent requests).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GapRequests<'a> {
+    pub requests: &'a [ItlHistogram],
+    pub m: usize,
+}
+
+/// Percentile-bootstrap CI at `confidence` of r = Q_new(q) / Q_base(q) − 1 where Q is the
+/// type-7 quantile of the pooled gaps (`stats::itl`): each resample draws `m` whole requests
+/// with replacement per side and pools their gaps. `None` when a side has no request with gaps.
+pub(crate) fn bootstrap_gaps_ratio_ci<R: RngCore>(
+    base: GapRequests<'_>,
+    new: GapRequests<'_>,
+    q: f64,
+    resamples: usize,
+    confidence: f64,
+    rng: &mut R,
+) -> Option<(f64, f64)> {
+    let mut b = GapResampler::new(base)?;
+    let mut n = GapResampler::new(new)?;
+    ratio_ci(resamples, confidence, rng, |rng| {
+        (b.draw(q, rng), n.draw(q, rng))
+    })
+}
+
+/// Pools the gaps of resampled requests into a dense count array over the side's bin range.
+struct GapResampler<'a> {
+    side: GapRequests<'a>,
+    first: u16,
+    counts: Vec<u64>,
+}
+
+impl<'a> GapResampler<'a> {
+    fn new(side: GapRequests<'a>) -> Option<Self> {
+        let bins = || {
+            side.requests
+                .iter()
+                .flat_map(|h| h.bins().iter().map(|&(b, _)| b))
+        };
+        let (first, last) = (bins().min()?, bins().max()?);
+        Some(GapResampler {
+            side,
+            first,
+            counts: vec![0; usize::from(last - first) + 1],
+        })
+    }
+
+    fn draw<R: RngCore>(&mut self, q: f64, rng: &mut R) -> f64 {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        let reqs = self.side.requests;
+        let mut total = 0;
+        for _ in 0..self.side.m.clamp(1, reqs.len()) {
+            let i = ((unit(rng) * reqs.len() as f64).ceil() as usize).clamp(1, reqs.len()) - 1;
+            for &(b, c) in reqs[i].bins() {
+                self.counts[usize::from(b - self.first)] += u64::from(c);
+                total += u64::from(c);
+            }
+        }
+        quantile_of_counts(&self.counts, self.first, total, q).unwrap_or(f64::NAN)
+    }
+}
+
+/// Effective number of independent requests behind the pooled `q`-quantile of the gaps of
+/// `requests` (start order, each with gaps). A pooled quantile is driven by each request's
+/// score: its gaps above the pooled quantile minus (1 − q) × its gaps (the per-request
+/// estimating equation); this is [`effective_size_of_values`] of that series.
+pub(crate) fn effective_size_of_gaps(requests: &[ItlHistogram], q: f64) -> f64 {
+    let Some(cut) = PooledGaps::of(requests).quantile(q) else {
+        return 0.0;
+    };
+    let scores: Vec<f64> = requests
+        .iter()
+        .map(|h| {
+            let above: u64 = h
+                .bins()
+                .iter()
+                .filter(|&&(b, _)| bin_value_ms(b) > cut)
+                .map(|&(_, c)| u64::from(c))
+                .sum();
+            above as f64 - (1.0 - q) * h.count() as f64
+        })
+        .collect();
+    effective_size_of_values(&scores)
 }
 
 /// Type-7 quantile that returns an infinite endpoint instead of interpolating into NaN.

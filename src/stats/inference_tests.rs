@@ -307,3 +307,83 @@ fn fisher_matches_exact_hypergeometric_tails() {
     assert_eq!(fisher_p_rise(0, 0, 5, 100), 1.0);
     assert_eq!(fisher_p_rise(100, 100, 100, 100), 1.0);
 }
+
+/// Requests whose gaps share the request's speed (a per-request factor): pooling the gaps as if
+/// independent would give a CI ~√60 times too narrow; resampling whole requests does not.
+fn requests_with_own_speed(n: usize, seed: u64) -> Vec<ItlHistogram> {
+    let mut rng = generator(seed);
+    (0..n)
+        .map(|_| {
+            let speed = 20.0 * (0.3 * std_normal(&mut rng)).exp();
+            let gaps: Vec<f64> = (0..60)
+                .map(|_| speed * (1.0 + 0.02 * std_normal(&mut rng)))
+                .collect();
+            ItlHistogram::from_gaps(&gaps)
+        })
+        .collect()
+}
+
+#[test]
+fn gap_bootstrap_resamples_whole_requests() {
+    let base = requests_with_own_speed(200, 1);
+    let new = requests_with_own_speed(200, 2);
+    fn side(r: &[ItlHistogram]) -> GapRequests<'_> {
+        GapRequests {
+            requests: r,
+            m: r.len(),
+        }
+    }
+    let ci = |b: &[ItlHistogram], n: &[ItlHistogram], seed| {
+        bootstrap_gaps_ratio_ci(side(b), side(n), 0.9, 2000, 0.99, &mut generator(seed)).unwrap()
+    };
+    let (lo, hi) = ci(&base, &new, 7);
+    assert!(lo < 0.0 && hi > 0.0, "same server: [{lo}, {hi}]");
+    // The spread of a P90 over 200 requests with σ 0.3 between requests: several percent each
+    // way (the gaps' own ±2% jitter alone would give well under 1%).
+    assert!(
+        hi - lo > 0.08,
+        "[{lo}, {hi}] is too narrow for 200 requests"
+    );
+    // Deterministic for a seed.
+    assert_eq!(ci(&base, &new, 7), (lo, hi));
+    // Every request 25% slower: the CI moves with it.
+    let slower: Vec<ItlHistogram> = base
+        .iter()
+        .map(|h| {
+            let mut s = ItlHistogram::default();
+            for &(b, c) in h.bins() {
+                for _ in 0..c {
+                    s.add(super::super::itl::bin_value_ms(b) * 1.25);
+                }
+            }
+            s
+        })
+        .collect();
+    let (lo, hi) = ci(&base, &slower, 7);
+    assert!(lo > 0.0 && lo < 0.25 && hi > 0.25, "[{lo}, {hi}]");
+    // No request with gaps on a side: no CI.
+    assert_eq!(
+        bootstrap_gaps_ratio_ci(side(&base), side(&[]), 0.9, 10, 0.99, &mut generator(1)),
+        None
+    );
+}
+
+#[test]
+fn effective_size_of_gaps_sees_requests_correlated_in_time() {
+    // Independent requests: about n.
+    let independent = requests_with_own_speed(300, 3);
+    let e = effective_size_of_gaps(&independent, 0.9);
+    assert!(e > 200.0, "{e}");
+    // Requests in runs of 20 sharing one speed (a slow period behind the same queue): far fewer.
+    let mut rng = generator(4);
+    let mut runs = Vec::new();
+    for _ in 0..15 {
+        let speed = 20.0 * (0.3 * std_normal(&mut rng)).exp();
+        for _ in 0..20 {
+            runs.push(ItlHistogram::from_gaps(&[speed; 30]));
+        }
+    }
+    let e = effective_size_of_gaps(&runs, 0.9);
+    assert!(e < 100.0, "{e}");
+    assert_eq!(effective_size_of_gaps(&[], 0.9), 0.0);
+}

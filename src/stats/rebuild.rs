@@ -21,8 +21,8 @@ pub struct RunContext<'a> {
 /// The summary rows of a run from its records (sorted in place by model and step).
 ///
 /// A step in `finished` uses its recorded wall time and self-check figures, and its row in
-/// `kept` when there is one (that row was computed live, with the per-gap ITL samples that
-/// `requests.csv` does not keep). A step with records that never finished (the run stopped in
+/// `kept` when there is one (that row was computed live, with the self-check figures only the
+/// runner knows; ITL comes from the same per-request histograms `requests.csv` keeps). A step with records that never finished (the run stopped in
 /// it) gets a wall time from its records: first start to last end. A finished step without
 /// records keeps its `kept` row.
 pub fn summarize_run(

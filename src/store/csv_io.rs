@@ -126,6 +126,11 @@ impl Row<'_> {
             .unwrap_or("")
     }
 
+    /// Whether the file has this column at all (older files lack appended ones).
+    pub(super) fn has(&self, name: &str) -> bool {
+        self.index.contains_key(name)
+    }
+
     pub(super) fn text(&self, name: &str) -> String {
         unescape(self.cell(name))
     }

@@ -1,6 +1,8 @@
 //! `requests.csv` (DESIGN §6): one row per attempted request, the DESIGN columns then the
 //! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`) and workload
-//! columns (`cached_tokens, send_lag_ms, max_tokens`). Error text is
+//! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens` and
+//! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`). Error
+//! text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
 use super::csv_io::{
@@ -8,19 +10,20 @@ use super::csv_io::{
 };
 use super::StoreError;
 use crate::record::{ErrorClass, LimitKind, RequestRecord, TokensSource};
+use crate::stats::ItlHistogram;
 use std::path::Path;
 
 /// `requests.csv` columns in file order: DESIGN §6, then the appended rate-limit columns.
 #[rustfmt::skip]
-pub const REQUEST_COLUMNS: [&str; 29] = [
+pub const REQUEST_COLUMNS: [&str; 31] = [
     "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
     "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
     "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
     "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
-    "cached_tokens", "send_lag_ms", "max_tokens",
+    "cached_tokens", "send_lag_ms", "max_tokens", "reasoning_tokens", "itl_hist",
 ];
 /// Trailing request columns that older files may lack.
-const REQUEST_OPTIONAL: usize = 6;
+const REQUEST_OPTIONAL: usize = 8;
 
 /// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
 pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
@@ -47,8 +50,9 @@ pub fn append_request_row(out: &mut Vec<u8>, r: &RequestRecord) {
     append_rows(out, std::iter::once(request_cells(r)));
 }
 
-/// Reads a `requests.csv` (or a baseline's `.requests.csv` sidecar). `itl_ms` is not stored and
-/// comes back empty. `partial`: the file belongs to a run that did not finish, so a torn last
+/// Reads a `requests.csv` (or a baseline's `.requests.csv` sidecar). A file without the
+/// `itl_hist` column gives `itl: None` (not recorded), an empty cell a request without gaps.
+/// `partial`: the file belongs to a run that did not finish, so a torn last
 /// row (cut by the crash) is dropped.
 pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord>, StoreError> {
     let required = &REQUEST_COLUMNS[..REQUEST_COLUMNS.len() - REQUEST_OPTIONAL];
@@ -94,7 +98,14 @@ pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord
             finish_reason: row.opt_text("finish_reason"),
             attempts: row.parse("attempts", "a count")?,
             retry_wait_ms: row.parse("retry_wait_ms", "milliseconds")?,
-            itl_ms: Vec::new(),
+            itl: if row.has("itl_hist") {
+                let h = ItlHistogram::decode(row.cell("itl_hist"))
+                    .map_err(|why| row.bad("itl_hist", &format!("gap counts per bin ({why})")))?;
+                Some(h)
+            } else {
+                None
+            },
+            reasoning_tokens: row.opt("reasoning_tokens", "a token count")?,
             first_attempt_429: match row.cell("first_attempt_429").trim() {
                 "" | "false" | "0" => false,
                 "true" | "1" => true,
@@ -157,6 +168,8 @@ fn request_cells(r: &RequestRecord) -> Vec<String> {
         int(r.cached_tokens),
         opt_fixed(r.send_lag_ms, MS),
         int(r.max_tokens.map(u64::from)),
+        int(r.reasoning_tokens),
+        r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
     ]
 }
 
@@ -187,6 +200,10 @@ pub(super) mod tests {
             cached_tokens: Some(96),
             send_lag_ms: Some(0.25),
             max_tokens: Some(200),
+            reasoning_tokens: Some(64),
+            itl: Some(ItlHistogram::from_gaps(&[
+                9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
+            ])),
             ..RequestRecord::default()
         }
     }
@@ -226,7 +243,7 @@ pub(super) mod tests {
         assert!(text.contains(cell), "{text}");
         assert!(text.lines().next().unwrap().ends_with(
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
-                 cached_tokens,send_lag_ms,max_tokens"
+                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
@@ -267,7 +284,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(7, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(9, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -275,6 +292,8 @@ pub(super) mod tests {
             cached_tokens: None,
             send_lag_ms: None,
             max_tokens: None,
+            reasoning_tokens: None,
+            itl: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);
@@ -291,6 +310,10 @@ pub(super) mod tests {
             (
                 ok.replacen(",false,", ",maybe,", 1),
                 "(`first_attempt_429`)",
+            ),
+            (
+                ok.replacen(&request("m", 1, 0, 0).itl.unwrap().encode(), "12:x", 1),
+                "(`itl_hist`)",
             ),
         ];
         for (text, column) in cases {

@@ -10,6 +10,7 @@ mod crash;
 mod diff_gate;
 mod faults;
 mod interrupt;
+mod itl_gate;
 mod k8s;
 mod merge;
 mod pairs;
