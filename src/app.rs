@@ -442,13 +442,9 @@ async fn run_one(
     let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
     let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
     announce(s, out);
-    let planned: Option<u64> = crate::plan::estimate::estimate(s, None)
-        .iter()
-        .map(|e| e.requests)
-        .sum();
     let progress = Arc::new(LiveProgress::new(
         crate::progress::Display::for_stderr(out.quiet),
-        planned,
+        eta_plan(s),
     ));
     let interrupted = runner::run_scheduled(
         s,
@@ -491,6 +487,23 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
     Ok(HttpBackend { http, target })
+}
+
+/// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
+/// advance), else the pace so far over the planned requests.
+fn eta_plan(s: &Scenario) -> crate::progress::EtaPlan {
+    use crate::progress::EtaPlan;
+    let steps = crate::plan::estimate::estimate(s, None);
+    let scheduled = matches!(s.load.mode, crate::scenario::LoadMode::Rate { .. })
+        || matches!(s.load.budget, crate::scenario::Budget::Duration(_));
+    let steps_s: Option<Vec<f64>> = steps.iter().map(|e| e.duration_s).collect();
+    match steps_s {
+        Some(steps_s) if scheduled => EtaPlan::Schedule {
+            steps_s,
+            pause_s: s.load.pause_between_steps.as_secs_f64(),
+        },
+        _ => EtaPlan::Pace(steps.iter().map(|e| e.requests).sum()),
+    }
 }
 
 /// `meta.json` as written before any traffic: `complete: false` until `persist`.
@@ -625,7 +638,7 @@ fn render_run(
             step: r.step,
             planned: crate::plan::estimate::estimate(s, None)
                 .iter()
-                .find(|e| e.model == r.model && e.concurrency == r.concurrency)
+                .find(|e| e.model == r.model && e.value == r.concurrency)
                 .and_then(|e| e.requests),
         })
         .filter(|i| {

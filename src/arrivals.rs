@@ -78,6 +78,13 @@ impl Iterator for Schedule {
     }
 }
 
+/// A rate in requests/s as a person writes it: `5`, `2.5`, `0.333` (a shard's share of a rate
+/// step need not be whole).
+pub fn rate_text(rps: f64) -> String {
+    let r = format!("{rps:.3}");
+    r.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The seed of one step's schedule: the scenario's seed mixed with the step index (SplitMix64),
 /// so steps differ from each other but every run of the scenario sends the same times.
 pub fn step_seed(seed: u64, step: u32) -> u64 {
@@ -154,6 +161,14 @@ mod tests {
         let bad = ArrivalProcess::Gamma { burstiness: 0.0 };
         assert!(Schedule::new(1.0, bad, 1).is_none());
         assert_eq!(gap_stats(&[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn rates_read_like_prose() {
+        assert_eq!(rate_text(5.0), "5");
+        assert_eq!(rate_text(2.5), "2.5");
+        assert_eq!(rate_text(1.0 / 3.0), "0.333");
+        assert_eq!(rate_text(2000.0), "2000");
     }
 
     #[test]

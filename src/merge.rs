@@ -193,9 +193,14 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             let mut r = r.clone();
             r.started_at_ms += shift;
             let c = step_concurrency(&ladder, r.step, r.concurrency);
-            r.worker = r
-                .worker
-                .saturating_add(share(c.into(), m.index, m.total).first as u32);
+            // Each shard's workers continue the numbering; an open-loop shard (its records
+            // carry a send lag) is one dispatcher, numbered by its shard index.
+            r.worker = if r.send_lag_ms.is_some() {
+                m.index
+            } else {
+                r.worker
+                    .saturating_add(share(c.into(), m.index, m.total).first as u32)
+            };
             r.concurrency = c;
             let e = first_start.entry(key).or_insert(f64::INFINITY);
             *e = e.min(r.started_at_ms);

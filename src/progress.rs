@@ -8,6 +8,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// What the ETA knows of the run ahead.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EtaPlan {
+    /// Closed loop: the pace so far over this many planned measured requests.
+    Pace(Option<u64>),
+    /// Every step's planned seconds, in run order (model × step), and the pause between steps:
+    /// an open-loop step lasts its arrivals / the rate whatever the server does, and a step with
+    /// a duration budget lasts its duration, so the time ahead is known.
+    Schedule { steps_s: Vec<f64>, pause_s: f64 },
+}
+
 /// How often a CI log gets a progress line.
 pub const LOG_EVERY: Duration = Duration::from_secs(10);
 
@@ -52,12 +63,14 @@ struct State {
     last_draw: Option<Instant>,
     started: Instant,
     run_done: u64,
-    /// Measured requests the whole run plans (`None` when a step runs for a duration).
-    planned: Option<u64>,
+    plan: EtaPlan,
+    /// Steps started so far, and when the current one started.
+    steps_started: usize,
+    step_started: Instant,
 }
 
 impl State {
-    fn new(planned: Option<u64>) -> Self {
+    fn new(plan: EtaPlan) -> Self {
         State {
             label: String::new(),
             done: 0,
@@ -68,7 +81,9 @@ impl State {
             last_draw: None,
             started: Instant::now(),
             run_done: 0,
-            planned,
+            plan,
+            steps_started: 0,
+            step_started: Instant::now(),
         }
     }
 
@@ -90,10 +105,41 @@ impl State {
             p50,
             self.errors,
             clock(elapsed),
-            eta(elapsed, self.run_done, self.planned)
+            self.eta()
                 .map_or_else(|| "?".into(), |d| format!("~{}", clock(d)))
         )
     }
+}
+
+impl State {
+    fn eta(&self) -> Option<Duration> {
+        match &self.plan {
+            EtaPlan::Pace(planned) => eta(self.started.elapsed(), self.run_done, *planned),
+            EtaPlan::Schedule { steps_s, pause_s } => Some(eta_on_schedule(
+                steps_s,
+                *pause_s,
+                self.steps_started.checked_sub(1)?,
+                self.step_started.elapsed(),
+            )),
+        }
+    }
+}
+
+/// Time left on a known schedule: the rest of step `current` (counted from 0; `in_step` into
+/// it, at least nothing), the steps after it and the pauses before them. A step's tail (its
+/// last requests' latency) counts only as far as the plan knew it.
+pub fn eta_on_schedule(
+    steps_s: &[f64],
+    pause_s: f64,
+    current: usize,
+    in_step: Duration,
+) -> Duration {
+    let rest = steps_s
+        .get(current)
+        .map_or(0.0, |s| (s - in_step.as_secs_f64()).max(0.0));
+    let later = steps_s.get(current + 1..).unwrap_or(&[]);
+    let secs = rest + later.iter().sum::<f64>() + pause_s * later.len() as f64;
+    Duration::from_secs_f64(secs.max(0.0))
 }
 
 /// Time left, from the pace so far: elapsed × remaining / done requests. `None` before the
@@ -119,8 +165,8 @@ pub fn clock(d: Duration) -> String {
 }
 
 impl LiveProgress {
-    /// `planned`: measured requests in the whole run, for the ETA.
-    pub fn new(display: Display, planned: Option<u64>) -> Self {
+    /// `plan`: what the ETA knows of the run ahead.
+    pub fn new(display: Display, plan: EtaPlan) -> Self {
         let target = if display == Display::Live {
             ProgressDrawTarget::stderr_with_hz(8)
         } else {
@@ -132,7 +178,7 @@ impl LiveProgress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         bar.enable_steady_tick(Duration::from_millis(125));
-        let state = Arc::new(Mutex::new(State::new(planned)));
+        let state = Arc::new(Mutex::new(State::new(plan)));
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let logger = (display == Display::Log).then(|| {
             let (state, stop) = (state.clone(), stop.clone());
@@ -194,16 +240,11 @@ fn log_lines(state: &Mutex<State>, stop: &(Mutex<bool>, Condvar)) {
 }
 
 impl Progress for LiveProgress {
-    fn step_started(
-        &self,
-        model: &str,
-        step: u32,
-        steps: u32,
-        concurrency: u32,
-        total: Option<u64>,
-    ) {
+    fn step_started(&self, model: &str, step: u32, steps: u32, label: &str, total: Option<u64>) {
         if let Ok(mut s) = self.state.lock() {
-            s.label = format!("{model} · step {step}/{steps} · {concurrency} streams");
+            s.label = format!("{model} · step {step}/{steps} · {label}");
+            s.steps_started += 1;
+            s.step_started = Instant::now();
             s.total = total;
             s.done = 0;
             s.errors = 0;
@@ -256,6 +297,14 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(clock(Duration::from_secs(75)), "1:15");
+        // A rate ladder of 120 arrivals at 5, 10, 20, 40 req/s with 2 s pauses, 4 s into step 2:
+        // 8 s of it left, then 6 s and 3 s, and two pauses.
+        let steps = [24.0, 12.0, 6.0, 3.0];
+        let left = eta_on_schedule(&steps, 2.0, 1, Duration::from_secs(4));
+        assert_eq!(left, Duration::from_secs(8 + 6 + 3 + 4));
+        // An overrunning step counts as ending now.
+        let left = eta_on_schedule(&steps, 0.0, 3, Duration::from_secs(9));
+        assert_eq!(left, Duration::ZERO);
         assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
     }
 }

@@ -65,14 +65,8 @@ impl Interrupt {
 
 /// What the runner reports while it works (progress display, logs).
 pub trait Progress: Send + Sync {
-    fn step_started(
-        &self,
-        model: &str,
-        step: u32,
-        steps: u32,
-        concurrency: u32,
-        total: Option<u64>,
-    );
+    /// `label` says the step's load in its unit (`16 streams`, `4 req/s`).
+    fn step_started(&self, model: &str, step: u32, steps: u32, label: &str, total: Option<u64>);
     fn record(&self, record: &RequestRecord);
     fn in_flight(&self, n: usize);
     fn step_finished(&self, model: &str, step: u32);
@@ -82,7 +76,7 @@ pub trait Progress: Send + Sync {
 pub struct NoProgress;
 
 impl Progress for NoProgress {
-    fn step_started(&self, _: &str, _: u32, _: u32, _: u32, _: Option<u64>) {}
+    fn step_started(&self, _: &str, _: u32, _: u32, _: &str, _: Option<u64>) {}
     fn record(&self, _: &RequestRecord) {}
     fn in_flight(&self, _: usize) {}
     fn step_finished(&self, _: &str, _: u32) {}
@@ -185,22 +179,32 @@ pub async fn run_scheduled<B: Backend>(
                 }
             }
             slot += 1;
-            // A shard runs its share of the load (streams, or requests/s) and of the requests.
+            // A shard runs its share of the load (whole streams, or an exact share of the
+            // requests/s) and of the requests.
+            let rate_mode = matches!(scenario.load.mode, LoadMode::Rate { .. });
             let share = |requests: u64| match schedule.shard {
-                Some(spec) => crate::shard::step_share(spec, level, requests),
-                None => (level, requests),
+                None => (f64::from(level), requests),
+                Some(spec) if rate_mode => {
+                    crate::shard::rate_share(spec, f64::from(level), requests)
+                }
+                Some(spec) => {
+                    let (streams, n) = crate::shard::step_share(spec, level, requests);
+                    (f64::from(streams), n)
+                }
             };
-            let (level, warmup) = share(u64::from(scenario.load.warmup_requests));
-            // A shard's records and step carry its share of the load as the step's value.
+            let (load, warmup) = share(u64::from(scenario.load.warmup_requests));
+            // A shard's records and step carry its share of the streams as the step's value. A
+            // rate share need not be whole: rate steps keep the step's rate as their value and
+            // carry the share as the offered rate.
             let value = match scenario.load.ladder_over {
-                LadderOver::Load => level,
-                LadderOver::PromptTokens { .. } => value,
+                LadderOver::Load if !rate_mode => load as u32,
+                _ => value,
             };
             let budget = match scenario.load.budget {
                 Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
                 other => other,
             };
-            if level == 0 {
+            if load <= 0.0 {
                 sink.step_finished(StepRun {
                     model: model.clone(),
                     step,
@@ -220,10 +224,8 @@ pub async fn run_scheduled<B: Backend>(
                 value,
                 &shared.ids.tag_hex(),
             ));
-            let workers = match scenario.load.mode {
-                LoadMode::Concurrency => level,
-                LoadMode::Rate { .. } => 1,
-            };
+            // Closed-loop workers; a rate step's warmup runs on one.
+            let workers = if rate_mode { 1 } else { load as u32 };
             if warmup > 0 {
                 let warm = StepPlan {
                     model: model.clone(),
@@ -244,7 +246,7 @@ pub async fn run_scheduled<B: Backend>(
             let plan = StepPlan {
                 model: model.clone(),
                 step,
-                concurrency: level,
+                concurrency: workers,
                 value,
                 budget,
                 ramp_up: scenario.load.ramp_up,
@@ -256,8 +258,8 @@ pub async fn run_scheduled<B: Backend>(
                 model,
                 step,
                 steps_total,
-                value,
-                planned_total(&plan.budget, level),
+                &step_label(scenario.load.ladder_unit(), value, load, rate_mode),
+                planned_total(&plan.budget, workers),
             );
             let cpu = ProcessCpu::start();
             let lag = LoopLagProbe::start();
@@ -269,15 +271,18 @@ pub async fn run_scheduled<B: Backend>(
                     arrivals,
                     max_concurrency,
                 } => {
+                    let seed = crate::arrivals::step_seed(scenario.load.seed, step);
                     let rate = open_loop::RatePlan {
-                        rate: f64::from(level),
+                        rate: load,
                         arrivals,
                         max_concurrency,
-                        seed: crate::arrivals::step_seed(scenario.load.seed, step),
+                        seed: schedule
+                            .shard
+                            .map_or(seed, |spec| crate::shard::arrival_seed(spec, seed)),
                     };
                     let (d, dropped) =
                         open_loop::run_rate_step(&shared, &plan, &rate, &interrupt, sink).await;
-                    (d, dropped, Some(f64::from(level)))
+                    (d, dropped, Some(load))
                 }
             };
             let client_cpu_pct = cpu.finish();
@@ -334,6 +339,22 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
     tokio::select! {
         _ = tokio::time::sleep_until(at) => !interrupt.is_stopped(),
         _ = rx.wait_for(|v| *v >= 1) => false,
+    }
+}
+
+/// A step for the progress line: `16 streams`, `4 req/s`, `2000-token prompts at 4 req/s`.
+/// `load` is what this process runs: streams, or requests/s (`rate`); a shard's share of a rate
+/// need not be whole (`2.5 req/s`).
+fn step_label(unit: crate::stats::LadderUnit, value: u32, load: f64, rate: bool) -> String {
+    use crate::stats::LadderUnit;
+    let load = if rate {
+        format!("{} req/s", crate::arrivals::rate_text(load))
+    } else {
+        LadderUnit::Streams.describe(load as u32)
+    };
+    match unit {
+        LadderUnit::PromptTokens => format!("{} at {load}", unit.describe(value)),
+        LadderUnit::Rps | LadderUnit::Streams => load,
     }
 }
 

@@ -112,6 +112,24 @@ pub fn step_share(spec: ShardSpec, concurrency: u32, requests: u64) -> (u32, u64
     (workers.count as u32, mine)
 }
 
+/// What shard `spec` runs of one open-loop step of `rate` requests/s: an exact share of the rate
+/// (rates need not be whole: 5 req/s over 2 shards is 2.5 + 2.5, never 3 + 2) and of `requests`
+/// dealt evenly. Every shard sends; the shares sum to the step's rate and requests.
+pub fn rate_share(spec: ShardSpec, rate: f64, requests: u64) -> (f64, u64) {
+    (
+        rate / f64::from(spec.total.max(1)),
+        spec.share(requests).count,
+    )
+}
+
+/// The arrival-schedule seed of shard `spec` for a step whose unsharded seed is `step_seed`:
+/// distinct per shard, so the shards' schedules are independent and their sum is the step's
+/// process (independent Poisson streams of rate r / N add up to Poisson of rate r); shards that
+/// shared one seed would send in lockstep bursts.
+pub fn arrival_seed(spec: ShardSpec, step_seed: u64) -> u64 {
+    crate::arrivals::step_seed(step_seed, spec.index + 1)
+}
+
 /// What `meta.json` says about the shard that wrote it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShardMeta {
@@ -223,7 +241,34 @@ mod tests {
         );
     }
 
+    #[test]
+    fn rate_shares_are_exact_and_every_shard_sends() {
+        let spec = |i| ShardSpec::new(i, 2).unwrap();
+        assert_eq!(rate_share(spec(0), 5.0, 121), (2.5, 61));
+        assert_eq!(rate_share(spec(1), 5.0, 121), (2.5, 60));
+        // 1 req/s over 4 shards: a quarter each, no idle shard.
+        let quarter = rate_share(ShardSpec::new(3, 4).unwrap(), 1.0, 10);
+        assert_eq!(quarter, (0.25, 2));
+        let seeds: Vec<u64> = (0..3)
+            .map(|i| arrival_seed(ShardSpec::new(i, 3).unwrap(), 42))
+            .collect();
+        assert!(seeds[0] != seeds[1] && seeds[1] != seeds[2] && seeds[0] != 42);
+    }
+
     proptest! {
+        #[test]
+        fn rate_shares_sum_to_the_offered_rate(rate in 1u32..100_000, n in 0u64..5_000, total in 1u32..40) {
+            let (mut sum, mut requests) = (0.0, 0u64);
+            for i in 0..total {
+                let (r, k) = rate_share(ShardSpec::new(i, total).unwrap(), f64::from(rate), n);
+                prop_assert!(r > 0.0);
+                sum += r;
+                requests += k;
+            }
+            prop_assert!((sum - f64::from(rate)).abs() <= 1e-9 * f64::from(rate));
+            prop_assert_eq!(requests, n);
+        }
+
         #[test]
         fn step_shares_sum_to_the_step(c in 1u32..500, n in 0u64..5_000, total in 1u32..40) {
             let (mut streams, mut requests) = (0u64, 0u64);

@@ -240,3 +240,32 @@ fn shards_of_different_runs_are_refused() {
     let e = merge(vec![shard(0, 2, &[1.0]), later], &slo).unwrap_err();
     assert!(e.to_string().contains("different runs"), "{e}");
 }
+
+#[test]
+fn rate_shards_add_up_to_the_offered_rate() {
+    let rate = |index: u32| {
+        let mut s = shard(index, 2, &[100.0, 110.0]);
+        for r in &mut s.records {
+            r.send_lag_ms = Some(0.1);
+            r.worker = 0;
+        }
+        for row in &mut s.summaries {
+            row.ladder_unit = crate::stats::LadderUnit::Rps;
+            row.offered_rps = Some(2.5);
+        }
+        s
+    };
+    let merged = merge(vec![rate(0), rate(1)], &Slo::default()).unwrap();
+    // 5 req/s run as 2.5 + 2.5.
+    assert_eq!(merged.summaries[0].offered_rps, Some(5.0));
+    assert_eq!(
+        merged.summaries[0].ladder_unit,
+        crate::stats::LadderUnit::Rps
+    );
+    let workers: BTreeSet<u32> = merged.records.iter().map(|r| r.worker).collect();
+    assert_eq!(
+        workers.into_iter().collect::<Vec<_>>(),
+        [0, 1],
+        "one dispatcher per shard"
+    );
+}

@@ -5,8 +5,10 @@
 //! simulator's parameters, else it is unknown and the estimate says so.
 
 use super::DeclaredLimits;
-use crate::scenario::{Budget, Endpoint, Scenario};
-use crate::stats::StepSummary;
+use crate::scenario::{
+    Budget, Endpoint, LadderOver, LoadMode, PromptContent, PromptSource, Scenario,
+};
+use crate::stats::{LadderUnit, StepSummary};
 use serde::Serialize;
 
 /// Where an estimate's latency and token figures come from.
@@ -22,8 +24,13 @@ pub enum Source {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepEstimate {
     pub model: String,
-    pub concurrency: u32,
+    /// The step's ladder value, in `unit`.
+    pub value: u32,
+    pub unit: LadderUnit,
+    /// Rate mode: the requests/s the step offers (arrivals, whether or not they are served).
+    pub offered_rps: Option<f64>,
     /// Measured requests (warmup excluded); `None` for a duration budget with unknown latency.
+    /// Rate mode: arrivals (dropped ones included).
     pub requests: Option<u64>,
     pub warmup: u64,
     pub input_tokens: Option<f64>,
@@ -33,6 +40,9 @@ pub struct StepEstimate {
     /// (input + output) tokens per minute while the step runs.
     pub tpm_total: Option<f64>,
     pub rpm: Option<f64>,
+    /// Requests in flight on average (closed loop: the streams; rate mode: offered rate × mean
+    /// E2E, Little's law, when the latency is known).
+    pub in_flight: Option<f64>,
     pub input_per_request: f64,
     pub output_per_request: f64,
     pub source: Source,
@@ -43,91 +53,252 @@ fn guess_tokens(text: &str) -> f64 {
     (text.chars().count() as f64 / 4.0).ceil()
 }
 
+/// Input tokens per request at a step of value `value`, before anything is measured: the
+/// synthetic size (one word per token), a prompt set's mean, or the prompt file's length / 4.
+fn prompt_tokens(s: &Scenario, value: u32) -> f64 {
+    let system = s.request.system.as_deref().map_or(0.0, guess_tokens);
+    let prompt = match (&s.request.prompts, s.load.ladder_over) {
+        (_, LadderOver::PromptTokens { .. }) => f64::from(value),
+        (PromptSource::Synthetic { tokens }, _) => f64::from(*tokens),
+        (PromptSource::Set(set), _) if !set.items.is_empty() => {
+            let text = |i: &crate::scenario::PromptItem| match &i.content {
+                PromptContent::Text(t) => guess_tokens(t),
+                PromptContent::Messages(m) => m
+                    .iter()
+                    .filter_map(|v| v.get("content").and_then(|c| c.as_str()))
+                    .map(guess_tokens)
+                    .sum(),
+            };
+            set.items.iter().map(text).sum::<f64>() / set.items.len() as f64
+        }
+        _ => guess_tokens(&s.request.prompt),
+    };
+    prompt + system
+}
+
+/// Output tokens a request may ask for: `max_tokens`, or a prompt set's mean of its own.
+fn max_output(s: &Scenario) -> f64 {
+    let base = s.request.max_tokens;
+    match &s.request.prompts {
+        PromptSource::Set(set) if !set.items.is_empty() => {
+            let sum: f64 = set
+                .items
+                .iter()
+                .map(|i| f64::from(i.max_tokens.unwrap_or(base)))
+                .sum();
+            sum / set.items.len() as f64
+        }
+        _ => f64::from(base),
+    }
+}
+
+/// What one request costs, from a measured step, the simulator's parameters or a guess.
+struct PerRequest {
+    source: Source,
+    input: f64,
+    output: f64,
+    /// Mean E2E in seconds, when known.
+    e2e_s: Option<f64>,
+}
+
 /// Per model × step. `baseline` holds the scenario's saved baseline rows, if any.
 pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstimate> {
     let mut out = Vec::new();
-    let prompt_tokens =
-        guess_tokens(&s.request.prompt) + s.request.system.as_deref().map_or(0.0, guess_tokens);
+    let unit = s.load.ladder_unit();
+    let rate_mode = matches!(s.load.mode, LoadMode::Rate { .. });
     for model in &s.target.models {
         let base_rows: Vec<&StepSummary> = baseline
             .into_iter()
             .flatten()
             .filter(|r| &r.model == model && r.succeeded > 0)
             .collect();
-        for &c in &s.load.ladder {
-            // Measured at this concurrency, else the nearest measured one below (latency only
-            // grows with load, so this errs towards a shorter, cheaper estimate: say so).
+        for &value in &s.load.ladder {
+            // The step's load: its value, or the fixed level of a prompt-size ladder.
+            let level = match s.load.ladder_over {
+                LadderOver::Load => value,
+                LadderOver::PromptTokens { level } => level,
+            };
+            // Measured at this value, else the nearest measured one below (latency only grows
+            // with load and prompt size, so this errs towards a shorter, cheaper estimate).
             let measured = base_rows
                 .iter()
-                .filter(|r| r.concurrency <= c)
+                .filter(|r| r.concurrency <= value)
                 .max_by_key(|r| r.concurrency)
-                .or_else(|| base_rows.iter().min_by_key(|r| r.concurrency));
-            let (source, input, output, rate) = match (measured, &s.target.endpoint) {
-                (Some(r), _) if r.rps > 0.0 => {
-                    let n = r.succeeded as f64;
-                    // Measured throughput per stream, scaled to this step's streams.
-                    let per_stream = r.rps / f64::from(r.concurrency.max(1));
-                    let rate = if r.concurrency == c {
-                        r.rps
-                    } else {
-                        per_stream * f64::from(c)
-                    };
-                    (
-                        Source::Baseline,
-                        r.input_tokens as f64 / n,
-                        r.output_tokens as f64 / n,
-                        Some(rate),
-                    )
-                }
-                (_, Endpoint::Sim(p)) => {
-                    let t = p.timing_for(model);
-                    let out = f64::from(t.output_tokens.min(s.request.max_tokens).max(1));
-                    let e2e = t.ttft.as_secs_f64()
-                        + p.prefill_per_token.as_secs_f64() * prompt_tokens
-                        + t.tpot.as_secs_f64() * (out - 1.0);
-                    let served = p.concurrency_cap.map_or(c, |cap| cap.min(c));
-                    let rate = (e2e > 0.0).then(|| f64::from(served) / e2e);
-                    (Source::Simulator, prompt_tokens, out, rate)
-                }
-                _ => (
-                    Source::Guess,
-                    prompt_tokens,
-                    f64::from(s.request.max_tokens),
-                    None,
-                ),
-            };
+                .or_else(|| base_rows.iter().min_by_key(|r| r.concurrency))
+                .filter(|r| r.rps > 0.0);
+            let prompt = prompt_tokens(s, value);
+            let cost = per_request(s, model, measured.copied(), prompt);
             let warmup = u64::from(s.load.warmup_requests);
-            let (requests, duration_s) = match s.load.budget {
-                Budget::RequestsPerStep(n) => (Some(n), rate.map(|r| n as f64 / r)),
-                Budget::RequestsPerWorker(k) => {
-                    let n = k * u64::from(c);
-                    (Some(n), rate.map(|r| n as f64 / r))
-                }
-                Budget::Duration(d) => {
-                    let secs = d.as_secs_f64();
-                    (rate.map(|r| (r * secs).round() as u64), Some(secs))
-                }
+            let est = if rate_mode {
+                rate_step(s, f64::from(level), &cost, measured.copied(), value, warmup)
+            } else {
+                closed_step(s, level, &cost, measured.copied(), value, warmup)
             };
-            // The warmup requests run first, at the same rate; then the ramp-up spreads starts.
-            let warmup_s = rate.map_or(0.0, |r| warmup as f64 / r);
-            let duration_s = duration_s.map(|d| d + warmup_s + s.load.ramp_up.as_secs_f64());
             out.push(StepEstimate {
                 model: model.clone(),
-                concurrency: c,
-                requests,
+                value,
+                unit,
+                offered_rps: rate_mode.then_some(f64::from(level)),
+                requests: est.requests,
                 warmup,
-                input_tokens: requests.map(|n| n as f64 * input),
-                output_tokens: requests.map(|n| n as f64 * output),
-                duration_s,
-                tpm_total: rate.map(|r| r * 60.0 * (input + output)),
-                rpm: rate.map(|r| r * 60.0),
-                input_per_request: input,
-                output_per_request: output,
-                source,
+                input_tokens: est.requests.map(|n| n as f64 * cost.input),
+                output_tokens: est.requests.map(|n| n as f64 * cost.output),
+                duration_s: est.duration_s,
+                tpm_total: est.rate.map(|r| r * 60.0 * (cost.input + cost.output)),
+                rpm: est.rate.map(|r| r * 60.0),
+                in_flight: est.in_flight,
+                input_per_request: cost.input,
+                output_per_request: cost.output,
+                source: cost.source,
             });
         }
     }
     out
+}
+
+fn per_request(
+    s: &Scenario,
+    model: &str,
+    measured: Option<&StepSummary>,
+    prompt: f64,
+) -> PerRequest {
+    match (measured, &s.target.endpoint) {
+        (Some(r), _) => {
+            let n = r.succeeded as f64;
+            PerRequest {
+                source: Source::Baseline,
+                input: r.input_tokens as f64 / n,
+                output: r.output_tokens as f64 / n,
+                e2e_s: r.e2e_mean_ms.map(|ms| ms / 1000.0),
+            }
+        }
+        (None, Endpoint::Sim(p)) => {
+            let t = p.timing_for(model);
+            let out = f64::from(t.output_tokens.min(s.request.max_tokens).max(1));
+            let e2e = t.ttft.as_secs_f64()
+                + p.prefill_per_token.as_secs_f64() * prompt
+                + t.tpot.as_secs_f64() * (out - 1.0);
+            PerRequest {
+                source: Source::Simulator,
+                input: prompt,
+                output: out,
+                e2e_s: Some(e2e),
+            }
+        }
+        (None, _) => PerRequest {
+            source: Source::Guess,
+            input: prompt,
+            output: max_output(s),
+            e2e_s: None,
+        },
+    }
+}
+
+/// A step's requests, wall time, request rate and requests in flight.
+struct StepLoad {
+    requests: Option<u64>,
+    duration_s: Option<f64>,
+    rate: Option<f64>,
+    in_flight: Option<f64>,
+}
+
+/// Closed loop: `streams` workers back to back, so the rate is streams / E2E (or the measured
+/// throughput), and the duration follows from the budget.
+fn closed_step(
+    s: &Scenario,
+    streams: u32,
+    cost: &PerRequest,
+    measured: Option<&StepSummary>,
+    value: u32,
+    warmup: u64,
+) -> StepLoad {
+    let prompt_ladder = matches!(s.load.ladder_over, LadderOver::PromptTokens { .. });
+    let rate = match (measured, &s.target.endpoint) {
+        // A prompt-size ladder runs every step at the same streams: the measured throughput.
+        (Some(r), _) if r.concurrency == value || prompt_ladder => Some(r.rps),
+        // Measured throughput per stream, scaled to this step's streams.
+        (Some(r), _) => Some(r.rps / f64::from(r.concurrency.max(1)) * f64::from(streams)),
+        (None, Endpoint::Sim(p)) => {
+            let served = p.concurrency_cap.map_or(streams, |cap| cap.min(streams));
+            cost.e2e_s
+                .filter(|e| *e > 0.0)
+                .map(|e| f64::from(served) / e)
+        }
+        _ => None,
+    };
+    let (requests, duration_s) = match s.load.budget {
+        Budget::RequestsPerStep(n) => (Some(n), rate.map(|r| n as f64 / r)),
+        Budget::RequestsPerWorker(k) => {
+            let n = k * u64::from(streams);
+            (Some(n), rate.map(|r| n as f64 / r))
+        }
+        Budget::Duration(d) => {
+            let secs = d.as_secs_f64();
+            (rate.map(|r| (r * secs).round() as u64), Some(secs))
+        }
+    };
+    // The warmup requests run first, at the same rate; then the ramp-up spreads starts.
+    let warmup_s = rate.map_or(0.0, |r| warmup as f64 / r);
+    StepLoad {
+        requests,
+        duration_s: duration_s.map(|d| d + warmup_s + s.load.ramp_up.as_secs_f64()),
+        rate,
+        in_flight: Some(f64::from(streams)),
+    }
+}
+
+/// Open loop: arrivals at `offered` requests/s whatever the server does, so the step lasts
+/// requests / rate plus the tail (the last requests' latency), longer when the server serves
+/// fewer than arrive (a simulator's cap, or what the baseline measured at this rate). The
+/// warmup runs on one worker, one request after another.
+fn rate_step(
+    s: &Scenario,
+    offered: f64,
+    cost: &PerRequest,
+    measured: Option<&StepSummary>,
+    value: u32,
+    warmup: u64,
+) -> StepLoad {
+    let cap = match s.load.mode {
+        LoadMode::Rate {
+            max_concurrency, ..
+        } => max_concurrency,
+        LoadMode::Concurrency => None,
+    };
+    // The most the server completes per second, when something says so.
+    let capacity = match (measured, &s.target.endpoint) {
+        (Some(r), _) if r.concurrency == value && r.offered_rps.is_some() => {
+            (r.rps < 0.9 * offered).then_some(r.rps)
+        }
+        (None, Endpoint::Sim(p)) => p
+            .concurrency_cap
+            .zip(cost.e2e_s.filter(|e| *e > 0.0))
+            .map(|(c, e)| f64::from(c) / e),
+        _ => None,
+    };
+    let served = capacity.map_or(offered, |c| c.min(offered));
+    let tail = cost.e2e_s.unwrap_or(0.0);
+    let (requests, sending_s) = match s.load.budget {
+        Budget::RequestsPerStep(n) | Budget::RequestsPerWorker(n) => (n, n as f64 / offered),
+        Budget::Duration(d) => ((offered * d.as_secs_f64()).round() as u64, d.as_secs_f64()),
+    };
+    // A server slower than the arrivals drains a backlog after the last arrival: what piled
+    // up while sending, at most `max_concurrency` (arrivals beyond it are dropped).
+    let backlog = (offered - served) * sending_s;
+    let backlog = cap.map_or(backlog, |c| backlog.min(f64::from(c)));
+    let draining_s = backlog / served;
+    let warmup_s = warmup as f64 * tail;
+    // What the arrivals ask for (Little's law), at most the cap.
+    let in_flight = cost.e2e_s.map(|e| {
+        let little = offered * e;
+        cap.map_or(little, |c| little.min(f64::from(c)))
+    });
+    StepLoad {
+        requests: Some(requests),
+        duration_s: Some(sending_s + draining_s + tail + warmup_s),
+        rate: Some(offered),
+        in_flight,
+    }
 }
 
 /// Total wall time of the run: every step plus the pauses, when every step's time is known.
@@ -140,20 +311,35 @@ pub fn total_duration_s(s: &Scenario, steps: &[StepEstimate]) -> Option<f64> {
     Some(total + pauses as f64 * s.load.pause_between_steps.as_secs_f64())
 }
 
-/// Warnings before traffic: the ladder above the declared concurrency, or a step's planned
+/// Warnings before traffic: more requests in flight than the declared concurrency (the
+/// ladder's streams; in rate mode the offered rate × mean E2E, Little's law), or a step's planned
 /// tokens or requests per minute above the declared TPM or RPM.
 pub fn limit_warnings(limits: &DeclaredLimits, steps: &[StepEstimate]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(limit) = limits.concurrency {
-        if let Some(top) = steps
+        let over = steps
             .iter()
-            .map(|e| e.concurrency)
-            .max()
-            .filter(|c| *c > limit)
-        {
-            out.push(format!(
-                "load.ladder goes to {top} streams, above limits.concurrency {limit}: expect 429s or queueing from there on"
-            ));
+            .find(|e| e.in_flight.is_some_and(|f| f > f64::from(limit)));
+        match over {
+            Some(e) if e.offered_rps.is_none() => {
+                let streams = steps.iter().filter_map(|e| e.in_flight).fold(0.0, f64::max);
+                let what = if e.unit == LadderUnit::PromptTokens {
+                    "load.concurrency is"
+                } else {
+                    "load.ladder goes to"
+                };
+                out.push(format!(
+                    "{what} {streams} streams, above limits.concurrency {limit}: expect 429s or queueing from there on"
+                ))
+            }
+            Some(e) => out.push(format!(
+                "{} at {}: ≈ {:.0} requests in flight (offered rate × mean E2E, from the {}), above limits.concurrency {limit}: expect 429s or queueing from there on",
+                e.model,
+                step_words(e),
+                e.in_flight.unwrap_or(0.0),
+                source_words(e.source)
+            )),
+            None => {}
         }
     }
     let first_over = |f: &dyn Fn(&StepEstimate) -> Option<f64>, limit: f64| {
@@ -165,9 +351,9 @@ pub fn limit_warnings(limits: &DeclaredLimits, steps: &[StepEstimate]) -> Vec<St
     if let Some(limit) = limits.tpm {
         if let Some((e, v)) = first_over(&|e| e.tpm_total, limit as f64) {
             out.push(format!(
-                "{} at {} streams: planned ≈ {:.0} tokens/min (input + output, from the {}) exceeds limits.tpm {limit}: expect a token-limit wall",
+                "{} at {}: planned ≈ {:.0} tokens/min (input + output, from the {}) exceeds limits.tpm {limit}: expect a token-limit wall",
                 e.model,
-                e.concurrency,
+                step_words(e),
                 v,
                 source_words(e.source)
             ));
@@ -176,15 +362,20 @@ pub fn limit_warnings(limits: &DeclaredLimits, steps: &[StepEstimate]) -> Vec<St
     if let Some(limit) = limits.rpm {
         if let Some((e, v)) = first_over(&|e| e.rpm, limit as f64) {
             out.push(format!(
-                "{} at {} streams: planned ≈ {:.0} requests/min (from the {}) exceeds limits.rpm {limit}: expect a request-limit wall",
+                "{} at {}: planned ≈ {:.0} requests/min (from the {}) exceeds limits.rpm {limit}: expect a request-limit wall",
                 e.model,
-                e.concurrency,
+                step_words(e),
                 v,
                 source_words(e.source)
             ));
         }
     }
     out
+}
+
+/// A step in a sentence: `8 streams`, `40 req/s`, `2000-token prompts`.
+pub fn step_words(e: &StepEstimate) -> String {
+    e.unit.describe(e.value)
 }
 
 pub fn source_words(s: Source) -> &'static str {

@@ -88,7 +88,9 @@ pub enum Basis {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepBasis {
     pub step: u32,
+    /// The step's ladder value, in `unit` (streams, offered requests/s or prompt tokens).
     pub concurrency: u32,
+    pub unit: crate::stats::LadderUnit,
     pub measured_rps: f64,
     pub e2e_mean_ms: f64,
     pub ttft_p90_ms: Option<f64>,
@@ -182,11 +184,21 @@ pub fn slo_miss(s: &StepSummary, slo: &SloMs) -> Option<String> {
     None
 }
 
+/// A measured step in a sentence: `10 streams`, `the 8 req/s step` (offered; the achieved rate
+/// is said beside it), `2000-token prompts`.
+pub fn step_words(unit: crate::stats::LadderUnit, value: u32) -> String {
+    match unit {
+        crate::stats::LadderUnit::Rps => format!("the {} step", unit.describe(value)),
+        unit => unit.describe(value),
+    }
+}
+
 fn basis_of(s: &StepSummary) -> Option<StepBasis> {
     let n = s.succeeded.max(1) as f64;
     Some(StepBasis {
         step: s.step,
         concurrency: s.concurrency,
+        unit: s.ladder_unit,
         measured_rps: s.rps,
         e2e_mean_ms: s.e2e_mean_ms.filter(|v| v.is_finite() && *v > 0.0)?,
         ttft_p90_ms: s.ttft_p90_ms,
@@ -243,16 +255,18 @@ fn plan_model(
         (Some(s), _) => (Basis::Measured, basis_of(s)),
         (None, Some(best)) => {
             notes.push(format!(
-                "No measured step carried {rps} RPS within the SLO (the most was {:.2} RPS at {} streams). The figures assume the latency measured at {} streams holds at {rps} RPS, which is true only if the service adds capacity; measure a ladder that reaches the rate to confirm.",
-                best.rps, best.concurrency, best.concurrency
+                "No measured step carried {rps} RPS within the SLO (the most was {:.2} RPS at {}). The figures assume the latency measured at {} holds at {rps} RPS, which is true only if the service adds capacity; measure a ladder that reaches the rate to confirm.",
+                best.rps,
+                step_words(best.ladder_unit, best.concurrency),
+                step_words(best.ladder_unit, best.concurrency)
             ));
             (Basis::Extrapolated, basis_of(best))
         }
         (None, None) => {
             if let Some(first) = steps.first() {
                 notes.push(format!(
-                    "No step met the SLO; even the lowest ({} streams) missed it: {}.",
-                    first.concurrency,
+                    "No step met the SLO; even the lowest ({}) missed it: {}.",
+                    step_words(first.ladder_unit, first.concurrency),
                     slo_miss(first, slo).unwrap_or_else(|| "no latency measured".into())
                 ));
             }

@@ -152,3 +152,135 @@ fn a_step_with_more_than_one_percent_failures_does_not_meet_the_slo() {
     let p = plan(&rows, 10.0, &slo_1s(), &DeclaredLimits::default());
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 20);
 }
+
+/// A scenario against the embedded simulator with this `target.sim` and `load:` block.
+fn sim_scenario(sim: &str, load: &str) -> (tempfile::TempDir, crate::scenario::Scenario) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "x".repeat(400)).unwrap();
+    let prompt = if load.contains("prompt_tokens") {
+        ""
+    } else {
+        "\n  prompt_file: p.txt"
+    };
+    let yaml = format!(
+        "name: est\ntarget:\n  sim: {{{sim}}}\n  models: [m]\nrequest:{prompt}\n  \
+         max_tokens: 40\nload:\n{load}"
+    );
+    let s = crate::scenario::load_str(&yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    (dir, s)
+}
+
+#[test]
+fn a_rate_step_lasts_its_arrivals_over_the_rate_plus_the_tail() {
+    // 500 ms per request, no cap: 120 arrivals at 10 req/s take 12 s, then the last one's 0.5 s.
+    let (_d, s) = sim_scenario(
+        "ttft: 110ms, tpot: 10ms, output_tokens: 40",
+        "  mode: rate\n  ladder: [10, 20]\n  requests_per_step: 120\n",
+    );
+    let steps = estimate::estimate(&s, None);
+    let e = &steps[0];
+    assert_eq!((e.value, e.unit), (10, crate::stats::LadderUnit::Rps));
+    assert_eq!((e.offered_rps, e.requests), (Some(10.0), Some(120)));
+    assert!((e.duration_s.unwrap() - 12.5).abs() < 1e-9, "{e:?}");
+    assert!((steps[1].duration_s.unwrap() - 6.5).abs() < 1e-9);
+    // The offered rate is what the account sees: 600 requests/min; 5 in flight (Little).
+    assert!((e.rpm.unwrap() - 600.0).abs() < 1e-9);
+    assert!((e.in_flight.unwrap() - 5.0).abs() < 1e-9);
+    let words = words::dry_run(&s, &steps, None);
+    assert!(
+        words.contains("req/s") && !words.contains("streams"),
+        "{words}"
+    );
+    assert!(words.contains("about 19.0s"), "{words}");
+}
+
+#[test]
+fn a_rate_above_the_servers_capacity_drains_a_backlog_at_most_the_cap() {
+    // 4 streams of 0.5 s serve 8 req/s. 20 req/s for 120 arrivals: 6 s of arrivals.
+    let sim = "ttft: 110ms, tpot: 10ms, output_tokens: 40, concurrency_cap: 4";
+    let (_d, s) = sim_scenario(
+        sim,
+        "  mode: rate\n  ladder: [20]\n  requests_per_step: 120\n",
+    );
+    let e = &estimate::estimate(&s, None)[0];
+    // Without a cap on requests in flight everything is served, at 8 req/s: 15 s + 0.5 s.
+    assert!((e.duration_s.unwrap() - 15.5).abs() < 1e-9, "{e:?}");
+    let capped = "  mode: rate\n  ladder: [20]\n  requests_per_step: 120\n  max_concurrency: 16\n";
+    let (_d, s) = sim_scenario(sim, capped);
+    let e = &estimate::estimate(&s, None)[0];
+    // A backlog of at most 16 drains at 8 req/s: 6 s + 2 s + 0.5 s; 16 in flight at most.
+    assert!((e.duration_s.unwrap() - 8.5).abs() < 1e-9, "{e:?}");
+    assert_eq!(e.in_flight, Some(10.0));
+}
+
+#[test]
+fn rate_steps_are_warned_about_by_requests_in_flight_not_streams() {
+    let (_d, s) = sim_scenario(
+        "ttft: 110ms, tpot: 10ms, output_tokens: 40",
+        "  mode: rate\n  ladder: [4, 40]\n  requests_per_step: 100\n",
+    );
+    let steps = estimate::estimate(&s, None);
+    let limits = DeclaredLimits {
+        concurrency: Some(8),
+        rpm: Some(1000),
+        tpm: None,
+    };
+    let w = estimate::limit_warnings(&limits, &steps);
+    assert!(
+        w[0].contains("m at 40 req/s: ≈ 20 requests in flight")
+            && w[0].contains("above limits.concurrency 8"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains("m at 40 req/s: planned ≈ 2400 requests/min"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_prompt_size_ladder_runs_every_step_at_its_load_with_the_steps_prompt() {
+    let (_d, s) = sim_scenario(
+        "ttft: 100ms, prefill_per_token: 0.1ms, tpot: 10ms, output_tokens: 11",
+        "  ladder_over: prompt_tokens\n  concurrency: 2\n  ladder: [1000, 4000]\n  requests_per_step: 40\n",
+    );
+    let steps = estimate::estimate(&s, None);
+    assert_eq!(steps[1].unit, crate::stats::LadderUnit::PromptTokens);
+    assert_eq!(steps[1].input_per_request, 4000.0);
+    assert_eq!(steps[1].in_flight, Some(2.0), "2 streams, not 4000");
+    // 0.1 + 0.4 + 0.1 s per request on 2 streams: 40 requests take 12 s.
+    assert!(
+        (steps[1].duration_s.unwrap() - 12.0).abs() < 1e-9,
+        "{:?}",
+        steps[1]
+    );
+    let words = words::dry_run(&s, &steps, None);
+    assert!(words.contains("every step at 2 streams"), "{words}");
+    assert!(words.contains("prompt tok"), "{words}");
+    let limits = DeclaredLimits {
+        concurrency: Some(1),
+        ..DeclaredLimits::default()
+    };
+    let w = estimate::limit_warnings(&limits, &steps);
+    assert!(w[0].starts_with("load.concurrency is 2 streams"), "{w:?}");
+}
+
+#[test]
+fn a_plan_from_a_rate_ladder_names_the_offered_step() {
+    let mut rows = demo();
+    for r in &mut rows {
+        r.ladder_unit = crate::stats::LadderUnit::Rps;
+        r.offered_rps = Some(f64::from(r.concurrency));
+    }
+    let p = plan(&rows, 10.0, &slo_1s(), &DeclaredLimits::default());
+    let text = plain_words(&p);
+    assert!(
+        text.contains("m: measured at the 10 req/s step (13.5 RPS achieved"),
+        "{text}"
+    );
+    let p = plan(&rows, 30.0, &slo_1s(), &DeclaredLimits::default());
+    assert!(
+        p.models[0].notes[0].contains("(the most was 20.30 RPS at the 20 req/s step)"),
+        "{:?}",
+        p.models[0].notes
+    );
+}

@@ -3,7 +3,8 @@
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, LimitName, ModelPlan, Plan};
-use crate::scenario::Scenario;
+use crate::scenario::{LadderOver, LoadMode, Scenario};
+use crate::stats::LadderUnit;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -83,11 +84,16 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
         .into_iter()
         .flatten()
         .collect();
+    let step = super::step_words(b.unit, b.concurrency);
+    let achieved = if b.unit == LadderUnit::Rps {
+        " achieved"
+    } else {
+        ""
+    };
     let _ = writeln!(
         s,
-        "{}: {how} {} streams ({} RPS, mean E2E {}; {})",
+        "{}: {how} {step} ({} RPS{achieved}, mean E2E {}; {})",
         m.model,
-        b.concurrency,
         num(b.measured_rps),
         ms(b.e2e_mean_ms),
         lat.join(", ")
@@ -199,11 +205,25 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         s.name,
         s.path.display()
     );
+    // The step column in the ladder's unit; a prompt-size ladder says its load once.
+    let unit = steps.first().map(|e| e.unit).unwrap_or_default();
+    let header = match unit {
+        LadderUnit::Streams => "streams",
+        LadderUnit::Rps => "req/s",
+        LadderUnit::PromptTokens => "prompt tok",
+    };
+    if let LadderOver::PromptTokens { level } = s.load.ladder_over {
+        let load = match s.load.mode {
+            LoadMode::Rate { .. } => format!("{level} req/s"),
+            LoadMode::Concurrency => LadderUnit::Streams.describe(level),
+        };
+        let _ = writeln!(out, "every step at {load}; the ladder is the prompt size");
+    }
     let _ = writeln!(
         out,
-        "{:<16} {:>8} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
+        "{:<16} {:>10} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
         "model",
-        "streams",
+        header,
         "requests",
         "warmup",
         "input tokens",
@@ -225,9 +245,9 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         }
         let _ = writeln!(
             out,
-            "{:<16} {:>8} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
+            "{:<16} {:>10} {:>9} {:>8} {:>13} {:>14} {:>10} {:>12}",
             e.model,
-            e.concurrency,
+            e.value,
             e.requests.map_or("?".to_string(), |r| r.to_string()),
             e.warmup,
             opt(e.input_tokens),
@@ -263,6 +283,17 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         );
     }
     let _ = writeln!(out, "estimates from {from}");
+    if matches!(s.load.mode, LoadMode::Rate { .. }) {
+        let _ = writeln!(
+            out,
+            "rate mode: a step lasts its arrivals / the rate, plus the last requests' latency{}; tokens/min is what the offered rate asks for",
+            if steps.iter().any(|e| e.source == super::estimate::Source::Guess) {
+                " (unknown here)"
+            } else {
+                ""
+            }
+        );
+    }
     out
 }
 

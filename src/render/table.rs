@@ -3,7 +3,7 @@
 //! several models, a side-by-side table that marks the fastest model at each step. Pure: rows in,
 //! a `String` out; numbers are formatted for people, not for machines (the CSVs are for those).
 
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Rows};
 use tabled::settings::style::{BorderSpanCorrection, HorizontalLine};
@@ -82,9 +82,16 @@ pub fn run_table_marked(
                     (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
                 extra.push(fmt_share(share));
             }
+            // A shard's share of a rate step need not be whole: show the rate it offered.
+            let value = match r.offered_rps {
+                Some(o) if r.ladder_unit == LadderUnit::Rps && o != f64::from(r.concurrency) => {
+                    crate::arrivals::rate_text(o)
+                }
+                _ => r.concurrency.to_string(),
+            };
             b.push_record(
                 [
-                    r.concurrency.to_string(),
+                    value,
                     match interrupted {
                         Some(i) if i.model == r.model && i.step == r.step => format!(
                             "{}/{} (interrupted)",
@@ -199,8 +206,7 @@ fn models(rows: &[StepSummary]) -> Vec<&str> {
 }
 
 /// The first column's name: what the ladder's values count.
-fn unit_header(unit: Option<crate::stats::LadderUnit>) -> &'static str {
-    use crate::stats::LadderUnit;
+fn unit_header(unit: Option<LadderUnit>) -> &'static str {
     match unit.unwrap_or_default() {
         LadderUnit::Streams => "streams",
         LadderUnit::Rps => "req/s",

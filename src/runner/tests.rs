@@ -227,3 +227,58 @@ async fn shards_run_their_share_of_each_step_in_its_time_slot() {
         "the shards' requests sum to the scenario's"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn rate_shards_offer_exact_shares_on_independent_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  mode: rate\n  ladder: [5]\n  requests_per_step: 21\n",
+        dir.path(),
+    );
+    let mut offered = 0.0;
+    let mut requests = 0;
+    let mut first_sends = Vec::new();
+    for index in 0..2 {
+        let schedule = Schedule {
+            shard: Some(crate::shard::ShardSpec::new(index, 2).unwrap()),
+            ..Schedule::default()
+        };
+        let mut keep = Keep::default();
+        let server = Arc::new(FakeServer::new(64, 100, 10, 20));
+        let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+        run_scheduled(&s, server, progress, Interrupt::new(), &mut keep, schedule).await;
+        let step = &keep.steps[0];
+        // 5 req/s over 2 shards is 2.5 each, not 3 + 2; the step keeps its rate as its value.
+        assert_eq!((step.offered_rps, step.concurrency), (Some(2.5), 5));
+        assert!(keep.records.iter().all(|r| r.concurrency == 5));
+        offered += step.offered_rps.unwrap();
+        requests += keep.records.len();
+        let mut starts: Vec<f64> = keep.records.iter().map(|r| r.started_at_ms).collect();
+        starts.sort_by(f64::total_cmp);
+        first_sends.push(starts[0]);
+    }
+    assert_eq!((offered, requests), (5.0, 21));
+    assert_ne!(
+        first_sends[0], first_sends[1],
+        "each shard draws its own schedule"
+    );
+}
+
+#[test]
+fn steps_are_labelled_in_their_unit() {
+    use crate::stats::LadderUnit;
+    assert_eq!(
+        step_label(LadderUnit::Streams, 16, 16.0, false),
+        "16 streams"
+    );
+    assert_eq!(step_label(LadderUnit::Rps, 5, 5.0, true), "5 req/s");
+    assert_eq!(step_label(LadderUnit::Rps, 5, 2.5, true), "2.5 req/s");
+    assert_eq!(
+        step_label(LadderUnit::PromptTokens, 2000, 4.0, true),
+        "2000-token prompts at 4 req/s"
+    );
+    assert_eq!(
+        step_label(LadderUnit::PromptTokens, 256, 1.0, false),
+        "256-token prompts at 1 stream"
+    );
+}

@@ -111,3 +111,22 @@ fn run_warns_about_declared_limits_before_traffic() {
         "the warning comes before traffic:\n{stderr}"
     );
 }
+
+#[test]
+fn a_rate_ladders_dry_run_speaks_in_requests_per_second() {
+    let p = Project::new();
+    let f = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/rate-ladder.yaml");
+    let out = p
+        .ladder()
+        .args(["run", "--dry-run"])
+        .arg(&f)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    // 120 arrivals at 5 req/s: 24 s, plus the last request's ~0.5 s.
+    assert!(
+        stdout.contains("req/s") && !stdout.contains("streams"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("24.5s"), "{stdout}");
+}
