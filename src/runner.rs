@@ -665,6 +665,7 @@ fn to_record<B>(
         r.finish_reason = t.finish_reason;
         r.input_tokens = t.input_tokens;
         r.cached_tokens = t.cached_tokens;
+        r.reasoning_tokens = t.reasoning_tokens;
         r.output_tokens = t.output_tokens;
         r.tokens_source = t.tokens_source;
         if r.error_class.is_none() {

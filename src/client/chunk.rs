@@ -25,6 +25,9 @@ pub struct ChunkInfo {
     pub input_tokens: Option<u64>,
     /// Server-reported prompt tokens served from its prompt cache.
     pub cached_tokens: Option<u64>,
+    /// Server-reported reasoning tokens inside `output_tokens` (OpenAI
+    /// `completion_tokens_details.reasoning_tokens`).
+    pub reasoning_tokens: Option<u64>,
     pub finish_reason: Option<String>,
     /// End of stream marker (`[DONE]`, `message_stop`).
     pub done: bool,

@@ -20,12 +20,22 @@ pub(crate) struct Usage {
     /// Anthropic: prompt tokens read from / written to the cache (not part of `input_tokens`).
     pub cache_read_input_tokens: Count,
     pub cache_creation_input_tokens: Count,
+    /// OpenAI chat: `completion_tokens_details.reasoning_tokens` (part of `completion_tokens`).
+    pub completion_tokens_details: Option<OutputDetails>,
+    /// Responses-style: `output_tokens_details.reasoning_tokens` (part of `output_tokens`).
+    pub output_tokens_details: Option<OutputDetails>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
 pub(crate) struct PromptDetails {
     pub cached_tokens: Count,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub(crate) struct OutputDetails {
+    pub reasoning_tokens: Count,
 }
 
 impl Usage {
@@ -36,6 +46,12 @@ impl Usage {
             .as_ref()
             .and_then(|d| d.cached_tokens.0);
         openai.or(self.cache_read_input_tokens.0)
+    }
+
+    /// Reasoning tokens counted inside the output tokens, in either naming.
+    pub(crate) fn reasoning_tokens(&self) -> Option<u64> {
+        let of = |d: &Option<OutputDetails>| d.as_ref().and_then(|d| d.reasoning_tokens.0);
+        of(&self.completion_tokens_details).or(of(&self.output_tokens_details))
     }
 
     /// Anthropic's whole prompt: `input_tokens` counts only the uncached part, so cache reads

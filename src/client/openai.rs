@@ -120,6 +120,7 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
         info.output_tokens = usage.completion_tokens.0.or(usage.output_tokens.0);
         info.input_tokens = usage.prompt_tokens.0.or(usage.input_tokens.0);
         info.cached_tokens = usage.cached_tokens();
+        info.reasoning_tokens = usage.reasoning_tokens();
     }
     if let Some(err) = chunk.error(false) {
         info.error = Some(err);

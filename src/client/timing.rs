@@ -13,8 +13,11 @@ pub struct StreamTiming {
     first_content_ms: Option<f64>,
     last_token_ms: Option<f64>,
     token_events: u64,
+    /// Token events that carried reasoning (streamed reasoning, as opposed to hidden).
+    reasoning_events: u64,
     itl_ms: Vec<f64>,
     usage_output: Option<u64>,
+    usage_reasoning: Option<u64>,
     usage_input: Option<u64>,
     usage_cached: Option<u64>,
     finish_reason: Option<String>,
@@ -29,7 +32,8 @@ pub struct TimingSummary {
     pub ttft_ms: Option<f64>,
     /// First content (non-reasoning) event.
     pub ttfc_ms: Option<f64>,
-    /// (last token event − first token event) / (output tokens − 1).
+    /// (last token event − first token event) / (visible output tokens − 1): hidden reasoning
+    /// tokens (reported in usage, never streamed) are left out.
     pub tpot_ms: Option<f64>,
     pub e2e_ms: f64,
     /// Last server-reported value, else the number of token events.
@@ -37,6 +41,8 @@ pub struct TimingSummary {
     pub input_tokens: Option<u64>,
     /// Last server-reported count of prompt tokens served from cache.
     pub cached_tokens: Option<u64>,
+    /// Last server-reported count of reasoning tokens (part of `output_tokens`).
+    pub reasoning_tokens: Option<u64>,
     pub tokens_source: Option<TokensSource>,
     pub token_events: u64,
     /// Gaps between consecutive token events.
@@ -62,6 +68,9 @@ impl StreamTiming {
             if info.content {
                 self.first_content_ms.get_or_insert(at_ms);
             }
+            if info.reasoning {
+                self.reasoning_events += 1;
+            }
             if let Some(last) = self.last_token_ms {
                 self.itl_ms.push(at_ms - last);
             }
@@ -75,6 +84,9 @@ impl StreamTiming {
         }
         if let Some(n) = info.cached_tokens {
             self.usage_cached = Some(n);
+        }
+        if let Some(n) = info.reasoning_tokens {
+            self.usage_reasoning = Some(n);
         }
         if let Some(reason) = &info.finish_reason {
             self.finish_reason = Some(reason.clone());
@@ -97,8 +109,17 @@ impl StreamTiming {
             None if self.token_events > 0 => (Some(self.token_events), Some(TokensSource::Chunks)),
             None => (None, None),
         };
+        // Reasoning the server counted but never streamed (o-series, gpt-5: hidden) was
+        // generated before the first visible token: TPOT divides the visible span by the
+        // visible tokens only. Streamed reasoning is inside the span and counts.
+        let visible = match (output_tokens, self.usage_reasoning) {
+            (Some(n), Some(r)) if self.reasoning_events == 0 && self.usage_output.is_some() => {
+                Some(n.saturating_sub(r))
+            }
+            (n, _) => n,
+        };
         // A single token event has no decode span to divide, whatever usage says.
-        let tpot_ms = match (self.first_token_ms, self.last_token_ms, output_tokens) {
+        let tpot_ms = match (self.first_token_ms, self.last_token_ms, visible) {
             (Some(first), Some(last), Some(n)) if n > 1 && self.token_events > 1 => {
                 Some((last - first) / (n - 1) as f64)
             }
@@ -112,6 +133,7 @@ impl StreamTiming {
             output_tokens,
             input_tokens: self.usage_input,
             cached_tokens: self.usage_cached,
+            reasoning_tokens: self.usage_reasoning,
             tokens_source,
             token_events: self.token_events,
             itl_ms: self.itl_ms.clone(),
@@ -133,6 +155,7 @@ impl TimingSummary {
         record.output_tokens = self.output_tokens;
         record.input_tokens = self.input_tokens;
         record.cached_tokens = self.cached_tokens;
+        record.reasoning_tokens = self.reasoning_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;
         record.itl = Some(crate::stats::ItlHistogram::from_gaps(&self.itl_ms));
@@ -377,5 +400,65 @@ mod tests {
         );
         assert_eq!(rec.finish_reason.as_deref(), Some("length"));
         assert!(rec.is_ok());
+    }
+
+    fn usage_with_reasoning(out: u64, reasoning: u64) -> ChunkInfo {
+        ChunkInfo {
+            output_tokens: Some(out),
+            input_tokens: Some(10),
+            reasoning_tokens: Some(reasoning),
+            ..ChunkInfo::default()
+        }
+    }
+
+    #[test]
+    fn hidden_reasoning_is_left_out_of_tpot_but_not_out_of_the_count() {
+        // o-series style: 100 reasoning tokens never streamed, then 4 visible tokens 20 ms apart.
+        let s = run(
+            &[
+                (500.0, content()),
+                (520.0, content()),
+                (540.0, content()),
+                (560.0, content()),
+                (561.0, usage_with_reasoning(104, 100)),
+            ],
+            562.0,
+        );
+        assert_eq!(s.tpot_ms, Some(20.0));
+        assert_eq!(
+            (s.output_tokens, s.reasoning_tokens),
+            (Some(104), Some(100))
+        );
+        // Reasoning 0, or not reported: the whole count.
+        let s = run(
+            &[
+                (500.0, content()),
+                (530.0, content()),
+                (531.0, usage_with_reasoning(4, 0)),
+            ],
+            532.0,
+        );
+        assert_eq!(s.tpot_ms, Some(10.0));
+        // Everything hidden but one visible token: no decode span to divide.
+        let s = run(
+            &[(500.0, content()), (501.0, usage_with_reasoning(50, 49))],
+            502.0,
+        );
+        assert_eq!(s.tpot_ms, None);
+    }
+
+    #[test]
+    fn streamed_reasoning_counts_in_tpot() {
+        // DeepSeek style: reasoning streamed as `reasoning_content`, then content; usage says
+        // 6 of 8 tokens were reasoning, and all 8 lie inside the span.
+        let mut events: Vec<(f64, ChunkInfo)> = (0..6)
+            .map(|i| (100.0 + 10.0 * f64::from(i), reasoning()))
+            .collect();
+        events.push((160.0, content()));
+        events.push((170.0, content()));
+        events.push((171.0, usage_with_reasoning(8, 6)));
+        let s = run(&events, 172.0);
+        assert_eq!(s.tpot_ms, Some(10.0));
+        assert_eq!(s.reasoning_tokens, Some(6));
     }
 }

@@ -70,6 +70,11 @@ pub struct SimParams {
     /// Keep a prefix cache: prompt tokens whose 16-token blocks (with everything before them)
     /// were seen before cost no prefill and are reported as cached in usage.
     pub prefix_cache: bool,
+    /// Hidden reasoning tokens per answer (0): generated at `tpot` each before the first
+    /// visible token (so they add to TTFT), never streamed, and reported in usage
+    /// (`completion_tokens` includes them; chat also says
+    /// `completion_tokens_details.reasoning_tokens`), like o-series / gpt-5 models.
+    pub reasoning_tokens: u32,
 }
 
 /// Partial per-model override; unset fields fall back to the top-level values.
@@ -156,6 +161,7 @@ impl Default for SimParams {
             require_api_key: None,
             known_models_only: false,
             prefix_cache: false,
+            reasoning_tokens: 0,
         }
     }
 }
@@ -185,6 +191,7 @@ impl fmt::Debug for SimParams {
             )
             .field("known_models_only", &self.known_models_only)
             .field("prefix_cache", &self.prefix_cache)
+            .field("reasoning_tokens", &self.reasoning_tokens)
             .finish()
     }
 }
@@ -249,6 +256,10 @@ const KEYS: &[(&str, &str)] = &[
     (
         "require_api_key",
         "key that requests must carry, else 401; `none` = no auth",
+    ),
+    (
+        "reasoning_tokens",
+        "hidden reasoning tokens per answer: delay the first token, reported in usage, e.g. 200",
     ),
     (
         "known_models_only",
@@ -322,6 +333,7 @@ impl SimParams {
             "seed" => self.seed = num(key, v)?,
             "require_api_key" => self.require_api_key = opt(v, |v| Ok(v.to_string()))?,
             "known_models_only" => self.known_models_only = boolean(key, v)?,
+            "reasoning_tokens" => self.reasoning_tokens = num(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {

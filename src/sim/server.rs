@@ -318,7 +318,9 @@ async fn complete(
     );
     // Cached prompt tokens cost no prefill (`prefix_cache`).
     let cached = ctx.cached_tokens(&req.prefix_blocks).min(req.input_tokens);
-    let frames = frames.with_cached(cached);
+    let frames = frames
+        .with_cached(cached)
+        .with_reasoning(p.reasoning_tokens);
     let prefill = p
         .prefill_per_token
         .checked_mul(u32::try_from(req.input_tokens - cached).unwrap_or(u32::MAX))
@@ -326,8 +328,14 @@ async fn complete(
     let plan = Plan {
         n,
         finish,
+        // Hidden reasoning is decoded before the first visible token.
         ttft: scale(timing.ttft, drift * v.ttft_factor)
             .saturating_add(prefill)
+            .saturating_add(
+                scale(timing.tpot, drift)
+                    .checked_mul(p.reasoning_tokens)
+                    .unwrap_or(MAX_TTFT),
+            )
             .min(MAX_TTFT),
         include_usage: req.include_usage,
         input_tokens: req.input_tokens,

@@ -639,3 +639,32 @@ async fn start_rejects_invalid_params_and_shutdown_closes_the_port() {
 }
 
 mod faults;
+
+/// Issue 11: hidden reasoning is counted in usage but never streamed.
+#[tokio::test]
+async fn hidden_reasoning_is_reported_in_usage_only() {
+    let mut p = fast();
+    p.set("reasoning_tokens", "30").unwrap();
+    let h = sim(p).await;
+    let r = send(&h, "/chat/completions", chat(100), &[]).await;
+    assert_eq!(tokens(&r).len(), 4, "{}", r.body);
+    assert!(!r.body.contains("reasoning_content"), "{}", r.body);
+    let usage = r
+        .events
+        .iter()
+        .map(|e| e.json())
+        .find(|v| v["usage"].is_object())
+        .unwrap();
+    assert_eq!(usage["usage"]["completion_tokens"], 34);
+    assert_eq!(
+        usage["usage"]["completion_tokens_details"]["reasoning_tokens"],
+        30
+    );
+    assert_eq!(usage["usage"]["total_tokens"], 40);
+    // Anthropic counts thinking in output_tokens.
+    let body = json!({"model": "m", "stream": true, "max_tokens": 100,
+                      "messages": [{"role": "user", "content": "hi"}]});
+    let r = send(&h, "/messages", body, &[]).await;
+    assert!(r.body.contains("\"output_tokens\":34"), "{}", r.body);
+    h.shutdown().await;
+}

@@ -58,6 +58,8 @@ pub struct Frames {
     token_suffix: &'static [u8],
     /// Prompt tokens served from the prefix cache (reported in usage when above 0).
     cached: u64,
+    /// Hidden reasoning tokens, counted in usage on top of the streamed ones.
+    reasoning: u64,
 }
 
 impl Frames {
@@ -91,6 +93,7 @@ impl Frames {
             token_prefix: token_prefix.into_bytes(),
             token_suffix,
             cached: 0,
+            reasoning: 0,
         }
     }
 
@@ -99,6 +102,14 @@ impl Frames {
     /// `input_tokens` then leaves out).
     pub fn with_cached(mut self, cached: u64) -> Frames {
         self.cached = cached;
+        self
+    }
+
+    /// The same frames, counting `reasoning` hidden reasoning tokens in usage (OpenAI
+    /// `completion_tokens` plus `completion_tokens_details.reasoning_tokens` in chat; Anthropic
+    /// `output_tokens`, which counts thinking).
+    pub fn with_reasoning(mut self, reasoning: u32) -> Frames {
+        self.reasoning = u64::from(reasoning);
         self
     }
 
@@ -157,13 +168,19 @@ impl Frames {
                 s.push_str(&choice);
                 s.push_str("]}\n\n");
                 if let Some((input, output)) = usage {
+                    let output = u64::from(output) + self.reasoning;
                     s.push_str(&head);
                     s.push_str(&format!(
-                        "],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}{}}}}}\n\n",
-                        input + u64::from(output),
+                        "],\"usage\":{{\"prompt_tokens\":{input},\"completion_tokens\":{output},\"total_tokens\":{}{}{}}}}}\n\n",
+                        input + output,
                         match self.cached {
                             0 => String::new(),
                             c => format!(",\"prompt_tokens_details\":{{\"cached_tokens\":{c}}}"),
+                        },
+                        match self.reasoning {
+                            0 => String::new(),
+                            r if self.dialect == Dialect::Chat => format!(",\"completion_tokens_details\":{{\"reasoning_tokens\":{r}}}"),
+                            _ => String::new(),
                         }
                     ));
                 }
@@ -172,7 +189,7 @@ impl Frames {
                 }
             }
             Dialect::Messages => {
-                let output = usage.map(|u| u.1).unwrap_or(0);
+                let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
                 s.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
                 s.push_str(&format!(
                     "event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{reason}\",\"stop_sequence\":null}},\"usage\":{{\"output_tokens\":{output}}}}}\n\n"

@@ -16,6 +16,7 @@ mod merge;
 mod pairs;
 mod plan;
 mod pooled;
+mod reasoning;
 mod report;
 mod run_sim;
 mod schema;

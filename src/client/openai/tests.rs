@@ -535,3 +535,27 @@ fn cached_tokens_from_prompt_tokens_details() {
     let odd = chat(r#"{"choices":[],"usage":{"prompt_tokens_details":null}}"#);
     assert_eq!(odd.cached_tokens, None);
 }
+
+/// Issue 11: reasoning tokens inside the output count, in chat and Responses-style usage.
+#[test]
+fn reasoning_tokens_from_usage_details() {
+    let o3 = chat(
+        r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":840,"total_tokens":852,"prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":768,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}}}"#,
+    );
+    assert_eq!(
+        (o3.output_tokens, o3.reasoning_tokens),
+        (Some(840), Some(768))
+    );
+    let responses = chat(
+        r#"{"choices":[],"usage":{"input_tokens":12,"input_tokens_details":{"cached_tokens":0},"output_tokens":300,"output_tokens_details":{"reasoning_tokens":256},"total_tokens":312}}"#,
+    );
+    assert_eq!(
+        (responses.output_tokens, responses.reasoning_tokens),
+        (Some(300), Some(256))
+    );
+    let plain = chat(r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3}}"#);
+    assert_eq!(plain.reasoning_tokens, None);
+    let null =
+        chat(r#"{"choices":[],"usage":{"completion_tokens":3,"completion_tokens_details":null}}"#);
+    assert_eq!(null.reasoning_tokens, None);
+}
