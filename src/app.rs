@@ -520,6 +520,7 @@ fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
         interrupted: false,
         models: s.target.models.clone(),
         ladder: s.load.ladder.clone(),
+        ladder_unit: s.load.ladder_unit(),
         notes: Vec::new(),
         complete: false,
         steps: Vec::new(),

@@ -18,7 +18,9 @@ mod types;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::{drift, steady_window, ItlHistogram, SteadyWindow, StepSummary, Timed};
+use crate::stats::{
+    drift, steady_window, ItlHistogram, LadderUnit, SteadyWindow, StepSummary, Timed,
+};
 use latency::{Evidence, Rule};
 pub use pair::{check_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, short_rate, throughput};
@@ -86,22 +88,25 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                 (Some(bs), Some(ns)) => {
                     step_checks(&mut out.checks, opts, &pool, (&b, bs), (&n, ns));
                 }
-                (Some(_), None) => out.unmatched.push(format!(
-                    "model {model} step {conc}: only in the baseline ({})",
+                (Some(bs), None) => out.unmatched.push(format!(
+                    "model {model} {}: only in the baseline ({})",
+                    bs.ladder_unit.at(conc),
                     base.label
                 )),
-                _ => out.unmatched.push(format!(
-                    "model {model} step {conc}: only in the new run ({})",
+                (_, ns) => out.unmatched.push(format!(
+                    "model {model} {}: only in the new run ({})",
+                    ns.map_or(n.unit(model), |s| s.ladder_unit).at(conc),
                     new.label
                 )),
             }
         }
         let new_top = n.concurrencies(model).max();
+        let unit = n.unit(model);
         for (metric, bm, nm) in [
             (Metric::Knee, &base.knee, &new.knee),
             (Metric::Wall, &base.wall, &new.wall),
         ] {
-            let mut check = findings_check(model, metric, bm.get(model), nm.get(model));
+            let mut check = findings_check(model, unit, metric, bm.get(model), nm.get(model));
             // "Gone" only counts when the new run went as far as the baseline's finding.
             if let (Some(c), Some(Some(at)), Some(None)) =
                 (check.as_mut(), bm.get(model), nm.get(model))
@@ -110,9 +115,10 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                     rules::skip(
                         c,
                         format!(
-                            "{} at step {at} in the baseline; the new run stopped at step {}, so it cannot say",
+                            "{} {} in the baseline; the new run stopped {}, so it cannot say",
                             metric.label(),
-                            new_top.unwrap_or(0)
+                            unit.at(*at),
+                            unit.at(new_top.unwrap_or(0))
                         ),
                     );
                 }
@@ -214,8 +220,9 @@ fn knee_needs_separation(
         let (lo, confirmed) = k.ci.map_or((None, false), |(lo, _)| (Some(lo), lo > 0.0));
         if !confirmed {
             c.detail = format!(
-                "inconclusive: {}, but at step {at} the rise of TTFT P90 is not confirmed (its 99% CI's lower bound is {}): the knee step may have flipped by chance",
+                "inconclusive: {}, but {} the rise of TTFT P90 is not confirmed (its 99% CI's lower bound is {}): the knee step may have flipped by chance",
                 c.detail,
+                c.ladder_unit.at(at as u32),
                 lo.map_or_else(|| "missing".to_string(), fmt_pct)
             );
             c.verdict = Verdict::Inconclusive {
@@ -233,8 +240,9 @@ fn knee_needs_separation(
     };
     if n_lo <= b_hi {
         c.detail = format!(
-            "inconclusive: {}, but at step {at} the new run's TTFT P90 lower 95% bound ({}) does not exceed the baseline's upper bound ({}): the knee step may have flipped by chance",
+            "inconclusive: {}, but {} the new run's TTFT P90 lower 95% bound ({}) does not exceed the baseline's upper bound ({}): the knee step may have flipped by chance",
             c.detail,
+            c.ladder_unit.at(at as u32),
             fmt_ms(n_lo),
             fmt_ms(b_hi)
         );
@@ -278,8 +286,9 @@ impl<'a> Indexed<'a> {
         for s in &side.summaries {
             if steps.insert((s.model.clone(), s.concurrency), s).is_some() {
                 notes.push(format!(
-                    "{name} has two rows for model {} at concurrency {}; the later one was used",
-                    s.model, s.concurrency
+                    "{name} has two rows for model {} {}; the later one was used",
+                    s.model,
+                    s.ladder_unit.at(s.concurrency)
                 ));
             }
         }
@@ -310,6 +319,13 @@ impl<'a> Indexed<'a> {
             })
             .collect();
         steady_window(&timed)
+    }
+    /// What the model's ladder values count on this side (streams when it has no rows).
+    fn unit(&self, model: &str) -> LadderUnit {
+        self.steps
+            .iter()
+            .find(|((m, _), _)| m == model)
+            .map_or_else(LadderUnit::default, |(_, s)| s.ladder_unit)
     }
     fn has_model(&self, model: &str) -> bool {
         self.concurrencies(model).next().is_some()
@@ -412,6 +428,7 @@ fn step_checks(
         model: ns.model.clone(),
         step: Some(ns.step),
         concurrency: Some(ns.concurrency),
+        ladder_unit: ns.ladder_unit,
         metric,
         percentile,
         gated,

@@ -49,13 +49,51 @@ impl LadderUnit {
         .find(|u| u.as_str() == s)
     }
 
-    /// A step's value with its unit, for sentences: `20 streams`, `8 req/s`, `2000-token prompts`.
+    /// A step's value with its unit, the way the run table's first column counts it: `20
+    /// streams`, `1 stream`, `8 req/s`, `2000 prompt tokens`. The one way diffs, findings and
+    /// reports name a step for people (never "step 16": `summary.csv`'s `step` is the index).
     pub fn describe(self, value: u32) -> String {
+        self.describe_all(&[value])
+    }
+
+    /// Several steps' values with one unit: `5, 10 and 20 streams`.
+    pub fn describe_all(self, values: &[u32]) -> String {
+        let list = match values {
+            [] => String::new(),
+            [one] => one.to_string(),
+            [init @ .., last] => {
+                let init: Vec<String> = init.iter().map(u32::to_string).collect();
+                format!("{} and {last}", init.join(", "))
+            }
+        };
+        let unit = match self {
+            LadderUnit::Streams if values == [1] => "stream",
+            LadderUnit::PromptTokens if values == [1] => "prompt token",
+            _ => self.plural(),
+        };
+        format!("{list} {unit}")
+    }
+
+    /// The unit after a number other than 1: `streams`, `req/s`, `prompt tokens`.
+    pub fn plural(self) -> &'static str {
         match self {
-            LadderUnit::Streams if value == 1 => "1 stream".into(),
-            LadderUnit::Streams => format!("{value} streams"),
-            LadderUnit::Rps => format!("{value} req/s"),
-            LadderUnit::PromptTokens => format!("{value}-token prompts"),
+            LadderUnit::Streams => "streams",
+            LadderUnit::Rps => "req/s",
+            LadderUnit::PromptTokens => "prompt tokens",
+        }
+    }
+
+    /// A step named for a sentence: `at 16 streams`, `at 4 req/s`, `at 2000 prompt tokens`.
+    pub fn at(self, value: u32) -> String {
+        format!("at {}", self.describe(value))
+    }
+
+    /// The run table's column header for the ladder's values: `streams`, `req/s`, `prompt tok`.
+    pub fn header(self) -> &'static str {
+        match self {
+            LadderUnit::Streams => "streams",
+            LadderUnit::Rps => "req/s",
+            LadderUnit::PromptTokens => "prompt tok",
         }
     }
 }

@@ -214,6 +214,9 @@ pub struct Meta {
     pub interrupted: bool,
     pub models: Vec<String>,
     pub ladder: Vec<u32>,
+    /// What the ladder's values count (older runs: streams).
+    #[serde(default)]
+    pub ladder_unit: crate::stats::LadderUnit,
     #[serde(default)]
     pub notes: Vec<String>,
     /// `false` from the start of a run until everything is written: a run directory whose
@@ -282,7 +285,7 @@ impl From<&SloMs> for Slo {
 }
 
 impl Meta {
-    /// Where an incomplete run stopped, in words: `stopped in step 3 of 4 (concurrency 20)`
+    /// Where an incomplete run stopped, in words: `stopped in step 3 of 4 (at 20 streams)`
     /// when `records` hold some of the unfinished step, else `stopped between steps 2 and 3 of
     /// 4`; with the model when the run has several. `None` for a complete run.
     pub fn stopped_at(&self, records: &[RequestRecord]) -> Option<String> {
@@ -307,13 +310,14 @@ impl Meta {
             Some(m) if per_step > 1 => format!(", model {m}"),
             _ => String::new(),
         };
+        let at = self.ladder_unit.at(c);
         Some(if started || done == 0 {
-            format!("stopped in step {step} of {n} (concurrency {c}{of_model})")
+            format!("stopped in step {step} of {n} ({at}{of_model})")
         } else if done % per_step != 0 {
             let m = model.map_or("", String::as_str);
-            format!("stopped in step {step} of {n} (concurrency {c}) before model {m} started")
+            format!("stopped in step {step} of {n} ({at}) before model {m} started")
         } else {
-            format!("stopped between steps {step_idx} and {step} of {n} (concurrency {c} next)")
+            format!("stopped between steps {step_idx} and {step} of {n} ({at} next)")
         })
     }
 }
@@ -687,7 +691,13 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         models: &meta.models,
         short_below: meta.short_below,
     };
-    let summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
+    let mut summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
+    // The unfinished step has no step record to say what its value counts: the run's meta does.
+    // (Runs written before meta.json said it: the finished steps' records do.)
+    let unit = finished.first().map_or(meta.ladder_unit, |s| s.ladder_unit);
+    for s in summaries.iter_mut() {
+        s.ladder_unit = unit;
+    }
     if summaries.is_empty() {
         return Err(StoreError::NoRows {
             path: requests_path,
@@ -812,6 +822,7 @@ mod tests {
             interrupted: true,
             models: vec!["gpt-4o".into()],
             ladder: vec![5, 10],
+            ladder_unit: Default::default(),
             notes: vec![],
             complete: true,
             steps: vec![],
@@ -957,7 +968,7 @@ mod tests {
         meta.complete = false;
         assert_eq!(
             meta.stopped_at(&[]).as_deref(),
-            Some("stopped in step 1 of 2 (concurrency 5)")
+            Some("stopped in step 1 of 2 (at 5 streams)")
         );
         meta.steps.push(StepRun {
             model: "gpt-4o".into(),
@@ -970,12 +981,12 @@ mod tests {
         });
         assert_eq!(
             meta.stopped_at(&[]).as_deref(),
-            Some("stopped between steps 1 and 2 of 2 (concurrency 10 next)")
+            Some("stopped between steps 1 and 2 of 2 (at 10 streams next)")
         );
         let in_step_2 = [request("gpt-4o", 2, 0, 0)];
         assert_eq!(
             meta.stopped_at(&in_step_2).as_deref(),
-            Some("stopped in step 2 of 2 (concurrency 10)")
+            Some("stopped in step 2 of 2 (at 10 streams)")
         );
         meta.steps.push(meta.steps[0].clone());
         assert!(meta.stopped_at(&[]).unwrap().contains("after step 2 of 2"));
@@ -993,6 +1004,7 @@ mod tests {
             interrupted: false,
             models: vec!["gpt-4o".into()],
             ladder: vec![5, 10],
+            ladder_unit: Default::default(),
             notes: vec![],
             complete: true,
             steps: vec![],

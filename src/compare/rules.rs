@@ -4,7 +4,7 @@
 use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};
 use super::{fmt_pct, Check, Method, Metric, Verdict};
 use crate::stats::inference::{self, Served};
-use crate::stats::{SteadyWindow, StepSummary};
+use crate::stats::{LadderUnit, SteadyWindow, StepSummary};
 
 /// Significance level of the error-rate test.
 const ERROR_RATE_ALPHA: f64 = 0.01;
@@ -214,7 +214,7 @@ pub(super) fn throughput(
     );
     c.ci = Some((lo, hi));
     let window = format!(
-        "steady windows {:.1} s / {:.1} s at {:.1} / {:.1} streams",
+        "steady windows {:.1} s / {:.1} s with {:.1} / {:.1} requests in flight",
         bw.length_ms() / 1000.0,
         nw.length_ms() / 1000.0,
         bw.concurrency,
@@ -261,6 +261,7 @@ pub(super) fn throughput(
 
 pub(super) fn findings_check(
     model: &str,
+    unit: LadderUnit,
     metric: Metric,
     b: Option<&Option<u32>>,
     n: Option<&Option<u32>>,
@@ -270,6 +271,7 @@ pub(super) fn findings_check(
         model: model.to_string(),
         step: None,
         concurrency: None,
+        ladder_unit: unit,
         metric,
         percentile: None,
         gated: true,
@@ -297,21 +299,21 @@ pub(super) fn findings_check(
         (None, None) => (Verdict::NoChange, format!("no {name} on either side")),
         (Some(b), None) => (
             Verdict::Improved,
-            format!("the {name} at step {b} in the baseline is gone"),
+            format!("the {name} {} in the baseline is gone", unit.at(b)),
         ),
         (None, Some(n)) => (
             Verdict::Regressed,
-            format!("new {name} at step {n} (none in the baseline)"),
+            format!("new {name} {} (none in the baseline)", unit.at(n)),
         ),
         (Some(b), Some(n)) if n < b => (
             Verdict::Regressed,
-            format!("{name} moved down from step {b} to step {n}"),
+            format!("{name} moved down from {b} to {}", unit.describe(n)),
         ),
         (Some(b), Some(n)) if n > b => (
             Verdict::Improved,
-            format!("{name} moved up from step {b} to step {n}"),
+            format!("{name} moved up from {b} to {}", unit.describe(n)),
         ),
-        (Some(b), Some(_)) => (Verdict::NoChange, format!("{name} still at step {b}")),
+        (Some(b), Some(_)) => (Verdict::NoChange, format!("{name} still {}", unit.at(b))),
     };
     Some(c)
 }

@@ -134,8 +134,8 @@ fn matches_steps_by_concurrency_and_lists_unmatched() {
         c.unmatched,
         vec![
             "model fresh: only in the new run (new)",
-            "model m step 5: only in the new run (new)",
-            "model m step 20: only in the baseline (base)",
+            "model m at 5 streams: only in the new run (new)",
+            "model m at 20 streams: only in the baseline (base)",
             "model old: only in the baseline (base)",
         ]
     );
@@ -151,7 +151,7 @@ fn matches_steps_by_concurrency_and_lists_unmatched() {
         (k.verdict.clone(), k.method),
         (Verdict::NoChange, Method::Approximate)
     );
-    assert_eq!(k.title(), "step 10 · TTFT P90");
+    assert_eq!(k.title(), "TTFT P90 at 10 streams");
 }
 
 #[test]
@@ -314,10 +314,7 @@ fn knee_and_wall_moves() {
     let (v, d) = judge(Some(Some(50)), Some(Some(20))).unwrap();
     assert_eq!(
         (v, d.as_str()),
-        (
-            Verdict::Regressed,
-            "knee moved down from step 50 to step 20"
-        )
+        (Verdict::Regressed, "knee moved down from 50 to 20 streams")
     );
     assert_eq!(
         judge(Some(None), Some(Some(20))).unwrap().0,
@@ -344,7 +341,7 @@ fn knee_and_wall_moves() {
     let c = compare(&bs, &ns, &opts());
     let k = c.checks.iter().find(|k| k.metric == Metric::Knee).unwrap();
     assert!(
-        matches!(&k.verdict, Verdict::Skipped { reason } if reason.contains("stopped at step 10")),
+        matches!(&k.verdict, Verdict::Skipped { reason } if reason.contains("stopped at 10 streams")),
         "{:?}",
         k.verdict
     );
@@ -454,7 +451,7 @@ fn duplicate_rows_are_noted() {
     let c = compare(&b, &n, &opts());
     assert_eq!(
         c.notes,
-        vec!["the baseline has two rows for model m at concurrency 10; the later one was used"]
+        vec!["the baseline has two rows for model m at 10 streams; the later one was used"]
     );
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ExitCode;
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 
 /// One attempted request as far as `compare` cares (a projection of a `requests.csv` row).
 /// ITL is judged from each request's gap histogram (`itl`) when both sides kept them.
@@ -230,14 +230,17 @@ impl Verdict {
 }
 
 /// One judged quantity. Units: latencies in ms, error rate as a fraction, TPM in tokens/min,
-/// RPS in requests/s, knee and wall as a concurrency.
+/// RPS in requests/s, knee and wall as a ladder value (in `ladder_unit`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
     pub model: String,
     /// 1-based step index in the new run; `None` for knee/wall.
     pub step: Option<u32>,
-    /// The concurrency both sides were matched on; `None` for knee/wall.
+    /// The ladder value both sides were matched on (streams, requests/s or prompt tokens, as
+    /// `ladder_unit` says; `summary.csv`'s `concurrency` column); `None` for knee/wall.
     pub concurrency: Option<u32>,
+    /// What `concurrency` (and a knee's or wall's `base`/`new`) counts.
+    pub ladder_unit: LadderUnit,
     pub metric: Metric,
     /// Latency percentile; `None` for the other metrics.
     pub percentile: Option<Percentile>,
@@ -263,10 +266,11 @@ impl Check {
             None => self.metric.label().to_string(),
         }
     }
-    /// "step 20 · TTFT P90" (steps are named by concurrency), or just the name for knee/wall.
+    /// "TTFT P90 at 20 streams" (a step is named by its load, never by "step 20"), or just the
+    /// name for knee/wall.
     pub fn title(&self) -> String {
         match self.concurrency {
-            Some(c) => format!("step {c} · {}", self.name()),
+            Some(c) => format!("{} {}", self.name(), self.ladder_unit.at(c)),
             None => self.name(),
         }
     }

@@ -5,7 +5,7 @@
 //! concurrency cap (queueing knees only) and the report sentence that describes it.
 
 use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 
 /// Knee threshold: TTFT P90 ≥ max(1.5 × best, best + 100 ms).
 const KNEE_RATIO: f64 = 1.5;
@@ -117,13 +117,28 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
     }
 }
 
-pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
+/// "max clean concurrency 10", "max clean rate 4 req/s", "max clean prompt size 1000 prompt
+/// tokens": the interval's open lower end, in the ladder's unit.
+fn max_clean(unit: LadderUnit, value: u32) -> String {
+    match unit {
+        LadderUnit::Streams => format!("max clean concurrency {value}"),
+        LadderUnit::Rps => format!("max clean rate {}", unit.describe(value)),
+        LadderUnit::PromptTokens => format!("max clean prompt size {}", unit.describe(value)),
+    }
+}
+
+pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
     let k = match knee {
         KneeFinding::NoSteps => return "No steps to analyze.".to_string(),
         KneeFinding::None {
             highest_concurrency,
             ..
-        } => return format!("No TTFT knee up to {highest_concurrency} streams."),
+        } => {
+            return format!(
+                "No TTFT knee up to {}.",
+                unit.describe(*highest_concurrency)
+            )
+        }
         KneeFinding::NotEnoughSamples {
             concurrency,
             n,
@@ -131,7 +146,8 @@ pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
             ..
         } => {
             return format!(
-                "Knee: not analysed (the {concurrency}-stream step has {n} successful requests; need ≥ {needed})."
+                "Knee: not analysed (the step {} has {n} successful requests; need ≥ {needed}).",
+                unit.at(*concurrency)
             )
         }
         KneeFinding::Knee(k) => k,
@@ -147,35 +163,40 @@ pub(super) fn knee_sentence(knee: &KneeFinding) -> String {
         (KneeKind::Unclassified, ..) => "cause unclear (no TPOT to compare)".to_string(),
     };
     let mut s = format!(
-        "TTFT knee in ({}, {}]: {cause} (TTFT P90 {:.0} → {:.0} ms",
-        k.max_clean_concurrency, k.concurrency, r.ttft_p90_ms, a.ttft_p90_ms
+        "TTFT knee in ({}, {}] {}: {cause} (TTFT P90 {:.0} → {:.0} ms",
+        k.max_clean_concurrency,
+        k.concurrency,
+        unit.plural(),
+        r.ttft_p90_ms,
+        a.ttft_p90_ms
     );
     if let (Some(from), Some(to)) = (r.ttft_mean_ms, a.ttft_mean_ms) {
         s.push_str(&format!(", mean {from:.0} → {to:.0} ms"));
     }
     s.push(')');
+    let streams = unit == LadderUnit::Streams;
     if let Some(cap) = k.estimated_cap {
-        s.push_str(&format!("; estimated cap ≈ {cap:.0}"));
+        // The cap counts requests in flight, whatever the ladder's values count.
+        let what = if streams { "" } else { " requests in flight" };
+        s.push_str(&format!("; estimated cap ≈ {cap:.0}{what}"));
     }
-    s.push_str(&format!(
-        "; max clean concurrency {}.",
-        k.max_clean_concurrency
-    ));
+    s.push_str(&format!("; {}.", max_clean(unit, k.max_clean_concurrency)));
     match k.estimated_cap {
         // The cap estimate sits below the last "clean" step: that step already queued, by less
         // than the knee's threshold (×1.5 and +100 ms). Say so rather than contradict ourselves.
-        Some(cap) if cap.round() < f64::from(k.max_clean_concurrency) => {
+        Some(cap) if streams && cap.round() < f64::from(k.max_clean_concurrency) => {
             s.push_str(&format!(
-                " The cap estimate is below {0}: requests probably already waited at {0} streams, by less than the knee threshold (×{1} and +{2:.0} ms); try {3:.0} to confirm.",
+                " The cap estimate is below {0}: requests probably already waited {1}, by less than the knee threshold (×{2} and +{3:.0} ms); try {4} to confirm.",
                 k.max_clean_concurrency,
+                unit.at(k.max_clean_concurrency),
                 KNEE_RATIO,
                 KNEE_ABS_MS,
-                cap.round().max(1.0)
+                unit.describe(cap.round().max(1.0) as u32)
             ));
         }
         _ => {
             if let Some(next) = k.suggested_next {
-                s.push_str(&format!(" Try {next} to narrow it."));
+                s.push_str(&format!(" Try {} to narrow it.", unit.describe(next)));
             }
         }
     }

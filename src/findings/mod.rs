@@ -9,7 +9,7 @@
 //! the rate-limit wall.
 
 use crate::record::{ErrorClass, LimitKind, RequestRecord};
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -199,6 +199,10 @@ pub struct StepEfficiency {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelFindings {
     pub model: String,
+    /// What the steps' values (every `concurrency` here) count: streams, requests/s or prompt
+    /// tokens. Sentences name steps with it ("at 16 streams", "at 4 req/s").
+    #[serde(default)]
+    pub ladder_unit: LadderUnit,
     pub knee: KneeFinding,
     pub wall: WallFinding,
     pub efficiency: Vec<StepEfficiency>,
@@ -290,6 +294,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
     }
     ModelFindings {
         model: model.to_string(),
+        ladder_unit: rows.first().map(|s| s.ladder_unit).unwrap_or_default(),
         knee,
         wall: find_wall(&rows, &n429, &extra),
         efficiency: efficiency(&rows),
@@ -314,13 +319,14 @@ fn decode_saturation_note(rows: &[&StepSummary]) -> Option<String> {
     let start = (1..rows.len()).find(|&i| rows[i..].iter().all(|s| above(s)))?;
     let last = rows.last()?;
     let top = last.tpot_p50_ms?;
+    let unit = first.ladder_unit;
     Some(format!(
-        "Decode saturation: TPOT P50 rises from {base:.1} ms at {} streams to {top:.1} ms at {} streams (×{:.1}), above +{:.0}% from {} streams on; the backend slows every stream down as load grows.",
-        first.concurrency,
-        last.concurrency,
+        "Decode saturation: TPOT P50 rises from {base:.1} ms {} to {top:.1} ms {} (×{:.1}), above +{:.0}% from {} on; the backend slows every stream down as load grows.",
+        unit.at(first.concurrency),
+        unit.at(last.concurrency),
         top / base,
         TPOT_SATURATION_RISE * 100.0,
-        rows[start].concurrency
+        unit.describe(rows[start].concurrency)
     ))
 }
 
@@ -343,22 +349,22 @@ fn rate_notes(rows: &[&StepSummary]) -> Vec<String> {
         let Some(offered) = s.offered_rps else {
             continue;
         };
-        let step = s.ladder_unit.describe(s.concurrency);
+        let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
         if s.rps < ACHIEVED_RATE_MIN_SHARE * offered && s.succeeded >= 20 {
             notes.push(format!(
-                "Step {step}: throughput saturation: {:.1} req/s achieved of {offered:.0} offered; the server does not keep up with this rate.",
+                "{step}: throughput saturation: {:.1} req/s achieved of {offered:.0} offered; the server does not keep up with this rate.",
                 s.rps
             ));
         }
         if s.dropped > 0 {
             notes.push(format!(
-                "Step {step}: {} arrivals dropped (max_concurrency requests were in flight); they are not in n.",
+                "{step}: {} arrivals dropped (max_concurrency requests were in flight); they are not in n.",
                 s.dropped
             ));
         }
         if let Some(lag) = s.send_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
             notes.push(format!(
-                "Step {step}: requests went out {lag:.1} ms after their scheduled time (P99): the client fell behind the schedule; see TTFT from the scheduled time."
+                "{step}: requests went out {lag:.1} ms after their scheduled time (P99): the client fell behind the schedule; see TTFT from the scheduled time."
             ));
         }
     }
@@ -369,15 +375,15 @@ fn rate_notes(rows: &[&StepSummary]) -> Vec<String> {
 fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
     let mut notes = rate_notes(rows);
     for s in rows {
-        let step = s.ladder_unit.describe(s.concurrency);
+        let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
         if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
             notes.push(format!(
-                "Step {step}: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load."
+                "{step}: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load."
             ));
         }
         if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
             notes.push(format!(
-                "Step {step}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay."
+                "{step}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay."
             ));
         }
         let target = f64::from(s.concurrency);
@@ -391,8 +397,9 @@ fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
                 && achieved < ACHIEVED_CONCURRENCY_MIN_SHARE * target
             {
                 notes.push(format!(
-                    "Step {} streams: only {achieved:.1} requests were in flight on average (Little's law), not {}: the load was lighter than the step says.",
-                    s.concurrency, s.concurrency
+                    "At {}: only {achieved:.1} requests were in flight on average (Little's law), not {}: the load was lighter than the step says.",
+                    s.ladder_unit.describe(s.concurrency),
+                    s.concurrency
                 ));
             }
         }
@@ -454,8 +461,8 @@ impl ModelFindings {
 
     /// Plain sentences for the report: knee, wall, then notes.
     pub fn sentences(&self) -> Vec<String> {
-        let mut out = vec![knee_sentence(&self.knee)];
-        out.extend(wall_sentence(&self.wall));
+        let mut out = vec![knee_sentence(&self.knee, self.ladder_unit)];
+        out.extend(wall_sentence(&self.wall, self.ladder_unit));
         out.extend(self.notes.iter().cloned());
         out
     }

@@ -67,8 +67,8 @@ fn queueing_ladder_finds_knee_interval_cap_and_sentence() {
     assert_eq!((f.knee.step(), f.knee_concurrency()), (Some(5), Some(20)));
     assert_eq!(
         f.sentences()[0],
-        "TTFT knee in (10, 20]: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
-         estimated cap ≈ 16; max clean concurrency 10. Try 15 to narrow it. \
+        "TTFT knee in (10, 20] streams: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
+         estimated cap ≈ 16; max clean concurrency 10. Try 15 streams to narrow it. \
          (Point values: no per-request samples for a confidence bound.)"
     );
 }
@@ -114,8 +114,9 @@ fn saturation_when_tpot_rises_with_ttft() {
         (k.step, k.kind, k.max_clean_concurrency, k.suggested_next),
         (3, KneeKind::Saturation, 2, Some(3))
     );
-    assert!(f.sentences()[0]
-        .starts_with("TTFT knee in (2, 4]: saturation, TPOT up 50% (TTFT P90 200 → 500 ms"));
+    assert!(f.sentences()[0].starts_with(
+        "TTFT knee in (2, 4] streams: saturation, TPOT up 50% (TTFT P90 200 → 500 ms"
+    ));
     // The interval (16, 17] cannot be narrowed.
     let steps = ladder(&[16, 17], &[(100.0, 100.0), (400.0, 500.0)], &[10.0, 10.0]);
     assert_eq!(knee(&analyze("m", &steps, None)).suggested_next, None);
@@ -215,7 +216,7 @@ fn not_enough_samples_names_the_step() {
     );
     assert_eq!(
         f.sentences()[0],
-        "Knee: not analysed (the 16-stream step has 12 successful requests; need ≥ 20)."
+        "Knee: not analysed (the step at 16 streams has 12 successful requests; need ≥ 20)."
     );
     // All errors at a step: no TTFT at all.
     steps[4].succeeded = 0;
@@ -285,7 +286,7 @@ fn rate_limited_knee_when_429s_at_the_knee_step() {
         (knee(&f).kind, knee(&f).rate_429),
         (KneeKind::RateLimited, 0.05)
     );
-    assert!(f.sentences()[0].starts_with("TTFT knee in (2, 4]: rate-limited, 5.0% 429s"));
+    assert!(f.sentences()[0].starts_with("TTFT knee in (2, 4] streams: rate-limited, 5.0% 429s"));
 }
 
 fn wall_extras(first_429: &[u64], tokens: &[u64], requests: &[u64]) -> Vec<StepExtras> {
@@ -582,7 +583,7 @@ fn a_cap_estimate_below_the_clean_step_is_said_not_contradicted() {
     assert!(s.starts_with("TTFT knee in (8, 16]"), "{s}");
     assert!(s.contains("estimated cap ≈ 6"), "{s}");
     assert!(
-        s.contains("The cap estimate is below 8") && s.contains("try 6 to confirm"),
+        s.contains("The cap estimate is below 8") && s.contains("try 6 streams to confirm"),
         "{s}"
     );
     assert!(!s.contains("Try 12"), "{s}");

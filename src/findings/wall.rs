@@ -3,7 +3,7 @@
 
 use super::{rate, rate_limited, StepExtras, WallFinding};
 use crate::record::LimitKind;
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 
 pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {
     let hit = |i: usize| rate_limited(n429[i], rows[i].attempted);
@@ -34,7 +34,7 @@ pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras
     }
 }
 
-pub(super) fn wall_sentence(wall: &WallFinding) -> Option<String> {
+pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<String> {
     match wall {
         WallFinding::None => None,
         WallFinding::IsolatedRateLimits { total } => Some(format!(
@@ -72,7 +72,8 @@ pub(super) fn wall_sentence(wall: &WallFinding) -> Option<String> {
                 String::new()
             };
             Some(format!(
-                "Rate-limit wall at {concurrency} streams: {:.1}% of requests got 429 ({detail}).{caveat}",
+                "Rate-limit wall {}: {:.1}% of requests got 429 ({detail}).{caveat}",
+                unit.at(*concurrency),
                 rate_429 * 100.0
             ))
         }

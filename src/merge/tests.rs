@@ -14,6 +14,7 @@ fn meta(index: u32, total: u32) -> Meta {
         interrupted: false,
         models: vec!["m".into()],
         ladder: vec![4, 10],
+        ladder_unit: Default::default(),
         notes: vec![],
         complete: true,
         steps: vec![],

@@ -115,7 +115,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         Metric::ErrorRate | Metric::ShortRate => format!("{:.2}%", v * 100.0),
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
-        Metric::Knee | Metric::Wall => format!("step {v:.0}"),
+        Metric::Knee | Metric::Wall => c.ladder_unit.describe(v.round() as u32),
         _ => format!("{v:.1} ms"),
     }
 }
@@ -141,6 +141,14 @@ pub(crate) fn verdict(c: &Check) -> String {
         Method::Approximate => format!("{} {APPROX_MARK}", c.verdict.label()),
         _ => c.verdict.label().to_string(),
     }
+}
+
+/// The step column's header, as the run table names it (`streams`, `req/s`, `prompt tok`).
+fn step_header<'a>(checks: impl IntoIterator<Item = &'a Check>) -> &'static str {
+    checks
+        .into_iter()
+        .next()
+        .map_or("streams", |k| k.ladder_unit.header())
 }
 
 fn step_cell(c: &Check) -> String {
@@ -209,8 +217,9 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     for model in models(c) {
         writeln!(out, "\nmodel: {model}")?;
         let mut b = Builder::default();
+        let head = step_header(c.checks.iter().filter(|k| k.model == model));
         b.push_record([
-            "step", "metric", "pct", "base", "new", "change", "99% CI", "verdict",
+            head, "metric", "pct", "base", "new", "change", "99% CI", "verdict",
         ]);
         for k in c
             .checks
@@ -255,7 +264,7 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     list(out, "\nnotes:", &c.notes, "  ")
 }
 
-/// Skipped gates, one line per model × reason: "sim-model · P99 at steps 5, 10 (TTFT, TPOT):
+/// Skipped gates, one line per model × reason: "sim-model · P99 at 5 and 10 streams (TTFT, TPOT):
 /// needs ≥ 400 samples per side (have 120 / 120): use requests_per_step ≥ 400". Reasons that do
 /// not start with the check's name stay one line per check.
 pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
@@ -263,7 +272,8 @@ pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
         model: String,
         pct: String,
         reason: String,
-        steps: Vec<String>,
+        unit: crate::stats::LadderUnit,
+        steps: Vec<u32>,
         metrics: Vec<String>,
     }
     let mut groups: Vec<Group> = Vec::new();
@@ -291,13 +301,13 @@ pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
                     model: k.model.clone(),
                     pct,
                     reason,
+                    unit: k.ladder_unit,
                     steps: Vec::new(),
                     metrics: Vec::new(),
                 });
                 groups.last_mut().expect("just pushed")
             }
         };
-        let step = step.to_string();
         if !g.steps.contains(&step) {
             g.steps.push(step);
         }
@@ -308,12 +318,11 @@ pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
     let mut lines: Vec<String> = groups
         .into_iter()
         .map(|g| {
-            let at = if g.steps.len() == 1 { "step" } else { "steps" };
             format!(
-                "{} · {} at {at} {} ({}): {}",
+                "{} · {} at {} ({}): {}",
                 g.model,
                 g.pct,
-                g.steps.join(", "),
+                g.unit.describe_all(&g.steps),
                 g.metrics.join(", "),
                 g.reason
             )
@@ -391,7 +400,8 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "### Gated checks\n")?;
         writeln!(
             out,
-            "| model | step | check | base | new | change | 99% CI | verdict |"
+            "| model | {} | check | base | new | change | 99% CI | verdict |",
+            step_header(c.checks.iter())
         )?;
         writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
         let mut any_approx = false;
@@ -445,7 +455,8 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         )?;
         writeln!(
             out,
-            "| model | step | check | base | new | change | verdict | detail |"
+            "| model | {} | check | base | new | change | verdict | detail |",
+            step_header(c.checks.iter())
         )?;
         writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
         for k in rest {
@@ -485,11 +496,14 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 /// then the `Comparison` fields: `base_label`, `new_label`, `base_fingerprint`,
 /// `new_fingerprint`, `run_dir` (the new run's directory, when it is one), `gates` (which gates
 /// were applied, in words), `warnings`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
-/// `checks` (array of {model, step, concurrency, metric, percentile, gated, base, new, ratio,
-/// ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped), requests_per_step?
-/// (inconclusive)}, detail}), `unmatched`, `notes`.
+/// `checks` (array of {model, step, concurrency, ladder_unit, title, metric, percentile, gated,
+/// base, new, ratio, ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped),
+/// requests_per_step? (inconclusive)}, detail}), `unmatched`, `notes`.
+/// `step` is the new run's 1-based step index (as in `summary.csv`); `concurrency` is the
+/// ladder value the sides were matched on, counted in `ladder_unit` (`streams`, `rps`,
+/// `prompt_tokens`); `title` names the check for people ("TTFT P90 at 20 streams").
 /// Units: latencies ms, error rate a fraction, TPM per minute, RPS per second, knee/wall a
-/// concurrency; `ratio` and `ci` are relative changes (0.25 = +25%).
+/// ladder value in `ladder_unit`; `ratio` and `ci` are relative changes (0.25 = +25%).
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     schema_version: u32,
@@ -499,8 +513,23 @@ struct JsonDoc<'a> {
     run_dir: Option<&'a str>,
     gates: Option<&'a str>,
     warnings: &'a [String],
+    base_label: &'a str,
+    new_label: &'a str,
+    base_fingerprint: &'a str,
+    new_fingerprint: &'a str,
+    strict: bool,
+    refused: &'a Option<crate::compare::WorkloadMismatch>,
+    checks: Vec<JsonCheck<'a>>,
+    unmatched: &'a [String],
+    notes: &'a [String],
+}
+
+/// A check with its human name beside its fields, so scripts need not rebuild it.
+#[derive(Serialize)]
+struct JsonCheck<'a> {
     #[serde(flatten)]
-    comparison: &'a Comparison,
+    check: &'a Check,
+    title: String,
 }
 
 fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
@@ -512,7 +541,22 @@ fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()
         run_dir: ctx.run_dir.as_deref(),
         gates: ctx.gates.as_deref(),
         warnings: &ctx.warnings,
-        comparison: c,
+        base_label: &c.base_label,
+        new_label: &c.new_label,
+        base_fingerprint: &c.base_fingerprint,
+        new_fingerprint: &c.new_fingerprint,
+        strict: c.strict,
+        refused: &c.refused,
+        checks: c
+            .checks
+            .iter()
+            .map(|check| JsonCheck {
+                check,
+                title: check.title(),
+            })
+            .collect(),
+        unmatched: &c.unmatched,
+        notes: &c.notes,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)

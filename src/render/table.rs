@@ -139,7 +139,7 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
 
     let mut b = Builder::default();
     let mut top = vec![String::new()];
-    let mut sub = vec!["streams".to_string()];
+    let mut sub = vec![unit_header(rows.first().map(|r| r.ladder_unit)).to_string()];
     for m in &models {
         top.push(m.to_string());
         top.extend(std::iter::repeat(String::new()).take(COMPARE_METRICS.len() - 1));
@@ -207,11 +207,7 @@ fn models(rows: &[StepSummary]) -> Vec<&str> {
 
 /// The first column's name: what the ladder's values count.
 fn unit_header(unit: Option<LadderUnit>) -> &'static str {
-    match unit.unwrap_or_default() {
-        LadderUnit::Streams => "streams",
-        LadderUnit::Rps => "req/s",
-        LadderUnit::PromptTokens => "prompt tok",
-    }
+    unit.unwrap_or_default().header()
 }
 
 /// `-` when nothing failed, else `3 (429×2, 5xx×1)`; short responses (possible truncation)

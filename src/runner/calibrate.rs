@@ -112,6 +112,7 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
         interrupted: false,
         models: s.target.models.clone(),
         ladder: s.load.ladder.clone(),
+        ladder_unit: s.load.ladder_unit(),
         notes: vec![],
         complete: false,
         steps: vec![],

@@ -37,6 +37,7 @@ async fn run_ladder(
         interrupted: false,
         models: s.target.models.clone(),
         ladder: s.load.ladder.clone(),
+        ladder_unit: s.load.ladder_unit(),
         notes: vec![],
         complete: false,
         steps: vec![],

@@ -234,6 +234,7 @@ mod tests {
             interrupted: false,
             models: vec!["m".into()],
             ladder: vec![1, 2],
+            ladder_unit: Default::default(),
             notes: vec![],
             complete,
             steps: vec![],

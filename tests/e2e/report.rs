@@ -92,7 +92,7 @@ fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
     assert!(html.contains("@media print"));
     assert!(html.contains("PASS"), "verdict shown");
     assert!(
-        html.contains("TTFT knee in (10, 20]"),
+        html.contains("TTFT knee in (10, 20] streams"),
         "findings in sentences"
     );
 }

@@ -9,6 +9,7 @@ fn check(model: &str, conc: Option<u32>, metric: Metric, p: Option<Percentile>) 
         model: model.into(),
         step: conc.map(|_| 3),
         concurrency: conc,
+        ladder_unit: crate::stats::LadderUnit::Streams,
         metric,
         percentile: p,
         gated: p != Some(Percentile::P50),
@@ -102,7 +103,7 @@ fn fixture() -> Comparison {
             new: Some(20.0),
             method: Method::Point,
             verdict: Verdict::Regressed,
-            detail: "knee moved down from step 50 to step 20".into(),
+            detail: "knee moved down from 50 to 20 streams".into(),
             ..check(m, None, Knee, None)
         },
         Check {
@@ -258,7 +259,7 @@ fn junit_snapshot_and_well_formed() {
     let st = text(&strict, DiffFormat::Junit);
     assert!(st.contains("failures=\"3\""), "{st}");
     assert!(st.contains("type=\"inconclusive\""), "{st}");
-    assert!(s.contains("name=\"step 20 · TTFT P90\""));
+    assert!(s.contains("name=\"TTFT P90 at 20 streams\""));
     assert!(!s.contains("TTFT P50"));
     assert!(s.contains("name=\"deep&lt;seek&gt; &amp; &quot;co&quot;\""));
     insta::assert_snapshot!("diff_junit", s);

@@ -8,9 +8,16 @@ use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
 use crate::record::{ErrorClass, LimitKind, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
 use crate::report::{RunView, SloMs};
-use crate::stats::StepSummary;
+use crate::stats::{LadderUnit, StepSummary};
 
-const STREAMS: &str = "concurrent streams";
+/// The x axis: what the ladder's values count.
+fn x_label(unit: LadderUnit) -> String {
+    match unit {
+        LadderUnit::Streams => "concurrent streams".into(),
+        LadderUnit::Rps => "offered requests/s".into(),
+        LadderUnit::PromptTokens => "prompt tokens".into(),
+    }
+}
 
 /// One model's rows, ascending by step.
 pub fn model_rows<'a>(rows: &'a [StepSummary], model: &str) -> Vec<&'a StepSummary> {
@@ -34,6 +41,7 @@ struct Axes {
     x: (f64, f64),
     /// Every concurrency of the ladder (both sides).
     ticks: Vec<f64>,
+    unit: LadderUnit,
     ttft: f64,
     tpot: f64,
     tpm: f64,
@@ -49,6 +57,12 @@ fn axes(view: &RunView) -> Axes {
     let mut a = Axes {
         x: (f64::INFINITY, f64::NEG_INFINITY),
         ticks: Vec::new(),
+        unit: view
+            .result
+            .summaries
+            .first()
+            .map(|r| r.ladder_unit)
+            .unwrap_or_default(),
         ttft: 0.0,
         tpot: 0.0,
         tpm: 0.0,
@@ -192,18 +206,12 @@ pub fn fmt_ms(ms: f64) -> String {
     }
 }
 
-fn chart(
-    id: String,
-    title: String,
-    y_label: &str,
-    y_max: f64,
-    (x, ticks): ((f64, f64), &[f64]),
-    body: Body,
-) -> Chart {
+fn chart(id: String, title: String, y_label: &str, y_max: f64, ax: &Axes, body: Body) -> Chart {
+    let (x, ticks) = (ax.x, &ax.ticks);
     Chart {
         id,
         title,
-        x_label: STREAMS.to_string(),
+        x_label: x_label(ax.unit),
         y_label: y_label.to_string(),
         y_max: Some(y_max),
         // Shares (failed %, goodput %) stop at 100%.
@@ -299,7 +307,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · time to first token"),
             "TTFT (ms)",
             ax.ttft,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(
                 ttft_s,
                 knee_band(f),
@@ -313,7 +321,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · time per output token"),
             "TPOT (ms)",
             ax.tpot,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(
                 with_base(tpot(&rows), &tpot),
                 knee_band(f),
@@ -327,7 +335,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · output tokens per minute"),
             "TPM (tokens/min)",
             ax.tpm,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(
                 tpm_s,
                 knee_band(f),
@@ -341,7 +349,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · requests per second"),
             "RPS (requests/s)",
             ax.rps,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(
                 rps_s,
                 knee_band(f),
@@ -356,7 +364,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             format!("{model} · goodput ({})", slo_words(&view.slo)),
             "goodput (% of attempts)",
             100.0,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(
                 with_base(goodput(&rows), &goodput),
                 knee_band(f),
@@ -523,7 +531,7 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
     Chart {
         id,
         title: format!("{model} · failed requests by class"),
-        x_label: STREAMS.to_string(),
+        x_label: x_label(rows.first().map(|r| r.ladder_unit).unwrap_or_default()),
         y_label: "failed (% of attempts)".to_string(),
         y_max: Some(1.0),
         y_cap: Some(100.0),
@@ -567,7 +575,7 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             format!("all models · {title}"),
             y,
             y_max,
-            (ax.x, &ax.ticks),
+            &ax,
             lines(s, vec![], vec![], h, vec![]),
         )
     };

@@ -185,7 +185,13 @@ fn opt_ms(v: Option<f64>) -> String {
 }
 
 fn steps_table(s: &mut String, rows: &[&StepSummary]) {
-    s.push_str("<table class=\"steps\"><thead><tr><th>streams</th><th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th><th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
+    let unit = rows.first().map(|r| r.ladder_unit).unwrap_or_default();
+    let _ = write!(
+        s,
+        "<table class=\"steps\"><thead><tr><th>{}</th>",
+        unit.header()
+    );
+    s.push_str("<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th><th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
     for r in rows {
         let _ = write!(
             s,
