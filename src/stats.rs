@@ -50,13 +50,13 @@ impl LadderUnit {
     }
 
     /// A step's value with its unit, the way the run table's first column counts it: `20
-    /// streams`, `1 stream`, `8 req/s`, `2000 prompt tokens`. The one way diffs, findings and
+    /// streams`, `1 stream`, `8 req/s`, `2000-token prompts`. The one way diffs, findings and
     /// reports name a step for people (never "step 16": `summary.csv`'s `step` is the index).
     pub fn describe(self, value: u32) -> String {
         self.describe_all(&[value])
     }
 
-    /// Several steps' values with one unit: `5, 10 and 20 streams`.
+    /// Several steps' values with one unit: `5, 10 and 20 streams`, `500 and 2000-token prompts`.
     pub fn describe_all(self, values: &[u32]) -> String {
         let list = match values {
             [] => String::new(),
@@ -66,12 +66,11 @@ impl LadderUnit {
                 format!("{} and {last}", init.join(", "))
             }
         };
-        let unit = match self {
-            LadderUnit::Streams if values == [1] => "stream",
-            LadderUnit::PromptTokens if values == [1] => "prompt token",
-            _ => self.plural(),
-        };
-        format!("{list} {unit}")
+        match self {
+            LadderUnit::Streams if values == [1] => format!("{list} stream"),
+            LadderUnit::PromptTokens => format!("{list}-token prompts"),
+            _ => format!("{list} {}", self.plural()),
+        }
     }
 
     /// The unit after a number other than 1: `streams`, `req/s`, `prompt tokens`.
@@ -83,7 +82,7 @@ impl LadderUnit {
         }
     }
 
-    /// A step named for a sentence: `at 16 streams`, `at 4 req/s`, `at 2000 prompt tokens`.
+    /// A step named for a sentence: `at 16 streams`, `at 4 req/s`, `at 2000-token prompts`.
     pub fn at(self, value: u32) -> String {
         format!("at {}", self.describe(value))
     }

@@ -123,7 +123,7 @@ fn max_clean(unit: LadderUnit, value: u32) -> String {
     match unit {
         LadderUnit::Streams => format!("max clean concurrency {value}"),
         LadderUnit::Rps => format!("max clean rate {}", unit.describe(value)),
-        LadderUnit::PromptTokens => format!("max clean prompt size {}", unit.describe(value)),
+        LadderUnit::PromptTokens => format!("max clean prompt size {value} tokens"),
     }
 }
 
