@@ -19,15 +19,21 @@
 
 #[path = "support/fidelity_join.rs"]
 mod fidelity_join;
+#[path = "support/procs.rs"]
+mod procs;
 #[path = "support/results_md.rs"]
 mod results_md;
 
 use fidelity_join::{join, p50_p99_max, parse_cases, Joined};
 use ladder::sim::{SimStats, TruthRecord};
 use ladder::store::{read_requests_csv, read_summary_csv};
-use std::io::{BufRead, BufReader, Read, Write};
+use procs::{
+    can_pin, listen_overflows, machine, machine_busy, pinned, priority, proc_cpu, wait_with_usage,
+    BenchResult, Setup, Sim,
+};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The issue's cases: (streams, requests). 10,000 streams get one request each.
@@ -37,150 +43,6 @@ const SIM_SETTINGS: [&str; 3] = ["ttft=200ms", "tpot=20ms", "output_tokens=64"];
 /// A case during which other processes used more than this (% of one core) is repeated.
 const BUSY_PCT: f64 = 20.0;
 const MAX_TRIES: u32 = 3;
-const DEFAULT_PRIO: &str = "nice -n -15";
-const AUTOGROUP_NICE: i32 = -15;
-
-type BenchResult<T> = Result<T, String>;
-
-// ---------------------------------------------------------------- processes and files
-
-/// Resource use of a finished child, from wait4.
-struct Usage {
-    cpu: Duration,
-    max_rss_kb: u64,
-    status: i32,
-}
-
-fn wait_with_usage(child: &mut Child) -> BenchResult<Usage> {
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: rusage is plain data; wait4 fills it for our own child `pid`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    if r != pid {
-        return Err(format!(
-            "wait4({pid}) failed: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    Ok(Usage {
-        cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
-        max_rss_kb: ru.ru_maxrss as u64,
-        status: if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            -1
-        },
-    })
-}
-
-/// CPU time (user + system) of a running process, from /proc.
-fn proc_cpu(pid: u32) -> Option<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Some(Duration::from_micros(ticks * 1_000_000 / hz))
-}
-
-/// The kernel's count of connections dropped because a listen queue was full.
-fn listen_overflows() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/net/netstat").ok()?;
-    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
-    let (names, values) = (lines.next()?, lines.next()?);
-    let i = names
-        .split_whitespace()
-        .position(|n| n == "ListenOverflows")?;
-    values.split_whitespace().nth(i)?.parse().ok()
-}
-
-/// Busy CPU time of the whole machine (all cores), from /proc/stat.
-fn machine_busy() -> Option<Duration> {
-    let text = std::fs::read_to_string("/proc/stat").ok()?;
-    let cpu = text.lines().next()?.strip_prefix("cpu ")?;
-    let v: Vec<u64> = cpu
-        .split_whitespace()
-        .filter_map(|f| f.parse().ok())
-        .collect();
-    // user nice system idle iowait irq softirq steal: busy = user + nice + system + steal.
-    // Interrupt time is left out: loopback traffic of the bench itself is processed there.
-    let v = v.get(..8)?;
-    let busy = v[0] + v[1] + v[2] + v[7];
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
-    Some(Duration::from_micros(busy * 1_000_000 / hz))
-}
-
-/// Whether two cores are there to pin the server and the client apart.
-fn can_pin() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2)
-        && Command::new("taskset")
-            .arg("-V")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-}
-
-/// How the measured processes are started.
-struct Setup {
-    bin: PathBuf,
-    /// Server on core 1, client on core 0.
-    pin: bool,
-    /// Command prefix raising the scheduling priority (empty: normal priority).
-    prio: String,
-}
-
-/// `FIDELITY_PRIO` if set (may be empty), else `nice -n -15` when this user may raise priority.
-fn priority() -> String {
-    if let Ok(p) = std::env::var("FIDELITY_PRIO") {
-        return p;
-    }
-    let allowed = Command::new("sh")
-        .args(["-c", &format!("{DEFAULT_PRIO} true")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .is_ok_and(|o| o.status.success() && o.stderr.is_empty());
-    if allowed {
-        DEFAULT_PRIO.to_string()
-    } else {
-        String::new()
-    }
-}
-
-/// `sh -c 'ulimit -n …; exec PRIO taskset -c CORE "$@"'`: a high open-file limit, pinned to a
-/// core, at a raised scheduling priority. On a shared machine other work (here: the VM's agent at
-/// nice -10 and kernel threads) otherwise preempts the measured processes for whole time slices
-/// of ~4 ms, which lands in the TTFT error. The child gets its own session, hence its own
-/// scheduler autogroup, whose nice value is raised too (nice alone only ranks tasks within one
-/// autogroup), and is killed if the bench dies.
-fn pinned(core: Option<u32>, setup: &Setup) -> Command {
-    use std::os::unix::process::CommandExt;
-    let pin = match core {
-        Some(c) if setup.pin => format!("taskset -c {c} "),
-        _ => String::new(),
-    };
-    let prio = &setup.prio;
-    let script = format!(
-        "ulimit -n 65536 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; \
-         {{ echo {AUTOGROUP_NICE} > /proc/self/autogroup; }} 2>/dev/null; \
-         exec {prio} {pin}\"$@\""
-    );
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c").arg(script).arg("sh").arg(&setup.bin);
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    cmd
-}
 
 fn http_get(rt: &tokio::runtime::Runtime, url: &str) -> BenchResult<Vec<u8>> {
     rt.block_on(async {
@@ -193,49 +55,6 @@ fn http_get(rt: &tokio::runtime::Runtime, url: &str) -> BenchResult<Vec<u8>> {
         let body = resp.bytes().await.map_err(|e| format!("GET {url}: {e}"))?;
         Ok(body.to_vec())
     })
-}
-
-struct Sim {
-    child: Child,
-    base: String,
-}
-
-impl Sim {
-    fn start(setup: &Setup) -> BenchResult<Sim> {
-        let mut cmd = pinned(Some(1), setup);
-        cmd.args(["--quiet", "sim", "--port", "0"]);
-        for s in SIM_SETTINGS {
-            cmd.args(["--set", s]);
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|e| format!("cannot start `ladder sim`: {e}"))?;
-        let mut line = String::new();
-        if let Some(out) = child.stdout.take() {
-            let _ = BufReader::new(out).read_line(&mut line);
-        }
-        let url = line.trim();
-        let Some(base) = url.strip_suffix("/v1") else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!(
-                "`ladder sim` printed `{url}` instead of its base URL"
-            ));
-        };
-        Ok(Sim {
-            base: base.to_string(),
-            child,
-        })
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 // ---------------------------------------------------------------- one case
@@ -280,7 +99,7 @@ fn run_case(
     requests: u64,
 ) -> BenchResult<CaseResult> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
-    let sim = Sim::start(setup)?;
+    let sim = Sim::start(setup, &SIM_SETTINGS)?;
     let scenario = dir.path().join("fidelity.yaml");
     std::fs::write(dir.path().join("prompt.txt"), "Say hello in a few words.\n")
         .and_then(|_| std::fs::write(&scenario, scenario_yaml(&sim.base, streams, requests)))
@@ -418,36 +237,6 @@ fn table(results: &[CaseResult]) -> String {
     t
 }
 
-fn machine(setup: &Setup) -> String {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo
-        .lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map_or("unknown CPU", |(_, m)| m.trim())
-        .to_string();
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
-    let pin = if setup.pin {
-        "sim pinned to core 1, ladder to core 0 (taskset)"
-    } else {
-        "NOT pinned (fewer than 2 cores or no taskset): figures are not comparable"
-    };
-    let prio = if setup.prio.is_empty() {
-        "normal priority".to_string()
-    } else {
-        format!(
-            "both at `{}`, own autogroup at nice {AUTOGROUP_NICE}",
-            setup.prio
-        )
-    };
-    format!(
-        "{date} · nproc {nproc} · {model} · Linux {} · {pin} · {prio}",
-        kernel.trim()
-    )
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     fidelity_join::self_check();
@@ -478,7 +267,7 @@ fn bench(args: &[String]) -> BenchResult<()> {
     let setup = Setup {
         bin,
         pin: can_pin(),
-        prio: priority(),
+        prio: priority("FIDELITY_PRIO"),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

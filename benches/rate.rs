@@ -1,0 +1,446 @@
+//! Open-loop rate mode at speed (issue 12): at 2,000 requests/s from one client core against a
+//! separate `ladder sim` process, does ladder send on schedule? Starts `ladder sim` pinned to
+//! core 1 and a `ladder run` of one rate step pinned to core 0 (Poisson arrivals, 20,000
+//! requests: 10 s), then reads `requests.csv`: the send lag (actual − scheduled) per request, and
+//! the intended arrival process (scheduled times: `started_at_ms − send_lag_ms`) against the
+//! achieved one (`started_at_ms`): mean gap and gap CV (the issue's check: within 1% and 5%), and
+//! arrivals per 10 ms and 100 ms window (what a server sees at the scale of its own queueing).
+//!
+//! The gap CV is a demanding check at this rate: a send late by L lengthens one gap by L and
+//! shortens the next by L, so independent lags of standard deviation σ add about 2σ² / mean² to
+//! CV². With a mean gap of 0.5 ms, σ = 0.1 ms already moves the CV by 4%: the check asks for
+//! send jitter near a tenth of a millisecond, far tighter than the 1 ms lag P99.
+//!
+//! Both processes run at real-time priority (`chrt -f 20`, SCHED_FIFO) when allowed, else at
+//! `nice -n -15` when allowed: the issue asks for one client core, and on a shared machine other
+//! work otherwise preempts the client for whole scheduler slices (3-4 ms), which is the machine's
+//! lateness, not the dispatcher's (`RATE_PRIO="nice -n -15"` measures that case). The CPU used
+//! by everything else during the run is reported, and a run made while the machine was busy is
+//! repeated (the quietest is kept). It builds nothing: `make bench` runs `cargo build --release` first. Under `cargo test`
+//! (no `--bench` argument) it only runs its self-check of the statistics.
+//! Usage: `cargo bench --bench rate [-- RATE REQUESTS]`; `LADDER_BIN` picks another binary,
+//! `RATE_PRIO` another priority prefix, `RATE_KEEP=1` keeps the run directory.
+
+#[path = "support/procs.rs"]
+mod procs;
+#[path = "support/results_md.rs"]
+mod results_md;
+
+use ladder::arrivals::gap_stats;
+use ladder::record::RequestRecord;
+use ladder::store::{read_requests_csv, read_summary_csv};
+use procs::{
+    can_pin, machine, machine_busy, pinned, priority, proc_cpu, wait_with_usage, BenchResult,
+    Setup, Sim,
+};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+const RATE: u32 = 2_000;
+const REQUESTS: u64 = 20_000;
+/// A short, cheap request: the bench measures the client's pacing, not the server.
+const SIM_SETTINGS: [&str; 4] = ["ttft=20ms", "tpot=2ms", "output_tokens=4", "tpot_jitter=0"];
+/// The issue's targets.
+const LAG_P99_MS: f64 = 1.0;
+const MEAN_TOLERANCE: f64 = 0.01;
+const CV_TOLERANCE: f64 = 0.05;
+/// A run during which other processes used more than this (% of one core) is repeated.
+const BUSY_PCT: f64 = 20.0;
+const MAX_TRIES: u32 = 3;
+
+/// The figures of one run, from its records.
+#[derive(Debug, Default)]
+struct Pacing {
+    sent: usize,
+    failed: usize,
+    /// Send lag P50, P90, P99, P99.9, max (ms).
+    lag: [f64; 5],
+    /// Share of requests sent more than 1 ms late.
+    late_1ms: f64,
+    lag_sd_ms: f64,
+    /// (mean gap ms, gap CV): intended, achieved.
+    intended: (f64, f64),
+    achieved: (f64, f64),
+    /// CV of arrivals per window (10 ms, 100 ms): intended, achieved.
+    window_cv: [(f64, f64); 2],
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len().max(1) as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, var.sqrt())
+}
+
+/// CV of the counts of `times` (ms) per window of `width` ms over their span.
+fn window_cv(times: &[f64], width: f64) -> f64 {
+    let (lo, hi) = times
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), t| {
+            (a.min(*t), b.max(*t))
+        });
+    let n = ((hi - lo) / width).floor() as usize;
+    if n < 2 {
+        return f64::NAN;
+    }
+    let mut counts = vec![0.0; n];
+    for t in times {
+        let i = ((t - lo) / width) as usize;
+        if i < n {
+            counts[i] += 1.0;
+        }
+    }
+    let (mean, sd) = mean_sd(&counts);
+    sd / mean
+}
+
+/// The pacing figures of a rate step's records (each with its send lag).
+fn pacing(records: &[RequestRecord]) -> Pacing {
+    let sent: Vec<(f64, f64)> = records
+        .iter()
+        .filter_map(|r| r.send_lag_ms.map(|l| (r.started_at_ms, l)))
+        .collect();
+    let mut lags: Vec<f64> = sent.iter().map(|s| s.1).collect();
+    lags.sort_by(f64::total_cmp);
+    let achieved: Vec<f64> = sent.iter().map(|s| s.0).collect();
+    let intended: Vec<f64> = sent.iter().map(|s| s.0 - s.1).collect();
+    let gaps = |t: &[f64]| gap_stats(t).unwrap_or((f64::NAN, f64::NAN));
+    Pacing {
+        sent: sent.len(),
+        failed: records.iter().filter(|r| !r.is_ok()).count(),
+        lag: [0.5, 0.9, 0.99, 0.999, 1.0].map(|q| quantile(&lags, q)),
+        late_1ms: lags.iter().filter(|l| **l > 1.0).count() as f64 / lags.len().max(1) as f64,
+        lag_sd_ms: mean_sd(&lags).1,
+        intended: gaps(&intended),
+        achieved: gaps(&achieved),
+        window_cv: [10.0, 100.0].map(|w| (window_cv(&intended, w), window_cv(&achieved, w))),
+    }
+}
+
+/// The statistics on a made-up schedule: exact gaps, a constant lag keeps the process, one late
+/// send moves two gaps.
+fn self_check() {
+    let rec = |at: f64, lag: f64| RequestRecord {
+        started_at_ms: at + lag,
+        send_lag_ms: Some(lag),
+        ..RequestRecord::default()
+    };
+    let on_time: Vec<RequestRecord> = (0..1000).map(|i| rec(f64::from(i) * 0.5, 0.2)).collect();
+    let p = pacing(&on_time);
+    assert_eq!(p.sent, 1000);
+    assert!((p.intended.0 - 0.5).abs() < 1e-9 && (p.achieved.0 - 0.5).abs() < 1e-9);
+    assert!(
+        p.achieved.1 < 1e-9,
+        "a constant lag keeps a regular grid regular"
+    );
+    assert!((p.lag[2] - 0.2).abs() < 1e-9 && p.late_1ms == 0.0);
+    let mut late = on_time;
+    late[500] = rec(250.0, 2.0);
+    let p = pacing(&late);
+    assert!(p.achieved.1 > 0.0 && p.intended.1 < 1e-9);
+    assert!((p.lag[4] - 2.0).abs() < 1e-9 && p.late_1ms == 0.001);
+    assert!((quantile(&[1.0, 2.0, 3.0], 0.5) - 2.0).abs() < 1e-12);
+    assert!(window_cv(&[0.0, 1.0, 2.0, 3.0], 1.0).abs() < 1e-9);
+}
+
+struct RunResult {
+    rate: u32,
+    requests: u64,
+    pacing: Pacing,
+    dropped: u64,
+    achieved_rps: f64,
+    loop_lag_p99_ms: Option<f64>,
+    client_core_pct: f64,
+    sim_core_pct: Option<f64>,
+    others_pct: Option<f64>,
+    wall: Duration,
+}
+
+fn scenario_yaml(base_url: &str, rate: u32, requests: u64) -> String {
+    format!(
+        "name: rate-bench\ntarget:\n  api: openai-chat\n  base_url: {base_url}/v1\n  models: [sim-model]\n\
+         request:\n  prompt: {{synthetic_tokens: 16}}\n  max_tokens: 4\n\
+         load:\n  mode: rate\n  ladder: [{rate}]\n  requests_per_step: {requests}\n  \
+         max_concurrency: {rate}\n  seed: 1\n"
+    )
+}
+
+fn only_dir(base: &Path) -> BenchResult<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(base)
+        .map_err(|e| format!("{}: {e}", base.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    dirs.sort();
+    dirs.pop()
+        .ok_or_else(|| format!("no run directory under {}", base.display()))
+}
+
+fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let sim = Sim::start(setup, &SIM_SETTINGS)?;
+    let scenario = dir.path().join("rate-bench.yaml");
+    std::fs::write(&scenario, scenario_yaml(&sim.base, rate, requests))
+        .map_err(|e| format!("cannot write the scenario: {e}"))?;
+    let sim_before = proc_cpu(sim.child.id());
+    let busy_before = machine_busy();
+    let started = Instant::now();
+    let mut run = pinned(Some(0), setup);
+    run.args(["--quiet", "run", "--out"])
+        .arg(dir.path().join("runs"))
+        .arg(&scenario)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = run
+        .spawn()
+        .map_err(|e| format!("cannot start `ladder run`: {e}"))?;
+    let stderr = child.stderr.take();
+    let drain = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut e) = stderr {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let usage = wait_with_usage(&mut child)?;
+    let wall = started.elapsed();
+    let err_text = drain.join().unwrap_or_default();
+    let sim_cpu = proc_cpu(sim.child.id())
+        .zip(sim_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    let busy = machine_busy()
+        .zip(busy_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    drop(sim);
+    if usage.status != 0 && usage.status != 3 {
+        return Err(format!(
+            "`ladder run` exited with {}: {}",
+            usage.status,
+            err_text.trim()
+        ));
+    }
+    let run_dir = only_dir(&dir.path().join("runs").join("rate-bench"))?;
+    let records =
+        read_requests_csv(&run_dir.join("requests.csv"), false).map_err(|e| e.to_string())?;
+    let summary = read_summary_csv(&run_dir.join("summary.csv")).map_err(|e| e.to_string())?;
+    let step = summary.first();
+    if std::env::var_os("RATE_KEEP").is_some() {
+        eprint!("(kept {}) ", run_dir.display());
+        let _ = dir.keep();
+    }
+    let core_pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
+    let others_pct = busy.map(|b| {
+        let ours = usage.cpu + sim_cpu.unwrap_or_default();
+        b.saturating_sub(ours).as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0
+    });
+    Ok(RunResult {
+        rate,
+        requests,
+        pacing: pacing(&records),
+        dropped: step.map_or(0, |s| s.dropped),
+        achieved_rps: step.map_or(0.0, |s| s.rps),
+        loop_lag_p99_ms: step.and_then(|s| s.loop_lag_p99_ms),
+        client_core_pct: core_pct(usage.cpu),
+        sim_core_pct: sim_cpu.map(core_pct),
+        others_pct,
+        wall,
+    })
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn report(r: &RunResult) -> String {
+    let p = &r.pacing;
+    let mean_err = p.achieved.0 / p.intended.0 - 1.0;
+    let cv_err = p.achieved.1 / p.intended.1 - 1.0;
+    let opt = |v: Option<f64>, d: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.d$}"));
+    let mut t = String::from("| figure | value | target |\n|---|---|---|\n");
+    let mut row = |k: &str, v: String, target: &str| {
+        t.push_str(&format!("| {k} | {v} | {target} |\n"));
+    };
+    row(
+        "requests sent (failed) / dropped",
+        format!("{} ({}) / {}", p.sent, p.failed, r.dropped),
+        &format!("{} arrivals", r.requests),
+    );
+    row(
+        "send lag P50 / P90 / P99 / P99.9 / max (ms)",
+        format!(
+            "{:.3} / {:.3} / {:.3} / {:.3} / {:.2}",
+            p.lag[0], p.lag[1], p.lag[2], p.lag[3], p.lag[4]
+        ),
+        &format!("P99 ≤ {LAG_P99_MS} ms: {}", verdict(p.lag[2] <= LAG_P99_MS)),
+    );
+    row(
+        "sent > 1 ms late / send lag std dev",
+        format!("{:.2}% / {:.3} ms", p.late_1ms * 100.0, p.lag_sd_ms),
+        "",
+    );
+    row(
+        "mean gap, intended vs achieved (ms)",
+        format!(
+            "{:.4} vs {:.4} ({:+.3}%)",
+            p.intended.0,
+            p.achieved.0,
+            mean_err * 100.0
+        ),
+        &format!(
+            "within {:.0}%: {}",
+            MEAN_TOLERANCE * 100.0,
+            verdict(mean_err.abs() <= MEAN_TOLERANCE)
+        ),
+    );
+    row(
+        "gap CV, intended vs achieved",
+        format!(
+            "{:.4} vs {:.4} ({:+.2}%)",
+            p.intended.1,
+            p.achieved.1,
+            cv_err * 100.0
+        ),
+        &format!(
+            "within {:.0}%: {}",
+            CV_TOLERANCE * 100.0,
+            verdict(cv_err.abs() <= CV_TOLERANCE)
+        ),
+    );
+    for (i, w) in ["10 ms", "100 ms"].iter().enumerate() {
+        let (a, b) = p.window_cv[i];
+        row(
+            &format!("CV of arrivals per {w} window, intended vs achieved"),
+            format!("{a:.4} vs {b:.4} ({:+.2}%)", (b / a - 1.0) * 100.0),
+            "",
+        );
+    }
+    row(
+        "achieved RPS (step) / client event-loop lag P99 (ms)",
+        format!("{:.0} / {}", r.achieved_rps, opt(r.loop_lag_p99_ms, 2)),
+        &format!("{} offered", r.rate),
+    );
+    row(
+        "client core % / sim core % / others (% of a core)",
+        format!(
+            "{:.0} / {} / {}",
+            r.client_core_pct,
+            opt(r.sim_core_pct, 0),
+            opt(r.others_pct, 0)
+        ),
+        "",
+    );
+    t
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    self_check();
+    results_md::self_check();
+    if !args.iter().any(|a| a == "--bench") {
+        println!("rate bench: self-check ok (figures: `make bench`)");
+        return;
+    }
+    if let Err(e) = bench(&args) {
+        eprintln!("rate bench: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// `RATE_PRIO` if set (may be empty), else SCHED_FIFO when this user may use it, else what
+/// `procs::priority` allows.
+fn rt_priority() -> String {
+    const RT: &str = "chrt -f 20";
+    if std::env::var_os("RATE_PRIO").is_some() {
+        return priority("RATE_PRIO");
+    }
+    let allowed = std::process::Command::new("sh")
+        .args(["-c", &format!("{RT} true")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if allowed {
+        RT.to_string()
+    } else {
+        priority("RATE_PRIO")
+    }
+}
+
+fn bench(args: &[String]) -> BenchResult<()> {
+    let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let custom = !nums.is_empty();
+    let rate = nums.first().map_or(RATE, |r| *r as u32);
+    let requests = nums.get(1).copied().unwrap_or(REQUESTS);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin = std::env::var_os("LADDER_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/release/ladder"));
+    if !bin.is_file() {
+        return Err(format!(
+            "{} not found: run `cargo build --release` first (`make bench` does), or set LADDER_BIN",
+            bin.display()
+        ));
+    }
+    let setup = Setup {
+        bin,
+        pin: can_pin(),
+        prio: rt_priority(),
+    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let mut best: Option<RunResult> = None;
+    for attempt in 1..=MAX_TRIES {
+        eprint!("rate: {rate} req/s × {requests} requests ... ");
+        let _ = std::io::stderr().flush();
+        let r = run_once(&setup, rate, requests)?;
+        let others = r.others_pct.unwrap_or(0.0);
+        eprintln!(
+            "{:.1} s (other processes: {others:.0}% of a core)",
+            r.wall.as_secs_f64()
+        );
+        let quieter = best
+            .as_ref()
+            .map_or(true, |b| others < b.others_pct.unwrap_or(0.0));
+        if quieter {
+            best = Some(r);
+        }
+        if others <= BUSY_PCT || attempt == MAX_TRIES {
+            break;
+        }
+        eprintln!("rate: the machine was busy; running again");
+        std::thread::sleep(Duration::from_secs(5));
+    }
+    let Some(r) = best else {
+        return Err("no run".into());
+    };
+    let load: Vec<&str> = load.split_whitespace().take(3).collect();
+    let section = format!(
+        "Machine: {} · load average before the bench {}\n\nCommand: `make bench` (`cargo bench --bench rate`); \
+         server: `ladder sim --set {}`; client: `ladder run` of one step, `mode: rate`, \
+         `ladder: [{rate}]`, `requests_per_step: {requests}`, Poisson arrivals (seed 1), \
+         `max_concurrency: {rate}`, 16-token synthetic prompt, `max_tokens: 4`.\n\n{}",
+        machine(&setup),
+        load.join(" "),
+        SIM_SETTINGS.join(" --set "),
+        report(&r)
+    );
+    println!("\n{section}");
+    if !custom {
+        let path = results_md::write_section("rate", &section)?;
+        println!("(written to {})", path.display());
+    }
+    Ok(())
+}
