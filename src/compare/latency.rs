@@ -142,9 +142,10 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
     } else {
         base.sorted.is_some() && new.sorted.is_some()
     };
-    // A P99 that the sample-size rule will skip anyway is not worth an ITL bootstrap.
+    // An ITL bootstrap costs a pass over every drawn request's bins: not spent on P50 (shown,
+    // not gated) nor on a P99 that the sample-size rule will skip anyway.
     let wasted =
-        itl && rule.pct != Percentile::P50 && base.n().min(new.n()) < rule.pct.min_samples();
+        itl && (rule.pct == Percentile::P50 || base.n().min(new.n()) < rule.pct.min_samples());
     let ci = match ratio {
         Some(_) if both && !wasted => {
             let mut rng = generator(rule.seed);

@@ -387,3 +387,44 @@ fn effective_size_of_gaps_sees_requests_correlated_in_time() {
     assert!(e < 100.0, "{e}");
     assert_eq!(effective_size_of_gaps(&[], 0.9), 0.0);
 }
+
+/// What a whole-request ITL bootstrap costs: 400 requests per side with 300 gaps each spread
+/// over a decade (a jittery real server), 10,000 resamples. Run with `--release --ignored`.
+#[test]
+#[ignore]
+fn gap_bootstrap_cost() {
+    let mut rng = generator(9);
+    let mut side = || -> Vec<ItlHistogram> {
+        (0..400)
+            .map(|_| {
+                let speed = 20.0 * (0.3 * std_normal(&mut rng)).exp();
+                let gaps: Vec<f64> = (0..300)
+                    .map(|_| speed * (0.6 * std_normal(&mut rng)).exp())
+                    .collect();
+                ItlHistogram::from_gaps(&gaps)
+            })
+            .collect()
+    };
+    let (b, n) = (side(), side());
+    let bins: usize = b.iter().map(|h| h.bins().len()).sum();
+    let t = std::time::Instant::now();
+    let ci = bootstrap_gaps_ratio_ci(
+        GapRequests {
+            requests: &b,
+            m: 400,
+        },
+        GapRequests {
+            requests: &n,
+            m: 400,
+        },
+        0.9,
+        10_000,
+        0.99,
+        &mut generator(1),
+    );
+    println!(
+        "{} non-empty bins per request on average; 10,000 resamples in {:?}; CI {ci:?}",
+        bins / b.len(),
+        t.elapsed()
+    );
+}
