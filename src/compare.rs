@@ -21,6 +21,7 @@ use crate::scenario::{Gates, MetricGate};
 use crate::stats::{
     drift, steady_window, ItlHistogram, LadderUnit, SteadyWindow, StepSummary, Timed,
 };
+pub(crate) use latency::requests_to_decide;
 use latency::{Evidence, Rule};
 pub use pair::{check_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, short_rate, throughput};
@@ -395,7 +396,7 @@ fn summary_q(s: &StepSummary, metric: Metric, p: Percentile) -> Option<f64> {
     }
 }
 
-fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
+pub(crate) fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
     match metric {
         Metric::Tpot => &g.tpot,
         Metric::Itl => &g.itl,

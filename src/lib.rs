@@ -16,6 +16,7 @@ pub mod duration;
 pub mod error;
 pub mod findings;
 pub mod merge;
+pub mod partial;
 pub mod plan;
 pub mod progress;
 pub mod record;

@@ -26,6 +26,12 @@ pub struct Context<'a> {
     /// The proxy the request goes through, if any.
     pub proxy: Option<&'a ProxyInfo>,
     pub timeout: Duration,
+    /// How the key was sent (`target.auth`).
+    pub auth: crate::scenario::Auth,
+    /// `target.api_version`, appended as `?api-version=` (Azure's deployment URLs).
+    pub api_version: Option<&'a str>,
+    /// The scenario the target came from, for fixes that name where to change a setting.
+    pub scenario_file: Option<&'a std::path::Path>,
 }
 
 /// What the follow-up probes found (see [`wanted_probes`]).

@@ -14,6 +14,7 @@
 //! 2 for bad input. The key is only ever shown masked (`…a1b2`); every printed block is
 //! redacted once more before it is written.
 
+mod azure;
 pub mod culprit;
 pub mod diagnose;
 pub mod inputs;
@@ -147,6 +148,9 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
                 key_source: &ct.key_source,
                 proxy: proxy.as_ref(),
                 timeout: ct.target.timeouts.first_token,
+                auth: ct.target.auth,
+                api_version: ct.target.api_version.as_deref(),
+                scenario_file: ct.scenario_file.as_deref(),
             };
             let d = diagnose(&cx, &outcome, &evidence);
             let block = render::block(

@@ -20,6 +20,9 @@ pub(super) fn status_error(
     ev: &Evidence,
 ) -> Diagnosis {
     let url = format!("{}{}", cx.base_url.trim_end_matches('/'), endpoint(cx.api));
+    if let Some(d) = super::azure::diagnose(cx, status, error_type, message) {
+        return d;
+    }
     if says_unknown_model(status, error_type, message) {
         return model_not_found(cx, status, message, ev);
     }

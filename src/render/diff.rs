@@ -33,7 +33,9 @@ pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Re
 
 /// What the caller knows beyond the comparison itself: the new run's directory and which gates
 /// were applied (both also in the JSON document as `run_dir` and `gates`), and warnings about
-/// the inputs (an interrupted run). Gates and warnings are shown as notes in every format.
+/// the inputs (a run that did not finish). Gates are shown as notes; warnings come right after
+/// the heading in the table and markdown, in `warnings` in the JSON, and as a `ladder.warning`
+/// property and in `<system-out>` of every JUnit suite.
 #[derive(Debug, Clone, Default)]
 pub struct DiffContext {
     pub run_dir: Option<String>,
@@ -48,14 +50,9 @@ pub fn render_with(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let mut shown;
-    let c = if ctx.gates.is_some() || !ctx.warnings.is_empty() {
+    let c = if ctx.gates.is_some() {
         shown = c.clone();
-        let mut notes: Vec<String> = ctx
-            .warnings
-            .iter()
-            .map(|w| format!("warning: {w}"))
-            .collect();
-        notes.extend(ctx.gates.iter().map(|g| format!("gates: {g}")));
+        let mut notes: Vec<String> = ctx.gates.iter().map(|g| format!("gates: {g}")).collect();
         notes.append(&mut shown.notes);
         shown.notes = notes;
         &shown
@@ -63,10 +60,10 @@ pub fn render_with(
         c
     };
     match format {
-        DiffFormat::Table => table(c, out),
-        DiffFormat::Markdown => markdown(c, out),
+        DiffFormat::Table => table(c, &ctx.warnings, out),
+        DiffFormat::Markdown => markdown(c, &ctx.warnings, out),
         DiffFormat::Json => json(c, ctx, out),
-        DiffFormat::Junit => junit::render(c, out),
+        DiffFormat::Junit => junit::render(c, &ctx.warnings, out),
     }
 }
 
@@ -181,7 +178,7 @@ pub(crate) fn gated_ranked(c: &Comparison) -> Vec<&Check> {
     v
 }
 
-fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+fn table(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "ladder diff: {}", c.outcome().label())?;
     writeln!(
         out,
@@ -193,6 +190,9 @@ fn table(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         "new:      {} (fingerprint {})",
         c.new_label, c.new_fingerprint
     )?;
+    for w in warnings {
+        writeln!(out, "warning: {w}")?;
+    }
     if let Some(r) = &c.refused {
         writeln!(
             out,
@@ -371,7 +371,7 @@ fn longest_backtick_run(s: &str) -> usize {
     s.split(|ch| ch != '`').map(str::len).max().unwrap_or(0)
 }
 
-fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "## ladder diff: {}\n", c.outcome().label())?;
     writeln!(
         out,
@@ -381,6 +381,9 @@ fn markdown(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
         code(&c.new_label),
         code(&c.new_fingerprint)
     )?;
+    for w in warnings {
+        writeln!(out, "> **Warning:** {}\n", md_text(w))?;
+    }
     if let Some(r) = &c.refused {
         writeln!(out, "The workloads differ, so the results are not comparable. Rerun with the baseline's scenario, or pass `--allow-different-workload` to compare anyway.\n")?;
         let fence = "`".repeat((longest_backtick_run(&r.unified_diff) + 1).max(3));

@@ -7,10 +7,10 @@ use super::build_request::build_request;
 use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
-use super::raw::{dur_or, pos, RawGates, RawRetry, RawScenario, RawTarget};
+use super::raw::{dur_or, pos, RawGates, RawLoad, RawRetry, RawScenario, RawTarget};
 use super::{
-    Api, Auth, Endpoint, Gates, Header, Limits, RetryPolicy, Scenario, ScenarioError, Secret, Slo,
-    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
+    Api, Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret,
+    Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
 use crate::record::ErrorClass;
 use crate::redact::is_secret_name;
@@ -415,6 +415,23 @@ pub fn gates_from_yaml(text: &str) -> Result<Gates, String> {
             Ok(build_gates(Some(raw)))
         }
     }
+}
+
+/// The `load:` block of a scenario as a run directory records it (`scenario.yaml`), read on its
+/// own like [`gates_from_yaml`]: what each step was planned to send (for a diff of a run that
+/// stopped early). No block is an error, as in a scenario.
+pub fn load_from_yaml(text: &str) -> Result<Load, String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let raw: Option<RawLoad> = match doc.get("load") {
+        None | Some(serde_yaml::Value::Null) => None,
+        Some(v) => Some(serde_yaml::from_value(v.clone()).map_err(|e| format!("load: {e}"))?),
+    };
+    let cx = Ctx {
+        file: Path::new(crate::store::SCENARIO_FILE),
+        text,
+        secrets: Vec::new(),
+    };
+    build_load(&cx, raw).map_err(|e| e.to_string())
 }
 
 fn build_gates(raw: Option<RawGates>) -> Gates {

@@ -30,7 +30,7 @@ mod tests_workload;
 mod tls;
 
 pub use crate::arrivals::ArrivalProcess;
-pub use build::gates_from_yaml;
+pub use build::{gates_from_yaml, load_from_yaml};
 pub use loading::{load, load_str};
 pub use normalize::{normalized_yaml, workload_yaml};
 pub use prompts::{synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD};

@@ -10,7 +10,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const KEY: &str = "sk-right-key-LEAKCHECK-1234";
+pub(crate) const KEY: &str = "sk-right-key-LEAKCHECK-1234";
 
 /// The simulator on 127.0.0.1, served by its own runtime for the duration of a test.
 struct Sim {
@@ -57,24 +57,24 @@ impl Sim {
 }
 
 /// What a fake server answers: status line, content type, body.
-type Answer = (&'static str, &'static str, String);
+pub(crate) type Answer = (&'static str, &'static str, String);
 
 /// A tiny HTTP/1.1 server: one thread per connection, `Connection: close`, answers from `route`;
 /// records the request bodies it got.
-struct Fake {
-    base: String,
+pub(crate) struct Fake {
+    pub(crate) base: String,
     bodies: Arc<Mutex<Vec<String>>>,
 }
 
 /// Answers before `route` when it returns `Some`: gets the request head and body.
-type Guard = fn(&str, &str) -> Option<Answer>;
+pub(crate) type Guard = fn(&str, &str) -> Option<Answer>;
 
 impl Fake {
-    fn start(route: fn(&str, &str) -> Answer) -> Fake {
+    pub(crate) fn start(route: fn(&str, &str) -> Answer) -> Fake {
         Fake::start_guarded(route, |_, _| None)
     }
 
-    fn start_guarded(route: fn(&str, &str) -> Answer, guard: Guard) -> Fake {
+    pub(crate) fn start_guarded(route: fn(&str, &str) -> Answer, guard: Guard) -> Fake {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -147,14 +147,14 @@ fn closed_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
-struct Out {
-    code: i32,
-    stdout: String,
+pub(crate) struct Out {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
 }
 
 /// Runs `ladder check ARGS` with `key` in `$CHECK_KEY` and no proxy settings; asserts the key
 /// is in neither stdout nor stderr.
-fn check(p: &Project, args: &[&str], key: Option<&str>) -> Out {
+pub(crate) fn check(p: &Project, args: &[&str], key: Option<&str>) -> Out {
     let mut cmd = p.ladder();
     cmd.arg("check").args(args);
     for v in [
@@ -193,7 +193,7 @@ fn check(p: &Project, args: &[&str], key: Option<&str>) -> Out {
     }
 }
 
-fn says(out: &Out, words: &[&str]) {
+pub(crate) fn says(out: &Out, words: &[&str]) {
     for w in words {
         assert!(out.stdout.contains(w), "missing `{w}` in:\n{}", out.stdout);
     }

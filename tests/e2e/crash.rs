@@ -146,6 +146,14 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
         out.status
     );
     assert!(stderr.contains("incomplete run"), "{stderr}");
+    // The verdict itself says so, naming where the run stopped (issue 10 §2).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let warning = stdout
+        .lines()
+        .find(|l| l.starts_with("warning: the new run"))
+        .unwrap_or_else(|| panic!("no warning in the diff:\n{stdout}"));
+    assert!(warning.contains("killed before it finished"), "{warning}");
+    assert!(warning.contains(stopped), "want `{stopped}` in: {warning}");
 
     let html = p.path().join("report.html");
     let out = p

@@ -319,6 +319,28 @@ fn sigint_mid_step_keeps_every_completed_request() {
     assert_eq!(srows[0][c("attempted")], rows.len().to_string());
     assert_eq!(srows[0][c("succeeded")], ok_ids.len().to_string());
     assert_eq!(srows[0][c("failed")], interrupted.to_string());
+
+    // `ladder diff` of the interrupted run warns, in the JSON too, with the duration step's
+    // planned count estimated from its rate (issue 10 §2).
+    let out = ladder_cmd(&p)
+        .args(["diff", "--no-step-summary", "--format", "json"])
+        .arg(dir)
+        .arg(dir)
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let warnings = json["warnings"].as_array().expect("warnings");
+    assert_eq!(
+        warnings.len(),
+        2,
+        "both sides are the interrupted run: {json}"
+    );
+    let w = warnings[1].as_str().unwrap();
+    assert!(w.starts_with("the new run"), "{w}");
+    assert!(w.contains("was interrupted (Ctrl-C or SIGTERM)"), "{w}");
+    assert!(w.contains("stopped in step 1 of 1 (at 4 streams)"), "{w}");
+    assert!(w.contains(&format!("has {} of about", rows.len())), "{w}");
 }
 
 /// SIGTERM is handled like Ctrl-C: in-flight (stalled) requests are cancelled after the grace

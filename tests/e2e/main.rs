@@ -5,6 +5,7 @@ mod support;
 
 mod apis;
 mod check;
+mod check_azure;
 mod ci_contract;
 mod crash;
 mod diff_gate;
@@ -14,8 +15,10 @@ mod itl_gate;
 mod k8s;
 mod merge;
 mod pairs;
+mod partial_diff;
 mod plan;
 mod pooled;
+mod readme_ci;
 mod reasoning;
 mod report;
 mod run_sim;

@@ -11,6 +11,8 @@ struct Setup {
     base: String,
     key: KeyShape,
     proxy: Option<ProxyInfo>,
+    auth: crate::scenario::Auth,
+    api_version: Option<String>,
 }
 
 impl Setup {
@@ -22,11 +24,14 @@ impl Setup {
             key: inspect(secret.as_ref(), api, &host_of(base)),
             base: base.into(),
             proxy: None,
+            auth: crate::scenario::Auth::default_for(api, &host_of(base)),
+            api_version: None,
         }
     }
 
     fn anthropic(mut self) -> Self {
         self.api = Api::AnthropicMessages;
+        self.auth = crate::scenario::Auth::XApiKey;
         self
     }
 
@@ -47,6 +52,9 @@ impl Setup {
             key_source: "$OPENAI_API_KEY",
             proxy: self.proxy.as_ref(),
             timeout: Duration::from_secs(20),
+            auth: self.auth,
+            api_version: self.api_version.as_deref(),
+            scenario_file: None,
         };
         diagnose(&cx, o, ev)
     }

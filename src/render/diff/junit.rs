@@ -2,6 +2,8 @@
 //! check ("step 20 · TTFT P90"), `<failure>` for a regression, `<skipped>` for a gate without
 //! enough data or an inconclusive one (a `<failure type="inconclusive">` under `--strict`). A refused comparison is one failing "workload" test carrying the diff, and
 //! models or steps present on one side only appear as skipped tests, so nothing is hidden.
+//! Warnings about the inputs (a run that did not finish) are a `ladder.warning` property of
+//! every suite, and warnings and notes are its `<system-out>`, which GitLab and Jenkins show.
 
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -118,7 +120,7 @@ fn suites(c: &Comparison) -> Vec<Suite> {
     out
 }
 
-pub(super) fn render(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn render(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
     let suites = suites(c);
     let total: usize = suites.iter().map(|s| s.cases.len()).sum();
     let failures: usize = suites.iter().map(|s| s.count(is_failure)).sum();
@@ -138,6 +140,17 @@ pub(super) fn render(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
             s.count(is_failure),
             s.count(is_skipped)
         );
+        if !warnings.is_empty() {
+            x.push_str("    <properties>\n");
+            for w in warnings {
+                let _ = writeln!(
+                    x,
+                    "      <property name=\"ladder.warning\" value=\"{}\"/>",
+                    escape(w)
+                );
+            }
+            x.push_str("    </properties>\n");
+        }
         for k in &s.cases {
             let head = format!(
                 "    <testcase classname=\"ladder.{}\" name=\"{}\"",
@@ -168,6 +181,18 @@ pub(super) fn render(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
                     );
                 }
             }
+        }
+        let said: Vec<String> = warnings
+            .iter()
+            .map(|w| format!("warning: {w}"))
+            .chain(c.notes.iter().cloned())
+            .collect();
+        if !said.is_empty() {
+            let _ = writeln!(
+                x,
+                "    <system-out>{}</system-out>",
+                escape(&said.join("\n"))
+            );
         }
         x.push_str("  </testsuite>\n");
     }

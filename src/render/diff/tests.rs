@@ -129,7 +129,9 @@ fn fixture() -> Comparison {
         strict: false,
         refused: None,
         checks,
-        unmatched: vec!["model gpt-4o step 50: only in the baseline (baselines/demo.csv)".into()],
+        unmatched: vec![
+            "model gpt-4o at 50 streams: only in the baseline (baselines/demo.csv)".into(),
+        ],
         notes: vec!["a note with a | pipe".into()],
     }
 }
