@@ -18,6 +18,8 @@ use std::fmt;
 /// A step of a shard that began later than this after the earliest shard's start of the same
 /// step is flagged (or 5% of the step's duration, whichever is larger).
 pub const LATE_TOLERANCE_MS: f64 = 500.0;
+/// Rate steps: mean arrival gaps a shard's first send may come after the others' (see `merge`).
+pub const RATE_FIRST_GAPS: f64 = 5.0;
 /// A shard whose clock offset differs from the shards' median by more than this (plus both
 /// estimates' error) is flagged.
 pub const CLOCK_TOLERANCE_MS: f64 = 250.0;
@@ -231,7 +233,15 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
         } else {
             rows.iter().map(|r| r.2.duration_s).fold(0.0, f64::max)
         };
-        let tolerance = LATE_TOLERANCE_MS.max(duration_s * 1000.0 * 0.05);
+        // An open-loop shard's first send comes one random arrival gap after the step's start
+        // (exponential, mean 1 / its rate): allow five mean gaps (a false alarm in < 1%).
+        let first_gap_ms = rows
+            .iter()
+            .filter_map(|r| r.2.offered_rps)
+            .filter(|r| *r > 0.0)
+            .map(|r| RATE_FIRST_GAPS * 1000.0 / r)
+            .fold(0.0, f64::max);
+        let tolerance = LATE_TOLERANCE_MS.max(duration_s * 1000.0 * 0.05) + first_gap_ms;
         for (index, start, _) in rows {
             if let Some(late_ms) = start.map(|s| s - begin).filter(|l| *l > tolerance) {
                 problems.push(Problem::Late {
