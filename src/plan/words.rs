@@ -207,14 +207,10 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
     );
     // The step column in the ladder's unit; a prompt-size ladder says its load once.
     let unit = steps.first().map(|e| e.unit).unwrap_or_default();
-    let header = match unit {
-        LadderUnit::Streams => "streams",
-        LadderUnit::Rps => "req/s",
-        LadderUnit::PromptTokens => "prompt tok",
-    };
+    let header = unit.header();
     if let LadderOver::PromptTokens { level } = s.load.ladder_over {
         let load = match s.load.mode {
-            LoadMode::Rate { .. } => format!("{level} req/s"),
+            LoadMode::Rate { .. } => LadderUnit::Rps.describe(level),
             LoadMode::Concurrency => LadderUnit::Streams.describe(level),
         };
         let _ = writeln!(out, "every step at {load}; the ladder is the prompt size");
