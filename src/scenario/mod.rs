@@ -330,6 +330,23 @@ pub enum LadderOver {
 }
 
 impl Load {
+    /// Requests the scenario plans for the step with ladder value `value` (warmup excluded):
+    /// `requests_per_step`, or `requests_per_worker` × the step's workers (its streams, or the
+    /// fixed `concurrency` of a prompt-size ladder); `None` for steps sized by `duration`.
+    pub fn planned_requests(&self, value: u32) -> Option<u64> {
+        match self.budget {
+            Budget::RequestsPerStep(n) => Some(n),
+            Budget::RequestsPerWorker(k) => {
+                let workers = match self.ladder_over {
+                    LadderOver::Load => value,
+                    LadderOver::PromptTokens { level } => level,
+                };
+                Some(k * u64::from(workers))
+            }
+            Budget::Duration(_) => None,
+        }
+    }
+
     /// The unit of the ladder's values, as written in `summary.csv`'s `ladder_unit` column.
     pub fn ladder_unit(&self) -> crate::stats::LadderUnit {
         use crate::stats::LadderUnit;

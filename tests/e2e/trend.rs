@@ -136,7 +136,7 @@ fn trend_of_run_directories_and_bad_input() {
         .success();
     let md = String::from_utf8_lossy(&out.get_output().stdout).to_string();
     assert!(md.contains("2 run(s) (2 point(s))"), "{md}");
-    assert!(md.contains("| 1 streams | 2 streams |"), "{md}");
+    assert!(md.contains("| 1 stream | 2 streams |"), "{md}");
 
     // Not in git: says so, exit 2.
     let lone = p.path().join("lone.csv");

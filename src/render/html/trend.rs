@@ -23,6 +23,17 @@ fn steps(t: &Trend, model: &str) -> Vec<u32> {
     c
 }
 
+/// What the model's ladder values count (its latest point's rows; streams for older files).
+fn unit(t: &Trend, model: &str) -> crate::stats::LadderUnit {
+    t.points
+        .iter()
+        .rev()
+        .flat_map(|p| p.summaries.iter())
+        .find(|r| r.model == model)
+        .map(|r| r.ladder_unit)
+        .unwrap_or_default()
+}
+
 fn all_models(t: &Trend) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for p in &t.points {
@@ -60,7 +71,7 @@ fn chart(
         .into_iter()
         .enumerate()
         .map(|(k, c)| Series {
-            name: format!("{c} streams"),
+            name: unit(t, model).describe(c),
             colour: Some(k % 8),
             points: (0..t.points.len())
                 .filter_map(|i| value(t, i, model, c, f).map(|v| (i as f64, v)))
@@ -147,7 +158,11 @@ fn table_html(t: &Trend, m: &str) -> String {
     let cs = steps(t, m);
     let mut s = String::from("<table class=\"steps\"><thead><tr><th>version</th>");
     for c in &cs {
-        let _ = write!(s, "<th>{c} streams: TTFT / TPOT P90 (ms)</th>");
+        let _ = write!(
+            s,
+            "<th>{}: TTFT / TPOT P90 (ms)</th>",
+            unit(t, m).describe(*c)
+        );
     }
     s.push_str("</tr></thead><tbody>");
     for (i, p) in t.points.iter().enumerate() {
@@ -177,7 +192,7 @@ pub fn markdown(t: &Trend) -> String {
         let mut head = String::from("| version |");
         let mut rule = String::from("|---|");
         for c in &cs {
-            let _ = write!(head, " {c} streams |");
+            let _ = write!(head, " {} |", unit(t, &m).describe(*c));
             rule.push_str("---:|");
         }
         let _ = writeln!(s, "{head}\n{rule}");
