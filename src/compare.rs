@@ -83,12 +83,11 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             .concurrencies(model)
             .chain(n.concurrencies(model))
             .collect();
+        let mut matched = Vec::new();
         for conc in concs {
             let key = (model.to_string(), conc);
             match (b.steps.get(&key), n.steps.get(&key)) {
-                (Some(bs), Some(ns)) => {
-                    step_checks(&mut out.checks, opts, &pool, (&b, bs), (&n, ns));
-                }
+                (Some(bs), Some(ns)) => matched.push((*bs, *ns)),
                 (Some(bs), None) => out.unmatched.push(format!(
                     "model {model} {}: only in the baseline ({})",
                     bs.ladder_unit.at(conc),
@@ -101,6 +100,19 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                 )),
             }
         }
+        // Judged on within-run sampling; then, with a pooled baseline, judged again with each
+        // CI widened by the drift those CIs leave unexplained (`Pool::drift`).
+        let mut checks = Vec::new();
+        for &(bs, ns) in &matched {
+            step_checks(&mut checks, opts, &Drift::new(), (&b, bs), (&n, ns));
+        }
+        if let Some(drift) = pool.drift(model, &checks) {
+            checks.clear();
+            for &(bs, ns) in &matched {
+                step_checks(&mut checks, opts, &drift, (&b, bs), (&n, ns));
+            }
+        }
+        out.checks.append(&mut checks);
         let new_top = n.concurrencies(model).max();
         let unit = n.unit(model);
         for (metric, bm, nm) in [
@@ -172,27 +184,56 @@ impl<'a> Pool<'a> {
         Pool { runs }
     }
 
-    /// The run-to-run spread of `value` at a model × concurrency (SD of its logarithm) and the
-    /// number of runs behind it; `None` with fewer than 3 runs that measured it.
-    fn spread(
-        &self,
-        model: &str,
-        conc: u32,
-        value: impl Fn(&StepSummary) -> Option<f64>,
-    ) -> Option<(f64, usize)> {
-        let values: Vec<f64> = self
-            .runs
-            .iter()
-            .filter_map(|r| {
-                r.summaries
-                    .iter()
-                    .rfind(|s| s.model == model && s.concurrency == conc)
-                    .and_then(&value)
-            })
-            .collect();
-        drift::log_spread(&values).map(|s| (s, values.len()))
+    /// Between-run SD τ per metric × percentile of `model`, from the runs' summary values at
+    /// each step and the within-run variance each step's (unwidened) check implies; `None` with
+    /// fewer than 3 runs. Drift moves whole runs, so τ is pooled over the steps.
+    fn drift(&self, model: &str, checks: &[Check]) -> Option<Drift> {
+        if self.runs.len() < drift::MIN_POOLED_RUNS {
+            return None;
+        }
+        let z = drift::z_of(latency::CI_LEVEL);
+        let mut steps: HashMap<(Metric, Option<Percentile>), Vec<drift::StepSpread>> =
+            HashMap::new();
+        for c in checks {
+            let (Some(conc), Some(r), Some(ci)) = (c.concurrency, c.ratio, c.ci) else {
+                continue;
+            };
+            let Some(within) = drift::within_variance(r, ci, z) else {
+                continue;
+            };
+            let values: Vec<f64> = self
+                .runs
+                .iter()
+                .filter_map(|run| {
+                    let s = run
+                        .summaries
+                        .iter()
+                        .rfind(|s| s.model == model && s.concurrency == conc)?;
+                    match (c.metric, c.percentile) {
+                        (Metric::Tpm, _) => Some(s.tpm_steady.unwrap_or(s.tpm)),
+                        (Metric::Rps, _) => Some(s.rps_steady.unwrap_or(s.rps)),
+                        (m, Some(p)) => summary_q(s, m, p),
+                        _ => None,
+                    }
+                })
+                .collect();
+            steps
+                .entry((c.metric, c.percentile))
+                .or_default()
+                .push(drift::StepSpread { values, within });
+        }
+        Some(
+            steps
+                .into_iter()
+                .filter_map(|(k, v)| drift::between_run_sd(&v).map(|t| (k, t)))
+                .collect(),
+        )
     }
 }
+
+/// Between-run SD τ and the number of runs behind it, per metric × percentile (empty: within-run
+/// sampling only).
+type Drift = HashMap<(Metric, Option<Percentile>), (f64, usize)>;
 
 /// A knee that appears or moves down is a regression only when the new run's TTFT P90 at the
 /// new knee step is confidently above the baseline's at the same step. Near a cap the knee step
@@ -421,7 +462,7 @@ fn check_seed(seed: u64, model: &str, conc: u32, metric: Metric, p: Percentile) 
 fn step_checks(
     out: &mut Vec<Check>,
     opts: &CompareOptions,
-    pool: &Pool<'_>,
+    drift: &Drift,
     (bi, bs): (&Indexed<'_>, &StepSummary),
     (ni, ns): (&Indexed<'_>, &StepSummary),
 ) {
@@ -481,7 +522,7 @@ fn step_checks(
                 gate: gate_for(&opts.gates, metric),
                 resamples: opts.resamples,
                 seed: check_seed(opts.seed, &ns.model, ns.concurrency, metric, p),
-                spread: pool.spread(&ns.model, ns.concurrency, |s| summary_q(s, metric, p)),
+                drift: drift.get(&(metric, Some(p))).copied(),
             };
             let j = latency::judge(&rule, &ev(bs, &bv, &bg), &ev(ns, &nv, &ng));
             // ITL without per-request gaps on both sides has no CI: information only.
@@ -535,12 +576,6 @@ fn step_checks(
             summary: s,
             window: i.window(s),
         };
-        let spread = pool.spread(&ns.model, ns.concurrency, |s| {
-            Some(match metric {
-                Metric::Tpm => s.tpm_steady.unwrap_or(s.tpm),
-                _ => s.rps_steady.unwrap_or(s.rps),
-            })
-        });
         throughput(
             &mut c,
             (&rate(bi, bs), &rate(ni, ns)),
@@ -553,7 +588,7 @@ fn step_checks(
                 metric,
                 Percentile::P50,
             ),
-            spread,
+            drift.get(&(metric, None)).copied(),
         );
         out.push(c);
     }

@@ -93,9 +93,9 @@ pub(crate) struct Rule<'a> {
     pub gate: &'a MetricGate,
     pub resamples: usize,
     pub seed: u64,
-    /// A pooled baseline's run-to-run spread of this quantile (SD of its log) and its number
-    /// of runs: widens the CI (`drift::widen`); `None` for within-run sampling only.
-    pub spread: Option<(f64, usize)>,
+    /// A pooled baseline's between-run SD of this quantile's log (τ) and its number of runs:
+    /// widens the CI (`drift::widen`); `None` for within-run sampling only.
+    pub drift: Option<(f64, usize)>,
 }
 
 /// The CI widened for drift between runs when the baseline pools ≥ 3 runs, and the words that
@@ -103,21 +103,20 @@ pub(crate) struct Rule<'a> {
 pub(crate) fn widen_for_drift(
     r: f64,
     ci: (f64, f64),
-    spread: Option<(f64, usize)>,
+    tau: Option<(f64, usize)>,
 ) -> ((f64, f64), String) {
-    let Some((s, k)) = spread else {
+    let Some((tau, k)) = tau else {
         return (ci, String::new());
     };
-    let w = drift::widen(r, ci, s, drift::z_of(CI_LEVEL));
-    let words = if w.tau > 0.0 {
+    let words = if tau > 0.0 {
         format!(
-            ", widened for drift between runs (±{:.1}% over {k} baseline runs, beyond sampling)",
-            w.tau * 100.0
+            ", widened for drift between runs (±{:.1}% per run over {k} baseline runs, beyond sampling)",
+            tau * 100.0
         )
     } else {
         format!(", not widened (the spread over {k} baseline runs is within sampling noise)")
     };
-    ((w.lo, w.hi), words)
+    (drift::widen(r, ci, tau, drift::z_of(CI_LEVEL)), words)
 }
 
 /// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
@@ -247,7 +246,7 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
             );
             return out;
         };
-        let ((lo, hi), widened) = widen_for_drift(r, (lo, hi), rule.spread);
+        let ((lo, hi), widened) = widen_for_drift(r, (lo, hi), rule.drift);
         out.ci = Some((lo, hi));
         let ci_txt = format!("99% CI [{}, {}]{widened}", fmt_pct(lo), fmt_pct(hi));
         // A change the CI allows counts only if it passes the gate and the floor.
@@ -392,7 +391,7 @@ mod tests {
             gate: &TTFT_GATE,
             resamples,
             seed,
-            spread: None,
+            drift: None,
         }
     }
 
@@ -480,7 +479,7 @@ mod tests {
             gate: &tpot,
             resamples: 500,
             seed: 1,
-            spread: None,
+            drift: None,
         };
         assert_eq!(
             judge(&r, &samples(base), &samples(new)).verdict,
@@ -630,7 +629,7 @@ mod tests {
             gate: &gate,
             resamples: 10,
             seed: 0,
-            spread: None,
+            drift: None,
         };
         let j = judge(&r, &summary(30.0, 500), &summary(45.0, 500));
         assert_eq!(j.verdict, Verdict::Info);
@@ -681,10 +680,10 @@ mod tests {
         let r = rule(Percentile::P90, 2000, 3);
         let plain = judge(&r, &samples(base.clone()), &samples(new.clone()));
         assert_eq!(plain.verdict, Verdict::Regressed, "{}", plain.detail);
-        // Runs of this server drift by ~6% (log-SD): a 15% difference between two runs is
+        // Runs of this server drift by 6% (log-SD): a 15% difference between two runs is
         // within what drift allows, so the widened CI reaches below 0.
         let drifting = Rule {
-            spread: Some((0.06, 4)),
+            drift: Some((0.06, 4)),
             ..rule(Percentile::P90, 2000, 3)
         };
         let j = judge(&drifting, &samples(base.clone()), &samples(new.clone()));
@@ -701,9 +700,9 @@ mod tests {
             "{}",
             j.detail
         );
-        // A spread no larger than sampling noise changes nothing, and says so.
+        // No drift beyond sampling noise changes nothing, and says so.
         let quiet = Rule {
-            spread: Some((0.001, 3)),
+            drift: Some((0.0, 3)),
             ..rule(Percentile::P90, 2000, 3)
         };
         let j = judge(&quiet, &samples(base.clone()), &samples(new.clone()));

@@ -135,7 +135,7 @@ pub(super) fn throughput(
     gate: f64,
     resamples: usize,
     seed: u64,
-    spread: Option<(f64, usize)>,
+    drift: Option<(f64, usize)>,
 ) {
     let name = c.metric.label();
     let (bv, nv) = (base.point(c.metric), new.point(c.metric));
@@ -210,7 +210,7 @@ pub(super) fn throughput(
             (1.0 + r) * (1.0 + f_lo) - 1.0,
             (1.0 + r) * (1.0 + f_hi) - 1.0,
         ),
-        spread,
+        drift,
     );
     c.ci = Some((lo, hi));
     let window = format!(

@@ -857,3 +857,52 @@ fn itl_is_judged_by_resampling_whole_requests_when_both_sides_kept_gaps() {
         old.detail
     );
 }
+
+#[test]
+fn a_pooled_baseline_widens_checks_by_the_drift_its_runs_show() {
+    let judge = |pool: Vec<PooledRun>| {
+        let mut b = side("b", vec![row("m", 1, 10, 400, 836.0)]);
+        let mut n = side("n", vec![row("m", 1, 10, 400, 836.0)]);
+        b.samples = Some(samples("m", 1, 400, 1.0, 11));
+        n.samples = Some(samples("m", 1, 400, 1.25, 12));
+        b.pool = pool;
+        let c = compare(&b, &n, &opts());
+        find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90)).clone()
+    };
+    let runs = |p90s: &[f64]| -> Vec<PooledRun> {
+        p90s.iter()
+            .enumerate()
+            .map(|(i, &q)| PooledRun {
+                id: format!("run-{i}"),
+                summaries: vec![StepSummary {
+                    fingerprint: "fp1".into(),
+                    ..row("m", 1, 10, 400, q)
+                }],
+            })
+            .collect()
+    };
+    let plain = judge(vec![]);
+    assert_eq!(plain.verdict, Verdict::Regressed, "{}", plain.detail);
+    // The baseline's runs spread ±12% at this step: a 25% difference is within drift.
+    let drifting = judge(runs(&[740.0, 836.0, 940.0]));
+    let ((lo, hi), (plo, phi)) = (drifting.ci.unwrap(), plain.ci.unwrap());
+    assert!(lo < plo && hi > phi, "{lo} {hi} vs {plo} {phi}");
+    assert!(
+        matches!(drifting.verdict, Verdict::Inconclusive { .. }),
+        "{}",
+        drifting.detail
+    );
+    assert!(
+        drifting.detail.contains("widened for drift between runs")
+            && drifting.detail.contains("over 3 baseline runs"),
+        "{}",
+        drifting.detail
+    );
+    // Runs that agree (spread within sampling noise): the verdict stands, and says so.
+    let steady = judge(runs(&[835.0, 836.0, 837.0]));
+    assert_eq!(
+        (steady.verdict.clone(), steady.ci),
+        (plain.verdict, plain.ci)
+    );
+    assert!(steady.detail.contains("not widened"), "{}", steady.detail);
+}
