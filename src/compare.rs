@@ -101,7 +101,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             }
         }
         // Judged on within-run sampling; then, with a pooled baseline, judged again with each
-        // CI widened by the drift those CIs leave unexplained (`Pool::drift`).
+        // CI widened by the run-to-run spread at the steps that have one (`Pool::drift`).
         let mut checks = Vec::new();
         for &(bs, ns) in &matched {
             step_checks(&mut checks, opts, &Drift::new(), (&b, bs), (&n, ns));
@@ -184,21 +184,15 @@ impl<'a> Pool<'a> {
         Pool { runs }
     }
 
-    /// Between-run SD τ per metric × percentile of `model`, from the runs' summary values at
-    /// each step and the within-run variance each step's (unwidened) check implies; `None` with
-    /// fewer than 3 runs. Drift moves whole runs, so τ is pooled over the steps.
+    /// Run-to-run SD τ per metric × percentile of `model` (`drift::between_run_sd`), over the
+    /// steps that have a check with a CI; `None` with fewer than 3 runs.
     fn drift(&self, model: &str, checks: &[Check]) -> Option<Drift> {
         if self.runs.len() < drift::MIN_POOLED_RUNS {
             return None;
         }
-        let z = drift::z_of(latency::CI_LEVEL);
-        let mut steps: HashMap<(Metric, Option<Percentile>), Vec<drift::StepSpread>> =
-            HashMap::new();
-        for c in checks {
-            let (Some(conc), Some(r), Some(ci)) = (c.concurrency, c.ratio, c.ci) else {
-                continue;
-            };
-            let Some(within) = drift::within_variance(r, ci, z) else {
+        let mut steps: HashMap<(Metric, Option<Percentile>), Vec<Vec<f64>>> = HashMap::new();
+        for c in checks.iter().filter(|c| c.ci.is_some()) {
+            let Some(conc) = c.concurrency else {
                 continue;
             };
             let values: Vec<f64> = self
@@ -220,7 +214,7 @@ impl<'a> Pool<'a> {
             steps
                 .entry((c.metric, c.percentile))
                 .or_default()
-                .push(drift::StepSpread { values, within });
+                .push(values);
         }
         Some(
             steps

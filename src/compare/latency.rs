@@ -110,11 +110,11 @@ pub(crate) fn widen_for_drift(
     };
     let words = if tau > 0.0 {
         format!(
-            ", widened for drift between runs (±{:.1}% per run over {k} baseline runs, beyond sampling)",
+            ", widened for drift between runs (±{:.1}% per run over {k} baseline runs)",
             tau * 100.0
         )
     } else {
-        format!(", not widened (the spread over {k} baseline runs is within sampling noise)")
+        format!(", not widened (the {k} baseline runs agree exactly)")
     };
     (drift::widen(r, ci, tau, drift::z_of(CI_LEVEL)), words)
 }
