@@ -38,8 +38,11 @@ bench: build
 
 ## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of whole ladders:
 ## first in pretend time (real runner, recorder and compare against a scripted server with a cap,
-## lognormal TTFT and varying lengths: only the statistics vary), then against the real simulator
-## scaled down 10x (adds this machine's timing noise). About 30 minutes; PAIRS and JOBS change it.
+## lognormal TTFT and varying lengths: only the statistics vary; also run-level drift against a
+## single vs a pooled baseline, and one A/A row 10x smaller with a Fisher test that the rate does
+## not depend on the scaling), then against the real simulator scaled down 10x (adds this
+## machine's timing noise; the first A/A row again at 5x, the same scaling check). About 30
+## minutes; PAIRS and JOBS change it.
 PAIRS ?= 50
 JOBS ?= 2
 calibrate: build

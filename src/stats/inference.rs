@@ -23,7 +23,8 @@
 //! (what drives a sample quantile's variance), for a mean the values. The bootstrap then
 //! resamples n_eff requests per side (an m-out-of-n bootstrap), which reproduces the wider spread
 //! a block bootstrap over consecutive requests gives, at the O(1) cost above; a test compares the
-//! two on a correlated series. The CI covers sampling within one run, not drift between runs.
+//! two on a correlated series. The CI covers sampling within one run, not drift between runs
+//! (a pooled baseline widens it for that: `drift`).
 
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
