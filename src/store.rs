@@ -484,13 +484,26 @@ pub fn read_pool(dir: &Path) -> Result<Vec<(String, Vec<StepSummary>)>, StoreErr
             name.strip_suffix(".csv").map(str::to_string)
         })
         .collect();
-    ids.sort();
+    ids.sort_by(|a, b| run_order(a).cmp(&run_order(b)));
     ids.into_iter()
         .map(|id| {
             let rows = read_summary_csv(&dir.join(format!("{id}.csv")))?;
             Ok((id, rows))
         })
         .collect()
+}
+
+/// Time order of run ids: the UTC timestamp, then the `-2`, `-3`, ... that `create_run_dir`
+/// adds to runs started in the same second (so `…Z-10` comes after `…Z-2`, and both after `…Z`).
+fn run_order(id: &str) -> (&str, u32) {
+    match id.rsplit_once('-') {
+        Some((stamp, n))
+            if stamp.ends_with('Z') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            (stamp, n.parse().unwrap_or(u32::MAX))
+        }
+        _ => (id, 1),
+    }
 }
 
 /// How `write_baseline` keeps earlier runs.
@@ -902,6 +915,46 @@ mod tests {
         let via_file = load_result(&run.path.join(SUMMARY_FILE)).unwrap();
         assert_eq!(via_file.requests, full.requests);
         assert_eq!(via_file.workload_yaml, full.workload_yaml);
+    }
+
+    #[test]
+    fn a_pool_keeps_the_newest_runs_in_time_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join("b.runs");
+        let summary = summary_csv(&[]);
+        for id in [
+            "2026-01-01T00-00-00Z-10",
+            "2026-01-01T00-00-00Z",
+            "2026-01-01T00-00-00Z-2",
+        ] {
+            add_to_pool(&runs, id, &summary, 5).unwrap();
+        }
+        let ids = |d: &Path| -> Vec<String> {
+            read_pool(d)
+                .unwrap()
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect()
+        };
+        assert_eq!(
+            ids(&runs),
+            [
+                "2026-01-01T00-00-00Z",
+                "2026-01-01T00-00-00Z-2",
+                "2026-01-01T00-00-00Z-10"
+            ]
+        );
+        assert_eq!(
+            add_to_pool(&runs, "2026-01-02T00-00-00Z", &summary, 2).unwrap(),
+            2
+        );
+        assert_eq!(
+            ids(&runs),
+            ["2026-01-01T00-00-00Z-10", "2026-01-02T00-00-00Z"]
+        );
+        clear_pool(&runs).unwrap();
+        assert!(!runs.exists());
+        assert!(read_pool(&runs).unwrap().is_empty());
     }
 
     #[test]

@@ -18,6 +18,8 @@ fn drifting(keep: &str, max_tokens: u32) -> String {
     s
 }
 
+/// The pool's run files in time order (a run started in the same second as the previous one is
+/// `…Z-2`, which comes after `…Z`).
 fn pool_files(p: &Project) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(p.path().join("baselines/pool.runs"))
         .map(|rd| {
@@ -25,7 +27,13 @@ fn pool_files(p: &Project) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    v.sort();
+    v.sort_by_key(|f| {
+        let id = f.trim_end_matches(".csv");
+        match id.rsplit_once('-') {
+            Some((stamp, n)) if stamp.ends_with('Z') => (stamp.to_string(), n.parse().unwrap_or(0)),
+            _ => (id.to_string(), 1),
+        }
+    });
     v
 }
 
