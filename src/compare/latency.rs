@@ -119,6 +119,17 @@ pub(crate) fn widen_for_drift(
     (drift::widen(r, ci, tau, drift::z_of(CI_LEVEL)), words)
 }
 
+/// An ITL CI widened by the histogram's resolution: each side's pooled quantile is known within
+/// a factor 2^(1/64) (`stats::itl`), so their ratio within 2^(1/32). Thousands of pooled gaps
+/// make the bootstrap land in the same bin every time, and without this a one-bin move (2.2%)
+/// would read as a real change. Bounds within 1e-9 of 0 are 0 (the bins' ratios are exact
+/// powers of 2^(1/32) up to rounding).
+fn widen_for_bins((lo, hi): (f64, f64)) -> (f64, f64) {
+    let step = (1.0 / f64::from(crate::stats::itl::BINS_PER_OCTAVE)).exp2();
+    let snap = |x: f64| if x.abs() < 1e-9 { 0.0 } else { x };
+    (snap((1.0 + lo) / step - 1.0), snap((1.0 + hi) * step - 1.0))
+}
+
 /// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
 /// width of a CI falls like 1/√n, so about n × (half-width / gate)², rounded up to 10.
 pub(crate) fn requests_to_decide(n: u64, half: f64, gate: f64) -> Option<u64> {
@@ -153,6 +164,7 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
                 base.gap_requests()
                     .zip(new.gap_requests())
                     .and_then(|(b, n)| bootstrap_gaps_ratio_ci(b, n, q, k, CI_LEVEL, &mut rng))
+                    .map(widen_for_bins)
             } else {
                 base.resampled()
                     .zip(new.resampled())
@@ -660,6 +672,17 @@ mod tests {
         );
         let j = judge(&r, &reqs(30.0), &reqs(30.0));
         assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
+        // Every gap one bin (2.2%) slower: the bootstrap alone says [+2.2%, +2.2%], but that is
+        // the bins' resolution, not evidence of a change.
+        let r90 = Rule {
+            pct: Percentile::P90,
+            ..r
+        };
+        let one_bin = (1.0f64 / 32.0).exp2();
+        let j = judge(&r90, &reqs(30.0), &reqs(30.0 * one_bin));
+        assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
+        let (lo, hi) = j.ci.unwrap();
+        assert!(lo <= 0.0 && hi > 0.04, "[{lo}, {hi}]");
         let j = judge(&r, &reqs(30.0), &summary(45.0, 500));
         assert!(
             j.detail.contains("the new run did not keep"),
