@@ -1,0 +1,97 @@
+//! Where baselines live and how `--save-baseline` keeps earlier runs (replace or pool).
+
+use crate::cli::RunArgs;
+use crate::collect::CollectedRun;
+use crate::error::UsageError;
+use crate::scenario::Scenario;
+use crate::store;
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+/// Runs a pooled baseline keeps when `--append` is given without `baselines.keep`.
+const DEFAULT_POOLED_RUNS: u32 = 5;
+
+/// How `--save-baseline` keeps earlier runs: pooled with `--append` or `baselines.keep` > 1.
+pub(super) fn baseline_keep(args: &RunArgs, s: &Scenario) -> store::Keep {
+    let keep = s
+        .baselines_keep
+        .unwrap_or(if args.append { DEFAULT_POOLED_RUNS } else { 1 });
+    if args.append || keep > 1 {
+        store::Keep::Pool(keep)
+    } else {
+        store::Keep::Replace
+    }
+}
+
+/// A pooled baseline only pools runs of one workload: refuses (before any traffic) to add this
+/// scenario's run to a pool measured with another fingerprint.
+pub(super) fn pool_accepts(runs_dir: &Path, s: &Scenario) -> Result<()> {
+    let pool = store::read_pool(runs_dir).map_err(|e| UsageError(e.to_string()))?;
+    if let Some((id, rows)) = pool
+        .iter()
+        .find(|(_, rows)| rows.iter().any(|r| r.fingerprint != s.fingerprint))
+    {
+        let theirs = rows.first().map_or("", |r| r.fingerprint.as_str());
+        anyhow::bail!(
+            "refusing to pool this run into {}: its run {id} was measured with another workload (fingerprint {theirs}, this scenario's is {}); nothing was sent. Save once without --append (and without baselines.keep) to start a new baseline, or run the workload the pool was measured with",
+            runs_dir.display(),
+            s.fingerprint
+        );
+    }
+    Ok(())
+}
+
+/// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.
+pub(super) fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
+    let dir = scenario_path.parent().unwrap_or(Path::new("."));
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    if dir.as_os_str().is_empty() {
+        PathBuf::from("baselines")
+    } else {
+        parent.join("baselines")
+    }
+}
+
+/// Saves the run as the baseline (replacing it, or adding it to the pool) and says where.
+pub(super) fn save(s: &Scenario, args: &RunArgs, run: &CollectedRun) -> Result<()> {
+    let dir = args
+        .baselines
+        .clone()
+        .unwrap_or_else(|| default_baselines_dir(&s.path));
+    let paths = store::baseline_paths(&dir, &s.name);
+    // The run's rows are in completion order; the baseline's are stably ordered (model,
+    // step, worker, seq) so that `git diff` of a baseline update stays readable.
+    let records = store::read_requests_csv(&run.dir.path.join(store::REQUESTS_FILE), false)?;
+    let summary = store::summary_csv(&run.summaries);
+    let pooled = match baseline_keep(args, s) {
+        store::Keep::Replace => {
+            store::clear_pool(&paths.runs)?;
+            String::new()
+        }
+        store::Keep::Pool(keep) => {
+            let id = run
+                .dir
+                .path
+                .file_name()
+                .map_or_else(|| "run".into(), |n| n.to_string_lossy().into_owned());
+            let n = store::add_to_pool(&paths.runs, &id, &summary, keep)?;
+            let widen = if n >= crate::stats::drift::MIN_POOLED_RUNS {
+                "the gate widens each check by their run-to-run spread"
+            } else {
+                "3 or more widen the gate by their run-to-run spread"
+            };
+            format!(
+                " (pooled: {n} of the last {keep} runs in {}; {widen})",
+                paths.runs.display()
+            )
+        }
+    };
+    store::write_baseline(
+        &paths,
+        &summary,
+        &store::requests_csv(&records),
+        &run.workload_yaml,
+    )?;
+    eprintln!("saved baseline {}{pooled}", paths.summary.display());
+    Ok(())
+}

@@ -1,0 +1,83 @@
+//! `ladder diff BASELINE RUN`: compares two stored runs with the gates recorded with the run.
+
+use super::Output;
+use super::{
+    gate::{compare_options, verdict_sink},
+    load::load_without_secrets,
+};
+use crate::cli::DiffArgs;
+use crate::compare::{self, Side};
+use crate::error::{ExitCode, UsageError};
+use crate::partial::{self, Partial};
+use crate::render::diff::DiffContext;
+use crate::scenario;
+use crate::store;
+use crate::verdict;
+use anyhow::Result;
+use std::path::Path;
+
+/// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
+/// run that never finished is read from its records, with a note saying where it stopped.
+fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
+    let loaded = store::load_result(path).map_err(|e| UsageError(e.to_string()))?;
+    if let Some(stopped) = &loaded.incomplete {
+        eprintln!(
+            "note: {} is an incomplete run ({stopped}); it is compared on the records it wrote",
+            path.display()
+        );
+    }
+    Ok((Side::from_result(&loaded), loaded.incomplete))
+}
+
+/// `ladder diff BASELINE RUN`: judged with the gates recorded with RUN (its scenario.yaml)
+/// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
+pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
+    use verdict::GatesSource;
+    let (base, base_stopped) = load_input(&args.baseline)?;
+    let (new, new_stopped) = load_input(&args.run)?;
+    // A side that did not finish: a warning in every format, and advice for its planned count.
+    let partials = [
+        partial::read(
+            &args.baseline,
+            "the baseline",
+            base_stopped.as_deref(),
+            &base.summaries,
+        ),
+        partial::read(
+            &args.run,
+            "the new run",
+            new_stopped.as_deref(),
+            &new.summaries,
+        ),
+    ];
+    let (gates, source) = match &args.gates_from {
+        Some(p) => (
+            load_without_secrets(p)?.0.gates,
+            GatesSource::Flag(p.clone()),
+        ),
+        None => match verdict::recorded_gates(&args.run).map_err(UsageError)? {
+            Some((g, file)) => (g, GatesSource::Recorded(file)),
+            None => (scenario::Gates::default(), GatesSource::Default),
+        },
+    };
+    let (base, new) = if args.pairs.is_empty() {
+        (base, new)
+    } else {
+        compare::check_pairs(&base, &new, &args.pairs).map_err(UsageError)?;
+        compare::pair_sides(&base, &new, &args.pairs)
+    };
+    let opts = compare_options(&args.gates, gates.clone());
+    let mut comparison = compare::compare(&base, &new, &opts);
+    partial::restate_advice(
+        &mut comparison,
+        &gates,
+        (partials[0].as_ref(), &base.summaries),
+        (partials[1].as_ref(), &new.summaries),
+    );
+    let ctx = DiffContext {
+        run_dir: args.run.is_dir().then(|| args.run.display().to_string()),
+        gates: Some(verdict::describe(&gates, &source)),
+        warnings: partials.iter().flatten().map(Partial::warning).collect(),
+    };
+    Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
+}

@@ -1,0 +1,57 @@
+//! Checks before traffic that everything a run writes or reads is usable, so an hour-long
+//! ladder never fails at the end on a path.
+
+use super::baseline::{baseline_keep, default_baselines_dir, pool_accepts};
+use crate::cli::RunArgs;
+use crate::compare::Side;
+use crate::error::UsageError;
+use crate::scenario::Scenario;
+use crate::store;
+use anyhow::Result;
+use std::path::Path;
+
+/// Checks every place a run will write or read before any traffic is sent: a ladder that runs
+/// for an hour must not fail at the end because `--out` is not writable.
+/// Returns the `--against` baseline, loaded once.
+pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option<Side>> {
+    let usable_dir = |dir: &Path, flag: &str| -> Result<()> {
+        if dir.exists() && !dir.is_dir() {
+            return Err(UsageError(format!(
+                "{flag} {}: is a file, not a directory",
+                dir.display()
+            ))
+            .into());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "{flag} {}: cannot create the directory: {e}",
+                dir.display()
+            ))
+        })?;
+        let probe = dir.join(format!(".ladder-write-test.{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .map_err(|e| UsageError(format!("{flag} {}: not writable: {e}", dir.display())))?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(())
+    };
+    usable_dir(&args.out, "--out")?;
+    if args.save_baseline {
+        for s in scenarios {
+            let dir = args
+                .baselines
+                .clone()
+                .unwrap_or_else(|| default_baselines_dir(&s.path));
+            usable_dir(&dir, "--baselines")?;
+            if let store::Keep::Pool(_) = baseline_keep(args, s) {
+                pool_accepts(&store::baseline_paths(&dir, &s.name).runs, s)?;
+            }
+        }
+    }
+    match &args.against {
+        Some(path) => match store::load_result(path) {
+            Ok(base) => Ok(Some(Side::from_result(&base))),
+            Err(e) => Err(UsageError(format!("--against: {e}")).into()),
+        },
+        None => Ok(None),
+    }
+}

@@ -1,0 +1,125 @@
+//! What a finished run prints for people: the results table, findings in sentences, failures,
+//! and models compared within the run (`--pair`, `compare: {baseline: …}`).
+
+use super::Output;
+use crate::cli::RunArgs;
+use crate::collect::CollectedRun;
+use crate::compare::{self, CompareOptions, Side};
+use crate::findings::ModelFindings;
+use crate::render::diff::DiffFormat;
+use crate::scenario::Scenario;
+use anyhow::Result;
+use std::io::Write;
+
+/// `--pair A=B` (or the scenario's `compare: {baseline: A}`): B's steps judged against A's in
+/// the same run, with the diff's rules and confidence intervals, printed after the run table.
+pub(super) fn compare_models_in_run(
+    s: &Scenario,
+    args: &RunArgs,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    human: &mut dyn Write,
+) -> Result<()> {
+    let pairs: Vec<compare::Pair> = if args.pairs.is_empty() {
+        let base = s.compare_baseline.iter();
+        base.flat_map(|b| {
+            s.target
+                .models
+                .iter()
+                .filter(move |m| *m != b)
+                .map(move |m| compare::Pair {
+                    old: b.clone(),
+                    new: m.clone(),
+                })
+        })
+        .collect()
+    } else {
+        args.pairs.clone()
+    };
+    if pairs.is_empty() {
+        return Ok(());
+    }
+    let side = Side::from_parts(
+        &run.dir.path.display().to_string(),
+        run.summaries.clone(),
+        run.samples.clone(),
+        findings,
+        None,
+    );
+    for p in &pairs {
+        let (b, n) = (
+            compare::only_models(&side, &[&p.old]),
+            compare::only_models(&side, &[&p.new]),
+        );
+        if let Err(e) = compare::check_pairs(&b, &n, std::slice::from_ref(p)) {
+            eprintln!("warning: {e}");
+            continue;
+        }
+        let (mut b, mut n) = compare::pair_sides(&b, &n, std::slice::from_ref(p));
+        b.label = p.old.clone();
+        n.label = p.new.clone();
+        let opts = CompareOptions::for_cli(s.gates.clone(), false, false);
+        let comparison = compare::compare(&b, &n, &opts);
+        writeln!(human, "\n{} vs {} (same run, same steps):", p.new, p.old)?;
+        crate::render::diff::render(&comparison, DiffFormat::Table, human)?;
+    }
+    Ok(())
+}
+
+/// The results table, findings in sentences, and what went wrong.
+pub(super) fn render_run(
+    s: &Scenario,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    out: &Output,
+    interrupted: bool,
+    human: &mut dyn Write,
+) -> Result<()> {
+    use crate::render::table::{compare_models_table, run_table_marked, Interrupted};
+    // The step the run stopped in: the last one summarized, unless it got all it planned.
+    let stopped_in = run
+        .summaries
+        .last()
+        .filter(|_| interrupted)
+        .map(|r| Interrupted {
+            model: &r.model,
+            step: r.step,
+            planned: crate::plan::estimate::estimate(s, None)
+                .iter()
+                .find(|e| e.model == r.model && e.value == r.concurrency)
+                .and_then(|e| e.requests),
+        })
+        .filter(|i| {
+            let got = run.summaries.last().map_or(0, |r| r.attempted);
+            i.planned.map_or(true, |p| got < p)
+        });
+    writeln!(
+        human,
+        "{}",
+        run_table_marked(&run.summaries, out.color, stopped_in)
+    )?;
+    if let Some(t) = compare_models_table(&run.summaries) {
+        writeln!(human, "{t}")?;
+    }
+    for f in findings {
+        for line in f.sentences() {
+            writeln!(human, "{}: {line}", f.model)?;
+        }
+    }
+    human.flush()?;
+    if out.verbose > 0 {
+        for line in run.failures.lines() {
+            eprintln!("{line}");
+        }
+    }
+    if run.failures.all_failed() {
+        eprintln!(
+            "warning: every request failed (first: {}). `ladder check {}` diagnoses the target; `-v` lists failures by class.",
+            run.failures.first().unwrap_or_default(),
+            s.path.display()
+        );
+    }
+    // Always, even with --quiet: CI needs the path to upload or report the run.
+    eprintln!("wrote {}", run.dir.path.display());
+    Ok(())
+}

@@ -1,0 +1,234 @@
+//! `ladder run`: loads and checks every scenario before any traffic, then runs each one through
+//! the stages (plan → execute → summarize → analyze → persist → render → gate).
+
+use super::Output;
+use super::{
+    baseline::default_baselines_dir,
+    gate::{compare_options, gate, verdict_sink},
+    load::load_without_secrets,
+    persist::{persist, run_meta},
+    preflight::preflight,
+    render::{compare_models_in_run, render_run},
+    shard::{shard_meta, shard_plan},
+    signals::{install_interrupt, StopSignals},
+    sim::apply_sim_overrides,
+};
+use crate::cli::{DiffFormatArg, RunArgs};
+use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
+use crate::collect::Recorder;
+use crate::compare::{self, Side};
+use crate::error::{ExitCode, UsageError};
+use crate::findings;
+use crate::progress::LiveProgress;
+use crate::runner::{self, Interrupt};
+use crate::scenario::{self, Endpoint, Scenario};
+use crate::sim;
+use crate::store;
+use crate::verdict;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
+    // Load and check everything before sending any traffic.
+    let mut scenarios = Vec::new();
+    for path in &args.scenarios {
+        // A dry run sends nothing, so it needs no secrets (as `validate`).
+        let mut s = if args.dry_run {
+            load_without_secrets(path)?.0
+        } else {
+            scenario::load(path)?
+        };
+        if !args.sim_set.is_empty() {
+            for raw in &args.sim_set {
+                if let Some(model) = raw
+                    .strip_prefix("models.")
+                    .and_then(|rest| rest.split('.').next())
+                {
+                    if !s.target.models.iter().any(|m| m == model) && !out.quiet {
+                        eprintln!(
+                            "warning: --sim-set {raw}: `{model}` is not one of this scenario's models ({})",
+                            s.target.models.join(", ")
+                        );
+                    }
+                }
+            }
+            match &mut s.target.endpoint {
+                Endpoint::Sim(params) => apply_sim_overrides(params, &args.sim_set, "--sim-set")?,
+                Endpoint::Url(_) => {
+                    return Err(UsageError(format!(
+                        "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
+                        path.display()
+                    ))
+                    .into())
+                }
+            }
+        }
+        scenarios.push(s);
+    }
+    if args.against.is_none() && args.format != DiffFormatArg::Table && !out.quiet {
+        eprintln!(
+            "note: --format applies to the --against diff; without --against it has no effect"
+        );
+    }
+    if args.against.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--against takes one scenario".into()).into());
+    }
+    if args.start_at.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--start-at takes one scenario".into()).into());
+    }
+    for s in &scenarios {
+        shard_plan(args, s)?;
+    }
+    // What the run will send, and the declared limits it would cross: before any traffic.
+    let baselines = |s: &Scenario| {
+        let dir = args
+            .baselines
+            .clone()
+            .unwrap_or_else(|| default_baselines_dir(&s.path));
+        store::baseline_paths(&dir, &s.name).summary
+    };
+    if crate::plan::command::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
+        return Ok(ExitCode::Ok);
+    }
+    let baseline = preflight(args, &scenarios)?;
+    if !out.quiet {
+        for s in &scenarios {
+            for n in compare::sample_size_notes(&s.load) {
+                eprintln!("note: {}: {n}", s.name);
+            }
+        }
+    }
+    if let (Some(base), Some(s)) = (&baseline, scenarios.first()) {
+        let opts = compare_options(&args.gates, s.gates.clone());
+        if let Some(refused) = verdict::refuse_before_traffic(base, s, &opts) {
+            eprintln!(
+                "refusing --against {}: it was measured with another workload (fingerprint {} vs {}); nothing was sent",
+                base.label, base.fingerprint, s.fingerprint
+            );
+            return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
+        }
+    }
+    let interrupt = Interrupt::new();
+    install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
+    let mut code = ExitCode::Ok;
+    for s in &scenarios {
+        let c = run_one(s, args, out, &interrupt, baseline.as_ref()).await?;
+        code = code.max(c);
+        if interrupt.is_stopped() {
+            return Ok(ExitCode::Error);
+        }
+    }
+    Ok(code)
+}
+
+/// One scenario, stage by stage: plan the target → execute (records stream to disk and are
+/// summarized per step as they arrive) → summarize → analyze → persist → render → gate.
+async fn run_one(
+    s: &Scenario,
+    args: &RunArgs,
+    out: &Output,
+    interrupt: &Interrupt,
+    baseline: Option<&Side>,
+) -> Result<ExitCode> {
+    let sharding = shard_plan(args, s)?;
+    let started = SystemTime::now();
+    let (base_url, sim_handle) = sim::serve_endpoint(&s.target.endpoint)
+        .await
+        .context("cannot start the embedded simulator")?;
+    let backend = Arc::new(http_backend(s, &base_url)?);
+    let run_dir = match sharding.schedule.shard {
+        Some(spec) => store::create_run_dir_named(
+            &args.out,
+            &s.name,
+            sharding.schedule.start.unwrap_or(started),
+            &format!("-shard-{}-of-{}", spec.index, spec.total),
+        )?,
+        None => store::create_run_dir(&args.out, &s.name, started)?,
+    };
+    let mut meta = run_meta(s, started);
+    // A shard: its clock against the target's (before the common start) and its time origin.
+    if let Some(spec) = sharding.schedule.shard {
+        meta.shard =
+            Some(shard_meta(spec, &sharding.schedule, &backend.http, &base_url, out).await);
+    }
+    // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
+    let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
+    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
+    announce(s, out);
+    let progress = Arc::new(LiveProgress::new(
+        crate::progress::Display::for_stderr(out.quiet),
+        eta_plan(s),
+    ));
+    let interrupted = runner::run_scheduled(
+        s,
+        backend,
+        progress.clone(),
+        interrupt.clone(),
+        &mut recorder,
+        sharding.schedule,
+    )
+    .await;
+    progress.finish();
+    let sim_report = match sim_handle {
+        Some(h) => Some(h.shutdown_and_report().await),
+        None => None,
+    };
+    let mut run = recorder.finish()?;
+    let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    persist(&mut run, &findings, sim_report, interrupted)?;
+    let sink = verdict_sink(args.format, &args.gates);
+    // With a machine format, stdout holds only the verdict document: people read stderr.
+    let mut human: Box<dyn Write> = match (baseline.is_some() && sink.is_machine(), out.quiet) {
+        (false, _) => Box::new(std::io::stdout()),
+        (true, false) => Box::new(std::io::stderr()),
+        (true, true) => Box::new(std::io::sink()),
+    };
+    render_run(s, &run, &findings, out, interrupted, &mut human)?;
+    compare_models_in_run(s, args, &run, &findings, &mut human)?;
+    drop(human);
+    gate(s, args, &run, &findings, baseline, interrupted, &sink)
+}
+
+/// The real network client for a scenario's target at `base_url`.
+fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
+    let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
+    let http = build_http_client(&s.target.timeouts, &s.target.tls, max_c)
+        .context("cannot build the HTTP client")?;
+    if let Some(w) = crate::client::tls::insecure_warning(&s.target.tls) {
+        eprintln!("warning: {w}");
+    }
+    let target = PreparedTarget::new(&s.target, base_url)
+        .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
+    Ok(HttpBackend { http, target })
+}
+
+/// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
+/// advance), else the pace so far over the planned requests.
+fn eta_plan(s: &Scenario) -> crate::progress::EtaPlan {
+    use crate::progress::EtaPlan;
+    let steps = crate::plan::estimate::estimate(s, None);
+    let scheduled = matches!(s.load.mode, crate::scenario::LoadMode::Rate { .. })
+        || matches!(s.load.budget, crate::scenario::Budget::Duration(_));
+    let steps_s: Option<Vec<f64>> = steps.iter().map(|e| e.duration_s).collect();
+    match steps_s {
+        Some(steps_s) if scheduled => EtaPlan::Schedule {
+            steps_s,
+            pause_s: s.load.pause_between_steps.as_secs_f64(),
+        },
+        _ => EtaPlan::Pace(steps.iter().map(|e| e.requests).sum()),
+    }
+}
+
+fn announce(s: &Scenario, out: &Output) {
+    if !out.quiet {
+        eprintln!(
+            "ladder: {} · {} · {} · ladder {:?}",
+            s.name,
+            s.target.api.as_str(),
+            s.target.models.join(", "),
+            s.load.ladder
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! `ladder sim`: serves the embedded simulator on its own, with `--config`/`--set` overrides.
+
+use super::Output;
+use crate::cli::SimArgs;
+use crate::error::{ExitCode, UsageError};
+use crate::sim::{self, SimParams};
+use anyhow::{Context, Result};
+use std::io::Write;
+
+fn parse_key_value(raw: &str, flag: &str) -> Result<(String, String)> {
+    match raw.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(UsageError(format!(
+            "{flag} `{raw}`: expected KEY=VALUE, e.g. {flag} tpot=26ms"
+        ))
+        .into()),
+    }
+}
+
+pub(super) fn apply_sim_overrides(
+    params: &mut SimParams,
+    sets: &[String],
+    flag: &str,
+) -> Result<()> {
+    for raw in sets {
+        let (k, v) = parse_key_value(raw, flag)?;
+        params
+            .set(&k, &v)
+            .map_err(|e| UsageError(format!("{flag} {raw}: {e}")))?;
+    }
+    Ok(())
+}
+
+pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> {
+    if args.list {
+        for (key, help) in SimParams::describe_keys() {
+            println!("{key:<30} {help}");
+        }
+        return Ok(ExitCode::Ok);
+    }
+    let mut params = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+            serde_yaml::from_str::<SimParams>(&text).map_err(|e| {
+                UsageError(format!(
+                    "{}: {e} (the file holds the keys of a scenario's `target.sim` block; `ladder sim --list` shows them)",
+                    path.display()
+                ))
+            })?
+        }
+        None => SimParams::default(),
+    };
+    apply_sim_overrides(&mut params, &args.set, "--set")?;
+    let addr = std::net::SocketAddr::new(args.bind, args.port);
+    let handle = sim::start(params, addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    if !out.quiet {
+        eprintln!(
+            "ladder sim listening on {} (OpenAI: {0}/chat/completions, Anthropic: {0}/messages); Ctrl-C to stop",
+            handle.base_url()
+        );
+    }
+    println!("{}", handle.base_url());
+    let _ = std::io::stdout().flush();
+    let _ = tokio::signal::ctrl_c().await;
+    handle.shutdown().await;
+    Ok(ExitCode::Ok)
+}

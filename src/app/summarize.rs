@@ -1,0 +1,54 @@
+//! `ladder summarize RUN`: rebuilds a run's summary and findings from its `requests.csv`.
+
+use super::Output;
+use crate::cli::SummarizeArgs;
+use crate::error::{ExitCode, UsageError};
+use crate::findings;
+use crate::store;
+use anyhow::Result;
+use std::io::Write;
+
+/// `ladder summarize RUN`: summary.csv and findings.json rebuilt from requests.csv.
+pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> {
+    let dir = &args.run;
+    let meta_path = dir.join(store::META_FILE);
+    if !meta_path.is_file() {
+        return Err(UsageError(format!(
+            "{}: not a run directory (it has no {}); pass runs/<scenario>/<timestamp>/",
+            dir.display(),
+            store::META_FILE
+        ))
+        .into());
+    }
+    let meta = store::read_meta(&meta_path).map_err(|e| UsageError(e.to_string()))?;
+    let loaded = store::rebuild_run(dir, &meta).map_err(|e| UsageError(e.to_string()))?;
+    let findings = findings::analyze_run(&loaded.summaries, loaded.requests.as_deref());
+    let run_dir = store::RunDir { path: dir.clone() };
+    run_dir.write_summary(&loaded.summaries)?;
+    run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
+    let requests = loaded.requests.as_ref().map_or(0, Vec::len);
+    match &loaded.incomplete {
+        Some(stopped) => eprintln!(
+            "{}: incomplete run ({stopped}); {requests} records, {} finished step(s)",
+            dir.display(),
+            meta.steps.len()
+        ),
+        None if !out.quiet => eprintln!("{}: complete run; {requests} records", dir.display()),
+        None => {}
+    }
+    if !out.quiet {
+        eprintln!("wrote {} and {}", store::SUMMARY_FILE, store::FINDINGS_FILE);
+    }
+    let mut stdout = std::io::stdout().lock();
+    writeln!(
+        stdout,
+        "{}",
+        crate::render::table::run_table(&loaded.summaries, out.color)
+    )?;
+    for f in &findings {
+        for line in f.sentences() {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    Ok(ExitCode::Ok)
+}

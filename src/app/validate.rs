@@ -1,0 +1,54 @@
+//! `ladder validate`: checks scenario files without sending traffic, as `run` would check them.
+
+use super::load::load_without_secrets;
+use super::Output;
+use crate::cli::ValidateArgs;
+use crate::client::http::PreparedTarget;
+use crate::compare;
+use crate::error::ExitCode;
+use anyhow::Result;
+
+pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
+    let mut failed = 0;
+    for path in &args.scenarios {
+        match load_without_secrets(path) {
+            Ok((s, unset)) => {
+                // What `run` would refuse when building requests (a key or header value with
+                // a newline), validate refuses too.
+                if let Err(e) = PreparedTarget::new(&s.target, "http://127.0.0.1/v1") {
+                    failed += 1;
+                    eprintln!("error: {}: {e}", path.display());
+                    continue;
+                }
+                if !out.quiet {
+                    println!(
+                        "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",
+                        path.display(),
+                        s.name,
+                        s.target.models.len(),
+                        s.load.ladder,
+                        s.fingerprint
+                    );
+                    for name in unset {
+                        eprintln!(
+                            "note: {}: {name} is not set; `ladder run` will need it",
+                            path.display()
+                        );
+                    }
+                    for n in compare::sample_size_notes(&s.load) {
+                        eprintln!("note: {}: {n}", path.display());
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                eprintln!("error: {e}");
+            }
+        }
+    }
+    Ok(if failed > 0 {
+        ExitCode::Usage
+    } else {
+        ExitCode::Ok
+    })
+}
