@@ -14,11 +14,13 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod knee;
+mod rate;
 #[cfg(test)]
 mod tests;
 mod wall;
 
 use knee::{find_knee, knee_sentence};
+pub use rate::{Backlog, Served, ACHIEVED_RATE_MIN_SHARE};
 use wall::{find_wall, wall_sentence};
 
 /// Successful requests every step needs before a knee can be judged.
@@ -35,7 +37,7 @@ pub fn rate_limited(count_429: u64, attempted: u64) -> bool {
 }
 
 /// Per-step facts that only the request records know.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepExtras {
     /// Requests whose first attempt got a rate-limit 429 (even if a retry succeeded).
     pub first_attempt_429: u64,
@@ -45,6 +47,9 @@ pub struct StepExtras {
     pub limit_tokens: u64,
     /// Requests that failed with a quota error (out of credit / spend limit).
     pub quota_errors: u64,
+    /// Rate mode: the arrivals and the delay trend that judge throughput saturation.
+    #[serde(default)]
+    pub backlog: rate::Backlog,
 }
 
 impl StepExtras {
@@ -57,6 +62,7 @@ impl StepExtras {
             None => {}
         }
         self.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
+        self.backlog.add(r);
     }
 }
 
@@ -281,7 +287,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
             "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
         ));
     }
-    notes.extend(self_check_notes(&rows));
+    notes.extend(self_check_notes(&rows, &extra));
     let bounds: Vec<Option<(f64, f64)>> = rows
         .iter()
         .map(|s| s.ttft_p90_lo_ms.zip(s.ttft_p90_hi_ms))
@@ -338,42 +344,10 @@ pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
 /// streams in flight (ramp-up, errors, or a client bottleneck).
 pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
 
-/// Open loop: achieved RPS below this share of the offered rate means the server did not keep up.
-pub const ACHIEVED_RATE_MIN_SHARE: f64 = 0.9;
-
-/// Open-loop steps: saturation (achieved RPS below the offered rate), dropped arrivals, and a
-/// send lag that says the client could not keep the schedule.
-fn rate_notes(rows: &[&StepSummary]) -> Vec<String> {
-    let mut notes = Vec::new();
-    for s in rows {
-        let Some(offered) = s.offered_rps else {
-            continue;
-        };
-        let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
-        if s.rps < ACHIEVED_RATE_MIN_SHARE * offered && s.succeeded >= 20 {
-            notes.push(format!(
-                "{step}: throughput saturation: {:.1} req/s achieved of {offered:.0} offered; the server does not keep up with this rate.",
-                s.rps
-            ));
-        }
-        if s.dropped > 0 {
-            notes.push(format!(
-                "{step}: {} arrivals dropped (max_concurrency requests were in flight); they are not in n.",
-                s.dropped
-            ));
-        }
-        if let Some(lag) = s.send_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
-            notes.push(format!(
-                "{step}: requests went out {lag:.1} ms after their scheduled time (P99): the client fell behind the schedule; see TTFT from the scheduled time."
-            ));
-        }
-    }
-    notes
-}
-
 /// Plain warnings when a step's figures may reflect the client rather than the server.
-fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
-    let mut notes = rate_notes(rows);
+fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> {
+    let fits: Vec<Option<rate::Served>> = extra.iter().map(|e| e.backlog.served()).collect();
+    let mut notes = rate::rate_notes(rows, &fits);
     for s in rows {
         let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
         if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {

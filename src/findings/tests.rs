@@ -296,6 +296,7 @@ fn wall_extras(first_429: &[u64], tokens: &[u64], requests: &[u64]) -> Vec<StepE
             limit_tokens: tokens[i],
             limit_requests: requests[i],
             quota_errors: 0,
+            ..StepExtras::default()
         })
         .collect()
 }
@@ -487,7 +488,8 @@ fn extras_from_records_groups_by_model_and_step() {
             first_attempt_429: 3,
             limit_requests: 1,
             limit_tokens: 2,
-            quota_errors: 1
+            quota_errors: 1,
+            ..StepExtras::default()
         }
     );
     assert_eq!(map[&("b".to_string(), 2)].first_attempt_429, 1);
@@ -515,7 +517,7 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
         achieved_concurrency: Some(20.0),
         ..StepSummary::default()
     };
-    let notes = self_check_notes(&[&busy]);
+    let notes = self_check_notes(&[&busy], &[]);
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(notes[0].contains("client CPU 97%"));
     assert!(notes[1].contains("12.0 ms late"));
@@ -523,16 +525,16 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     busy.client_cpu_pct = Some(40.0);
     busy.loop_lag_p99_ms = Some(0.4);
     busy.achieved_concurrency = Some(49.0);
-    assert!(self_check_notes(&[&busy]).is_empty());
+    assert!(self_check_notes(&[&busy], &[]).is_empty());
     // Too few requests to judge the achieved concurrency.
     busy.attempted = 60;
     busy.succeeded = 60;
     busy.achieved_concurrency = Some(10.0);
-    assert!(self_check_notes(&[&busy]).is_empty());
+    assert!(self_check_notes(&[&busy], &[]).is_empty());
     // Mostly fast failures (a wrong key): not a client bottleneck.
     busy.attempted = 500;
     busy.succeeded = 10;
-    assert!(self_check_notes(&[&busy]).is_empty());
+    assert!(self_check_notes(&[&busy], &[]).is_empty());
 }
 
 #[test]

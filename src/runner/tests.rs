@@ -283,3 +283,56 @@ fn steps_are_labelled_in_their_unit() {
         "256-token prompts at 1 stream"
     );
 }
+
+/// Rate mode against pretend servers: one that answers every request within a second is never
+/// called saturated, whatever span its seeded schedule happened to have (the nominal comparison
+/// called a 14 s schedule of 120 arrivals at 10 req/s "8 req/s achieved"); one serving a
+/// request at a time in 200 ms (5 req/s) is.
+#[tokio::test(start_paused = true)]
+async fn rate_saturation_is_judged_against_the_arrivals_the_step_had() {
+    let saturated = |f: &[ModelFindings]| -> Vec<String> {
+        f[0].notes
+            .iter()
+            .filter(|n| n.contains("throughput saturation"))
+            .cloned()
+            .collect()
+    };
+    let mut rps = Vec::new();
+    // Seeds 54, 40 and 19 draw schedules of 14-15 s (7.96, 8.33 and 8.43 req/s over the step).
+    for seed in [1, 2, 19, 40, 54] {
+        let dir = tempfile::tempdir().unwrap();
+        let load =
+            format!("  mode: rate\n  ladder: [10]\n  requests_per_step: 120\n  seed: {seed}\n");
+        let s = scenario(&load, dir.path());
+        let mut server = FakeServer::new(256, 150, 10, 40);
+        server.vary(0.5, 10, 0.2, seed);
+        let (run, f, _) = run_ladder(&s, server, dir.path(), Interrupt::new()).await;
+        let sum = &run.summaries[0];
+        rps.push(sum.rps);
+        assert_eq!(
+            saturated(&f),
+            Vec::<String>::new(),
+            "seed {seed}: rps {}",
+            sum.rps
+        );
+    }
+    // Whole-step RPS (schedule span plus the last answers) fell below 90% of the nominal rate
+    // at some seeds: the old rule's false alarms.
+    assert!(rps.iter().filter(|r| **r < 9.0).count() >= 3, "{rps:?}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  mode: rate\n  ladder: [10]\n  requests_per_step: 120\n",
+        dir.path(),
+    );
+    let (_, f, _) = run_ladder(
+        &s,
+        FakeServer::new(1, 100, 5, 20),
+        dir.path(),
+        Interrupt::new(),
+    )
+    .await;
+    let notes = saturated(&f);
+    assert_eq!(notes.len(), 1, "{:?}", f[0].notes);
+    assert!(notes[0].contains("about 5."), "{}", notes[0]);
+}
