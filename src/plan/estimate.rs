@@ -226,16 +226,15 @@ fn closed_step(
         }
         _ => None,
     };
-    let (requests, duration_s) = match s.load.budget {
-        Budget::RequestsPerStep(n) => (Some(n), rate.map(|r| n as f64 / r)),
-        Budget::RequestsPerWorker(k) => {
-            let n = k * u64::from(streams);
-            (Some(n), rate.map(|r| n as f64 / r))
-        }
-        Budget::Duration(d) => {
+    // A request budget: the scenario's one planned-requests rule; a duration: what the rate
+    // completes in it.
+    let (requests, duration_s) = match (s.load.planned_requests(value), s.load.budget) {
+        (Some(n), _) => (Some(n), rate.map(|r| n as f64 / r)),
+        (None, Budget::Duration(d)) => {
             let secs = d.as_secs_f64();
             (rate.map(|r| (r * secs).round() as u64), Some(secs))
         }
+        (None, _) => (None, None),
     };
     // The warmup requests run first, at the same rate; then the ramp-up spreads starts.
     let warmup_s = rate.map_or(0.0, |r| warmup as f64 / r);
@@ -278,9 +277,14 @@ fn rate_step(
     };
     let served = capacity.map_or(offered, |c| c.min(offered));
     let tail = cost.e2e_s.unwrap_or(0.0);
-    let (requests, sending_s) = match s.load.budget {
-        Budget::RequestsPerStep(n) | Budget::RequestsPerWorker(n) => (n, n as f64 / offered),
-        Budget::Duration(d) => ((offered * d.as_secs_f64()).round() as u64, d.as_secs_f64()),
+    // A request budget (`requests_per_worker` is refused in rate mode): the one planned-requests
+    // rule; a duration: the arrivals it holds.
+    let (requests, sending_s) = match (s.load.planned_requests(value), s.load.budget) {
+        (Some(n), _) => (n, n as f64 / offered),
+        (None, Budget::Duration(d)) => {
+            ((offered * d.as_secs_f64()).round() as u64, d.as_secs_f64())
+        }
+        (None, _) => (0, 0.0),
     };
     // A server slower than the arrivals drains a backlog after the last arrival: what piled
     // up while sending, at most `max_concurrency` (arrivals beyond it are dropped).
