@@ -3,9 +3,11 @@
 //! shard's worker was), and the shard's identity and clock facts that `meta.json` keeps.
 //! Shards count from 0, like Kubernetes' `JOB_COMPLETION_INDEX`.
 
+use crate::scenario::{Budget, Load};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
+use std::time::{Duration, SystemTime};
 
 /// Shard `index` of `total` (0 ≤ index < total).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -130,6 +132,26 @@ pub fn arrival_seed(spec: ShardSpec, step_seed: u64) -> u64 {
     crate::arrivals::step_seed(step_seed, spec.index + 1)
 }
 
+/// `--start-at TIME`: the common start every shard is given (RFC 3339, UTC), or a message
+/// saying what to write.
+pub fn parse_start_at(text: &str) -> Result<SystemTime, String> {
+    humantime::parse_rfc3339_weak(text.trim()).map_err(|e| {
+        format!(
+            "--start-at `{text}`: {e}; expected an RFC 3339 UTC time such as 2026-11-30T12:00:00Z"
+        )
+    })
+}
+
+/// The time slot each model × step gets when shards share a start and `--step-every` is not
+/// given: a timed step's ramp-up + duration + pause. `None` for a request budget, whose steps
+/// last as long as the server takes (the user must give the slot).
+pub fn step_slot(load: &Load) -> Option<Duration> {
+    match load.budget {
+        Budget::Duration(d) => Some(load.ramp_up + d + load.pause_between_steps),
+        Budget::RequestsPerStep(_) | Budget::RequestsPerWorker(_) => None,
+    }
+}
+
 /// What `meta.json` says about the shard that wrote it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShardMeta {
@@ -170,6 +192,27 @@ pub struct MergedShard {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_timed_step_slot_is_ramp_up_duration_and_pause() {
+        let yaml =
+            "load:\n  ladder: [1, 2]\n  duration: 60s\n  ramp_up: 5s\n  pause_between_steps: 2s\n";
+        let load = crate::scenario::load_from_yaml(yaml).unwrap();
+        assert_eq!(step_slot(&load), Some(Duration::from_secs(67)));
+        let yaml = "load:\n  ladder: [1, 2]\n  requests_per_step: 50\n";
+        let load = crate::scenario::load_from_yaml(yaml).unwrap();
+        assert_eq!(step_slot(&load), None);
+    }
+
+    #[test]
+    fn start_at_is_rfc3339_utc_or_says_what_to_write() {
+        let t = parse_start_at(" 2026-11-30T12:00:00Z ").unwrap();
+        let unix = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        assert_eq!(unix, 1_796_040_000);
+        let e = parse_start_at("noon").unwrap_err();
+        assert!(e.starts_with("--start-at `noon`: "), "{e}");
+        assert!(e.ends_with("such as 2026-11-30T12:00:00Z"), "{e}");
+    }
 
     #[test]
     fn parses_and_refuses_with_the_fix() {

@@ -11,7 +11,6 @@ use super::{
     render::{compare_models_in_run, render_run},
     shard::{shard_meta, shard_plan},
     signals::{install_interrupt, StopSignals},
-    sim::apply_sim_overrides,
 };
 use crate::cli::{DiffFormatArg, RunArgs};
 use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
@@ -55,7 +54,9 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
                 }
             }
             match &mut s.target.endpoint {
-                Endpoint::Sim(params) => apply_sim_overrides(params, &args.sim_set, "--sim-set")?,
+                Endpoint::Sim(params) => params
+                    .apply_overrides(&args.sim_set, "--sim-set")
+                    .map_err(UsageError)?,
                 Endpoint::Url(_) => {
                     return Err(UsageError(format!(
                         "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",

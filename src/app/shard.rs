@@ -5,7 +5,7 @@ use super::Output;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::runner;
-use crate::scenario::{self, Scenario};
+use crate::scenario::Scenario;
 use crate::store;
 use anyhow::Result;
 use std::time::SystemTime;
@@ -22,28 +22,20 @@ pub(super) fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
         None => crate::shard::from_env(|n| std::env::var(n).ok()).map_err(UsageError)?,
     };
     let start = match args.start_at.as_deref() {
-        Some(t) => Some(humantime::parse_rfc3339_weak(t.trim()).map_err(|e| {
-            UsageError(format!(
-                "--start-at `{t}`: {e}; expected an RFC 3339 UTC time such as 2026-11-30T12:00:00Z"
-            ))
-        })?),
+        Some(t) => Some(crate::shard::parse_start_at(t).map_err(UsageError)?),
         None => None,
     };
-    let every = match (args.step_every, s.load.budget) {
-        (Some(every), _) => Some(every),
-        (None, _) if spec.is_none() || start.is_none() => None,
-        (None, scenario::Budget::Duration(d)) => {
-            Some(s.load.ramp_up + d + s.load.pause_between_steps)
-        }
-        (None, _) => {
-            return Err(UsageError(format!(
+    let every = match args.step_every {
+        Some(every) => Some(every),
+        None if spec.is_none() || start.is_none() => None,
+        None => Some(crate::shard::step_slot(&s.load).ok_or_else(|| {
+            UsageError(format!(
                 "{}: --shard with --start-at needs --step-every DURATION with a request budget: \
                  every shard must start step k at the same time, so each step gets a fixed time \
                  slot (long enough for the step), e.g. --step-every 2m",
                 s.path.display()
             ))
-            .into())
-        }
+        })?),
     };
     if spec.is_some() && (args.against.is_some() || args.save_baseline) {
         return Err(UsageError(

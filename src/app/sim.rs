@@ -7,30 +7,7 @@ use crate::sim::{self, SimParams};
 use anyhow::{Context, Result};
 use std::io::Write;
 
-fn parse_key_value(raw: &str, flag: &str) -> Result<(String, String)> {
-    match raw.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(UsageError(format!(
-            "{flag} `{raw}`: expected KEY=VALUE, e.g. {flag} tpot=26ms"
-        ))
-        .into()),
-    }
-}
-
-pub(super) fn apply_sim_overrides(
-    params: &mut SimParams,
-    sets: &[String],
-    flag: &str,
-) -> Result<()> {
-    for raw in sets {
-        let (k, v) = parse_key_value(raw, flag)?;
-        params
-            .set(&k, &v)
-            .map_err(|e| UsageError(format!("{flag} {raw}: {e}")))?;
-    }
-    Ok(())
-}
-
+/// Serves until Ctrl-C; prints the base URL on stdout for scripts.
 pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> {
     if args.list {
         for (key, help) in SimParams::describe_keys() {
@@ -51,7 +28,9 @@ pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> 
         }
         None => SimParams::default(),
     };
-    apply_sim_overrides(&mut params, &args.set, "--set")?;
+    params
+        .apply_overrides(&args.set, "--set")
+        .map_err(UsageError)?;
     let addr = std::net::SocketAddr::new(args.bind, args.port);
     let handle = sim::start(params, addr)
         .await

@@ -311,6 +311,23 @@ impl SimParams {
         KEYS
     }
 
+    /// Applies `KEY=VALUE` overrides in order (`ladder sim --set`, `run --sim-set`); an error
+    /// names `flag`, the override as written and what is wrong with it.
+    pub fn apply_overrides(&mut self, sets: &[String], flag: &str) -> Result<(), String> {
+        for raw in sets {
+            let (k, v) = match raw.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => (k.trim(), v.trim()),
+                _ => {
+                    return Err(format!(
+                        "{flag} `{raw}`: expected KEY=VALUE, e.g. {flag} tpot=26ms"
+                    ))
+                }
+            };
+            self.set(k, v).map_err(|e| format!("{flag} {raw}: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Applies one `--sim-set key=value` override. Errors name the key and, for an unknown key,
     /// list the valid ones. Values of `require_api_key` never appear in errors.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {

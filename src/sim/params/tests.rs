@@ -218,3 +218,29 @@ fn model_timing_and_names() {
     assert_eq!(p.model_names(), ["fast", "sim-model", "slow"]);
     assert!(p.knows_model("sim-model") && p.knows_model("fast") && !p.knows_model("gpt"));
 }
+
+#[test]
+fn overrides_apply_in_order_and_errors_name_the_flag() {
+    let mut p = SimParams::default();
+    let sets = [
+        "ttft=50ms".to_string(),
+        " tpot = 7ms ".into(),
+        "ttft=60ms".into(),
+    ];
+    p.apply_overrides(&sets, "--set").unwrap();
+    assert_eq!((p.ttft, p.tpot), (ms(60), ms(7)));
+    let err = p
+        .apply_overrides(&["tpot".into()], "--sim-set")
+        .unwrap_err();
+    assert_eq!(
+        err,
+        "--sim-set `tpot`: expected KEY=VALUE, e.g. --sim-set tpot=26ms"
+    );
+    let err = p.apply_overrides(&["=5ms".into()], "--set").unwrap_err();
+    assert!(err.starts_with("--set `=5ms`: expected KEY=VALUE"), "{err}");
+    let sets = ["nope=1".to_string(), "tpot=9ms".into()];
+    let err = p.apply_overrides(&sets, "--set").unwrap_err();
+    assert!(err.starts_with("--set nope=1: "), "{err}");
+    // An override after a bad one is not applied.
+    assert_eq!(p.tpot, ms(7));
+}
