@@ -8,6 +8,11 @@
 //! mangle ordinary text and protect nothing); longer forms are replaced first, so a secret that
 //! contains another is hidden whole. Messages shown to the user say `***`; files say
 //! `***redacted***` so that a reader of the file sees why a value is missing.
+//!
+//! YAML files are redacted on the parsed value, never on the emitted text: the placeholder
+//! starts with `*` (a YAML alias), so it must go through the serializer, which quotes it.
+//! Values of secret-named environment variables ([`env_secrets`]) are hidden too, so a key
+//! passed on the command line (`--sim-set require_api_key=$OPENAI_API_KEY`) is not recorded.
 
 /// What replaces a secret in messages and errors.
 pub const MARK: &str = "***";
@@ -15,6 +20,9 @@ pub const MARK: &str = "***";
 pub const FILE_MARK: &str = "***redacted***";
 /// Shorter forms of a secret are not replaced.
 pub const MIN_CHARS: usize = 4;
+/// Values of secret-named environment variables shorter than this are not replaced: they are
+/// flags (`USE_TOKEN=true`) more likely than keys, and hiding them would mangle ordinary text.
+pub const ENV_MIN_CHARS: usize = 8;
 
 /// Hides a fixed set of secrets in any text.
 #[derive(Clone, Debug, Default)]
@@ -27,7 +35,16 @@ pub struct Redactor {
 impl Redactor {
     /// A redactor for `secrets`, replacing them by [`MARK`].
     pub fn new<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut needles = Vec::new();
+        Redactor {
+            needles: Vec::new(),
+            mark: MARK,
+        }
+        .and(secrets)
+    }
+
+    /// The same redactor hiding `secrets` as well.
+    pub fn and<'a>(mut self, secrets: impl IntoIterator<Item = &'a str>) -> Self {
+        let needles = &mut self.needles;
         for raw in secrets {
             let trimmed = raw.trim();
             let unquoted = trimmed.trim_matches(['"', '\'', '`']).trim();
@@ -43,10 +60,13 @@ impl Redactor {
         }
         needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         needles.dedup();
-        Redactor {
-            needles,
-            mark: MARK,
-        }
+        self
+    }
+
+    /// The same redactor hiding the values of secret-named environment variables too.
+    pub fn and_env(self) -> Self {
+        let env = env_secrets();
+        self.and(env.iter().map(String::as_str))
     }
 
     /// The same secrets, replaced by [`FILE_MARK`] (for text written to files).
@@ -65,6 +85,50 @@ impl Redactor {
         }
         out
     }
+
+    /// `v` with every secret replaced inside its strings (keys and values, numbers that spell a
+    /// secret too). Emit the result with the YAML serializer, so the mark is always quoted.
+    pub fn redact_yaml(&self, v: &mut serde_yaml::Value) {
+        use serde_yaml::Value as Y;
+        match v {
+            Y::String(s) => *s = self.redact(s),
+            Y::Number(n) => {
+                let text = n.to_string();
+                let hidden = self.redact(&text);
+                if hidden != text {
+                    *v = Y::String(hidden);
+                }
+            }
+            Y::Sequence(items) => items.iter_mut().for_each(|i| self.redact_yaml(i)),
+            Y::Mapping(m) => {
+                let entries = std::mem::take(m);
+                for (mut k, mut val) in entries {
+                    self.redact_yaml(&mut k);
+                    self.redact_yaml(&mut val);
+                    m.insert(k, val);
+                }
+            }
+            Y::Tagged(t) => self.redact_yaml(&mut t.value),
+            Y::Null | Y::Bool(_) => {}
+        }
+    }
+
+    /// YAML text of `v` with every secret replaced (see [`Redactor::redact_yaml`]).
+    pub fn yaml_string(&self, v: &serde_yaml::Value) -> String {
+        let mut v = v.clone();
+        self.redact_yaml(&mut v);
+        serde_yaml::to_string(&v).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
+    }
+}
+
+/// Values of the environment variables whose names mark a secret ([`is_secret_name`]), at
+/// least [`ENV_MIN_CHARS`] long: whatever a user may have pasted from them is hidden.
+pub fn env_secrets() -> Vec<String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, v)| is_secret_name(k) && v.trim().chars().count() >= ENV_MIN_CHARS)
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// Whether a header or variable name carries a credential (`Authorization`, `X-Api-Key`,
@@ -107,6 +171,23 @@ mod tests {
         let r = Redactor::new(["a", "  ab  ", ""]);
         assert_eq!(r.redact("a b ab"), "a b ab");
         assert_eq!(Redactor::default().redact("x"), "x");
+    }
+
+    #[test]
+    fn yaml_is_redacted_on_the_value_so_the_mark_stays_quoted() {
+        let r = Redactor::new(["sk-yaml-123456", "987654321"]).for_files();
+        let v: serde_yaml::Value =
+            serde_yaml::from_str("a: sk-yaml-123456\nb: [x, 987654321]\nsk-yaml-123456: k\n")
+                .unwrap();
+        let text = r.yaml_string(&v);
+        assert!(
+            !text.contains("sk-yaml") && !text.contains("98765"),
+            "{text}"
+        );
+        let back: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+        assert_eq!(back["a"].as_str(), Some(FILE_MARK));
+        assert_eq!(back["b"][1].as_str(), Some(FILE_MARK));
+        assert_eq!(back[FILE_MARK].as_str(), Some("k"));
     }
 
     #[test]

@@ -204,6 +204,7 @@ mod tests {
             tls: Default::default(),
             auth: crate::scenario::Auth::Bearer,
             api_version: None,
+            secrets: Vec::new(),
         }
     }
 

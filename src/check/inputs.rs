@@ -147,6 +147,7 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
         tls: Default::default(),
         auth,
         api_version: None,
+        secrets: Vec::new(),
     }
 }
 

@@ -204,6 +204,7 @@ mod tests {
                 tls: Default::default(),
                 auth: crate::scenario::Auth::Bearer,
                 api_version: None,
+                secrets: Vec::new(),
             },
             key: key.map(Secret::new),
             key_source: "$K".into(),

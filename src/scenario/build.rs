@@ -332,6 +332,7 @@ fn build_target(
         tls: super::tls::build_tls(cx, t.tls)?,
         auth,
         api_version,
+        secrets: Vec::new(),
     })
 }
 

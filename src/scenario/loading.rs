@@ -58,6 +58,7 @@ pub fn load_str(
     cx.secrets
         .extend(raw.target.as_ref().and_then(|t| t.api_key.clone()));
     let mut s = build(&cx, raw, &interp)?;
+    s.target.secrets = cx.secrets.iter().map(super::Secret::new).collect();
     s.fingerprint = fingerprint_of(&workload_yaml(&s));
     Ok(s)
 }

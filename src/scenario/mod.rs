@@ -144,6 +144,9 @@ pub struct Target {
     pub auth: Auth,
     /// `?api-version=` appended to every request URL (Azure OpenAI deployment URLs).
     pub api_version: Option<String>,
+    /// Values interpolated from secret-named variables (`${OPENAI_API_KEY}`) anywhere in the
+    /// scenario, e.g. in `request.extra_body`: hidden wherever the scenario is written.
+    pub secrets: Vec<Secret>,
 }
 
 /// How the API key travels.
@@ -201,10 +204,17 @@ pub struct Tls {
 }
 
 impl Target {
-    /// Hides the API key and every secret header value (`crate::redact` rules).
+    /// Hides the API key, every secret header value, every value interpolated from a
+    /// secret-named variable, the simulator's `require_api_key` and the values of secret-named
+    /// environment variables (`crate::redact` rules).
     pub fn redactor(&self) -> crate::redact::Redactor {
         let headers = self.headers.iter().filter(|h| h.secret).map(|h| &h.value);
-        crate::redact::Redactor::new(self.api_key.iter().chain(headers).map(Secret::expose))
+        let secrets = self.api_key.iter().chain(headers).chain(&self.secrets);
+        let sim_key = match &self.endpoint {
+            Endpoint::Sim(p) => p.require_api_key.as_deref(),
+            Endpoint::Url(_) => None,
+        };
+        crate::redact::Redactor::new(secrets.map(Secret::expose).chain(sim_key)).and_env()
     }
 }
 

@@ -69,10 +69,10 @@ fn budget_entry(b: Budget) -> (&'static str, Yaml) {
     }
 }
 
-/// YAML text with the API key and secret header values replaced, wherever they were copied.
+/// YAML text with every secret (`Target::redactor`) replaced wherever it was copied; replaced
+/// on the value, so the mark is always a quoted string.
 fn render(v: &Yaml, s: &Scenario) -> String {
-    let text = serde_yaml::to_string(v).unwrap_or_else(|e| format!("# cannot render: {e}\n"));
-    s.target.redactor().for_files().redact(&text)
+    s.target.redactor().for_files().yaml_string(v)
 }
 
 /// `{file: support.txt, sha256: 0123…}`: a text by name and content hash, never the text.

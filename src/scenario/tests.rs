@@ -393,6 +393,46 @@ fn headers_from_variables_or_with_credential_names_are_secret() {
     );
 }
 
+/// Every YAML file a run writes parses back, with each secret a quoted `***redacted***` string:
+/// an unquoted `*` would be read as an alias and break `ladder diff` later.
+#[test]
+fn written_yaml_with_secrets_parses_back() {
+    let yaml = FULL.replace(
+        "extra_body: {}",
+        "extra_body: {user: \"${OPENAI_API_KEY}\", org: ${ORG_TOKEN}, n: ${NUM_SECRET}}",
+    );
+    let vars = [
+        ("OPENAI_API_KEY", KEY),
+        ("ORG_TOKEN", "org-token-abcdef123"),
+        ("NUM_SECRET", "987654321"),
+    ];
+    let mut s = load_env(&yaml, &vars).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = SimParams::default();
+    sim.set("require_api_key", "sk-sim-key-5555").unwrap();
+    s.target.endpoint = Endpoint::Sim(sim);
+    for text in [normalized_yaml(&s), workload_yaml(&s)] {
+        for secret in [KEY, "org-token-abcdef123", "987654321", "sk-sim-key-5555"] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        let v: serde_yaml::Value =
+            serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let body = v
+            .get("extra_body")
+            .or_else(|| v["request"].get("extra_body"));
+        let body = body.expect("extra_body");
+        for k in ["user", "org", "n"] {
+            assert_eq!(
+                body[k].as_str(),
+                Some(crate::redact::FILE_MARK),
+                "{k}: {text}"
+            );
+        }
+    }
+    let n: serde_yaml::Value = serde_yaml::from_str(&normalized_yaml(&s)).unwrap();
+    let sim_key = &n["target"]["sim"]["require_api_key"];
+    assert_eq!(sim_key.as_str(), Some(crate::redact::FILE_MARK));
+}
+
 #[test]
 fn api_key_never_leaks() {
     let s = ok(&FULL.replace(
