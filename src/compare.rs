@@ -46,6 +46,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         checks: Vec::new(),
         unmatched: Vec::new(),
         notes: Vec::new(),
+        incomplete: Vec::new(),
     };
     if base.fingerprint != new.fingerprint {
         if !opts.allow_different_workload {

@@ -153,6 +153,16 @@ fn short_step(load: &Load, row: &StepSummary) -> Option<ShortStep> {
 }
 
 impl Partial {
+    /// One line for the verdict: "the new run (runs/x) was interrupted".
+    pub fn unfinished(&self) -> String {
+        let how = if self.killed {
+            "was killed before it finished"
+        } else {
+            "was interrupted"
+        };
+        format!("{} ({}) {how}", self.side, self.label)
+    }
+
     /// The warning shown in every diff format.
     pub fn warning(&self) -> String {
         let how = if self.killed {
@@ -358,6 +368,7 @@ mod tests {
             checks,
             unmatched: Vec::new(),
             notes: Vec::new(),
+            incomplete: Vec::new(),
         }
     }
 

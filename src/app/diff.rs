@@ -74,6 +74,7 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         (partials[0].as_ref(), &base.summaries),
         (partials[1].as_ref(), &new.summaries),
     );
+    comparison.incomplete = partials.iter().flatten().map(Partial::unfinished).collect();
     let ctx = DiffContext {
         run_dir: args.run.is_dir().then(|| args.run.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),

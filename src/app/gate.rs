@@ -32,10 +32,12 @@ pub(super) fn gate(
         if args.save_baseline {
             eprintln!("baseline not saved: the run was interrupted (an incomplete ladder is never a baseline)");
         }
-        if baseline.is_some() {
-            eprintln!("not judged against --against: the run was interrupted (`ladder diff` can still compare what it measured)");
-        }
-        return Ok(ExitCode::Error);
+        // Judged on what was collected, by the rule `ladder diff` applies to the same data: a
+        // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).
+        return match baseline {
+            Some(base) => judge(s, args, run, findings, base, true, sink),
+            None => Ok(ExitCode::Error),
+        };
     }
     if run.failures.all_failed() {
         // Nothing was measured: never gate on it, never keep it as a baseline.
@@ -48,24 +50,7 @@ pub(super) fn gate(
     // baseline is the reference, and it is replaced only afterwards.
     let mut code = ExitCode::Ok;
     if let Some(base) = baseline {
-        let new = Side::from_parts(
-            &run.dir.path.display().to_string(),
-            run.summaries.clone(),
-            run.samples.clone(),
-            findings,
-            Some(run.workload_yaml.clone()),
-        );
-        let opts = compare_options(&args.gates, s.gates.clone());
-        let comparison = compare::compare(base, &new, &opts);
-        let ctx = DiffContext {
-            run_dir: Some(run.dir.path.display().to_string()),
-            gates: Some(verdict::describe(
-                &s.gates,
-                &verdict::GatesSource::Scenario(s.path.clone()),
-            )),
-            warnings: Vec::new(),
-        };
-        code = sink.emit(&comparison, &ctx)?;
+        code = judge(s, args, run, findings, base, false, sink)?;
     }
     let replace = verdict::may_replace_baseline(baseline.map(|_| code), args.force);
     if let (true, Err(kept)) = (args.save_baseline, &replace) {
@@ -75,6 +60,41 @@ pub(super) fn gate(
         save(s, args, run)?;
     }
     Ok(code)
+}
+
+/// The run against the baseline, emitted through `sink`; `interrupted` marks the new side as
+/// unfinished, as `ladder diff` does for a run whose meta.json says it did not complete.
+fn judge(
+    s: &Scenario,
+    args: &RunArgs,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    base: &Side,
+    interrupted: bool,
+    sink: &verdict::Sink,
+) -> Result<ExitCode> {
+    let label = run.dir.path.display().to_string();
+    let new = Side::from_parts(
+        &label,
+        run.summaries.clone(),
+        run.samples.clone(),
+        findings,
+        Some(run.workload_yaml.clone()),
+    );
+    let opts = compare_options(&args.gates, s.gates.clone());
+    let mut comparison = compare::compare(base, &new, &opts);
+    if interrupted {
+        comparison.incomplete = vec![format!("the new run ({label}) was interrupted")];
+    }
+    let ctx = DiffContext {
+        run_dir: Some(label),
+        gates: Some(verdict::describe(
+            &s.gates,
+            &verdict::GatesSource::Scenario(s.path.clone()),
+        )),
+        warnings: Vec::new(),
+    };
+    Ok(sink.emit(&comparison, &ctx)?)
 }
 
 pub(super) fn compare_options(gate_args: &GateArgs, gates: scenario::Gates) -> CompareOptions {

@@ -118,7 +118,12 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         let c = run_one(s, args, out, &interrupt, baseline.as_ref()).await?;
         code = code.max(c);
         if interrupt.is_stopped() {
-            return Ok(ExitCode::Error);
+            // Exit 3 when the steps that ran already regressed; otherwise 1 (interrupted).
+            return Ok(if c == ExitCode::Regression {
+                c
+            } else {
+                ExitCode::Error
+            });
         }
     }
     Ok(code)

@@ -189,6 +189,35 @@ fn summaries_only_regression_and_exit_code() {
 }
 
 #[test]
+fn an_unfinished_side_is_never_a_pass() {
+    let unfinished = |mut c: Comparison| {
+        c.incomplete = vec!["the new run (runs/x) was interrupted".into()];
+        c
+    };
+    // No regression in the steps that ran: incomplete, exit 1 (not 0).
+    let b = side("base", vec![row("m", 1, 10, 400, 800.0)]);
+    let same = side("new", vec![row("m", 1, 10, 400, 800.0)]);
+    let c = unfinished(compare(&b, &same, &opts()));
+    assert_eq!(
+        (c.outcome(), c.exit_code()),
+        (Outcome::Incomplete, ExitCode::Error)
+    );
+    assert!(c.incomplete_reason().unwrap().contains("was interrupted"));
+    // Too few samples to decide: still incomplete (exit 1), not inconclusive.
+    let few = |l| side(l, vec![row("m", 1, 10, 20, 800.0)]);
+    let c = unfinished(compare(&few("base"), &few("new"), &opts()));
+    assert_eq!(c.exit_code(), ExitCode::Error);
+    // A regression in the steps that ran is real evidence: exit 3.
+    let slower = side("new", vec![row("m", 1, 10, 400, 1000.0)]);
+    let c = unfinished(compare(&b, &slower, &opts()));
+    assert_eq!(
+        (c.outcome(), c.exit_code()),
+        (Outcome::Regression, ExitCode::Regression)
+    );
+    assert_eq!(c.incomplete_reason(), None);
+}
+
+#[test]
 fn exit_codes_inconclusive_and_strict() {
     // n = 20: every P90/P99 gate is skipped → inconclusive even without --strict (and so are
     // TPM and RPS, which need 40 successes per side).

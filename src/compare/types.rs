@@ -291,6 +291,9 @@ pub enum Outcome {
     Regression,
     Inconclusive,
     Refused,
+    /// A side did not finish (killed or interrupted) and the steps that ran show no regression:
+    /// an error (exit 1), never a pass (DESIGN §7 "interrupted run").
+    Incomplete,
 }
 
 impl Outcome {
@@ -300,6 +303,7 @@ impl Outcome {
             Outcome::Regression => "REGRESSION",
             Outcome::Inconclusive => "INCONCLUSIVE",
             Outcome::Refused => "REFUSED",
+            Outcome::Incomplete => "INCOMPLETE",
         }
     }
 }
@@ -329,6 +333,9 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
     /// Anything else the reader must know (e.g. compared despite different workloads).
     pub notes: Vec<String>,
+    /// The sides that did not finish, one line each ("the new run (runs/x) was interrupted"):
+    /// such a comparison is never a pass (`Outcome::Incomplete` unless a regression shows).
+    pub incomplete: Vec<String>,
 }
 
 impl Comparison {
@@ -339,6 +346,9 @@ impl Comparison {
         let gated = || self.checks.iter().filter(|c| c.gated);
         if gated().any(|c| c.verdict == Verdict::Regressed) {
             return Outcome::Regression;
+        }
+        if !self.incomplete.is_empty() {
+            return Outcome::Incomplete;
         }
         let undecided = |c: &Check| {
             matches!(
@@ -351,6 +361,17 @@ impl Comparison {
             return Outcome::Inconclusive;
         }
         Outcome::Pass
+    }
+
+    /// Why the outcome is incomplete, for the reports (`None` when it is not).
+    pub fn incomplete_reason(&self) -> Option<String> {
+        if self.outcome() != Outcome::Incomplete {
+            return None;
+        }
+        Some(format!(
+            "{}; no regression in the steps that ran, but an unfinished run is never a pass (exit 1): rerun it to the end",
+            self.incomplete.join("; ")
+        ))
     }
 
     /// Why the outcome is inconclusive, for the reports (`None` when it is not).
@@ -366,12 +387,13 @@ impl Comparison {
         })
     }
 
-    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline), 3 regression, 4 inconclusive (no
+    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline) or incomplete (a side did not finish
+    /// and no regression showed), 3 regression, 4 inconclusive (no
     /// latency gate decided; with `--strict`, any gate skipped or inconclusive).
     pub fn exit_code(&self) -> ExitCode {
         match self.outcome() {
             Outcome::Pass => ExitCode::Ok,
-            Outcome::Refused => ExitCode::Error,
+            Outcome::Refused | Outcome::Incomplete => ExitCode::Error,
             Outcome::Regression => ExitCode::Regression,
             Outcome::Inconclusive => ExitCode::Inconclusive,
         }

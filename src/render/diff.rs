@@ -206,6 +206,9 @@ fn table(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result
     if let Some(why) = c.inconclusive_reason() {
         writeln!(out, "inconclusive: {why}")?;
     }
+    if let Some(why) = c.incomplete_reason() {
+        writeln!(out, "incomplete: {why}")?;
+    }
     for k in c
         .checks
         .iter()
@@ -398,6 +401,9 @@ fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Res
     if let Some(why) = c.inconclusive_reason() {
         writeln!(out, "Inconclusive: {why}.\n")?;
     }
+    if let Some(why) = c.incomplete_reason() {
+        writeln!(out, "Incomplete: {}.\n", md_text(&why))?;
+    }
     let gated = gated_ranked(c);
     if !gated.is_empty() {
         writeln!(out, "### Gated checks\n")?;
@@ -493,7 +499,8 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 }
 
 /// The JSON document (`--format json`), one object:
-/// `schema_version` (u32), `outcome` ("pass" | "regression" | "inconclusive" | "refused"),
+/// `schema_version` (u32), `outcome` ("pass" | "regression" | "inconclusive" | "refused" |
+/// "incomplete": a side did not finish and no regression showed, exit 1),
 /// `exit_code` (0 | 1 | 3 | 4), `counts` {regressed, improved, below_gate, no_change,
 /// inconclusive, skipped} over gated checks,
 /// then the `Comparison` fields: `base_label`, `new_label`, `base_fingerprint`,
@@ -501,7 +508,8 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 /// were applied, in words), `warnings`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
 /// `checks` (array of {model, step, concurrency, ladder_unit, title, metric, percentile, gated,
 /// base, new, ratio, ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped),
-/// requests_per_step? (inconclusive)}, detail}), `unmatched`, `notes`.
+/// requests_per_step? (inconclusive)}, detail}), `unmatched`, `notes`, `incomplete` (the
+/// sides that did not finish, in words; empty when both did).
 /// `step` is the new run's 1-based step index (as in `summary.csv`); `concurrency` is the
 /// ladder value the sides were matched on, counted in `ladder_unit` (`streams`, `rps`,
 /// `prompt_tokens`); `title` names the check for people ("TTFT P90 at 20 streams").
@@ -525,6 +533,7 @@ struct JsonDoc<'a> {
     checks: Vec<JsonCheck<'a>>,
     unmatched: &'a [String],
     notes: &'a [String],
+    incomplete: &'a [String],
 }
 
 /// A check with its human name beside its fields, so scripts need not rebuild it.
@@ -560,6 +569,7 @@ fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()
             .collect(),
         unmatched: &c.unmatched,
         notes: &c.notes,
+        incomplete: &c.incomplete,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)

@@ -140,14 +140,17 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
 
     let out = p.ladder().arg("diff").arg(&dir).arg(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        matches!(out.status.code(), Some(0 | 4)),
+    // The same data on both sides: no regression, so incomplete, exit 1 (never a pass).
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "diff of a killed run: {:?} {stderr}",
         out.status
     );
     assert!(stderr.contains("incomplete run"), "{stderr}");
     // The verdict itself says so, naming where the run stopped (issue 10 §2).
     let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.starts_with("ladder diff: INCOMPLETE"), "{stdout}");
     let warning = stdout
         .lines()
         .find(|l| l.starts_with("warning: the new run"))

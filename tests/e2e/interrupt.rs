@@ -330,6 +330,9 @@ fn sigint_mid_step_keeps_every_completed_request() {
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    // Never a pass (DESIGN §7): the same data on both sides, so incomplete, exit 1.
+    assert_eq!(out.status.code(), Some(1), "{json}");
+    assert_eq!(json["outcome"], "incomplete", "{json}");
     let warnings = json["warnings"].as_array().expect("warnings");
     assert_eq!(
         warnings.len(),
@@ -442,4 +445,68 @@ fn second_sigint_exits_at_once_without_corrupting_files() {
     );
     assert!(before == after, "the baseline changed");
     assert!(all_files_parse(p.path()) >= 2);
+}
+
+/// An interrupted `run --against` in a machine format still prints its one document on stdout
+/// (so `> ladder-junit.xml` is never empty): judged on what was collected, outcome incomplete,
+/// exit 1, as `ladder diff` says of the same data.
+#[test]
+fn interrupted_gate_still_emits_the_document() {
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "gate",
+        "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 4",
+        "  ladder: [2]\n  requests_per_step: 4\n  warmup_requests: 0",
+        4,
+    );
+    let f = p.scenario("gate", &yaml);
+    let out = ladder_cmd(&p)
+        .args(["run", "--quiet", "--save-baseline"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let baseline = p.path().join("baselines/gate.csv");
+    for format in ["json", "junit", "markdown"] {
+        let mut child = ladder_cmd(&p)
+            .args(["run", "--no-step-summary", "--format", format, "--against"])
+            .arg(&baseline)
+            .args([
+                "--sim-set",
+                "faults.stall=1",
+                "--sim-set",
+                "faults.stall_for=30s",
+            ])
+            .arg(&f)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err_rx = stderr_lines(&mut child);
+        wait_for_line(&err_rx, "ladder: gate");
+        wait_for_handlers(&child);
+        signal(&child, "INT");
+        let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
+        assert_eq!(status.code(), Some(1), "{format}: {stdout}");
+        match format {
+            "json" => {
+                let json: Value =
+                    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+                assert_eq!(json["outcome"], "incomplete", "{json}");
+                assert_eq!(json["exit_code"], 1, "{json}");
+                let why = json["incomplete"][0].as_str().unwrap_or_default();
+                assert!(why.contains("was interrupted"), "{json}");
+            }
+            "junit" => {
+                let doc = roxmltree::Document::parse(&stdout)
+                    .unwrap_or_else(|e| panic!("{e}: {stdout:?}"));
+                assert!(
+                    doc.descendants()
+                        .any(|n| n.has_tag_name("failure")
+                            && n.attribute("type") == Some("incomplete")),
+                    "{stdout}"
+                );
+            }
+            _ => assert!(stdout.starts_with("## ladder diff: INCOMPLETE"), "{stdout}"),
+        }
+    }
 }

@@ -93,8 +93,11 @@ fn diff_of_a_killed_run_warns_in_every_format() {
             .output()
             .unwrap();
         let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            matches!(out.status.code(), Some(0 | 3 | 4)),
+        // The same data on both sides for the steps that ran: no regression, so the unfinished
+        // side makes it exit 1 (DESIGN §7 "interrupted run"), never 0.
+        assert_eq!(
+            out.status.code(),
+            Some(1),
             "{format}: {:?} {}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
@@ -103,6 +106,12 @@ fn diff_of_a_killed_run_warns_in_every_format() {
     };
 
     let table = diff("table");
+    assert!(table.starts_with("ladder diff: INCOMPLETE\n"), "{table}");
+    assert!(
+        table.contains("incomplete: the new run (")
+            && table.contains("was killed before it finished"),
+        "{table}"
+    );
     let warning_line = table
         .lines()
         .find(|l| l.starts_with("warning: the new run"))
@@ -120,10 +129,19 @@ fn diff_of_a_killed_run_warns_in_every_format() {
     );
 
     let md = diff("markdown");
+    assert!(md.starts_with("## ladder diff: INCOMPLETE"), "{md}");
+    assert!(md.contains("Incomplete: the new run"), "{md}");
     assert!(md.contains("> **Warning:**"), "{md}");
     assert!(md.contains(WHERE) && md.contains(CUT), "{md}");
 
     let json: Value = serde_json::from_str(&diff("json")).expect("JSON on stdout");
+    assert_eq!(json["outcome"], "incomplete", "{json}");
+    assert_eq!(json["exit_code"], 1, "{json}");
+    assert_eq!(
+        json["incomplete"].as_array().map(Vec::len),
+        Some(1),
+        "{json}"
+    );
     let warnings = json["warnings"].as_array().expect("warnings array");
     assert_eq!(warnings.len(), 1, "{json}");
     let w = warnings[0].as_str().unwrap();
@@ -138,6 +156,18 @@ fn diff_of_a_killed_run_warns_in_every_format() {
         .filter(|n| n.has_tag_name("testsuite"))
         .collect();
     assert!(!suites.is_empty());
+    // CI dashboards show the build failing for the unfinished run.
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure") && n.attribute("type") == Some("incomplete"))
+        .unwrap_or_else(|| panic!("no incomplete failure:\n{xml}"));
+    assert!(
+        failure
+            .attribute("message")
+            .unwrap()
+            .contains("the run is incomplete"),
+        "{xml}"
+    );
     for s in &suites {
         let prop = s
             .descendants()

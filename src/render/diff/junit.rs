@@ -1,7 +1,8 @@
 //! JUnit XML for CI test dashboards: one `<testsuite>` per model, one `<testcase>` per gated
 //! check ("step 20 · TTFT P90"), `<failure>` for a regression, `<skipped>` for a gate without
 //! enough data or an inconclusive one (a `<failure type="inconclusive">` under `--strict`). A refused comparison is one failing "workload" test carrying the diff, and
-//! models or steps present on one side only appear as skipped tests, so nothing is hidden.
+//! models or steps present on one side only appear as skipped tests, so nothing is hidden. A
+//! side that did not finish is a failing "completeness" test (`type="incomplete"`).
 //! Warnings about the inputs (a run that did not finish) are a `ladder.warning` property of
 //! every suite, and warnings and notes are its `<system-out>`, which GitLab and Jenkins show.
 
@@ -114,6 +115,26 @@ fn suites(c: &Comparison) -> Vec<Suite> {
             .collect();
         out.push(Suite {
             name: "unmatched".into(),
+            cases,
+        });
+    }
+    // A side that did not finish fails the build (exit 1 or 3): one failing test per side, so
+    // CI dashboards show why even when every gated check passed.
+    if !c.incomplete.is_empty() {
+        let cases = c
+            .incomplete
+            .iter()
+            .map(|why| Case {
+                name: "run complete".into(),
+                body: CaseBody::Failure {
+                    kind: "incomplete",
+                    message: format!("the run is incomplete: {why}"),
+                    text: "An unfinished run is never a pass: rerun it to the end.".into(),
+                },
+            })
+            .collect();
+        out.push(Suite {
+            name: "completeness".into(),
             cases,
         });
     }

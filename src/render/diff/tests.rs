@@ -133,6 +133,7 @@ fn fixture() -> Comparison {
             "model gpt-4o at 50 streams: only in the baseline (baselines/demo.csv)".into(),
         ],
         notes: vec!["a note with a | pipe".into()],
+        incomplete: vec![],
     }
 }
 

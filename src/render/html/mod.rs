@@ -120,7 +120,7 @@ fn outcome_class(o: Outcome) -> &'static str {
     match o {
         Outcome::Pass => "pass",
         Outcome::Regression => "regression",
-        Outcome::Inconclusive | Outcome::Refused => "inconclusive",
+        Outcome::Inconclusive | Outcome::Refused | Outcome::Incomplete => "inconclusive",
     }
 }
 
