@@ -2,7 +2,9 @@
 //! step, with confidence (each such step's lower 95% bound of P90 clears the threshold and every
 //! earlier step's upper bound, so a noisy server does not produce a knee at random), classified
 //! (queueing, saturation, rate-limited) by TPOT and the wall's 429 rule, with the estimated
-//! concurrency cap (queueing knees only) and the report sentence that describes it.
+//! concurrency cap (queueing knees only) and the report sentence that describes it. On a
+//! prompt-size ladder the knee is prefill: no queueing class and no cap, but the TTFT slope per
+//! 1k prompt tokens.
 
 use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
 use crate::stats::{LadderUnit, StepSummary};
@@ -86,6 +88,9 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
     let rate_429 = rate(n429[k], knee.attempted);
     let kind = if rate_limited(n429[k], knee.attempted) {
         KneeKind::RateLimited
+    } else if knee.ladder_unit == LadderUnit::PromptTokens {
+        // Fixed concurrency, bigger prompts: prefill, whatever TPOT did.
+        KneeKind::Prefill
     } else {
         match (knee.tpot_p50_ms, reference.tpot_p50_ms) {
             (Some(at), Some(base)) if at <= TPOT_FLAT * base => KneeKind::Queueing,
@@ -161,6 +166,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         }
         (KneeKind::Saturation, ..) => "saturation, TPOT up".to_string(),
         (KneeKind::Unclassified, ..) => "cause unclear (no TPOT to compare)".to_string(),
+        (KneeKind::Prefill, ..) => "prefill".to_string(),
     };
     let mut s = format!(
         "TTFT knee in ({}, {}] {}: {cause} (TTFT P90 {:.0} → {:.0} ms",
@@ -174,10 +180,21 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         s.push_str(&format!(", mean {from:.0} → {to:.0} ms"));
     }
     s.push(')');
+    if k.kind == KneeKind::Prefill && a.concurrency > r.concurrency {
+        let per_1k =
+            (a.ttft_p90_ms - r.ttft_p90_ms) * 1000.0 / f64::from(a.concurrency - r.concurrency);
+        s.push_str(&format!(
+            "; TTFT grows with prompt size: {per_1k:+.0} ms per 1k prompt tokens"
+        ));
+    }
     let streams = unit == LadderUnit::Streams;
     if let Some(cap) = k.estimated_cap {
         // The cap counts requests in flight, whatever the ladder's values count.
-        let what = if streams { "" } else { " requests in flight" };
+        let what = match (streams, cap.round() == 1.0) {
+            (true, _) => "",
+            (false, true) => " request in flight",
+            (false, false) => " requests in flight",
+        };
         s.push_str(&format!("; estimated cap ≈ {cap:.0}{what}"));
     }
     s.push_str(&format!("; {}.", max_clean(unit, k.max_clean_concurrency)));

@@ -90,6 +90,9 @@ pub enum KneeKind {
     RateLimited,
     /// No TPOT at the knee or reference step (e.g. one-token outputs): cannot tell.
     Unclassified,
+    /// A prompt-size ladder (`ladder_over: prompt_tokens`) at fixed concurrency: TTFT grows
+    /// with the prompt because prefill costs more, not because requests queue at a cap.
+    Prefill,
 }
 
 /// TTFT (and TPOT) at one step, reported as evidence for the knee.

@@ -697,3 +697,32 @@ fn rate_limited_knee_uses_the_wall_rule() {
     assert_eq!(knee(&f).kind, KneeKind::Queueing);
     assert!(rate_limited(3, 100) && !rate_limited(2, 100) && !rate_limited(3, 400));
 }
+
+#[test]
+fn prompt_size_knee_is_prefill_without_a_cap() {
+    // One stream, prompts of 256…4096 tokens: TTFT grows with the prompt (prefill), TPOT flat.
+    let mut steps = ladder(
+        &[256, 1024, 4096],
+        &[(100.0, 110.0), (150.0, 160.0), (500.0, 520.0)],
+        &[20.0, 20.0, 20.0],
+    );
+    for s in &mut steps {
+        s.ladder_unit = LadderUnit::PromptTokens;
+        s.rps = 1.0;
+    }
+    let f = analyze("m", &steps, None);
+    let k = knee(&f);
+    assert_eq!((k.concurrency, k.kind), (4096, KneeKind::Prefill));
+    assert_eq!(k.estimated_cap, None);
+    let s = &f.sentences()[0];
+    assert!(
+        s.starts_with("TTFT knee in (1024, 4096] prompt tokens: prefill"),
+        "{s}"
+    );
+    // (520 − 110) ms over 3840 tokens.
+    assert!(
+        s.contains("TTFT grows with prompt size: +107 ms per 1k prompt tokens"),
+        "{s}"
+    );
+    assert!(!s.contains("queueing") && !s.contains("cap"), "{s}");
+}

@@ -131,6 +131,7 @@ fn knee_band(f: &ModelFindings) -> Vec<Band> {
                 KneeKind::Saturation => "saturation",
                 KneeKind::RateLimited => "rate-limited",
                 KneeKind::Unclassified => "unclassified",
+                KneeKind::Prefill => "prefill",
             };
             vec![Band {
                 x0: f64::from(k.max_clean_concurrency),
