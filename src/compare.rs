@@ -510,6 +510,7 @@ fn step_checks(
                 gaps: g.clone(),
                 summary_q: summary_q(s, metric, p),
                 summary_n: s.succeeded,
+                summary_attempted: s.attempted,
             };
             let rule = Rule {
                 metric,
@@ -549,14 +550,17 @@ fn step_checks(
         let mut c = blank(metric, None, true);
         // A rate from a handful of requests is mostly the step's start-up and tail.
         let fewest = bs.succeeded.min(ns.succeeded);
+        let sides = [(bs.attempted, bs.succeeded), (ns.attempted, ns.succeeded)];
         if fewest < MIN_THROUGHPUT_SAMPLES {
             rules::skip(
                 &mut c,
                 format!(
-                    "{} needs ≥ {MIN_THROUGHPUT_SAMPLES} successful requests per side (have {} / {}): use requests_per_step ≥ {MIN_THROUGHPUT_SAMPLES}",
+                    "{} needs ≥ {MIN_THROUGHPUT_SAMPLES} successful requests per side (have {} / {}): use requests_per_step ≥ {}{}",
                     metric.label(),
                     bs.succeeded,
-                    ns.succeeded
+                    ns.succeeded,
+                    latency::requests_for(MIN_THROUGHPUT_SAMPLES, &sides),
+                    latency::success_words(MIN_THROUGHPUT_SAMPLES, &sides)
                 ),
             );
             out.push(c);

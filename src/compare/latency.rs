@@ -36,6 +36,9 @@ pub(crate) struct Evidence {
     pub summary_q: Option<f64>,
     /// Requests behind the summary (its `succeeded`).
     pub summary_n: u64,
+    /// Requests the step attempted (its `attempted`; 0 when unknown): with failures, the
+    /// requests per step that give `min` successes are more than `min`.
+    pub summary_attempted: u64,
 }
 
 impl Evidence {
@@ -128,6 +131,35 @@ fn widen_for_bins((lo, hi): (f64, f64)) -> (f64, f64) {
     let step = (1.0 / f64::from(crate::stats::itl::BINS_PER_OCTAVE)).exp2();
     let snap = |x: f64| if x.abs() < 1e-9 { 0.0 } else { x };
     (snap((1.0 + lo) / step - 1.0), snap((1.0 + hi) * step - 1.0))
+}
+
+/// Requests per step that give each side `min` successful requests at the success rate it had
+/// (`sides`: attempted, succeeded per side): 15 of 20 succeeded and 40 needed → 54. A side
+/// with no known attempts or no success counts as all-successful (never below `min`).
+pub(crate) fn requests_for(min: u64, sides: &[(u64, u64)]) -> u64 {
+    sides
+        .iter()
+        .filter(|&&(attempted, succeeded)| succeeded > 0 && attempted > succeeded)
+        .map(|&(attempted, succeeded)| (min * attempted).div_ceil(succeeded))
+        .fold(min, u64::max)
+}
+
+/// " (40 successes at the 75% success rate seen)" when the advice accounts for failures (the
+/// side that succeeded least), else "".
+pub(crate) fn success_words(min: u64, sides: &[(u64, u64)]) -> String {
+    let worst = sides
+        .iter()
+        .filter(|&&(a, s)| s > 0 && a > s)
+        .map(|&(a, s)| s as f64 / a as f64)
+        .fold(1.0, f64::min);
+    if worst < 1.0 {
+        format!(
+            " ({min} successes at the {:.0}% success rate seen)",
+            worst * 100.0
+        )
+    } else {
+        String::new()
+    }
 }
 
 /// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
@@ -224,11 +256,17 @@ pub(crate) fn judge(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged 
     };
     let min = rule.pct.min_samples();
     let (bn, nn) = (base.n(), new.n());
+    let sides = [
+        (base.summary_attempted, base.summary_n),
+        (new.summary_attempted, new.summary_n),
+    ];
     if bn < min || nn < min {
         skip(
             &mut out,
             format!(
-                "{name} needs ≥ {min} samples per side (have {bn} / {nn}): use requests_per_step ≥ {min}"
+                "{name} needs ≥ {min} samples per side (have {bn} / {nn}): use requests_per_step ≥ {}{}",
+                requests_for(min, &sides),
+                success_words(min, &sides)
             ),
         );
         return out;
@@ -382,6 +420,7 @@ mod tests {
             gaps: None,
             summary_q: None,
             summary_n: v.len() as u64,
+            summary_attempted: 0,
             sorted: Some(v),
         }
     }
@@ -393,6 +432,7 @@ mod tests {
             gaps: None,
             summary_q: Some(q),
             summary_n: n,
+            summary_attempted: 0,
         }
     }
 
@@ -536,6 +576,7 @@ mod tests {
             gaps: None,
             summary_q: None,
             summary_n: 100,
+            summary_attempted: 0,
         };
         let j = judge(
             &rule(Percentile::P90, 100, 1),
@@ -660,6 +701,7 @@ mod tests {
             Evidence {
                 gaps: Some(g),
                 summary_n: 500,
+                summary_attempted: 0,
                 ..Evidence::default()
             }
         };

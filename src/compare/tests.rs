@@ -218,6 +218,27 @@ fn an_unfinished_side_is_never_a_pass() {
 }
 
 #[test]
+fn sample_size_advice_counts_the_failed_requests() {
+    // 20 attempted, 15 succeeded (25% failed): 40 successes need 54 requests per step.
+    let lossy = |l| {
+        let mut r = row("m", 1, 10, 20, 800.0);
+        r.succeeded = 15;
+        r.failed = 5;
+        side(l, vec![r])
+    };
+    let c = compare(&lossy("base"), &lossy("new"), &opts());
+    let tpm = find(&c, "m", Some(10), Metric::Tpm, None);
+    assert!(
+        tpm.detail.contains("(have 15 / 15): use requests_per_step ≥ 54 (40 successes at the 75% success rate seen)"),
+        "{}",
+        tpm.detail
+    );
+    assert_eq!(latency::requests_for(40, &[(20, 20), (20, 15)]), 54);
+    assert_eq!(latency::requests_for(40, &[(20, 20), (0, 0)]), 40);
+    assert_eq!(latency::requests_for(400, &[(20, 0)]), 400);
+}
+
+#[test]
 fn exit_codes_inconclusive_and_strict() {
     // n = 20: every P90/P99 gate is skipped → inconclusive even without --strict (and so are
     // TPM and RPS, which need 40 successes per side).
