@@ -110,7 +110,9 @@ pub enum DiffFormatArg {
 
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// Exit 4 when any gate was skipped for lack of samples (default: only when all were).
+    /// Exit 4 (inconclusive) when any gate was skipped for lack of samples or any check was
+    /// inconclusive (its CI spans 0 and reaches past the gate); by default exit 4 only when no
+    /// latency gate could decide.
     #[arg(long)]
     pub strict: bool,
     /// Judge even when the two sides ran different workloads (different fingerprints).
@@ -135,8 +137,10 @@ pub struct RunArgs {
     /// Where run directories go: DIR/<scenario>/<UTC timestamp>/.
     #[arg(long, default_value = "runs", value_name = "DIR")]
     pub out: PathBuf,
-    /// Also write the scenario's baseline files (replacing existing ones). With --against,
-    /// the baseline is replaced only when the gate passes (exit 0).
+    /// Also write the scenario's baseline files. Plain, it replaces them and removes a pool of
+    /// earlier runs (baselines/<scenario>.runs/, saying so); with --append or the scenario's
+    /// `baselines: {keep: K}` above 1, the run joins that pool instead. With --against, the
+    /// baseline is written only when the gate passes (exit 0).
     #[arg(long)]
     pub save_baseline: bool,
     /// With --save-baseline --against: replace the baseline even when the gate did not pass.
@@ -298,6 +302,7 @@ pub struct PlanArgs {
     /// Account limit on requests per minute (default: `limits.rpm`).
     #[arg(long, value_name = "N")]
     pub limit_rpm: Option<u64>,
+    /// Output format: text (a readable plan) or json (the same figures for scripts).
     #[arg(long, value_enum, default_value = "text")]
     pub format: PlanFormatArg,
 }

@@ -534,18 +534,20 @@ pub fn add_to_pool(
     Ok(pool.len() - drop)
 }
 
-/// Removes a pooled baseline's runs (a plain `--save-baseline` starts over with one run).
-pub fn clear_pool(dir: &Path) -> Result<(), StoreError> {
+/// Removes a pooled baseline's runs (a plain `--save-baseline` starts over with one run);
+/// returns how many it removed.
+pub fn clear_pool(dir: &Path) -> Result<usize, StoreError> {
     if !dir.is_dir() {
-        return Ok(());
+        return Ok(0);
     }
-    for (id, _) in read_pool(dir)? {
+    let pool = read_pool(dir)?;
+    for (id, _) in &pool {
         let path = dir.join(format!("{id}.csv"));
         fs::remove_file(&path).map_err(|e| StoreError::io("remove", &path, e))?;
     }
     // Only when empty: anything else a user put there stays.
     let _ = fs::remove_dir(dir);
-    Ok(())
+    Ok(pool.len())
 }
 
 /// Writes the three baseline files, each atomically; the summary goes last so that it is the

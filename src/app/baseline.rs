@@ -65,7 +65,15 @@ pub(super) fn save(s: &Scenario, args: &RunArgs, run: &CollectedRun) -> Result<(
     let summary = store::summary_csv(&run.summaries);
     let pooled = match baseline_keep(args, s) {
         store::Keep::Replace => {
-            store::clear_pool(&paths.runs)?;
+            let removed = store::clear_pool(&paths.runs)?;
+            if removed > 0 {
+                let runs = if removed == 1 { "run" } else { "runs" };
+                eprintln!(
+                    "removed the pool of {removed} {runs} in {}/ (a plain --save-baseline \
+                     replaces the baseline; --append keeps a pool)",
+                    paths.runs.display()
+                );
+            }
             String::new()
         }
         store::Keep::Pool(keep) => {

@@ -20,6 +20,14 @@ pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                     eprintln!("error: {}: {e}", path.display());
                     continue;
                 }
+                if s.baselines_keep == Some(2) {
+                    eprintln!(
+                        "warning: {}: baselines.keep is 2: pooled CIs widen only with ≥ {} \
+                         runs; write keep: 3 or more (or 1 for no pool)",
+                        path.display(),
+                        crate::stats::drift::MIN_POOLED_RUNS
+                    );
+                }
                 if !out.quiet {
                     println!(
                         "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",

@@ -284,3 +284,18 @@ fn a_plan_from_a_rate_ladder_names_the_offered_step() {
         p.models[0].notes
     );
 }
+
+#[test]
+fn durations_round_once_then_split() {
+    use super::words::secs;
+    assert_eq!(secs(119.94), "119.9s");
+    assert_eq!(secs(120.0), "2m00s");
+    assert_eq!(secs(179.4), "2m59s");
+    assert_eq!(secs(179.6), "3m00s");
+    assert_eq!(secs(239.5), "4m00s");
+    assert_eq!(secs(3599.7), "60m00s");
+    assert_eq!(secs(18_599_999_999_999.9), "310000000000m00s");
+    for v in [120.4, 599.5, 1e6 - 0.4, 1.86e13 - 0.1] {
+        assert!(!secs(v).contains("m60s"), "{v}: {}", secs(v));
+    }
+}

@@ -188,9 +188,12 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
     }
 }
 
-fn secs(v: f64) -> String {
+/// `12.3s` under two minutes, else `2m05s`: rounded to whole seconds once, then split, so the
+/// seconds never read 60.
+pub(super) fn secs(v: f64) -> String {
     if v >= 120.0 {
-        format!("{}m{:02}s", (v / 60.0).floor(), (v % 60.0).round() as u64)
+        let whole = v.round() as u64; // saturates for huge values
+        format!("{}m{:02}s", whole / 60, whole % 60)
     } else {
         format!("{v:.1}s")
     }

@@ -3,7 +3,9 @@
 
 use super::errors::{did_you_mean, Ctx};
 use super::raw::{dur_or, pos, RawArrivals, RawLoad};
-use super::{ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError};
+use super::{
+    ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError, MAX_REQUESTS_PER_STEP,
+};
 use std::time::Duration;
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
@@ -163,6 +165,18 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "both `{a}` and `{b}` are set; a step ends one way: keep one"
         ),
     };
+    let over = match budget {
+        Budget::RequestsPerStep(n) if n > MAX_REQUESTS_PER_STEP => Some(n),
+        _ => None,
+    };
+    if let Some(n) = over {
+        bail!(
+            cx,
+            "load.requests_per_step",
+            "{n} requests per step is more than one step may send; write at most \
+             {MAX_REQUESTS_PER_STEP} (or use duration: for long steps)"
+        )
+    }
     if budget == Budget::Duration(Duration::ZERO) {
         bail!(
             cx,

@@ -64,7 +64,24 @@ impl Ctx<'_> {
             field = join(&field, unknown);
         } else if let Some(rest) = msg.clone().strip_prefix("duplicate field `") {
             let key = rest.split('`').next().unwrap_or_default();
-            return self.err(&join(&field, key), format!("`{key}` is set twice"));
+            let path = join(&field, key);
+            // serde_yaml names no line for a duplicate: find the key's lines, report the second.
+            let lines: Vec<usize> = (self.text.lines().enumerate())
+                .filter(|(_, l)| {
+                    let t = l.trim_start().trim_start_matches("- ");
+                    t.trim_start_matches(['"', '\'']).starts_with(key)
+                })
+                .map(|(i, _)| i + 1)
+                .filter(|&n| path_at_line(self.text, n) == path)
+                .collect();
+            return match lines[..] {
+                [first, second, ..] => self.err_at(
+                    Some(second),
+                    path,
+                    format!("`{key}` is set twice (lines {first} and {second}); keep one"),
+                ),
+                _ => self.err(&path, format!("`{key}` is set twice; keep one")),
+            };
         } else if field.is_empty() {
             field = line.map(|l| path_at_line(self.text, l)).unwrap_or_default();
         }

@@ -525,6 +525,11 @@ pub struct Scenario {
 /// Most runs a pooled baseline keeps (`baselines.keep`).
 pub const MAX_BASELINE_RUNS: u32 = 50;
 
+/// Most requests one step may send (`load.requests_per_step`): far beyond any useful step
+/// (a step of 10 million requests at 1,000 RPS runs close to three hours) yet a clear message
+/// instead of a plan that would never end.
+pub const MAX_REQUESTS_PER_STEP: u64 = 10_000_000;
+
 /// Why a scenario could not be loaded: `scenarios/x.yaml:12: load.ladder: what is wrong; fix`.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {

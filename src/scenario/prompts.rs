@@ -140,6 +140,9 @@ fn positive(line: usize, v: &Value) -> Result<u32, PromptFileError> {
         })
 }
 
+/// The chat roles a message may have.
+const ROLES: [&str; 5] = ["system", "user", "assistant", "tool", "developer"];
+
 fn check_messages(line: usize, m: &Value) -> Result<Vec<Value>, PromptFileError> {
     let fix = "write e.g. [{\"role\": \"user\", \"content\": \"Hi\"}]";
     let Some(list) = m.as_array().filter(|l| !l.is_empty()) else {
@@ -156,6 +159,16 @@ fn check_messages(line: usize, m: &Value) -> Result<Vec<Value>, PromptFileError>
             return Err(at(
                 line,
                 format!("message {} needs a `role` and a `content`; {fix}", k + 1),
+            ));
+        }
+        if let Some(role) = role.filter(|r| !ROLES.contains(r)) {
+            return Err(at(
+                line,
+                format!(
+                    "message {}: role `{role}` is not one of {}",
+                    k + 1,
+                    ROLES.join(", ")
+                ),
             ));
         }
     }
@@ -266,6 +279,11 @@ mod tests {
                 "{\"messages\": [{\"content\": \"x\"}]}\n",
                 1,
                 "message 1 needs a `role`",
+            ),
+            (
+                "{\"prompt\": \"a\"}\n{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}\n",
+                2,
+                "role `robot` is not one of system, user, assistant, tool, developer",
             ),
             (
                 "{\"prompt\": \"a\", \"max_tokens\": 0}\n",

@@ -332,8 +332,9 @@ impl<'de> Deserialize<'de> for Concurrency {
         let parse = |t: &str| match t.trim().parse::<i64>().map(u32::try_from) {
             Ok(Ok(c)) if c >= 1 => Ok(Concurrency(c)),
             _ => Err(format!(
-                "step {t} is not allowed: each step is a whole number of 1 or more \
-                 (streams, requests/s or prompt tokens), e.g. ladder: [5, 10, 20]"
+                "step {t} is not allowed: each step is a whole number from 1 to {} \
+                 (streams, requests/s or prompt tokens), e.g. ladder: [5, 10, 20]",
+                u32::MAX
             )),
         };
         d.deserialize_any(ScalarVisitor("a whole number", parse))

@@ -265,7 +265,11 @@ fn unknown_field_suggests_the_right_name_at_its_line() {
     let (line, field, msg) = err(&format!("{MIN}load: {{}}\n"));
     assert_eq!(
         (line, field.as_str(), msg.as_str()),
-        (Some(7), "load", "`load` is set twice")
+        (
+            Some(9),
+            "load",
+            "`load` is set twice (lines 7 and 9); keep one"
+        )
     );
 }
 
@@ -669,6 +673,22 @@ fn out_of_range_numbers_say_the_range() {
     assert_eq!((line, field.as_str()), (Some(9), "load.warmup_requests"));
     assert!(msg.contains("whole number of 0 or more"), "{msg}");
     assert!(!msg.contains("u32"), "{msg}");
+    let step = MIN.replace("ladder: [1, 2]", "ladder: [5, 4294967297]");
+    let (_, field, msg) = err(&step);
+    assert!(field.starts_with("load.ladder"), "{field}");
+    assert!(msg.contains("from 1 to 4294967295"), "{msg}");
+    let many = MIN.replace(
+        "ladder: [1, 2]",
+        "ladder: [1, 2]\n  requests_per_step: 10000001",
+    );
+    let (_, field, msg) = err(&many);
+    assert_eq!(field, "load.requests_per_step");
+    assert!(msg.contains("at most 10000000"), "{msg}");
+    let most = MIN.replace(
+        "ladder: [1, 2]",
+        "ladder: [1, 2]\n  requests_per_step: 10000000",
+    );
+    assert!(load_env(&most, &[]).is_ok());
     let frac = MIN.replace("load:", "  max_tokens: 1.5\nload:");
     assert!(
         err(&frac).2.contains("not a whole number"),

@@ -156,6 +156,10 @@ fn a_pool_refuses_another_workload_and_a_plain_save_starts_over() {
     // A plain --save-baseline replaces the baseline and removes the pool.
     let said = save(&p, &f, &[], 2);
     assert!(!said.contains("pooled"), "{said}");
+    assert!(said.contains("removed the pool of 1 run in "), "{said}");
+    assert!(said.contains("pool.runs/"), "{said}");
+    let again = save(&p, &f, &[], 3);
+    assert!(!again.contains("removed the pool"), "{again}");
     assert!(!p.path().join("baselines/pool.runs").exists());
     // --append without --save-baseline is a usage error.
     p.ladder()

@@ -218,3 +218,39 @@ fn unwritable_output_and_missing_baseline_fail_before_any_traffic() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_pool_of_two_runs_is_warned_about() {
+    let p = Project::new();
+    let f = p.scenario("two", &format!("{GOOD}baselines:\n  keep: 2\n"));
+    let out = p.ladder().arg("validate").arg(&f).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("baselines.keep is 2") && stderr.contains("≥ 3 runs"),
+        "{stderr}"
+    );
+    let f = p.scenario("three", &format!("{GOOD}baselines:\n  keep: 3\n"));
+    let out = p.ladder().arg("validate").arg(&f).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+}
+
+#[test]
+fn an_unknown_chat_role_is_refused_with_the_allowed_list() {
+    let p = Project::new();
+    std::fs::write(
+        p.path().join("scenarios/prompts/chat.jsonl"),
+        "{\"messages\": [{\"role\": \"bot\", \"content\": \"hi\"}]}\n",
+    )
+    .unwrap();
+    let yaml = GOOD.replace("prompt_file: prompts/p.txt", "prompts: prompts/chat.jsonl");
+    let f = p.scenario("role", &yaml);
+    let out = p.ladder().arg("validate").arg(&f).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("role `bot`")
+            && stderr.contains("system, user, assistant, tool, developer"),
+        "{stderr}"
+    );
+}
