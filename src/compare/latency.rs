@@ -725,6 +725,32 @@ mod tests {
         assert_eq!(j.verdict, Verdict::NoChange, "{}", j.detail);
         let (lo, hi) = j.ci.unwrap();
         assert!(lo <= 0.0 && hi > 0.04, "[{lo}, {hi}]");
+        // The reviewer's case: every gap of a side in one bin, the sides 12 bins apart (+29.7%).
+        // The CI shown (in `ci` and in the words) is the one judged, a bin wide each way.
+        let one_bin_each = |ms: f64| -> Evidence {
+            let g: Vec<ItlHistogram> = (0..500)
+                .map(|_| ItlHistogram::from_gaps(&[ms; 40]))
+                .collect();
+            Evidence {
+                gaps: Some(g),
+                summary_n: 500,
+                ..Evidence::default()
+            }
+        };
+        let j = judge(
+            &r90,
+            &one_bin_each(5.0),
+            &one_bin_each(5.0 * one_bin.powi(12)),
+        );
+        let (lo, hi) = j.ci.unwrap();
+        let ratio = j.ratio.unwrap();
+        assert!((ratio - 0.297).abs() < 0.001, "{ratio}");
+        assert!(
+            lo <= (1.0 + ratio) / one_bin - 1.0 + 1e-9
+                && hi >= (1.0 + ratio) * one_bin - 1.0 - 1e-9,
+            "[{lo}, {hi}] around {ratio}"
+        );
+        assert!(j.detail.contains("99% CI [+26.9%, +32.5%]"), "{}", j.detail);
         let j = judge(&r, &reqs(30.0), &summary(45.0, 500));
         assert!(
             j.detail.contains("the new run did not keep"),
