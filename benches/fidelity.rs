@@ -28,13 +28,12 @@ use fidelity_join::{join, p50_p99_max, parse_cases, Joined};
 use ladder::sim::{SimStats, TruthRecord};
 use ladder::store::{read_requests_csv, read_summary_csv};
 use procs::{
-    can_pin, listen_overflows, machine, machine_busy, pinned, priority, proc_cpu, wait_with_usage,
-    BenchResult, Setup, Sim,
+    can_pin, listen_overflows, machine, machine_busy, priority, proc_cpu, run_ladder_pinned,
+    BenchResult, LadderRun, Setup, Sim,
 };
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The cases: (streams, requests). 10,000 streams get one request each.
 const DEFAULT_CASES: [(u32, u64); 4] = [(1, 10), (100, 1_000), (1_000, 10_000), (10_000, 10_000)];
@@ -107,28 +106,11 @@ fn run_case(
     let sim_before = proc_cpu(sim.child.id());
     let overflows_before = listen_overflows();
     let busy_before = machine_busy();
-    let started = Instant::now();
-    let mut run = pinned(Some(0), setup);
-    run.args(["--quiet", "run", "--out"])
-        .arg(dir.path().join("runs"))
-        .arg(&scenario)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = run
-        .spawn()
-        .map_err(|e| format!("cannot start `ladder run`: {e}"))?;
-    // Drain stderr on a thread so a chatty child cannot block on a full pipe.
-    let stderr = child.stderr.take();
-    let drain = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(mut e) = stderr {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    });
-    let usage = wait_with_usage(&mut child)?;
-    let wall = started.elapsed();
-    let err_text = drain.join().unwrap_or_default();
+    let LadderRun {
+        usage,
+        wall,
+        stderr: err_text,
+    } = run_ladder_pinned(Some(0), setup, &dir.path().join("runs"), &scenario)?;
     let sim_after = proc_cpu(sim.child.id());
     let busy = machine_busy()
         .zip(busy_before)

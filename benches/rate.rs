@@ -30,13 +30,13 @@ use ladder::arrivals::gap_stats;
 use ladder::record::RequestRecord;
 use ladder::store::{read_requests_csv, read_summary_csv};
 use procs::{
-    can_pin, machine, machine_busy, pinned, priority, proc_cpu, wait_with_usage, BenchResult,
+    can_pin, machine, machine_busy, priority, proc_cpu, run_ladder_pinned, BenchResult, LadderRun,
     Setup, Sim,
 };
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const RATE: u32 = 2_000;
 const REQUESTS: u64 = 20_000;
@@ -194,27 +194,11 @@ fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
         .map_err(|e| format!("cannot write the scenario: {e}"))?;
     let sim_before = proc_cpu(sim.child.id());
     let busy_before = machine_busy();
-    let started = Instant::now();
-    let mut run = pinned(Some(0), setup);
-    run.args(["--quiet", "run", "--out"])
-        .arg(dir.path().join("runs"))
-        .arg(&scenario)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = run
-        .spawn()
-        .map_err(|e| format!("cannot start `ladder run`: {e}"))?;
-    let stderr = child.stderr.take();
-    let drain = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(mut e) = stderr {
-            let _ = e.read_to_string(&mut s);
-        }
-        s
-    });
-    let usage = wait_with_usage(&mut child)?;
-    let wall = started.elapsed();
-    let err_text = drain.join().unwrap_or_default();
+    let LadderRun {
+        usage,
+        wall,
+        stderr: err_text,
+    } = run_ladder_pinned(Some(0), setup, &dir.path().join("runs"), &scenario)?;
     let sim_cpu = proc_cpu(sim.child.id())
         .zip(sim_before)
         .map(|(a, b)| a.saturating_sub(b));

@@ -45,6 +45,50 @@ pub fn wait_with_usage(child: &mut Child) -> BenchResult<Usage> {
     })
 }
 
+/// A finished `ladder run` of one scenario: its resource use, wall time and stderr.
+pub struct LadderRun {
+    pub usage: Usage,
+    pub wall: Duration,
+    pub stderr: String,
+}
+
+/// Runs `ladder --quiet run --out OUT SCENARIO` pinned to `core` (see [`pinned`]), stdout
+/// discarded, stderr drained on a thread so a chatty child cannot block on a full pipe.
+pub fn run_ladder_pinned(
+    core: Option<u32>,
+    setup: &Setup,
+    out: &std::path::Path,
+    scenario: &std::path::Path,
+) -> BenchResult<LadderRun> {
+    use std::io::Read;
+    let started = std::time::Instant::now();
+    let mut run = pinned(core, setup);
+    run.args(["--quiet", "run", "--out"])
+        .arg(out)
+        .arg(scenario)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = run
+        .spawn()
+        .map_err(|e| format!("cannot start `ladder run`: {e}"))?;
+    let stderr = child.stderr.take();
+    let drain = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut e) = stderr {
+            let _ = e.read_to_string(&mut s);
+        }
+        s
+    });
+    let usage = wait_with_usage(&mut child)?;
+    let wall = started.elapsed();
+    let stderr = drain.join().unwrap_or_default();
+    Ok(LadderRun {
+        usage,
+        wall,
+        stderr,
+    })
+}
+
 /// CPU time (user + system) of a running process, from /proc.
 pub fn proc_cpu(pid: u32) -> Option<Duration> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
