@@ -16,6 +16,7 @@
 //! Usage: `cargo bench --bench calibrate [-- PAIRS [JOBS]]` (needs `target/release/ladder`;
 //! `make calibrate` builds it). Prints a markdown table for benches/RESULTS.md.
 
+use ladder::stats::calibration::scaling_sentence;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -313,53 +314,9 @@ fn main() {
         );
     }
     if let [(a, ka, na), (b, kb, nb)] = scaling[..] {
-        let (wa, wb) = (wilson(ka, na), wilson(kb, nb));
-        let p = fisher_two_sided(ka, na, kb, nb);
         println!(
-            "\nscaling check: {a}: {ka}/{na} (95% interval {:.0}–{:.0}%); {b}: {kb}/{nb} ({:.0}–{:.0}%); two-sided Fisher p = {p:.2}: {}",
-            wa.0,
-            wa.1,
-            wb.0,
-            wb.1,
-            if p < 0.05 {
-                "the false-alarm rate DEPENDS on the scaling"
-            } else {
-                "no evidence that the false-alarm rate depends on the scaling"
-            }
+            "\n{}",
+            scaling_sentence((a, ka as u64, na as u64), (b, kb as u64, nb as u64))
         );
     }
-}
-
-/// Wilson 95% interval of k in n, in percent.
-fn wilson(k: usize, n: usize) -> (f64, f64) {
-    let (k, n, z) = (k as f64, n.max(1) as f64, 1.959_964);
-    let p = k / n;
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
-    (
-        100.0 * (centre - half).max(0.0),
-        100.0 * (centre + half).min(1.0),
-    )
-}
-
-/// Two-sided Fisher exact test of k1/n1 vs k2/n2 (sum of the hypergeometric probabilities no
-/// larger than the observed table's).
-fn fisher_two_sided(k1: usize, n1: usize, k2: usize, n2: usize) -> f64 {
-    let ln_choose = |n: usize, k: usize| -> f64 {
-        (1..=k)
-            .map(|i| ((n - k + i) as f64).ln() - (i as f64).ln())
-            .sum()
-    };
-    let total = k1 + k2;
-    let p_of = |a: usize| -> f64 {
-        (ln_choose(n1, a) + ln_choose(n2, total - a) - ln_choose(n1 + n2, total)).exp()
-    };
-    let lo = total.saturating_sub(n2);
-    let hi = total.min(n1);
-    let observed = p_of(k1);
-    (lo..=hi)
-        .map(p_of)
-        .filter(|p| *p <= observed * (1.0 + 1e-9))
-        .sum::<f64>()
-        .min(1.0)
 }

@@ -2,6 +2,7 @@
 //! TPM/RPS/goodput. No clock, no files. The inference behind verdicts (bootstrap, effective
 //! sample size, distribution-free bounds, exact tests) has one implementation, in `inference`.
 
+pub mod calibration;
 pub mod drift;
 pub(crate) mod inference;
 pub mod itl;

@@ -218,18 +218,6 @@ impl Tally {
     }
 }
 
-/// Wilson 95% interval of k successes in n, in percent.
-fn wilson(k: u64, n: u64) -> (f64, f64) {
-    let (k, n, z) = (k as f64, n as f64, 1.959_964);
-    let p = k / n;
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt() / (1.0 + z * z / n);
-    (
-        100.0 * (centre - half).max(0.0),
-        100.0 * (centre + half).min(1.0),
-    )
-}
-
 #[tokio::test(start_paused = true)]
 #[ignore = "minutes of CPU; run by `make calibrate`"]
 async fn calibrate_gate_in_pretend_time() {
@@ -365,22 +353,9 @@ async fn calibrate_gate_in_pretend_time() {
         }
     }
     if let [(a, ka), (b, kb)] = scaling[..] {
-        let p = (2.0
-            * crate::stats::inference::fisher_p_rise(ka, pairs, kb, pairs)
-                .min(crate::stats::inference::fisher_p_rise(kb, pairs, ka, pairs)))
-        .min(1.0);
-        let (wa, wb) = (wilson(ka, pairs), wilson(kb, pairs));
         println!(
-            "\nscaling check: {a}: {ka}/{pairs} (95% interval {:.0}–{:.0}%); {b}: {kb}/{pairs} ({:.0}–{:.0}%); two-sided Fisher p = {p:.2}: {}",
-            wa.0,
-            wa.1,
-            wb.0,
-            wb.1,
-            if p < 0.05 {
-                "the false-alarm rate DEPENDS on the scaling"
-            } else {
-                "no evidence that the false-alarm rate depends on the scaling"
-            }
+            "\n{}",
+            crate::stats::calibration::scaling_sentence((a, ka, pairs), (b, kb, pairs))
         );
     }
 }
