@@ -285,6 +285,38 @@ impl From<&SloMs> for Slo {
 }
 
 impl Meta {
+    /// `meta.json` of scenario `s` as written before any traffic: `complete: false`, no steps
+    /// yet. The run's own facts (tool version, host, start time, redacted command line) are the
+    /// caller's, so tests and calibration can give fixed ones.
+    pub fn before_traffic(
+        s: &crate::scenario::Scenario,
+        tool_version: String,
+        host: String,
+        started_at: String,
+        command_line: Vec<String>,
+    ) -> Meta {
+        Meta {
+            tool_version,
+            scenario: s.name.clone(),
+            fingerprint: s.fingerprint.clone(),
+            host,
+            started_at,
+            finished_at: String::new(),
+            command_line,
+            interrupted: false,
+            models: s.target.models.clone(),
+            ladder: s.load.ladder.clone(),
+            ladder_unit: s.load.ladder_unit(),
+            notes: Vec::new(),
+            complete: false,
+            steps: Vec::new(),
+            slo: SloMs::from(&s.slo),
+            short_below: s.request.short_below,
+            shard: None,
+            merged_from: Vec::new(),
+        }
+    }
+
     /// Where an incomplete run stopped, in words: `stopped in step 3 of 4 (at 20 streams)`
     /// when `records` hold some of the unfinished step, else `stopped between steps 2 and 3 of
     /// 4`; with the model when the run has several. `None` for a complete run.

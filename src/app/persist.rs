@@ -12,26 +12,13 @@ use std::time::SystemTime;
 /// `meta.json` as written before any traffic: `complete: false` until `persist`.
 pub(super) fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
     let redactor = s.target.redactor().for_files();
-    store::Meta {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        scenario: s.name.clone(),
-        fingerprint: s.fingerprint.clone(),
-        host: store::host_name(),
-        started_at: store::rfc3339_utc(started),
-        finished_at: String::new(),
-        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
-        interrupted: false,
-        models: s.target.models.clone(),
-        ladder: s.load.ladder.clone(),
-        ladder_unit: s.load.ladder_unit(),
-        notes: Vec::new(),
-        complete: false,
-        steps: Vec::new(),
-        slo: store::SloMs::from(&s.slo),
-        short_below: s.request.short_below,
-        shard: None,
-        merged_from: Vec::new(),
-    }
+    store::Meta::before_traffic(
+        s,
+        env!("CARGO_PKG_VERSION").to_string(),
+        store::host_name(),
+        store::rfc3339_utc(started),
+        std::env::args().map(|a| redactor.redact(&a)).collect(),
+    )
 }
 
 /// Writes what the run leaves besides its records: summary, findings, the simulator's own view,

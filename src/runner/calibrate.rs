@@ -101,26 +101,8 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(row.n, row.tokens.1, dir.path());
     let run_dir = store::create_run_dir(dir.path(), &s.name, std::time::UNIX_EPOCH).unwrap();
-    let meta = store::Meta {
-        tool_version: "calibrate".into(),
-        scenario: s.name.clone(),
-        fingerprint: s.fingerprint.clone(),
-        host: "h".into(),
-        started_at: String::new(),
-        finished_at: String::new(),
-        command_line: vec![],
-        interrupted: false,
-        models: s.target.models.clone(),
-        ladder: s.load.ladder.clone(),
-        ladder_unit: s.load.ladder_unit(),
-        notes: vec![],
-        complete: false,
-        steps: vec![],
-        slo: store::SloMs::from(&s.slo),
-        short_below: s.request.short_below,
-        shard: None,
-        merged_from: vec![],
-    };
+    let meta =
+        store::Meta::before_traffic(&s, "calibrate".into(), "h".into(), String::new(), vec![]);
     let mut recorder = Recorder::start(&s, run_dir, meta, true).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
     let server = Arc::new(server(row, seed, shifted));

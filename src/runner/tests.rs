@@ -26,26 +26,7 @@ async fn run_ladder(
     interrupt: Interrupt,
 ) -> (CollectedRun, Vec<ModelFindings>, bool) {
     let run_dir = store::create_run_dir(dir, &s.name, std::time::UNIX_EPOCH).unwrap();
-    let meta = store::Meta {
-        tool_version: "test".into(),
-        scenario: s.name.clone(),
-        fingerprint: s.fingerprint.clone(),
-        host: "h".into(),
-        started_at: String::new(),
-        finished_at: String::new(),
-        command_line: vec![],
-        interrupted: false,
-        models: s.target.models.clone(),
-        ladder: s.load.ladder.clone(),
-        ladder_unit: s.load.ladder_unit(),
-        notes: vec![],
-        complete: false,
-        steps: vec![],
-        slo: store::SloMs::from(&s.slo),
-        short_below: s.request.short_below,
-        shard: None,
-        merged_from: vec![],
-    };
+    let meta = store::Meta::before_traffic(s, "test".into(), "h".into(), String::new(), vec![]);
     let mut recorder = Recorder::start(s, run_dir, meta, false).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
     let interrupted = run(s, Arc::new(server), progress, interrupt, &mut recorder).await;
