@@ -40,6 +40,8 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
         "{text}"
     );
     // 24 tokens: 23 gaps per request around 10 ms (bin 426 holds [2^(425/32), 2^(426/32)) µs).
+    // The bins only need to be decode gaps (0.66-77 ms), not TTFT or nanoseconds: on a loaded
+    // machine a timer fires late and the next gap comes early, so no tight band is asserted.
     let row = text.lines().nth(1).unwrap();
     let cell = row.rsplit(',').next().unwrap();
     let (mut bins, mut gaps) = (Vec::new(), 0);
@@ -52,7 +54,7 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
         }
     }
     assert_eq!(gaps, 23, "{row}");
-    assert!(bins.iter().all(|b| (400..450).contains(b)), "{row}");
+    assert!(bins.iter().all(|b| (300..520).contains(b)), "{row}");
 
     // `summarize` rebuilds the ITL percentiles from requests.csv alone.
     let run = p.run_dirs("itl").pop().unwrap();
