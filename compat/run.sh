@@ -114,10 +114,12 @@ sys.exit(1 if bad or not rows else 0)
 EOF
 }
 
-# ladder_run NAME SCENARIO TOKENS_SOURCE: check, then a small ladder, then verify every record.
+# ladder_run NAME SCENARIO TOKENS_SOURCE [estimated]: check, then a small ladder, then verify every
+# record. `estimated`: the server's usage is its own estimate, so no exact count on `length`.
 ladder_run() {
   local name=$1 scenario=$2 source=$3 out="$SCRATCH/runs" max_tokens
   max_tokens=$(sed -n 's/^  max_tokens: *//p' "$scenario")
+  [ "${4:-}" != estimated ] || max_tokens=0
   say "$name: ladder check"
   "$LADDER" check "$scenario" || fail "$name: ladder check did not pass"
   say "$name: ladder run $(basename "$scenario")"
@@ -183,7 +185,9 @@ LITELLM_MASTER_KEY=$COMPAT_API_KEY LITELLM_LOCAL_MODEL_COST_MAP=True \
 PIDS+=($!)
 wait_ready "http://127.0.0.1:$PORT/health/liveliness" "$SCRATCH/litellm.log" "${PIDS[-1]}"
 export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
-ladder_run litellm "$ROOT/compat/litellm.yaml" usage
+# LiteLLM's usage is its own count: the upstream sends none in streams, so LiteLLM re-tokenizes
+# the text with its default tokenizer, not SmolLM2's (seen: 23 for a 24-token `length` stop).
+ladder_run litellm "$ROOT/compat/litellm.yaml" usage estimated
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
 server_alive llama-cpp-python "${PIDS[0]}" "$SCRATCH/llama-server.log"
 cleanup
