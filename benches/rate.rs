@@ -26,8 +26,8 @@ mod procs;
 #[path = "support/results_md.rs"]
 mod results_md;
 
-use ladder::arrivals::gap_stats;
-use ladder::record::RequestRecord;
+use ladder::model::RequestRecord;
+use ladder::runner::arrivals::gap_stats;
 use ladder::store::{read_requests_csv, read_summary_csv};
 use procs::{
     can_pin, machine, machine_busy, priority, proc_cpu, run_ladder_pinned, BenchResult, LadderRun,

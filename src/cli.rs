@@ -97,7 +97,7 @@ pub struct CompletionsArgs {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::duration::parse(s)
+    crate::util::duration::parse(s)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,7 +3,7 @@
 //! No I/O and no clock; checked by `self_check`, which the bench runs under `cargo test`
 //! (harness = false binaries have no #[test]).
 
-use ladder::record::RequestRecord;
+use ladder::model::RequestRecord;
 use ladder::sim::TruthRecord;
 use ladder::stats::quantile;
 use std::collections::HashMap;
@@ -124,7 +124,7 @@ pub fn self_check() {
         rec("b", 20.0, 201.25, None),
         rec("c", 30.0, 200.0, None),
         RequestRecord {
-            error_class: Some(ladder::record::ErrorClass::Http5xx),
+            error_class: Some(ladder::model::ErrorClass::Http5xx),
             ..rec("d", 0.0, 1.0, None)
         },
     ];

@@ -1,7 +1,7 @@
 //! Where baselines live and how `--save-baseline` keeps earlier runs (replace or pool).
 
+use crate::app::run::recorder::CollectedRun;
 use crate::cli::RunArgs;
-use crate::collect::CollectedRun;
 use crate::error::UsageError;
 use crate::scenario::Scenario;
 use crate::store;

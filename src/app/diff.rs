@@ -5,14 +5,14 @@ use super::{
     gate::{compare_options, verdict_sink},
     load::load_without_secrets,
 };
+use crate::app::verdict;
 use crate::cli::DiffArgs;
+use crate::compare::partial::{self, Partial};
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
-use crate::partial::{self, Partial};
 use crate::render::diff::DiffContext;
 use crate::scenario;
 use crate::store;
-use crate::verdict;
 use anyhow::Result;
 use std::path::Path;
 

@@ -2,14 +2,14 @@
 //! whether it may become the new baseline.
 
 use super::baseline::save;
+use crate::app::run::recorder::CollectedRun;
+use crate::app::verdict;
 use crate::cli::{DiffFormatArg, GateArgs, RunArgs};
-use crate::collect::CollectedRun;
 use crate::compare::{self, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings::ModelFindings;
 use crate::render::diff::{DiffContext, DiffFormat};
 use crate::scenario::{self, Scenario};
-use crate::verdict;
 use anyhow::Result;
 
 /// The exit code: an interrupted or all-failed run is an error and never a baseline; otherwise

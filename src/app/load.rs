@@ -16,7 +16,7 @@ pub(super) fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>
     let missing = std::cell::RefCell::new(Vec::new());
     let lookup = |name: &str| -> Option<String> {
         std::env::var(name).ok().or_else(|| {
-            if crate::redact::is_secret_name(name) {
+            if crate::util::redact::is_secret_name(name) {
                 missing.borrow_mut().push(name.to_string());
                 Some(String::new())
             } else {

@@ -4,8 +4,8 @@ use super::Output;
 use crate::cli::MergeArgs;
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
-use crate::merge;
 use crate::scenario;
+use crate::shard::merge;
 use crate::store;
 use anyhow::Result;
 use std::io::Write;
@@ -97,7 +97,7 @@ fn wait_for_shards(inputs: &[PathBuf], wait: Duration, quiet: bool) {
     let mut said = false;
     loop {
         let dirs = store::find_runs(inputs).unwrap_or_default();
-        if store::shards_settled(&dirs, crate::clock::now_unix_ms()) {
+        if store::shards_settled(&dirs, crate::shard::clock::now_unix_ms()) {
             return;
         }
         let left = deadline.saturating_duration_since(std::time::Instant::now());

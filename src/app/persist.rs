@@ -1,7 +1,7 @@
 //! What a run leaves on disk besides its records: `meta.json` before traffic, and summary,
 //! findings, the simulator's report and the completed `meta.json` after.
 
-use crate::collect::CollectedRun;
+use crate::app::run::recorder::CollectedRun;
 use crate::findings::ModelFindings;
 use crate::scenario::Scenario;
 use crate::sim;

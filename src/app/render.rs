@@ -2,8 +2,8 @@
 //! and models compared within the run (`--pair`, `compare: {baseline: …}`).
 
 use super::Output;
+use crate::app::run::recorder::CollectedRun;
 use crate::cli::RunArgs;
-use crate::collect::CollectedRun;
 use crate::compare::{self, CompareOptions, Side};
 use crate::findings::ModelFindings;
 use crate::render::diff::DiffFormat;

@@ -63,7 +63,7 @@ pub(super) async fn shard_meta(
     base_url: &str,
     out: &Output,
 ) -> crate::shard::ShardMeta {
-    let clock = crate::clock::estimate_offset(http, base_url).await;
+    let clock = crate::shard::clock::estimate_offset(http, base_url).await;
     let unix_ms = |t: SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
@@ -92,7 +92,7 @@ pub(super) async fn shard_meta(
         // The runner's time origin: the common start, or now (it starts right after this).
         origin_unix_ms: schedule
             .start
-            .map_or_else(crate::clock::now_unix_ms, unix_ms),
+            .map_or_else(crate::shard::clock::now_unix_ms, unix_ms),
         clock_offset_ms: clock.map(|c| c.offset_ms),
         clock_offset_error_ms: clock.map(|c| c.error_ms),
     }

@@ -10,7 +10,7 @@ use super::network::no_answer;
 use super::outcome::Outcome;
 use super::status::{html_page, status_error};
 use super::url::ProxyInfo;
-use crate::record::{ErrorClass, TokensSource};
+use crate::model::{ErrorClass, TokensSource};
 use crate::scenario::Api;
 use std::time::Duration;
 

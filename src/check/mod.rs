@@ -30,8 +30,8 @@ pub mod url;
 use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
 use crate::error::{ExitCode, UsageError};
-use crate::redact::Redactor;
 use crate::scenario::{self, RequestSpec};
+use crate::util::redact::Redactor;
 use anyhow::Context as _;
 use diagnose::{diagnose, Context, Diagnosis};
 use inputs::CheckTarget;
@@ -84,7 +84,7 @@ fn request_spec(ct: &CheckTarget) -> RequestSpec {
     }
 }
 
-/// `text` with the key and every secret header value hidden (`crate::redact` rules).
+/// `text` with the key and every secret header value hidden (`crate::util::redact` rules).
 fn redact_all(text: &str, ct: &CheckTarget) -> String {
     let headers = ct.target.headers.iter().filter(|h| h.secret);
     let secrets = ct.key.iter().chain(headers.map(|h| &h.value));

@@ -4,7 +4,7 @@
 
 use super::diagnose::{Context, Diagnosis, Kind};
 use super::url::{host_of, host_port};
-use crate::record::ErrorClass;
+use crate::model::ErrorClass;
 
 pub(super) fn no_answer(cx: &Context, class: ErrorClass, detail: &str) -> Diagnosis {
     let hp = host_port(cx.base_url);

@@ -4,9 +4,9 @@
 //! diagnosis can be tested on outcomes written by hand. Pure: no I/O.
 
 use crate::client::http::Attempt;
-use crate::record::{ErrorClass, TokensSource};
-use crate::redact::Redactor;
+use crate::model::{ErrorClass, TokensSource};
 use crate::scenario::Secret;
+use crate::util::redact::Redactor;
 
 /// The phrase `client::http` uses for an HTML error body.
 const HTML_PHRASE: &str = "HTML page";

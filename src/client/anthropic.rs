@@ -138,7 +138,7 @@ mod tests {
     use crate::client::chunk::InBandError;
     use crate::client::sse::SseParser;
     use crate::client::timing::{StreamTiming, TimingSummary};
-    use crate::record::TokensSource;
+    use crate::model::TokensSource;
 
     use crate::client::test_spec as spec;
 

@@ -7,7 +7,7 @@ use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::sse::{SseEvent, SseParser};
 use super::timing::{StreamTiming, TimingSummary};
 use super::{anthropic, error_body, openai};
-use crate::record::ErrorClass;
+use crate::model::ErrorClass;
 use crate::scenario::{Api, Auth, RequestSpec, Target, Timeouts};
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE};

@@ -6,7 +6,7 @@
 //! times (Anthropic's RFC 3339 stamps, HTTP dates in `Retry-After`) are not turned into waits.
 
 use super::chunk::InBandError;
-use crate::record::LimitKind;
+use crate::model::LimitKind;
 use std::time::Duration;
 
 /// What a rate-limited response says about the limit.

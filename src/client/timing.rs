@@ -4,7 +4,7 @@
 //! numbers.
 
 use super::chunk::{ChunkInfo, InBandError};
-use crate::record::{RequestRecord, TokensSource};
+use crate::model::{RequestRecord, TokensSource};
 
 /// Accumulates one stream's events.
 #[derive(Debug, Clone, Default, PartialEq)]

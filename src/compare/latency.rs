@@ -128,7 +128,7 @@ pub(crate) fn widen_for_drift(
 /// would read as a real change. Bounds within 1e-9 of 0 are 0 (the bins' ratios are exact
 /// powers of 2^(1/32) up to rounding).
 fn widen_for_bins((lo, hi): (f64, f64)) -> (f64, f64) {
-    let step = (1.0 / f64::from(crate::stats::itl::BINS_PER_OCTAVE)).exp2();
+    let step = (1.0 / f64::from(crate::model::itl::BINS_PER_OCTAVE)).exp2();
     let snap = |x: f64| if x.abs() < 1e-9 { 0.0 } else { x };
     (snap((1.0 + lo) / step - 1.0), snap((1.0 + hi) * step - 1.0))
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::{RequestSample, Side};
 use crate::findings::{self, ModelFindings};
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::stats::StepSummary;
 use crate::store::LoadedResult;
 

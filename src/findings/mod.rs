@@ -8,7 +8,7 @@
 //! (self-check notes, throughput efficiency); `knee` finds and describes the TTFT knee, `wall`
 //! the rate-limit wall.
 
-use crate::record::{ErrorClass, LimitKind, RequestRecord};
+use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use crate::stats::{LadderUnit, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -12,7 +12,7 @@
 //! old comparison with the nominal rate remains, widened by the chance spread of the schedule.
 
 use super::LOOP_LAG_SUSPECT_MS;
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 

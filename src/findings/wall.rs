@@ -2,7 +2,7 @@
 //! the rate-limit headers, and the report sentence with the throughput at the wall.
 
 use super::{rate, rate_limited, StepExtras, WallFinding};
-use crate::record::LimitKind;
+use crate::model::LimitKind;
 use crate::stats::{LadderUnit, StepSummary};
 
 pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {

@@ -5,11 +5,10 @@
 //! the largest rate the account sustains. Pure: summary rows in, a `Plan` out; `estimate` does
 //! the same arithmetic before a run (dry run, limit warnings).
 
-pub mod command;
 pub mod estimate;
 #[cfg(test)]
 mod tests;
-mod words;
+pub mod words;
 
 pub use words::plain_words;
 
@@ -47,7 +46,7 @@ pub fn slo_and_limits(yaml: &str) -> (SloMs, DeclaredLimits) {
         v.get("slo")
             .and_then(|s| s.get(key))
             .and_then(|d| d.as_str())
-            .and_then(|d| crate::duration::parse(d).ok())
+            .and_then(|d| crate::util::duration::parse(d).ok())
             .map(|d| d.as_secs_f64() * 1000.0)
     };
     let limit = |key: &str| {

@@ -19,7 +19,7 @@
 
 use super::fake::FakeServer;
 use super::*;
-use crate::collect::Recorder;
+use crate::app::run::recorder::Recorder;
 use crate::compare::{self, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings;

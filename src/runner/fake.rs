@@ -9,7 +9,7 @@ use crate::client::chunk::ChunkInfo;
 use crate::client::http::Attempt;
 use crate::client::timing::StreamTiming;
 use crate::client::Backend;
-use crate::record::ErrorClass;
+use crate::model::ErrorClass;
 use crate::scenario::RequestSpec;
 use bytes::Bytes;
 use rand::rngs::SmallRng;

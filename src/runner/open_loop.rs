@@ -5,9 +5,9 @@
 //! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
 
 use super::{drain_records, one_request, Interrupt, RequestKey, RunSink, Shared, StepPlan};
-use crate::arrivals::{ArrivalProcess, Schedule};
 use crate::client::Backend;
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
+use crate::runner::arrivals::{ArrivalProcess, Schedule};
 use crate::scenario::Budget;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

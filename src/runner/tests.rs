@@ -4,7 +4,7 @@
 
 use super::fake::FakeServer;
 use super::*;
-use crate::collect::{CollectedRun, Recorder};
+use crate::app::run::recorder::{CollectedRun, Recorder};
 use crate::findings::{self, ModelFindings};
 use crate::store;
 

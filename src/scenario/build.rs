@@ -12,8 +12,8 @@ use super::{
     Api, Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret,
     Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
-use crate::record::ErrorClass;
-use crate::redact::is_secret_name;
+use crate::model::ErrorClass;
+use crate::util::redact::is_secret_name;
 use std::path::Path;
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.

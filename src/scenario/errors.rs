@@ -5,7 +5,7 @@
 
 use super::lines::{locate_span, path_at_line};
 use super::ScenarioError;
-use crate::redact::Redactor;
+use crate::util::redact::Redactor;
 use std::path::Path;
 
 /// What errors need: the file, the (interpolated) text to find lines in, values to hide.

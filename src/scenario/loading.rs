@@ -9,7 +9,7 @@ use super::lines::path_at_line;
 use super::normalize::{fingerprint_of, workload_yaml};
 use super::raw::RawScenario;
 use super::{Scenario, ScenarioError};
-use crate::redact::is_secret_name;
+use crate::util::redact::is_secret_name;
 use std::path::Path;
 
 /// Reads and validates a scenario file; `${VAR}` comes from the process environment.

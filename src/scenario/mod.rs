@@ -7,7 +7,8 @@
 //! and `lines` turn problems into located, redacted messages; `normalize` writes the canonical
 //! YAML that runs and baselines record.
 
-use crate::record::ErrorClass;
+use crate::model::ErrorClass;
+pub use crate::model::Slo;
 use crate::sim::SimParams;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,13 +24,14 @@ mod loading;
 mod normalize;
 mod prompts;
 mod raw;
+pub mod schema;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_workload;
 mod tls;
 
-pub use crate::arrivals::ArrivalProcess;
+pub use crate::runner::arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
 pub use loading::{load, load_str};
 pub use normalize::{normalized_yaml, workload_yaml};
@@ -206,15 +208,15 @@ pub struct Tls {
 impl Target {
     /// Hides the API key, every secret header value, every value interpolated from a
     /// secret-named variable, the simulator's `require_api_key` and the values of secret-named
-    /// environment variables (`crate::redact` rules).
-    pub fn redactor(&self) -> crate::redact::Redactor {
+    /// environment variables (`crate::util::redact` rules).
+    pub fn redactor(&self) -> crate::util::redact::Redactor {
         let headers = self.headers.iter().filter(|h| h.secret).map(|h| &h.value);
         let secrets = self.api_key.iter().chain(headers).chain(&self.secrets);
         let sim_key = match &self.endpoint {
             Endpoint::Sim(p) => p.require_api_key.as_deref(),
             Endpoint::Url(_) => None,
         };
-        crate::redact::Redactor::new(secrets.map(Secret::expose).chain(sim_key)).and_env()
+        crate::util::redact::Redactor::new(secrets.map(Secret::expose).chain(sim_key)).and_env()
     }
 }
 
@@ -481,13 +483,6 @@ impl Gates {
             trim(pct(self.throughput))
         )
     }
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Slo {
-    pub ttft: Option<Duration>,
-    pub tpot: Option<Duration>,
-    pub e2e: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -6,7 +6,7 @@ use super::{
     ArrivalProcess, Budget, Endpoint, LadderOver, LoadMode, MetricGate, PromptOrder, PromptSource,
     Scenario,
 };
-use crate::redact::FILE_MARK as REDACTED;
+use crate::util::redact::FILE_MARK as REDACTED;
 use serde_yaml::{Mapping, Value as Yaml};
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -40,7 +40,7 @@ fn opt<T: Into<Yaml>>(v: Option<T>) -> Yaml {
 }
 
 fn dur(d: Duration) -> Yaml {
-    Yaml::from(crate::duration::format(d))
+    Yaml::from(crate::util::duration::format(d))
 }
 
 /// JSON -> YAML with every object's keys sorted, so the output never depends on input order.

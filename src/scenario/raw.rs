@@ -278,7 +278,7 @@ pub(super) struct Dur(pub(super) Duration);
 
 impl<'de> Deserialize<'de> for Dur {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let parse = |t: &str| crate::duration::parse(t).map(Dur);
+        let parse = |t: &str| crate::util::duration::parse(t).map(Dur);
         d.deserialize_str(ScalarVisitor("a duration such as 2s", parse))
     }
 }

@@ -427,14 +427,14 @@ fn written_yaml_with_secrets_parses_back() {
         for k in ["user", "org", "n"] {
             assert_eq!(
                 body[k].as_str(),
-                Some(crate::redact::FILE_MARK),
+                Some(crate::util::redact::FILE_MARK),
                 "{k}: {text}"
             );
         }
     }
     let n: serde_yaml::Value = serde_yaml::from_str(&normalized_yaml(&s)).unwrap();
     let sim_key = &n["target"]["sim"]["require_api_key"];
-    assert_eq!(sim_key.as_str(), Some(crate::redact::FILE_MARK));
+    assert_eq!(sim_key.as_str(), Some(crate::util::redact::FILE_MARK));
 }
 
 #[test]

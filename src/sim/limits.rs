@@ -2,7 +2,7 @@
 //! minute, counting one per request (RPM) and prompt tokens + max_tokens (TPM). Also the header
 //! value formats (Go-style durations like `6m0s`). Pure: the caller passes the current instant.
 
-use crate::record::LimitKind;
+use crate::model::LimitKind;
 use std::time::{Duration, Instant};
 
 /// A bucket holding up to `capacity` units that refills at `capacity` per minute.

@@ -2,7 +2,7 @@
 //! field, plus `--sim-set key=value` overrides and the key list for help output. Pure data: no
 //! clock, no I/O.
 
-use crate::duration;
+use crate::util::duration;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,15 +19,15 @@ pub const DEFAULT_MODEL: &str = "sim-model";
 #[serde(default, deny_unknown_fields)]
 pub struct SimParams {
     /// Base time to first token once a slot is free (200ms); the median when `ttft_sigma` > 0.
-    #[serde(with = "crate::duration::serde_human")]
+    #[serde(with = "crate::util::duration::serde_human")]
     pub ttft: Duration,
     /// Lognormal spread of TTFT (0 = none): each request's TTFT is `ttft` × e^(σ·Z), seeded.
     pub ttft_sigma: f64,
     /// Extra TTFT per input token (0); input tokens ≈ prompt characters / 4.
-    #[serde(with = "crate::duration::serde_human")]
+    #[serde(with = "crate::util::duration::serde_human")]
     pub prefill_per_token: Duration,
     /// Time per output token after the first (20ms).
-    #[serde(with = "crate::duration::serde_human")]
+    #[serde(with = "crate::util::duration::serde_human")]
     pub tpot: Duration,
     /// Uniform jitter on each token interval, as a fraction of `tpot` (0.05), seeded.
     pub tpot_jitter: f64,
@@ -82,12 +82,12 @@ pub struct SimParams {
 #[serde(default, deny_unknown_fields)]
 pub struct ModelOverride {
     #[serde(
-        with = "crate::duration::serde_human_opt",
+        with = "crate::util::duration::serde_human_opt",
         skip_serializing_if = "Option::is_none"
     )]
     pub ttft: Option<Duration>,
     #[serde(
-        with = "crate::duration::serde_human_opt",
+        with = "crate::util::duration::serde_human_opt",
         skip_serializing_if = "Option::is_none"
     )]
     pub tpot: Option<Duration>,
@@ -117,7 +117,7 @@ pub struct FaultRates {
     /// 200 with a plain JSON body although a stream was asked for.
     pub json_body: f64,
     /// How long a stall lasts (5s).
-    #[serde(with = "crate::duration::serde_human")]
+    #[serde(with = "crate::util::duration::serde_human")]
     pub stall_for: Duration,
 }
 

@@ -4,7 +4,7 @@
 
 use super::faults::FaultKind;
 use super::limits::{self, BucketState, Snapshot};
-use crate::record::LimitKind;
+use crate::model::LimitKind;
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;

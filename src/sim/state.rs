@@ -5,7 +5,7 @@
 use super::faults::FaultKind;
 use super::limits::{Decision, Limiter};
 use super::params::SimParams;
-use crate::record::LimitKind;
+use crate::model::LimitKind;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};

@@ -29,8 +29,9 @@
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
-use super::itl::{bin_value_ms, quantile_of_counts, ItlHistogram, PooledGaps};
+use super::itl::{quantile_of_counts, PooledGaps};
 use super::quantile_sorted;
+use crate::model::itl::{bin_value_ms, ItlHistogram};
 
 /// The bootstrap's generator: seeded, stream stable across `rand` versions.
 pub(crate) type Generator = ChaCha8Rng;

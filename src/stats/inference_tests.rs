@@ -353,7 +353,7 @@ fn gap_bootstrap_resamples_whole_requests() {
             let mut s = ItlHistogram::default();
             for &(b, c) in h.bins() {
                 for _ in 0..c {
-                    s.add(super::super::itl::bin_value_ms(b) * 1.25);
+                    s.add(crate::model::itl::bin_value_ms(b) * 1.25);
                 }
             }
             s

@@ -4,7 +4,7 @@
 //! to `requests.csv` afterwards.
 
 use super::{summarize_step, StepContext, StepSummary};
-use crate::record::{RequestRecord, StepRun};
+use crate::model::{RequestRecord, StepRun};
 use crate::scenario::Slo;
 
 /// What every row of a run shares.

@@ -5,7 +5,7 @@
 
 use super::requests_csv::{append_request_row, requests_csv_header};
 use super::StoreError;
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ use super::csv_io::{
     append_rows, escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS,
 };
 use super::StoreError;
-use crate::record::{ErrorClass, LimitKind, RequestRecord, TokensSource};
+use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
 use crate::stats::ItlHistogram;
 use std::path::Path;
 

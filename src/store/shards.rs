@@ -7,7 +7,7 @@ use super::{
     load_result, read_meta, write_json, LoadedResult, Meta, RunDir, StoreError, META_FILE,
     SCENARIO_FILE,
 };
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::stats::StepSummary;
 use std::collections::BTreeSet;
 use std::fs;

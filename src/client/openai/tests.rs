@@ -5,7 +5,7 @@ use super::*;
 use crate::client::error_body::{parse_error_body, truncate, MAX_ERROR_MESSAGE_CHARS};
 use crate::client::sse::SseParser;
 use crate::client::timing::{StreamTiming, TimingSummary};
-use crate::record::TokensSource;
+use crate::model::TokensSource;
 
 use crate::client::test_spec as spec;
 

@@ -3,11 +3,11 @@
 //! goodput) and, with several models, one chart per metric with every model on shared axes.
 //! Values come straight from `summary.csv` rows; nothing is recomputed here.
 
+use crate::app::report::{RunView, SloMs};
 use crate::compare::{Comparison, Metric, Percentile, Verdict};
 use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
-use crate::record::{ErrorClass, LimitKind, RequestRecord};
+use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
-use crate::report::{RunView, SloMs};
 use crate::stats::{LadderUnit, StepSummary};
 
 /// The x axis: what the ladder's values count.

@@ -8,10 +8,10 @@ pub mod charts;
 mod style;
 pub mod trend;
 
+use crate::app::report::RunView;
 use crate::compare::{Comparison, Outcome};
 use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
 use crate::render::svg::{self, escape};
-use crate::report::RunView;
 use crate::stats::StepSummary;
 use std::fmt::Write;
 

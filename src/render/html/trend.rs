@@ -4,9 +4,9 @@
 
 use super::charts::models;
 use super::{page_end, page_start};
+use crate::app::trend::Trend;
 use crate::render::svg::{self, escape, Body, Chart, Marker, Series};
 use crate::stats::StepSummary;
-use crate::trend::Trend;
 use std::fmt::Write;
 
 /// The concurrencies `model` was measured at, over every point, ascending.

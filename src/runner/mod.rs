@@ -9,12 +9,12 @@
 use crate::client::http::Attempt;
 use crate::client::request_id::RequestIds;
 use crate::client::Backend;
-pub use crate::record::StepRun;
-use crate::record::{ErrorClass, RequestRecord};
-use crate::redact::Redactor;
+pub use crate::model::StepRun;
+use crate::model::{ErrorClass, RequestRecord};
+use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
+use crate::runner::workload::{Prepared, Session, StepWorkload};
 use crate::scenario::{Budget, LadderOver, LoadMode, RetryPolicy, Scenario};
-use crate::selfcheck::{LoopLagProbe, ProcessCpu};
-use crate::workload::{Prepared, Session, StepWorkload};
+use crate::util::redact::Redactor;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -271,7 +271,7 @@ pub async fn run_scheduled<B: Backend>(
                     arrivals,
                     max_concurrency,
                 } => {
-                    let seed = crate::arrivals::step_seed(scenario.load.seed, step);
+                    let seed = crate::runner::arrivals::step_seed(scenario.load.seed, step);
                     let rate = open_loop::RatePlan {
                         rate: load,
                         arrivals,
@@ -348,7 +348,7 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
 fn step_label(unit: crate::stats::LadderUnit, value: u32, load: f64, rate: bool) -> String {
     use crate::stats::LadderUnit;
     let load = if rate {
-        format!("{} req/s", crate::arrivals::rate_text(load))
+        format!("{} req/s", crate::runner::arrivals::rate_text(load))
     } else {
         LadderUnit::Streams.describe(load as u32)
     };
@@ -699,7 +699,10 @@ fn short(msg: &str) -> String {
     }
 }
 
+pub mod arrivals;
 mod open_loop;
+pub mod selfcheck;
+pub mod workload;
 
 #[cfg(test)]
 mod calibrate;

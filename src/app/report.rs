@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// prints its path on stdout. Unreadable inputs are the user's input errors (exit 2).
 pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     if args.trend {
-        return crate::trend::command(args, quiet);
+        return crate::app::trend::command(args, quiet);
     }
     if args.format != ReportFormatArg::Html {
         return Err(UsageError(

@@ -8,95 +8,16 @@ pub(crate) mod inference;
 pub mod itl;
 mod rebuild;
 
-pub use itl::{ItlHistogram, PooledGaps};
+pub use crate::model::{ItlHistogram, LadderUnit};
+pub use itl::PooledGaps;
 pub use rebuild::{summarize_run, RunContext};
 
-use crate::record::{ErrorClass, RequestRecord, TokensSource};
+use crate::model::{ErrorClass, RequestRecord, TokensSource};
 use crate::scenario::Slo;
 use serde::{Deserialize, Serialize};
 
 /// Current `summary.csv` schema version. Readers accept this and older versions.
 pub const SCHEMA_VERSION: u32 = 2;
-
-/// What a step's ladder value (the `concurrency` column) counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LadderUnit {
-    /// Concurrent streams (closed loop; older files).
-    #[default]
-    Streams,
-    /// Offered requests per second (open loop, `load.mode: rate`).
-    Rps,
-    /// Synthetic prompt size in tokens (`load.ladder_over: prompt_tokens`).
-    PromptTokens,
-}
-
-impl LadderUnit {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LadderUnit::Streams => "streams",
-            LadderUnit::Rps => "rps",
-            LadderUnit::PromptTokens => "prompt_tokens",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<LadderUnit> {
-        [
-            LadderUnit::Streams,
-            LadderUnit::Rps,
-            LadderUnit::PromptTokens,
-        ]
-        .into_iter()
-        .find(|u| u.as_str() == s)
-    }
-
-    /// A step's value with its unit, the way the run table's first column counts it: `20
-    /// streams`, `1 stream`, `8 req/s`, `2000-token prompts`. The one way diffs, findings and
-    /// reports name a step for people (never "step 16": `summary.csv`'s `step` is the index).
-    pub fn describe(self, value: u32) -> String {
-        self.describe_all(&[value])
-    }
-
-    /// Several steps' values with one unit: `5, 10 and 20 streams`, `500 and 2000-token prompts`.
-    pub fn describe_all(self, values: &[u32]) -> String {
-        let list = match values {
-            [] => String::new(),
-            [one] => one.to_string(),
-            [init @ .., last] => {
-                let init: Vec<String> = init.iter().map(u32::to_string).collect();
-                format!("{} and {last}", init.join(", "))
-            }
-        };
-        match self {
-            LadderUnit::Streams if values == [1] => format!("{list} stream"),
-            LadderUnit::PromptTokens => format!("{list}-token prompts"),
-            _ => format!("{list} {}", self.plural()),
-        }
-    }
-
-    /// The unit after a number other than 1: `streams`, `req/s`, `prompt tokens`.
-    pub fn plural(self) -> &'static str {
-        match self {
-            LadderUnit::Streams => "streams",
-            LadderUnit::Rps => "req/s",
-            LadderUnit::PromptTokens => "prompt tokens",
-        }
-    }
-
-    /// A step named for a sentence: `at 16 streams`, `at 4 req/s`, `at 2000-token prompts`.
-    pub fn at(self, value: u32) -> String {
-        format!("at {}", self.describe(value))
-    }
-
-    /// The run table's column header for the ladder's values: `streams`, `req/s`, `prompt tok`.
-    pub fn header(self) -> &'static str {
-        match self {
-            LadderUnit::Streams => "streams",
-            LadderUnit::Rps => "req/s",
-            LadderUnit::PromptTokens => "prompt tok",
-        }
-    }
-}
 
 /// One row of `summary.csv` (DESIGN §6), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -201,7 +122,7 @@ pub struct StepSummary {
 
 impl StepSummary {
     /// Copies what only the runner knows about a step (self-check, rate-mode figures).
-    pub fn apply_step_run(&mut self, run: &crate::record::StepRun) {
+    pub fn apply_step_run(&mut self, run: &crate::model::StepRun) {
         self.client_cpu_pct = run.client_cpu_pct;
         self.loop_lag_p99_ms = run.loop_lag_p99_ms;
         self.dropped = run.dropped;

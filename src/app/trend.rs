@@ -131,7 +131,7 @@ pub fn from_runs(paths: &[PathBuf]) -> Result<Trend, TrendError> {
     let mut points = Vec::new();
     let mut notes = Vec::new();
     for p in paths {
-        let (path, _) = crate::report::resolve_run(p);
+        let (path, _) = crate::app::report::resolve_run(p);
         let loaded = store::load_result(&path)?;
         if let Some(at) = &loaded.incomplete {
             notes.push(format!("{}: incomplete run ({at})", path.display()));

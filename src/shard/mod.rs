@@ -3,6 +3,9 @@
 //! shard's worker was), and the shard's identity and clock facts that `meta.json` keeps.
 //! Shards count from 0, like Kubernetes' `JOB_COMPLETION_INDEX`.
 
+pub mod clock;
+pub mod merge;
+
 use crate::scenario::{Budget, Load};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -129,7 +132,7 @@ pub fn rate_share(spec: ShardSpec, rate: f64, requests: u64) -> (f64, u64) {
 /// process (independent Poisson streams of rate r / N add up to Poisson of rate r); shards that
 /// shared one seed would send in lockstep bursts.
 pub fn arrival_seed(spec: ShardSpec, step_seed: u64) -> u64 {
-    crate::arrivals::step_seed(step_seed, spec.index + 1)
+    crate::runner::arrivals::step_seed(step_seed, spec.index + 1)
 }
 
 /// `--start-at TIME`: the common start every shard is given (RFC 3339, UTC), or a message

@@ -199,7 +199,7 @@ pub struct RequestRecord {
     pub retry_wait_ms: f64,
     /// Gaps between consecutive token-bearing events (ITL) as a log-spaced histogram
     /// (`stats::itl`); `None` when not recorded (files written before the `itl_hist` column).
-    pub itl: Option<crate::stats::ItlHistogram>,
+    pub itl: Option<crate::model::ItlHistogram>,
     /// Hidden-or-not reasoning tokens the server reports inside the output tokens (OpenAI
     /// `completion_tokens_details.reasoning_tokens`, Responses `output_tokens_details`).
     pub reasoning_tokens: Option<u64>,
@@ -255,5 +255,5 @@ pub struct StepRun {
     pub offered_rps: Option<f64>,
     /// What the step's ladder value (`concurrency`) counts.
     #[serde(default)]
-    pub ladder_unit: crate::stats::LadderUnit,
+    pub ladder_unit: crate::model::LadderUnit,
 }

@@ -9,14 +9,18 @@ mod gate;
 mod load;
 mod merge;
 mod persist;
+mod plan;
 mod preflight;
 mod render;
-mod run;
+pub mod report;
+pub(crate) mod run;
 mod shard;
 mod signals;
 mod sim;
 mod summarize;
+pub(crate) mod trend;
 mod validate;
+pub(crate) mod verdict;
 
 use crate::cli::{Cli, Command};
 use anyhow::{Context, Result};
@@ -45,10 +49,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => runtime()?.block_on(run::run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(sim::serve_sim(&args, &out)),
         Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
-        Command::Report(args) => crate::report::command(&args, out.quiet),
-        Command::Plan(args) => crate::plan::command::run(&args),
+        Command::Report(args) => report::command(&args, out.quiet),
+        Command::Plan(args) => crate::app::plan::run(&args),
         Command::Schema => {
-            println!("{}", crate::schema::SCENARIO_SCHEMA.trim_end());
+            println!("{}", crate::scenario::schema::SCENARIO_SCHEMA.trim_end());
             Ok(ExitCode::Ok)
         }
         Command::Completions(args) => {

@@ -8,7 +8,7 @@
 
 use crate::compare::RequestSample;
 use crate::findings::RunExtras;
-use crate::record::{RequestRecord, StepRun};
+use crate::model::{RequestRecord, StepRun};
 use crate::runner::RunSink;
 use crate::scenario::Scenario;
 use crate::stats::{self, StepContext, StepSummary};

@@ -3,12 +3,12 @@
 //! The tests below keep it honest against the loader: same field names at every level, same
 //! `api` and `retry_on` names, same defaults.
 
-pub const SCENARIO_SCHEMA: &str = include_str!("../scenarios/scenario.schema.json");
+pub const SCENARIO_SCHEMA: &str = include_str!("../../scenarios/scenario.schema.json");
 
 #[cfg(test)]
 mod tests {
     use super::SCENARIO_SCHEMA;
-    use crate::record::ErrorClass;
+    use crate::model::ErrorClass;
     use crate::scenario::{load_str, RetryPolicy, Timeouts};
     use crate::sim::SimParams;
     use serde_json::Value;
@@ -181,7 +181,7 @@ mod tests {
 
     fn as_duration(v: &Value) -> Duration {
         match v {
-            Value::String(s) => crate::duration::parse(s).expect("a duration"),
+            Value::String(s) => crate::util::duration::parse(s).expect("a duration"),
             other => panic!("not a duration default: {other}"),
         }
     }

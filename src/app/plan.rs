@@ -1,9 +1,9 @@
 //! `ladder plan RUN --rps N`: reads the run (through `report::load_run`, so the SLO and limits
 //! are the run's own unless flags override them), plans, and prints plain words or JSON.
 
+use crate::app::report::{load_run, resolve_run};
 use crate::cli::{PlanArgs, PlanFormatArg};
 use crate::error::{ExitCode, UsageError};
-use crate::report::{load_run, resolve_run};
 use crate::scenario::Scenario;
 use crate::store;
 use std::path::{Path, PathBuf};
@@ -33,9 +33,9 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     limits.concurrency = args.limit_concurrency.or(limits.concurrency);
     limits.tpm = args.limit_tpm.or(limits.tpm);
     limits.rpm = args.limit_rpm.or(limits.rpm);
-    let plan = super::plan(&view.result.summaries, args.rps, &slo, &limits);
+    let plan = crate::plan::plan(&view.result.summaries, args.rps, &slo, &limits);
     match args.format {
-        PlanFormatArg::Text => print!("{}", super::plain_words(&plan)),
+        PlanFormatArg::Text => print!("{}", crate::plan::plain_words(&plan)),
         PlanFormatArg::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
     }
     Ok(ExitCode::Ok)
@@ -54,17 +54,17 @@ pub fn before_traffic(
     for s in scenarios {
         let path = baseline_of(s);
         let rows = read_baseline(&path, &s.fingerprint);
-        let steps = super::estimate::estimate(s, rows.as_deref());
-        let limits = super::DeclaredLimits {
+        let steps = crate::plan::estimate::estimate(s, rows.as_deref());
+        let limits = crate::plan::DeclaredLimits {
             concurrency: s.limits.concurrency,
             rpm: s.limits.rpm,
             tpm: s.limits.tpm,
         };
-        let warnings = super::estimate::limit_warnings(&limits, &steps);
+        let warnings = crate::plan::estimate::limit_warnings(&limits, &steps);
         if dry_run {
             print!(
                 "{}",
-                super::words::dry_run(s, &steps, rows.is_some().then_some(path.as_path()))
+                crate::plan::words::dry_run(s, &steps, rows.is_some().then_some(path.as_path()))
             );
         }
         if !quiet || dry_run {

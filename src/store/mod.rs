@@ -21,8 +21,8 @@ pub use shards::{
 };
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
 
-use crate::record::{RequestRecord, StepRun};
-use crate::scenario::Slo;
+use crate::model::{RequestRecord, StepRun};
+pub use crate::model::{Slo, SloMs};
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -249,39 +249,6 @@ fn yes() -> bool {
 
 fn default_short_below() -> f64 {
     crate::scenario::DEFAULT_SHORT_BELOW
-}
-
-/// An SLO in milliseconds, as `meta.json` keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SloMs {
-    pub ttft_ms: Option<f64>,
-    pub tpot_ms: Option<f64>,
-    pub e2e_ms: Option<f64>,
-}
-
-impl From<&Slo> for SloMs {
-    fn from(s: &Slo) -> Self {
-        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
-        SloMs {
-            ttft_ms: ms(s.ttft),
-            tpot_ms: ms(s.tpot),
-            e2e_ms: ms(s.e2e),
-        }
-    }
-}
-
-impl From<&SloMs> for Slo {
-    fn from(s: &SloMs) -> Self {
-        let d = |ms: Option<f64>| {
-            ms.filter(|v| v.is_finite() && *v >= 0.0)
-                .map(|v| Duration::from_secs_f64(v / 1000.0))
-        };
-        Slo {
-            ttft: d(s.ttft_ms),
-            tpot: d(s.tpot_ms),
-            e2e: d(s.e2e_ms),
-        }
-    }
 }
 
 impl Meta {

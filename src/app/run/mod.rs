@@ -1,6 +1,9 @@
 //! `ladder run`: loads and checks every scenario before any traffic, then runs each one through
 //! the stages (plan → execute → summarize → analyze → persist → render → gate).
 
+pub(crate) mod progress;
+pub(crate) mod recorder;
+
 use super::Output;
 use super::{
     baseline::default_baselines_dir,
@@ -12,18 +15,18 @@ use super::{
     shard::{shard_meta, shard_plan},
     signals::{install_interrupt, StopSignals},
 };
+use crate::app::run::progress::LiveProgress;
+use crate::app::run::recorder::Recorder;
+use crate::app::verdict;
 use crate::cli::{DiffFormatArg, RunArgs};
 use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
-use crate::collect::Recorder;
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
-use crate::progress::LiveProgress;
 use crate::runner::{self, Interrupt};
 use crate::scenario::{self, Endpoint, Scenario};
 use crate::sim;
 use crate::store;
-use crate::verdict;
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::sync::Arc;
@@ -90,7 +93,7 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
             .unwrap_or_else(|| default_baselines_dir(&s.path));
         store::baseline_paths(&dir, &s.name).summary
     };
-    if crate::plan::command::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
+    if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
         return Ok(ExitCode::Ok);
     }
     let baseline = preflight(args, &scenarios)?;
@@ -164,7 +167,7 @@ async fn run_one(
     let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
     announce(s, out);
     let progress = Arc::new(LiveProgress::new(
-        crate::progress::Display::for_stderr(out.quiet),
+        crate::app::run::progress::Display::for_stderr(out.quiet),
         eta_plan(s),
     ));
     let interrupted = runner::run_scheduled(
@@ -212,8 +215,8 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
 
 /// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
 /// advance), else the pace so far over the planned requests.
-fn eta_plan(s: &Scenario) -> crate::progress::EtaPlan {
-    use crate::progress::EtaPlan;
+fn eta_plan(s: &Scenario) -> crate::app::run::progress::EtaPlan {
+    use crate::app::run::progress::EtaPlan;
     let steps = crate::plan::estimate::estimate(s, None);
     let scheduled = matches!(s.load.mode, crate::scenario::LoadMode::Rate { .. })
         || matches!(s.load.budget, crate::scenario::Budget::Duration(_));

@@ -74,7 +74,7 @@ pub fn format(d: Duration) -> String {
     }
 }
 
-/// `#[serde(with = "crate::duration::serde_human")]`
+/// `#[serde(with = "crate::util::duration::serde_human")]`
 pub mod serde_human {
     use super::*;
 
@@ -108,7 +108,7 @@ pub mod serde_human {
     }
 }
 
-/// `#[serde(with = "crate::duration::serde_human_opt", default)]`
+/// `#[serde(with = "crate::util::duration::serde_human_opt", default)]`
 pub mod serde_human_opt {
     use super::*;
 

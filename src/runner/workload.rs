@@ -4,8 +4,8 @@
 //! that never change are built once per model and step and shared; only cache-busting and
 //! sessions build a body per request. Pure apart from the backend's body builder.
 
-use crate::arrivals::step_seed;
 use crate::client::Backend;
+use crate::runner::arrivals::step_seed;
 use crate::scenario::{
     synthetic_prompt, LadderOver, PromptContent, PromptItem, PromptOrder, PromptSource,
     RequestSpec, Scenario,

@@ -7,7 +7,7 @@
 //! incomplete or late shard, or one whose clock disagrees, is reported as a `Problem`, never
 //! dropped silently. No files here: `store::shards` reads and writes them.
 
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::scenario::Slo;
 use crate::shard::{share, MergedShard, ShardMeta};
 use crate::stats::{self, StepContext, StepSummary};
@@ -288,7 +288,7 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
     // The merged steps, for `ladder summarize` on the merged run.
     meta.steps = summaries
         .iter()
-        .map(|r| crate::record::StepRun {
+        .map(|r| crate::model::StepRun {
             model: r.model.clone(),
             step: r.step,
             concurrency: r.concurrency,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::shard::ShardMeta;
 
 fn meta(index: u32, total: u32) -> Meta {

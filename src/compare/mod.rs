@@ -9,6 +9,7 @@
 use crate::stats::inference;
 mod latency;
 mod pair;
+pub mod partial;
 mod rules;
 mod side;
 #[cfg(test)]

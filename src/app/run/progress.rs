@@ -2,7 +2,7 @@
 //! done/total, in flight, live P50 TTFT, errors, elapsed time and an ETA; when stderr is not a
 //! terminal (a CI log), one plain line every 10 s with the same figures. Nothing with `--quiet`.
 
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::runner::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::sync::{Arc, Condvar, Mutex};
