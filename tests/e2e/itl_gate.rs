@@ -49,12 +49,17 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
         let (first, counts) = run.split_once(':').unwrap();
         let first: u32 = first.parse().unwrap();
         for (i, c) in counts.split('/').enumerate() {
-            bins.push(first + i as u32);
-            gaps += c.parse::<u32>().unwrap();
+            let c = c.parse::<u32>().unwrap();
+            bins.extend(std::iter::repeat_n(first + i as u32, c as usize));
+            gaps += c;
         }
     }
     assert_eq!(gaps, 23, "{row}");
-    assert!(bins.iter().all(|b| (300..520).contains(b)), "{row}");
+    // No gap as long as a TTFT; most of them decode gaps. A late timer on a loaded machine lets
+    // two tokens be read together, so a few gaps may be near 0 (bin 87 = 6 µs was seen).
+    assert!(bins.iter().all(|b| *b < 520), "{row}");
+    let decode = bins.iter().filter(|b| (300..520).contains(*b)).count();
+    assert!(decode * 2 >= gaps as usize, "{row}");
 
     // `summarize` rebuilds the ITL percentiles from requests.csv alone.
     let run = p.run_dirs("itl").pop().unwrap();
