@@ -74,13 +74,16 @@ fn judge(
     sink: &verdict::Sink,
 ) -> Result<ExitCode> {
     let label = run.dir.path.display().to_string();
-    let new = Side::from_parts(
+    let mut new = Side::from_parts(
         &label,
         run.summaries.clone(),
         run.samples.clone(),
         findings,
         Some(run.workload_yaml.clone()),
     );
+    // The workload is the scenario's, whether or not a step finished: a run interrupted before
+    // its first step summary is unfinished, not "measured with another workload".
+    new.fingerprint = s.fingerprint.clone();
     let opts = compare_options(&args.gates, s.gates.clone());
     let mut comparison = compare::compare(base, &new, &opts);
     if interrupted {
