@@ -185,6 +185,24 @@ pub struct RunArgs {
     /// it defaults to ramp-up + duration + pause for `duration:` budgets; request budgets need it.
     #[arg(long, value_name = "DURATION", env = "LADDER_STEP_EVERY", value_parser = parse_duration)]
     pub step_every: Option<std::time::Duration>,
+    #[command(flatten)]
+    pub telemetry: TelemetryArgs,
+}
+
+/// Live metrics during a run (docs/telemetry.md).
+#[derive(Debug, Clone, Default, Args)]
+pub struct TelemetryArgs {
+    /// Serve the run's live metrics for Prometheus at http://ADDR/metrics while the run lasts,
+    /// e.g. 127.0.0.1:9464 (port 0 picks a free port, printed on stderr). At the end the run
+    /// waits for one more scrape, so the last counts reach Prometheus.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Push the run's live metrics to this Prometheus remote-write URL every second and at the
+    /// end, e.g. http://127.0.0.1:9090/api/v1/write. Credentials come from the environment:
+    /// LADDER_REMOTE_WRITE_USERNAME and LADDER_REMOTE_WRITE_PASSWORD (basic auth) or
+    /// LADDER_REMOTE_WRITE_TOKEN (bearer), never from the URL.
+    #[arg(long, value_name = "URL")]
+    pub prometheus_remote_write: Option<String>,
 }
 
 #[derive(Debug, Args)]

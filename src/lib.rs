@@ -21,4 +21,5 @@ pub mod shard;
 pub mod sim;
 pub mod stats;
 pub mod store;
+pub mod telemetry;
 pub mod util;

@@ -18,6 +18,7 @@ mod shard;
 mod signals;
 mod sim;
 mod summarize;
+mod telemetry;
 pub(crate) mod trend;
 mod validate;
 pub(crate) mod verdict;

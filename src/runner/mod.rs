@@ -67,6 +67,9 @@ impl Interrupt {
 pub trait Progress: Send + Sync {
     /// `label` says the step's load in its unit (`16 streams`, `4 req/s`).
     fn step_started(&self, model: &str, step: u32, steps: u32, label: &str, total: Option<u64>);
+    /// The running step's load in its unit (streams, or requests/s in rate mode; a shard's
+    /// share), right after `step_started`.
+    fn step_load(&self, _load: f64) {}
     fn record(&self, record: &RequestRecord);
     fn in_flight(&self, n: usize);
     fn step_finished(&self, model: &str, step: u32);
@@ -261,6 +264,7 @@ pub async fn run_scheduled<B: Backend>(
                 &step_label(scenario.load.ladder_unit(), value, load, rate_mode),
                 planned_total(&plan.budget, workers),
             );
+            shared.progress.step_load(load);
             let cpu = ProcessCpu::start();
             let lag = LoopLagProbe::start();
             let (duration_s, dropped, offered_rps) = match scenario.load.mode {

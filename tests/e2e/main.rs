@@ -25,6 +25,7 @@ mod run_sim;
 mod schema;
 mod secrets;
 mod shards;
+mod telemetry;
 mod timeouts;
 mod tls;
 mod trend;

@@ -114,11 +114,36 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
             return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
         }
     }
+    let live = super::telemetry::Live::start(&args.telemetry, out.quiet).await?;
     let interrupt = Interrupt::new();
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
+    let code = run_all(
+        &scenarios,
+        args,
+        out,
+        &interrupt,
+        baseline.as_ref(),
+        live.as_ref(),
+    )
+    .await;
+    if let Some(live) = live {
+        live.finish().await;
+    }
+    code
+}
+
+/// Every scenario in turn; an interrupt stops after the current one.
+async fn run_all(
+    scenarios: &[Scenario],
+    args: &RunArgs,
+    out: &Output,
+    interrupt: &Interrupt,
+    baseline: Option<&Side>,
+    live: Option<&super::telemetry::Live>,
+) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
-    for s in &scenarios {
-        let c = run_one(s, args, out, &interrupt, baseline.as_ref()).await?;
+    for s in scenarios {
+        let c = run_one(s, args, out, interrupt, baseline, live).await?;
         code = code.max(c);
         if interrupt.is_stopped() {
             // Exit 3 when the steps that ran already regressed; otherwise 1 (interrupted).
@@ -140,6 +165,7 @@ async fn run_one(
     out: &Output,
     interrupt: &Interrupt,
     baseline: Option<&Side>,
+    live: Option<&super::telemetry::Live>,
 ) -> Result<ExitCode> {
     let sharding = shard_plan(args, s)?;
     let started = SystemTime::now();
@@ -156,6 +182,12 @@ async fn run_one(
         )?,
         None => store::create_run_dir(&args.out, &s.name, started)?,
     };
+    // The run's `run_id` label in the live metrics: its directory's name.
+    let run_id = run_dir
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut meta = run_meta(s, started);
     // A shard: its clock against the target's (before the common start) and its time origin.
     if let Some(spec) = sharding.schedule.shard {
@@ -170,10 +202,14 @@ async fn run_one(
         crate::app::run::progress::Display::for_stderr(out.quiet),
         eta_plan(s),
     ));
+    let events: Arc<dyn runner::Progress> = match live {
+        Some(live) => live.progress(&s.name, &run_id, progress.clone()),
+        None => progress.clone(),
+    };
     let interrupted = runner::run_scheduled(
         s,
         backend,
-        progress.clone(),
+        events,
         interrupt.clone(),
         &mut recorder,
         sharding.schedule,
