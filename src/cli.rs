@@ -276,7 +276,9 @@ pub struct ReportArgs {
     /// Overlay this baseline (CSV or run directory) and show the diff's verdicts.
     #[arg(long, value_name = "BASELINE")]
     pub baseline: Option<PathBuf>,
-    /// Where to write the page (default: report.html in the run directory, or trend.html).
+    /// Where to write the page (replacing a file there). Default: report.html (trend.html) in
+    /// the first run's directory, or beside the first CSV; an existing page is kept and the new
+    /// one written as report-2.html, report-3.html, ... (said on stderr).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// P90 TTFT and TPOT per step over time: every committed version of a baseline CSV (git

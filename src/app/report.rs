@@ -46,10 +46,18 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         }
         views.push(view);
     }
-    let output = match (&args.output, &first_dir) {
-        (Some(o), _) => o.clone(),
-        (None, Some(d)) if args.runs.len() == 1 => d.join("report.html"),
-        _ => PathBuf::from("report.html"),
+    let output = match &args.output {
+        Some(o) => o.clone(),
+        None => {
+            let inputs: Vec<PathBuf> = first_dir
+                .iter()
+                .cloned()
+                .chain(args.runs.iter().cloned())
+                .collect();
+            let (path, note) = default_output(&inputs, "report");
+            notes.extend(note);
+            path
+        }
     };
     if output.is_dir() {
         return Err(UsageError(format!(
@@ -60,7 +68,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         .into());
     }
     let generator = format!("ladder {}", env!("CARGO_PKG_VERSION"));
-    let html = crate::render::html::report(&views, &notes, &generator);
+    let html = crate::render::html::report(&views, &generator);
     store::write_atomic(&output, html.as_bytes())?;
     if !quiet {
         for n in &notes {
@@ -74,6 +82,35 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     }
     println!("{}", output.display());
     Ok(ExitCode::Ok)
+}
+
+/// Where a page goes without `-o`: `NAME.html` next to the inputs (in the run directory of
+/// one run, else in the folder of the first input), never in the working directory. An
+/// existing page there is kept: the new one becomes `NAME-2.html` (`-3`, ...), and the note
+/// says so. `-o` writes where it is told, replacing what is there.
+pub fn default_output(inputs: &[PathBuf], name: &str) -> (PathBuf, Option<String>) {
+    let dir = match inputs.first() {
+        Some(p) if p.is_dir() => p.clone(),
+        Some(p) => p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        None => PathBuf::from("."),
+    };
+    let first = dir.join(format!("{name}.html"));
+    if !first.exists() {
+        return (first, None);
+    }
+    let free = (2u32..)
+        .map(|i| dir.join(format!("{name}-{i}.html")))
+        .find(|p| !p.exists())
+        .unwrap_or(first.clone());
+    let note = format!(
+        "{} exists: kept it and wrote {} (give -o FILE to choose, or to replace)",
+        first.display(),
+        free.display()
+    );
+    (free, Some(note))
 }
 
 /// Everything the page shows about one run.

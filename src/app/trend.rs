@@ -191,10 +191,16 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             }
         }
         ReportFormatArg::Html => {
-            let out = args
-                .output
-                .clone()
-                .unwrap_or_else(|| PathBuf::from("trend.html"));
+            let out = match &args.output {
+                Some(o) => o.clone(),
+                None => {
+                    let (path, note) = crate::report::default_output(&args.runs, "trend");
+                    if let (Some(n), false) = (note, quiet) {
+                        eprintln!("note: {n}");
+                    }
+                    path
+                }
+            };
             let generator = format!("ladder {}", env!("CARGO_PKG_VERSION"));
             let html = crate::render::html::trend::page(&trend, &generator);
             store::write_atomic(&out, html.as_bytes())?;

@@ -172,7 +172,7 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
     assert!(stderr.contains("incomplete run"), "{stderr}");
     assert!(std::fs::read_to_string(&html)
         .unwrap()
-        .contains("incomplete run"));
+        .contains("Incomplete run"));
 }
 
 #[test]

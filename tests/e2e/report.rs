@@ -56,7 +56,71 @@ fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
         .descendants()
         .filter(|n| n.tag_name().name() == "svg")
         .collect();
-    assert_eq!(svgs.len(), 6, "TTFT, TPOT, TPM, RPS, errors, goodput");
+    assert_eq!(
+        svgs.len(),
+        6 + 7,
+        "per model TTFT, TPOT, TPM, RPS, errors, goodput; the overview's two serving curves, two CDFs, TTFT over time, ITL, E2E"
+    );
+    // The overview's charts, by the ids people link to, each with drawn series.
+    for id in OVERVIEW_IDS {
+        let node = doc
+            .descendants()
+            .find(|n| n.attribute("id") == Some(id))
+            .unwrap_or_else(|| panic!("#{id} missing"));
+        let drawn = node
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("point") || n.tag_name().name() == "polyline")
+            .count();
+        assert!(drawn > 0, "#{id} draws nothing");
+    }
+    let curve = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("serving-curve"))
+        .unwrap();
+    let names: Vec<&str> = curve
+        .descendants()
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    assert!(
+        names.contains(&"TTFT P90") && names.contains(&"E2E P90"),
+        "{names:?}"
+    );
+    assert!(names.contains(&"knee at 20"), "knee marked: {names:?}");
+    assert!(
+        names.contains(&"baseline · TTFT P90"),
+        "baseline overlaid: {names:?}"
+    );
+    let cdf = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("ttft-cdf"))
+        .unwrap();
+    assert!(
+        cdf.descendants()
+            .any(|n| n.text() == Some("TTFT (ms) (log scale)")),
+        "CDF on a log axis"
+    );
+    let steps: Vec<&str> = cdf
+        .descendants()
+        .filter_map(|n| n.attribute("data-series"))
+        .collect();
+    assert_eq!(
+        &steps[..4],
+        ["5 streams", "10 streams", "20 streams", "50 streams"]
+    );
+    let over_time = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("ttft-over-time"))
+        .unwrap();
+    assert_eq!(
+        over_time
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("step-line"))
+            .count(),
+        3,
+        "boundaries between the four steps"
+    );
+    // No CLI notes in the page; metadata as a table of words, not JSON.
+    assert!(!html.contains("class=\"note\""));
     for svg in &svgs {
         let labels: Vec<&str> = svg
             .descendants()
@@ -97,6 +161,16 @@ fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
     );
 }
 
+/// The overview's element ids (docs/report.md), for the browser test and for links.
+const OVERVIEW_IDS: [&str; 6] = [
+    "serving-curve",
+    "ttft-cdf",
+    "itl-cdf",
+    "ttft-over-time",
+    "itl-chart",
+    "e2e-chart",
+];
+
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     [
@@ -110,7 +184,7 @@ fn chromium() -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-fn headless(browser: &Path, profile: &Path) -> Std {
+fn headless(browser: &Path, profile: &Path, size: &str) -> Std {
     let mut c = Std::new(browser);
     c.args([
         "--headless",
@@ -121,8 +195,8 @@ fn headless(browser: &Path, profile: &Path) -> Std {
         "--disable-sync",
         "--no-first-run",
         "--hide-scrollbars",
-        "--window-size=1400,1600",
     ]);
+    c.arg(format!("--window-size={size}"));
     c.arg(format!("--user-data-dir={}", profile.display()));
     c
 }
@@ -140,7 +214,7 @@ fn demo_report_renders_in_headless_chromium() {
     let page = demo_report(&p);
     let url = format!("file://{}", page.display());
 
-    let dom = headless(&browser, &p.path().join("profile-dom"))
+    let dom = headless(&browser, &p.path().join("profile-dom"), "1400,1600")
         .arg("--dump-dom")
         .arg(&url)
         .output()
@@ -160,9 +234,44 @@ fn demo_report_renders_in_headless_chromium() {
     ] {
         assert!(dom.contains(needle), "{needle} not in the browser's DOM");
     }
+    for id in OVERVIEW_IDS {
+        let at = dom
+            .find(&format!("id=\"{id}\""))
+            .unwrap_or_else(|| panic!("#{id} not in the browser's DOM"));
+        assert!(dom[at..].contains("<svg"), "#{id} holds a chart");
+    }
+    // At 1,500 px the page does not scroll sideways: a copy of the page with a probe script
+    // (the report itself has none) records the document's width.
+    let probe = p.path().join("probe.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(
+        &probe,
+        html.replace(
+            "</body>",
+            "<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth + ' ' + window.innerWidth)</script></body>",
+        ),
+    )
+    .unwrap();
+    let probed = headless(&browser, &p.path().join("profile-probe"), "1500,1300")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .expect("run chromium");
+    let probed = String::from_utf8_lossy(&probed.stdout);
+    let width = probed
+        .split("data-width=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or_else(|| panic!("no probe result in {probed:.300}"));
+    let (scroll, inner) = width.split_once(' ').unwrap();
+    let (scroll, inner): (u32, u32) = (scroll.parse().unwrap(), inner.parse().unwrap());
+    assert!(
+        scroll <= inner,
+        "horizontal scroll at 1,500 px: document {scroll} px wide, window {inner} px"
+    );
 
     let shot = p.path().join("shot.png");
-    let out = headless(&browser, &p.path().join("profile-shot"))
+    let out = headless(&browser, &p.path().join("profile-shot"), "1400,1600")
         .arg(format!("--screenshot={}", shot.display()))
         .arg(&url)
         .output()
@@ -235,6 +344,17 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     assert!(stderr.contains("reporting the latest"), "{stderr}");
     assert!(stderr.contains("Interrupted run"), "{stderr}");
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    // A second report keeps the first and says where the new one went; --trend writes next to
+    // the runs, never into the working directory.
+    let again = p.ladder().args(["report", "runs/two"]).assert().success();
+    let stdout = String::from_utf8_lossy(&again.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
+    assert!(p.path().join(stdout.trim()) == run.join("report-2.html"), "{stdout}");
+    assert!(stderr.contains("kept it and wrote"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(run.join("report.html")).unwrap(), html);
+    p.ladder().arg("report").arg("--trend").arg(&run).assert().success();
+    assert!(run.join("trend.html").is_file());
+    assert!(!p.path().join("trend.html").exists() && !p.path().join("report.html").exists());
     let doc = parse(&html);
     let all = doc
         .descendants()

@@ -11,7 +11,7 @@ use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VL
 use crate::stats::{LadderUnit, StepSummary};
 
 /// The x axis: what the ladder's values count.
-fn x_label(unit: LadderUnit) -> String {
+pub fn x_label(unit: LadderUnit) -> String {
     match unit {
         LadderUnit::Streams => "concurrent streams".into(),
         LadderUnit::Rps => "offered requests/s".into(),
@@ -160,6 +160,7 @@ fn wall_line(f: &ModelFindings) -> Vec<VLine> {
             vec![VLine {
                 x: f64::from(*concurrency),
                 label: what.to_string(),
+                class: "wall",
             }]
         }
         _ => Vec::new(),
@@ -220,6 +221,7 @@ fn chart(id: String, title: String, y_label: &str, y_max: f64, ax: &Axes, body: 
         x_ticks: ticks.to_vec(),
         x_range: Some(x),
         x_categories: None,
+        x_axis: Default::default(),
         body,
         empty_note: None,
     }
@@ -539,6 +541,7 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
         x_ticks: vec![],
         x_range: None,
         x_categories: None,
+        x_axis: Default::default(),
         body: Body::Stacked { bars, legend },
         empty_note: Some("no failed requests".to_string()),
     }

@@ -5,6 +5,7 @@
 //! (polyglot XHTML), so any XML parser can check it. Pure: data in, a `String` out.
 
 pub mod charts;
+pub mod curves;
 mod style;
 pub mod trend;
 
@@ -28,8 +29,10 @@ pub fn page_end() -> &'static str {
     "</body></html>\n"
 }
 
-/// The whole report for one or more runs.
-pub fn report(views: &[RunView], notes: &[String], generator: &str) -> String {
+/// The whole report for one or more runs: the overview of every run on shared axes
+/// (`curves`), then each run's details. Notes about how the command resolved its inputs go to
+/// stderr, not into the page.
+pub fn report(views: &[RunView], generator: &str) -> String {
     let mut s = page_start("ladder report");
     let _ = write!(
         s,
@@ -37,10 +40,8 @@ pub fn report(views: &[RunView], notes: &[String], generator: &str) -> String {
         escape(generator),
         views.len()
     );
-    for n in notes {
-        let _ = write!(s, "<p class=\"note\">{}</p>", escape(n));
-    }
     s.push_str("</header>");
+    s.push_str(&curves::overview(views));
     for (i, v) in views.iter().enumerate() {
         run_section(&mut s, v, i);
     }
@@ -109,7 +110,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
     if let Some(yaml) = &v.scenario_yaml {
         let _ = write!(
             s,
-            "<h4>Scenario as run (secrets redacted)</h4><pre class=\"scenario\">{}</pre>",
+            "<details class=\"scenario\"><summary>Scenario as run (secrets redacted)</summary><pre class=\"scenario\">{}</pre></details>",
             escape(yaml)
         );
     }
@@ -218,21 +219,40 @@ fn meta_table(s: &mut String, meta: &serde_json::Value) {
     let Some(obj) = meta.as_object() else { return };
     s.push_str("<table class=\"meta\"><tbody>");
     for (k, v) in obj {
-        let text = match v {
-            serde_json::Value::String(x) => x.clone(),
-            serde_json::Value::Array(items) => items
-                .iter()
-                .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
-                .collect::<Vec<_>>()
-                .join(" "),
-            other => other.to_string(),
-        };
+        let text = meta_text(v);
+        if text.is_empty() {
+            continue;
+        }
         let _ = write!(
             s,
             "<tr><th>{}</th><td>{}</td></tr>",
-            escape(k),
+            escape(&k.replace('_', " ")),
             escape(&text)
         );
     }
     s.push_str("</tbody></table>");
+}
+
+/// A `meta.json` value in words: strings as they are, lists of words joined, an object as
+/// `key: value` pairs, a list of records counted (the steps are in the tables above), never
+/// raw JSON.
+fn meta_text(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => String::new(),
+        Value::String(x) => x.clone(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            items.iter().map(meta_text).collect::<Vec<_>>().join(" ")
+        }
+        Value::Array(items) => format!("{} entries", items.len()),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| (k, meta_text(v)))
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(k, v)| format!("{}: {v}", k.replace('_', " ")))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
 }

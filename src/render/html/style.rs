@@ -33,6 +33,11 @@ svg text{fill:var(--fg);font-size:11px}
 .knee-band{fill:var(--band)}.band-label{font-weight:600}
 .wall-line{stroke:var(--wall);stroke-width:2;stroke-dasharray:5 3}.wall-label{fill:var(--wall);font-weight:600}
 .slo-line{stroke:var(--muted);stroke-width:1;stroke-dasharray:9 3}.slo-label{fill:var(--muted)}
+.step-line{stroke:var(--muted);stroke-width:1;stroke-dasharray:3 3}
+.series.scatter polyline{display:none}.series.scatter .point{r:2;opacity:.7}
+.series.alt polyline{stroke-dasharray:1.5 3}
+.series.knee-point .point{stroke:var(--fg);stroke-width:1.5}
+.runs-legend{margin:4px 0 8px 18px;padding:0}
 .regressed{fill:none;stroke:var(--fg);stroke-width:2.5}
 .empty-note{fill:var(--muted);font-size:13px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}

@@ -91,6 +91,7 @@ fn chart(
         x_ticks: vec![],
         x_range: None,
         x_categories: Some(t.points.iter().map(|p| p.label.clone()).collect()),
+        x_axis: Default::default(),
         body: Body::Lines {
             series,
             bands: vec![],

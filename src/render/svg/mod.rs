@@ -17,7 +17,11 @@ const W: f64 = 480.0;
 const PLOT_H: f64 = 230.0;
 const LEFT: f64 = 64.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 30.0;
+/// Room above the plot: the title, then one row for the knee and wall labels, which sit above
+/// the data rather than on it.
+const TOP: f64 = 42.0;
+/// The baseline of the knee and wall labels (above the plot frame).
+const MARK_LABEL_Y: f64 = TOP - 5.0;
 const LEGEND_ROW: f64 = 16.0;
 
 /// Point shapes, so series differ without colour.
@@ -60,11 +64,27 @@ pub struct Band {
     pub label: String,
 }
 
-/// A vertical marker line (the rate-limit wall).
+/// A vertical marker line (the rate-limit wall, a step boundary).
 #[derive(Debug, Clone, PartialEq)]
 pub struct VLine {
     pub x: f64,
     pub label: String,
+    /// CSS class of the group; its line and label get `-line` and `-label` (`wall`, `step`).
+    pub class: &'static str,
+}
+
+/// How a line chart's x axis is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum XAxis {
+    /// The ladder's steps: a tick at every step value; logarithmic when the values span 16× or
+    /// more (every ladder chart of a page shares this rule and its range).
+    #[default]
+    Steps,
+    /// A continuous quantity (throughput, seconds): round ticks, linear.
+    Linear,
+    /// A continuous quantity over decades (latency distributions): logarithmic, ticks at
+    /// 1, 2 and 5 × 10^k.
+    Log,
 }
 
 /// A horizontal reference line (an SLO bound).
@@ -123,6 +143,7 @@ pub struct Chart {
     pub x_range: Option<(f64, f64)>,
     /// Category labels for line charts (trends): x values are indices into this list.
     pub x_categories: Option<Vec<String>>,
+    pub x_axis: XAxis,
     pub body: Body,
     /// Shown inside the plot when there is nothing to draw.
     pub empty_note: Option<String>,
@@ -159,6 +180,24 @@ pub fn nice_ticks(max: f64, n: usize) -> Vec<f64> {
         .unwrap_or(10.0 * mag);
     let count = (max / step).ceil() as usize;
     (0..=count).map(|i| i as f64 * step).collect()
+}
+
+/// Ticks of a logarithmic axis from `lo` to `hi` (both > 0): 1, 2 and 5 × 10^k, or only the
+/// powers of ten when the range spans more than three decades.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let (k0, k1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let steps: &[f64] = if k1 - k0 > 3 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    (k0..=k1)
+        .flat_map(|k| steps.iter().map(move |m| m * 10f64.powi(k)))
+        .filter(|v| *v >= lo && *v <= hi)
+        .collect()
 }
 
 /// Compact tick label: 950, 1.5k, 2M, 0.25.
@@ -343,7 +382,13 @@ pub fn render(chart: &Chart) -> String {
             } else {
                 (0.0, 1.0)
             };
-            let log = categories.is_none() && lo > 0.0 && hi / lo >= 16.0;
+            let log = categories.is_none()
+                && lo > 0.0
+                && match chart.x_axis {
+                    XAxis::Steps => hi / lo >= 16.0,
+                    XAxis::Linear => false,
+                    XAxis::Log => true,
+                };
             // Pad linear axes so the first and last points are not on the frame.
             let pad = if log || categories.is_some() {
                 0.0
@@ -370,16 +415,21 @@ pub fn render(chart: &Chart) -> String {
                     s,
                     r#"<g class="knee"><rect class="knee-band" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{PLOT_H}"/><text class="band-label" x="{:.1}" y="{:.1}">{}</text></g>"#,
                     (x1 - x0).max(2.0),
-                    x0 + 3.0,
-                    TOP + 12.0,
+                    x0,
+                    MARK_LABEL_Y,
                     escape(&b.label)
                 );
             }
             // x axis: a tick at every distinct x (ladder steps), labels that would collide skipped
             s.push_str(r#"<g class="axis x-axis">"#);
-            let mut tick_xs: Vec<f64> = match categories {
-                Some(c) => (0..c.len()).map(|i| i as f64).collect(),
-                None => xs.iter().chain(&chart.x_ticks).copied().collect(),
+            let mut tick_xs: Vec<f64> = match (categories, chart.x_axis) {
+                (Some(c), _) => (0..c.len()).map(|i| i as f64).collect(),
+                (None, XAxis::Steps) => xs.iter().chain(&chart.x_ticks).copied().collect(),
+                (None, XAxis::Linear) => nice_ticks(hi, 6)
+                    .into_iter()
+                    .filter(|t| *t >= lo && *t <= hi)
+                    .collect(),
+                (None, XAxis::Log) => log_ticks(lo, hi),
             };
             tick_xs.sort_by(f64::total_cmp);
             tick_xs.dedup();
@@ -437,12 +487,20 @@ pub fn render(chart: &Chart) -> String {
                 } else {
                     (x + 3.0, "start")
                 };
+                let c = v.class;
                 let _ = write!(
                     s,
-                    r#"<g class="wall"><line class="wall-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/><text class="wall-label" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text></g>"#,
-                    TOP + 26.0,
-                    escape(&v.label)
+                    r#"<g class="{c}"><line class="{c}-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/>"#
                 );
+                if !v.label.is_empty() {
+                    let _ = write!(
+                        s,
+                        r#"<text class="{c}-label" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
+                        MARK_LABEL_Y,
+                        escape(&v.label)
+                    );
+                }
+                s.push_str("</g>");
             }
             for ser in series {
                 let pts: Vec<(f64, f64)> = ser

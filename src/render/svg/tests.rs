@@ -12,6 +12,7 @@ fn line_chart() -> Chart {
         x_ticks: vec![],
         x_range: None,
         x_categories: None,
+        x_axis: Default::default(),
         body: Body::Lines {
             series: vec![Series {
                 name: "P90".into(),
@@ -27,6 +28,7 @@ fn line_chart() -> Chart {
                 label: "knee".into(),
             }],
             vlines: vec![VLine {
+                class: "wall",
                 x: 20.0,
                 label: "wall".into(),
             }],
