@@ -349,10 +349,21 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     let again = p.ladder().args(["report", "runs/two"]).assert().success();
     let stdout = String::from_utf8_lossy(&again.get_output().stdout).to_string();
     let stderr = String::from_utf8_lossy(&again.get_output().stderr).to_string();
-    assert!(p.path().join(stdout.trim()) == run.join("report-2.html"), "{stdout}");
+    assert!(
+        p.path().join(stdout.trim()) == run.join("report-2.html"),
+        "{stdout}"
+    );
     assert!(stderr.contains("kept it and wrote"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(run.join("report.html")).unwrap(), html);
-    p.ladder().arg("report").arg("--trend").arg(&run).assert().success();
+    assert_eq!(
+        std::fs::read_to_string(run.join("report.html")).unwrap(),
+        html
+    );
+    p.ladder()
+        .arg("report")
+        .arg("--trend")
+        .arg(&run)
+        .assert()
+        .success();
     assert!(run.join("trend.html").is_file());
     assert!(!p.path().join("trend.html").exists() && !p.path().join("report.html").exists());
     let doc = parse(&html);

@@ -242,12 +242,7 @@ fn cdf_points(quantile: impl Fn(f64) -> Option<f64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn cdf_chart(
-    lines: &[Line],
-    id: &str,
-    what: &str,
-    per_step: &StepCdf,
-) -> Chart {
+fn cdf_chart(lines: &[Line], id: &str, what: &str, per_step: &StepCdf) -> Chart {
     let mut out = Vec::new();
     for (i, l) in lines.iter().enumerate() {
         for (si, r) in l.rows.iter().enumerate() {
