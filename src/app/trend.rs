@@ -194,7 +194,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             let out = match &args.output {
                 Some(o) => o.clone(),
                 None => {
-                    let (path, note) = crate::report::default_output(&args.runs, "trend");
+                    let (path, note) = super::report::default_output(&args.runs, "trend");
                     if let (Some(n), false) = (note, quiet) {
                         eprintln!("note: {n}");
                     }

@@ -11,9 +11,9 @@
 //! (`stats::PooledGaps`).
 
 use crate::findings::KneeFinding;
-use crate::record::RequestRecord;
+use crate::model::RequestRecord;
 use crate::render::svg::{self, Body, Chart, Marker, Series, VLine, XAxis};
-use crate::report::RunView;
+use crate::app::report::RunView;
 use crate::stats::{LadderUnit, PooledGaps, StepSummary};
 use std::fmt::Write;
 
