@@ -20,22 +20,7 @@ pub(super) fn compare_models_in_run(
     findings: &[ModelFindings],
     human: &mut dyn Write,
 ) -> Result<()> {
-    let pairs: Vec<compare::Pair> = if args.pairs.is_empty() {
-        let base = s.compare_baseline.iter();
-        base.flat_map(|b| {
-            s.target
-                .models
-                .iter()
-                .filter(move |m| *m != b)
-                .map(move |m| compare::Pair {
-                    old: b.clone(),
-                    new: m.clone(),
-                })
-        })
-        .collect()
-    } else {
-        args.pairs.clone()
-    };
+    let pairs = compare::in_run_pairs(&args.pairs, s.compare_baseline.as_deref(), &s.target.models);
     if pairs.is_empty() {
         return Ok(());
     }
@@ -47,19 +32,14 @@ pub(super) fn compare_models_in_run(
         None,
     );
     for p in &pairs {
-        let (b, n) = (
-            compare::only_models(&side, &[&p.old]),
-            compare::only_models(&side, &[&p.new]),
-        );
-        if let Err(e) = compare::check_pairs(&b, &n, std::slice::from_ref(p)) {
-            eprintln!("warning: {e}");
-            continue;
-        }
-        let (mut b, mut n) = compare::pair_sides(&b, &n, std::slice::from_ref(p));
-        b.label = p.old.clone();
-        n.label = p.new.clone();
         let opts = CompareOptions::for_cli(s.gates.clone(), false, false);
-        let comparison = compare::compare(&b, &n, &opts);
+        let comparison = match compare::compare_in_run(&side, p, &opts) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("warning: {e}");
+                continue;
+            }
+        };
         writeln!(human, "\n{} vs {} (same run, same steps):", p.new, p.old)?;
         crate::render::diff::render(&comparison, DiffFormat::Table, human)?;
     }

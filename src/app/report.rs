@@ -128,6 +128,9 @@ pub struct RunView {
     /// Set when a baseline was given.
     pub baseline: Option<LoadedResult>,
     pub comparison: Option<Comparison>,
+    /// The run's own model comparisons (`run --pair A=B`, or the scenario's `compare:
+    /// {baseline: A}`), judged as `run` judged them, with the default gates.
+    pub pairs: Vec<(compare::Pair, Comparison)>,
     /// Plain warnings for the top of the run's section (interrupted, incomplete).
     pub warnings: Vec<String>,
 }
@@ -190,7 +193,9 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
         compare::compare(&Side::from_result(b), &Side::from_result(&result), &opts)
     });
     let warnings = run_warnings(&result, meta.as_ref());
+    let pairs = run_pairs(&result, meta.as_ref(), scenario_yaml.as_deref());
     Ok(RunView {
+        pairs,
         result,
         findings,
         meta,
@@ -201,6 +206,56 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
         comparison,
         warnings,
     })
+}
+
+/// The comparisons between models the run made: its `--pair`s (from the recorded command
+/// line), else the scenario's `compare: {baseline: A}`.
+fn run_pairs(
+    result: &LoadedResult,
+    meta: Option<&serde_json::Value>,
+    scenario_yaml: Option<&str>,
+) -> Vec<(compare::Pair, Comparison)> {
+    let args: Vec<&str> = meta
+        .and_then(|m| m.get("command_line"))
+        .and_then(|c| c.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let explicit: Vec<compare::Pair> = args
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| match a.strip_prefix("--pair") {
+            Some("") => args.get(i + 1).copied(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        })
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    let yaml: Option<serde_yaml::Value> = scenario_yaml.and_then(|y| serde_yaml::from_str(y).ok());
+    let baseline = yaml
+        .as_ref()
+        .and_then(|y| y.get("compare"))
+        .and_then(|c| c.get("baseline"))
+        .and_then(|b| b.as_str());
+    let mut models: Vec<String> = Vec::new();
+    for r in &result.summaries {
+        if !models.contains(&r.model) {
+            models.push(r.model.clone());
+        }
+    }
+    let pairs = compare::in_run_pairs(&explicit, baseline, &models);
+    if pairs.is_empty() {
+        return Vec::new();
+    }
+    let side = Side::from_result(result);
+    let opts = CompareOptions::for_cli(Default::default(), false, false);
+    pairs
+        .into_iter()
+        .filter_map(|p| {
+            compare::compare_in_run(&side, &p, &opts)
+                .ok()
+                .map(|c| (p, c))
+        })
+        .collect()
 }
 
 /// What a reader must know before trusting the charts: an interrupted or incomplete run.

@@ -24,7 +24,7 @@ use crate::stats::{
 };
 pub(crate) use latency::requests_to_decide;
 use latency::{Evidence, Rule};
-pub use pair::{check_pairs, only_models, pair_sides, Pair};
+pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
 use rules::{error_rate, findings_check, short_rate, throughput};
 pub use types::{
     Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, PooledRun,

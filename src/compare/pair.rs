@@ -111,6 +111,43 @@ pub fn only_models(side: &Side, models: &[&str]) -> Side {
     s
 }
 
+/// The pairs judged inside one multi-model run: the explicit `--pair`s, else every other model
+/// against the scenario's `compare: {baseline: A}` (none without either).
+pub fn in_run_pairs(explicit: &[Pair], baseline: Option<&str>, models: &[String]) -> Vec<Pair> {
+    if !explicit.is_empty() {
+        return explicit.to_vec();
+    }
+    let Some(b) = baseline else {
+        return Vec::new();
+    };
+    models
+        .iter()
+        .filter(|m| m.as_str() != b)
+        .map(|m| Pair {
+            old: b.to_string(),
+            new: m.clone(),
+        })
+        .collect()
+}
+
+/// Judges `pair.new` against `pair.old`, two models of the same run (same steps), with the
+/// verdict rules of every comparison. `Err` names a model the run does not have.
+pub fn compare_in_run(
+    side: &Side,
+    pair: &Pair,
+    opts: &super::CompareOptions,
+) -> Result<super::Comparison, String> {
+    let (b, n) = (
+        only_models(side, &[&pair.old]),
+        only_models(side, &[&pair.new]),
+    );
+    check_pairs(&b, &n, std::slice::from_ref(pair))?;
+    let (mut b, mut n) = pair_sides(&b, &n, std::slice::from_ref(pair));
+    b.label = pair.old.clone();
+    n.label = pair.new.clone();
+    Ok(super::compare(&b, &n, opts))
+}
+
 /// Why a pair cannot be used: a name that is not a model of its side.
 pub fn check_pairs(base: &Side, new: &Side, pairs: &[Pair]) -> Result<(), String> {
     let models = |s: &Side| -> Vec<String> {
@@ -137,6 +174,24 @@ pub fn check_pairs(base: &Side, new: &Side, pairs: &[Pair]) -> Result<(), String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn in_run_pairs_prefer_the_explicit_ones_else_the_scenarios_baseline() {
+        let models = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        let p = |o: &str, n: &str| Pair {
+            old: o.into(),
+            new: n.into(),
+        };
+        assert_eq!(
+            in_run_pairs(&[], Some("a"), &models),
+            [p("a", "b"), p("a", "c")]
+        );
+        assert_eq!(
+            in_run_pairs(&[p("b", "c")], Some("a"), &models),
+            [p("b", "c")]
+        );
+        assert!(in_run_pairs(&[], None, &models).is_empty());
+    }
     use crate::stats::StepSummary;
 
     fn side(model: &str, workload: &str) -> Side {

@@ -322,7 +322,7 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     let sim = "    ttft: 30ms\n    tpot: 2ms\n    tpot_jitter: 0\n    output_tokens: 8\n    models:\n      fast: {ttft: 10ms}\n      slow: {ttft: 60ms}";
     let yaml = sim_scenario("two", sim, "  ladder: [1, 2]\n  requests_per_step: 6", 8)
         .replace("models: [sim-model]", "models: [fast, slow]")
-        + "slo:\n  ttft: 50ms\n";
+        + "slo:\n  ttft: 50ms\ncompare: {baseline: fast}\n";
     let f = p.scenario("two", &yaml);
     p.ladder()
         .args(["run", "--quiet"])
@@ -395,6 +395,10 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     assert!(html.contains("Incomplete run"), "complete: false shown");
     assert!(html.contains("Interrupted run"));
     assert!(html.contains("SLO TTFT ≤ 50 ms"));
+    assert!(
+        html.contains("slow against fast (same run)"),
+        "the run's compare: verdicts"
+    );
     assert!(html.contains("Scenario as run (secrets redacted)"));
 }
 

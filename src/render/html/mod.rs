@@ -101,7 +101,11 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         s.push_str("</section>");
     }
     if let Some(c) = &v.comparison {
-        verdict_section(s, c, v);
+        let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
+        verdict_section(s, c, &format!("Against baseline {base}"));
+    }
+    for (p, c) in &v.pairs {
+        verdict_section(s, c, &format!("{} against {} (same run)", p.new, p.old));
     }
     s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
     if let Some(meta) = &v.meta {
@@ -125,14 +129,14 @@ fn outcome_class(o: Outcome) -> &'static str {
     }
 }
 
-fn verdict_section(s: &mut String, c: &Comparison, v: &RunView) {
+/// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`).
+fn verdict_section(s: &mut String, c: &Comparison, heading: &str) {
     let outcome = c.outcome();
     let class = outcome_class(outcome);
-    let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
     let _ = write!(
         s,
-        "<section class=\"verdict\"><h3>Against baseline {}: <span class=\"outcome {class}\">{}</span></h3><p>{}. Default gates: the same verdicts as <code>ladder diff</code> prints.</p>",
-        escape(base),
+        "<section class=\"verdict\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. Default gates: the same verdicts as <code>ladder diff</code> prints.</p>",
+        escape(heading),
         outcome.label(),
         escape(&summary_line(&c.counts()))
     );
