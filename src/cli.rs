@@ -126,9 +126,15 @@ pub struct GateArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files (YAML).
-    #[arg(required = true, value_name = "SCENARIO")]
+    /// Scenario files (YAML). Without one, --base-url and --model describe an ad-hoc run.
+    #[arg(value_name = "SCENARIO", required_unless_present = "base_url")]
     pub scenarios: Vec<PathBuf>,
+    #[command(flatten)]
+    pub overrides: OverrideArgs,
+    /// Write the scenario as run (ad hoc, or the file with these flags applied) to FILE, ready to
+    /// commit: `ladder run FILE` then runs the same workload (same fingerprint).
+    #[arg(long, value_name = "FILE")]
+    pub save_scenario: Option<PathBuf>,
     /// In a multi-model run, judge model B against model A step by step (verdicts with
     /// confidence intervals, after the side-by-side table); repeatable, e.g. --pair gpt-4o=gpt-4.1.
     /// Overrides the scenario's `compare: {baseline: A}`.
@@ -159,7 +165,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
     /// Format of the `--against` diff. With markdown, json or junit, stdout holds only that
-    /// document (the run table and findings go to stderr, or nowhere with --quiet).
+    /// document (the run table and findings go to stderr, or nowhere with --quiet). Without
+    /// --against, json or markdown prints the run itself (summary rows, findings, run directory)
+    /// as that one document.
     #[arg(long, value_enum, default_value = "table")]
     pub format: DiffFormatArg,
     #[command(flatten)]
@@ -203,6 +211,52 @@ pub struct TelemetryArgs {
     /// LADDER_REMOTE_WRITE_TOKEN (bearer), never from the URL.
     #[arg(long, value_name = "URL")]
     pub prometheus_remote_write: Option<String>,
+}
+
+/// Scenario fields set from the command line: an ad-hoc run without a file, or overrides of a
+/// file's fields, recorded in `scenario.yaml` and in the fingerprint like the same edit.
+#[derive(Debug, Args, Default)]
+pub struct OverrideArgs {
+    /// The server's base URL (target.base_url, e.g. http://localhost:8000/v1); the key comes
+    /// from $OPENAI_API_KEY ($ANTHROPIC_API_KEY with --api anthropic-messages) when set.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model to ask for (repeatable; target.models). Over a scenario: a subset of its models.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Vec<String>,
+    /// API dialect (target.api; default openai-chat).
+    #[arg(long, value_enum)]
+    pub api: Option<ApiArg>,
+    /// The ladder (load.ladder), e.g. 1,8,32 (default for an ad-hoc run: 1,8,32).
+    #[arg(long, value_name = "LEVELS", value_delimiter = ',')]
+    pub ladder: Option<Vec<u32>>,
+    /// Requests per step (load.requests_per_step; default for an ad-hoc run: 32).
+    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    pub requests_per_step: Option<u64>,
+    /// Each step's length instead of a request count (load.duration), e.g. 30s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Output tokens asked for (request.max_tokens; default 256).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+    /// File holding the prompt (request.prompt_file; default for an ad-hoc run: a 256-token
+    /// synthetic prompt).
+    #[arg(long, value_name = "FILE", conflicts_with = "prompt")]
+    pub prompt_file: Option<PathBuf>,
+    /// The prompt itself (request.prompt: {text: …}).
+    #[arg(long, value_name = "TEXT")]
+    pub prompt: Option<String>,
+}
+
+impl From<ApiArg> for crate::scenario::Api {
+    fn from(a: ApiArg) -> Self {
+        use crate::scenario::Api;
+        match a {
+            ApiArg::OpenaiChat => Api::OpenAiChat,
+            ApiArg::OpenaiCompletions => Api::OpenAiCompletions,
+            ApiArg::AnthropicMessages => Api::AnthropicMessages,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

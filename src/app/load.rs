@@ -1,7 +1,7 @@
 //! Loads a scenario for commands that send no traffic (`validate`, a dry run, `diff
 //! --gates-from`): those must work in a CI job that has no secrets.
 
-use crate::scenario::{self, Scenario, ScenarioError};
+use crate::scenario::{self, Overrides, Scenario, ScenarioError};
 use anyhow::Result;
 use std::path::Path;
 
@@ -13,6 +13,15 @@ pub(super) fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>
         path: path.to_path_buf(),
         error,
     })?;
+    load_text_without_secrets(&text, path, &Overrides::default())
+}
+
+/// `load_without_secrets` on scenario text as if read from `path`, with command-line overrides.
+pub(super) fn load_text_without_secrets(
+    text: &str,
+    path: &Path,
+    overrides: &Overrides,
+) -> Result<(Scenario, Vec<String>), ScenarioError> {
     let missing = std::cell::RefCell::new(Vec::new());
     let lookup = |name: &str| -> Option<String> {
         std::env::var(name).ok().or_else(|| {
@@ -24,7 +33,7 @@ pub(super) fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>
             }
         })
     };
-    let s = scenario::load_str(&text, path, &lookup)?;
+    let s = scenario::load_str_with(text, path, &lookup, overrides)?;
     // `${NAME:-default}` needs no variable: only a use without a default does.
     let mut names: Vec<String> = missing
         .into_inner()

@@ -3,6 +3,7 @@
 //! dispatches commands; each command or concern has its own file under `app/`, and `app/run.rs`
 //! wires a run's stages (plan → execute → summarize → analyze → persist → render → gate).
 
+mod adhoc;
 mod baseline;
 mod diff;
 mod gate;

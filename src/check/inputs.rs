@@ -77,11 +77,7 @@ pub fn check_timeouts(base: &Timeouts, limit: Duration) -> Timeouts {
 }
 
 fn api_of(a: ApiArg) -> Api {
-    match a {
-        ApiArg::OpenaiChat => Api::OpenAiChat,
-        ApiArg::OpenaiCompletions => Api::OpenAiCompletions,
-        ApiArg::AnthropicMessages => Api::AnthropicMessages,
-    }
+    a.into()
 }
 
 /// A URL as it may be shown: without its query, fragment or password (they may hold secrets).

@@ -3,5 +3,6 @@
 
 pub mod diff;
 pub mod html;
+pub mod run_doc;
 pub mod svg;
 pub mod table;

@@ -57,17 +57,25 @@ pub(super) fn build_request(
         .prompt
         .as_ref()
         .and_then(|p| p.synthetic_tokens.as_ref().map(|t| t.0));
-    if r.prompt.is_some() && synthetic.is_none() {
+    let inline = r.prompt.as_ref().and_then(|p| given(&p.text));
+    if r.prompt.is_some() && synthetic.is_none() && inline.is_none() {
         bail!(
             cx,
             "request.prompt",
-            "says nothing; write e.g. prompt: {{synthetic_tokens: 2000}}"
+            "says nothing; write e.g. prompt: {{synthetic_tokens: 2000}} or prompt: {{text: \"Hello\"}}"
+        )
+    }
+    if synthetic.is_some() && inline.is_some() {
+        bail!(
+            cx,
+            "request.prompt",
+            "both `synthetic_tokens` and `text` are set; keep one"
         )
     }
     let sources: Vec<&str> = [
         given(&r.prompt_file).map(|_| "prompt_file"),
         given(&r.prompts).map(|_| "prompts"),
-        synthetic.map(|_| "prompt"),
+        synthetic.or(inline.as_ref().map(|_| 0)).map(|_| "prompt"),
     ]
     .into_iter()
     .flatten()
@@ -125,6 +133,8 @@ pub(super) fn build_request(
             path,
             PromptSource::Set(std::sync::Arc::new(set)),
         )
+    } else if let Some(text) = inline {
+        (text, PathBuf::new(), PromptSource::Inline)
     } else if let Some(tokens) = synthetic {
         (
             synthetic_prompt(tokens),

@@ -174,6 +174,8 @@ fn encode(
                 || a.starts_with([',', ']', '}'])
                 || (a.starts_with('#') && a.len() < after.len());
             match at_scalar_start(before) && ends {
+                // `ladder: ${LADDER:-[1, 2]}`: a whole flow list of plain values is a list.
+                true if !breaks && flow_list(v) => Ok(v.trim().to_string()),
                 true => Ok(json()),
                 false => {
                     Err("has characters YAML would misread here; put quotes around the whole value")
@@ -181,6 +183,23 @@ fn encode(
             }
         }
     }
+}
+
+/// `[1, 2, 4]`: a one-line flow sequence of numbers or plain words, which a variable may hold
+/// to give a whole list (nothing nested, so a value can never open a mapping).
+fn flow_list(v: &str) -> bool {
+    let t = v.trim();
+    let Some(inner) = t.strip_prefix('[').and_then(|r| r.strip_suffix(']')) else {
+        return false;
+    };
+    inner.trim().is_empty()
+        || inner.split(',').all(|item| {
+            let item = item.trim();
+            !item.is_empty()
+                && item
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        })
 }
 
 /// Text that YAML reads back unchanged as (part of) a plain scalar.

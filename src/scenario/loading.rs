@@ -7,6 +7,7 @@ use super::errors::Ctx;
 use super::interpolate::interpolate;
 use super::lines::path_at_line;
 use super::normalize::{fingerprint_of, workload_yaml};
+use super::overrides::Overrides;
 use super::raw::RawScenario;
 use super::{Scenario, ScenarioError};
 use crate::util::redact::is_secret_name;
@@ -26,6 +27,18 @@ pub fn load_str(
     text: &str,
     path: &Path,
     env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Scenario, ScenarioError> {
+    load_str_with(text, path, env, &Overrides::default())
+}
+
+/// `load_str` with command-line overrides applied to the document before validation (so they
+/// act exactly as the same edit of the file; see `overrides`). The file is first checked as
+/// written, so that its own mistakes are reported on their lines.
+pub fn load_str_with(
+    text: &str,
+    path: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    overrides: &Overrides,
 ) -> Result<Scenario, ScenarioError> {
     let interp = interpolate(text, env).map_err(|(line, message)| {
         let cx = Ctx {
@@ -54,7 +67,19 @@ pub fn load_str(
         let msg = "the file is empty; a scenario needs name, target, request and load";
         return Err(cx.err_at(None, String::new(), msg.into()));
     }
-    let raw: RawScenario = serde_yaml::from_str(&interp.text).map_err(|e| cx.yaml_err(&e))?;
+    let mut raw: RawScenario = serde_yaml::from_str(&interp.text).map_err(|e| cx.yaml_err(&e))?;
+    if !overrides.is_empty() {
+        let mut doc: serde_yaml::Value =
+            serde_yaml::from_str(&interp.text).map_err(|e| cx.yaml_err(&e))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        overrides
+            .apply(&mut doc, dir)
+            .map_err(|e| cx.err_at(None, String::new(), e.to_string()))?;
+        raw = serde_yaml::from_value(doc).map_err(|e| {
+            let msg = format!("with the command-line overrides: {}", e);
+            cx.err_at(None, String::new(), msg)
+        })?;
+    }
     cx.secrets
         .extend(raw.target.as_ref().and_then(|t| t.api_key.clone()));
     let mut s = build(&cx, raw, &interp)?;

@@ -22,19 +22,23 @@ mod interpolate;
 mod lines;
 mod loading;
 mod normalize;
+mod overrides;
 mod prompts;
 mod raw;
 pub mod schema;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_overrides;
+#[cfg(test)]
 mod tests_workload;
 mod tls;
 
 pub use crate::runner::arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
-pub use loading::{load, load_str};
+pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
+pub use overrides::{adhoc_name, rewrite, OverrideError, Overrides};
 pub use prompts::{synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD};
 
 /// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
@@ -235,6 +239,9 @@ pub struct Header {
 pub enum PromptSource {
     /// One prompt text from `prompt_file` (in `RequestSpec::prompt`).
     File,
+    /// One prompt written in the scenario (`request.prompt: {text: …}`, from `--prompt`), also
+    /// in `RequestSpec::prompt`.
+    Inline,
     /// Many prompts from `request.prompts` (JSONL or CSV).
     Set(std::sync::Arc<PromptSet>),
     /// Generated text of about this many tokens (`request.prompt.synthetic_tokens`), also in

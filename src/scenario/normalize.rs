@@ -98,6 +98,10 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
                 file_ref(&r.prompt_file, fingerprint_of(&r.prompt)),
             ));
         }
+        PromptSource::Inline => {
+            let hash = fingerprint_of(&r.prompt);
+            out.push(("prompt", map([("text_sha256", Yaml::from(hash))])));
+        }
         PromptSource::Set(set) => {
             let Yaml::Mapping(mut m) = file_ref(&set.file, set.sha256.clone()) else {
                 unreachable!("file_ref builds a mapping")

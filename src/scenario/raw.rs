@@ -98,6 +98,8 @@ pub(super) struct RawRequest {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPrompt {
     pub(super) synthetic_tokens: Option<Pos<u32>>,
+    /// One prompt written inline (`ladder run --prompt TEXT`).
+    pub(super) text: Option<String>,
 }
 
 #[derive(Deserialize)]

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod adhoc;
 mod apis;
 mod check;
 mod check_azure;

@@ -8,7 +8,6 @@ use super::Output;
 use super::{
     baseline::default_baselines_dir,
     gate::{compare_options, gate, verdict_sink},
-    load::load_without_secrets,
     persist::{persist, run_meta},
     preflight::preflight,
     render::{compare_models_in_run, render_run},
@@ -24,7 +23,7 @@ use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
 use crate::runner::{self, Interrupt};
-use crate::scenario::{self, Endpoint, Scenario};
+use crate::scenario::{Endpoint, Scenario};
 use crate::sim;
 use crate::store;
 use anyhow::{Context, Result};
@@ -35,13 +34,7 @@ use std::time::SystemTime;
 pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     // Load and check everything before sending any traffic.
     let mut scenarios = Vec::new();
-    for path in &args.scenarios {
-        // A dry run sends nothing, so it needs no secrets (as `validate`).
-        let mut s = if args.dry_run {
-            load_without_secrets(path)?.0
-        } else {
-            scenario::load(path)?
-        };
+    for mut s in super::adhoc::run_scenarios_of(args)? {
         if !args.sim_set.is_empty() {
             for raw in &args.sim_set {
                 if let Some(model) = raw
@@ -63,7 +56,7 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
                 Endpoint::Url(_) => {
                     return Err(UsageError(format!(
                         "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
-                        path.display()
+                        s.path.display()
                     ))
                     .into())
                 }
@@ -71,9 +64,9 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         }
         scenarios.push(s);
     }
-    if args.against.is_none() && args.format != DiffFormatArg::Table && !out.quiet {
+    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
         eprintln!(
-            "note: --format applies to the --against diff; without --against it has no effect"
+            "note: --format junit applies to the --against diff; without --against it has no effect"
         );
     }
     if args.against.is_some() && scenarios.len() > 1 {
@@ -225,7 +218,11 @@ async fn run_one(
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.
-    let mut human: Box<dyn Write> = match (baseline.is_some() && sink.is_machine(), out.quiet) {
+    // Without --against, json or markdown prints the run itself as that one document.
+    let run_doc =
+        baseline.is_none() && matches!(args.format, DiffFormatArg::Json | DiffFormatArg::Markdown);
+    let machine = (baseline.is_some() && sink.is_machine()) || run_doc;
+    let mut human: Box<dyn Write> = match (machine, out.quiet) {
         (false, _) => Box::new(std::io::stdout()),
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
@@ -233,7 +230,38 @@ async fn run_one(
     render_run(s, &run, &findings, out, interrupted, &mut human)?;
     compare_models_in_run(s, args, &run, &findings, &mut human)?;
     drop(human);
+    if run_doc {
+        print_run_doc(s, args.format, &run, &findings, interrupted)?;
+    }
     gate(s, args, &run, &findings, baseline, interrupted, &sink)
+}
+
+/// `--format json|markdown` without `--against`: the run as one document on stdout.
+fn print_run_doc(
+    s: &Scenario,
+    format: DiffFormatArg,
+    run: &crate::collect::CollectedRun,
+    findings: &[findings::ModelFindings],
+    interrupted: bool,
+) -> Result<()> {
+    use crate::render::run_doc;
+    let run_dir = run.dir.path.display().to_string();
+    let doc = run_doc::RunDoc {
+        scenario: &s.name,
+        fingerprint: &s.fingerprint,
+        run_dir: &run_dir,
+        interrupted,
+        summary: &run.summaries,
+        findings,
+    };
+    let text = match format {
+        DiffFormatArg::Json => run_doc::json(&doc),
+        _ => run_doc::markdown(&doc),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
 }
 
 /// The real network client for a scenario's target at `base_url`.

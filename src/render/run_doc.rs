@@ -1,0 +1,133 @@
+//! The run as one document for machines and pull requests (`ladder run --format json|markdown`
+//! without `--against`): the scenario, its fingerprint, the run directory, the summary rows and
+//! the findings (structured, and in the sentences the terminal prints). Pure: data in, text out.
+
+use crate::findings::ModelFindings;
+use crate::stats::StepSummary;
+use serde_json::json;
+
+/// What the document holds.
+pub struct RunDoc<'a> {
+    pub scenario: &'a str,
+    pub fingerprint: &'a str,
+    pub run_dir: &'a str,
+    pub interrupted: bool,
+    pub summary: &'a [StepSummary],
+    pub findings: &'a [ModelFindings],
+}
+
+/// One JSON object: `{scenario, fingerprint, run_dir, interrupted, summary: [rows as in
+/// summary.csv], findings: [as in findings.json, plus `sentences`]}`.
+pub fn json(d: &RunDoc) -> String {
+    let findings: Vec<serde_json::Value> = d
+        .findings
+        .iter()
+        .map(|f| {
+            let mut v = serde_json::to_value(f).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("sentences".into(), json!(f.sentences()));
+            }
+            v
+        })
+        .collect();
+    let doc = json!({
+        "scenario": d.scenario,
+        "fingerprint": d.fingerprint,
+        "run_dir": d.run_dir,
+        "interrupted": d.interrupted,
+        "summary": d.summary,
+        "findings": findings,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.0} ms"))
+}
+
+/// A markdown section: a table of the steps (P90s, successes, throughput) and the findings.
+pub fn markdown(d: &RunDoc) -> String {
+    let mut out = format!(
+        "### ladder run: {} (workload {})\n\n",
+        d.scenario, d.fingerprint
+    );
+    if d.interrupted {
+        out.push_str("**Interrupted**: the last step is partial.\n\n");
+    }
+    out.push_str("| model | load | ok / sent | TTFT P90 | TPOT P90 | E2E P90 | output tok/min |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    for r in d.summary {
+        out.push_str(&format!(
+            "| {} | {} | {} / {} | {} | {} | {} | {:.0} |\n",
+            r.model.replace('|', "\\|"),
+            r.concurrency,
+            r.succeeded,
+            r.attempted,
+            ms(r.ttft_p90_ms),
+            ms(r.tpot_p90_ms),
+            ms(r.e2e_p90_ms),
+            r.tpm
+        ));
+    }
+    out.push('\n');
+    for f in d.findings {
+        for line in f.sentences() {
+            out.push_str(&format!("- {}: {line}\n", f.model));
+        }
+    }
+    out.push_str(&format!("\nRun directory: `{}`\n", d.run_dir));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(c: u32, ttft: f64) -> StepSummary {
+        StepSummary {
+            model: "m".into(),
+            concurrency: c,
+            attempted: 10,
+            succeeded: 9,
+            ttft_p90_ms: Some(ttft),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn json_holds_rows_findings_and_the_run_dir() {
+        let rows = [row(1, 100.0), row(8, 250.0)];
+        let d = RunDoc {
+            scenario: "s",
+            fingerprint: "abc",
+            run_dir: "runs/s/x",
+            interrupted: false,
+            summary: &rows,
+            findings: &[],
+        };
+        let v: serde_json::Value = serde_json::from_str(&json(&d)).unwrap();
+        assert_eq!(v["run_dir"], "runs/s/x");
+        assert_eq!(v["summary"][1]["concurrency"], 8);
+        assert_eq!(v["summary"][1]["ttft_p90_ms"], 250.0);
+        assert!(v["findings"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn markdown_has_one_table_row_per_step() {
+        let rows = [row(1, 100.0), row(8, 250.0)];
+        let d = RunDoc {
+            scenario: "s",
+            fingerprint: "abc",
+            run_dir: "runs/s/x",
+            interrupted: true,
+            summary: &rows,
+            findings: &[],
+        };
+        let md = markdown(&d);
+        assert!(md.contains("| m | 8 | 9 / 10 | 250 ms |"), "{md}");
+        assert!(md.contains("Interrupted"));
+        assert!(md.contains("`runs/s/x`"));
+    }
+}
