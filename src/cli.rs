@@ -28,7 +28,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run each scenario's concurrency ladder and write a run directory.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Compare a run (or baseline) with a baseline: per model × step × metric verdicts.
     Diff(DiffArgs),
     /// Parse and check scenario files without sending any traffic.
