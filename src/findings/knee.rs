@@ -98,11 +98,21 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             _ => KneeKind::Unclassified,
         }
     };
-    // A cap only means something when requests wait in line behind it.
-    let rps = knee.rps_steady.unwrap_or(knee.rps);
-    let estimated_cap = match (knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
-        (Some(e2e), Some(ttft), Some(ref_ttft)) if kind == KneeKind::Queueing => {
-            Some(rps * (e2e - (ttft - ref_ttft)) / 1000.0).filter(|c| c.is_finite() && *c > 0.0)
+    // A cap only means something when requests wait in line behind it. Little's law on the
+    // requests in service: cap = X × S, S = E2E − wait, wait = TTFT − the reference's TTFT. In a
+    // closed loop of N streams X = N / E2E in the steady state (each stream sends again at
+    // once), so cap = N × S / E2E: the measured rate would carry the step's ramp and tail, which
+    // bias it low (the demo's 16 read as 14). An open loop's offered rate is X itself.
+    let x = match knee.ladder_unit {
+        LadderUnit::Streams => knee
+            .e2e_mean_ms
+            .filter(|e| *e > 0.0)
+            .map(|e2e| f64::from(knee.concurrency) * 1000.0 / e2e),
+        _ => Some(knee.rps_steady.unwrap_or(knee.rps)),
+    };
+    let estimated_cap = match (x, knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
+        (Some(x), Some(e2e), Some(ttft), Some(ref_ttft)) if kind == KneeKind::Queueing => {
+            Some(x * (e2e - (ttft - ref_ttft)) / 1000.0).filter(|c| c.is_finite() && *c > 0.0)
         }
         _ => None,
     };

@@ -570,16 +570,17 @@ fn decode_saturation_without_a_ttft_knee_is_reported() {
 #[test]
 fn a_cap_estimate_below_the_clean_step_is_said_not_contradicted() {
     // Fast backend, cap 6: at 8 streams TTFT P90 rises 22 -> 79 ms (below the +100 ms floor),
-    // at 16 it clears the threshold. Little's law at the knee step says ≈ 6 in service.
+    // at 16 it clears the threshold. Service 200 ms: X = 6 / 0.2 s = 30 rps, so 16 streams
+    // see E2E = 16 / 30 s = 533 ms, a wait of 333 ms; Little's law says ≈ 6 in service.
     let mut steps = ladder(
         &[2, 4, 8, 16],
-        &[(20.0, 22.0), (20.0, 22.0), (25.0, 79.0), (120.0, 260.0)],
+        &[(20.0, 22.0), (20.0, 22.0), (25.0, 79.0), (350.0, 600.0)],
         &[5.0; 4],
     );
     let k = &mut steps[3];
     k.rps = 30.0;
-    k.e2e_mean_ms = Some(300.0);
-    k.ttft_mean_ms = Some(120.0);
+    k.e2e_mean_ms = Some(1600.0 / 3.0);
+    k.ttft_mean_ms = Some(20.0 + 1000.0 / 3.0);
     let f = analyze("m", &steps, None);
     let s = &f.sentences()[0];
     assert!(s.starts_with("TTFT knee in (8, 16]"), "{s}");
