@@ -12,6 +12,7 @@ mod merge;
 mod persist;
 mod plan;
 mod preflight;
+mod refine;
 mod render;
 pub mod report;
 pub(crate) mod run;

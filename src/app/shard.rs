@@ -50,6 +50,7 @@ pub(super) fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
             start,
             every,
             shard: spec,
+            first_step: 0,
         },
     })
 }

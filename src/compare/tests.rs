@@ -677,6 +677,7 @@ fn sample_size_notes_say_which_gates_will_be_skipped() {
     use crate::scenario::{Budget, LadderOver, Load, LoadMode};
     use std::time::Duration;
     let load = |ladder: Vec<u32>, budget| Load {
+        refine: 0,
         ladder,
         mode: LoadMode::Concurrency,
         ladder_over: LadderOver::Load,

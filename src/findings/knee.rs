@@ -110,7 +110,12 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             .map(|e2e| f64::from(knee.concurrency) * 1000.0 / e2e),
         _ => Some(knee.rps_steady.unwrap_or(knee.rps)),
     };
-    let estimated_cap = match (x, knee.e2e_mean_ms, knee.ttft_mean_ms, reference.ttft_mean_ms) {
+    let estimated_cap = match (
+        x,
+        knee.e2e_mean_ms,
+        knee.ttft_mean_ms,
+        reference.ttft_mean_ms,
+    ) {
         (Some(x), Some(e2e), Some(ttft), Some(ref_ttft)) if kind == KneeKind::Queueing => {
             Some(x * (e2e - (ttft - ref_ttft)) / 1000.0).filter(|c| c.is_finite() && *c > 0.0)
         }

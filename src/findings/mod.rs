@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 mod knee;
 mod rate;
+pub mod refine;
 #[cfg(test)]
 mod tests;
 mod wall;
@@ -273,7 +274,8 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         other => other,
     };
     let mut order: Vec<usize> = (0..steps.len()).collect();
-    order.sort_by_key(|&i| steps[i].step);
+    // By value: the ladder's order, also when `refine` ran steps in between afterwards.
+    order.sort_by_key(|&i| (steps[i].concurrency, steps[i].step));
     let rows: Vec<&StepSummary> = order.iter().map(|&i| &steps[i]).collect();
     let extra: Vec<StepExtras> = order
         .iter()

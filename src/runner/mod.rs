@@ -119,6 +119,9 @@ pub struct Schedule {
     pub every: Option<Duration>,
     /// Run only this shard's share of each step (`shard::step_share`).
     pub shard: Option<crate::shard::ShardSpec>,
+    /// Steps already run (`refine` runs its steps after the planned ones): the first step
+    /// here is number `first_step + 1`.
+    pub first_step: u32,
 }
 
 /// Runs every step of every model of the scenario, starting now, handing records and finished
@@ -166,7 +169,7 @@ pub async fn run_scheduled<B: Backend>(
     }
     let mut slot = 0u32;
     'steps: for (idx, &value) in scenario.load.ladder.iter().enumerate() {
-        let step = idx as u32 + 1;
+        let step = schedule.first_step + idx as u32 + 1;
         // The step's load: its ladder value, or the fixed level of a prompt-size ladder.
         let level = match scenario.load.ladder_over {
             LadderOver::Load => value,

@@ -178,6 +178,7 @@ async fn shards_run_their_share_of_each_step_in_its_time_slot() {
             start: None,
             every: Some(Duration::from_secs(10)),
             shard: Some(crate::shard::ShardSpec::new(index, 3).unwrap()),
+            first_step: 0,
         };
         let mut keep = Keep::default();
         let server = Arc::new(FakeServer::new(64, 100, 10, 20));

@@ -212,5 +212,6 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         warmup_requests: l.warmup_requests.map_or(0, |w| w.0),
         ramp_up: dur_or(l.ramp_up, Duration::ZERO),
         pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
+        refine: l.refine.map_or(0, |r| r.0),
     })
 }

@@ -392,6 +392,9 @@ pub struct Load {
     /// Spread the workers' first requests evenly over this time.
     pub ramp_up: Duration,
     pub pause_between_steps: Duration,
+    /// `refine: N`: after the planned steps, up to N more that bisect the knee interval and the
+    /// interval where the SLO first fails (0: none).
+    pub refine: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

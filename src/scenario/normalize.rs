@@ -164,6 +164,9 @@ fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if matches!(l.mode, LoadMode::Rate { .. }) || random {
         out.push(("seed", Yaml::from(l.seed)));
     }
+    if l.refine > 0 {
+        out.push(("refine", Yaml::from(l.refine)));
+    }
     out
 }
 

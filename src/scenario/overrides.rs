@@ -113,7 +113,7 @@ impl Overrides {
         }
         let budget = match (self.requests_per_step, self.duration) {
             (Some(n), _) => Some(("requests_per_step", Yaml::from(n))),
-            (_, Some(d)) => Some(("duration", Yaml::from(crate::duration::format(d)))),
+            (_, Some(d)) => Some(("duration", Yaml::from(crate::util::duration::format(d)))),
             _ => None,
         };
         if let Some((key, value)) = budget {

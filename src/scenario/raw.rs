@@ -166,6 +166,7 @@ pub(super) struct RawLoad {
     pub(super) warmup_requests: Option<Count<u32>>,
     pub(super) ramp_up: Option<Dur>,
     pub(super) pause_between_steps: Option<Dur>,
+    pub(super) refine: Option<Count<u32>>,
 }
 
 #[derive(Deserialize)]

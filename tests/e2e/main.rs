@@ -21,6 +21,7 @@ mod plan;
 mod pooled;
 mod readme_ci;
 mod reasoning;
+mod refine;
 mod report;
 mod run_sim;
 mod schema;

@@ -76,7 +76,13 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         return Err(UsageError("--start-at takes one scenario".into()).into());
     }
     for s in &scenarios {
-        shard_plan(args, s)?;
+        if shard_plan(args, s)?.schedule.shard.is_some() && s.load.refine > 0 {
+            let msg = format!(
+                "{}: load.refine chooses each step from the results so far, which a shard cannot see; run without --shard, or remove refine",
+                s.path.display()
+            );
+            return Err(UsageError(msg).into());
+        }
     }
     // What the run will send, and the declared limits it would cross: before any traffic.
     let baselines = |s: &Scenario| {
@@ -199,22 +205,28 @@ async fn run_one(
         Some(live) => live.progress(&s.name, &run_id, progress.clone()),
         None => progress.clone(),
     };
-    let interrupted = runner::run_scheduled(
+    let mut interrupted = runner::run_scheduled(
         s,
-        backend,
-        events,
+        backend.clone(),
+        events.clone(),
         interrupt.clone(),
         &mut recorder,
         sharding.schedule,
     )
     .await;
+    let mut refined = Vec::new();
+    if s.load.refine > 0 && !interrupted {
+        (refined, interrupted) =
+            crate::app::refine::refine_steps(s, backend, events, interrupt, &mut recorder).await;
+    }
     progress.finish();
     let sim_report = match sim_handle {
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
     };
     let mut run = recorder.finish()?;
-    let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.
@@ -240,7 +252,7 @@ async fn run_one(
 fn print_run_doc(
     s: &Scenario,
     format: DiffFormatArg,
-    run: &crate::collect::CollectedRun,
+    run: &crate::app::run::recorder::CollectedRun,
     findings: &[findings::ModelFindings],
     interrupted: bool,
 ) -> Result<()> {

@@ -41,6 +41,11 @@ pub struct CollectedRun {
 }
 
 impl<'a> Recorder<'a> {
+    /// The steps summarized so far (per model, by step value): what `refine` decides on.
+    pub fn summaries(&self) -> &[StepSummary] {
+        &self.run.summaries
+    }
+
     /// Writes `scenario.yaml`, `workload.yaml`, `meta.json` (`complete: false`) and the
     /// `requests.csv` header before any traffic.
     pub fn start(
@@ -141,12 +146,13 @@ impl RunSink for Recorder<'_> {
         let mut row = stats::summarize_step(&ctx, &self.current);
         self.current.clear();
         row.apply_step_run(&step);
-        // Interleaved run order (A@5, B@5, ...) -> per model, then by step.
-        let key = (self.model_index(&row.model), row.step);
+        // Interleaved run order (A@5, B@5, ...) -> per model, then by step value (the ladder's
+        // order, also for steps `refine` ran afterwards), then by step.
+        let key = (self.model_index(&row.model), row.concurrency, row.step);
         let at = self
             .run
             .summaries
-            .partition_point(|r| (self.model_index(&r.model), r.step) < key);
+            .partition_point(|r| (self.model_index(&r.model), r.concurrency, r.step) < key);
         self.run.summaries.insert(at, row);
         self.run.meta.steps.push(step);
         let written = self.run.dir.write_summary(&self.run.summaries);

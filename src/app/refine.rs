@@ -1,0 +1,86 @@
+//! `load: {refine: N}` in a run: after the planned steps, up to N more steps (same budget), each
+//! chosen from what was measured so far (`findings::refine`), run through the same runner and
+//! recorder as the planned ones, so they land in the same run directory as ordinary steps.
+
+use crate::app::run::recorder::Recorder;
+use crate::client::Backend;
+use crate::findings::{self, refine};
+use crate::runner::{self, Interrupt, Schedule};
+use crate::scenario::Scenario;
+use std::sync::Arc;
+
+/// Whether a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
+fn slo_misses(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> bool {
+    let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
+    let slo = crate::plan::SloMs {
+        ttft: ms(s.slo.ttft),
+        tpot: ms(s.slo.tpot),
+        e2e: ms(s.slo.e2e),
+    };
+    move |row| !slo.is_empty() && crate::plan::slo_miss(row, &slo).is_some()
+}
+
+/// The intervals of every model's findings over `rows`.
+fn brackets_of(s: &Scenario, rows: &[crate::stats::StepSummary]) -> Vec<refine::Bracket> {
+    let misses = slo_misses(s);
+    findings::analyze_run_with(rows, None)
+        .iter()
+        .flat_map(|f| refine::brackets(rows, f, &misses))
+        .collect()
+}
+
+/// Runs the refining steps; returns the values run and whether the run was interrupted.
+pub(super) async fn refine_steps<B: Backend>(
+    s: &Scenario,
+    backend: Arc<B>,
+    progress: Arc<dyn runner::Progress>,
+    interrupt: &Interrupt,
+    recorder: &mut Recorder<'_>,
+) -> (Vec<u32>, bool) {
+    let mut values = Vec::new();
+    for i in 0..s.load.refine {
+        let done: Vec<u32> = recorder.summaries().iter().map(|r| r.concurrency).collect();
+        let Some(value) = refine::next_value(&brackets_of(s, recorder.summaries()), &done) else {
+            break;
+        };
+        if !s.load.pause_between_steps.is_zero() {
+            tokio::time::sleep(s.load.pause_between_steps).await;
+        }
+        let mut step = s.clone();
+        step.load.ladder = vec![value];
+        let schedule = Schedule {
+            first_step: (s.load.ladder.len() as u32) + i,
+            ..Schedule::default()
+        };
+        let stopped = runner::run_scheduled(
+            &step,
+            backend.clone(),
+            progress.clone(),
+            interrupt.clone(),
+            recorder,
+            schedule,
+        )
+        .await;
+        values.push(value);
+        if stopped {
+            return (values, true);
+        }
+    }
+    (values, false)
+}
+
+/// The report's sentence about the refinement, for each model's findings.
+pub(super) fn add_notes(
+    s: &Scenario,
+    values: &[u32],
+    rows: &[crate::stats::StepSummary],
+    findings: &mut [findings::ModelFindings],
+) {
+    let misses = slo_misses(s);
+    for f in findings.iter_mut() {
+        let b = refine::brackets(rows, f, &misses);
+        if let Some(n) = refine::note(values, &b, f.ladder_unit) {
+            f.notes.insert(0, n);
+        }
+    }
+}
