@@ -1,0 +1,139 @@
+//! `meta.json`: the facts of a run that are not results (tool version, host, start, scenario
+//! identity, SLO, shard, whether and where it stopped).
+
+use super::StoreError;
+use crate::model::{RequestRecord, SloMs, StepRun};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::Path;
+
+/// `meta.json` of a run directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub tool_version: String,
+    pub scenario: String,
+    pub fingerprint: String,
+    pub host: String,
+    /// RFC 3339 UTC (`rfc3339_utc`).
+    pub started_at: String,
+    pub finished_at: String,
+    /// Already redacted by the caller.
+    pub command_line: Vec<String>,
+    pub interrupted: bool,
+    pub models: Vec<String>,
+    pub ladder: Vec<u32>,
+    /// What the ladder's values count (older runs: streams).
+    #[serde(default)]
+    pub ladder_unit: crate::stats::LadderUnit,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// `false` from the start of a run until everything is written: a run directory whose
+    /// meta says `false` belongs to a run that was killed or crashed. Older runs lack the field
+    /// and were complete when written.
+    #[serde(default = "yes")]
+    pub complete: bool,
+    /// The steps that finished, in run order, with their wall time and self-check figures
+    /// (what `ladder summarize` needs besides `requests.csv`).
+    #[serde(default)]
+    pub steps: Vec<StepRun>,
+    /// The scenario's SLO in ms (for goodput when summaries are rebuilt).
+    #[serde(default)]
+    pub slo: SloMs,
+    /// The scenario's `request.short_below` (for the short count when summaries are rebuilt or
+    /// shards merged). Runs written before it was kept used the default.
+    #[serde(default = "default_short_below")]
+    pub short_below: f64,
+    /// For a shard of a sharded run (`run --shard I/N`): which one, and its clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::shard::ShardMeta>,
+    /// For a merged run (`ladder merge`): the shards it was made from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<crate::shard::MergedShard>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_short_below() -> f64 {
+    crate::scenario::DEFAULT_SHORT_BELOW
+}
+
+impl Meta {
+    /// `meta.json` of scenario `s` as written before any traffic: `complete: false`, no steps
+    /// yet. The run's own facts (tool version, host, start time, redacted command line) are the
+    /// caller's, so tests and calibration can give fixed ones.
+    pub fn before_traffic(
+        s: &crate::scenario::Scenario,
+        tool_version: String,
+        host: String,
+        started_at: String,
+        command_line: Vec<String>,
+    ) -> Meta {
+        Meta {
+            tool_version,
+            scenario: s.name.clone(),
+            fingerprint: s.fingerprint.clone(),
+            host,
+            started_at,
+            finished_at: String::new(),
+            command_line,
+            interrupted: false,
+            models: s.target.models.clone(),
+            ladder: s.load.ladder.clone(),
+            ladder_unit: s.load.ladder_unit(),
+            notes: Vec::new(),
+            complete: false,
+            steps: Vec::new(),
+            slo: SloMs::from(&s.slo),
+            short_below: s.request.short_below,
+            shard: None,
+            merged_from: Vec::new(),
+        }
+    }
+
+    /// Where an incomplete run stopped, in words: `stopped in step 3 of 4 (at 20 streams)`
+    /// when `records` hold some of the unfinished step, else `stopped between steps 2 and 3 of
+    /// 4`; with the model when the run has several. `None` for a complete run.
+    pub fn stopped_at(&self, records: &[RequestRecord]) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let per_step = self.models.len().max(1);
+        let done = self.steps.len();
+        let step_idx = done / per_step;
+        let n = self.ladder.len();
+        let Some(&c) = self.ladder.get(step_idx) else {
+            return Some(format!(
+                "stopped after step {n} of {n}, before its files were written"
+            ));
+        };
+        let model = self.models.get(done % per_step);
+        let step = step_idx as u32 + 1;
+        let started = records
+            .iter()
+            .any(|r| r.step == step && model.map_or(true, |m| &r.model == m));
+        let of_model = match model {
+            Some(m) if per_step > 1 => format!(", model {m}"),
+            _ => String::new(),
+        };
+        let at = self.ladder_unit.at(c);
+        Some(if started || done == 0 {
+            format!("stopped in step {step} of {n} ({at}{of_model})")
+        } else if done % per_step != 0 {
+            let m = model.map_or("", String::as_str);
+            format!("stopped in step {step} of {n} ({at}) before model {m} started")
+        } else {
+            format!("stopped between steps {step_idx} and {step} of {n} ({at} next)")
+        })
+    }
+}
+
+/// Reads a run's `meta.json`.
+pub fn read_meta(path: &Path) -> Result<Meta, StoreError> {
+    let bytes = fs::read(path).map_err(|e| StoreError::read(path, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| StoreError::Json {
+        path: path.to_path_buf(),
+        error: e.to_string(),
+    })
+}
