@@ -27,7 +27,7 @@ mod procs;
 mod results_md;
 
 use ladder::model::RequestRecord;
-use ladder::runner::arrivals::gap_stats;
+use ladder::scenario::arrivals::gap_stats;
 use ladder::store::{read_requests_csv, read_summary_csv};
 use procs::{
     can_pin, machine, machine_busy, priority, proc_cpu, run_ladder_pinned, BenchResult, LadderRun,

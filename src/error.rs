@@ -1,4 +1,4 @@
-//! How a command ends: the one `ExitCode` type (DESIGN §7) used by `app`, `compare` and `check`,
+//! How a command ends: the one `ExitCode` type (docs/commands.md, exit codes) used by `app`, `compare` and `check`,
 //! and the one error type for bad user input (flags, files), which maps to exit code 2. Lives
 //! below `app` so that subcommand modules need not depend on `app`.
 
@@ -7,7 +7,7 @@
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Exit codes (DESIGN §7). Ordered by severity for combining several results: a regression in
+/// Exit codes (docs/commands.md, exit codes). Ordered by severity for combining several results: a regression in
 /// one scenario outranks a pass in another (`max`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ExitCode {

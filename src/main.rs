@@ -1,6 +1,6 @@
 //! The `ladder` binary: parse the command line, call `app::run`, map errors to exit codes.
 //!
-//! Exit codes (DESIGN §7) are the one `ladder::error::ExitCode` type: 0 ok · 1 runtime error,
+//! Exit codes (docs/commands.md, exit codes) are the one `ladder::error::ExitCode` type: 0 ok · 1 runtime error,
 //! incompatible baseline, interrupted run · 2 usage error or invalid input · 3 regression found
 //! · 4 inconclusive.
 

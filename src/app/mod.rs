@@ -5,6 +5,7 @@
 
 mod adhoc;
 mod baseline;
+mod check;
 mod diff;
 mod gate;
 mod load;
@@ -51,7 +52,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Merge(args) => merge::merge_runs(&args, &out),
         Command::Run(args) => runtime()?.block_on(run::run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(sim::serve_sim(&args, &out)),
-        Command::Check(args) => runtime()?.block_on(crate::check::run(&args, out.quiet)),
+        Command::Check(args) => runtime()?.block_on(check::run(&args, out.quiet)),
         Command::Report(args) => report::command(&args, out.quiet),
         Command::Plan(args) => crate::app::plan::run(&args),
         Command::Schema => {

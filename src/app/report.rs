@@ -6,8 +6,9 @@
 use crate::cli::{ReportArgs, ReportFormatArg};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::{ExitCode, UsageError};
-use crate::findings::{self, ModelFindings};
+use crate::findings::{self};
 pub use crate::plan::{slo_and_limits, DeclaredLimits, SloMs};
+use crate::render::html::view::RunView;
 use crate::store::{self, LoadedResult, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -111,28 +112,6 @@ pub fn default_output(inputs: &[PathBuf], name: &str) -> (PathBuf, Option<String
         free.display()
     );
     (free, Some(note))
-}
-
-/// Everything the page shows about one run.
-#[derive(Debug, Clone)]
-pub struct RunView {
-    pub result: LoadedResult,
-    pub findings: Vec<ModelFindings>,
-    /// `meta.json` as written (fields vary across versions, so kept as JSON).
-    pub meta: Option<serde_json::Value>,
-    /// The scenario as run (secrets already redacted when it was written), or for a baseline
-    /// its normalized workload.
-    pub scenario_yaml: Option<String>,
-    pub slo: SloMs,
-    pub limits: DeclaredLimits,
-    /// Set when a baseline was given.
-    pub baseline: Option<LoadedResult>,
-    pub comparison: Option<Comparison>,
-    /// The run's own model comparisons (`run --pair A=B`, or the scenario's `compare:
-    /// {baseline: A}`), judged as `run` judged them, with the default gates.
-    pub pairs: Vec<(compare::Pair, Comparison)>,
-    /// Plain warnings for the top of the run's section (interrupted, incomplete).
-    pub warnings: Vec<String>,
 }
 
 /// `runs/demo/` (a folder of runs) means its latest run; anything else is taken as given.

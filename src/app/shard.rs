@@ -63,7 +63,7 @@ pub(super) async fn shard_meta(
     http: &reqwest::Client,
     base_url: &str,
     out: &Output,
-) -> crate::shard::ShardMeta {
+) -> crate::store::ShardMeta {
     let clock = crate::shard::clock::estimate_offset(http, base_url).await;
     let unix_ms = |t: SystemTime| {
         t.duration_since(std::time::UNIX_EPOCH)
@@ -85,7 +85,7 @@ pub(super) async fn shard_meta(
         };
         eprintln!("shard {spec}: {start_note}; {clock_note}");
     }
-    crate::shard::ShardMeta {
+    crate::store::ShardMeta {
         index: spec.index,
         total: spec.total,
         start_at: schedule.start.map(store::rfc3339_utc),

@@ -6,27 +6,10 @@
 
 use crate::cli::{ReportArgs, ReportFormatArg};
 use crate::error::{ExitCode, UsageError};
-use crate::stats::StepSummary;
+pub use crate::render::html::trend::{Trend, TrendPoint};
 use crate::store;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// One version of the results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendPoint {
-    /// `2026-11-30 1a2b3c4` or the run directory's name.
-    pub label: String,
-    pub summaries: Vec<StepSummary>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Trend {
-    /// What the points are versions of.
-    pub source: String,
-    /// Oldest first.
-    pub points: Vec<TrendPoint>,
-    pub notes: Vec<String>,
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum TrendError {

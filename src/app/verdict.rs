@@ -1,4 +1,4 @@
-//! The CI contract of a verdict (DESIGN §2, §7), shared by `ladder diff` and `ladder run
+//! The CI contract of a verdict (docs/commands.md, docs/gate.md), shared by `ladder diff` and `ladder run
 //! --against` so that both say the same thing the same way: the diff document alone on stdout
 //! in the chosen format (so `> report.xml` and `| jq` work), the markdown verdict appended to
 //! `$GITHUB_STEP_SUMMARY`, which gates were applied and why, a baseline with another workload

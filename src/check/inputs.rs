@@ -12,7 +12,6 @@
 //! `ANTHROPIC_BASE_URL` the base URL is `https://api.anthropic.com/v1`. Settings that the file
 //! does not have are taken from the process environment, as Claude Code does.
 
-use crate::cli::{ApiArg, CheckArgs};
 use crate::scenario::{
     Api, Endpoint, Header, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
@@ -22,6 +21,18 @@ use std::time::Duration;
 
 pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com/v1";
 pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
+
+/// What the user asked `ladder check` to check, typed (the command line's flags, without clap).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckInputs {
+    pub scenario: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub model: Vec<String>,
+    pub api: Option<Api>,
+    pub api_key_env: Option<String>,
+    pub from: Option<PathBuf>,
+    pub timeout: Duration,
+}
 
 /// One target to check, with what is needed to explain failures.
 #[derive(Debug, Clone)]
@@ -76,10 +87,6 @@ pub fn check_timeouts(base: &Timeouts, limit: Duration) -> Timeouts {
     }
 }
 
-fn api_of(a: ApiArg) -> Api {
-    a.into()
-}
-
 /// A URL as it may be shown: without its query, fragment or password (they may hold secrets).
 fn shown_url(raw: &str) -> String {
     match reqwest::Url::parse(raw.trim()) {
@@ -113,7 +120,7 @@ fn valid_url(raw: &str) -> Option<String> {
 }
 
 /// The target of a scenario; `--model` (when given) replaces its model list.
-pub fn from_scenario(s: &Scenario, args: &CheckArgs) -> CheckTarget {
+pub fn from_scenario(s: &Scenario, args: &CheckInputs) -> CheckTarget {
     let mut target = s.target.clone();
     target.timeouts = check_timeouts(&target.timeouts, args.timeout);
     if !args.model.is_empty() {
@@ -149,7 +156,7 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
 
 /// The target given by `--from` or `--base-url` (not a scenario).
 pub fn from_flags(
-    args: &CheckArgs,
+    args: &CheckInputs,
     env: &dyn Fn(&str) -> Option<String>,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Result<CheckTarget, InputError> {
@@ -175,7 +182,7 @@ pub fn from_flags(
     if args.model.is_empty() {
         return Err(InputError::MissingModel("--base-url".into()));
     }
-    let api = api_of(args.api.unwrap_or(ApiArg::OpenaiChat));
+    let api = args.api.unwrap_or(Api::OpenAiChat);
     let var = args.api_key_env.clone().unwrap_or_else(|| {
         match api {
             Api::AnthropicMessages => "ANTHROPIC_API_KEY",
@@ -239,7 +246,7 @@ fn setting(
 }
 
 fn claude(
-    args: &CheckArgs,
+    args: &CheckInputs,
     path: &Path,
     obj: &Map<String, Value>,
     env: &dyn Fn(&str) -> Option<String>,
@@ -268,7 +275,7 @@ fn claude(
             None => return Err(InputError::NoClaudeModel(path.to_path_buf())),
         }
     };
-    let api = api_of(args.api.unwrap_or(ApiArg::AnthropicMessages));
+    let api = args.api.unwrap_or(Api::AnthropicMessages);
     let mut target = flag_target(api, base, models, args.timeout);
     let api_key = setting(path, obj, "ANTHROPIC_API_KEY", env)?;
     let token = setting(path, obj, "ANTHROPIC_AUTH_TOKEN", env)?;
@@ -313,7 +320,7 @@ fn claude(
 }
 
 fn codex(
-    args: &CheckArgs,
+    args: &CheckInputs,
     path: &Path,
     obj: &Map<String, Value>,
 ) -> Result<CheckTarget, InputError> {
@@ -339,7 +346,7 @@ fn codex(
             path.display()
         )));
     }
-    let api = api_of(args.api.unwrap_or(ApiArg::OpenaiChat));
+    let api = args.api.unwrap_or(Api::OpenAiChat);
     let mut target = flag_target(api, base, args.model.clone(), args.timeout);
     target.api_key = Some(Secret::new(key.clone()));
     Ok(CheckTarget {

@@ -27,9 +27,7 @@ pub mod render;
 mod status;
 pub mod url;
 
-use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
-use crate::error::{ExitCode, UsageError};
 use crate::scenario::{self, RequestSpec};
 use crate::util::redact::Redactor;
 use anyhow::Context as _;
@@ -41,29 +39,6 @@ use std::path::PathBuf;
 /// The prompt of the check request: short, and answerable in a few tokens.
 const PROMPT: &str = "Reply with one word: ok";
 const MAX_TOKENS: u32 = 5;
-
-pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
-    let target = match &args.scenario {
-        Some(path) => inputs::from_scenario(&scenario::load(path)?, args),
-        None => {
-            let env = |k: &str| std::env::var(k).ok();
-            inputs::from_flags(args, &env, &|p| std::fs::read_to_string(p))
-                .map_err(|e| UsageError(e.to_string()))?
-        }
-    };
-    let (total, failed) = check_target(&target, quiet).await?;
-    if !quiet {
-        println!(
-            "checked {total} model(s): {} ok, {failed} failed",
-            total - failed
-        );
-    }
-    Ok(if failed > 0 {
-        ExitCode::Error
-    } else {
-        ExitCode::Ok
-    })
-}
 
 /// The check request for one target: the scenario's `extra_body` without its token limits.
 fn request_spec(ct: &CheckTarget) -> RequestSpec {
@@ -92,8 +67,8 @@ fn redact_all(text: &str, ct: &CheckTarget) -> String {
 }
 
 /// Checks every model of one target; returns (models checked, models failed).
-async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
-    let (base_url, sim) = crate::sim::serve_endpoint(&ct.target.endpoint)
+pub async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
+    let (base_url, sim) = crate::client::endpoint::serve_endpoint(&ct.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
     let http = build_http_client(&ct.target.timeouts, &ct.target.tls, 1)

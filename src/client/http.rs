@@ -154,7 +154,7 @@ pub fn api_version_query(target: &Target) -> String {
 /// The result of one attempt. Times are ms since `sent_at`.
 #[derive(Debug, Clone, Default)]
 pub struct Attempt {
-    /// The request's `start` (DESIGN §4): when the connection task took the body to write it,
+    /// The request's `start` (docs/metrics.md): when the connection task took the body to write it,
     /// after connecting and pool checkout; when that moment is unknown (the request was never
     /// written), just before the request was handed to the HTTP client.
     pub sent_at: Option<Instant>,

@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod chunk;
+pub mod endpoint;
 pub mod error_body;
 pub mod http;
 pub(crate) mod lenient;

@@ -1,5 +1,5 @@
 //! Rate-limit headers and bodies of 429 responses: how long to wait, and whether the wall is
-//! about requests or tokens (DESIGN §5 "rate-limit wall"), plus telling "too fast" apart from
+//! about requests or tokens (the "rate-limit wall" of docs/metrics.md), plus telling "too fast" apart from
 //! "out of money" (quota/billing 429s, which are never retried).
 //!
 //! Pure: headers come in as `(name, value)` pairs; nothing here reads a clock, so absolute reset

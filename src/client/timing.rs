@@ -1,4 +1,4 @@
-//! Per-request timing accumulator (DESIGN §4): timestamped `ChunkInfo`s in, the record's
+//! Per-request timing accumulator (docs/metrics.md): timestamped `ChunkInfo`s in, the record's
 //! latency and token figures out. Pure: the caller supplies every timestamp (milliseconds since
 //! the request's start, taken when the bytes were read), so the formulas are tested with exact
 //! numbers.
@@ -25,7 +25,7 @@ pub struct StreamTiming {
     error: Option<InBandError>,
 }
 
-/// The figures of one stream (DESIGN §4).
+/// The figures of one stream (docs/metrics.md).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TimingSummary {
     /// First token event (content or reasoning).

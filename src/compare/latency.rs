@@ -1,4 +1,4 @@
-//! The latency rules of DESIGN §5 for one model × step × metric × percentile: the bootstrap rule
+//! The latency rules of the gate (docs/gate.md) for one model × step × metric × percentile: the bootstrap rule
 //! when both sides kept per-request samples, the approximate rule otherwise, the minimum-sample
 //! skip, and P50 as information only. Pure: data in, verdict and a one-line explanation out.
 //!

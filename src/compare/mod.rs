@@ -1,4 +1,4 @@
-//! Baseline vs new run → verdicts (DESIGN §5, exit codes §7). This is the part of ladder that
+//! Baseline vs new run → verdicts (docs/gate.md; exit codes in docs/commands.md). This is the part of ladder that
 //! decides whether a release fails, so it is pure (no clock, no files, seeded randomness) and
 //! judges every model × step × metric × percentile with the documented rule, says which rule it
 //! used, and never drops data silently: steps or models present on one side only are listed.
@@ -629,7 +629,7 @@ pub(crate) fn fmt_pct(r: f64) -> String {
 }
 
 /// What `validate` and `run` say before any traffic about gates the scenario's sample sizes
-/// cannot feed (DESIGN §5): P99 needs 400 successful requests per step, P90 and throughput 40.
+/// cannot feed (docs/gate.md): P99 needs 400 successful requests per step, P90 and throughput 40.
 /// Steps sized by duration depend on the server, so they get a general reminder.
 pub fn sample_size_notes(load: &crate::scenario::Load) -> Vec<String> {
     let per_step: Option<Vec<(u32, u64)>> = load

@@ -1,4 +1,4 @@
-//! A run that did not finish, as one side of a diff (DESIGN §2, §9; issue 10 §2): a run killed
+//! A run that did not finish, as one side of a diff (docs/gate.md): a run killed
 //! before it ended (`meta.json` says `complete: false`) or stopped with Ctrl-C (`interrupted:
 //! true`). It says where the run stopped and which steps got fewer requests than the scenario
 //! planned, as a warning that every diff format carries, and it restates the "requests per step

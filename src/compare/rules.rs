@@ -1,4 +1,4 @@
-//! The non-latency rules of DESIGN §5 for one matched step or model: error rate (size, and
+//! The non-latency rules of the gate (docs/gate.md) for one matched step or model: error rate (size, and
 //! significance by Fisher's exact test), throughput, and the knee/wall findings diff.
 
 use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};

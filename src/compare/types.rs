@@ -66,7 +66,7 @@ pub struct CompareOptions {
     pub allow_different_workload: bool,
     /// Any skipped or inconclusive gate makes the result inconclusive (exit 4).
     pub strict: bool,
-    /// Bootstrap resamples (DESIGN: ≥ 10,000).
+    /// Bootstrap resamples (the gate uses ≥ 10,000).
     pub resamples: usize,
     pub seed: u64,
 }
@@ -292,7 +292,7 @@ pub enum Outcome {
     Inconclusive,
     Refused,
     /// A side did not finish (killed or interrupted) and the steps that ran show no regression:
-    /// an error (exit 1), never a pass (DESIGN §7 "interrupted run").
+    /// an error (exit 1), never a pass (docs/commands.md, exit codes: "interrupted run").
     Incomplete,
 }
 
@@ -387,7 +387,7 @@ impl Comparison {
         })
     }
 
-    /// DESIGN §7: 0 pass, 1 refused (incompatible baseline) or incomplete (a side did not finish
+    /// docs/commands.md, exit codes: 0 pass, 1 refused (incompatible baseline) or incomplete (a side did not finish
     /// and no regression showed), 3 regression, 4 inconclusive (no
     /// latency gate decided; with `--strict`, any gate skipped or inconclusive).
     pub fn exit_code(&self) -> ExitCode {

@@ -1,4 +1,4 @@
-//! Per-model findings over a ladder (DESIGN §5): the TTFT knee (where it is, whether requests
+//! Per-model findings over a ladder (docs/metrics.md): the TTFT knee (where it is, whether requests
 //! queue behind a concurrency cap, the backend saturates, or a rate limit bites), the estimated
 //! cap, the rate-limit wall, and how much of linear throughput scaling each step keeps.
 //! Pure: takes `summary.csv` rows (plus optional per-step details from the records) and returns

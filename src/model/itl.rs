@@ -1,15 +1,15 @@
-//! Inter-token gaps (ITL, DESIGN §4) kept per request, compactly: a fixed log-spaced histogram
+//! Inter-token gaps (ITL, docs/metrics.md) kept per request, compactly: a fixed log-spaced histogram
 //! of the request's gaps. It travels in `requests.csv` and the baseline sidecar (column
 //! `itl_hist`), so that a step's pooled ITL percentiles can be rebuilt from stored records
 //! (`summarize`, `merge`, a killed run) and so that the diff can bootstrap ITL by resampling
-//! whole requests (DESIGN §5), which per-step percentiles alone cannot do.
+//! whole requests (docs/gate.md), which per-step percentiles alone cannot do.
 //!
 //! **Bins.** Bin 0 holds gaps under 1 µs (two events read together: a gap of 0). Bin b ≥ 1
 //! holds gaps in [2^((b−1)/32), 2^(b/32)) µs: 32 bins per doubling, each 2.2% wide, up to bin
 //! 960 (2^30 µs ≈ 17.9 minutes; longer gaps count in the last bin). A gap stands for its bin's
 //! geometric midpoint, so every gap is represented within a factor 2^(1/64), i.e. ±1.09%.
 //!
-//! **Percentiles.** A step's ITL P50/P90/P99 are the type-7 percentiles (DESIGN §4) of the pooled
+//! **Percentiles.** A step's ITL P50/P90/P99 are the type-7 percentiles (docs/metrics.md) of the pooled
 //! gaps of its successful requests, each gap replaced by its bin's midpoint. Type 7 is a convex
 //! combination of two order statistics and the replacement is monotone, so the result lies
 //! within a factor 2^(1/64) of the exact pooled percentile: at most 1.09% off (gaps under 1 µs

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// Why a request failed (DESIGN §9). `Interrupted` marks requests cancelled by Ctrl-C.
+/// Why a request failed (docs/files.md). `Interrupted` marks requests cancelled by Ctrl-C.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {

@@ -1,4 +1,4 @@
-//! `ladder plan`: capacity from measured numbers (DESIGN §2, Little's law). For a target rate
+//! `ladder plan`: capacity from measured numbers (Little's law; docs/plan.md). For a target rate
 //! and an SLO, per model: the lowest measured step that met the SLO while carrying that rate,
 //! the concurrency that rate needs there (RPS × mean E2E), the tokens and requests per minute it
 //! needs, how that compares with the account's declared `limits:`, which limit binds first and

@@ -85,7 +85,7 @@ pub fn run_table_marked(
             // A shard's share of a rate step need not be whole: show the rate it offered.
             let value = match r.offered_rps {
                 Some(o) if r.ladder_unit == LadderUnit::Rps && o != f64::from(r.concurrency) => {
-                    crate::runner::arrivals::rate_text(o)
+                    crate::scenario::arrivals::rate_text(o)
                 }
                 _ => r.concurrency.to_string(),
             };

@@ -278,7 +278,7 @@ pub async fn run_scheduled<B: Backend>(
                     arrivals,
                     max_concurrency,
                 } => {
-                    let seed = crate::runner::arrivals::step_seed(scenario.load.seed, step);
+                    let seed = crate::scenario::arrivals::step_seed(scenario.load.seed, step);
                     let rate = open_loop::RatePlan {
                         rate: load,
                         arrivals,
@@ -355,7 +355,7 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
 fn step_label(unit: crate::stats::LadderUnit, value: u32, load: f64, rate: bool) -> String {
     use crate::stats::LadderUnit;
     let load = if rate {
-        format!("{} req/s", crate::runner::arrivals::rate_text(load))
+        format!("{} req/s", crate::scenario::arrivals::rate_text(load))
     } else {
         LadderUnit::Streams.describe(load as u32)
     };
@@ -535,7 +535,7 @@ async fn one_request<B: Backend>(
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = shared.ids.id(id_num);
     let started = Instant::now();
-    // The first attempt's write (DESIGN §4 `start`), so that started_at + TTFT is when the first
+    // The first attempt's write (docs/metrics.md `start`), so that started_at + TTFT is when the first
     // token arrived; connection setup is not part of the request's figures.
     let mut first_sent = None;
     let mut cancel_rx = interrupt.subscribe();
@@ -706,7 +706,6 @@ fn short(msg: &str) -> String {
     }
 }
 
-pub mod arrivals;
 mod open_loop;
 pub mod selfcheck;
 pub mod workload;

@@ -7,7 +7,7 @@
 use super::{drain_records, one_request, Interrupt, RequestKey, RunSink, Shared, StepPlan};
 use crate::client::Backend;
 use crate::model::RequestRecord;
-use crate::runner::arrivals::{ArrivalProcess, Schedule};
+use crate::scenario::arrivals::{ArrivalProcess, Schedule};
 use crate::scenario::Budget;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

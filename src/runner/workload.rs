@@ -5,7 +5,7 @@
 //! sessions build a body per request. Pure apart from the backend's body builder.
 
 use crate::client::Backend;
-use crate::runner::arrivals::step_seed;
+use crate::scenario::arrivals::step_seed;
 use crate::scenario::{
     synthetic_prompt, LadderOver, PromptContent, PromptItem, PromptOrder, PromptSource,
     RequestSpec, Scenario,

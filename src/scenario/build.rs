@@ -428,7 +428,7 @@ pub fn load_from_yaml(text: &str) -> Result<Load, String> {
         Some(v) => Some(serde_yaml::from_value(v.clone()).map_err(|e| format!("load: {e}"))?),
     };
     let cx = Ctx {
-        file: Path::new(crate::store::SCENARIO_FILE),
+        file: Path::new(super::RECORDED_FILE),
         text,
         secrets: Vec::new(),
     };

@@ -14,6 +14,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// The name of the scenario a run directory records (`runs/<scenario>/<time>/scenario.yaml`).
+pub const RECORDED_FILE: &str = "scenario.yaml";
+
+pub mod arrivals;
 mod build;
 mod build_load;
 mod build_request;
@@ -34,7 +38,7 @@ mod tests_overrides;
 mod tests_workload;
 mod tls;
 
-pub use crate::runner::arrivals::ArrivalProcess;
+pub use arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
 pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
@@ -367,8 +371,8 @@ impl Load {
     }
 
     /// The unit of the ladder's values, as written in `summary.csv`'s `ladder_unit` column.
-    pub fn ladder_unit(&self) -> crate::stats::LadderUnit {
-        use crate::stats::LadderUnit;
+    pub fn ladder_unit(&self) -> crate::model::LadderUnit {
+        use crate::model::LadderUnit;
         match (self.ladder_over, self.mode) {
             (LadderOver::PromptTokens { .. }, _) => LadderUnit::PromptTokens,
             (LadderOver::Load, LoadMode::Concurrency) => LadderUnit::Streams,

@@ -1,4 +1,4 @@
-//! Unit tests of scenario loading: the DESIGN §3 example, defaults, interpolation, every
+//! Unit tests of scenario loading: the example of docs/scenarios.md, defaults, interpolation, every
 //! validation message with its line and field, secrecy, the fingerprint and the output YAML.
 
 use super::errors::strip_marks;
@@ -8,7 +8,7 @@ use super::raw::parse_fraction;
 use super::*;
 use proptest::prelude::*;
 
-/// DESIGN §3, verbatim.
+/// The example of docs/scenarios.md, verbatim.
 const FULL: &str = r#"# scenarios/support-chat.yaml
 name: support-chat                 # used for file names; [a-z0-9-]
 description: customer-support answers, short prompt

@@ -9,9 +9,10 @@
 
 use crate::model::RequestRecord;
 use crate::scenario::Slo;
-use crate::shard::{share, MergedShard, ShardMeta};
+use crate::shard::share;
 use crate::stats::{self, StepContext, StepSummary};
 use crate::store::Meta;
+use crate::store::{MergedShard, ShardMeta};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 

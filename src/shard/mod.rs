@@ -7,7 +7,6 @@ pub mod clock;
 pub mod merge;
 
 use crate::scenario::{Budget, Load};
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, SystemTime};
@@ -132,7 +131,7 @@ pub fn rate_share(spec: ShardSpec, rate: f64, requests: u64) -> (f64, u64) {
 /// process (independent Poisson streams of rate r / N add up to Poisson of rate r); shards that
 /// shared one seed would send in lockstep bursts.
 pub fn arrival_seed(spec: ShardSpec, step_seed: u64) -> u64 {
-    crate::runner::arrivals::step_seed(step_seed, spec.index + 1)
+    crate::scenario::arrivals::step_seed(step_seed, spec.index + 1)
 }
 
 /// `--start-at TIME`: the common start every shard is given (RFC 3339, UTC), or a message
@@ -153,42 +152,6 @@ pub fn step_slot(load: &Load) -> Option<Duration> {
         Budget::Duration(d) => Some(load.ramp_up + d + load.pause_between_steps),
         Budget::RequestsPerStep(_) | Budget::RequestsPerWorker(_) => None,
     }
-}
-
-/// What `meta.json` says about the shard that wrote it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardMeta {
-    pub index: u32,
-    pub total: u32,
-    /// The common start every shard was given (`--start-at`, RFC 3339), if any.
-    #[serde(default)]
-    pub start_at: Option<String>,
-    /// Time slot of each model × step (seconds): step k started at `start_at + k × slot`.
-    #[serde(default)]
-    pub step_every_s: Option<f64>,
-    /// This host's wall clock (Unix ms) at the runner's time origin: a record's
-    /// `started_at_ms` counts from here.
-    pub origin_unix_ms: f64,
-    /// Estimated (target's clock − this host's clock) in ms, from the target's `Date` header
-    /// (`clock::estimate_offset`); `None` when it could not be measured.
-    #[serde(default)]
-    pub clock_offset_ms: Option<f64>,
-    /// Half-width of the interval the offset is known to lie in, ms.
-    #[serde(default)]
-    pub clock_offset_error_ms: Option<f64>,
-}
-
-/// What a merged run's `meta.json` keeps about each shard it was made from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MergedShard {
-    pub index: u32,
-    pub total: u32,
-    /// The shard's run directory.
-    pub source: String,
-    pub host: String,
-    pub complete: bool,
-    pub clock_offset_ms: Option<f64>,
-    pub records: u64,
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The simulator's knobs (DESIGN §8): what the server models, with the defaults documented on each
+//! The simulator's knobs (docs/simulator.md): what the server models, with the defaults documented on each
 //! field, plus `--sim-set key=value` overrides and the key list for help output. Pure data: no
 //! clock, no I/O.
 
@@ -11,7 +11,7 @@ use std::time::Duration;
 /// The model name served when a request names none of the configured ones.
 pub const DEFAULT_MODEL: &str = "sim-model";
 
-/// Server-side parameters (DESIGN §8). Not part of the workload fingerprint.
+/// Server-side parameters (docs/simulator.md). Not part of the workload fingerprint.
 ///
 /// `Default` gives the documented defaults (not zeroes); YAML fields that are left out take them.
 /// `Debug` never prints `require_api_key`.

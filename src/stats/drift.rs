@@ -1,4 +1,4 @@
-//! Run-to-run drift for pooled baselines (DESIGN §5). A check's bootstrap CI covers sampling
+//! Run-to-run drift for pooled baselines (docs/gate.md). A check's bootstrap CI covers sampling
 //! inside one run; a real server also shifts from run to run (a few percent of the whole
 //! distribution), which no within-run CI sees. A pooled baseline keeps the per-step summaries of
 //! the last K runs, and this module turns them into a wider CI.

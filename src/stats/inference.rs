@@ -1,4 +1,4 @@
-//! Statistical inference behind ladder's verdicts (DESIGN §5). This is the one implementation:
+//! Statistical inference behind ladder's verdicts (docs/gate.md). This is the one implementation:
 //! the bootstrap CI of a quantile ratio, the effective sample size of a series whose
 //! consecutive requests are correlated, distribution-free bounds of a quantile, and Fisher's
 //! exact test for error rates. Everything is pure and seeded (no clock, no global RNG).
@@ -111,7 +111,7 @@ fn ratio_ci<R: RngCore>(
     ))
 }
 
-/// One side of a whole-request bootstrap of pooled inter-token gaps (DESIGN §5: each request's
+/// One side of a whole-request bootstrap of pooled inter-token gaps (docs/gate.md: each request's
 /// gaps travel together): the histograms of the requests that have gaps, and how many requests
 /// a resample draws (`m`, ≤ n; the effective number of independent requests).
 #[derive(Debug, Clone, Copy)]

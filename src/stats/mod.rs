@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 /// Current `summary.csv` schema version. Readers accept this and older versions.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// One row of `summary.csv` (DESIGN §6), columns in this order. Missing values are empty cells.
+/// One row of `summary.csv` (docs/files.md), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepSummary {
     pub schema_version: u32,
@@ -172,7 +172,7 @@ pub fn quantile(values: &[f64], q: f64) -> Option<f64> {
 // Distributions and per-step summaries
 // ---------------------------------------------------------------------------------------------
 
-/// Sample count, type-7 percentiles, mean and range of one metric (DESIGN §4).
+/// Sample count, type-7 percentiles, mean and range of one metric (docs/metrics.md).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Distribution {
     pub n: usize,
@@ -215,7 +215,7 @@ pub struct StepContext<'a> {
     pub short_below: f64,
 }
 
-/// Builds the `summary.csv` row of one model × step from its records (DESIGN §4, §6).
+/// Builds the `summary.csv` row of one model × step from its records (docs/metrics.md, docs/files.md).
 ///
 /// Latency percentiles, token sums and goodput count successful requests only; errors are split
 /// into 429 (`Http429`; `Quota` counts as other), 5xx, timeouts and other (incl. interrupted).
@@ -370,7 +370,7 @@ impl From<&RequestRecord> for Timed {
     }
 }
 
-/// The part of a step where every worker is busy (DESIGN §5): from the last worker's first
+/// The part of a step where every worker is busy (docs/gate.md): from the last worker's first
 /// start (end of the ramp-up) to the first worker's last end (start of the drain tail).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SteadyWindow {

@@ -45,10 +45,10 @@ pub struct Meta {
     pub short_below: f64,
     /// For a shard of a sharded run (`run --shard I/N`): which one, and its clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<crate::shard::ShardMeta>,
+    pub shard: Option<ShardMeta>,
     /// For a merged run (`ladder merge`): the shards it was made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<crate::shard::MergedShard>,
+    pub merged_from: Vec<MergedShard>,
 }
 
 fn yes() -> bool {
@@ -136,4 +136,40 @@ pub fn read_meta(path: &Path) -> Result<Meta, StoreError> {
         path: path.to_path_buf(),
         error: e.to_string(),
     })
+}
+
+/// What `meta.json` says about the shard that wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardMeta {
+    pub index: u32,
+    pub total: u32,
+    /// The common start every shard was given (`--start-at`, RFC 3339), if any.
+    #[serde(default)]
+    pub start_at: Option<String>,
+    /// Time slot of each model × step (seconds): step k started at `start_at + k × slot`.
+    #[serde(default)]
+    pub step_every_s: Option<f64>,
+    /// This host's wall clock (Unix ms) at the runner's time origin: a record's
+    /// `started_at_ms` counts from here.
+    pub origin_unix_ms: f64,
+    /// Estimated (target's clock − this host's clock) in ms, from the target's `Date` header
+    /// (`clock::estimate_offset`); `None` when it could not be measured.
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
+    /// Half-width of the interval the offset is known to lie in, ms.
+    #[serde(default)]
+    pub clock_offset_error_ms: Option<f64>,
+}
+
+/// What a merged run's `meta.json` keeps about each shard it was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MergedShard {
+    pub index: u32,
+    pub total: u32,
+    /// The shard's run directory.
+    pub source: String,
+    pub host: String,
+    pub complete: bool,
+    pub clock_offset_ms: Option<f64>,
+    pub records: u64,
 }

@@ -27,7 +27,7 @@ pub use error::StoreError;
 use files::write_json;
 pub use files::{host_name, rfc3339_utc, write_atomic};
 pub use load::{load_result, rebuild_run, LoadedResult};
-pub use meta::{read_meta, Meta};
+pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
 pub use shards::{
@@ -41,7 +41,7 @@ pub use crate::model::{Slo, SloMs};
 /// File names inside a run directory.
 pub const SUMMARY_FILE: &str = "summary.csv";
 pub const REQUESTS_FILE: &str = "requests.csv";
-pub const SCENARIO_FILE: &str = "scenario.yaml";
+pub const SCENARIO_FILE: &str = crate::scenario::RECORDED_FILE;
 pub const WORKLOAD_FILE: &str = "workload.yaml";
 pub const META_FILE: &str = "meta.json";
 pub const FINDINGS_FILE: &str = "findings.json";

@@ -1,4 +1,4 @@
-//! `requests.csv` (DESIGN §6): one row per attempted request, the DESIGN columns then the
+//! `requests.csv` (docs/files.md): one row per attempted request, the original columns then the
 //! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`) and workload
 //! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens` and
 //! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`). Error
@@ -13,7 +13,7 @@ use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
 use crate::stats::ItlHistogram;
 use std::path::Path;
 
-/// `requests.csv` columns in file order: DESIGN §6, then the appended rate-limit columns.
+/// `requests.csv` columns in file order: the original columns (docs/files.md), then the appended rate-limit columns.
 #[rustfmt::skip]
 pub const REQUEST_COLUMNS: [&str; 31] = [
     "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",

@@ -215,7 +215,7 @@ pub fn write_merged(out: &Path, files: &MergedFiles<'_>) -> Result<RunDir, Store
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shard::ShardMeta;
+    use crate::store::ShardMeta;
 
     /// A shard run directory `i` of `n` with a 2-step schedule of 10 s slots from t = 1000 s.
     fn shard_dir(root: &Path, index: u32, total: u32, complete: bool) -> PathBuf {

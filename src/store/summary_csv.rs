@@ -1,4 +1,4 @@
-//! `summary.csv` (DESIGN §6): one row per model × step, columns in `StepSummary` field order,
+//! `summary.csv` (docs/files.md): one row per model × step, columns in `StepSummary` field order,
 //! fixed precision and a stable row order; the reader accepts older schema versions (fewer
 //! trailing columns) and ignores unknown columns. Baselines use the same format.
 

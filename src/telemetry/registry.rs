@@ -24,7 +24,7 @@ pub const TOKEN_GAP_BOUNDS: &[f64] = &[
     0.15, 0.2, 0.3, 0.5, 1.0, 2.0,
 ];
 
-/// The metric names (DESIGN of the telemetry: `docs/telemetry.md`).
+/// The metric names (documented in `docs/telemetry.md`).
 pub const TTFT: &str = "ladder_ttft_seconds";
 pub const ITL: &str = "ladder_itl_seconds";
 pub const TPOT: &str = "ladder_tpot_seconds";

@@ -1,5 +1,5 @@
 //! Faults and limits end to end: what the embedded simulator says it injected (`sim_stats.json`)
-//! must be exactly what the client recorded, class by class (DESIGN §9); retries keep the
+//! must be exactly what the client recorded, class by class (docs/files.md); retries keep the
 //! successful attempt's timings; the rate-limit wall counts first attempts; a TPM limit is
 //! reported as a token wall at the step where the token budget runs out.
 

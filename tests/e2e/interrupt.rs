@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM (DESIGN §9, issue 4 item 6): the first signal stops new requests, lets
+//! Ctrl-C and SIGTERM (docs/files.md, "Interruption"): the first signal stops new requests, lets
 //! in-flight ones finish for a grace period, cancels the rest as `interrupted`, writes every
 //! file and exits 1; a second signal exits at once without leaving a half-written file.
 //!
@@ -330,7 +330,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    // Never a pass (DESIGN §7): the same data on both sides, so incomplete, exit 1.
+    // Never a pass (docs/commands.md): the same data on both sides, so incomplete, exit 1.
     assert_eq!(out.status.code(), Some(1), "{json}");
     assert_eq!(json["outcome"], "incomplete", "{json}");
     let warnings = json["warnings"].as_array().expect("warnings");

@@ -94,7 +94,7 @@ fn diff_of_a_killed_run_warns_in_every_format() {
             .unwrap();
         let stdout = String::from_utf8(out.stdout).unwrap();
         // The same data on both sides for the steps that ran: no regression, so the unfinished
-        // side makes it exit 1 (DESIGN §7 "interrupted run"), never 0.
+        // side makes it exit 1 (docs/commands.md, exit codes: "interrupted run"), never 0.
         assert_eq!(
             out.status.code(),
             Some(1),

@@ -1,5 +1,5 @@
 //! Every way a request can take too long, and every hostile answer, ends as its own error class
-//! (DESIGN §9): first token, idle, total and connect timeouts against the simulator, a closed
+//! (docs/files.md): first token, idle, total and connect timeouts against the simulator, a closed
 //! port, and tiny raw TCP servers that send an endless SSE line or trickle bytes forever.
 
 use crate::support::{read_csv, sim_scenario, Project};

@@ -24,7 +24,6 @@ use crate::error::{ExitCode, UsageError};
 use crate::findings;
 use crate::runner::{self, Interrupt};
 use crate::scenario::{Endpoint, Scenario};
-use crate::sim;
 use crate::store;
 use anyhow::{Context, Result};
 use std::io::Write;
@@ -168,7 +167,7 @@ async fn run_one(
 ) -> Result<ExitCode> {
     let sharding = shard_plan(args, s)?;
     let started = SystemTime::now();
-    let (base_url, sim_handle) = sim::serve_endpoint(&s.target.endpoint)
+    let (base_url, sim_handle) = crate::client::endpoint::serve_endpoint(&s.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
     let backend = Arc::new(http_backend(s, &base_url)?);

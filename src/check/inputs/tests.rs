@@ -4,8 +4,8 @@
 use super::*;
 use std::collections::HashMap;
 
-fn args() -> CheckArgs {
-    CheckArgs {
+fn args() -> CheckInputs {
+    CheckInputs {
         scenario: None,
         base_url: None,
         model: Vec::new(),
@@ -76,7 +76,7 @@ fn base_url_flags() {
     assert_eq!(t.target.timeouts.first_token, Duration::from_secs(20));
     assert_eq!(t.target.timeouts.connect, Duration::from_secs(10));
     // The default key variable follows the API; --api-key-env overrides it.
-    a.api = Some(ApiArg::AnthropicMessages);
+    a.api = Some(Api::AnthropicMessages);
     let t = from_flags(&a, &env_of(&[]), &no_file).unwrap();
     assert_eq!(t.key_source, "$ANTHROPIC_API_KEY");
     assert_eq!(t.key, None);
@@ -171,7 +171,7 @@ fn claude_settings_with_an_auth_token_use_bearer() {
     assert_eq!(t.key.as_ref().map(|k| k.expose()), Some("tok-123"));
     assert_eq!(t.key_source, "env.ANTHROPIC_AUTH_TOKEN in s.json");
     // With an OpenAI-style API the token is the bearer key itself.
-    a.api = Some(ApiArg::OpenaiChat);
+    a.api = Some(Api::OpenAiChat);
     let t = from_flags(&a, &env_of(&[]), &move |_: &Path| Ok(text.to_string())).unwrap();
     assert_eq!(
         t.target.api_key.as_ref().map(|k| k.expose()),
@@ -202,7 +202,7 @@ fn claude_settings_fall_back_to_the_environment() {
 fn claude_settings_errors() {
     let mut a = args();
     a.from = Some("s.json".into());
-    let run = |a: &CheckArgs, text: &'static str| {
+    let run = |a: &CheckInputs, text: &'static str| {
         from_flags(a, &env_of(&[]), &move |_: &Path| Ok(text.to_string()))
     };
     assert_eq!(

@@ -3,10 +3,11 @@
 //! goodput) and, with several models, one chart per metric with every model on shared axes.
 //! Values come straight from `summary.csv` rows; nothing is recomputed here.
 
-use crate::app::report::{RunView, SloMs};
+use super::view::RunView;
 use crate::compare::{Comparison, Metric, Percentile, Verdict};
 use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
+use crate::plan::SloMs;
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
 use crate::stats::{LadderUnit, StepSummary};
 

@@ -10,7 +10,7 @@
 //! distributions use the one type-7 rule (`stats::quantile_sorted`) and the one ITL pooling
 //! (`stats::PooledGaps`).
 
-use crate::app::report::RunView;
+use super::view::RunView;
 use crate::findings::KneeFinding;
 use crate::model::RequestRecord;
 use crate::render::svg::{self, Body, Chart, Marker, Series, VLine, XAxis};

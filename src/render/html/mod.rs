@@ -8,13 +8,14 @@ pub mod charts;
 pub mod curves;
 mod style;
 pub mod trend;
+pub mod view;
 
-use crate::app::report::RunView;
 use crate::compare::{Comparison, Outcome};
 use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
 use crate::render::svg::{self, escape};
 use crate::stats::StepSummary;
 use std::fmt::Write;
+use view::RunView;
 
 /// Page head with the stylesheet, up to and including `<body>`.
 pub fn page_start(title: &str) -> String {

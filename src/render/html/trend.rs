@@ -4,10 +4,26 @@
 
 use super::charts::models;
 use super::{page_end, page_start};
-use crate::app::trend::Trend;
 use crate::render::svg::{self, escape, Body, Chart, Marker, Series};
 use crate::stats::StepSummary;
 use std::fmt::Write;
+
+/// One version of the results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendPoint {
+    /// `2026-11-30 1a2b3c4` or the run directory's name.
+    pub label: String,
+    pub summaries: Vec<StepSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trend {
+    /// What the points are versions of.
+    pub source: String,
+    /// Oldest first.
+    pub points: Vec<TrendPoint>,
+    pub notes: Vec<String>,
+}
 
 /// The concurrencies `model` was measured at, over every point, ascending.
 fn steps(t: &Trend, model: &str) -> Vec<u32> {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::model::RequestRecord;
-use crate::shard::ShardMeta;
+use crate::store::ShardMeta;
 
 fn meta(index: u32, total: u32) -> Meta {
     Meta {

@@ -1,0 +1,29 @@
+//! What the HTML report shows about one run: the view the page and its charts are drawn from.
+//! `app::report` fills it from the store, findings and comparison; the renderer only reads it.
+
+use crate::compare::Comparison;
+use crate::findings::ModelFindings;
+use crate::plan::{DeclaredLimits, SloMs};
+use crate::store::LoadedResult;
+
+/// Everything the page shows about one run.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub result: LoadedResult,
+    pub findings: Vec<ModelFindings>,
+    /// `meta.json` as written (fields vary across versions, so kept as JSON).
+    pub meta: Option<serde_json::Value>,
+    /// The scenario as run (secrets already redacted when it was written), or for a baseline
+    /// its normalized workload.
+    pub scenario_yaml: Option<String>,
+    pub slo: SloMs,
+    pub limits: DeclaredLimits,
+    /// Set when a baseline was given.
+    pub baseline: Option<LoadedResult>,
+    pub comparison: Option<Comparison>,
+    /// The run's own model comparisons (`run --pair A=B`, or the scenario's `compare:
+    /// {baseline: A}`), judged as `run` judged them, with the default gates.
+    pub pairs: Vec<(crate::compare::Pair, Comparison)>,
+    /// Plain warnings for the top of the run's section (interrupted, incomplete).
+    pub warnings: Vec<String>,
+}

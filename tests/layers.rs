@@ -1,0 +1,599 @@
+//! The house rules of `src/`, checked on the source text so that they stay true as the code
+//! grows (docs/architecture.md explains them):
+//!
+//! - **Layers.** Every top-level module belongs to one layer of [`LAYERS`]; a module may import
+//!   only from layers below its own (never from its own layer's other modules, never upwards).
+//!   `crate::x`, `crate::{x, y::z}` and `super::` paths that climb out of a module all count, in
+//!   `use` lines and in code. Test code (`#[cfg(test)]` modules and the files they live in) may
+//!   reach anything: a test may wire a whole pipeline.
+//! - **Sizes.** No non-test source file over [`MAX_FILE_LINES`] lines, no function over
+//!   [`MAX_FN_LINES`] lines (from its `fn` line to its closing brace).
+//!
+//! The parsing is deliberately simple (comments and string contents are blanked, braces
+//! matched); a failure names the file, the line and the rule.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The layers, top first. A module imports only from the layers after its own. This list and the
+/// one in docs/architecture.md are the same list.
+const LAYERS: &[&[&str]] = &[
+    &["main"],
+    &["app"],
+    &["cli"],
+    &["render"],
+    &["check", "plan"],
+    &["compare"],
+    &["findings"],
+    &["telemetry"],
+    &["runner"],
+    &["shard"],
+    &["client"],
+    &["store"],
+    &["stats"],
+    &["error"],
+    &["scenario"],
+    &["sim"],
+    &["model"],
+    &["util"],
+];
+
+const MAX_FILE_LINES: usize = 700;
+const MAX_FN_LINES: usize = 100;
+
+/// Files over the size limit when the rule was introduced, to be split; a file may leave this
+/// list (the test says when it must) but never join it.
+const OVERSIZE_FILES: &[&str] = &[
+    "client/http.rs",
+    "client/sse.rs",
+    "compare/latency.rs",
+    "runner/mod.rs",
+    "stats/mod.rs",
+];
+
+/// Functions (`file:name`) over the length limit when the rule was introduced, to be split into
+/// named steps; the same rule as [`OVERSIZE_FILES`].
+const OVERLONG_FNS: &[&str] = &[
+    "client/http.rs:read_stream",
+    "compare/latency.rs:judge",
+    "compare/mod.rs:compare",
+    "compare/mod.rs:step_checks",
+    "compare/rules.rs:throughput",
+    "plan/mod.rs:plan_model",
+    "plan/words.rs:model",
+    "render/diff.rs:markdown",
+    "render/html/charts.rs:model_charts",
+    "render/svg/mod.rs:render",
+    "runner/mod.rs:run_scheduled",
+    "scenario/build.rs:build_target",
+    "scenario/build_load.rs:build_load",
+    "scenario/build_request.rs:build_request",
+    "scenario/normalize.rs:normalized_yaml",
+    "shard/merge.rs:merge",
+    "sim/server.rs:complete",
+    "stats/mod.rs:summarize_step",
+];
+
+/// `found` (what is over the limit now) against `known` (what was): new entries and entries
+/// that are now within the limit, as messages.
+fn against_known(found: &BTreeMap<String, String>, known: &[&str], what: &str) -> Vec<String> {
+    let mut problems: Vec<String> = found
+        .iter()
+        .filter(|(key, _)| !known.contains(&key.as_str()))
+        .map(|(_, msg)| format!("{msg} (split it: no {what} may join the known list)"))
+        .collect();
+    for k in known {
+        if !found.contains_key(*k) {
+            problems.push(format!(
+                "src/{k} is within the limit now: remove it from the known list in tests/layers.rs"
+            ));
+        }
+    }
+    problems
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// One source file: its module path (`["store", "meta"]`), whether it is test code, and its text
+/// with comments and string/char contents blanked (line structure kept) and test modules cut.
+struct Source {
+    rel: String,
+    module: Vec<String>,
+    is_test: bool,
+    raw_lines: usize,
+    code: String,
+}
+
+fn module_of(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|l| l == "mod") {
+        parts.pop();
+    }
+    if parts.len() == 1 && parts[0] == "lib" {
+        parts.clear();
+    }
+    parts
+}
+
+/// Blanks `//` and `/* */` comments and the contents of string and char literals (keeping
+/// newlines), so that braces and paths inside them do not count. Raw strings `r"…"`/`r#"…"#`
+/// are handled; lifetimes (`'a`) are not mistaken for chars.
+fn blank(text: &str) -> String {
+    let b: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let keep_nl = |c: char| if c == '\n' { '\n' } else { ' ' };
+    while i < b.len() {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        if c == '/' && next == Some('/') {
+            while i < b.len() && b[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == '/' && b.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if b[i] == '*' && b.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(keep_nl(b[i]));
+                    i += 1;
+                }
+            }
+        } else if c == 'r'
+            && (next == Some('"') || next == Some('#'))
+            && !b
+                .get(i.wrapping_sub(1))
+                .is_some_and(|p| p.is_alphanumeric() || *p == '_')
+        {
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&'"') {
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            out.push('"');
+            j += 1;
+            loop {
+                if j >= b.len() {
+                    break;
+                }
+                if b[j] == '"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                out.push(keep_nl(b[j]));
+                j += 1;
+            }
+            out.push('"');
+            i = j;
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < b.len() && b[i] != '"' {
+                if b[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if i < b.len() {
+                    out.push(keep_nl(b[i]));
+                    i += 1;
+                }
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' {
+            // A char literal ('x', '\n', '\u{1F600}') or a lifetime ('a).
+            let close = if next == Some('\\') {
+                (i + 2..b.len().min(i + 12)).find(|&k| b[k] == '\'')
+            } else if b.get(i + 2) == Some(&'\'') {
+                Some(i + 2)
+            } else {
+                None
+            };
+            match close {
+                Some(k) => {
+                    out.push_str("' '");
+                    out.push_str(&" ".repeat(k - i - 2));
+                    i = k + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The index just past the block that opens at the first `{` at or after `from` (`None` when a
+/// `;` comes first: `mod x;`).
+fn block_end(code: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < code.len() && code[i] != b'{' {
+        if code[i] == b';' {
+            return None;
+        }
+        i += 1;
+    }
+    let mut depth = 0usize;
+    while i < code.len() {
+        match code[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(code.len())
+}
+
+/// Names of modules declared `#[cfg(test)] mod name;` in `code`, and the code with inline
+/// `#[cfg(test)]` items (`mod tests { … }`, test-only functions) blanked.
+fn cut_tests(code: &str) -> (Vec<String>, String) {
+    let mut bytes = code.as_bytes().to_vec();
+    let mut test_files = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("#[cfg(test)]") {
+        let at = from + pos;
+        from = at + 1;
+        let rest = &code[at + "#[cfg(test)]".len()..];
+        let item = rest.trim_start();
+        let item_at = code.len() - item.len();
+        if let Some(decl) = item.strip_prefix("mod ") {
+            let name: String = decl
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if decl[name.len()..].trim_start().starts_with(';') {
+                test_files.push(name);
+                continue;
+            }
+        }
+        if let Some(end) = block_end(code.as_bytes(), item_at) {
+            for b in &mut bytes[at..end] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+        }
+    }
+    (
+        test_files,
+        String::from_utf8(bytes).expect("blanking keeps UTF-8"),
+    )
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every file of `src/`, with test files (declared `#[cfg(test)] mod x;`, or `#[path]`ed from
+/// such a declaration) marked.
+fn sources() -> Vec<Source> {
+    let root = src();
+    let mut paths = Vec::new();
+    walk(&root, &mut paths);
+    paths.sort();
+    let mut all: Vec<Source> = Vec::new();
+    let mut test_modules: BTreeSet<Vec<String>> = BTreeSet::new();
+    for path in &paths {
+        let rel = path.strip_prefix(&root).unwrap();
+        let text = fs::read_to_string(path).unwrap();
+        let module = module_of(rel);
+        let blanked = blank(&text);
+        let (tests, code) = cut_tests(&blanked);
+        // `#[cfg(test)] #[path = "x.rs"] mod y;` names the file by its path attribute.
+        for line in text.lines() {
+            if let Some(p) = line.trim().strip_prefix("#[path = \"") {
+                let file = p.trim_end_matches("\"]");
+                let mut m = module.clone();
+                if rel.file_name().is_some_and(|f| f != "mod.rs") {
+                    m.pop();
+                }
+                m.push(file.trim_end_matches(".rs").to_string());
+                test_modules.insert(m);
+            }
+        }
+        for t in &tests {
+            let mut m = module.clone();
+            m.push(t.clone());
+            test_modules.insert(m);
+        }
+        all.push(Source {
+            rel: rel.to_string_lossy().into_owned(),
+            module,
+            is_test: false,
+            raw_lines: text.lines().count(),
+            code,
+        });
+    }
+    for s in &mut all {
+        s.is_test = (1..=s.module.len()).any(|n| test_modules.contains(&s.module[..n]));
+    }
+    all
+}
+
+fn layer_of(top: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&top))
+}
+
+/// The top-level modules a file's code names, with the line of each mention: `crate::x`,
+/// `crate::{x, …}`, and `super::…` chains that climb above the file's own top-level module.
+fn imports(s: &Source) -> Vec<(String, usize)> {
+    let mut found = Vec::new();
+    let code = &s.code;
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let ident = |t: &str| -> String {
+        t.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("crate::") {
+        let at = from + pos;
+        from = at + 7;
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
+            continue;
+        }
+        let rest = &code[at + 7..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = block_end(rest.as_bytes(), 0).unwrap_or(rest.len());
+            let inner = &group[..end.saturating_sub(2)];
+            let mut depth = 0;
+            let mut start = true;
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && (c.is_alphanumeric() || c == '_') && depth == 0 => {
+                        found.push((ident(&inner[i..]), line_of(at)));
+                        start = false;
+                    }
+                    _ if depth == 0 && !c.is_whitespace() => start = false,
+                    _ => {}
+                }
+            }
+        } else {
+            found.push((ident(rest), line_of(at)));
+        }
+    }
+    // `super::` chains: a file at module depth d that climbs d times names a top-level module.
+    let depth = s.module.len();
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("super::") {
+        let at = from + pos;
+        from = at + 7;
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
+        {
+            continue;
+        }
+        let mut rest = &code[at..];
+        let mut ups = 0;
+        while let Some(r) = rest.strip_prefix("super::") {
+            ups += 1;
+            rest = r;
+        }
+        if ups >= depth {
+            let name = ident(rest);
+            if !name.is_empty() {
+                found.push((name, line_of(at)));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn every_top_level_module_has_a_layer() {
+    let tops: BTreeSet<String> = sources()
+        .iter()
+        .filter_map(|s| s.module.first().cloned())
+        .collect();
+    let missing: Vec<&String> = tops.iter().filter(|t| layer_of(t).is_none()).collect();
+    assert!(
+        missing.is_empty(),
+        "top-level modules without a layer: {missing:?}; add each to LAYERS in tests/layers.rs \
+         and to the list in docs/architecture.md"
+    );
+}
+
+#[test]
+fn modules_import_only_from_layers_below() {
+    let mut problems = Vec::new();
+    for s in sources().iter().filter(|s| !s.is_test) {
+        let Some(top) = s.module.first() else {
+            continue; // lib.rs declares the modules
+        };
+        let Some(mine) = layer_of(top) else { continue };
+        let mut seen = BTreeMap::new();
+        for (name, line) in imports(s) {
+            if name == *top || name == "self" || name == "super" {
+                continue;
+            }
+            let Some(theirs) = layer_of(&name) else {
+                continue; // not a module (a macro-exported item, a type at the crate root)
+            };
+            if theirs <= mine {
+                seen.entry(name).or_insert(line);
+            }
+        }
+        for (name, line) in seen {
+            let how = if layer_of(&name) == Some(mine) {
+                "its own layer"
+            } else {
+                "a layer above"
+            };
+            problems.push(format!(
+                "src/{}:{line}: `{top}` imports `{name}`, from {how}",
+                s.rel
+            ));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "imports against the layering (docs/architecture.md, LAYERS in tests/layers.rs):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn main_rs_is_thin() {
+    let s = sources();
+    let main = s.iter().find(|s| s.rel == "main.rs").unwrap();
+    assert!(
+        main.raw_lines <= 60,
+        "src/main.rs has {} lines",
+        main.raw_lines
+    );
+}
+
+#[test]
+fn no_source_file_is_over_the_size_limit() {
+    let found: BTreeMap<String, String> = sources()
+        .iter()
+        .filter(|s| !s.is_test && s.raw_lines > MAX_FILE_LINES)
+        .map(|s| {
+            (
+                s.rel.clone(),
+                format!("src/{}: {} lines", s.rel, s.raw_lines),
+            )
+        })
+        .collect();
+    let problems = against_known(&found, OVERSIZE_FILES, "file");
+    assert!(
+        problems.is_empty(),
+        "source files over {MAX_FILE_LINES} lines (split them by concern):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn no_function_is_over_the_length_limit() {
+    let mut found = BTreeMap::new();
+    for s in sources().iter().filter(|s| !s.is_test) {
+        for (name, first, lines) in functions(&s.code) {
+            if lines > MAX_FN_LINES {
+                let msg = format!("src/{}:{first}: fn {name} has {lines} lines", s.rel);
+                found.insert(format!("{}:{name}", s.rel), msg);
+            }
+        }
+    }
+    let problems = against_known(&found, OVERLONG_FNS, "function");
+    assert!(
+        problems.is_empty(),
+        "functions over {MAX_FN_LINES} lines (split them into named steps):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Every function with a body in `code`: (name, first line, lines from `fn` to its `}`).
+fn functions(code: &str) -> Vec<(String, usize, usize)> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = code[from..].find("fn ") {
+        let at = from + pos;
+        from = at + 3;
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let Some(end) = block_end(bytes, at) else {
+            continue; // a declaration without a body (a trait's required method)
+        };
+        let first = code[..at].matches('\n').count() + 1;
+        let last = code[..end].matches('\n').count() + 1;
+        let name: String = code[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        out.push((name, first, last - first + 1));
+    }
+    out
+}
+
+/// The checks above must be able to fail: a violation in a made-up file is found.
+#[test]
+fn the_checks_find_a_planted_violation() {
+    let code = blank(
+        "//! a\nuse crate::app::run; // crate::render in a comment\nfn f() { let s = \"crate::cli\"; \
+         crate::{store, render::html}::x(); super::super::check::y(); }\n#[cfg(test)]\nmod tests { \
+         use crate::app; }\n",
+    );
+    let (tests, code) = cut_tests(&code);
+    assert!(tests.is_empty());
+    let s = Source {
+        rel: "stats/x.rs".into(),
+        module: vec!["stats".into(), "x".into()],
+        is_test: false,
+        raw_lines: 5,
+        code,
+    };
+    let names: Vec<String> = imports(&s).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["app", "store", "render", "check"]);
+    let (files, _) = cut_tests("#[cfg(test)]\nmod tests;\n#[cfg(test)]\nmod calibrate;\n");
+    assert_eq!(files, ["tests", "calibrate"]);
+    let long = format!(
+        "fn long() {{\n{}}}\nfn short() {{ }}\n",
+        "    x();\n".repeat(120)
+    );
+    let fns = functions(&blank(&long));
+    assert_eq!(
+        fns,
+        [("long".to_string(), 1, 122), ("short".to_string(), 123, 1)]
+    );
+    let found = BTreeMap::from([("a.rs".to_string(), "src/a.rs: 800 lines".to_string())]);
+    assert_eq!(against_known(&found, &["a.rs"], "file").len(), 0);
+    assert_eq!(against_known(&found, &[], "file").len(), 1);
+    assert_eq!(against_known(&BTreeMap::new(), &["a.rs"], "file").len(), 1);
+}
