@@ -1,6 +1,8 @@
 //! Progress on stderr while a ladder runs: on a terminal, the live line (indicatif): step,
 //! done/total, in flight, live P50 TTFT, errors, elapsed time and an ETA; when stderr is not a
-//! terminal (a CI log), one plain line every 10 s with the same figures. Nothing with `--quiet`.
+//! terminal (a CI log), one plain line every 10 s with the same figures, and one as each step
+//! starts (`progress: sim-model · step 2/4 · 10 streams · started`: a CI log shows where each
+//! step began, and tests wait for it instead of guessing). Nothing with `--quiet`.
 
 use crate::model::RequestRecord;
 use crate::runner::Progress;
@@ -51,6 +53,8 @@ pub struct LiveProgress {
     /// Set to stop the log thread; the condvar wakes it at once.
     stop: Arc<(Mutex<bool>, Condvar)>,
     logger: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Plain lines (a CI log): also one as each step starts.
+    log: bool,
 }
 
 struct State {
@@ -189,6 +193,7 @@ impl LiveProgress {
             state,
             stop,
             logger: Mutex::new(logger),
+            log: display == Display::Log,
         }
     }
 
@@ -250,6 +255,9 @@ impl Progress for LiveProgress {
             s.errors = 0;
             s.in_flight = 0;
             s.ttfts.clear();
+            if self.log {
+                eprintln!("progress: {} · started", s.label);
+            }
             self.redraw(&mut s, true);
         }
     }
