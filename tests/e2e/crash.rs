@@ -7,16 +7,18 @@
 //! checks "every request the server finished well before the kill is in requests.csv" without
 //! guessing at timing; the run directory's own `meta.json` tells when a step has ended.
 
-use crate::interrupt::{get_json, ladder_cmd, SimProcess};
+use crate::interrupt::{get_json, ladder_cmd, stderr_lines, wait_for_line, SimProcess};
 use crate::support::Project;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-/// More than the one-second flush interval, with room for a loaded machine.
+/// More than the one-second flush interval, with room for a loaded machine: the window the
+/// product promises ("loses at most about the last second"), not a guess at where the run is.
 const SETTLE: Duration = Duration::from_millis(2500);
 
 /// Starts `ladder sim` (about 60 ms per request) and returns it with its base URL and address.
@@ -86,8 +88,13 @@ fn kill9(mut child: Child) {
 }
 
 /// Runs the ladder [2, 4] (6 s steps, `pause` between them) and kills it at `when`; then checks
-/// what is on disk. `when` returns once the moment has come.
-fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str) {
+/// what is on disk. `when` returns once the moment has come, told by what the run prints
+/// (`progress: … step 2/2 … started`), writes (meta.json) and the server has finished.
+fn kill_and_check(
+    pause: &str,
+    when: impl FnOnce(&Project, &str, &Receiver<String>),
+    stopped: &str,
+) {
     let p = Project::new();
     let (_sim, base_url, addr) = start_sim();
     let yaml = format!(
@@ -96,8 +103,9 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
          duration: 6s\n  pause_between_steps: {pause}\n"
     );
     let f = p.scenario("crash", &yaml);
-    let child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
-    when(&p, &addr);
+    let mut child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
+    let lines = stderr_lines(&mut child);
+    when(&p, &addr, &lines);
     let before = finished_ids(&addr);
     std::thread::sleep(SETTLE);
     kill9(child);
@@ -179,7 +187,7 @@ fn kill_and_check(pause: &str, when: impl FnOnce(&Project, &str), stopped: &str)
 fn sigkill_early_in_a_step() {
     kill_and_check(
         "0s",
-        |_, addr| wait_until("3 finished requests", || finished_ids(addr).len() >= 3),
+        |_, addr, _| wait_until("3 finished requests", || finished_ids(addr).len() >= 3),
         "stopped in step 1 of 2",
     );
 }
@@ -188,7 +196,7 @@ fn sigkill_early_in_a_step() {
 fn sigkill_between_steps() {
     kill_and_check(
         "60s",
-        |p, _| {
+        |p, _, _| {
             wait_until("step 1 to end", || {
                 run_dir(p).is_some_and(|d| finished_steps(&d) >= 1)
             })
@@ -201,11 +209,13 @@ fn sigkill_between_steps() {
 fn sigkill_in_the_last_step() {
     kill_and_check(
         "0s",
-        |p, _| {
-            wait_until("step 1 to end", || {
-                run_dir(p).is_some_and(|d| finished_steps(&d) >= 1)
+        |_, addr, lines| {
+            wait_for_line(lines, "step 2/2");
+            // Some requests of step 2 done, so the kill lands inside it.
+            let before = finished_ids(addr).len();
+            wait_until("3 requests of step 2", || {
+                finished_ids(addr).len() >= before + 3
             });
-            std::thread::sleep(Duration::from_millis(700));
         },
         "stopped in step 2 of 2",
     );

@@ -70,8 +70,8 @@ fn start_in(secs: u64) -> String {
 
 fn shard_cmd(p: &Project, scenario: &Path, out: &str, i: u32, n: u32, start: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ladder"));
+    // Not --quiet: a shard's `progress: … started` lines tell a test where it is.
     c.current_dir(p.path())
-        .arg("--quiet")
         .args(["run", scenario.to_str().unwrap(), "--out", out])
         .args(["--shard", &format!("{i}/{n}"), "--start-at", start])
         .args(["--step-every", "3s"])
@@ -229,14 +229,12 @@ fn a_shard_killed_mid_run_is_reported_by_merge() {
     let mut shards: Vec<Child> = (0..3)
         .map(|i| shard_cmd(&p, &s, "sharded", i, 3, &start).spawn().unwrap())
         .collect();
-    // SIGKILL shard 1 early in its first step (perhaps before any record reached the disk:
-    // merge reads it either way) and shard 2 in its second step (after step 1 was flushed).
-    let begin = humantime::parse_rfc3339(&start).unwrap();
-    for (victim, after) in [(1, 300), (2, 3_300)] {
-        let at = begin + Duration::from_millis(after);
-        if let Ok(wait) = at.duration_since(SystemTime::now()) {
-            std::thread::sleep(wait);
-        }
+    // SIGKILL shard 1 as its first step starts (perhaps before any record reached the disk:
+    // merge reads it either way) and shard 2 as its second step starts (after step 1 was
+    // flushed), each told by the shard's own `progress: … step I/2 … started` line.
+    for (victim, step) in [(1, "step 1/2"), (2, "step 2/2")] {
+        let lines = crate::interrupt::stderr_lines(&mut shards[victim]);
+        crate::interrupt::wait_for_line(&lines, step);
         shards[victim].kill().unwrap();
     }
     for (i, child) in shards.into_iter().enumerate() {
