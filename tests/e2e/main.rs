@@ -3,6 +3,7 @@
 
 mod support;
 
+mod action;
 mod adhoc;
 mod apis;
 mod check;
