@@ -128,7 +128,7 @@ impl PreparedTarget {
 
 /// The real network: a reqwest client and one prepared target.
 pub struct HttpBackend {
-    pub http: reqwest::Client,
+    pub pool: super::pool::Pool,
     pub target: PreparedTarget,
 }
 
@@ -137,8 +137,25 @@ impl super::Backend for HttpBackend {
         self.target.body_for(model, request)
     }
 
+    /// One request through the pool; lost on a connection that closed before any response
+    /// byte (a keep-alive connection the server had closed: it never saw the request), it is
+    /// sent again once on a new connection, and the attempt says so.
     async fn send(&self, body: Bytes, request_id: &str) -> Attempt {
-        send_once(&self.http, &self.target, body, request_id).await
+        let first = send_once(&self.pool.client(), &self.target, body.clone(), request_id).await;
+        let attempt = if first.closed_before_response {
+            let mut again = send_once(self.pool.fresh(), &self.target, body, request_id).await;
+            again.resent_stale = true;
+            if let Some(m) = &mut again.error_message {
+                *m = format!("sent again on a new connection after a keep-alive connection closed before answering: {m}");
+            }
+            again
+        } else {
+            first
+        };
+        if let Some(t) = attempt.keep_alive {
+            self.pool.server_keeps_idle(t);
+        }
+        attempt
     }
 }
 
@@ -167,6 +184,13 @@ pub struct Attempt {
     /// Time until the attempt ended (success or failure), ms.
     pub elapsed_ms: f64,
     pub rate_limit: RateLimitInfo,
+    /// The connection closed (or was reset) before any response byte: on a reused keep-alive
+    /// connection, the server had closed it and never saw the request.
+    pub closed_before_response: bool,
+    /// This attempt is the resend, on a new connection, of one lost that way.
+    pub resent_stale: bool,
+    /// How long the server keeps idle connections (`Keep-Alive: timeout=N`), when it says.
+    pub keep_alive: Option<Duration>,
 }
 
 impl Attempt {
@@ -285,6 +309,25 @@ async fn send_and_read(
     let start = sent_at.get().copied().unwrap_or(start);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
+    let keep_alive = headers
+        .get("keep-alive")
+        .and_then(|v| v.to_str().ok())
+        .and_then(super::pool::keep_alive_timeout);
+    let mut attempt = answer(response, target, start, status, headers).await;
+    attempt.keep_alive = keep_alive;
+    attempt
+}
+
+/// The answer after its headers: an error status, a body that is not an event stream, or the
+/// stream itself.
+async fn answer(
+    response: reqwest::Response,
+    target: &PreparedTarget,
+    start: Instant,
+    status: u16,
+    headers: HeaderMap,
+) -> Attempt {
+    let timeouts = &target.timeouts;
     let header_pairs: Vec<(&str, &str)> = headers
         .iter()
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
@@ -604,6 +647,7 @@ fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
 
 fn send_error(e: &reqwest::Error) -> Attempt {
     let chain = error_chain(e);
+    let closed = !e.is_connect() && !e.is_timeout() && closed_before_response(e);
     let class = if e.is_connect() {
         if e.is_timeout() || chain.contains("timed out") {
             ErrorClass::TimeoutConnect
@@ -615,7 +659,35 @@ fn send_error(e: &reqwest::Error) -> Attempt {
     } else {
         ErrorClass::Disconnect
     };
-    Attempt::failed(class, chain)
+    Attempt {
+        closed_before_response: closed,
+        ..Attempt::failed(class, chain)
+    }
+}
+
+/// Whether a request failed because its connection was closed or reset before any response
+/// byte: hyper's "connection closed before message completed", or a reset / broken pipe.
+fn closed_before_response(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            if matches!(
+                io.kind(),
+                K::ConnectionReset | K::BrokenPipe | K::ConnectionAborted | K::UnexpectedEof
+            ) {
+                return true;
+            }
+        }
+        if err
+            .to_string()
+            .contains("connection closed before message completed")
+        {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// The error and its sources, joined: reqwest's top-level message alone rarely says what failed.
@@ -670,18 +742,39 @@ pub enum ClientError {
     Build(#[from] reqwest::Error),
 }
 
-/// Builds the shared HTTP client for a run: pool sized to the largest step, keep-alive reuse,
-/// no automatic decompression surprises, the connect timeout from the scenario, and its TLS
-/// settings (bundled roots, the system store, `target.tls`).
+/// Builds an HTTP client for one probe or a few requests (`ladder check`), with the run's pool
+/// rules (`client::pool`).
 pub fn build_http_client(
     timeouts: &Timeouts,
     tls: &crate::scenario::Tls,
     max_concurrency: usize,
 ) -> Result<reqwest::Client, ClientError> {
-    let builder = reqwest::Client::builder()
-        .connect_timeout(timeouts.connect)
-        .pool_max_idle_per_host(max_concurrency.max(1))
-        .pool_idle_timeout(Duration::from_secs(90))
+    build_http_client_with(
+        timeouts,
+        tls,
+        max_concurrency,
+        Some(super::pool::DEFAULT_IDLE),
+    )
+}
+
+/// Builds an HTTP client: pool sized to the largest step, idle connections kept for
+/// `keep_idle` (`None` or zero: no pool, a new connection per request), no automatic
+/// decompression surprises, the connect timeout from the scenario, and its TLS settings
+/// (bundled roots, the system store, `target.tls`).
+pub fn build_http_client_with(
+    timeouts: &Timeouts,
+    tls: &crate::scenario::Tls,
+    max_concurrency: usize,
+    keep_idle: Option<Duration>,
+) -> Result<reqwest::Client, ClientError> {
+    let builder = reqwest::Client::builder().connect_timeout(timeouts.connect);
+    let builder = match keep_idle.filter(|d| !d.is_zero()) {
+        Some(idle) => builder
+            .pool_max_idle_per_host(max_concurrency.max(1))
+            .pool_idle_timeout(idle),
+        None => builder.pool_max_idle_per_host(0),
+    };
+    let builder = builder
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));

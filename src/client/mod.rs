@@ -7,6 +7,7 @@ pub mod error_body;
 pub mod http;
 pub(crate) mod lenient;
 pub mod openai;
+pub mod pool;
 pub mod ratelimit;
 pub mod request_id;
 pub mod sse;

@@ -210,6 +210,10 @@ pub struct RequestRecord {
     pub limit_kind: Option<LimitKind>,
     /// `Retry-After` / `retry-after-ms` of the last 429/503, in ms.
     pub retry_after_ms: Option<f64>,
+    /// The request was lost on a keep-alive connection the server had closed (before any
+    /// response byte) and sent again on a new connection; counted in `attempts`. Its outcome is
+    /// the resend's.
+    pub resent_stale: bool,
 }
 
 impl RequestRecord {

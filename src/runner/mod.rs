@@ -540,6 +540,7 @@ async fn one_request<B: Backend>(
     let mut first_sent = None;
     let mut cancel_rx = interrupt.subscribe();
     let mut attempts = 0u32;
+    let mut stale_resends = 0u32;
     let mut retry_wait_ms = 0.0;
     let mut first_attempt_429 = false;
     let attempt = loop {
@@ -569,6 +570,10 @@ async fn one_request<B: Backend>(
                 }
             }
         };
+        if a.resent_stale {
+            // Sent twice: once on a keep-alive connection the server had closed.
+            stale_resends += 1;
+        }
         if attempts == 1 {
             first_sent = a.sent_at;
             first_attempt_429 = a.error_class == Some(ErrorClass::Http429);
@@ -607,10 +612,11 @@ async fn one_request<B: Backend>(
             request_id,
             started_at_ms,
         },
-        attempts,
+        attempts + stale_resends,
         retry_wait_ms,
         first_attempt_429,
     );
+    record.resent_stale = stale_resends > 0;
     record.send_lag_ms = send_lag_ms;
     record.max_tokens = Some(prepared.max_tokens);
     record

@@ -14,6 +14,7 @@ mod faults;
 mod interrupt;
 mod itl_gate;
 mod k8s;
+mod keepalive;
 mod merge;
 mod pairs;
 mod partial_diff;

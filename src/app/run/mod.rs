@@ -18,7 +18,8 @@ use crate::app::run::progress::LiveProgress;
 use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
 use crate::cli::{DiffFormatArg, RunArgs};
-use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
+use crate::client::http::{HttpBackend, PreparedTarget};
+use crate::client::pool::Pool;
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
@@ -190,8 +191,16 @@ async fn run_one(
     let mut meta = run_meta(s, started);
     // A shard: its clock against the target's (before the common start) and its time origin.
     if let Some(spec) = sharding.schedule.shard {
-        meta.shard =
-            Some(shard_meta(spec, &sharding.schedule, &backend.http, &base_url, out).await);
+        meta.shard = Some(
+            shard_meta(
+                spec,
+                &sharding.schedule,
+                &backend.pool.client(),
+                &base_url,
+                out,
+            )
+            .await,
+        );
     }
     // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
     let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
@@ -279,14 +288,14 @@ fn print_run_doc(
 /// The real network client for a scenario's target at `base_url`.
 fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
-    let http = build_http_client(&s.target.timeouts, &s.target.tls, max_c)
+    let pool = Pool::new(&s.target.timeouts, &s.target.tls, max_c)
         .context("cannot build the HTTP client")?;
     if let Some(w) = crate::client::tls::insecure_warning(&s.target.tls) {
         eprintln!("warning: {w}");
     }
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
-    Ok(HttpBackend { http, target })
+    Ok(HttpBackend { pool, target })
 }
 
 /// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
