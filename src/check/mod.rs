@@ -51,7 +51,7 @@ pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 .map_err(|e| UsageError(e.to_string()))?
         }
     };
-    let (total, failed) = check_target(&target, quiet).await?;
+    let (total, failed) = check_target(&target, quiet, &mut std::io::stdout().lock()).await?;
     if !quiet {
         println!(
             "checked {total} model(s): {} ok, {failed} failed",
@@ -91,8 +91,28 @@ fn redact_all(text: &str, ct: &CheckTarget) -> String {
     Redactor::new(secrets.map(scenario::Secret::expose)).redact(text)
 }
 
+/// What `ladder check` says of `model` of a scenario's target, written to `out`: for a run
+/// that stopped early because its first requests all failed the same way (`runner::failfast`).
+pub async fn diagnose_for_run(
+    s: &scenario::Scenario,
+    model: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut target = inputs::from_scenario_for(s, DEFAULT_TIMEOUT);
+    target.target.models = vec![model.to_string()];
+    check_target(&target, false, out).await?;
+    Ok(())
+}
+
+/// `ladder check --timeout`'s default.
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Checks every model of one target; returns (models checked, models failed).
-async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
+async fn check_target(
+    ct: &CheckTarget,
+    quiet: bool,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<(usize, usize)> {
     let (base_url, sim) = crate::sim::serve_endpoint(&ct.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
@@ -107,7 +127,6 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
     let env = |k: &str| std::env::var(k).ok();
     let proxy = url::proxy_for(&base_url, &env);
     let req = request_spec(ct);
-    let mut stdout = std::io::stdout().lock();
     if !quiet {
         for n in &ct.notes {
             writeln!(stdout, "note: {}", redact_all(n, ct))?;
@@ -177,7 +196,6 @@ async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, u
         writeln!(stdout, "{}", redact_all(&text, ct))?;
         stdout.flush()?;
     }
-    drop(stdout);
     if let Some(h) = sim {
         h.shutdown().await;
     }

@@ -26,6 +26,8 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub struct Interrupt {
     stop: watch::Sender<u8>,
+    /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
+    fail_fast: Option<Arc<std::sync::Mutex<(FailFast, Option<Tripped>)>>>,
 }
 
 impl Default for Interrupt {
@@ -38,7 +40,29 @@ impl Interrupt {
     pub fn new() -> Self {
         Interrupt {
             stop: watch::channel(0).0,
+            fail_fast: None,
         }
+    }
+    /// Also stop when the first requests show the target cannot work (`failfast`).
+    pub fn with_fail_fast(mut self) -> Self {
+        self.fail_fast = Some(Arc::default());
+        self
+    }
+    /// One finished request (warm-ups included), for the fail-fast rule.
+    fn observe(&self, record: &RequestRecord) {
+        let Some(ff) = &self.fail_fast else { return };
+        let Ok(mut g) = ff.lock() else { return };
+        if let Some(t) = g.0.observe(record) {
+            g.1 = Some(t);
+            drop(g);
+            self.stop();
+        }
+    }
+    /// Why the run stopped early, when the fail-fast rule stopped it.
+    pub fn tripped(&self) -> Option<Tripped> {
+        self.fail_fast
+            .as_ref()
+            .and_then(|ff| ff.lock().ok().and_then(|g| g.1.clone()))
     }
     /// Start no new request.
     pub fn stop(&self) {
@@ -619,6 +643,7 @@ async fn one_request<B: Backend>(
     record.resent_stale = stale_resends > 0;
     record.send_lag_ms = send_lag_ms;
     record.max_tokens = Some(prepared.max_tokens);
+    interrupt.observe(&record);
     record
 }
 
@@ -713,9 +738,12 @@ fn short(msg: &str) -> String {
 }
 
 pub mod arrivals;
+mod failfast;
 mod open_loop;
 pub mod selfcheck;
 pub mod workload;
+use failfast::FailFast;
+pub use failfast::Tripped;
 
 #[cfg(test)]
 mod calibrate;

@@ -118,6 +118,10 @@ pub struct StepSummary {
     pub e2e_sched_p90_ms: Option<f64>,
     #[serde(default)]
     pub e2e_sched_p99_ms: Option<f64>,
+    /// Failed requests per error class, `http_401:200 disconnect:3` (class order of
+    /// `ErrorClass::ALL`); empty without failures or in files written before it was kept.
+    #[serde(default)]
+    pub error_classes: String,
 }
 
 impl StepSummary {
@@ -241,6 +245,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     let (mut ttft, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new());
     let mut itl = PooledGaps::default();
     let mut good = 0u64;
+    let mut by_class = [0u64; ErrorClass::ALL.len()];
     let mut e2e_all_ms = 0.0;
     let (mut lag, mut ttft_sched, mut e2e_sched) = (Vec::new(), Vec::new(), Vec::new());
     for r in records {
@@ -273,12 +278,24 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
                     good += 1;
                 }
             }
-            Some(ErrorClass::Http429) => s.err_429 += 1,
-            Some(ErrorClass::Http5xx) => s.err_5xx += 1,
-            Some(c) if c.is_timeout() => s.err_timeout += 1,
-            Some(_) => s.err_other += 1,
+            Some(c) => {
+                by_class[ErrorClass::ALL.iter().position(|&x| x == c).unwrap_or(0)] += 1;
+                match c {
+                    ErrorClass::Http429 => s.err_429 += 1,
+                    ErrorClass::Http5xx => s.err_5xx += 1,
+                    c if c.is_timeout() => s.err_timeout += 1,
+                    _ => s.err_other += 1,
+                }
+            }
         }
     }
+    s.error_classes = ErrorClass::ALL
+        .iter()
+        .zip(by_class)
+        .filter(|&(_, n)| n > 0)
+        .map(|(c, n)| format!("{}:{n}", c.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ");
     s.failed = s.attempted - s.succeeded;
     let mut ttft_sorted: Vec<f64> = ttft.iter().copied().filter(|v| v.is_finite()).collect();
     ttft_sorted.sort_by(f64::total_cmp);

@@ -250,7 +250,7 @@ pub(super) mod tests {
         assert!(text.contains(cell), "{text}");
         assert!(text.lines().next().unwrap().ends_with(
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
-                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist"
+                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");

@@ -10,6 +10,7 @@ mod check_azure;
 mod ci_contract;
 mod crash;
 mod diff_gate;
+mod failfast;
 mod faults;
 mod interrupt;
 mod itl_gate;

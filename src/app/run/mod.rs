@@ -115,7 +115,11 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         }
     }
     let live = super::telemetry::Live::start(&args.telemetry, out.quiet).await?;
-    let interrupt = Interrupt::new();
+    let interrupt = if args.no_fail_fast {
+        Interrupt::new()
+    } else {
+        Interrupt::new().with_fail_fast()
+    };
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let code = run_all(
         &scenarios,
@@ -233,7 +237,13 @@ async fn run_one(
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
     };
+    if let Some(t) = interrupt.tripped() {
+        explain_fail_fast(s, &t).await;
+    }
     let mut run = recorder.finish()?;
+    if let Some(t) = interrupt.tripped() {
+        run.meta.notes.push(t.sentence());
+    }
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
@@ -283,6 +293,18 @@ fn print_run_doc(
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
+}
+
+/// A run stopped by the fail-fast rule: why, and what `ladder check` says of the target (on
+/// stderr, so a machine format's stdout keeps only its document).
+async fn explain_fail_fast(s: &Scenario, t: &runner::Tripped) {
+    eprintln!("\n{}", t.sentence());
+    eprintln!("`ladder check {}` says:", s.path.display());
+    let mut text = Vec::new();
+    if let Err(e) = crate::check::diagnose_for_run(s, &t.model, &mut text).await {
+        eprintln!("(the check could not run: {e:#})");
+    }
+    let _ = std::io::stderr().write_all(&text);
 }
 
 /// The real network client for a scenario's target at `base_url`.
