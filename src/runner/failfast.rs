@@ -48,6 +48,8 @@ pub struct FailFast {
     seen: u32,
     first: Option<(ErrorClass, String, String)>,
     off: bool,
+    /// Set when the rule stopped the run.
+    pub tripped: Option<Tripped>,
 }
 
 impl FailFast {
@@ -80,12 +82,13 @@ impl FailFast {
         }
         self.off = true;
         let (class, model, message) = self.first.clone()?;
-        Some(Tripped {
+        self.tripped = Some(Tripped {
             class,
             model,
             requests: self.seen,
             message,
-        })
+        });
+        self.tripped.clone()
     }
 }
 

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 pub struct Interrupt {
     stop: watch::Sender<u8>,
     /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
-    fail_fast: Option<Arc<std::sync::Mutex<(FailFast, Option<Tripped>)>>>,
+    fail_fast: Option<Arc<std::sync::Mutex<FailFast>>>,
 }
 
 impl Default for Interrupt {
@@ -51,10 +51,8 @@ impl Interrupt {
     /// One finished request (warm-ups included), for the fail-fast rule.
     fn observe(&self, record: &RequestRecord) {
         let Some(ff) = &self.fail_fast else { return };
-        let Ok(mut g) = ff.lock() else { return };
-        if let Some(t) = g.0.observe(record) {
-            g.1 = Some(t);
-            drop(g);
+        let tripped = ff.lock().is_ok_and(|mut g| g.observe(record).is_some());
+        if tripped {
             self.stop();
         }
     }
@@ -62,7 +60,7 @@ impl Interrupt {
     pub fn tripped(&self) -> Option<Tripped> {
         self.fail_fast
             .as_ref()
-            .and_then(|ff| ff.lock().ok().and_then(|g| g.1.clone()))
+            .and_then(|ff| ff.lock().ok().and_then(|g| g.tripped.clone()))
     }
     /// Start no new request.
     pub fn stop(&self) {
