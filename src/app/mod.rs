@@ -6,6 +6,7 @@
 mod adhoc;
 mod baseline;
 mod diff;
+mod fdlimit;
 mod gate;
 mod load;
 mod merge;

@@ -648,7 +648,10 @@ fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
 fn send_error(e: &reqwest::Error) -> Attempt {
     let chain = error_chain(e);
     let closed = !e.is_connect() && !e.is_timeout() && closed_before_response(e);
-    let class = if e.is_connect() {
+    let class = if out_of_file_descriptors(e) {
+        // This process could not open a socket: the client's limit, not the server's failure.
+        ErrorClass::Client
+    } else if e.is_connect() {
         if e.is_timeout() || chain.contains("timed out") {
             ErrorClass::TimeoutConnect
         } else {
@@ -663,6 +666,26 @@ fn send_error(e: &reqwest::Error) -> Attempt {
         closed_before_response: closed,
         ..Attempt::failed(class, chain)
     }
+}
+
+/// Whether an error comes from this process running out of file descriptors (`EMFILE`,
+/// `ENFILE`: "Too many open files").
+pub fn out_of_file_descriptors(e: &(dyn std::error::Error + 'static)) -> bool {
+    const EMFILE: i32 = 24;
+    const ENFILE: i32 = 23;
+    let mut source = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if matches!(io.raw_os_error(), Some(EMFILE | ENFILE)) {
+                return true;
+            }
+        }
+        if err.to_string().contains("Too many open files") {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// Whether a request failed because its connection was closed or reset before any response
@@ -783,7 +806,33 @@ pub fn build_http_client_with(
 
 #[cfg(test)]
 mod tests {
-    use super::{carries_error, describe_redirect};
+    use super::{
+        carries_error, closed_before_response, describe_redirect, out_of_file_descriptors,
+    };
+
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn the_clients_own_descriptor_limit_is_told_apart() {
+        let emfile = Wrapped(std::io::Error::from_raw_os_error(24));
+        assert!(out_of_file_descriptors(&emfile));
+        let refused = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(!out_of_file_descriptors(&refused));
+        let reset = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(closed_before_response(&reset));
+        assert!(!closed_before_response(&refused));
+    }
     use reqwest::header::{HeaderMap, HeaderValue, LOCATION};
 
     #[test]

@@ -12,6 +12,8 @@ mod crash;
 mod diff_gate;
 mod failfast;
 mod faults;
+#[cfg(unix)]
+mod fdlimit;
 mod interrupt;
 mod itl_gate;
 mod k8s;

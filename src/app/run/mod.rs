@@ -96,6 +96,9 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
     if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
         return Ok(ExitCode::Ok);
     }
+    if !args.dry_run {
+        super::fdlimit::ensure(&scenarios)?;
+    }
     let baseline = preflight(args, &scenarios)?;
     if !out.quiet {
         for s in &scenarios {
