@@ -63,6 +63,8 @@ pub(super) fn raise() -> Option<(u64, u64)> {
                 break;
             }
         }
+        // rlim_t is u64 on Linux and macOS, narrower on some other Unixes.
+        #[allow(clippy::unnecessary_cast)]
         Some((lim.rlim_cur as u64, lim.rlim_max as u64))
     }
 }
