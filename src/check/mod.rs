@@ -29,6 +29,7 @@ pub mod url;
 
 use crate::cli::CheckArgs;
 use crate::client::http::{build_http_client, PreparedTarget};
+use crate::client::untrusted::printable;
 use crate::error::{ExitCode, UsageError};
 use crate::scenario::{self, RequestSpec};
 use crate::util::redact::Redactor;
@@ -193,7 +194,8 @@ async fn check_target(
             }
             block
         };
-        writeln!(stdout, "{}", redact_all(&text, ct))?;
+        // What the server said is data, never terminal control (`client::untrusted`).
+        writeln!(stdout, "{}", printable(&redact_all(&text, ct)))?;
         stdout.flush()?;
     }
     if let Some(h) = sim {

@@ -13,6 +13,7 @@ pub mod request_id;
 pub mod sse;
 pub mod timing;
 pub mod tls;
+pub mod untrusted;
 
 use bytes::Bytes;
 use std::future::Future;

@@ -8,6 +8,7 @@
 
 use crate::client::http::Attempt;
 use crate::client::request_id::RequestIds;
+use crate::client::untrusted::printable;
 use crate::client::Backend;
 pub use crate::model::StepRun;
 use crate::model::{ErrorClass, RequestRecord};
@@ -686,8 +687,13 @@ fn to_record<B>(
         started_at_ms: key.started_at_ms,
         error_class: a.error_class,
         http_status: a.http_status,
-        error_type: a.error_type.map(|t| shared.redactor.redact(&t)),
-        error_message: a.error_message.map(|m| short(&shared.redactor.redact(&m))),
+        // Server text is data, never terminal control (`client::untrusted`).
+        error_type: a
+            .error_type
+            .map(|t| printable(&shared.redactor.redact(&t)).into_owned()),
+        error_message: a
+            .error_message
+            .map(|m| short(&printable(&shared.redactor.redact(&m)))),
         attempts,
         retry_wait_ms,
         first_attempt_429,
@@ -698,7 +704,7 @@ fn to_record<B>(
     };
     if let Some(t) = a.timing {
         r.token_events = t.token_events;
-        r.finish_reason = t.finish_reason;
+        r.finish_reason = t.finish_reason.map(|f| printable(&f).into_owned());
         r.input_tokens = t.input_tokens;
         r.cached_tokens = t.cached_tokens;
         r.reasoning_tokens = t.reasoning_tokens;

@@ -327,7 +327,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(22, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(23, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -355,6 +355,7 @@ pub(super) mod tests {
             tokens_usage_share: None,
             ttft_p90_lo_ms: None,
             ttft_p90_hi_ms: None,
+            error_classes: String::new(),
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

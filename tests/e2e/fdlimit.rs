@@ -33,7 +33,9 @@ fn current_hard_limit() -> u64 {
     };
     // SAFETY: getrlimit writes the struct passed to it.
     assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
-    lim.rlim_max as u64
+    #[allow(clippy::unnecessary_cast)]
+    let hard = lim.rlim_max as u64;
+    hard
 }
 
 fn wide(name: &str, streams: u32) -> String {

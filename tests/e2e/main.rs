@@ -14,10 +14,12 @@ mod failfast;
 mod faults;
 #[cfg(unix)]
 mod fdlimit;
+mod hostile;
 mod interrupt;
 mod itl_gate;
 mod k8s;
 mod keepalive;
+mod makefile;
 mod merge;
 mod pairs;
 mod partial_diff;
