@@ -382,11 +382,17 @@ async fn answer(
         } else {
             format!("content type `{content_type}`")
         };
+        // An HTML page gets the diagnosis of every HTML answer (`ladder check` says the same).
+        let why = if content_type.contains("html") || body.trim_ascii_start().starts_with(b"<") {
+            describe_non_json_body(&body, &content_type)
+        } else {
+            "does the server support `stream: true`?".to_string()
+        };
         return Attempt {
             error_class: Some(ErrorClass::Protocol),
             http_status: Some(status),
             error_message: Some(format!(
-                "expected an event stream (text/event-stream) but got {shown}; does the server support `stream: true`?"
+                "expected an event stream (text/event-stream) but got {shown}; {why}"
             )),
             ..Default::default()
         };
@@ -655,6 +661,13 @@ fn describe_redirect(status: u16, headers: &HeaderMap) -> String {
 fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
     let text = String::from_utf8_lossy(body);
     let trimmed = text.trim();
+    // nginx with `ssl_verify_client on` answers a request without a client certificate with
+    // its own 400 page.
+    if trimmed.contains("No required SSL certificate was sent")
+        || trimmed.contains("The SSL certificate error")
+    {
+        return "the server wants a TLS client certificate (its page says \"No required SSL certificate was sent\"): set target.tls.client_cert and target.tls.client_key".into();
+    }
     if content_type.contains("html") || trimmed.starts_with('<') {
         return "the server answered with an HTML page, not JSON (is base_url pointing at a web page or a proxy?)".into();
     }
@@ -842,6 +855,19 @@ mod tests {
         fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
             Some(&self.0)
         }
+    }
+
+    #[test]
+    fn nginx_asking_for_a_client_certificate_is_named() {
+        let page = b"<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+        let msg = super::describe_non_json_body(page, "text/html");
+        assert!(msg.contains("wants a TLS client certificate"), "{msg}");
+        assert!(
+            msg.contains("target.tls.client_cert and target.tls.client_key"),
+            "{msg}"
+        );
+        let other = super::describe_non_json_body(b"<html>login</html>", "text/html");
+        assert!(other.contains("HTML page"), "{other}");
     }
 
     #[test]

@@ -76,6 +76,19 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
     if args.start_at.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--start-at takes one scenario".into()).into());
     }
+    if let Some(t) = args.start_at.as_deref() {
+        // A start already past would leave this shard out of step with the others.
+        let start = crate::shard::parse_start_at(t).map_err(UsageError)?;
+        if let Ok(late) = SystemTime::now().duration_since(start) {
+            if late > std::time::Duration::from_secs(1) {
+                return Err(UsageError(format!(
+                    "--start-at {t} was {} s ago: the shards would start out of step; give a time a little in the future, e.g. `--start-at $(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)`",
+                    late.as_secs()
+                ))
+                .into());
+            }
+        }
+    }
     for s in &scenarios {
         if shard_plan(args, s)?.schedule.shard.is_some() && s.load.refine > 0 {
             let msg = format!(
