@@ -1,6 +1,10 @@
 # ladder: the two commands a new machine needs are `make demo` and `make test`.
 CARGO ?= cargo
-LADDER := ./target/release/ladder
+# Where cargo puts its builds: $CARGO_TARGET_DIR when set (many developers set it globally).
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+LADDER := $(TARGET_DIR)/release/ladder
+# The benches and compat find the release binary here.
+export LADDER_BIN := $(abspath $(LADDER))
 DEMO_OUT := runs
 
 .PHONY: demo test bench calibrate lint build baseline clean compat report-png
@@ -30,7 +34,7 @@ test:
 ## SmolLM2-135M, LiteLLM proxy, mockllm); see compat/actionlint.sh and compat/run.sh.
 compat: build
 	bash compat/actionlint.sh
-	bash compat/run.sh
+	LADDER=$(abspath $(LADDER)) bash compat/run.sh
 
 ## bench: performance figures (not timed assertions).
 bench: build

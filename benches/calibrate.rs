@@ -80,7 +80,10 @@ fn scenario(cfg: &Config, seed: u64, shifted: bool) -> String {
 }
 
 fn ladder() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/ladder");
+    let p = std::env::var_os("LADDER_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/ladder"),
+        PathBuf::from,
+    );
     assert!(p.exists(), "build it first: cargo build --release");
     p
 }

@@ -180,6 +180,10 @@ pub struct RunArgs {
     /// estimated duration and tokens per minute per step) and the limit warnings, then exit.
     #[arg(long)]
     pub dry_run: bool,
+    /// Send the whole plan even when the first requests all fail the same way (401, 403, 404,
+    /// connection refused, TLS, out of quota); by default the run stops there and says why.
+    #[arg(long)]
+    pub no_fail_fast: bool,
     /// Run shard I of N (counting from 0) of a sharded run: this process sends its share of
     /// every step's streams and requests; `ladder merge` joins the shards. Default: from
     /// JOB_COMPLETION_INDEX and LADDER_SHARDS (a Kubernetes Indexed Job).

@@ -16,7 +16,8 @@ pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 .map_err(|e| UsageError(e.to_string()))?
         }
     };
-    let (total, failed) = check::check_target(&target, quiet).await?;
+    let (total, failed) =
+        check::check_target(&target, quiet, &mut std::io::stdout().lock()).await?;
     if !quiet {
         println!(
             "checked {total} model(s): {} ok, {failed} failed",

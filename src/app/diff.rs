@@ -19,7 +19,7 @@ use std::path::Path;
 /// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
 /// run that never finished is read from its records, with a note saying where it stopped.
 fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
-    let loaded = store::load_result(path).map_err(|e| UsageError(e.to_string()))?;
+    let loaded = store::load_result(path).map_err(store_input)?;
     if let Some(stopped) = &loaded.incomplete {
         eprintln!(
             "note: {} is an incomplete run ({stopped}); it is compared on the records it wrote",
@@ -81,4 +81,14 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         warnings: partials.iter().flatten().map(Partial::warning).collect(),
     };
     Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
+}
+
+/// A store error as the user's input error (exit 2), except a run that stopped before its first
+/// record: that one is INCOMPLETE (exit 1), like any other killed run.
+fn store_input(e: store::StoreError) -> anyhow::Error {
+    if e.is_incomplete_run() {
+        e.into()
+    } else {
+        UsageError(e.to_string()).into()
+    }
 }

@@ -7,6 +7,7 @@ mod adhoc;
 mod baseline;
 mod check;
 mod diff;
+mod fdlimit;
 mod gate;
 mod load;
 mod merge;

@@ -1,5 +1,6 @@
-//! Ctrl-C and SIGTERM during a run: the first stops new requests and keeps what was collected,
-//! the second exits at once.
+//! Ctrl-C and SIGTERM during a run: the first stops new requests and keeps what was collected;
+//! signals that arrive together with it are the same stop; a later one cancels in-flight
+//! requests at once (still writing everything), a third exits at once.
 
 use crate::error::ExitCode;
 use crate::runner::Interrupt;
@@ -31,6 +32,18 @@ impl StopSignals {
         }
     }
 
+    /// The next stop signal that arrives at least [`TOGETHER`] after the last one; the ones
+    /// in between belong to the same stop and are dropped.
+    async fn next_deliberate(&mut self) {
+        let last = tokio::time::Instant::now();
+        loop {
+            self.next().await;
+            if last.elapsed() >= TOGETHER {
+                return;
+            }
+        }
+    }
+
     async fn next(&mut self) {
         #[cfg(unix)]
         {
@@ -46,8 +59,16 @@ impl StopSignals {
     }
 }
 
-/// First signal: no new requests, in-flight ones are cancelled after a grace period, everything
-/// collected is written. Second signal: exit at once (files are written atomically, so none is
+/// Signals closer together than this are one stop. GNU `timeout`, CI runners and container
+/// stops signal the process *and* its process group, so one stop arrives as two or three
+/// signals (SIGTERM twice, or SIGINT and SIGTERM) within milliseconds; only a later, deliberate
+/// one means "faster".
+pub(super) const TOGETHER: Duration = Duration::from_secs(1);
+
+/// First stop: no new requests, in-flight ones are cancelled after a grace period, everything
+/// collected is written. A second, deliberate stop (at least [`TOGETHER`] later) cancels the
+/// in-flight requests at once, and still everything collected is written (summary, findings,
+/// the `--against` document). A third exits at once (files are written atomically, so none is
 /// left half-written).
 pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
     const GRACE: Duration = Duration::from_secs(2);
@@ -61,12 +82,19 @@ pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, 
         });
         if !quiet {
             eprintln!(
-                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again to quit at once)",
+                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again, a second or more later, to cancel them now)",
                 GRACE.as_secs()
             );
         }
-        signals.next().await;
-        eprintln!("interrupted twice: exiting now");
+        signals.next_deliberate().await;
+        interrupt.cancel();
+        if !quiet {
+            eprintln!(
+                "interrupted again: in-flight requests cancelled now; writing what was collected (once more to exit without writing)"
+            );
+        }
+        signals.next_deliberate().await;
+        eprintln!("interrupted three times: exiting now");
         std::process::exit(i32::from(ExitCode::Error.code()));
     });
 }

@@ -21,7 +21,7 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
         .into());
     }
     let meta = store::read_meta(&meta_path).map_err(|e| UsageError(e.to_string()))?;
-    let loaded = store::rebuild_run(dir, &meta).map_err(|e| UsageError(e.to_string()))?;
+    let loaded = store::rebuild_run(dir, &meta).map_err(store_input)?;
     let findings = findings::analyze_run(&loaded.summaries, loaded.requests.as_deref());
     let run_dir = store::RunDir { path: dir.clone() };
     run_dir.write_summary(&loaded.summaries)?;
@@ -51,4 +51,14 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
         }
     }
     Ok(ExitCode::Ok)
+}
+
+/// A store error as the user's input error (exit 2), except a run that stopped before its first
+/// record: that one is INCOMPLETE (exit 1), like any other killed run.
+fn store_input(e: store::StoreError) -> anyhow::Error {
+    if e.is_incomplete_run() {
+        e.into()
+    } else {
+        UsageError(e.to_string()).into()
+    }
 }

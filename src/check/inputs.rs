@@ -121,11 +121,17 @@ fn valid_url(raw: &str) -> Option<String> {
 
 /// The target of a scenario; `--model` (when given) replaces its model list.
 pub fn from_scenario(s: &Scenario, args: &CheckInputs) -> CheckTarget {
-    let mut target = s.target.clone();
-    target.timeouts = check_timeouts(&target.timeouts, args.timeout);
+    let mut ct = from_scenario_for(s, args.timeout);
     if !args.model.is_empty() {
-        target.models = args.model.clone();
+        ct.target.models = args.model.clone();
     }
+    ct
+}
+
+/// The target of a scenario, checked with timeouts capped at `limit`.
+pub fn from_scenario_for(s: &Scenario, limit: Duration) -> CheckTarget {
+    let mut target = s.target.clone();
+    target.timeouts = check_timeouts(&target.timeouts, limit);
     CheckTarget {
         label: s.path.display().to_string(),
         key: target.api_key.clone(),

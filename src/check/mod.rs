@@ -28,6 +28,7 @@ mod status;
 pub mod url;
 
 use crate::client::http::{build_http_client, PreparedTarget};
+use crate::client::untrusted::printable;
 use crate::scenario::{self, RequestSpec};
 use crate::util::redact::Redactor;
 use anyhow::Context as _;
@@ -66,8 +67,28 @@ fn redact_all(text: &str, ct: &CheckTarget) -> String {
     Redactor::new(secrets.map(scenario::Secret::expose)).redact(text)
 }
 
+/// What `ladder check` says of `model` of a scenario's target, written to `out`: for a run
+/// that stopped early because its first requests all failed the same way (`runner::failfast`).
+pub async fn diagnose_for_run(
+    s: &scenario::Scenario,
+    model: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut target = inputs::from_scenario_for(s, DEFAULT_TIMEOUT);
+    target.target.models = vec![model.to_string()];
+    check_target(&target, false, out).await?;
+    Ok(())
+}
+
+/// `ladder check --timeout`'s default.
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Checks every model of one target; returns (models checked, models failed).
-pub async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usize, usize)> {
+pub async fn check_target(
+    ct: &CheckTarget,
+    quiet: bool,
+    stdout: &mut dyn Write,
+) -> anyhow::Result<(usize, usize)> {
     let (base_url, sim) = crate::client::endpoint::serve_endpoint(&ct.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
@@ -82,7 +103,6 @@ pub async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usiz
     let env = |k: &str| std::env::var(k).ok();
     let proxy = url::proxy_for(&base_url, &env);
     let req = request_spec(ct);
-    let mut stdout = std::io::stdout().lock();
     if !quiet {
         for n in &ct.notes {
             writeln!(stdout, "note: {}", redact_all(n, ct))?;
@@ -149,10 +169,10 @@ pub async fn check_target(ct: &CheckTarget, quiet: bool) -> anyhow::Result<(usiz
             }
             block
         };
-        writeln!(stdout, "{}", redact_all(&text, ct))?;
+        // What the server said is data, never terminal control (`client::untrusted`).
+        writeln!(stdout, "{}", printable(&redact_all(&text, ct)))?;
         stdout.flush()?;
     }
-    drop(stdout);
     if let Some(h) = sim {
         h.shutdown().await;
     }

@@ -128,7 +128,7 @@ impl PreparedTarget {
 
 /// The real network: a reqwest client and one prepared target.
 pub struct HttpBackend {
-    pub http: reqwest::Client,
+    pub pool: super::pool::Pool,
     pub target: PreparedTarget,
 }
 
@@ -137,8 +137,25 @@ impl super::Backend for HttpBackend {
         self.target.body_for(model, request)
     }
 
+    /// One request through the pool; lost on a connection that closed before any response
+    /// byte (a keep-alive connection the server had closed: it never saw the request), it is
+    /// sent again once on a new connection, and the attempt says so.
     async fn send(&self, body: Bytes, request_id: &str) -> Attempt {
-        send_once(&self.http, &self.target, body, request_id).await
+        let first = send_once(&self.pool.client(), &self.target, body.clone(), request_id).await;
+        let attempt = if first.closed_before_response {
+            let mut again = send_once(self.pool.fresh(), &self.target, body, request_id).await;
+            again.resent_stale = true;
+            if let Some(m) = &mut again.error_message {
+                *m = format!("sent again on a new connection after a keep-alive connection closed before answering: {m}");
+            }
+            again
+        } else {
+            first
+        };
+        if let Some(t) = attempt.keep_alive {
+            self.pool.server_keeps_idle(t);
+        }
+        attempt
     }
 }
 
@@ -167,6 +184,13 @@ pub struct Attempt {
     /// Time until the attempt ended (success or failure), ms.
     pub elapsed_ms: f64,
     pub rate_limit: RateLimitInfo,
+    /// The connection closed (or was reset) before any response byte: on a reused keep-alive
+    /// connection, the server had closed it and never saw the request.
+    pub closed_before_response: bool,
+    /// This attempt is the resend, on a new connection, of one lost that way.
+    pub resent_stale: bool,
+    /// How long the server keeps idle connections (`Keep-Alive: timeout=N`), when it says.
+    pub keep_alive: Option<Duration>,
 }
 
 impl Attempt {
@@ -285,6 +309,25 @@ async fn send_and_read(
     let start = sent_at.get().copied().unwrap_or(start);
     let status = response.status().as_u16();
     let headers = response.headers().clone();
+    let keep_alive = headers
+        .get("keep-alive")
+        .and_then(|v| v.to_str().ok())
+        .and_then(super::pool::keep_alive_timeout);
+    let mut attempt = answer(response, target, start, status, headers).await;
+    attempt.keep_alive = keep_alive;
+    attempt
+}
+
+/// The answer after its headers: an error status, a body that is not an event stream, or the
+/// stream itself.
+async fn answer(
+    response: reqwest::Response,
+    target: &PreparedTarget,
+    start: Instant,
+    status: u16,
+    headers: HeaderMap,
+) -> Attempt {
+    let timeouts = &target.timeouts;
     let header_pairs: Vec<(&str, &str)> = headers
         .iter()
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
@@ -339,11 +382,17 @@ async fn send_and_read(
         } else {
             format!("content type `{content_type}`")
         };
+        // An HTML page gets the diagnosis of every HTML answer (`ladder check` says the same).
+        let why = if content_type.contains("html") || body.trim_ascii_start().starts_with(b"<") {
+            describe_non_json_body(&body, &content_type)
+        } else {
+            "does the server support `stream: true`?".to_string()
+        };
         return Attempt {
             error_class: Some(ErrorClass::Protocol),
             http_status: Some(status),
             error_message: Some(format!(
-                "expected an event stream (text/event-stream) but got {shown}; does the server support `stream: true`?"
+                "expected an event stream (text/event-stream) but got {shown}; {why}"
             )),
             ..Default::default()
         };
@@ -511,8 +560,29 @@ impl Attempt {
     }
 }
 
+/// More tokens than any real request has (the largest context windows hold about 10 million):
+/// a server reporting such a count is broken, and its number must not reach TPM.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 100_000_000;
+
 fn finish_ok(summary: TimingSummary, status: u16) -> Attempt {
     let elapsed = summary.e2e_ms;
+    let implausible = [
+        ("output", summary.output_tokens),
+        ("input", summary.input_tokens),
+    ]
+    .into_iter()
+    .find_map(|(what, n)| n.filter(|&n| n > MAX_PLAUSIBLE_TOKENS).map(|n| (what, n)));
+    if let Some((what, n)) = implausible {
+        return Attempt {
+            error_class: Some(ErrorClass::Protocol),
+            http_status: Some(status),
+            error_message: Some(format!(
+                "the server reported {n} {what} tokens for one request; no real request has more than {MAX_PLAUSIBLE_TOKENS}, so the count is kept out of the totals"
+            )),
+            elapsed_ms: elapsed,
+            ..Default::default()
+        };
+    }
     let class = if summary.token_events == 0 && summary.output_tokens.unwrap_or(0) == 0 {
         Some(ErrorClass::Empty)
     } else {
@@ -591,6 +661,13 @@ fn describe_redirect(status: u16, headers: &HeaderMap) -> String {
 fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
     let text = String::from_utf8_lossy(body);
     let trimmed = text.trim();
+    // nginx with `ssl_verify_client on` answers a request without a client certificate with
+    // its own 400 page.
+    if trimmed.contains("No required SSL certificate was sent")
+        || trimmed.contains("The SSL certificate error")
+    {
+        return "the server wants a TLS client certificate (its page says \"No required SSL certificate was sent\"): set target.tls.client_cert and target.tls.client_key".into();
+    }
     if content_type.contains("html") || trimmed.starts_with('<') {
         return "the server answered with an HTML page, not JSON (is base_url pointing at a web page or a proxy?)".into();
     }
@@ -604,7 +681,11 @@ fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
 
 fn send_error(e: &reqwest::Error) -> Attempt {
     let chain = error_chain(e);
-    let class = if e.is_connect() {
+    let closed = !e.is_connect() && !e.is_timeout() && closed_before_response(e);
+    let class = if out_of_file_descriptors(e) {
+        // This process could not open a socket: the client's limit, not the server's failure.
+        ErrorClass::Client
+    } else if e.is_connect() {
         if e.is_timeout() || chain.contains("timed out") {
             ErrorClass::TimeoutConnect
         } else {
@@ -615,7 +696,55 @@ fn send_error(e: &reqwest::Error) -> Attempt {
     } else {
         ErrorClass::Disconnect
     };
-    Attempt::failed(class, chain)
+    Attempt {
+        closed_before_response: closed,
+        ..Attempt::failed(class, chain)
+    }
+}
+
+/// Whether an error comes from this process running out of file descriptors (`EMFILE`,
+/// `ENFILE`: "Too many open files").
+pub fn out_of_file_descriptors(e: &(dyn std::error::Error + 'static)) -> bool {
+    const EMFILE: i32 = 24;
+    const ENFILE: i32 = 23;
+    let mut source = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            if matches!(io.raw_os_error(), Some(EMFILE | ENFILE)) {
+                return true;
+            }
+        }
+        if err.to_string().contains("Too many open files") {
+            return true;
+        }
+        source = err.source();
+    }
+    false
+}
+
+/// Whether a request failed because its connection was closed or reset before any response
+/// byte: hyper's "connection closed before message completed", or a reset / broken pipe.
+fn closed_before_response(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            if matches!(
+                io.kind(),
+                K::ConnectionReset | K::BrokenPipe | K::ConnectionAborted | K::UnexpectedEof
+            ) {
+                return true;
+            }
+        }
+        if err
+            .to_string()
+            .contains("connection closed before message completed")
+        {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// The error and its sources, joined: reqwest's top-level message alone rarely says what failed.
@@ -670,18 +799,39 @@ pub enum ClientError {
     Build(#[from] reqwest::Error),
 }
 
-/// Builds the shared HTTP client for a run: pool sized to the largest step, keep-alive reuse,
-/// no automatic decompression surprises, the connect timeout from the scenario, and its TLS
-/// settings (bundled roots, the system store, `target.tls`).
+/// Builds an HTTP client for one probe or a few requests (`ladder check`), with the run's pool
+/// rules (`client::pool`).
 pub fn build_http_client(
     timeouts: &Timeouts,
     tls: &crate::scenario::Tls,
     max_concurrency: usize,
 ) -> Result<reqwest::Client, ClientError> {
-    let builder = reqwest::Client::builder()
-        .connect_timeout(timeouts.connect)
-        .pool_max_idle_per_host(max_concurrency.max(1))
-        .pool_idle_timeout(Duration::from_secs(90))
+    build_http_client_with(
+        timeouts,
+        tls,
+        max_concurrency,
+        Some(super::pool::DEFAULT_IDLE),
+    )
+}
+
+/// Builds an HTTP client: pool sized to the largest step, idle connections kept for
+/// `keep_idle` (`None` or zero: no pool, a new connection per request), no automatic
+/// decompression surprises, the connect timeout from the scenario, and its TLS settings
+/// (bundled roots, the system store, `target.tls`).
+pub fn build_http_client_with(
+    timeouts: &Timeouts,
+    tls: &crate::scenario::Tls,
+    max_concurrency: usize,
+    keep_idle: Option<Duration>,
+) -> Result<reqwest::Client, ClientError> {
+    let builder = reqwest::Client::builder().connect_timeout(timeouts.connect);
+    let builder = match keep_idle.filter(|d| !d.is_zero()) {
+        Some(idle) => builder
+            .pool_max_idle_per_host(max_concurrency.max(1))
+            .pool_idle_timeout(idle),
+        None => builder.pool_max_idle_per_host(0),
+    };
+    let builder = builder
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));
@@ -690,7 +840,46 @@ pub fn build_http_client(
 
 #[cfg(test)]
 mod tests {
-    use super::{carries_error, describe_redirect};
+    use super::{
+        carries_error, closed_before_response, describe_redirect, out_of_file_descriptors,
+    };
+
+    #[derive(Debug)]
+    struct Wrapped(std::io::Error);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("client error (Connect)")
+        }
+    }
+    impl std::error::Error for Wrapped {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn nginx_asking_for_a_client_certificate_is_named() {
+        let page = b"<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+        let msg = super::describe_non_json_body(page, "text/html");
+        assert!(msg.contains("wants a TLS client certificate"), "{msg}");
+        assert!(
+            msg.contains("target.tls.client_cert and target.tls.client_key"),
+            "{msg}"
+        );
+        let other = super::describe_non_json_body(b"<html>login</html>", "text/html");
+        assert!(other.contains("HTML page"), "{other}");
+    }
+
+    #[test]
+    fn the_clients_own_descriptor_limit_is_told_apart() {
+        let emfile = Wrapped(std::io::Error::from_raw_os_error(24));
+        assert!(out_of_file_descriptors(&emfile));
+        let refused = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert!(!out_of_file_descriptors(&refused));
+        let reset = Wrapped(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        assert!(closed_before_response(&reset));
+        assert!(!closed_before_response(&refused));
+    }
     use reqwest::header::{HeaderMap, HeaderValue, LOCATION};
 
     #[test]

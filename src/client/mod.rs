@@ -8,11 +8,13 @@ pub mod error_body;
 pub mod http;
 pub(crate) mod lenient;
 pub mod openai;
+pub mod pool;
 pub mod ratelimit;
 pub mod request_id;
 pub mod sse;
 pub mod timing;
 pub mod tls;
+pub mod untrusted;
 
 use bytes::Bytes;
 use std::future::Future;

@@ -2,8 +2,9 @@
 //! about requests or tokens (the "rate-limit wall" of docs/metrics.md), plus telling "too fast" apart from
 //! "out of money" (quota/billing 429s, which are never retried).
 //!
-//! Pure: headers come in as `(name, value)` pairs; nothing here reads a clock, so absolute reset
-//! times (Anthropic's RFC 3339 stamps, HTTP dates in `Retry-After`) are not turned into waits.
+//! Pure: headers come in as `(name, value)` pairs; nothing here reads a clock. An HTTP date in
+//! `Retry-After` is turned into a wait against the response's own `Date` header; Anthropic's
+//! RFC 3339 reset stamps are not turned into waits.
 
 use super::chunk::InBandError;
 use crate::model::LimitKind;
@@ -57,12 +58,23 @@ pub fn parse_rate_limit(
     let retry_after = get("retry-after-ms")
         .and_then(|v| non_negative(v).map(|ms| Duration::from_secs_f64(ms / 1000.0)))
         .or_else(|| {
-            get("retry-after")
-                .and_then(non_negative)
-                .map(Duration::from_secs_f64)
+            get("retry-after").and_then(|v| {
+                non_negative(v)
+                    .map(Duration::from_secs_f64)
+                    .or_else(|| until_http_date(v, get("date")?))
+            })
         })
         .or_else(|| reset.and_then(parse_go_duration));
     RateLimitInfo { retry_after, kind }
+}
+
+/// `Retry-After: <HTTP-date>` (RFC 9110) as a wait: the date minus the response's own `Date`
+/// header (the server's clock on both sides, so no clock of ours is needed and the two
+/// machines' clocks need not agree). A date in the past is no wait.
+fn until_http_date(retry_at: &str, date: &str) -> Option<Duration> {
+    let at = httpdate::parse_http_date(retry_at).ok()?;
+    let now = httpdate::parse_http_date(date).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// Whether a 429's error means "out of money or over a spend limit" rather than "too fast":
@@ -263,7 +275,34 @@ mod tests {
         let info = parse_rate_limit(&[("retry-after", "0.5")], None);
         assert_eq!(info.retry_after, Some(Duration::from_millis(500)));
         let info = parse_rate_limit(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")], None);
-        assert_eq!(info.retry_after, None, "HTTP dates need a clock");
+        assert_eq!(
+            info.retry_after, None,
+            "an HTTP date needs the response's Date"
+        );
+        let dated = |retry: &'static str| {
+            parse_rate_limit(
+                &[
+                    ("Date", "Wed, 21 Oct 2015 07:27:54 GMT"),
+                    ("retry-after", retry),
+                ],
+                None,
+            )
+            .retry_after
+        };
+        assert_eq!(
+            dated("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::from_secs(6))
+        );
+        assert_eq!(
+            dated("Wed, 21 Oct 2015 07:27:00 GMT"),
+            Some(Duration::ZERO),
+            "past"
+        );
+        assert_eq!(
+            dated("Wednesday, 21-Oct-15 07:28:00 GMT"),
+            Some(Duration::from_secs(6))
+        );
+        assert_eq!(dated("soon"), None);
         let info = parse_rate_limit(&[("retry-after", "-4"), ("retry-after-ms", "nan")], None);
         assert_eq!(info, RateLimitInfo::default());
     }

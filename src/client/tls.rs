@@ -24,6 +24,67 @@ pub enum TlsError {
         key: PathBuf,
         reason: String,
     },
+    #[error("target.tls.client_cert: the certificate in {} is X.509 version 1 (what `openssl x509 -req` makes without extensions); TLS needs a version 3 certificate: sign it again with extensions, e.g. `openssl x509 -req ... -extfile <(printf 'basicConstraints=CA:FALSE\\nextendedKeyUsage=clientAuth')`", .cert.display())]
+    CertVersion { cert: PathBuf },
+}
+
+/// Whether the first PEM certificate in `pem` is X.509 v1: its `tbsCertificate` starts with
+/// the serial number (INTEGER, tag 0x02) instead of the `[0]` version field (tag 0xA0).
+fn first_cert_is_v1(pem: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(pem);
+    let Some(body) = text
+        .split("-----BEGIN CERTIFICATE-----")
+        .nth(1)
+        .and_then(|rest| rest.split("-----END CERTIFICATE-----").next())
+    else {
+        return false;
+    };
+    let Some(der) = base64_decode(body) else {
+        return false;
+    };
+    // SEQUENCE (certificate) { SEQUENCE (tbsCertificate) { first element ...
+    let skip_header = |d: &[u8]| -> Option<usize> {
+        if d.first() != Some(&0x30) {
+            return None;
+        }
+        let len = *d.get(1)?;
+        Some(if len & 0x80 == 0 {
+            2
+        } else {
+            2 + usize::from(len & 0x7f)
+        })
+    };
+    let Some(outer) = skip_header(&der) else {
+        return false;
+    };
+    let Some(inner) = der.get(outer..).and_then(skip_header) else {
+        return false;
+    };
+    der.get(outer + inner) == Some(&0x02)
+}
+
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let (mut out, mut acc, mut bits) = (Vec::new(), 0u32, 0u32);
+    for c in text
+        .bytes()
+        .filter(|c| !c.is_ascii_whitespace() && *c != b'=')
+    {
+        acc = (acc << 6) | u32::from(value(c)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
 }
 
 /// The warning printed on every run with `insecure: true`.
@@ -64,6 +125,9 @@ pub fn configure(
     }
     if let (Some(cert), Some(key)) = (&tls.client_cert, &tls.client_key) {
         let mut pem = read("client_cert", cert)?;
+        if first_cert_is_v1(&pem) {
+            return Err(TlsError::CertVersion { cert: cert.clone() });
+        }
         pem.push(b'\n');
         pem.extend(read("client_key", key)?);
         // reqwest's message names what is missing; it never contains the key material.
@@ -78,4 +142,24 @@ pub fn configure(
         builder = builder.danger_accept_invalid_certs(true);
     }
     Ok(builder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_cert_is_v1;
+
+    fn pem(b64: &str) -> Vec<u8> {
+        format!("-----BEGIN CERTIFICATE-----\n{b64}\n-----END CERTIFICATE-----\n").into_bytes()
+    }
+
+    #[test]
+    fn version_1_client_certificates_are_told_apart() {
+        // SEQUENCE { SEQUENCE { INTEGER ... } }: no version field, so v1.
+        assert!(first_cert_is_v1(&pem("MAMwAQI=")));
+        // SEQUENCE { SEQUENCE { [0] ... } }: a version field (v2/v3).
+        assert!(!first_cert_is_v1(&pem("MAMwAaA=")));
+        let v3 = rcgen::generate_simple_self_signed(vec!["client".into()]).unwrap();
+        assert!(!first_cert_is_v1(v3.cert.pem().as_bytes()));
+        assert!(!first_cert_is_v1(b"not a certificate"));
+    }
 }

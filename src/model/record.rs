@@ -28,10 +28,13 @@ pub enum ErrorClass {
     /// never retried and never part of a rate-limit wall.
     Quota,
     Interrupted,
+    /// The client's own resource limit, not the server's doing: this process could not open
+    /// another socket (`EMFILE`/`ENFILE`, too many open files).
+    Client,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 17] = [
+    pub const ALL: [ErrorClass; 18] = [
         ErrorClass::Http401,
         ErrorClass::Http403,
         ErrorClass::Http404,
@@ -49,6 +52,7 @@ impl ErrorClass {
         ErrorClass::Empty,
         ErrorClass::Quota,
         ErrorClass::Interrupted,
+        ErrorClass::Client,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -70,6 +74,7 @@ impl ErrorClass {
             ErrorClass::Empty => "empty",
             ErrorClass::Quota => "quota",
             ErrorClass::Interrupted => "interrupted",
+            ErrorClass::Client => "client",
         }
     }
 
@@ -210,6 +215,10 @@ pub struct RequestRecord {
     pub limit_kind: Option<LimitKind>,
     /// `Retry-After` / `retry-after-ms` of the last 429/503, in ms.
     pub retry_after_ms: Option<f64>,
+    /// The request was lost on a keep-alive connection the server had closed (before any
+    /// response byte) and sent again on a new connection; counted in `attempts`. Its outcome is
+    /// the resend's.
+    pub resent_stale: bool,
 }
 
 impl RequestRecord {

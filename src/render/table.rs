@@ -226,6 +226,17 @@ fn failed_cell(r: &StepSummary) -> String {
     if r.failed == 0 {
         return "-".to_string();
     }
+    // Each class by name (`http_` dropped: `401×200, disconnect×3`), when the summary kept
+    // them; else the four buckets of summaries written before.
+    if !r.error_classes.is_empty() {
+        let parts: Vec<String> = r
+            .error_classes
+            .split_whitespace()
+            .filter_map(|p| p.split_once(':'))
+            .map(|(class, n)| format!("{}×{n}", class.strip_prefix("http_").unwrap_or(class)))
+            .collect();
+        return format!("{} ({})", r.failed, parts.join(", "));
+    }
     let parts: Vec<String> = [
         ("429", r.err_429),
         ("5xx", r.err_5xx),

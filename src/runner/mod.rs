@@ -8,6 +8,7 @@
 
 use crate::client::http::Attempt;
 use crate::client::request_id::RequestIds;
+use crate::client::untrusted::printable;
 use crate::client::Backend;
 pub use crate::model::StepRun;
 use crate::model::{ErrorClass, RequestRecord};
@@ -26,6 +27,8 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub struct Interrupt {
     stop: watch::Sender<u8>,
+    /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
+    fail_fast: Option<Arc<std::sync::Mutex<FailFast>>>,
 }
 
 impl Default for Interrupt {
@@ -38,7 +41,27 @@ impl Interrupt {
     pub fn new() -> Self {
         Interrupt {
             stop: watch::channel(0).0,
+            fail_fast: None,
         }
+    }
+    /// Also stop when the first requests show the target cannot work (`failfast`).
+    pub fn with_fail_fast(mut self) -> Self {
+        self.fail_fast = Some(Arc::default());
+        self
+    }
+    /// One finished request (warm-ups included), for the fail-fast rule.
+    fn observe(&self, record: &RequestRecord) {
+        let Some(ff) = &self.fail_fast else { return };
+        let tripped = ff.lock().is_ok_and(|mut g| g.observe(record).is_some());
+        if tripped {
+            self.stop();
+        }
+    }
+    /// Why the run stopped early, when the fail-fast rule stopped it.
+    pub fn tripped(&self) -> Option<Tripped> {
+        self.fail_fast
+            .as_ref()
+            .and_then(|ff| ff.lock().ok().and_then(|g| g.tripped.clone()))
     }
     /// Start no new request.
     pub fn stop(&self) {
@@ -517,6 +540,28 @@ struct RequestKey<'a> {
 /// One request, with retries per the policy. Always returns exactly one record. `scheduled`
 /// is the open-loop send time the request was meant to go out at (its send lag is measured
 /// against it).
+/// One send, counted in flight while it lasts; `None` when a second stop cancelled it.
+async fn send_counted<B: Backend>(
+    shared: &Shared<B>,
+    body: &bytes::Bytes,
+    attempt_id: &str,
+    cancel_rx: &mut watch::Receiver<u8>,
+) -> Option<Attempt> {
+    shared.in_flight.fetch_add(1, Ordering::Relaxed);
+    shared
+        .progress
+        .in_flight(shared.in_flight.load(Ordering::Relaxed));
+    let result = tokio::select! {
+        a = shared.backend.send(body.clone(), attempt_id) => Some(a),
+        _ = cancel_rx.wait_for(|v| *v >= 2) => None,
+    };
+    shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+    shared
+        .progress
+        .in_flight(shared.in_flight.load(Ordering::Relaxed));
+    result
+}
+
 async fn one_request<B: Backend>(
     shared: &Shared<B>,
     key: RequestKey<'_>,
@@ -540,25 +585,14 @@ async fn one_request<B: Backend>(
     let mut first_sent = None;
     let mut cancel_rx = interrupt.subscribe();
     let mut attempts = 0u32;
+    let mut stale_resends = 0u32;
     let mut retry_wait_ms = 0.0;
     let mut first_attempt_429 = false;
     let attempt = loop {
         attempts += 1;
         let attempt_start = Instant::now();
         let attempt_id = shared.ids.attempt(id_num, attempts);
-        shared.in_flight.fetch_add(1, Ordering::Relaxed);
-        shared
-            .progress
-            .in_flight(shared.in_flight.load(Ordering::Relaxed));
-        let result = tokio::select! {
-            a = shared.backend.send(body.clone(), &attempt_id) => Some(a),
-            _ = cancel_rx.wait_for(|v| *v >= 2) => None,
-        };
-        shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-        shared
-            .progress
-            .in_flight(shared.in_flight.load(Ordering::Relaxed));
-        let a = match result {
+        let a = match send_counted(shared, body, &attempt_id, &mut cancel_rx).await {
             Some(a) => a,
             None => {
                 break Attempt {
@@ -569,6 +603,10 @@ async fn one_request<B: Backend>(
                 }
             }
         };
+        if a.resent_stale {
+            // Sent twice: once on a keep-alive connection the server had closed.
+            stale_resends += 1;
+        }
         if attempts == 1 {
             first_sent = a.sent_at;
             first_attempt_429 = a.error_class == Some(ErrorClass::Http429);
@@ -607,12 +645,14 @@ async fn one_request<B: Backend>(
             request_id,
             started_at_ms,
         },
-        attempts,
+        attempts + stale_resends,
         retry_wait_ms,
         first_attempt_429,
     );
+    record.resent_stale = stale_resends > 0;
     record.send_lag_ms = send_lag_ms;
     record.max_tokens = Some(prepared.max_tokens);
+    interrupt.observe(&record);
     record
 }
 
@@ -657,8 +697,13 @@ fn to_record<B>(
         started_at_ms: key.started_at_ms,
         error_class: a.error_class,
         http_status: a.http_status,
-        error_type: a.error_type.map(|t| shared.redactor.redact(&t)),
-        error_message: a.error_message.map(|m| short(&shared.redactor.redact(&m))),
+        // Server text is data, never terminal control (`client::untrusted`).
+        error_type: a
+            .error_type
+            .map(|t| printable(&shared.redactor.redact(&t)).into_owned()),
+        error_message: a
+            .error_message
+            .map(|m| short(&printable(&shared.redactor.redact(&m)))),
         attempts,
         retry_wait_ms,
         first_attempt_429,
@@ -669,7 +714,7 @@ fn to_record<B>(
     };
     if let Some(t) = a.timing {
         r.token_events = t.token_events;
-        r.finish_reason = t.finish_reason;
+        r.finish_reason = t.finish_reason.map(|f| printable(&f).into_owned());
         r.input_tokens = t.input_tokens;
         r.cached_tokens = t.cached_tokens;
         r.reasoning_tokens = t.reasoning_tokens;
@@ -706,9 +751,12 @@ fn short(msg: &str) -> String {
     }
 }
 
+mod failfast;
 mod open_loop;
 pub mod selfcheck;
 pub mod workload;
+use failfast::FailFast;
+pub use failfast::Tripped;
 
 #[cfg(test)]
 mod calibrate;

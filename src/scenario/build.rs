@@ -23,6 +23,9 @@ macro_rules! bail {
     };
 }
 
+/// The longest scenario name.
+pub const MAX_NAME_LEN: usize = 100;
+
 pub(super) fn build(
     cx: &Ctx,
     raw: RawScenario,
@@ -46,6 +49,16 @@ pub(super) fn build(
             cx,
             "name",
             "`{name}` is not allowed; use a-z, 0-9 and -, e.g. `{fix}`"
+        )
+    }
+    // The name is a folder and a file name (`runs/NAME/…`, `baselines/NAME.requests.csv`):
+    // file systems refuse components over 255 bytes, and deep `--out` paths need room.
+    if name.len() > MAX_NAME_LEN {
+        bail!(
+            cx,
+            "name",
+            "is {} characters long; at most {MAX_NAME_LEN} (it names the run folder and the baseline files)",
+            name.len()
         )
     }
     let limits = raw.limits.map_or_else(Limits::default, |l| Limits {
@@ -344,6 +357,16 @@ fn check_url(cx: &Ctx, url: &str) -> Result<String, ScenarioError> {
     } else {
         format!("`{trimmed}`")
     };
+    // The URL parser drops tabs and newlines inside a URL without a word, so a CR/LF would
+    // send requests to a path nobody wrote.
+    if trimmed.chars().any(char::is_control) {
+        bail!(
+            cx,
+            "target.base_url",
+            "{} contains a line break or another control character; write the URL on one line (check the variable it comes from)",
+            if trimmed.contains('@') { "the URL".to_string() } else { format!("{:?}", trimmed) }
+        )
+    }
     match reqwest::Url::parse(trimmed) {
         Err(e) => {
             bail!(
@@ -431,6 +454,7 @@ pub fn load_from_yaml(text: &str) -> Result<Load, String> {
         file: Path::new(super::RECORDED_FILE),
         text,
         secrets: Vec::new(),
+        prompt_cap: super::bounded::prompt_cap(&|_| None),
     };
     build_load(&cx, raw).map_err(|e| e.to_string())
 }

@@ -12,22 +12,38 @@ use serde_yaml::Value as Yaml;
 use std::path::{Path, PathBuf};
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
+use super::bounded::read_capped;
+
 macro_rules! bail {
     ($cx:expr, $path:expr, $($msg:tt)+) => {
         return Err($cx.err($path, format!($($msg)+)))
     };
 }
 
-/// Reads a prompt/system file relative to the scenario's directory.
+/// How to read a prompt file over the cap.
+fn raise_prompt_cap() -> String {
+    format!(
+        "raise the cap with {}=N (MiB) if the file is meant to be that large",
+        super::bounded::PROMPT_CAP_VAR
+    )
+}
+
+/// Reads a prompt/system file relative to the scenario's directory: a regular file under the
+/// prompt cap (`bounded`).
 fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), ScenarioError> {
     let path = cx.file.parent().unwrap_or(Path::new("")).join(rel);
     let shown = path.display();
-    match std::fs::read_to_string(&path) {
-        Err(e) => bail!(
+    let read = read_capped(&path, cx.prompt_cap, &raise_prompt_cap()).and_then(|b| {
+        String::from_utf8(b).map_err(|_| "is not UTF-8 text; save it as UTF-8".to_string())
+    });
+    match read {
+        Err(why) if why.starts_with("cannot read it") => bail!(
             cx,
             &format!("request.{key}"),
-            "cannot read {shown} ({e}); the path is relative to the scenario file"
+            "cannot read {shown}{}; the path is relative to the scenario file",
+            &why["cannot read it".len()..]
         ),
+        Err(why) => bail!(cx, &format!("request.{key}"), "{shown} {why}"),
         Ok(t) if t.trim().is_empty() => {
             bail!(
                 cx,
@@ -101,7 +117,7 @@ pub(super) fn build_request(
         (text, path, PromptSource::File)
     } else if let Some(ps) = given(&r.prompts) {
         let path = cx.file.parent().unwrap_or(Path::new("")).join(&ps);
-        let set = match read_prompt_set(&path) {
+        let set = match read_prompt_set(&path, cx.prompt_cap, &raise_prompt_cap()) {
             Ok(set) => set,
             Err(e) if e.line.is_none() => {
                 bail!(cx, "request.prompts", "{}: {}", path.display(), e.message)

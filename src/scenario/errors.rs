@@ -13,6 +13,8 @@ pub(super) struct Ctx<'a> {
     pub(super) file: &'a Path,
     pub(super) text: &'a str,
     pub(super) secrets: Vec<String>,
+    /// The size cap on prompt, system and prompt-set files (`bounded::prompt_cap`).
+    pub(super) prompt_cap: u64,
 }
 
 impl Ctx<'_> {
@@ -84,6 +86,28 @@ impl Ctx<'_> {
             };
         } else if field.is_empty() {
             field = line.map(|l| path_at_line(self.text, l)).unwrap_or_default();
+        }
+        // YAML-level errors, in words that say what to change.
+        if msg.contains("more than one document") {
+            let second = (self.text.lines().enumerate())
+                .filter(|(_, l)| l.trim_end() == "---" || l.starts_with("--- "))
+                .map(|(i, _)| i + 1)
+                .nth(usize::from(self.text.trim_start().starts_with("---")));
+            return self.err_at(
+                second.or(line),
+                String::new(),
+                "the file holds more than one YAML document (a second `---`); keep one scenario per file".into(),
+            );
+        }
+        if msg.contains("repetition limit exceeded") {
+            return self.err_at(
+                line,
+                field,
+                "aliases (`*name`) expand to far too much data (a \"billion laughs\" file?); write the values out or use fewer aliases".into(),
+            );
+        }
+        if msg.contains("recursion limit exceeded") {
+            return self.err_at(line, field, "nested too deeply; flatten the value".into());
         }
         if let Some(i) = msg.find("expected struct ") {
             msg = format!("{}expected a mapping", &msg[..i]);

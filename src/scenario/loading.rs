@@ -2,6 +2,7 @@
 //! the raw shape, validate it into a `Scenario` and stamp the workload fingerprint. Each stage
 //! lives in its own sibling module; this one only sequences them.
 
+use super::bounded::{prompt_cap, read_capped, too_deep, utf8, MAX_DEPTH, MAX_SCENARIO_BYTES};
 use super::build::build;
 use super::errors::Ctx;
 use super::interpolate::interpolate;
@@ -15,10 +16,19 @@ use std::path::Path;
 
 /// Reads and validates a scenario file; `${VAR}` comes from the process environment.
 pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
-        path: path.to_path_buf(),
-        error,
-    })?;
+    let invalid = |line: Option<usize>, message: String| ScenarioError::Invalid {
+        file: path.to_path_buf(),
+        line,
+        field: String::new(),
+        message,
+    };
+    let bytes = read_capped(
+        path,
+        MAX_SCENARIO_BYTES,
+        "a scenario is a short text file: keep prompts in prompt files (request.prompt_file, request.prompts)",
+    )
+    .map_err(|why| invalid(None, format!("the scenario file {why}")))?;
+    let text = utf8(bytes).map_err(|(line, why)| invalid(Some(line), format!("the file {why}")))?;
     load_str(&text, path, &|name| std::env::var(name).ok())
 }
 
@@ -40,18 +50,31 @@ pub fn load_str_with(
     env: &dyn Fn(&str) -> Option<String>,
     overrides: &Overrides,
 ) -> Result<Scenario, ScenarioError> {
-    let interp = interpolate(text, env).map_err(|(line, message)| {
+    // A UTF-8 byte order mark (Windows editors write one) is not part of the YAML.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let prompt_cap = prompt_cap(env);
+    let early = |line: usize, message: String| {
         let cx = Ctx {
             file: path,
             text,
             secrets: Vec::new(),
+            prompt_cap,
         };
         cx.err_at(Some(line), path_at_line(text, line), message)
-    })?;
+    };
+    // Before the YAML parser, whose scanner is quadratic in nesting depth.
+    if let Some(line) = too_deep(text) {
+        return Err(early(
+            line,
+            format!("nested more than {MAX_DEPTH} levels deep ([ or {{); flatten the value"),
+        ));
+    }
+    let interp = interpolate(text, env).map_err(|(line, message)| early(line, message))?;
     let mut cx = Ctx {
         file: path,
         text: &interp.text,
         secrets: Vec::new(),
+        prompt_cap,
     };
     for sub in &interp.subs {
         let at = path_at_line(text, sub.line);

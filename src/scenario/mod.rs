@@ -18,6 +18,7 @@ use std::time::Duration;
 pub const RECORDED_FILE: &str = "scenario.yaml";
 
 pub mod arrivals;
+pub mod bounded;
 mod build;
 mod build_load;
 mod build_request;

@@ -46,10 +46,19 @@ fn at(line: usize, message: impl Into<String>) -> PromptFileError {
 }
 
 /// Reads a JSONL (`.jsonl`, `.ndjson`) or CSV (`.csv`) prompt set.
-pub(super) fn read_prompt_set(path: &Path) -> Result<PromptSet, PromptFileError> {
-    let bytes = std::fs::read(path).map_err(|e| PromptFileError {
+/// A regular file under `cap` bytes only (`bounded`); `raise` says how to lift the cap.
+pub(super) fn read_prompt_set(
+    path: &Path,
+    cap: u64,
+    raise: &str,
+) -> Result<PromptSet, PromptFileError> {
+    let bytes = super::bounded::read_capped(path, cap, raise).map_err(|why| PromptFileError {
         line: None,
-        message: format!("cannot read it ({e}); the path is relative to the scenario file"),
+        message: if why.starts_with("cannot read") {
+            format!("{why}; the path is relative to the scenario file")
+        } else {
+            why
+        },
     })?;
     let ext = path
         .extension()
@@ -318,18 +327,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("p.jsonl");
         std::fs::write(&p, "{\"prompt\": \"a\"}\n").unwrap();
-        let set = read_prompt_set(&p).unwrap();
+        let set = read_prompt_set(&p, 1 << 30, "").unwrap();
         assert_eq!(set.sha256.len(), 16);
         std::fs::write(&p, "{\"prompt\": \"b\"}\n").unwrap();
-        assert_ne!(read_prompt_set(&p).unwrap().sha256, set.sha256);
+        assert_ne!(read_prompt_set(&p, 1 << 30, "").unwrap().sha256, set.sha256);
         std::fs::write(&p, "\n").unwrap();
-        assert!(read_prompt_set(&p)
+        assert!(read_prompt_set(&p, 1 << 30, "")
             .unwrap_err()
             .message
             .contains("no prompts"));
         let txt = dir.path().join("p.txt");
         std::fs::write(&txt, "x").unwrap();
-        assert!(read_prompt_set(&txt)
+        assert!(read_prompt_set(&txt, 1 << 30, "")
             .unwrap_err()
             .message
             .contains(".jsonl"));

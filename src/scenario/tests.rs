@@ -329,6 +329,10 @@ fn target_errors() {
     assert!(err(&MIN.replace("sim: {}", "base_url: ftp://x.org"))
         .2
         .contains("http://"));
+    // Issue 19 §5: a CR/LF inside the URL (the URL parser would drop it silently).
+    let (_, field, msg) = err(&MIN.replace("sim: {}", "base_url: \"http://x/v1\\r\\nX-Evil: 1\""));
+    assert_eq!(field, "target.base_url");
+    assert!(msg.contains("line break"), "{msg}");
     let both = err(&MIN.replace("sim: {}", "sim: {}\n  base_url: http://x"));
     assert!(both.2.starts_with("both base_url and sim"), "{both:?}");
     assert!(err(&MIN.replace("  sim: {}\n", ""))
@@ -771,4 +775,64 @@ fn baselines_keep_is_a_run_count_from_1_to_50_outside_the_workload() {
     assert!(msg.contains("1 or more"), "{msg}");
     let (_, _, msg) = err(&format!("{MIN}baselines: {{kept: 3}}\n"));
     assert!(msg.contains("keep"), "{msg}");
+}
+
+/// Issue 19 §5: bounded input and YAML-level errors in words.
+#[test]
+fn hostile_scenario_text_is_refused_quickly_and_clearly() {
+    // 100,000 levels of flow nesting: refused before the (quadratic) YAML scanner runs.
+    let deep = format!(
+        "{MIN}  extra: {}1{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let t = std::time::Instant::now();
+    let (line, _, msg) = err(&deep);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(line, Some(9));
+    assert!(msg.contains("nested more than 64 levels"), "{msg}");
+    // A UTF-8 byte order mark is accepted.
+    ok(&format!("\u{feff}{MIN}"));
+    // Two documents: the line of the second and the fix.
+    let (line, _, msg) = err(&format!("{MIN}---\nname: other\n"));
+    assert_eq!(line, Some(9), "{msg}");
+    assert!(msg.contains("more than one YAML document"), "{msg}");
+    // A billion laughs, inside extra_body (any value is allowed there).
+    let mut laughs = String::from("  extra_body:\n    a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n");
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    for w in names.windows(2) {
+        let refs = vec![format!("*{}", w[0]); 9].join(",");
+        laughs.push_str(&format!("    {}: &{} [{refs}]\n", w[1], w[1]));
+    }
+    let (_, _, msg) = err(&MIN.replace("load:\n", &format!("{laughs}load:\n")));
+    assert!(msg.contains("billion laughs"), "{msg}");
+    // A name too long for a folder.
+    let (_, field, msg) = err(&MIN.replace("name: t", &format!("name: {}", "a".repeat(300))));
+    assert_eq!(field, "name");
+    assert!(msg.contains("at most 100"), "{msg}");
+}
+
+#[cfg(unix)]
+#[test]
+fn prompt_files_must_be_regular_files_under_the_cap() {
+    let (_, field, msg) = err(&MIN.replace("prompts/support.txt", "/dev/zero"));
+    assert_eq!(field, "request.prompt_file");
+    assert!(msg.contains("not a regular file"), "{msg}");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success()));
+    let (_, _, msg) = err(&MIN.replace("prompts/support.txt", fifo.to_str().unwrap()));
+    assert!(
+        msg.contains("not a regular file"),
+        "a FIFO never blocks the load: {msg}"
+    );
+    let (_, _, msg) = err(&MIN.replace("prompt_file: prompts/support.txt", "prompts: /dev/zero"));
+    assert!(msg.contains("not a regular file"), "{msg}");
 }

@@ -118,6 +118,10 @@ pub struct StepSummary {
     pub e2e_sched_p90_ms: Option<f64>,
     #[serde(default)]
     pub e2e_sched_p99_ms: Option<f64>,
+    /// Failed requests per error class, `http_401:200 disconnect:3` (class order of
+    /// `ErrorClass::ALL`); empty without failures or in files written before it was kept.
+    #[serde(default)]
+    pub error_classes: String,
 }
 
 impl StepSummary {
@@ -241,6 +245,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     let (mut ttft, mut tpot, mut e2e) = (Vec::new(), Vec::new(), Vec::new());
     let mut itl = PooledGaps::default();
     let mut good = 0u64;
+    let mut by_class = [0u64; ErrorClass::ALL.len()];
     let mut e2e_all_ms = 0.0;
     let (mut lag, mut ttft_sched, mut e2e_sched) = (Vec::new(), Vec::new(), Vec::new());
     for r in records {
@@ -266,19 +271,33 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
                 if let Some(h) = &r.itl {
                     itl.add(h);
                 }
-                s.output_tokens += r.output_tokens.unwrap_or(0);
-                s.input_tokens += r.input_tokens.unwrap_or(0);
-                s.cached_tokens += r.cached_tokens.unwrap_or(0);
+                // Counts come from servers: sums saturate, never wrap (implausible ones are
+                // already flagged per request by the client).
+                s.output_tokens = s.output_tokens.saturating_add(r.output_tokens.unwrap_or(0));
+                s.input_tokens = s.input_tokens.saturating_add(r.input_tokens.unwrap_or(0));
+                s.cached_tokens = s.cached_tokens.saturating_add(r.cached_tokens.unwrap_or(0));
                 if meets_slo(r, ctx.slo) {
                     good += 1;
                 }
             }
-            Some(ErrorClass::Http429) => s.err_429 += 1,
-            Some(ErrorClass::Http5xx) => s.err_5xx += 1,
-            Some(c) if c.is_timeout() => s.err_timeout += 1,
-            Some(_) => s.err_other += 1,
+            Some(c) => {
+                by_class[ErrorClass::ALL.iter().position(|&x| x == c).unwrap_or(0)] += 1;
+                match c {
+                    ErrorClass::Http429 => s.err_429 += 1,
+                    ErrorClass::Http5xx => s.err_5xx += 1,
+                    c if c.is_timeout() => s.err_timeout += 1,
+                    _ => s.err_other += 1,
+                }
+            }
         }
     }
+    s.error_classes = ErrorClass::ALL
+        .iter()
+        .zip(by_class)
+        .filter(|&(_, n)| n > 0)
+        .map(|(c, n)| format!("{}:{n}", c.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ");
     s.failed = s.attempted - s.succeeded;
     let mut ttft_sorted: Vec<f64> = ttft.iter().copied().filter(|v| v.is_finite()).collect();
     ttft_sorted.sort_by(f64::total_cmp);
@@ -317,7 +336,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
         }
     };
     s.tpm = per_s(s.output_tokens as f64) * 60.0;
-    s.tpm_total = per_s((s.input_tokens + s.output_tokens) as f64) * 60.0;
+    s.tpm_total = per_s(s.input_tokens as f64 + s.output_tokens as f64) * 60.0;
     s.rps = per_s(s.succeeded as f64);
     s.goodput = (s.attempted > 0).then(|| good as f64 / s.attempted as f64);
     s.achieved_concurrency = (duration_s > 0.0).then(|| e2e_all_ms / (duration_s * 1000.0));
@@ -432,7 +451,7 @@ pub fn steady_window(requests: &[Timed]) -> Option<SteadyWindow> {
         busy += (e.min(end) - r.start_ms.max(start)).max(0.0);
         if r.ok && e > start && e <= end {
             w.completions += 1;
-            w.output_tokens += r.output_tokens;
+            w.output_tokens = w.output_tokens.saturating_add(r.output_tokens);
             w.done.push(Completed {
                 start_ms: r.start_ms,
                 e2e_ms: e - r.start_ms,
@@ -573,6 +592,28 @@ mod tests {
             slo,
             short_below: 0.1,
         }
+    }
+
+    #[test]
+    fn token_sums_saturate_instead_of_wrapping() {
+        let huge = 9_900_000_000_000_000_000u64;
+        let records: Vec<RequestRecord> = (0..4)
+            .map(|_| ok(100.0, Some(10.0), 500.0, Some(huge), Some(huge), &[10.0]))
+            .collect();
+        let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
+        assert_eq!((s.output_tokens, s.input_tokens), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn error_classes_are_counted_by_name() {
+        let records = vec![
+            err(ErrorClass::Http401, Some(5.0)),
+            err(ErrorClass::Disconnect, Some(5.0)),
+            err(ErrorClass::Http401, Some(5.0)),
+            ok(100.0, Some(10.0), 500.0, Some(3), None, &[10.0]),
+        ];
+        let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
+        assert_eq!(s.error_classes, "http_401:2 disconnect:1");
     }
 
     #[test]

@@ -32,6 +32,12 @@ pub enum StoreError {
         path.display()
     )]
     NoRows { path: PathBuf },
+    #[error(
+        "{} is INCOMPLETE: the run was stopped (killed or interrupted) before its first record \
+         was written, so there is nothing to compare or summarize; run it again",
+        path.display()
+    )]
+    StoppedBeforeFirstRecord { path: PathBuf },
     #[error("{} is not a ladder {kind}: missing column(s) {columns}{hint}", path.display())]
     MissingColumns {
         path: PathBuf,
@@ -74,6 +80,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The input is fine, the run just never got far enough: a runtime outcome (exit 1, like
+    /// any incomplete run), not the user's input error (exit 2).
+    pub fn is_incomplete_run(&self) -> bool {
+        matches!(self, StoreError::StoppedBeforeFirstRecord { .. })
+    }
+
     pub(super) fn io(action: &'static str, path: &Path, error: io::Error) -> Self {
         StoreError::Io {
             action,

@@ -161,6 +161,12 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         s.ladder_unit = unit;
     }
     if summaries.is_empty() {
+        // A run killed before its first flush is unfinished, like any other killed run.
+        if !meta.complete {
+            return Err(StoreError::StoppedBeforeFirstRecord {
+                path: dir.to_path_buf(),
+            });
+        }
         return Err(StoreError::NoRows {
             path: requests_path,
         });

@@ -1,7 +1,8 @@
 //! `requests.csv` (docs/files.md): one row per attempted request, the original columns then the
 //! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`) and workload
-//! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens` and
-//! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`). Error
+//! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens`,
+//! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`) and
+//! `resent_stale` (sent again on a new connection after a closed keep-alive connection lost it). Error
 //! text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
@@ -15,15 +16,15 @@ use std::path::Path;
 
 /// `requests.csv` columns in file order: the original columns (docs/files.md), then the appended rate-limit columns.
 #[rustfmt::skip]
-pub const REQUEST_COLUMNS: [&str; 31] = [
+pub const REQUEST_COLUMNS: [&str; 32] = [
     "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
     "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
     "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
     "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
-    "cached_tokens", "send_lag_ms", "max_tokens", "reasoning_tokens", "itl_hist",
+    "cached_tokens", "send_lag_ms", "max_tokens", "reasoning_tokens", "itl_hist", "resent_stale",
 ];
 /// Trailing request columns that older files may lack.
-const REQUEST_OPTIONAL: usize = 8;
+const REQUEST_OPTIONAL: usize = 9;
 
 /// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
 pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
@@ -121,6 +122,11 @@ pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord
             cached_tokens: row.opt("cached_tokens", "a token count")?,
             send_lag_ms: row.opt("send_lag_ms", "milliseconds")?,
             max_tokens: row.opt("max_tokens", "a token count")?,
+            resent_stale: match row.cell("resent_stale").trim() {
+                "" | "false" | "0" => false,
+                "true" | "1" => true,
+                _ => return Err(row.bad("resent_stale", "`true` or `false`")),
+            },
         })
     })
 }
@@ -170,6 +176,7 @@ fn request_cells(r: &RequestRecord) -> Vec<String> {
         int(r.max_tokens.map(u64::from)),
         int(r.reasoning_tokens),
         r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
+        r.resent_stale.to_string(),
     ]
 }
 
@@ -243,7 +250,7 @@ pub(super) mod tests {
         assert!(text.contains(cell), "{text}");
         assert!(text.lines().next().unwrap().ends_with(
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
-                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist"
+                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// `summary.csv` columns in file order (the `StepSummary` field order).
 #[rustfmt::skip]
-pub const SUMMARY_COLUMNS: [&str; 55] = [
+pub const SUMMARY_COLUMNS: [&str; 56] = [
     "schema_version", "scenario", "fingerprint", "model", "step", "concurrency", "attempted",
     "succeeded", "failed", "err_429", "err_5xx", "err_timeout", "err_other", "ttft_p50_ms",
     "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
@@ -21,10 +21,10 @@ pub const SUMMARY_COLUMNS: [&str; 55] = [
     "concurrency_steady", "rps_steady", "tpm_steady", "tokens_usage_share", "ttft_p90_lo_ms",
     "ttft_p90_hi_ms", "ladder_unit", "short", "cached_tokens", "offered_rps", "dropped",
     "send_lag_p50_ms", "send_lag_p99_ms", "ttft_sched_p90_ms", "ttft_sched_p99_ms",
-    "e2e_sched_p90_ms", "e2e_sched_p99_ms",
+    "e2e_sched_p90_ms", "e2e_sched_p99_ms", "error_classes",
 ];
 /// Trailing summary columns that older files may lack (read as empty).
-const SUMMARY_OPTIONAL: usize = 21;
+const SUMMARY_OPTIONAL: usize = 22;
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
 /// appearance in `rows`) then step.
@@ -115,6 +115,7 @@ pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, 
             ttft_sched_p99_ms: row.opt("ttft_sched_p99_ms", "milliseconds")?,
             e2e_sched_p90_ms: row.opt("e2e_sched_p90_ms", "milliseconds")?,
             e2e_sched_p99_ms: row.opt("e2e_sched_p99_ms", "milliseconds")?,
+            error_classes: row.text("error_classes"),
         })
     })
 }
@@ -176,6 +177,7 @@ fn summary_cells(r: &StepSummary) -> Vec<String> {
         opt_fixed(r.ttft_sched_p99_ms, MS),
         opt_fixed(r.e2e_sched_p90_ms, MS),
         opt_fixed(r.e2e_sched_p99_ms, MS),
+        escape(&r.error_classes).into_owned(),
     ]
 }
 
@@ -242,6 +244,7 @@ pub(super) mod tests {
             ttft_sched_p99_ms: Some(300.0),
             e2e_sched_p90_ms: Some(1900.0),
             e2e_sched_p99_ms: Some(2000.0),
+            error_classes: "http_429:2 timeout_total:1".into(),
         }
     }
 
@@ -274,7 +277,7 @@ pub(super) mod tests {
              concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,\
              ttft_p90_hi_ms,ladder_unit,short,cached_tokens,offered_rps,dropped,\
              send_lag_p50_ms,send_lag_p99_ms,ttft_sched_p90_ms,ttft_sched_p99_ms,\
-             e2e_sched_p90_ms,e2e_sched_p99_ms"
+             e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes"
         ));
     }
 
@@ -324,7 +327,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(22, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(23, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -352,6 +355,7 @@ pub(super) mod tests {
             tokens_usage_share: None,
             ttft_p90_lo_ms: None,
             ttft_p90_hi_ms: None,
+            error_classes: String::new(),
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

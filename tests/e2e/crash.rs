@@ -220,3 +220,36 @@ fn sigkill_in_the_last_step() {
         "stopped in step 2 of 2",
     );
 }
+
+/// Issue 19 §9: a run killed before its first record reached the disk reads as INCOMPLETE
+/// (exit 1) in `summarize` and `diff`, like any other killed run, not as bad input (exit 2).
+#[test]
+fn sigkill_before_the_first_record_is_incomplete() {
+    let p = Project::new();
+    let yaml = crate::support::sim_scenario(
+        "crash",
+        "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 4\n    faults: {stall: 1.0, stall_for: 60s}",
+        "  ladder: [2]\n  requests_per_step: 4\n  warmup_requests: 0",
+        4,
+    );
+    let f = p.scenario("crash", &yaml);
+    let child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
+    wait_until("the run directory", || {
+        run_dir(&p).is_some_and(|d| d.join("requests.csv").is_file())
+    });
+    kill9(child);
+    let dir = run_dir(&p).unwrap();
+    let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
+    assert_eq!(requests.lines().count(), 1, "only the header: {requests}");
+    for args in [vec!["summarize"], vec!["diff"]] {
+        let mut cmd = ladder_cmd(&p);
+        cmd.args(&args).arg(&dir);
+        if args == ["diff"] {
+            cmd.arg(&dir);
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("is INCOMPLETE"), "{args:?}: {stderr}");
+    }
+}

@@ -11,10 +11,16 @@ mod check_azure;
 mod ci_contract;
 mod crash;
 mod diff_gate;
+mod failfast;
 mod faults;
+#[cfg(unix)]
+mod fdlimit;
+mod hostile;
 mod interrupt;
 mod itl_gate;
 mod k8s;
+mod keepalive;
+mod makefile;
 mod merge;
 mod pairs;
 mod partial_diff;

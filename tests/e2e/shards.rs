@@ -269,3 +269,32 @@ fn a_shard_killed_mid_run_is_reported_by_merge() {
     let step2 = num(&rows[1], "attempted");
     assert!((40.0..80.0).contains(&step2), "{rows:?}");
 }
+
+/// Issue 19 §9: a `--start-at` already past would start this shard out of step with the others:
+/// refused before traffic (exit 2) with a way to give a future time.
+#[test]
+fn a_start_time_in_the_past_is_refused() {
+    let p = Project::new();
+    let f = p.scenario(
+        "late",
+        "name: late\ntarget:\n  api: openai-chat\n  sim: {}\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 4\nload:\n  ladder: [1]\n  requests_per_step: 2\n  warmup_requests: 0\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_ladder"))
+        .current_dir(p.path())
+        .args([
+            "run",
+            f.to_str().unwrap(),
+            "--start-at",
+            "2020-01-01T00:00:00Z",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--start-at 2020-01-01T00:00:00Z was"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("out of step"), "{stderr}");
+    assert!(p.run_dirs("late").is_empty(), "nothing was sent");
+}

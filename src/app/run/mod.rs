@@ -18,7 +18,8 @@ use crate::app::run::progress::LiveProgress;
 use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
 use crate::cli::{DiffFormatArg, RunArgs};
-use crate::client::http::{build_http_client, HttpBackend, PreparedTarget};
+use crate::client::http::{HttpBackend, PreparedTarget};
+use crate::client::pool::Pool;
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
@@ -63,26 +64,7 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         }
         scenarios.push(s);
     }
-    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
-        eprintln!(
-            "note: --format junit applies to the --against diff; without --against it has no effect"
-        );
-    }
-    if args.against.is_some() && scenarios.len() > 1 {
-        return Err(UsageError("--against takes one scenario".into()).into());
-    }
-    if args.start_at.is_some() && scenarios.len() > 1 {
-        return Err(UsageError("--start-at takes one scenario".into()).into());
-    }
-    for s in &scenarios {
-        if shard_plan(args, s)?.schedule.shard.is_some() && s.load.refine > 0 {
-            let msg = format!(
-                "{}: load.refine chooses each step from the results so far, which a shard cannot see; run without --shard, or remove refine",
-                s.path.display()
-            );
-            return Err(UsageError(msg).into());
-        }
-    }
+    refuse_flag_combinations(args, &scenarios, out)?;
     // What the run will send, and the declared limits it would cross: before any traffic.
     let baselines = |s: &Scenario| {
         let dir = args
@@ -93,6 +75,9 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
     };
     if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
         return Ok(ExitCode::Ok);
+    }
+    if !args.dry_run {
+        super::fdlimit::ensure(&scenarios)?;
     }
     let baseline = preflight(args, &scenarios)?;
     if !out.quiet {
@@ -113,7 +98,11 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         }
     }
     let live = super::telemetry::Live::start(&args.telemetry, out.quiet).await?;
-    let interrupt = Interrupt::new();
+    let interrupt = if args.no_fail_fast {
+        Interrupt::new()
+    } else {
+        Interrupt::new().with_fail_fast()
+    };
     install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
     let code = run_all(
         &scenarios,
@@ -128,6 +117,44 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         live.finish().await;
     }
     code
+}
+
+/// Flags that cannot work together with these scenarios, refused before any traffic.
+fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output) -> Result<()> {
+    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
+        eprintln!(
+            "note: --format junit applies to the --against diff; without --against it has no effect"
+        );
+    }
+    if args.against.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--against takes one scenario".into()).into());
+    }
+    if args.start_at.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--start-at takes one scenario".into()).into());
+    }
+    if let Some(t) = args.start_at.as_deref() {
+        // A start already past would leave this shard out of step with the others.
+        let start = crate::shard::parse_start_at(t).map_err(UsageError)?;
+        if let Ok(late) = SystemTime::now().duration_since(start) {
+            if late > std::time::Duration::from_secs(1) {
+                return Err(UsageError(format!(
+                    "--start-at {t} was {} s ago: the shards would start out of step; give a time a little in the future, e.g. `--start-at $(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)`",
+                    late.as_secs()
+                ))
+                .into());
+            }
+        }
+    }
+    for s in scenarios {
+        if shard_plan(args, s)?.schedule.shard.is_some() && s.load.refine > 0 {
+            let msg = format!(
+                "{}: load.refine chooses each step from the results so far, which a shard cannot see; run without --shard, or remove refine",
+                s.path.display()
+            );
+            return Err(UsageError(msg).into());
+        }
+    }
+    Ok(())
 }
 
 /// Every scenario in turn; an interrupt stops after the current one.
@@ -171,15 +198,7 @@ async fn run_one(
         .await
         .context("cannot start the embedded simulator")?;
     let backend = Arc::new(http_backend(s, &base_url)?);
-    let run_dir = match sharding.schedule.shard {
-        Some(spec) => store::create_run_dir_named(
-            &args.out,
-            &s.name,
-            sharding.schedule.start.unwrap_or(started),
-            &format!("-shard-{}-of-{}", spec.index, spec.total),
-        )?,
-        None => store::create_run_dir(&args.out, &s.name, started)?,
-    };
+    let run_dir = new_run_dir(args, s, &sharding.schedule, started)?;
     // The run's `run_id` label in the live metrics: its directory's name.
     let run_id = run_dir
         .path
@@ -189,8 +208,16 @@ async fn run_one(
     let mut meta = run_meta(s, started);
     // A shard: its clock against the target's (before the common start) and its time origin.
     if let Some(spec) = sharding.schedule.shard {
-        meta.shard =
-            Some(shard_meta(spec, &sharding.schedule, &backend.http, &base_url, out).await);
+        meta.shard = Some(
+            shard_meta(
+                spec,
+                &sharding.schedule,
+                &backend.pool.client(),
+                &base_url,
+                out,
+            )
+            .await,
+        );
     }
     // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
     let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
@@ -223,7 +250,13 @@ async fn run_one(
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
     };
+    if let Some(t) = interrupt.tripped() {
+        explain_fail_fast(s, &t).await;
+    }
     let mut run = recorder.finish()?;
+    if let Some(t) = interrupt.tripped() {
+        run.meta.notes.push(t.sentence());
+    }
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
@@ -245,6 +278,24 @@ async fn run_one(
         print_run_doc(s, args.format, &run, &findings, interrupted)?;
     }
     gate(s, args, &run, &findings, baseline, interrupted, &sink)
+}
+
+/// The run's directory: a shard's is named after the common start and its shard number.
+fn new_run_dir(
+    args: &RunArgs,
+    s: &Scenario,
+    schedule: &runner::Schedule,
+    started: SystemTime,
+) -> Result<store::RunDir> {
+    Ok(match schedule.shard {
+        Some(spec) => store::create_run_dir_named(
+            &args.out,
+            &s.name,
+            schedule.start.unwrap_or(started),
+            &format!("-shard-{}-of-{}", spec.index, spec.total),
+        )?,
+        None => store::create_run_dir(&args.out, &s.name, started)?,
+    })
 }
 
 /// `--format json|markdown` without `--against`: the run as one document on stdout.
@@ -275,17 +326,29 @@ fn print_run_doc(
     Ok(())
 }
 
+/// A run stopped by the fail-fast rule: why, and what `ladder check` says of the target (on
+/// stderr, so a machine format's stdout keeps only its document).
+async fn explain_fail_fast(s: &Scenario, t: &runner::Tripped) {
+    eprintln!("\n{}", t.sentence());
+    eprintln!("`ladder check {}` says:", s.path.display());
+    let mut text = Vec::new();
+    if let Err(e) = crate::check::diagnose_for_run(s, &t.model, &mut text).await {
+        eprintln!("(the check could not run: {e:#})");
+    }
+    let _ = std::io::stderr().write_all(&text);
+}
+
 /// The real network client for a scenario's target at `base_url`.
 fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
-    let http = build_http_client(&s.target.timeouts, &s.target.tls, max_c)
+    let pool = Pool::new(&s.target.timeouts, &s.target.tls, max_c)
         .context("cannot build the HTTP client")?;
     if let Some(w) = crate::client::tls::insecure_warning(&s.target.tls) {
         eprintln!("warning: {w}");
     }
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
-    Ok(HttpBackend { http, target })
+    Ok(HttpBackend { pool, target })
 }
 
 /// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
