@@ -5,40 +5,10 @@
 
 use crate::support::Project;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 
-struct Sim {
-    child: Child,
-    base_url: String,
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `ladder sim` on a free port (its first stdout line is the base URL): fast, no cap.
-fn start_sim() -> Sim {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ladder"))
-        .args(["sim", "--port", "0", "--bind", "127.0.0.1"])
-        .args(["--set", "ttft=10ms", "--set", "tpot=1ms"])
-        .args(["--set", "output_tokens=5", "--set", "seed=3"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start ladder sim");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    Sim {
-        child,
-        base_url: first.trim().to_string(),
-    }
+/// `ladder sim` on a free port: fast, no cap.
+fn start_sim() -> crate::support::Sim {
+    crate::support::start_sim(&["ttft=10ms", "tpot=1ms", "output_tokens=5", "seed=3"])
 }
 
 /// Runs `ladder --quiet run ARGS --format json` in the project; stdout must be one JSON document.

@@ -5,49 +5,19 @@
 
 use crate::support::{read_csv, Project};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime};
 
-struct Sim {
-    child: Child,
-    base_url: String,
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// `ladder sim` on a free port: ~20 ms to the first token, 10 tokens 2 ms apart, no cap.
-fn start_sim() -> Sim {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ladder"))
-        .args(["sim", "--port", "0", "--bind", "127.0.0.1"])
-        .args([
-            "--set",
-            "ttft=20ms",
-            "--set",
-            "tpot=2ms",
-            "--set",
-            "tpot_jitter=0",
-        ])
-        .args(["--set", "output_tokens=10", "--set", "seed=5"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start ladder sim");
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    Sim {
-        child,
-        base_url: first.trim().to_string(),
-    }
+fn start_sim() -> crate::support::Sim {
+    crate::support::start_sim(&[
+        "ttft=20ms",
+        "tpot=2ms",
+        "tpot_jitter=0",
+        "output_tokens=10",
+        "seed=5",
+    ])
 }
 
 /// A scenario against `base_url`; `load` is the ladder and budget.

@@ -105,3 +105,41 @@ pub fn sim_scenario(name: &str, sim: &str, load: &str, max_tokens: u32) -> Strin
         "name: {name}\ntarget:\n  api: openai-chat\n  sim:\n{sim}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: {max_tokens}\nload:\n{load}\n"
     )
 }
+
+/// A `ladder sim` child on a free port, killed when dropped.
+pub struct Sim {
+    child: std::process::Child,
+    pub base_url: String,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ladder sim --port 0` with `--set` for each of `sets`; its first stdout line is the base URL.
+pub fn start_sim(sets: &[&str]) -> Sim {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ladder"));
+    cmd.args(["sim", "--port", "0", "--bind", "127.0.0.1"]);
+    for set in sets {
+        cmd.args(["--set", set]);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start ladder sim");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    Sim {
+        child,
+        base_url: first.trim().to_string(),
+    }
+}
