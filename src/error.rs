@@ -7,9 +7,9 @@
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Exit codes (docs/commands.md, exit codes). Ordered by severity for combining several results: a regression in
-/// one scenario outranks a pass in another (`max`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Exit codes (docs/commands.md, exit codes). Several results (one per scenario of `run`) combine by
+/// [`ExitCode::combine`], not by the order of the codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExitCode {
     /// 0: everything passed.
     Ok,
@@ -35,6 +35,28 @@ impl ExitCode {
         }
     }
 
+    /// The rule for combining the results of several scenarios into one exit code: the more
+    /// severe wins, in this order: a regression (3: the verdict a gate acts on, even beside a
+    /// failure elsewhere), invalid input (2), a runtime error or unfinished run (1),
+    /// inconclusive (4: nothing failed, but something could not be decided), pass (0).
+    pub fn combine(self, other: ExitCode) -> ExitCode {
+        if other.severity() > self.severity() {
+            other
+        } else {
+            self
+        }
+    }
+
+    fn severity(self) -> u8 {
+        match self {
+            ExitCode::Ok => 0,
+            ExitCode::Inconclusive => 1,
+            ExitCode::Error => 2,
+            ExitCode::Usage => 3,
+            ExitCode::Regression => 4,
+        }
+    }
+
     /// The exit code of a command that failed with `err`: invalid input is 2, everything else 1.
     pub fn for_error(err: &anyhow::Error) -> ExitCode {
         let usage = err
@@ -51,5 +73,31 @@ impl ExitCode {
 impl From<ExitCode> for std::process::ExitCode {
     fn from(code: ExitCode) -> Self {
         std::process::ExitCode::from(code.code())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExitCode::{self, *};
+
+    #[test]
+    fn combining_results_follows_the_severity_rule_not_the_codes() {
+        let all = [Ok, Error, Usage, Regression, Inconclusive];
+        // A regression beside an inconclusive scenario is 3, although 4 > 3.
+        assert_eq!(Inconclusive.combine(Regression), Regression);
+        assert_eq!(Regression.combine(Inconclusive), Regression);
+        assert_eq!(Inconclusive.combine(Error), Error);
+        assert_eq!(Error.combine(Usage), Usage);
+        assert_eq!(Usage.combine(Regression), Regression);
+        assert_eq!(Ok.combine(Inconclusive), Inconclusive);
+        for a in all {
+            assert_eq!(a.combine(Ok), a);
+            assert_eq!(Ok.combine(a), a);
+            for b in all {
+                assert_eq!(a.combine(b), b.combine(a), "{a:?} {b:?}");
+            }
+        }
+        let codes: Vec<u8> = all.iter().map(|c: &ExitCode| c.code()).collect();
+        assert_eq!(codes, [0, 1, 2, 3, 4]);
     }
 }

@@ -30,7 +30,6 @@ pub mod url;
 use crate::client::http::{build_http_client, PreparedTarget};
 use crate::client::untrusted::printable;
 use crate::scenario::{self, RequestSpec};
-use crate::util::redact::Redactor;
 use anyhow::Context as _;
 use diagnose::{diagnose, Context, Diagnosis};
 use inputs::CheckTarget;
@@ -60,11 +59,14 @@ fn request_spec(ct: &CheckTarget) -> RequestSpec {
     }
 }
 
-/// `text` with the key and every secret header value hidden (`crate::util::redact` rules).
+/// `text` with everything the target's redactor hides (`scenario::Target::redactor`: the key,
+/// secret headers, interpolated secrets, the simulator's key, secret-named environment values)
+/// and the key the check sends.
 fn redact_all(text: &str, ct: &CheckTarget) -> String {
-    let headers = ct.target.headers.iter().filter(|h| h.secret);
-    let secrets = ct.key.iter().chain(headers.map(|h| &h.value));
-    Redactor::new(secrets.map(scenario::Secret::expose)).redact(text)
+    ct.target
+        .redactor()
+        .and(ct.key.iter().map(scenario::Secret::expose))
+        .redact(text)
 }
 
 /// What `ladder check` says of `model` of a scenario's target, written to `out`: for a run
@@ -228,6 +230,20 @@ mod tests {
         );
         let text = "sk-the-key-0001 / Bearer tok-secret-02 / tok-secret-02 / public-team";
         assert_eq!(redact_all(text, &ct), "*** / *** / *** / public-team");
+    }
+
+    /// The check hides what the scenario's redactor hides, not a narrower list of its own: a
+    /// value interpolated from a secret-named variable and the simulator's key too.
+    #[test]
+    fn redaction_is_the_scenarios() {
+        let mut ct = target(None, Vec::new());
+        ct.target.secrets = vec![Secret::new("interpolated-credential-9")];
+        let text = "body: interpolated-credential-9";
+        assert_eq!(redact_all(text, &ct), "body: ***");
+        let mut sim = crate::sim::SimParams::default();
+        sim.require_api_key = Some("sim-key-abcdef".into());
+        ct.target.endpoint = Endpoint::Sim(sim);
+        assert_eq!(redact_all("got sim-key-abcdef", &ct), "got ***");
     }
 
     #[test]

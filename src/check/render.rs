@@ -94,7 +94,7 @@ mod tests {
         assert_eq!(
             text,
             "FAIL  gpt-4o  HTTP 401: rejected\n\
-             \x20   openai-chat · https://api.openai.com/v1 · key sk-…a1b2 from $OPENAI_API_KEY\n\
+             \x20   openai-chat · https://***@api.openai.com/v1 · key sk-…a1b2 from $OPENAI_API_KEY\n\
              \x20   cause: c1\n\
              \x20   fix:   f1\n\
              \x20   fix:   f2\n\

@@ -35,18 +35,12 @@ pub fn host_port(url: &str) -> String {
     }
 }
 
-/// `url` without user info, query or fragment (they may carry credentials).
+/// `url` with its user info masked (`crate::util::redact::mask_url_credentials`) and without query or
+/// fragment (they may carry credentials too: `?api-key=`).
 pub fn display_url(url: &str) -> String {
-    match Url::parse(url) {
-        Ok(mut u) => {
-            let _ = u.set_username("");
-            let _ = u.set_password(None);
-            u.set_query(None);
-            u.set_fragment(None);
-            u.as_str().trim_end_matches('/').to_string()
-        }
-        Err(_) => url.chars().take_while(|c| *c != '?' && *c != '@').collect(),
-    }
+    let masked = crate::util::redact::mask_url_credentials(url);
+    let end = masked.find(['?', '#']).unwrap_or(masked.len());
+    masked[..end].trim_end_matches('/').to_string()
 }
 
 /// The endpoint path that `base_url` wrongly ends with, if any (`/chat/completions`, ...).
@@ -157,7 +151,7 @@ pub fn proxy_for(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<Prox
     let (var, value) = specific.or_else(|| get(&["ALL_PROXY", "all_proxy"]))?;
     Some(ProxyInfo {
         var,
-        shown: mask_proxy(&value),
+        shown: crate::util::redact::mask_url_credentials(&value),
     })
 }
 
@@ -167,21 +161,6 @@ fn no_proxy_matches(list: &str, host: &str) -> bool {
         let e = entry.trim_start_matches('.').to_ascii_lowercase();
         entry == "*" || (!e.is_empty() && (host == e || host.ends_with(&format!(".{e}"))))
     })
-}
-
-/// A proxy URL with its user info replaced by `***`.
-pub fn mask_proxy(raw: &str) -> String {
-    let raw = raw.trim();
-    let (scheme, rest) = match raw.split_once("://") {
-        Some((s, r)) => (format!("{s}://"), r),
-        None => (String::new(), raw),
-    };
-    let end = rest.find('/').unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}***@{host}{path}"),
-        None => format!("{scheme}{authority}{path}"),
-    }
 }
 
 #[cfg(test)]
@@ -196,7 +175,7 @@ mod tests {
         assert_eq!(host_port("http://127.0.0.1:8000/v1"), "127.0.0.1:8000");
         assert_eq!(
             display_url("https://user:pw@example.com/v1?key=secret#x"),
-            "https://example.com/v1"
+            "https://***@example.com/v1"
         );
         assert_eq!(display_url("garbage?key=1"), "garbage");
     }
@@ -310,8 +289,14 @@ mod tests {
 
     #[test]
     fn proxy_masking() {
-        assert_eq!(mask_proxy("http://u:p@h:1"), "http://***@h:1");
-        assert_eq!(mask_proxy("h:3128"), "h:3128");
-        assert_eq!(mask_proxy("u@h:3128/x"), "***@h:3128/x");
+        assert_eq!(
+            crate::util::redact::mask_url_credentials("http://u:p@h:1"),
+            "http://***@h:1"
+        );
+        assert_eq!(crate::util::redact::mask_url_credentials("h:3128"), "h:3128");
+        assert_eq!(
+            crate::util::redact::mask_url_credentials("u@h:3128/x"),
+            "***@h:3128/x"
+        );
     }
 }

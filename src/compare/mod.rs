@@ -206,8 +206,8 @@ impl<'a> Pool<'a> {
                         .iter()
                         .rfind(|s| s.model == model && s.concurrency == conc)?;
                     match (c.metric, c.percentile) {
-                        (Metric::Tpm, _) => Some(s.tpm_steady.unwrap_or(s.tpm)),
-                        (Metric::Rps, _) => Some(s.rps_steady.unwrap_or(s.rps)),
+                        (Metric::Tpm, _) => Some(s.throughput(true)),
+                        (Metric::Rps, _) => Some(s.throughput(false)),
                         (m, Some(p)) => summary_q(s, m, p),
                         _ => None,
                     }
@@ -351,6 +351,7 @@ impl<'a> Indexed<'a> {
             .map(|r| Timed {
                 worker: r.worker,
                 start_ms: r.started_at_ms,
+                ttft_ms: r.ttft_ms,
                 e2e_ms: r.e2e_ms,
                 ok: r.ok,
                 output_tokens: r.output_tokens.unwrap_or(0),
@@ -580,14 +581,6 @@ fn step_checks(
             &mut c,
             (&rate(bi, bs), &rate(ni, ns)),
             opts.gates.throughput,
-            opts.resamples,
-            check_seed(
-                opts.seed,
-                &ns.model,
-                ns.concurrency,
-                metric,
-                Percentile::P50,
-            ),
             drift.get(&(metric, None)).copied(),
         );
         out.push(c);

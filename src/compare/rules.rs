@@ -3,7 +3,7 @@
 
 use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};
 use super::{fmt_pct, Check, Method, Metric, Verdict};
-use crate::stats::inference::{self, Served};
+use crate::stats::inference;
 use crate::stats::{LadderUnit, SteadyWindow, StepSummary};
 
 /// Significance level of the error-rate test.
@@ -99,42 +99,53 @@ pub(super) struct Rate<'a> {
 }
 
 impl Rate<'_> {
-    /// The point value. With a steady window, Little's law over it: streams in flight /
-    /// mean E2E of the requests completed in it (× their mean output tokens for TPM), the same
-    /// estimator the CI resamples (a count over the window adds edge noise the CI would not
-    /// cover). Else the summary's steady-window rate, else its whole-step rate.
+    /// The judged value: the step's steady-window rate as `summary.csv` has it
+    /// (`StepSummary::throughput`), from the window when an older summary lacks it.
     fn point(&self, metric: Metric) -> f64 {
-        let s = self.summary;
-        let (steady, whole) = match metric {
-            Metric::Tpm => (s.tpm_steady, s.tpm),
-            _ => (s.rps_steady, s.rps),
+        let tpm = metric == Metric::Tpm;
+        let recorded = if tpm {
+            self.summary.tpm_steady
+        } else {
+            self.summary.rps_steady
         };
-        match &self.window {
-            Some(w) if !w.done.is_empty() => {
-                let e2e_s: f64 = w.done.iter().map(|d| d.e2e_ms).sum::<f64>() / 1000.0;
-                match metric {
-                    Metric::Tpm => {
-                        let tokens: f64 = w.done.iter().map(|d| d.output_tokens as f64).sum();
-                        w.concurrency * tokens / e2e_s * 60.0
-                    }
-                    _ => w.concurrency * w.done.len() as f64 / e2e_s,
+        match (recorded, &self.window) {
+            (None, Some(w)) if w.rate().length_ms > 0.0 => {
+                let p = w.rate();
+                if tpm {
+                    p.tpm()
+                } else {
+                    p.rps()
                 }
             }
-            _ => steady.unwrap_or(whole),
+            _ => self.summary.throughput(tpm),
         }
+    }
+
+    /// The spread of the steady rate, from the window's time blocks.
+    fn spread(&self, metric: Metric) -> Option<inference::RateSpread> {
+        let blocks = self.window.as_ref()?.blocks();
+        let rates: Vec<f64> = blocks
+            .iter()
+            .map(|b| {
+                if metric == Metric::Tpm {
+                    b.tpm()
+                } else {
+                    b.rps()
+                }
+            })
+            .collect();
+        inference::rate_spread(&rates)
     }
 }
 
-/// Throughput (TPM, RPS) over the steady windows: a 99% CI of the rate ratio from resampling
-/// each side's completed requests (see `inference::rate_factor_ci`; the effective number of
-/// independent requests covers correlation between consecutive ones) when both sides have
-/// windows, the point rule on the summaries otherwise.
+/// Throughput (TPM, RPS) over the steady windows: the recorded steady rates, judged with a 99%
+/// CI of their ratio from batch means over time blocks of about one service cycle (see
+/// `stats::steady` and `inference::rate_factor_ci`) when both sides have windows, the point rule
+/// on the summaries otherwise.
 pub(super) fn throughput(
     c: &mut Check,
     (base, new): (&Rate<'_>, &Rate<'_>),
     gate: f64,
-    resamples: usize,
-    seed: u64,
     drift: Option<(f64, usize)>,
 ) {
     let name = c.metric.label();
@@ -175,35 +186,14 @@ pub(super) fn throughput(
         };
         return;
     };
-    c.method = Method::Bootstrap;
-    let served = |w: &SteadyWindow| -> (Vec<Served>, usize) {
-        let v: Vec<Served> = w
-            .done
-            .iter()
-            .map(|d| Served {
-                e2e_ms: d.e2e_ms,
-                tokens: d.output_tokens as f64,
-            })
-            .collect();
-        let e2e: Vec<f64> = v.iter().map(|x| x.e2e_ms).collect();
-        let m = inference::effective_size_of_values(&e2e).round() as usize;
-        (v, m)
-    };
-    let (b, n) = (served(bw), served(nw));
-    let mut rng = inference::generator(seed);
-    let Some((f_lo, f_hi)) = inference::rate_factor_ci(
-        (&b.0, b.1),
-        (&n.0, n.1),
-        c.metric == Metric::Tpm,
-        resamples,
-        CI_LEVEL,
-        &mut rng,
-    ) else {
+    c.method = Method::BatchMeans;
+    let (Some(bs), Some(ns)) = (base.spread(c.metric), new.spread(c.metric)) else {
         return skip(
             c,
             format!("{name}: the steady windows hold no usable completed requests"),
         );
     };
+    let (f_lo, f_hi) = inference::rate_factor_ci(bs, ns, CI_LEVEL);
     let ((lo, hi), widened) = widen_for_drift(
         r,
         (
@@ -214,11 +204,13 @@ pub(super) fn throughput(
     );
     c.ci = Some((lo, hi));
     let window = format!(
-        "steady windows {:.1} s / {:.1} s with {:.1} / {:.1} requests in flight",
+        "steady windows {:.1} s / {:.1} s with {:.1} / {:.1} requests in flight, {} / {} time blocks",
         bw.length_ms() / 1000.0,
         nw.length_ms() / 1000.0,
         bw.concurrency,
-        nw.concurrency
+        nw.concurrency,
+        bs.df.round() + 1.0,
+        ns.df.round() + 1.0,
     );
     let ci_txt = format!("99% CI [{}, {}]{widened}", fmt_pct(lo), fmt_pct(hi));
     (c.verdict, c.detail) = if hi < 0.0 && r < -gate {

@@ -554,7 +554,7 @@ fn throughput_uses_the_steady_window_with_a_ci() {
     let slower = with(closed_loop(1, 8, 50, |w, k| 1.3 * service(w, k, 3)), 5.0);
     let c = compare(&base, &same, &opts());
     let rps = find(&c, "m", Some(8), Metric::Rps, None);
-    assert_eq!(rps.method, Method::Bootstrap);
+    assert_eq!(rps.method, Method::BatchMeans);
     let (lo, hi) = rps.ci.expect("a CI");
     assert!(lo < 0.0 && hi > 0.0, "{lo} {hi}");
     assert!(
@@ -566,15 +566,79 @@ fn throughput_uses_the_steady_window_with_a_ci() {
         rps.detail
     );
     assert!(rps.detail.contains("steady windows"), "{}", rps.detail);
-    // The point value is the steady-window rate (8 streams / 1.475 s mean service ≈ 5.4/s),
-    // not the summary's 5.0.
+    // Without a recorded steady rate the point value is the window's (8 streams / 1.475 s mean
+    // service ≈ 5.4/s), not the summary's whole-step 5.0; with one, exactly the recorded one.
     let point = rps.base.unwrap();
     assert!((5.0..6.0).contains(&point) && point != 5.0, "{point}");
+    let mut recorded = base.clone();
+    recorded.summaries[0].rps_steady = Some(5.25);
+    recorded.summaries[0].tpm_steady = Some(31_000.0);
+    let c = compare(&recorded, &recorded, &opts());
+    assert_eq!(find(&c, "m", Some(8), Metric::Rps, None).base, Some(5.25));
+    assert_eq!(
+        find(&c, "m", Some(8), Metric::Tpm, None).new,
+        Some(31_000.0)
+    );
     let c = compare(&base, &slower, &opts());
     for metric in [Metric::Rps, Metric::Tpm] {
         let k = find(&c, "m", Some(8), metric, None);
         assert_eq!(k.verdict, Verdict::Regressed, "{}", k.detail);
         assert!(k.ci.unwrap().1 < 0.0);
+    }
+}
+
+/// A capped server finishes its streams in bursts (16 slots, 50 streams queued, a 735 ms
+/// cycle): its throughput is the steadiest figure of the run, so a side diffed against itself
+/// decides "no change", and the same server 15% slower is a regression.
+#[test]
+fn throughput_at_a_cap_decides() {
+    // 50 workers in a closed loop in front of a FIFO queue and 16 slots, 130 requests.
+    let capped = |cycle_ms: f64| {
+        let mut free = [0.0f64; 16];
+        // (arrival, worker), served in arrival order.
+        let mut arrivals: Vec<(f64, u32)> = (0..50).map(|w| (f64::from(w) * 0.1, w)).collect();
+        let (mut v, mut sent) = (Vec::new(), 50u32);
+        while let Some(i) =
+            (0..arrivals.len()).min_by(|&a, &b| arrivals[a].0.total_cmp(&arrivals[b].0))
+        {
+            let (at, w) = arrivals.swap_remove(i);
+            let slot = (0..16)
+                .min_by(|&a, &b| free[a].total_cmp(&free[b]))
+                .unwrap();
+            let begin = free[slot].max(at);
+            let service = cycle_ms * (1.0 + 0.01 * f64::from((v.len() as u32 * 7) % 5));
+            free[slot] = begin + service;
+            v.push(RequestSample {
+                model: "m".into(),
+                step: 1,
+                worker: w,
+                started_at_ms: at,
+                ok: true,
+                ttft_ms: Some(begin - at + 0.2 * service),
+                tpot_ms: Some(15.0),
+                e2e_ms: Some(free[slot] - at),
+                output_tokens: Some(40),
+                itl: None,
+            });
+            if sent < 130 {
+                sent += 1;
+                arrivals.push((free[slot], w));
+            }
+        }
+        let mut s = side("x", vec![row("m", 1, 50, 130, 800.0)]);
+        s.samples = Some(v);
+        s
+    };
+    let base = capped(735.0);
+    let c = compare(&base, &base, &opts());
+    for metric in [Metric::Rps, Metric::Tpm] {
+        let k = find(&c, "m", Some(50), metric, None);
+        assert_eq!(k.verdict, Verdict::NoChange, "{}", k.detail);
+    }
+    let c = compare(&base, &capped(735.0 / 0.85), &opts());
+    for metric in [Metric::Rps, Metric::Tpm] {
+        let k = find(&c, "m", Some(50), metric, None);
+        assert_eq!(k.verdict, Verdict::Regressed, "{}", k.detail);
     }
 }
 

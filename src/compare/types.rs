@@ -183,9 +183,11 @@ impl Percentile {
 #[serde(rename_all = "snake_case")]
 pub enum Method {
     /// 99% percentile-bootstrap CI of the ratio on per-request samples of both sides
-    /// (resampling the effective number of independent requests, see `inference`); for
-    /// throughput, over the steady windows' completed requests.
+    /// (resampling the effective number of independent requests, see `inference`).
     Bootstrap,
+    /// Throughput: 99% t interval of the rate ratio from batch means over time blocks of the
+    /// steady windows (`stats::steady`, `inference::rate_factor_ci`).
+    BatchMeans,
     /// Point values from the summaries (one side has no samples, or ITL).
     Approximate,
     /// One-sided Fisher exact test (error rate).

@@ -108,7 +108,7 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             .e2e_mean_ms
             .filter(|e| *e > 0.0)
             .map(|e2e| f64::from(knee.concurrency) * 1000.0 / e2e),
-        _ => Some(knee.rps_steady.unwrap_or(knee.rps)),
+        _ => Some(knee.throughput(false)),
     };
     let estimated_cap = match (
         x,

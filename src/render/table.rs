@@ -105,8 +105,8 @@ pub fn run_table_marked(
                     triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
                     fmt_ms(r.itl_p99_ms),
                     fmt_ms(r.e2e_p90_ms),
-                    fmt_tpm(r.tpm),
-                    fmt_rps(r.rps),
+                    fmt_tpm(r.throughput(true)),
+                    fmt_rps(r.throughput(false)),
                     fmt_share(r.goodput),
                 ]
                 .into_iter()
@@ -174,7 +174,12 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
             } else {
                 r.failed.to_string()
             };
-            record.extend([ttft, fmt_ms(r.tpot_p50_ms), fmt_tpm(r.tpm), errors]);
+            record.extend([
+                ttft,
+                fmt_ms(r.tpot_p50_ms),
+                fmt_tpm(r.throughput(true)),
+                errors,
+            ]);
         }
         b.push_record(record);
     }

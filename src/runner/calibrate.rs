@@ -30,6 +30,8 @@ enum Shift {
     None,
     Ttft(f64),
     Tpot(f64),
+    /// Every time × 1 / k: throughput × k at every step (k = 0.85: a 15% drop).
+    Throughput(f64),
 }
 
 struct Row {
@@ -42,6 +44,9 @@ struct Row {
     drift: f64,
     /// Times and floors divided by this (1 = full scale: TTFT 200 ms, 10 ms per token).
     scale: f64,
+    /// The demo's server and ladder (`scenarios/demo.yaml`: a 16-stream cap, TTFT 150 ms,
+    /// 15 ms per token ± 5%, 40 tokens, ladder 5/10/20/50) instead of the varied one.
+    demo: bool,
 }
 
 impl Row {
@@ -53,25 +58,44 @@ impl Row {
             shift,
             drift: 0.0,
             scale: 1.0,
+            demo: false,
+        }
+    }
+
+    const fn demo(label: &'static str, shift: Shift) -> Row {
+        Row {
+            demo: true,
+            ..Row::new(label, 120, (40, 40), shift)
         }
     }
 }
 
-fn scenario(n: u32, max_tokens: u64, dir: &std::path::Path) -> Scenario {
+fn scenario(row: &Row, dir: &std::path::Path) -> Scenario {
     std::fs::write(dir.join("p.txt"), "hi").unwrap();
+    let (n, max_tokens) = (row.n, row.tokens.1);
+    let ladder = if row.demo {
+        "[5, 10, 20, 50]"
+    } else {
+        "[4, 8, 16, 32]"
+    };
     let yaml = format!(
         "name: calibrate\ntarget:\n  sim: {{}}\n  models: [m]\nrequest:\n  prompt_file: p.txt\n  \
-         max_tokens: {max_tokens}\nload:\n  ladder: [4, 8, 16, 32]\n  requests_per_step: {n}\n"
+         max_tokens: {max_tokens}\nload:\n  ladder: {ladder}\n  requests_per_step: {n}\n"
     );
     crate::scenario::load_str(&yaml, &dir.join("s.yaml"), &|_| None).unwrap()
 }
 
 fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
-    let (mut ttft, mut tpot) = (200.0 / row.scale, 10.0 / row.scale);
+    let (mut ttft, mut tpot) = if row.demo {
+        (150.0, 15.0)
+    } else {
+        (200.0 / row.scale, 10.0 / row.scale)
+    };
     if shifted {
         match row.shift {
             Shift::Ttft(k) => ttft *= k,
             Shift::Tpot(k) => tpot *= k,
+            Shift::Throughput(k) => (ttft, tpot) = (ttft / k, tpot / k),
             Shift::None => {}
         }
     }
@@ -80,10 +104,10 @@ fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
         let k = (row.drift * crate::stats::inference::std_normal(&mut rng)).exp();
         (ttft, tpot) = (ttft * k, tpot * k);
     }
-    let mut s = FakeServer::new(12, 0, 0, row.tokens.1);
+    let mut s = FakeServer::new(if row.demo { 16 } else { 12 }, 0, 0, row.tokens.1);
     s.ttft = Duration::from_secs_f64(ttft / 1000.0);
     s.tpot = Duration::from_secs_f64(tpot / 1000.0);
-    s.vary(0.5, row.tokens.0, 0.05, seed);
+    s.vary(if row.demo { 0.0 } else { 0.5 }, row.tokens.0, 0.05, seed);
     s
 }
 
@@ -99,7 +123,7 @@ fn options(row: &Row) -> CompareOptions {
 /// One run in pretend time, as a side of a comparison.
 async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     let dir = tempfile::tempdir().unwrap();
-    let s = scenario(row.n, row.tokens.1, dir.path());
+    let s = scenario(row, dir.path());
     let run_dir = store::create_run_dir(dir.path(), &s.name, std::time::UNIX_EPOCH).unwrap();
     let meta =
         store::Meta::before_traffic(&s, "calibrate".into(), "h".into(), String::new(), vec![]);
@@ -129,6 +153,10 @@ struct Tally {
     /// Per check: how often its 99% CI excluded 0 on the regression side, gate or not (an
     /// unchanged server should see that for 0.5% of pairs per check).
     excluded: std::collections::BTreeMap<String, usize>,
+    /// Throughput (TPM, RPS) checks alone: pairs with at least one regressed, and the judged
+    /// checks by verdict (regressed, inconclusive, no change or below gate, improved).
+    throughput_pairs: u64,
+    throughput: [usize; 4],
 }
 
 impl Tally {
@@ -139,6 +167,23 @@ impl Tally {
             _ => self.passed += 1,
         }
         self.inconclusive += c.counts().inconclusive;
+        let rates = c
+            .checks
+            .iter()
+            .filter(|k| matches!(k.metric, compare::Metric::Tpm | compare::Metric::Rps));
+        let mut any = false;
+        for k in rates {
+            let slot = match k.verdict {
+                compare::Verdict::Regressed => 0,
+                compare::Verdict::Inconclusive { .. } => 1,
+                compare::Verdict::NoChange | compare::Verdict::BelowGate => 2,
+                compare::Verdict::Improved => 3,
+                compare::Verdict::Skipped { .. } | compare::Verdict::Info => continue,
+            };
+            any |= slot == 0;
+            self.throughput[slot] += 1;
+        }
+        self.throughput_pairs += u64::from(any);
         let judged =
             |k: &&compare::Check| k.gated && !matches!(k.verdict, compare::Verdict::Skipped { .. });
         for k in c.checks.iter().filter(judged) {
@@ -166,6 +211,26 @@ impl Tally {
             }
             *self.fired.entry(format!("{} @{at}", k.name())).or_default() += 1;
         }
+    }
+
+    /// The throughput row: pairs with a throughput regression (false alarms in an A/A row,
+    /// detections in an A/B one) with their 95% Wilson interval, and the checks by verdict.
+    fn throughput_line(&self, label: &str, pairs: u64) -> String {
+        let (lo, hi) = crate::stats::calibration::wilson_pct(self.throughput_pairs, pairs);
+        let [reg, inc, same, imp] = self.throughput;
+        let all = (reg + inc + same + imp).max(1) as f64;
+        let pct = |k: usize| format!("{k} ({:.1}%)", 100.0 * k as f64 / all);
+        format!(
+            "| {label} | {}/{pairs} ({:.0}%, 95% CI {:.0}–{:.0}%) | {} | {} | {} | {} |",
+            self.throughput_pairs,
+            100.0 * self.throughput_pairs as f64 / pairs as f64,
+            lo,
+            hi,
+            pct(reg),
+            pct(inc),
+            pct(same),
+            pct(imp)
+        )
     }
 
     fn print(&self, label: &str, pairs: u64, minutes: f64) {
@@ -274,12 +339,28 @@ async fn calibrate_gate_in_pretend_time() {
                 Shift::Ttft(1.25),
             )
         },
+        Row::demo(
+            "A/A, the demo's server and sizes (cap 16, 5/10/20/50 streams, n = 120)",
+            Shift::None,
+        ),
+        Row::demo(
+            "A/B throughput −15%, the demo's server and sizes",
+            Shift::Throughput(0.85),
+        ),
+        Row::new(
+            "A/B throughput −15%, n = 120, short outputs",
+            120,
+            short,
+            Shift::Throughput(0.85),
+        ),
     ];
     println!("\n| pairs (pretend time) | exit 3 (regression) | exit 4 | exit 0 | mean inconclusive checks | what fired | minutes |");
     println!("|---|---:|---:|---:|---:|---|---:|");
     let only = std::env::var("ONLY").ok();
     // (label, false alarms) of the rows the scaling check compares.
     let mut scaling: Vec<(&str, u64)> = Vec::new();
+    // The throughput checks' own rows, printed after the main table.
+    let mut throughput: Vec<String> = Vec::new();
     for (ri, row) in rows.iter().enumerate() {
         if only.as_deref().is_some_and(|o| !row.label.contains(o)) {
             continue;
@@ -312,7 +393,11 @@ async fn calibrate_gate_in_pretend_time() {
             }
         }
         let minutes = started.elapsed().as_secs_f64() / 60.0;
+        throughput.push(single.throughput_line(row.label, pairs));
         if row.drift > 0.0 {
+            throughput.push(
+                pooled.throughput_line(&format!("{}, pooled baseline (3 runs)", row.label), pairs),
+            );
             single.print(
                 &format!("{}, single-run baseline", row.label),
                 pairs,
@@ -333,6 +418,12 @@ async fn calibrate_gate_in_pretend_time() {
         {
             scaling.push((row.label, single.regressed));
         }
+    }
+    println!("\nThroughput checks (TPM and RPS at every step): pairs with a throughput regression are false alarms in an A/A row and detections in an A/B row.\n");
+    println!("| pairs (pretend time) | pairs with a throughput regression | checks regressed | inconclusive | no change or below gate | improved |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for line in &throughput {
+        println!("{line}");
     }
     if let [(a, ka), (b, kb)] = scaling[..] {
         println!(

@@ -214,7 +214,10 @@ fn pct(f: f64, unit: &str) -> Yaml {
 pub fn normalized_yaml(s: &Scenario) -> String {
     let (t, r, l, rt, g) = (&s.target, &s.request, &s.load, &s.retry, &s.gates);
     let endpoint = match &t.endpoint {
-        Endpoint::Url(u) => ("base_url", Yaml::from(hide_userinfo(u))),
+        Endpoint::Url(u) => (
+            "base_url",
+            Yaml::from(crate::util::redact::mask_url_credentials(u)),
+        ),
         Endpoint::Sim(p) => ("sim", serde_yaml::to_value(p).unwrap_or(Yaml::Null)),
     };
     let headers = t.headers.iter().map(|h| {
@@ -331,15 +334,4 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ),
     ]);
     render(&v, s)
-}
-
-/// `https://user:pass@host/v1` -> `https://***:***@host/v1`.
-fn hide_userinfo(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
-            let _ = (u.set_username("***"), u.set_password(Some("***")));
-            u.as_str().trim_end_matches('/').to_string()
-        }
-        _ => url.to_string(),
-    }
 }

@@ -362,72 +362,62 @@ fn centered_ranks(series: &[f64]) -> Vec<f64> {
     ranks.iter().map(|r| r - mean).collect()
 }
 
-/// One completed request as far as a throughput CI cares.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Served {
-    pub e2e_ms: f64,
-    pub tokens: f64,
+/// One side of a throughput CI: the relative variance of its steady-window rate and its
+/// degrees of freedom, from the rates of equal time blocks (batch means; `stats::steady`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RateSpread {
+    /// Var(rate) / rate²: the block rates' sample variance over their effective number.
+    pub rel_var: f64,
+    /// Effective number of blocks − 1.
+    pub df: f64,
 }
 
-/// CI at `confidence` of the sampling factor of a throughput ratio. In a closed loop, Little's
-/// law makes a step's rate = (requests in flight) / (mean E2E), and TPM = that rate × mean output
-/// tokens; the sampling variation of a rate comes from its requests. Each side's completed
-/// requests are resampled (`m` of them, the effective number of independent requests) and the
-/// resampled ratio is divided by the observed one, so the result (lo, hi) multiplies the observed
-/// ratio: CI = ((1 + r)(1 + lo) − 1, (1 + r)(1 + hi) − 1). `tokens` selects TPM over RPS.
-pub(crate) fn rate_factor_ci<R: RngCore>(
-    (base, m_base): (&[Served], usize),
-    (new, m_new): (&[Served], usize),
-    tokens: bool,
-    resamples: usize,
-    confidence: f64,
-    rng: &mut R,
-) -> Option<(f64, f64)> {
-    if base.is_empty() || new.is_empty() || resamples == 0 {
+/// The spread of a rate measured as the mean of `block_rates` (equal blocks in time order):
+/// their sample variance divided by their effective number ([`effective_size_of_values`], so
+/// blocks that share long requests count for less). `None` with fewer than 2 blocks or no rate.
+pub(crate) fn rate_spread(block_rates: &[f64]) -> Option<RateSpread> {
+    let k = block_rates.len();
+    if k < 2 || block_rates.iter().any(|r| !r.is_finite()) {
         return None;
     }
-    // Rate per unit of concurrency: Σ tokens / Σ E2E (TPM) or n / Σ E2E (RPS).
-    let rate = |sum_e2e: f64, sum_tokens: f64, n: usize| {
-        if tokens {
-            sum_tokens / sum_e2e
-        } else {
-            n as f64 / sum_e2e
-        }
-    };
-    let whole = |v: &[Served]| {
-        let e: f64 = v.iter().map(|x| x.e2e_ms).sum();
-        let t: f64 = v.iter().map(|x| x.tokens).sum();
-        rate(e, t, v.len())
-    };
-    let observed = whole(new) / whole(base);
-    if !(observed.is_finite() && observed > 0.0) {
+    let mean = block_rates.iter().sum::<f64>() / k as f64;
+    if mean <= 0.0 {
         return None;
     }
-    let draw = |v: &[Served], m: usize, rng: &mut R| {
-        let m = m.clamp(1, v.len());
-        let (mut e, mut t) = (0.0, 0.0);
-        for _ in 0..m {
-            let x = v[((unit(rng) * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
-            e += x.e2e_ms;
-            t += x.tokens;
-        }
-        rate(e, t, m)
-    };
-    let mut factors = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        let b = draw(base, m_base, rng);
-        let n = draw(new, m_new, rng);
-        let f = n / b / observed - 1.0;
-        if f.is_finite() {
-            factors.push(f);
-        }
+    let var = block_rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+    let m = effective_size_of_values(block_rates).clamp(2.0, k as f64);
+    Some(RateSpread {
+        rel_var: var / m / (mean * mean),
+        df: m - 1.0,
+    })
+}
+
+/// CI at `confidence` of the sampling factor of a ratio of two rates: a t interval on the log
+/// ratio with Welch–Satterthwaite degrees of freedom. Returns (lo, hi) that multiply the
+/// observed ratio: CI = ((1 + r)(1 + lo) − 1, (1 + r)(1 + hi) − 1).
+pub(crate) fn rate_factor_ci(base: RateSpread, new: RateSpread, confidence: f64) -> (f64, f64) {
+    let v = base.rel_var + new.rel_var;
+    if v <= 0.0 {
+        return (0.0, 0.0);
     }
-    factors.sort_by(f64::total_cmp);
-    let alpha = (1.0 - confidence) / 2.0;
-    Some((
-        quantile_sorted(&factors, alpha)?,
-        quantile_sorted(&factors, 1.0 - alpha)?,
-    ))
+    let df = v * v / (base.rel_var.powi(2) / base.df + new.rel_var.powi(2) / new.df);
+    let half = t_two_sided(confidence, df) * v.sqrt();
+    ((-half).exp() - 1.0, half.exp() - 1.0)
+}
+
+/// Two-sided `confidence` quantile of Student's t with `df` degrees of freedom (Cornish–Fisher
+/// expansion around the normal quantile; within 1% for df ≥ 3, 4% at the floor of 2).
+pub(crate) fn t_two_sided(confidence: f64, df: f64) -> f64 {
+    let z = super::drift::z_of(confidence);
+    if !df.is_finite() || df > 1e6 {
+        return z;
+    }
+    let v = df.max(2.0);
+    let (z3, z5, z7, z9) = (z.powi(3), z.powi(5), z.powi(7), z.powi(9));
+    z + (z3 + z) / (4.0 * v)
+        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
+        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
+        + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92_160.0 * v.powi(4))
 }
 
 /// Distribution-free lower `confidence` bound of the `p`-quantile from sorted data: the order

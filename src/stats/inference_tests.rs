@@ -428,3 +428,37 @@ fn gap_bootstrap_cost() {
         t.elapsed()
     );
 }
+
+#[test]
+fn t_quantiles_match_the_tables() {
+    // Two-sided 99%: t(0.995; df) from the tables.
+    for (df, t) in [(3.0, 5.841), (5.0, 4.032), (10.0, 3.169), (30.0, 2.750)] {
+        let got = t_two_sided(0.99, df);
+        assert!((got / t - 1.0).abs() < 0.01, "df {df}: {got} vs {t}");
+    }
+    assert!((t_two_sided(0.99, f64::INFINITY) - 2.5758).abs() < 1e-3);
+    // Below the floor of 2 degrees of freedom the floor's quantile (9.92; within 4%) is used.
+    assert!((t_two_sided(0.99, 1.0) / 9.925 - 1.0).abs() < 0.05);
+}
+
+#[test]
+fn rate_spread_and_ratio_ci() {
+    assert_eq!(rate_spread(&[5.0]), None);
+    assert_eq!(rate_spread(&[0.0, 0.0]), None);
+    // Identical blocks: no spread, a CI of the point.
+    let flat = rate_spread(&[4.0; 6]).unwrap();
+    assert_eq!(flat.rel_var, 0.0);
+    assert_eq!(rate_factor_ci(flat, flat, 0.99), (0.0, 0.0));
+    // Blocks 9, 11 (mean 10, sd √2): relative variance 2 / 2 / 100.
+    let s = rate_spread(&[9.0, 11.0]).unwrap();
+    assert!((s.rel_var - 0.01).abs() < 1e-12 && (s.df - 1.0).abs() < 1e-12);
+    // Wider with fewer degrees of freedom, symmetric on the log scale.
+    let (lo, hi) = rate_factor_ci(s, s, 0.99);
+    assert!(((1.0 + lo) * (1.0 + hi) - 1.0).abs() < 1e-12);
+    let many = RateSpread {
+        rel_var: 0.01,
+        df: 1000.0,
+    };
+    let (_, hi_many) = rate_factor_ci(many, many, 0.99);
+    assert!(hi > hi_many && hi_many > 0.0);
+}

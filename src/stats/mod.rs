@@ -7,10 +7,12 @@ pub mod drift;
 pub(crate) mod inference;
 pub mod itl;
 mod rebuild;
+mod steady;
 
 pub use crate::model::{ItlHistogram, LadderUnit};
 pub use itl::PooledGaps;
 pub use rebuild::{summarize_run, RunContext};
+pub use steady::{steady_window, Decode, Progress, SteadyWindow, Timed, MIN_BLOCKS};
 
 use crate::model::{ErrorClass, RequestRecord, TokensSource};
 use crate::scenario::Slo;
@@ -72,10 +74,12 @@ pub struct StepSummary {
     /// Schema 2: requests in flight on average during the steady window.
     #[serde(default)]
     pub concurrency_steady: Option<f64>,
-    /// Schema 2: successful requests per second completed in the steady window.
+    /// Schema 2: successful requests per second delivered in the steady window (each request
+    /// counted by the share of its decode span inside it; `stats::steady`): the rate the
+    /// throughput checks judge and the table shows.
     #[serde(default)]
     pub rps_steady: Option<f64>,
-    /// Schema 2: output tokens per minute of the requests completed in the steady window.
+    /// Schema 2: output tokens per minute delivered in the steady window (same rule).
     #[serde(default)]
     pub tpm_steady: Option<f64>,
     /// Schema 2: share of successful requests whose token count is server-reported usage
@@ -125,6 +129,17 @@ pub struct StepSummary {
 }
 
 impl StepSummary {
+    /// The step's throughput as judged and shown everywhere (the throughput checks, the run
+    /// table, the report): the steady-window rate (`rps_steady`, or `tpm_steady` when `tpm`),
+    /// or the whole-step rate for a step without a steady window (or an older summary).
+    pub fn throughput(&self, tpm: bool) -> f64 {
+        if tpm {
+            self.tpm_steady.unwrap_or(self.tpm)
+        } else {
+            self.rps_steady.unwrap_or(self.rps)
+        }
+    }
+
     /// Copies what only the runner knows about a step (self-check, rate-mode figures).
     pub fn apply_step_run(&mut self, run: &crate::model::StepRun) {
         self.client_cpu_pct = run.client_cpu_pct;
@@ -342,11 +357,11 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     s.achieved_concurrency = (duration_s > 0.0).then(|| e2e_all_ms / (duration_s * 1000.0));
     let timed: Vec<Timed> = records.iter().map(Timed::from).collect();
     if let Some(w) = steady_window(&timed) {
-        let secs = w.length_ms() / 1000.0;
-        s.steady_s = Some(secs);
+        let rate = w.rate();
+        s.steady_s = Some(w.length_ms() / 1000.0);
         s.concurrency_steady = Some(w.concurrency);
-        s.rps_steady = Some(w.completions as f64 / secs);
-        s.tpm_steady = Some(w.output_tokens as f64 / secs * 60.0);
+        s.rps_steady = Some(rate.rps());
+        s.tpm_steady = Some(rate.tpm());
     }
     let usage = records
         .iter()
@@ -354,114 +369,6 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
         .count();
     s.tokens_usage_share = (s.succeeded > 0).then(|| usage as f64 / s.succeeded as f64);
     s
-}
-
-// ---------------------------------------------------------------------------------------------
-// Steady window
-// ---------------------------------------------------------------------------------------------
-
-/// What the steady window needs of one request: who sent it and when it ran.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    pub worker: u32,
-    pub start_ms: f64,
-    /// `None` when the request has no end time (then it ends at its start).
-    pub e2e_ms: Option<f64>,
-    pub ok: bool,
-    pub output_tokens: u64,
-}
-
-impl Timed {
-    pub fn end_ms(&self) -> f64 {
-        self.start_ms + self.e2e_ms.filter(|e| e.is_finite()).unwrap_or(0.0)
-    }
-}
-
-impl From<&RequestRecord> for Timed {
-    fn from(r: &RequestRecord) -> Self {
-        Timed {
-            worker: r.worker,
-            start_ms: r.started_at_ms,
-            e2e_ms: r.e2e_ms,
-            ok: r.is_ok(),
-            output_tokens: r.output_tokens.unwrap_or(0),
-        }
-    }
-}
-
-/// The part of a step where every worker is busy (docs/gate.md): from the last worker's first
-/// start (end of the ramp-up) to the first worker's last end (start of the drain tail).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SteadyWindow {
-    pub start_ms: f64,
-    pub end_ms: f64,
-    /// Successful requests that ended inside the window, and their output tokens.
-    pub completions: u64,
-    pub output_tokens: u64,
-    /// Σ (time each request spent inside the window) / window length.
-    pub concurrency: f64,
-    /// The successful requests completed in the window, in start order.
-    pub done: Vec<Completed>,
-}
-
-/// A successful request that completed inside a steady window.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Completed {
-    pub start_ms: f64,
-    pub e2e_ms: f64,
-    pub output_tokens: u64,
-}
-
-impl SteadyWindow {
-    pub fn length_ms(&self) -> f64 {
-        self.end_ms - self.start_ms
-    }
-}
-
-/// The steady window of one step's requests; `None` when it is empty or has no length (a worker
-/// finished before the last one started, or times are missing).
-pub fn steady_window(requests: &[Timed]) -> Option<SteadyWindow> {
-    let mut first_start: std::collections::BTreeMap<u32, f64> = Default::default();
-    let mut last_end: std::collections::BTreeMap<u32, f64> = Default::default();
-    for r in requests.iter().filter(|r| r.start_ms.is_finite()) {
-        let fs = first_start.entry(r.worker).or_insert(f64::INFINITY);
-        *fs = fs.min(r.start_ms);
-        let le = last_end.entry(r.worker).or_insert(f64::NEG_INFINITY);
-        *le = le.max(r.end_ms());
-    }
-    let start = first_start
-        .values()
-        .copied()
-        .fold(f64::NEG_INFINITY, f64::max);
-    let end = last_end.values().copied().fold(f64::INFINITY, f64::min);
-    if !(start.is_finite() && end.is_finite() && end > start) {
-        return None;
-    }
-    let mut w = SteadyWindow {
-        start_ms: start,
-        end_ms: end,
-        completions: 0,
-        output_tokens: 0,
-        concurrency: 0.0,
-        done: Vec::new(),
-    };
-    let mut busy = 0.0;
-    for r in requests.iter().filter(|r| r.start_ms.is_finite()) {
-        let e = r.end_ms();
-        busy += (e.min(end) - r.start_ms.max(start)).max(0.0);
-        if r.ok && e > start && e <= end {
-            w.completions += 1;
-            w.output_tokens = w.output_tokens.saturating_add(r.output_tokens);
-            w.done.push(Completed {
-                start_ms: r.start_ms,
-                e2e_ms: e - r.start_ms,
-                output_tokens: r.output_tokens,
-            });
-        }
-    }
-    w.done.sort_by(|a, b| a.start_ms.total_cmp(&b.start_ms));
-    w.concurrency = busy / (end - start);
-    Some(w)
 }
 
 /// Every SLO bound that is set must hold. An undefined TPOT (≤ 1 token) passes the TPOT bound;
@@ -726,48 +633,6 @@ mod tests {
         assert!(s.tpm.is_finite() && s.achieved_concurrency.is_none());
     }
 
-    fn timed(worker: u32, start_ms: f64, e2e_ms: f64, ok: bool) -> Timed {
-        Timed {
-            worker,
-            start_ms,
-            e2e_ms: Some(e2e_ms),
-            ok,
-            output_tokens: 10,
-        }
-    }
-
-    #[test]
-    fn steady_window_excludes_ramp_and_drain() {
-        // Worker 0 starts at 0, worker 1 at 500 (ramp-up); worker 1 ends last at 3,500, worker
-        // 0 at 3,000: the window is [500, 3,000].
-        let reqs = [
-            timed(0, 0.0, 1000.0, true),
-            timed(0, 1000.0, 1000.0, true),
-            timed(0, 2000.0, 1000.0, false),
-            timed(1, 500.0, 1500.0, true),
-            timed(1, 2000.0, 1500.0, true),
-        ];
-        let w = steady_window(&reqs).unwrap();
-        assert_eq!(
-            (w.start_ms, w.end_ms, w.length_ms()),
-            (500.0, 3000.0, 2500.0)
-        );
-        // Successful ends inside (500, 3000]: 1000, 2000 (worker 0) and 2000 (worker 1); the
-        // failed request ending at 3000 does not count, 3500 is in the drain.
-        assert_eq!((w.completions, w.output_tokens), (3, 30));
-        // Busy time inside the window: 500 + 1000 + 1000 (worker 0) + 1500 + 1000 (worker 1).
-        assert!((w.concurrency - 5000.0 / 2500.0).abs() < 1e-12);
-        let starts: Vec<f64> = w.done.iter().map(|d| d.start_ms).collect();
-        assert_eq!(starts, vec![0.0, 500.0, 1000.0]);
-        assert_eq!(w.done[1].e2e_ms, 1500.0);
-        // A worker that finished before the last one started: no steady window.
-        assert_eq!(
-            steady_window(&[timed(0, 0.0, 10.0, true), timed(1, 20.0, 10.0, true)]),
-            None
-        );
-        assert_eq!(steady_window(&[]), None);
-    }
-
     #[test]
     fn summary_carries_the_steady_window_and_token_source() {
         let mut recs: Vec<RequestRecord> = (0..4)
@@ -789,7 +654,7 @@ mod tests {
         let s = summarize_step(&ctx(&Slo::default(), 2.0), &recs);
         close(s.steady_s, 2.0);
         close(s.concurrency_steady, 2.0);
-        // Successful ends in (0, 2000]: 1000, 1000, 2000 → 3 in 2 s.
+        // Decode spans [100, 1000] ×2 and [1100, 2000] lie inside [0, 2000]: 3 in 2 s.
         close(s.rps_steady, 1.5);
         close(s.tpm_steady, 150.0 / 2.0 * 60.0);
         close(s.tokens_usage_share, 2.0 / 3.0);

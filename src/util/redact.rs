@@ -131,6 +131,23 @@ pub fn env_secrets() -> Vec<String> {
         .collect()
 }
 
+/// The one masker of credentials in a URL: the user info before `@` in the authority becomes
+/// `***` (`https://user:pass@host/v1` → `https://***@host/v1`, also without a scheme:
+/// `user@proxy:3128` → `***@proxy:3128`); a URL without user info is returned as given (trimmed).
+pub fn mask_url_credentials(raw: &str) -> String {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((s, r)) => (format!("{s}://"), r),
+        None => (String::new(), raw),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}{MARK}@{host}{path}"),
+        None => raw.to_string(),
+    }
+}
+
 /// Whether a header or variable name carries a credential (`Authorization`, `X-Api-Key`,
 /// `OPENAI_API_KEY`, `GH_TOKEN`, `DB_PASSWORD`, `Cookie`, ...). Case-insensitive.
 pub fn is_secret_name(name: &str) -> bool {
@@ -143,6 +160,17 @@ pub fn is_secret_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_credentials_are_masked_in_one_way() {
+        let m = mask_url_credentials;
+        assert_eq!(m("https://user:pass@host/v1"), "https://***@host/v1");
+        assert_eq!(m(" http://u:p@h:1 "), "http://***@h:1");
+        assert_eq!(m("u@h:3128/x"), "***@h:3128/x");
+        assert_eq!(m("https://h/v1?email=a@b"), "https://h/v1?email=a@b");
+        assert_eq!(m("https://a:b@c@host/p"), "https://***@host/p");
+        assert_eq!(m("https://host/v1"), "https://host/v1");
+    }
 
     #[test]
     fn every_form_of_every_secret_is_hidden() {

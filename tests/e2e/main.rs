@@ -22,6 +22,7 @@ mod k8s;
 mod keepalive;
 mod makefile;
 mod merge;
+mod one_truth;
 mod pairs;
 mod partial_diff;
 mod plan;

@@ -169,7 +169,7 @@ async fn run_all(
     let mut code = ExitCode::Ok;
     for s in scenarios {
         let c = run_one(s, args, out, interrupt, baseline, live).await?;
-        code = code.max(c);
+        code = code.combine(c);
         if interrupt.is_stopped() {
             // Exit 3 when the steps that ran already regressed; otherwise 1 (interrupted).
             return Ok(if c == ExitCode::Regression {

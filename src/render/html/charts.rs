@@ -82,16 +82,16 @@ fn axes(view: &RunView) -> Axes {
         }
         m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
         m(&mut a.tpot, r.tpot_p90_ms);
-        m(&mut a.tpm, Some(r.tpm));
-        m(&mut a.rps, Some(r.rps));
+        m(&mut a.tpm, Some(r.throughput(true)));
+        m(&mut a.rps, Some(r.throughput(false)));
     }
     // The ideal line may reach above the measured points.
     for model in models(&view.result.summaries) {
         let rows = model_rows(&view.result.summaries, &model);
         if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
             let k = f64::from(last.concurrency) / f64::from(first.concurrency.max(1));
-            a.tpm = a.tpm.max(first.tpm * k);
-            a.rps = a.rps.max(first.rps * k);
+            a.tpm = a.tpm.max(first.throughput(true) * k);
+            a.rps = a.rps.max(first.throughput(false) * k);
         }
     }
     a
@@ -278,7 +278,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "TPM",
             2,
             Marker::Circle,
-            points(rs, |r| Some(r.tpm)),
+            points(rs, |r| Some(r.throughput(true))),
         )]
     };
     let rps = |rs: &[&StepSummary]| {
@@ -286,7 +286,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "RPS",
             4,
             Marker::Diamond,
-            points(rs, |r| Some(r.rps)),
+            points(rs, |r| Some(r.throughput(false))),
         )]
     };
     let goodput = |rs: &[&StepSummary]| {
@@ -301,9 +301,9 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
     let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
     let mut ttft_s = with_base(ttft(&rows), &ttft);
     let mut tpm_s = with_base(tpm(&rows), &tpm);
-    tpm_s.push(ideal(&rows, |r| r.tpm, "ideal linear"));
+    tpm_s.push(ideal(&rows, |r| r.throughput(true), "ideal linear"));
     let mut rps_s = with_base(rps(&rows), &rps);
-    rps_s.push(ideal(&rows, |r| r.rps, "ideal linear"));
+    rps_s.push(ideal(&rows, |r| r.throughput(false), "ideal linear"));
     ttft_s.retain(|s| !s.points.is_empty());
     vec![
         chart(

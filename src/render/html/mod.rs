@@ -211,8 +211,8 @@ fn steps_table(s: &mut String, rows: &[&StepSummary]) {
             opt_ms(r.tpot_p50_ms),
             opt_ms(r.tpot_p90_ms),
             opt_ms(r.e2e_mean_ms),
-            r.tpm,
-            r.rps,
+            r.throughput(true),
+            r.throughput(false),
             r.failed,
             r.goodput.map_or("-".into(), |g| format!("{:.1}%", g * 100.0))
         );
