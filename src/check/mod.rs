@@ -240,8 +240,10 @@ mod tests {
         ct.target.secrets = vec![Secret::new("interpolated-credential-9")];
         let text = "body: interpolated-credential-9";
         assert_eq!(redact_all(text, &ct), "body: ***");
-        let mut sim = crate::sim::SimParams::default();
-        sim.require_api_key = Some("sim-key-abcdef".into());
+        let sim = crate::sim::SimParams {
+            require_api_key: Some("sim-key-abcdef".into()),
+            ..Default::default()
+        };
         ct.target.endpoint = Endpoint::Sim(sim);
         assert_eq!(redact_all("got sim-key-abcdef", &ct), "got ***");
     }
