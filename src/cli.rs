@@ -331,9 +331,14 @@ pub struct ReportArgs {
     /// run). With --trend: one baseline CSV tracked in git, or several run directories.
     #[arg(required = true, value_name = "RUN")]
     pub runs: Vec<PathBuf>,
-    /// Overlay this baseline (CSV or run directory) and show the diff's verdicts.
+    /// Overlay this baseline (CSV or run directory) and show the verdicts `ladder diff BASELINE
+    /// RUN` gives: judged with the gates recorded with each run (its scenario.yaml).
     #[arg(long, value_name = "BASELINE")]
     pub baseline: Option<PathBuf>,
+    /// With --baseline: judge with the gates of this scenario instead of those recorded with
+    /// each run (as `ladder diff --gates-from`).
+    #[arg(long, value_name = "SCENARIO", requires = "baseline")]
+    pub gates_from: Option<PathBuf>,
     /// Where to write the page (replacing a file there). Default: report.html (trend.html) in
     /// the first run's directory, or beside the first CSV; an existing page is kept and the new
     /// one written as report-2.html, report-3.html, ... (said on stderr).

@@ -11,7 +11,6 @@ use crate::compare::partial::{self, Partial};
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::render::diff::DiffContext;
-use crate::scenario;
 use crate::store;
 use anyhow::Result;
 use std::path::Path;
@@ -32,7 +31,6 @@ fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
 /// `ladder diff BASELINE RUN`: judged with the gates recorded with RUN (its scenario.yaml)
 /// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
 pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
-    use verdict::GatesSource;
     let (base, base_stopped) = load_input(&args.baseline)?;
     let (new, new_stopped) = load_input(&args.run)?;
     // A side that did not finish: a warning in every format, and advice for its planned count.
@@ -50,16 +48,11 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
             &new.summaries,
         ),
     ];
-    let (gates, source) = match &args.gates_from {
-        Some(p) => (
-            load_without_secrets(p)?.0.gates,
-            GatesSource::Flag(p.clone()),
-        ),
-        None => match verdict::recorded_gates(&args.run).map_err(UsageError)? {
-            Some((g, file)) => (g, GatesSource::Recorded(file)),
-            None => (scenario::Gates::default(), GatesSource::Default),
-        },
+    let gates_from = match &args.gates_from {
+        Some(p) => Some((load_without_secrets(p)?.0.gates, p.clone())),
+        None => None,
     };
+    let (gates, source) = verdict::gates_for(&args.run, gates_from.as_ref()).map_err(UsageError)?;
     let (base, new) = if args.pairs.is_empty() {
         (base, new)
     } else {

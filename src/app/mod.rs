@@ -54,7 +54,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => runtime()?.block_on(run::run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(sim::serve_sim(&args, &out)),
         Command::Check(args) => runtime()?.block_on(check::run(&args, out.quiet)),
-        Command::Report(args) => report::command(&args, out.quiet),
+        Command::Report(args) => {
+            let gates_from = match &args.gates_from {
+                Some(p) => Some((load::load_without_secrets(p)?.0.gates, p.clone())),
+                None => None,
+            };
+            report::command(&args, out.quiet, gates_from.as_ref())
+        }
         Command::Plan(args) => crate::app::plan::run(&args),
         Command::Schema => {
             println!("{}", crate::scenario::schema::SCENARIO_SCHEMA.trim_end());

@@ -3,18 +3,24 @@
 //! computes them) and hands it to `render::html`. Reading the data here keeps the renderer pure
 //! and keeps every rule in its one home: nothing is recomputed differently for the picture.
 
+use crate::app::verdict::GatesSource;
 use crate::cli::{ReportArgs, ReportFormatArg};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings::{self};
 pub use crate::plan::{slo_and_limits, DeclaredLimits, SloMs};
 use crate::render::html::view::RunView;
+use crate::scenario::Gates;
 use crate::store::{self, LoadedResult, StoreError};
 use std::path::{Path, PathBuf};
 
 /// `ladder report`: loads the runs (and baseline), renders the page, writes it atomically and
 /// prints its path on stdout. Unreadable inputs are the user's input errors (exit 2).
-pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
+pub fn command(
+    args: &ReportArgs,
+    quiet: bool,
+    gates_from: Option<&(Gates, PathBuf)>,
+) -> anyhow::Result<ExitCode> {
     if args.trend {
         return crate::app::trend::command(args, quiet);
     }
@@ -38,7 +44,15 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
         if first_dir.is_none() && path.is_dir() {
             first_dir = Some(path.clone());
         }
-        let view = load_run(&path, baseline.as_ref()).map_err(input)?;
+        let judged = match &baseline {
+            Some(b) => {
+                let (gates, source) =
+                    crate::app::verdict::gates_for(&path, gates_from).map_err(UsageError)?;
+                Some((b, gates, source))
+            }
+            None => None,
+        };
+        let view = load_run(&path, judged).map_err(input)?;
         if let Some(stopped) = &view.result.incomplete {
             notes.push(format!(
                 "{} is an incomplete run ({stopped}): the report shows the records it wrote",
@@ -140,9 +154,13 @@ pub fn resolve_run(path: &Path) -> (PathBuf, Option<String>) {
     }
 }
 
-/// Loads one run (or baseline CSV) and, with `baseline`, judges it exactly as `ladder diff`
-/// does with its default gates (a different workload is refused, as there).
-pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView, StoreError> {
+/// Loads one run (or baseline CSV) and, with a baseline and the gates to apply
+/// (`verdict::gates_for`), judges it exactly as `ladder diff BASELINE RUN` does (a different
+/// workload is refused, as there).
+pub fn load_run(
+    path: &Path,
+    baseline: Option<(&LoadedResult, Gates, GatesSource)>,
+) -> Result<RunView, StoreError> {
     let result = store::load_result(path)?;
     let dir = if path.is_dir() {
         Some(path.to_path_buf())
@@ -167,10 +185,14 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
         .map(slo_and_limits)
         .unwrap_or_default();
     let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
-    let comparison = baseline.map(|b| {
-        let opts = CompareOptions::for_cli(Default::default(), false, false);
+    let gates = baseline
+        .as_ref()
+        .map(|(_, g, source)| crate::app::verdict::describe(g, source));
+    let comparison = baseline.as_ref().map(|(b, g, _)| {
+        let opts = CompareOptions::for_cli(g.clone(), false, false);
         compare::compare(&Side::from_result(b), &Side::from_result(&result), &opts)
     });
+    let baseline = baseline.map(|(b, _, _)| b);
     let warnings = run_warnings(&result, meta.as_ref());
     let pairs = run_pairs(&result, meta.as_ref(), scenario_yaml.as_deref());
     Ok(RunView {
@@ -183,6 +205,7 @@ pub fn load_run(path: &Path, baseline: Option<&LoadedResult>) -> Result<RunView,
         limits,
         baseline: baseline.cloned(),
         comparison,
+        gates,
         warnings,
     })
 }

@@ -101,6 +101,22 @@ pub fn describe(gates: &Gates, source: &GatesSource) -> String {
     format!("{from}: {}", gates.describe())
 }
 
+/// The gates a comparison whose new side is `run` is judged with, and where they came from:
+/// `--gates-from` when given (its gates and path), else the gates recorded with the run, else the
+/// defaults. The one rule for `ladder diff` and `ladder report --baseline`.
+pub fn gates_for(
+    run: &Path,
+    gates_from: Option<&(Gates, PathBuf)>,
+) -> Result<(Gates, GatesSource), String> {
+    Ok(match gates_from {
+        Some((g, p)) => (g.clone(), GatesSource::Flag(p.clone())),
+        None => match recorded_gates(run)? {
+            Some((g, file)) => (g, GatesSource::Recorded(file)),
+            None => (Gates::default(), GatesSource::Default),
+        },
+    })
+}
+
 /// The gates recorded with a run: `scenario.yaml` in the run directory (`path` is the directory
 /// or its `summary.csv`). `Ok(None)` for a baseline CSV or a run that recorded no scenario.
 pub fn recorded_gates(path: &Path) -> Result<Option<(Gates, PathBuf)>, String> {

@@ -293,7 +293,10 @@ mod tests {
             crate::util::redact::mask_url_credentials("http://u:p@h:1"),
             "http://***@h:1"
         );
-        assert_eq!(crate::util::redact::mask_url_credentials("h:3128"), "h:3128");
+        assert_eq!(
+            crate::util::redact::mask_url_credentials("h:3128"),
+            "h:3128"
+        );
         assert_eq!(
             crate::util::redact::mask_url_credentials("u@h:3128/x"),
             "***@h:3128/x"

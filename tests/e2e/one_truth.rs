@@ -63,3 +63,169 @@ fn demo_throughput_checks_judge_the_summary_columns_and_a_self_diff_decides() {
     }
     assert_eq!(seen, 8, "TPM and RPS at each of the 4 steps");
 }
+
+/// The verdict per check of a diff JSON document: (model, step, metric, percentile) → kind.
+fn verdicts(doc: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            let key = format!(
+                "{} step {} {} {}",
+                c["model"], c["step"], c["metric"], c["percentile"]
+            );
+            (key, c["verdict"]["kind"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// `ladder diff BASE RUN --format json` and `ladder report RUN --baseline BASE`: the same
+/// outcome and the same verdict for every check, and the page names the gates it applied.
+fn report_agrees_with_diff(p: &Project, base: &Path, run: &Path, gates_words: &str) -> String {
+    let diff = p
+        .ladder()
+        .arg("diff")
+        .arg(base)
+        .arg(run)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let diff_doc: serde_json::Value = serde_json::from_slice(&diff.stdout)
+        .unwrap_or_else(|e| panic!("diff JSON: {e}: {}", String::from_utf8_lossy(&diff.stderr)));
+    let page = p.path().join(format!(
+        "report-{}.html",
+        run.file_name().unwrap().to_string_lossy()
+    ));
+    p.ladder()
+        .arg("report")
+        .arg(run)
+        .arg("--baseline")
+        .arg(base)
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let start = html
+        .find("<script type=\"application/json\" class=\"ladder-diff\">")
+        .expect("the page embeds its comparison");
+    let rest = &html[start..];
+    let json = &rest[rest.find('>').unwrap() + 1..rest.find("</script>").unwrap()];
+    let report_doc: serde_json::Value = serde_json::from_str(json).expect("embedded JSON");
+    let what = format!("{} vs {}", base.display(), run.display());
+    assert_eq!(report_doc["outcome"], diff_doc["outcome"], "{what}");
+    assert_eq!(report_doc["exit_code"], diff_doc["exit_code"], "{what}");
+    let (d, r) = (verdicts(&diff_doc), verdicts(&report_doc));
+    assert!(!d.is_empty(), "{what}: no checks");
+    assert_eq!(d, r, "{what}: per-check verdicts differ");
+    assert!(
+        html.contains(gates_words),
+        "{what}: the page names its gates"
+    );
+    assert_eq!(report_doc["gates"], diff_doc["gates"], "{what}");
+    diff_doc["outcome"].as_str().unwrap().to_string()
+}
+
+/// Every example scenario that targets the simulator, run once; the report of each run against
+/// itself agrees with the diff, and so does the demo's run against its committed baseline.
+#[test]
+fn report_judges_every_simulator_example_like_diff() {
+    let p = Project::new();
+    let examples = [
+        "cache-bust",
+        "demo",
+        "prefill-sweep",
+        "prompt-set",
+        "rate-ladder",
+        "reasoning",
+        "sessions",
+        "sim-faults",
+    ];
+    // The runs wait on the simulator's clock, not the CPU: run them side by side.
+    let runs: Vec<_> = examples
+        .iter()
+        .map(|name| {
+            let mut c = p.ladder();
+            c.timeout(std::time::Duration::from_secs(400));
+            let out = p.path().join("runs").join(name);
+            let scenario = repo(&format!("scenarios/{name}.yaml"));
+            std::thread::spawn(move || {
+                c.arg("run")
+                    .arg(scenario)
+                    .arg("--out")
+                    .arg(&out)
+                    .arg("--quiet")
+                    .output()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for (name, run) in examples.iter().zip(runs) {
+        let out = run.join().unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c == 0 || c == 4),
+            "{name}: {:?} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dirs = p.run_dirs(&format!("{name}/{name}"));
+        assert_eq!(dirs.len(), 1, "{name}: one run directory");
+        report_agrees_with_diff(&p, &dirs[0], &dirs[0], "recorded with the run");
+        if *name == "demo" {
+            report_agrees_with_diff(
+                &p,
+                &repo("baselines/demo.csv"),
+                &dirs[0],
+                "recorded with the run",
+            );
+        }
+    }
+}
+
+/// A scenario with wide gates (TPOT 60%): a run with 30% slower decode regresses under the
+/// default gates but passes under its own, and the report says PASS with the diff.
+#[test]
+fn report_applies_the_gates_recorded_with_the_run() {
+    let p = Project::new();
+    let yaml = "name: wide\ntarget:\n  api: openai-chat\n  sim:\n    ttft: 40ms\n    tpot: 5ms\n    \
+        tpot_jitter: 0.02\n    output_tokens: 20\n    seed: 5\n  models: [sim-model]\nrequest:\n  \
+        prompt_file: prompts/p.txt\n  max_tokens: 20\nload:\n  ladder: [4]\n  requests_per_step: 60\n\
+        gates:\n  ttft: {p90: 60%, p99: 60%, floor: 50ms}\n  tpot: {p90: 60%, p99: 60%, floor: 1ms}\n  \
+        itl: {p90: 60%, p99: 60%, floor: 1ms}\n  e2e: {p90: 60%, p99: 60%, floor: 100ms}\n  throughput: 60%\n";
+    let f = p.scenario("wide", yaml);
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .assert()
+        .success();
+    p.ladder()
+        .args(["run", "--quiet", "--sim-set", "tpot=6.5ms"])
+        .arg(&f)
+        .assert()
+        .success();
+    let dirs = p.run_dirs("wide");
+    assert_eq!(dirs.len(), 2);
+    let outcome = report_agrees_with_diff(&p, &dirs[0], &dirs[1], "recorded with the run");
+    assert_eq!(outcome, "pass");
+    // The defaults would have judged the same sides a regression: the gates matter here.
+    let defaults = p.scenario(
+        "defaults",
+        &yaml.replace(yaml.split("gates:").nth(1).unwrap(), " {}\n"),
+    );
+    let out = p
+        .ladder()
+        .arg("diff")
+        .arg(&dirs[0])
+        .arg(&dirs[1])
+        .arg("--gates-from")
+        .arg(&defaults)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

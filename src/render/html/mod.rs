@@ -103,10 +103,20 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
     }
     if let Some(c) = &v.comparison {
         let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
-        verdict_section(s, c, &format!("Against baseline {base}"));
+        verdict_section(
+            s,
+            c,
+            &format!("Against baseline {base}"),
+            v.gates.as_deref(),
+        );
     }
     for (p, c) in &v.pairs {
-        verdict_section(s, c, &format!("{} against {} (same run)", p.new, p.old));
+        verdict_section(
+            s,
+            c,
+            &format!("{} against {} (same run)", p.new, p.old),
+            None,
+        );
     }
     s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
     if let Some(meta) = &v.meta {
@@ -131,16 +141,33 @@ fn outcome_class(o: Outcome) -> &'static str {
 }
 
 /// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`).
-fn verdict_section(s: &mut String, c: &Comparison, heading: &str) {
+fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<&str>) {
     let outcome = c.outcome();
     let class = outcome_class(outcome);
     let _ = write!(
         s,
-        "<section class=\"verdict\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. Default gates: the same verdicts as <code>ladder diff</code> prints.</p>",
+        "<section class=\"verdict\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. The verdicts <code>ladder diff</code> gives for these two sides; gates {}.</p>",
         escape(heading),
         outcome.label(),
-        escape(&summary_line(&c.counts()))
+        escape(&summary_line(&c.counts())),
+        escape(gates.unwrap_or("the defaults"))
     );
+    // The same document `ladder diff --format json` prints, for scripts reading the page.
+    let mut json = Vec::new();
+    let ctx = crate::render::diff::DiffContext {
+        run_dir: None,
+        gates: gates.map(str::to_string),
+        warnings: Vec::new(),
+    };
+    if crate::render::diff::render_with(c, &ctx, crate::render::diff::DiffFormat::Json, &mut json)
+        .is_ok()
+    {
+        let _ = write!(
+            s,
+            "<script type=\"application/json\" class=\"ladder-diff\">{}</script>",
+            String::from_utf8_lossy(&json).trim().replace("</", "<\\/")
+        );
+    }
     if let Some(r) = &c.refused {
         let _ = write!(
             s,

@@ -24,6 +24,8 @@ pub struct RunView {
     /// The run's own model comparisons (`run --pair A=B`, or the scenario's `compare:
     /// {baseline: A}`), judged as `run` judged them, with the default gates.
     pub pairs: Vec<(crate::compare::Pair, Comparison)>,
+    /// Which gates the comparison applied and where they came from (`verdict::describe`).
+    pub gates: Option<String>,
     /// Plain warnings for the top of the run's section (interrupted, incomplete).
     pub warnings: Vec<String>,
 }
