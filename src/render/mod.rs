@@ -6,3 +6,4 @@ pub mod html;
 pub mod run_doc;
 pub mod svg;
 pub mod table;
+pub mod xml;

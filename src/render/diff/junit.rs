@@ -221,20 +221,4 @@ pub(super) fn render(c: &Comparison, warnings: &[String], out: &mut dyn Write) -
     out.write_all(x.as_bytes())
 }
 
-/// Escapes text and attribute values; characters XML 1.0 forbids become U+FFFD.
-pub(super) fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for ch in s.chars() {
-        match ch {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' | '\n' | '\r' => o.push(ch),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
-}
+use crate::render::xml::escape;

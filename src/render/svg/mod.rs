@@ -149,20 +149,7 @@ pub struct Chart {
     pub empty_note: Option<String>,
 }
 
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::render::xml::escape;
 
 /// 1, 2 or 5 × 10^k steps, about `n` of them from 0 to at least `max`.
 pub fn nice_ticks(max: f64, n: usize) -> Vec<f64> {
