@@ -164,8 +164,8 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
     {
         let _ = write!(
             s,
-            "<script type=\"application/json\" class=\"ladder-diff\">{}</script>",
-            String::from_utf8_lossy(&json).trim().replace("</", "<\\/")
+            "<pre class=\"ladder-diff\" hidden=\"hidden\">{}</pre>",
+            escape(String::from_utf8_lossy(&json).trim())
         );
     }
     if let Some(r) = &c.refused {
