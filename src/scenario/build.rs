@@ -180,8 +180,8 @@ fn build_target(
     };
     let api_key = t
         .api_key
-        .map(|k| k.trim().to_string())
-        .filter(|k| !k.is_empty());
+        .map(|k| Secret::api_key(&k))
+        .filter(|k| !k.expose().is_empty());
     let models = match (t.models, t.model) {
         (Some(_), Some(_)) => bail!(
             cx,
@@ -333,7 +333,6 @@ fn build_target(
             )
         }
     }
-    let api_key = api_key.map(Secret::new);
     Ok(Target {
         api,
         endpoint,

@@ -60,6 +60,18 @@ impl Secret {
     pub fn new(value: impl Into<String>) -> Self {
         Secret(value.into())
     }
+    /// An API key as ladder sends it, the one rule `run` (through the scenario) and `check`
+    /// (scenario, `--base-url`, `--from`) share: the whitespace around the value (a trailing
+    /// newline from a key file, spaces from a copy-paste) is dropped; whitespace or control
+    /// characters inside it stay, to be diagnosed by `check` and refused where the request is
+    /// built (`client::http`).
+    pub fn api_key(raw: &str) -> Secret {
+        Secret(raw.trim().to_string())
+    }
+    /// Whether `raw` has whitespace around it that [`Secret::api_key`] drops.
+    pub fn has_whitespace_around(raw: &str) -> bool {
+        raw.trim().len() != raw.len()
+    }
     /// The raw value, for the one place that puts it on the wire.
     pub fn expose(&self) -> &str {
         &self.0

@@ -283,17 +283,59 @@ fn rejected_key_is_named_masked_and_never_echoed() {
     assert_eq!(out.code, 0, "{}", out.stdout);
 }
 
+/// Issue 19: one rule for the whitespace around a key, in `check` as in `run`: a trailing
+/// newline (a key file read as is) is dropped before sending by both, and `check` says so; a
+/// newline inside the key is refused by both before anything is sent.
 #[test]
-fn key_with_a_newline_is_not_sent() {
+fn key_with_a_trailing_newline_is_sent_without_it_by_check_and_run() {
     let sim = Sim::with_key();
     let p = Project::new();
     let args = key_args(&sim.base);
     let out = check(&p, &args, Some(&format!("{KEY}\n")));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    says(
+        &out,
+        &["ok  sim-model", "whitespace around it", "as in `run`"],
+    );
+    let yaml = format!(
+        "name: keynl\ntarget:\n  api: openai-chat\n  base_url: {}\n  api_key: ${{CHECK_KEY}}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 3\nload:\n  ladder: [1]\n  requests_per_step: 2\n",
+        sim.base
+    );
+    let f = p.scenario("keynl", &yaml);
+    let file = f.to_str().unwrap();
+    let out = check(&p, &[file], Some(&format!("{KEY}\r\n")));
+    assert_eq!(out.code, 0, "{}", out.stdout);
+    let run = |key: String| {
+        p.ladder()
+            .env("CHECK_KEY", key)
+            .args(["-q", "run"])
+            .arg(&f)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    let o = run(format!("{KEY}\n"));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let dir = &p.run_dirs("keynl")[0];
+    let requests = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
+    assert_eq!(requests.matches(",ok,").count(), 2, "{requests}");
+
+    // A newline inside the key: neither sends it.
+    let inside = format!("{}\n{}", &KEY[..8], &KEY[8..]);
+    let out = check(&p, &args, Some(&inside));
     assert_eq!(out.code, 1, "{}", out.stdout);
     says(&out, &["cannot be sent", "contains a newline", "tr -d"]);
     assert!(
         !out.stdout.contains("234\n"),
         "raw newline in the masked key"
+    );
+    let o = run(inside);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("target.api_key"));
+    assert_eq!(
+        p.run_dirs("keynl").len(),
+        1,
+        "the refused run left a directory"
     );
 }
 
@@ -304,8 +346,8 @@ fn key_with_whitespace_quotes_or_the_wrong_provider() {
     let args = key_args(&sim.base);
     let cases = [
         (
-            format!(" {KEY}"),
-            "leading or trailing whitespace",
+            format!("{} {}", &KEY[..8], &KEY[8..]),
+            "contains a space or a tab",
             "remove the spaces",
         ),
         (
@@ -376,6 +418,36 @@ fn forbidden_by_region() {
             "supported region",
         ],
     );
+}
+
+/// nginx's own page for `ssl_verify_client on` without a client certificate (byte for byte).
+fn nginx_wants_a_client_cert(_: &str, _: &str) -> Answer {
+    (
+        "400 Bad Request",
+        "text/html",
+        "<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n".into(),
+    )
+}
+
+/// Issue 19: behind nginx with `ssl_verify_client on`, `check` names the client certificate
+/// and the settings, not "an HTML page instead of JSON". (`make compat` does the same against
+/// a real nginx when one is installed.)
+#[test]
+fn nginx_wanting_a_client_certificate_names_the_tls_settings() {
+    let fake = Fake::start(nginx_wants_a_client_cert);
+    let p = Project::new();
+    let base = format!("{}/v1", fake.base);
+    let out = check(&p, &["--base-url", &base, "--model", "m"], None);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    says(
+        &out,
+        &[
+            "HTTP 400: the server wants a TLS client certificate",
+            "mutual TLS",
+            "target.tls.client_cert and target.tls.client_key",
+        ],
+    );
+    assert!(!out.stdout.contains("HTML page"), "{}", out.stdout);
 }
 
 // ------------------------------------------------------------------------ URLs and models

@@ -261,3 +261,32 @@ fn validate_names_a_missing_or_non_pem_tls_file() {
         }
     }
 }
+
+/// Issue 19 §9: an X.509 version 1 client certificate (what `openssl x509 -req` makes without
+/// extensions) is the scenario's fault: `run` refuses it before traffic with exit 2, naming
+/// the field and how to make a version 3 one, and leaves no run directory. (`make compat` does
+/// the same with a certificate openssl made, through nginx.)
+#[test]
+fn a_version_1_client_certificate_is_refused_before_traffic() {
+    let p = Project::new();
+    // SEQUENCE { SEQUENCE { INTEGER … } }: a tbsCertificate without the version field.
+    let v1 = "-----BEGIN CERTIFICATE-----\nMAMwAQI=\n-----END CERTIFICATE-----\n";
+    std::fs::create_dir_all(p.path().join("scenarios/certs")).unwrap();
+    std::fs::write(p.path().join("scenarios/certs/v1.pem"), v1).unwrap();
+    let key = "-----BEGIN PRIVATE KEY-----\nMAMwAQI=\n-----END PRIVATE KEY-----\n";
+    std::fs::write(p.path().join("scenarios/certs/v1.key"), key).unwrap();
+    let f = scenario(
+        &p,
+        1,
+        "  tls: {client_cert: certs/v1.pem, client_key: certs/v1.key}\n",
+    );
+    let out = ladder(&p, &["run", &f]);
+    assert_eq!(out.code, 2, "{}{}", out.stdout, out.stderr);
+    for w in ["target.tls.client_cert", "X.509 version 1", "version 3"] {
+        assert!(out.stderr.contains(w), "missing `{w}` in {}", out.stderr);
+    }
+    assert!(
+        p.run_dirs("tls").is_empty(),
+        "a refused run left a directory"
+    );
+}

@@ -18,7 +18,7 @@ use crate::app::run::progress::LiveProgress;
 use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
 use crate::cli::{DiffFormatArg, RunArgs};
-use crate::client::http::{HttpBackend, PreparedTarget};
+use crate::client::http::{ClientError, HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
@@ -341,8 +341,14 @@ async fn explain_fail_fast(s: &Scenario, t: &runner::Tripped) {
 /// The real network client for a scenario's target at `base_url`.
 fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
-    let pool = Pool::new(&s.target.timeouts, &s.target.tls, max_c)
-        .context("cannot build the HTTP client")?;
+    // Unusable TLS files (unreadable, not PEM, an X.509 v1 client certificate) are the
+    // scenario's fault: exit 2 before traffic, naming the file and the field.
+    let pool = Pool::new(&s.target.timeouts, &s.target.tls, max_c).map_err(|e| match e {
+        ClientError::Tls(e) => {
+            anyhow::Error::from(UsageError(format!("{}: {e}", s.path.display())))
+        }
+        e => anyhow::Error::from(e).context("cannot build the HTTP client"),
+    })?;
     if let Some(w) = crate::client::tls::insecure_warning(&s.target.tls) {
         eprintln!("warning: {w}");
     }

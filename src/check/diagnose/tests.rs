@@ -144,13 +144,13 @@ fn ok_without_usage_notes_chunk_counting() {
 
 #[test]
 fn ok_notes_key_defects_the_server_tolerated_and_the_proxy() {
-    let s = Setup::new("http://127.0.0.1:8000/v1", Some("sk-0123456789abcdef ")).proxied();
+    let s = Setup::new("http://127.0.0.1:8000/v1", Some("sk-01234567 89abcdef")).proxied();
     let d = s.run(&streamed(TokensSource::Usage), &Evidence::default());
     assert_eq!(d.kind, Kind::Ok);
     assert_says(
         &d,
         &[
-            "whitespace",
+            "a space or a tab",
             "accepted",
             "HTTPS_PROXY=http://***@proxy.corp:3128",
         ],
@@ -175,7 +175,7 @@ fn usage_without_token_events_is_a_failure() {
 
 #[test]
 fn key_that_cannot_be_sent() {
-    let s = Setup::new("http://h/v1", Some("sk-0123456789abcdef\n"));
+    let s = Setup::new("http://h/v1", Some("sk-01234567\n89abcdef"));
     let o = Outcome::NotSent {
         reason: "target.api_key: ...".into(),
         key_related: true,
@@ -218,7 +218,7 @@ fn unauthorized_without_a_key() {
 #[test]
 fn unauthorized_names_each_key_defect() {
     let cases = [
-        (" sk-0123456789abcdef", "whitespace"),
+        ("sk-01234567 89abcdef", "a space or a tab"),
         ("\"sk-0123456789abcdef\"", "quotes"),
         ("Bearer sk-0123456789abcdef", "Bearer"),
         ("your-api-key-here", "placeholder"),
@@ -803,4 +803,42 @@ fn server_messages_are_cut() {
     assert_eq!(d.server_said.map(|s| s.len()), Some(300));
     let d = local().run(&status(418, None, "  "), &Evidence::default());
     assert_eq!(d.server_said, None);
+}
+
+/// Issue 19: nginx with `ssl_verify_client on` answers its own 400 page; the diagnosis is the
+/// client certificate, naming the settings, not "an HTML page instead of JSON".
+#[test]
+fn nginx_asking_for_a_client_certificate() {
+    use crate::client::http::CLIENT_CERT_WANTED;
+    for (message, headline) in [
+        (
+            format!("{CLIENT_CERT_WANTED} (its page says \"No required SSL certificate was sent\")"),
+            "HTTP 400: the server wants a TLS client certificate",
+        ),
+        (
+            format!("{CLIENT_CERT_WANTED} and rejected the one sent (its page says \"The SSL certificate error\")"),
+            "HTTP 400: the server rejected the TLS client certificate",
+        ),
+    ] {
+        let o = Outcome::Status {
+            status: 400,
+            error_type: None,
+            message,
+            html: false,
+            quota: false,
+        };
+        assert_eq!(wanted_probes(&o), Probes::default());
+        let d = local().run(&o, &Evidence::default());
+        assert_eq!(d.kind, Kind::Tls);
+        assert_says(
+            &d,
+            &[
+                headline,
+                "mutual TLS",
+                "target.tls.client_cert",
+                "target.tls.client_key",
+            ],
+        );
+        assert!(!format!("{d:?}").contains("HTML page instead"), "{d:?}");
+    }
 }
