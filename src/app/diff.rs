@@ -7,7 +7,7 @@ use super::{
 };
 use crate::app::verdict;
 use crate::cli::DiffArgs;
-use crate::compare::partial::{self, Partial};
+use crate::compare::partial;
 use crate::compare::{self, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::render::diff::DiffContext;
@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
 /// run that never finished is read from its records, with a note saying where it stopped.
-fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
+fn load_input(path: &Path) -> Result<store::LoadedResult> {
     let loaded = store::load_result(path).map_err(store_input)?;
     if let Some(stopped) = &loaded.incomplete {
         eprintln!(
@@ -25,34 +25,25 @@ fn load_input(path: &Path) -> Result<(Side, Option<String>)> {
             path.display()
         );
     }
-    Ok((Side::from_result(&loaded), loaded.incomplete))
+    Ok(loaded)
 }
 
 /// `ladder diff BASELINE RUN`: judged with the gates recorded with RUN (its scenario.yaml)
 /// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
 pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
-    let (base, base_stopped) = load_input(&args.baseline)?;
-    let (new, new_stopped) = load_input(&args.run)?;
+    let base_run = load_input(&args.baseline)?;
+    let new_run = load_input(&args.run)?;
     // A side that did not finish: a warning in every format, and advice for its planned count.
     let partials = [
-        partial::read(
-            &args.baseline,
-            "the baseline",
-            base_stopped.as_deref(),
-            &base.summaries,
-        ),
-        partial::read(
-            &args.run,
-            "the new run",
-            new_stopped.as_deref(),
-            &new.summaries,
-        ),
+        partial::read(&base_run, "the baseline"),
+        partial::read(&new_run, "the new run"),
     ];
     let gates_from = match &args.gates_from {
         Some(p) => Some((load_without_secrets(p)?.0.gates, p.clone())),
         None => None,
     };
-    let (gates, source) = verdict::gates_for(&args.run, gates_from.as_ref()).map_err(UsageError)?;
+    let (gates, source) = verdict::gates_for(&new_run, gates_from.as_ref()).map_err(UsageError)?;
+    let (base, new) = (Side::from_result(&base_run), Side::from_result(&new_run));
     let (base, new) = if args.pairs.is_empty() {
         (base, new)
     } else {
@@ -60,18 +51,17 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         compare::pair_sides(&base, &new, &args.pairs)
     };
     let opts = compare_options(&args.gates, gates.clone());
-    let mut comparison = compare::compare(&base, &new, &opts);
-    partial::restate_advice(
-        &mut comparison,
+    let (comparison, warnings) = verdict::judge(
+        &base,
+        &new,
+        [partials[0].as_ref(), partials[1].as_ref()],
         &gates,
-        (partials[0].as_ref(), &base.summaries),
-        (partials[1].as_ref(), &new.summaries),
+        &opts,
     );
-    comparison.incomplete = partials.iter().flatten().map(Partial::unfinished).collect();
     let ctx = DiffContext {
-        run_dir: args.run.is_dir().then(|| args.run.display().to_string()),
+        run_dir: new_run.dir.as_ref().map(|d| d.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),
-        warnings: partials.iter().flatten().map(Partial::warning).collect(),
+        warnings,
     };
     Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
 }

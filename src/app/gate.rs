@@ -4,8 +4,9 @@
 use super::baseline::save;
 use crate::app::run::recorder::CollectedRun;
 use crate::app::verdict;
+use crate::app::verdict::Against;
 use crate::cli::{DiffFormatArg, GateArgs, RunArgs};
-use crate::compare::{self, CompareOptions, Side};
+use crate::compare::{partial, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings::ModelFindings;
 use crate::render::diff::{DiffContext, DiffFormat};
@@ -20,7 +21,7 @@ pub(super) fn gate(
     args: &RunArgs,
     run: &CollectedRun,
     findings: &[ModelFindings],
-    baseline: Option<&Side>,
+    baseline: Option<&Against>,
     interrupted: bool,
     sink: &verdict::Sink,
 ) -> Result<ExitCode> {
@@ -69,7 +70,7 @@ fn judge(
     args: &RunArgs,
     run: &CollectedRun,
     findings: &[ModelFindings],
-    base: &Side,
+    base: &Against,
     interrupted: bool,
     sink: &verdict::Sink,
 ) -> Result<ExitCode> {
@@ -85,17 +86,33 @@ fn judge(
     // its first step summary is unfinished, not "measured with another workload".
     new.fingerprint = s.fingerprint.clone();
     let opts = compare_options(&args.gates, s.gates.clone());
-    let mut comparison = compare::compare(base, &new, &opts);
-    if interrupted {
-        comparison.incomplete = vec![format!("the new run ({label}) was interrupted")];
-    }
+    // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
+    // steps it cut short against the scenario's plan, the advice for the planned count.
+    let partial = interrupted.then(|| {
+        partial::of(
+            "the new run",
+            label.clone(),
+            false,
+            &run.meta,
+            Some(&s.load),
+            None,
+            &run.summaries,
+        )
+    });
+    let (comparison, warnings) = verdict::judge(
+        &base.side,
+        &new,
+        [base.partial.as_ref(), partial.as_ref()],
+        &s.gates,
+        &opts,
+    );
     let ctx = DiffContext {
         run_dir: Some(label),
         gates: Some(verdict::describe(
             &s.gates,
             &verdict::GatesSource::Scenario(s.path.clone()),
         )),
-        warnings: Vec::new(),
+        warnings,
     };
     Ok(sink.emit(&comparison, &ctx)?)
 }

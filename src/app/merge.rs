@@ -4,7 +4,6 @@ use super::Output;
 use crate::cli::MergeArgs;
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
-use crate::scenario;
 use crate::shard::merge;
 use crate::store;
 use anyhow::Result;
@@ -38,7 +37,7 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
         let f = store::read_shard(dir).map_err(usage)?;
         scenario_yaml = scenario_yaml.or(f.scenario_yaml);
         workload_yaml = workload_yaml.or(f.workload_yaml);
-        slo = slo.or_else(|| Some(scenario::Slo::from(&f.meta.slo)));
+        slo = slo.or(Some(f.meta.slo));
         shards.push(merge::ShardRun {
             label: dir.display().to_string(),
             stopped: f.stopped,

@@ -20,15 +20,14 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     if let Some(n) = note {
         eprintln!("note: {n}");
     }
-    let view = load_run(&path, None).map_err(|e| UsageError(e.to_string()))?;
+    let view = load_run(&path).map_err(|e| UsageError(e.to_string()))?;
     for w in &view.warnings {
         eprintln!("warning: {w}");
     }
-    let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
     let mut slo = view.slo;
-    slo.ttft = ms(args.slo_ttft).or(slo.ttft);
-    slo.tpot = ms(args.slo_tpot).or(slo.tpot);
-    slo.e2e = ms(args.slo_e2e).or(slo.e2e);
+    slo.ttft = args.slo_ttft.or(slo.ttft);
+    slo.tpot = args.slo_tpot.or(slo.tpot);
+    slo.e2e = args.slo_e2e.or(slo.e2e);
     let mut limits = view.limits;
     limits.concurrency = args.limit_concurrency.or(limits.concurrency);
     limits.tpm = args.limit_tpm.or(limits.tpm);
@@ -55,11 +54,7 @@ pub fn before_traffic(
         let path = baseline_of(s);
         let rows = read_baseline(&path, &s.fingerprint);
         let steps = crate::plan::estimate::estimate(s, rows.as_deref());
-        let limits = crate::plan::DeclaredLimits {
-            concurrency: s.limits.concurrency,
-            rpm: s.limits.rpm,
-            tpm: s.limits.tpm,
-        };
+        let limits = s.limits.clone();
         let warnings = crate::plan::estimate::limit_warnings(&limits, &steps);
         if dry_run {
             print!(

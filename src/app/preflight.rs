@@ -2,7 +2,9 @@
 //! ladder never fails at the end on a path.
 
 use super::baseline::{baseline_keep, default_baselines_dir, pool_accepts};
+use crate::app::verdict::Against;
 use crate::cli::RunArgs;
+use crate::compare::partial;
 use crate::compare::Side;
 use crate::error::UsageError;
 use crate::scenario::Scenario;
@@ -13,7 +15,7 @@ use std::path::Path;
 /// Checks every place a run will write or read before any traffic is sent: a ladder that runs
 /// for an hour must not fail at the end because `--out` is not writable.
 /// Returns the `--against` baseline, loaded once.
-pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option<Side>> {
+pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option<Against>> {
     let usable_dir = |dir: &Path, flag: &str| -> Result<()> {
         if dir.exists() && !dir.is_dir() {
             return Err(UsageError(format!(
@@ -49,7 +51,10 @@ pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option
     }
     match &args.against {
         Some(path) => match store::load_result(path) {
-            Ok(base) => Ok(Some(Side::from_result(&base))),
+            Ok(base) => Ok(Some(Against {
+                side: Side::from_result(&base),
+                partial: partial::read(&base, "the baseline"),
+            })),
             Err(e) => Err(UsageError(format!("--against: {e}")).into()),
         },
         None => Ok(None),

@@ -11,12 +11,7 @@ use std::sync::Arc;
 
 /// Whether a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
 fn slo_misses(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> bool {
-    let ms = |d: Option<std::time::Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
-    let slo = crate::plan::SloMs {
-        ttft: ms(s.slo.ttft),
-        tpot: ms(s.slo.tpot),
-        e2e: ms(s.slo.e2e),
-    };
+    let slo = s.slo;
     move |row| !slo.is_empty() && crate::plan::slo_miss(row, &slo).is_some()
 }
 

@@ -5,12 +5,12 @@
 
 use crate::app::verdict::GatesSource;
 use crate::cli::{ReportArgs, ReportFormatArg};
+use crate::compare::partial;
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::{ExitCode, UsageError};
 use crate::findings::{self};
-pub use crate::plan::{slo_and_limits, DeclaredLimits, SloMs};
 use crate::render::html::view::RunView;
-use crate::scenario::Gates;
+use crate::scenario::{Gates, Recorded};
 use crate::store::{self, LoadedResult, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -44,15 +44,16 @@ pub fn command(
         if first_dir.is_none() && path.is_dir() {
             first_dir = Some(path.clone());
         }
+        let result = store::load_result(&path).map_err(input)?;
         let judged = match &baseline {
             Some(b) => {
                 let (gates, source) =
-                    crate::app::verdict::gates_for(&path, gates_from).map_err(UsageError)?;
+                    crate::app::verdict::gates_for(&result, gates_from).map_err(UsageError)?;
                 Some((b, gates, source))
             }
             None => None,
         };
-        let view = load_run(&path, judged).map_err(input)?;
+        let view = view_of(result, judged);
         if let Some(stopped) = &view.result.incomplete {
             notes.push(format!(
                 "{} is an incomplete run ({stopped}): the report shows the records it wrote",
@@ -154,73 +155,80 @@ pub fn resolve_run(path: &Path) -> (PathBuf, Option<String>) {
     }
 }
 
-/// Loads one run (or baseline CSV) and, with a baseline and the gates to apply
-/// (`verdict::gates_for`), judges it exactly as `ladder diff BASELINE RUN` does (a different
-/// workload is refused, as there).
-pub fn load_run(
-    path: &Path,
+/// Loads one run (or baseline CSV) for a page or a plan, not judged.
+pub fn load_run(path: &Path) -> Result<RunView, StoreError> {
+    Ok(view_of(store::load_result(path)?, None))
+}
+
+/// What the page shows of one loaded run and, with a baseline and the gates to apply
+/// (`verdict::gates_for`), its verdict exactly as `ladder diff BASELINE RUN` gives it
+/// (`verdict::judge`: a different workload refused, unfinished sides handled, as there).
+pub fn view_of(
+    result: LoadedResult,
     baseline: Option<(&LoadedResult, Gates, GatesSource)>,
-) -> Result<RunView, StoreError> {
-    let result = store::load_result(path)?;
-    let dir = if path.is_dir() {
-        Some(path.to_path_buf())
-    } else if path.file_name().is_some_and(|n| n == store::SUMMARY_FILE) {
-        path.parent().map(Path::to_path_buf)
-    } else {
-        None
-    };
-    let meta = dir
+) -> RunView {
+    // A baseline CSV records no scenario: its workload says the SLO and limits it ran with.
+    let recorded = result
+        .recorded
+        .clone()
+        .or_else(|| result.workload_yaml.clone().map(Recorded::from_yaml));
+    let (slo, limits) = recorded
         .as_ref()
-        .map(|d| d.join(store::META_FILE))
-        .filter(|p| p.is_file())
-        .and_then(|p| std::fs::read(p).ok())
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
-    let scenario_yaml = dir
-        .as_ref()
-        .map(|d| d.join(store::SCENARIO_FILE))
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .or_else(|| result.workload_yaml.clone());
-    let (slo, limits) = scenario_yaml
-        .as_deref()
-        .map(slo_and_limits)
+        .map(|r| (r.slo, r.limits.clone()))
         .unwrap_or_default();
     let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
     let gates = baseline
         .as_ref()
         .map(|(_, g, source)| crate::app::verdict::describe(g, source));
+    let mut warnings = run_warnings(&result);
     let comparison = baseline.as_ref().map(|(b, g, _)| {
         let opts = CompareOptions::for_cli(g.clone(), false, false);
-        compare::compare(&Side::from_result(b), &Side::from_result(&result), &opts)
+        let partials = [
+            partial::read(b, "the baseline"),
+            partial::read(&result, "the new run"),
+        ];
+        let (c, side_warnings) = crate::app::verdict::judge(
+            &Side::from_result(b),
+            &Side::from_result(&result),
+            [partials[0].as_ref(), partials[1].as_ref()],
+            g,
+            &opts,
+        );
+        // The run's own unfinished state is already said above; the baseline's is news here.
+        warnings.extend(
+            side_warnings
+                .into_iter()
+                .filter(|w| w.starts_with("the baseline")),
+        );
+        c
     });
     let baseline = baseline.map(|(b, _, _)| b);
-    let warnings = run_warnings(&result, meta.as_ref());
-    let pairs = run_pairs(&result, meta.as_ref(), scenario_yaml.as_deref());
-    Ok(RunView {
+    let pairs = run_pairs(&result, recorded.as_ref());
+    RunView {
         pairs,
+        meta: result.meta.clone(),
+        scenario_yaml: recorded.map(|r| r.yaml),
         result,
         findings,
-        meta,
-        scenario_yaml,
         slo,
         limits,
         baseline: baseline.cloned(),
         comparison,
         gates,
         warnings,
-    })
+    }
 }
 
 /// The comparisons between models the run made: its `--pair`s (from the recorded command
 /// line), else the scenario's `compare: {baseline: A}`.
 fn run_pairs(
     result: &LoadedResult,
-    meta: Option<&serde_json::Value>,
-    scenario_yaml: Option<&str>,
+    recorded: Option<&Recorded>,
 ) -> Vec<(compare::Pair, Comparison)> {
-    let args: Vec<&str> = meta
-        .and_then(|m| m.get("command_line"))
-        .and_then(|c| c.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
+    let args: Vec<&str> = result
+        .meta
+        .as_ref()
+        .map(|m| m.command_line.iter().map(String::as_str).collect())
         .unwrap_or_default();
     let explicit: Vec<compare::Pair> = args
         .iter()
@@ -232,12 +240,7 @@ fn run_pairs(
         })
         .filter_map(|p| p.parse().ok())
         .collect();
-    let yaml: Option<serde_yaml::Value> = scenario_yaml.and_then(|y| serde_yaml::from_str(y).ok());
-    let baseline = yaml
-        .as_ref()
-        .and_then(|y| y.get("compare"))
-        .and_then(|c| c.get("baseline"))
-        .and_then(|b| b.as_str());
+    let baseline = recorded.and_then(|r| r.compare_baseline.as_deref());
     let mut models: Vec<String> = Vec::new();
     for r in &result.summaries {
         if !models.contains(&r.model) {
@@ -261,18 +264,14 @@ fn run_pairs(
 }
 
 /// What a reader must know before trusting the charts: an interrupted or incomplete run.
-fn run_warnings(result: &LoadedResult, meta: Option<&serde_json::Value>) -> Vec<String> {
+fn run_warnings(result: &LoadedResult) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(at) = &result.incomplete {
         out.push(format!(
             "Incomplete run: the process ended before the ladder finished ({at}); the charts show the records written until then, and the last step may be partial."
         ));
     }
-    if meta
-        .and_then(|m| m.get("interrupted"))
-        .and_then(|v| v.as_bool())
-        == Some(true)
-    {
+    if result.interrupted() {
         out.push(
             "Interrupted run: stopped by a signal; the last step holds fewer requests than planned."
                 .to_string(),
@@ -287,21 +286,28 @@ mod tests {
 
     #[test]
     fn incomplete_and_interrupted_runs_are_flagged() {
+        let meta = |interrupted: bool| {
+            serde_json::from_value::<store::Meta>(serde_json::json!({
+                "tool_version": "0", "scenario": "x", "fingerprint": "f", "host": "h",
+                "started_at": "", "finished_at": "", "command_line": [],
+                "interrupted": interrupted, "models": ["m"], "ladder": [1]
+            }))
+            .unwrap()
+        };
         let mut r = LoadedResult {
             label: "x".into(),
-            summaries: vec![],
-            requests: None,
-            workload_yaml: None,
             incomplete: Some("stopped in step 3 of 4 (concurrency 20)".into()),
-            pool: Vec::new(),
+            meta: Some(meta(true)),
+            ..LoadedResult::default()
         };
-        let w = run_warnings(&r, Some(&serde_json::json!({"interrupted": true})));
+        let w = run_warnings(&r);
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
             w[0].contains("(stopped in step 3 of 4 (concurrency 20))"),
             "{w:?}"
         );
         r.incomplete = None;
-        assert!(run_warnings(&r, Some(&serde_json::json!({"interrupted": false}))).is_empty());
+        r.meta = Some(meta(false));
+        assert!(run_warnings(&r).is_empty());
     }
 }

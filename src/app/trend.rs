@@ -119,10 +119,7 @@ pub fn from_runs(paths: &[PathBuf]) -> Result<Trend, TrendError> {
         if let Some(at) = &loaded.incomplete {
             notes.push(format!("{}: incomplete run ({at})", path.display()));
         }
-        let started = std::fs::read(path.join(store::META_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|m| m.get("started_at")?.as_str().map(str::to_string));
+        let started = loaded.meta.as_ref().map(|m| m.started_at.clone());
         let name = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

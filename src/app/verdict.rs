@@ -7,11 +7,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::compare::partial::{self, Partial};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::ExitCode;
 use crate::render::diff::{DiffContext, DiffFormat};
 use crate::scenario::{Gates, Scenario};
-use crate::store;
+use crate::store::LoadedResult;
 
 /// Where a verdict goes: stdout in `format`, and the step summary file when CI provides one.
 pub struct Sink {
@@ -103,43 +104,56 @@ pub fn describe(gates: &Gates, source: &GatesSource) -> String {
 
 /// The gates a comparison whose new side is `run` is judged with, and where they came from:
 /// `--gates-from` when given (its gates and path), else the gates recorded with the run, else the
-/// defaults. The one rule for `ladder diff` and `ladder report --baseline`.
+/// defaults. The one rule for `ladder diff` and `ladder report --baseline`. `Err` when the
+/// recorded gates cannot be read, with the fix.
 pub fn gates_for(
-    run: &Path,
+    run: &LoadedResult,
     gates_from: Option<&(Gates, PathBuf)>,
 ) -> Result<(Gates, GatesSource), String> {
-    Ok(match gates_from {
-        Some((g, p)) => (g.clone(), GatesSource::Flag(p.clone())),
-        None => match recorded_gates(run)? {
-            Some((g, file)) => (g, GatesSource::Recorded(file)),
-            None => (Gates::default(), GatesSource::Default),
+    if let Some((g, p)) = gates_from {
+        return Ok((g.clone(), GatesSource::Flag(p.clone())));
+    }
+    match (&run.recorded, run.recorded_path()) {
+        (Some(r), Some(file)) => match &r.gates {
+            Ok(g) => Ok((g.clone(), GatesSource::Recorded(file))),
+            Err(e) => Err(format!(
+                "{}: {e} (choose the gates with --gates-from SCENARIO)",
+                file.display()
+            )),
         },
-    })
+        _ => Ok((Gates::default(), GatesSource::Default)),
+    }
 }
 
-/// The gates recorded with a run: `scenario.yaml` in the run directory (`path` is the directory
-/// or its `summary.csv`). `Ok(None)` for a baseline CSV or a run that recorded no scenario.
-pub fn recorded_gates(path: &Path) -> Result<Option<(Gates, PathBuf)>, String> {
-    let dir = if path.is_dir() {
-        path.to_path_buf()
-    } else if path.file_name().is_some_and(|n| n == store::SUMMARY_FILE) {
-        path.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        return Ok(None);
-    };
-    let file = dir.join(store::SCENARIO_FILE);
-    if !file.is_file() {
-        return Ok(None);
-    }
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-    let gates = crate::scenario::gates_from_yaml(&text).map_err(|e| {
-        format!(
-            "{}: {e} (choose the gates with --gates-from SCENARIO)",
-            file.display()
-        )
-    })?;
-    Ok(Some((gates, file)))
+/// The baseline of `run --against`, loaded before any traffic: its side of the comparison and,
+/// when it is itself an unfinished run, what `ladder diff` would say of that.
+#[derive(Debug, Clone)]
+pub struct Against {
+    pub side: Side,
+    pub partial: Option<Partial>,
+}
+
+/// `new` judged against `base`: the comparison, with the unfinished-run handling of each side
+/// (`partials`: the advice of inconclusive checks at steps a side cut short restated for the
+/// planned count, the verdict marked incomplete) and the warnings every format carries. The one
+/// judgement `ladder diff`, `ladder report --baseline` and `run --against` make.
+pub fn judge(
+    base: &Side,
+    new: &Side,
+    partials: [Option<&Partial>; 2],
+    gates: &Gates,
+    opts: &CompareOptions,
+) -> (Comparison, Vec<String>) {
+    let mut c = compare::compare(base, new, opts);
+    partial::restate_advice(
+        &mut c,
+        gates,
+        (partials[0], &base.summaries),
+        (partials[1], &new.summaries),
+    );
+    c.incomplete = partials.iter().flatten().map(|p| p.unfinished()).collect();
+    let warnings = partials.iter().flatten().map(|p| p.warning()).collect();
+    (c, warnings)
 }
 
 /// Before any traffic: the comparison `run --against` would end with when the baseline was
@@ -179,6 +193,7 @@ pub fn may_replace_baseline(verdict: Option<ExitCode>, force: bool) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store;
 
     #[test]
     fn only_a_passing_gate_or_force_replaces_the_baseline() {
@@ -194,32 +209,39 @@ mod tests {
     }
 
     #[test]
-    fn recorded_gates_are_read_from_the_run_directory() {
+    fn the_gates_are_the_flags_else_the_recorded_ones_else_the_defaults() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(recorded_gates(dir.path()).unwrap(), None);
-        std::fs::write(
-            dir.path().join(store::SCENARIO_FILE),
+        let recorded = |yaml: &str| LoadedResult {
+            dir: Some(dir.path().to_path_buf()),
+            recorded: Some(crate::scenario::Recorded::from_yaml(yaml.into())),
+            ..LoadedResult::default()
+        };
+        let (g, source) = gates_for(&LoadedResult::default(), None).unwrap();
+        assert_eq!((g, &source), (Gates::default(), &GatesSource::Default));
+        let run = recorded(
             "name: x\nrequest:\n  prompt_file: nowhere.txt\ngates:\n  ttft:\n    p90: 25%\n    floor: 10ms\n  throughput: 5%\n",
-        )
-        .unwrap();
-        let (g, file) = recorded_gates(dir.path()).unwrap().unwrap();
-        assert_eq!(file, dir.path().join(store::SCENARIO_FILE));
+        );
+        let (g, source) = gates_for(&run, None).unwrap();
+        let file = dir.path().join(store::SCENARIO_FILE);
+        assert_eq!(source, GatesSource::Recorded(file.clone()));
         assert!((g.ttft.p90 - 0.25).abs() < 1e-9);
         assert!((g.ttft.floor_ms - 10.0).abs() < 1e-9);
         assert!((g.throughput - 0.05).abs() < 1e-9);
         assert_eq!(g.tpot, Gates::default().tpot);
-        let said = describe(&g, &GatesSource::Recorded(file));
+        let said = describe(&g, &source);
         assert!(
             said.contains("TTFT P90 +25% P99 +20% (floor 10 ms)"),
             "{said}"
         );
         assert!(said.contains("throughput -5%"), "{said}");
-        std::fs::write(
-            dir.path().join(store::SCENARIO_FILE),
-            "gates:\n  ttft: {p95: 1%}\n",
-        )
-        .unwrap();
-        let err = recorded_gates(dir.path()).unwrap_err();
-        assert!(err.contains("--gates-from"), "{err}");
+        let flag = (Gates::default(), PathBuf::from("other.yaml"));
+        let (g, source) = gates_for(&run, Some(&flag)).unwrap();
+        assert_eq!(g, Gates::default());
+        assert_eq!(source, GatesSource::Flag("other.yaml".into()));
+        let err = gates_for(&recorded("gates:\n  ttft: {p95: 1%}\n"), None).unwrap_err();
+        assert!(
+            err.contains("--gates-from") && err.contains("scenario.yaml"),
+            "{err}"
+        );
     }
 }

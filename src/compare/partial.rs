@@ -5,15 +5,13 @@
 //! that would decide it" advice of inconclusive checks at those steps for the planned count: a
 //! truncated step's count says when the run was stopped, not what the scenario asks for.
 //!
-//! `read` looks at the run directory (its `meta.json` and recorded `scenario.yaml`); the rest is
-//! pure.
-
-use std::path::Path;
+//! Pure: `read` takes a run as the store loaded it (its typed `meta.json` and recorded
+//! scenario); `of` takes the facts of a run still in memory (`run --against`).
 
 use crate::compare::{gate_for, requests_to_decide, Comparison, Metric, Verdict};
 use crate::scenario::{Budget, Gates, Load};
 use crate::stats::{LadderUnit, StepSummary};
-use crate::store;
+use crate::store::{LoadedResult, Meta};
 
 /// A step that ended before it sent what the scenario planned.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,29 +44,39 @@ pub struct Partial {
     pub never_ran: Vec<String>,
 }
 
-/// The unfinished-run facts of a diff side, or `None` for a finished run or a baseline CSV.
-/// `path` is what the user passed (a run directory or its `summary.csv`); `stopped` is the
-/// store's description of where a killed run stopped; `summaries` are the side's rows.
-pub fn read(
-    path: &Path,
-    side: &'static str,
-    stopped: Option<&str>,
-    summaries: &[StepSummary],
-) -> Option<Partial> {
-    let dir = if path.is_dir() {
-        path.to_path_buf()
-    } else if path.file_name().is_some_and(|n| n == store::SUMMARY_FILE) {
-        path.parent()?.to_path_buf()
-    } else {
-        return None;
-    };
-    let meta = store::read_meta(&dir.join(store::META_FILE)).ok()?;
+/// The unfinished-run facts of a loaded side, or `None` for a finished run or a baseline CSV:
+/// from its typed `meta.json` and recorded load plan, with the store's description of where a
+/// killed run stopped.
+pub fn read(loaded: &LoadedResult, side: &'static str) -> Option<Partial> {
+    let meta = loaded.meta.as_ref()?;
     if meta.complete && !meta.interrupted {
         return None;
     }
-    let load = std::fs::read_to_string(dir.join(store::SCENARIO_FILE))
-        .ok()
-        .and_then(|text| crate::scenario::load_from_yaml(&text).ok());
+    let load = loaded.recorded.as_ref().and_then(|r| r.load.as_ref());
+    Some(of(
+        side,
+        loaded.label.clone(),
+        !meta.complete,
+        meta,
+        load,
+        loaded.incomplete.as_deref(),
+        &loaded.summaries,
+    ))
+}
+
+/// The unfinished-run facts of a run that did not finish: `killed` (it never wrote
+/// `complete: true`) or interrupted; `meta` gives its models and ladder, `load` the plan its
+/// steps are measured against, `stopped` where it stopped when known; `summaries` are its rows.
+/// The one rule for `ladder diff` and `run --against`.
+pub fn of(
+    side: &'static str,
+    label: String,
+    killed: bool,
+    meta: &Meta,
+    load: Option<&Load>,
+    stopped: Option<&str>,
+    summaries: &[StepSummary],
+) -> Partial {
     let mut short = Vec::new();
     let mut never_ran = Vec::new();
     let unit = summaries
@@ -84,7 +92,7 @@ pub fn read(
                 missing.push(value);
                 continue;
             };
-            if let Some(s) = load.as_ref().and_then(|l| short_step(l, row)) {
+            if let Some(s) = load.and_then(|l| short_step(l, row)) {
                 short.push(s);
             }
         }
@@ -109,14 +117,14 @@ pub fn read(
             last.unit.at(last.value)
         ))
     });
-    Some(Partial {
+    Partial {
         side,
-        label: path.display().to_string(),
-        killed: !meta.complete,
+        label,
+        killed,
         stopped,
         short,
         never_ran,
-    })
+    }
 }
 
 /// Requests the scenario plans for a step with ladder value `value` (`None` for steps sized by

@@ -10,4 +10,4 @@ pub mod slo;
 pub use itl::ItlHistogram;
 pub use ladder_unit::LadderUnit;
 pub use record::*;
-pub use slo::{Slo, SloMs};
+pub use slo::Slo;

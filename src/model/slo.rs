@@ -1,46 +1,93 @@
-//! Service-level objectives: the scenario's bounds as durations (`Slo`) and the milliseconds
-//! form `meta.json` keeps (`SloMs`).
+//! Service-level objectives: the scenario's `slo:` bounds, the one SLO type every command uses
+//! (the runner's goodput, `plan`, `refine`, the report). `meta.json` keeps it in milliseconds
+//! (`ttft_ms`, `tpot_ms`, `e2e_ms`), which its serde form reads and writes.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::time::Duration;
 
 /// The `slo:` bounds of a scenario; a request meets the SLO when it is within every bound set.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
+    #[serde(rename = "ttft_ms", default, with = "millis")]
     pub ttft: Option<Duration>,
+    #[serde(rename = "tpot_ms", default, with = "millis")]
     pub tpot: Option<Duration>,
+    #[serde(rename = "e2e_ms", default, with = "millis")]
     pub e2e: Option<Duration>,
 }
 
-/// An SLO in milliseconds, as `meta.json` keeps it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SloMs {
-    pub ttft_ms: Option<f64>,
-    pub tpot_ms: Option<f64>,
-    pub e2e_ms: Option<f64>,
-}
+impl Slo {
+    /// No bound set.
+    pub fn is_empty(&self) -> bool {
+        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+    }
 
-impl From<&Slo> for SloMs {
-    fn from(s: &Slo) -> Self {
-        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1000.0);
-        SloMs {
-            ttft_ms: ms(s.ttft),
-            tpot_ms: ms(s.tpot),
-            e2e_ms: ms(s.e2e),
-        }
+    pub fn ttft_ms(&self) -> Option<f64> {
+        self.ttft.map(as_ms)
+    }
+
+    pub fn tpot_ms(&self) -> Option<f64> {
+        self.tpot.map(as_ms)
+    }
+
+    pub fn e2e_ms(&self) -> Option<f64> {
+        self.e2e.map(as_ms)
+    }
+
+    /// The bounds with their names, in the order the product shows them.
+    pub fn bounds_ms(&self) -> [(&'static str, Option<f64>); 3] {
+        [
+            ("TTFT", self.ttft_ms()),
+            ("TPOT", self.tpot_ms()),
+            ("E2E", self.e2e_ms()),
+        ]
     }
 }
 
-impl From<&SloMs> for Slo {
-    fn from(s: &SloMs) -> Self {
-        let d = |ms: Option<f64>| {
-            ms.filter(|v| v.is_finite() && *v >= 0.0)
-                .map(|v| Duration::from_secs_f64(v / 1000.0))
+fn as_ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `Option<Duration>` as a number of milliseconds (or null); a negative, NaN or infinite number
+/// reads as no bound.
+mod millis {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        d.map(as_ms).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        let ms = Option::<f64>::deserialize(d)?;
+        Ok(ms
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .map(|v| Duration::from_secs_f64(v / 1000.0)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_json_keeps_milliseconds_and_reads_older_forms() {
+        let slo = Slo {
+            ttft: Some(Duration::from_millis(1500)),
+            tpot: None,
+            e2e: Some(Duration::from_micros(2500)),
         };
-        Slo {
-            ttft: d(s.ttft_ms),
-            tpot: d(s.tpot_ms),
-            e2e: d(s.e2e_ms),
-        }
+        let json = serde_json::to_value(slo).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"ttft_ms": 1500.0, "tpot_ms": null, "e2e_ms": 2.5})
+        );
+        assert_eq!(serde_json::from_value::<Slo>(json).unwrap(), slo);
+        // Fields missing (older runs) or unusable read as no bound.
+        let old: Slo = serde_json::from_str(r#"{"ttft_ms": -1, "tpot_ms": 40}"#).unwrap();
+        assert_eq!(old.ttft, None);
+        assert_eq!(old.tpot, Some(Duration::from_millis(40)));
+        assert_eq!(old.e2e, None);
+        assert!(Slo::default().is_empty() && !old.is_empty());
+        assert_eq!(old.bounds_ms()[1], ("TPOT", Some(40.0)));
     }
 }

@@ -4,7 +4,7 @@
 //! baseline when one exists (measured mean E2E and tokens per step), else from the embedded
 //! simulator's parameters, else it is unknown and the estimate says so.
 
-use super::DeclaredLimits;
+use super::Limits;
 use crate::scenario::{
     Budget, Endpoint, LadderOver, LoadMode, PromptContent, PromptSource, Scenario,
 };
@@ -318,7 +318,7 @@ pub fn total_duration_s(s: &Scenario, steps: &[StepEstimate]) -> Option<f64> {
 /// Warnings before traffic: more requests in flight than the declared concurrency (the
 /// ladder's streams; in rate mode the offered rate × mean E2E, Little's law), or a step's planned
 /// tokens or requests per minute above the declared TPM or RPM.
-pub fn limit_warnings(limits: &DeclaredLimits, steps: &[StepEstimate]) -> Vec<String> {
+pub fn limit_warnings(limits: &Limits, steps: &[StepEstimate]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(limit) = limits.concurrency {
         let over = steps

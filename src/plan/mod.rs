@@ -12,61 +12,10 @@ pub mod words;
 
 pub use words::plain_words;
 
+use crate::model::Slo;
+pub use crate::scenario::Limits;
 use crate::stats::StepSummary;
 use serde::Serialize;
-
-/// SLO bounds in milliseconds, as the run's scenario declared them.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct SloMs {
-    pub ttft: Option<f64>,
-    pub tpot: Option<f64>,
-    pub e2e: Option<f64>,
-}
-
-impl SloMs {
-    pub fn is_empty(&self) -> bool {
-        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
-    }
-}
-
-/// Account limits declared in the run's scenario (`limits:`).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DeclaredLimits {
-    pub concurrency: Option<u32>,
-    pub rpm: Option<u64>,
-    pub tpm: Option<u64>,
-}
-
-/// Reads `slo:` and `limits:` from a normalized scenario (durations like `1s`, `50ms`).
-pub fn slo_and_limits(yaml: &str) -> (SloMs, DeclaredLimits) {
-    let Ok(v) = serde_yaml::from_str::<serde_yaml::Value>(yaml) else {
-        return Default::default();
-    };
-    let ms = |key: &str| {
-        v.get("slo")
-            .and_then(|s| s.get(key))
-            .and_then(|d| d.as_str())
-            .and_then(|d| crate::util::duration::parse(d).ok())
-            .map(|d| d.as_secs_f64() * 1000.0)
-    };
-    let limit = |key: &str| {
-        v.get("limits")
-            .and_then(|s| s.get(key))
-            .and_then(|d| d.as_u64())
-    };
-    (
-        SloMs {
-            ttft: ms("ttft"),
-            tpot: ms("tpot"),
-            e2e: ms("e2e"),
-        },
-        DeclaredLimits {
-            concurrency: limit("concurrency").and_then(|c| u32::try_from(c).ok()),
-            rpm: limit("rpm"),
-            tpm: limit("tpm"),
-        },
-    )
-}
 
 /// Share of a step's attempts that may fail for it to count as meeting the SLO.
 pub const MAX_FAILED_SHARE: f64 = 0.01;
@@ -160,7 +109,7 @@ pub struct Plan {
 }
 
 /// Why a step does not meet the SLO (`None`: it does). P90s against the bounds; ≤ 1% failed.
-pub fn slo_miss(s: &StepSummary, slo: &SloMs) -> Option<String> {
+pub fn slo_miss(s: &StepSummary, slo: &Slo) -> Option<String> {
     if s.succeeded == 0 {
         return Some("no request succeeded".into());
     }
@@ -168,12 +117,8 @@ pub fn slo_miss(s: &StepSummary, slo: &SloMs) -> Option<String> {
     if failed > MAX_FAILED_SHARE {
         return Some(format!("{:.1}% of requests failed", failed * 100.0));
     }
-    let checks = [
-        ("TTFT", s.ttft_p90_ms, slo.ttft),
-        ("TPOT", s.tpot_p90_ms, slo.tpot),
-        ("E2E", s.e2e_p90_ms, slo.e2e),
-    ];
-    for (name, value, bound) in checks {
+    let measured = [s.ttft_p90_ms, s.tpot_p90_ms, s.e2e_p90_ms];
+    for ((name, bound), value) in slo.bounds_ms().into_iter().zip(measured) {
         if let (Some(v), Some(b)) = (value, bound) {
             if v > b {
                 return Some(format!("{name} P90 {v:.0} ms > {b:.0} ms"));
@@ -209,7 +154,7 @@ fn basis_of(s: &StepSummary) -> Option<StepBasis> {
 }
 
 /// Plans every model in `rows` (models in order of first appearance).
-pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &SloMs, limits: &DeclaredLimits) -> Plan {
+pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &Slo, limits: &Limits) -> Plan {
     let mut models: Vec<&str> = Vec::new();
     for r in rows {
         if !models.contains(&r.model.as_str()) {
@@ -218,9 +163,9 @@ pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &SloMs, limits: &Declare
     }
     Plan {
         target_rps,
-        slo_ttft_ms: slo.ttft,
-        slo_tpot_ms: slo.tpot,
-        slo_e2e_ms: slo.e2e,
+        slo_ttft_ms: slo.ttft_ms(),
+        slo_tpot_ms: slo.tpot_ms(),
+        slo_e2e_ms: slo.e2e_ms(),
         limit_concurrency: limits.concurrency,
         limit_tpm: limits.tpm,
         limit_rpm: limits.rpm,
@@ -239,8 +184,8 @@ fn plan_model(
     model: &str,
     steps: &[&StepSummary],
     rps: f64,
-    slo: &SloMs,
-    limits: &DeclaredLimits,
+    slo: &Slo,
+    limits: &Limits,
 ) -> ModelPlan {
     let meeting: Vec<&StepSummary> = steps
         .iter()

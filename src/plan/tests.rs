@@ -3,29 +3,6 @@
 use super::*;
 use crate::stats::StepSummary;
 
-#[test]
-fn slo_and_limits_come_from_the_normalized_scenario() {
-    let yaml = "name: x\nslo:\n  ttft: 1s\n  tpot: 50ms\n  e2e: null\nlimits:\n  concurrency: 50\n  rpm: null\n  tpm: 2000000\n";
-    let (slo, limits) = slo_and_limits(yaml);
-    assert_eq!(
-        slo,
-        SloMs {
-            ttft: Some(1000.0),
-            tpot: Some(50.0),
-            e2e: None
-        }
-    );
-    assert_eq!(
-        limits,
-        DeclaredLimits {
-            concurrency: Some(50),
-            rpm: None,
-            tpm: Some(2_000_000)
-        }
-    );
-    assert_eq!(slo_and_limits(": not yaml ["), Default::default());
-}
-
 fn row(step: u32, c: u32, rps: f64, ttft_p90: f64, e2e_mean: f64) -> StepSummary {
     StepSummary {
         model: "m".into(),
@@ -54,17 +31,17 @@ fn demo() -> Vec<StepSummary> {
     ]
 }
 
-fn slo_1s() -> SloMs {
-    SloMs {
-        ttft: Some(1000.0),
-        tpot: Some(50.0),
+fn slo_1s() -> Slo {
+    Slo {
+        ttft: Some(std::time::Duration::from_secs(1)),
+        tpot: Some(std::time::Duration::from_millis(50)),
         e2e: None,
     }
 }
 
 #[test]
 fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
-    let limits = DeclaredLimits {
+    let limits = Limits {
         concurrency: Some(50),
         rpm: None,
         tpm: Some(2_000_000),
@@ -93,7 +70,7 @@ fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
 
 #[test]
 fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
-    let limits = DeclaredLimits {
+    let limits = Limits {
         concurrency: Some(100),
         rpm: Some(6000),
         tpm: Some(60_000),
@@ -113,7 +90,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
 
 #[test]
 fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
-    let none = DeclaredLimits::default();
+    let none = Limits::default();
     let p = plan(&demo(), 30.0, &slo_1s(), &none);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Extrapolated);
@@ -130,9 +107,9 @@ fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
     assert_eq!(m.binding_limit, None);
     assert!(plain_words(&p).contains("EXTRAPOLATED from 20 streams"));
 
-    let strict = SloMs {
-        ttft: Some(100.0),
-        ..SloMs::default()
+    let strict = Slo {
+        ttft: Some(std::time::Duration::from_millis(100)),
+        ..Slo::default()
     };
     let p = plan(&demo(), 1.0, &strict, &none);
     assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
@@ -149,7 +126,7 @@ fn a_step_with_more_than_one_percent_failures_does_not_meet_the_slo() {
     rows[1].failed = 2;
     rows[1].attempted = 122;
     assert!(slo_miss(&rows[1], &slo_1s()).unwrap().contains("failed"));
-    let p = plan(&rows, 10.0, &slo_1s(), &DeclaredLimits::default());
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default());
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 20);
 }
 
@@ -220,7 +197,7 @@ fn rate_steps_are_warned_about_by_requests_in_flight_not_streams() {
         "  mode: rate\n  ladder: [4, 40]\n  requests_per_step: 100\n",
     );
     let steps = estimate::estimate(&s, None);
-    let limits = DeclaredLimits {
+    let limits = Limits {
         concurrency: Some(8),
         rpm: Some(1000),
         tpm: None,
@@ -256,9 +233,9 @@ fn a_prompt_size_ladder_runs_every_step_at_its_load_with_the_steps_prompt() {
     let words = words::dry_run(&s, &steps, None);
     assert!(words.contains("every step at 2 streams"), "{words}");
     assert!(words.contains("prompt tok"), "{words}");
-    let limits = DeclaredLimits {
+    let limits = Limits {
         concurrency: Some(1),
-        ..DeclaredLimits::default()
+        ..Limits::default()
     };
     let w = estimate::limit_warnings(&limits, &steps);
     assert!(w[0].starts_with("load.concurrency is 2 streams"), "{w:?}");
@@ -271,13 +248,13 @@ fn a_plan_from_a_rate_ladder_names_the_offered_step() {
         r.ladder_unit = crate::stats::LadderUnit::Rps;
         r.offered_rps = Some(f64::from(r.concurrency));
     }
-    let p = plan(&rows, 10.0, &slo_1s(), &DeclaredLimits::default());
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default());
     let text = plain_words(&p);
     assert!(
         text.contains("m: measured at the 10 req/s step (13.5 RPS achieved"),
         "{text}"
     );
-    let p = plan(&rows, 30.0, &slo_1s(), &DeclaredLimits::default());
+    let p = plan(&rows, 30.0, &slo_1s(), &Limits::default());
     assert!(
         p.models[0].notes[0].contains("(the most was 20.30 RPS at the 20 req/s step)"),
         "{:?}",

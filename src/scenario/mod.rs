@@ -30,6 +30,7 @@ mod normalize;
 mod overrides;
 mod prompts;
 mod raw;
+pub mod recorded;
 pub mod schema;
 #[cfg(test)]
 mod tests;
@@ -45,6 +46,7 @@ pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
 pub use overrides::{adhoc_name, rewrite, OverrideError, Overrides};
 pub use prompts::{synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD};
+pub use recorded::Recorded;
 
 /// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
 /// whole path is there (a key inside a flow mapping counts as its parent's line).

@@ -1,17 +1,21 @@
-//! Loading one side of a diff from a run directory or a baseline CSV, and rebuilding a run's
-//! summaries from its records when it never finished.
+//! The one loader of a run: a run directory or a baseline CSV read into a typed
+//! [`LoadedResult`] (its summaries and records, its `meta.json`, its recorded scenario with its
+//! gates, SLO, limits and load plan, and whether and where it stopped), and the rebuilding of a
+//! run's summaries from its records when it never finished. Every command that reads a run
+//! (`diff`, `report`, `plan`, `trend`, `run --against`) reads it through here.
 
 use super::{
-    baseline_paths, read_meta, read_pool, read_requests_csv, read_summary_csv, Meta, Slo,
-    StoreError, META_FILE, REQUESTS_FILE, SUMMARY_FILE, WORKLOAD_FILE,
+    baseline_paths, read_meta, read_pool, read_requests_csv, read_summary_csv, Meta, StoreError,
+    META_FILE, REQUESTS_FILE, SCENARIO_FILE, SUMMARY_FILE, WORKLOAD_FILE,
 };
 use crate::model::{RequestRecord, StepRun};
+use crate::scenario::Recorded;
 use crate::stats::StepSummary;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// One side of a diff, from a run directory or a baseline CSV.
-#[derive(Debug, Clone, PartialEq)]
+/// One run, from a run directory or a baseline CSV.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoadedResult {
     /// The path as given, for headings.
     pub label: String,
@@ -22,12 +26,62 @@ pub struct LoadedResult {
     pub incomplete: Option<String>,
     /// A pooled baseline's runs (id, summary rows), oldest first; empty otherwise.
     pub pool: Vec<(String, Vec<StepSummary>)>,
+    /// The run directory, when this is a run rather than a baseline CSV.
+    pub dir: Option<PathBuf>,
+    /// Its `meta.json`.
+    pub meta: Option<Meta>,
+    /// Its recorded `scenario.yaml`, read part by part.
+    pub recorded: Option<Recorded>,
+}
+
+impl LoadedResult {
+    /// Stopped with Ctrl-C or SIGTERM (`meta.json` says `interrupted`).
+    pub fn interrupted(&self) -> bool {
+        self.meta.as_ref().is_some_and(|m| m.interrupted)
+    }
+
+    /// The recorded scenario's file, for messages.
+    pub fn recorded_path(&self) -> Option<PathBuf> {
+        self.recorded.as_ref()?;
+        self.dir.as_ref().map(|d| d.join(SCENARIO_FILE))
+    }
+}
+
+/// The run directory `path` names: the directory itself or the one holding its `summary.csv`.
+/// `None` for a baseline CSV or anything else.
+pub fn run_dir_of(path: &Path) -> Option<PathBuf> {
+    if path.is_dir() {
+        Some(path.to_path_buf())
+    } else if path.file_name().is_some_and(|n| n == SUMMARY_FILE) {
+        Some(path.parent().unwrap_or(Path::new(".")).to_path_buf())
+    } else {
+        None
+    }
+}
+
+/// Loads a run directory or a baseline `.csv` (see [`load_summaries`]) with its run facts: the
+/// typed `meta.json` and the recorded scenario (a run directory's only).
+pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
+    let mut loaded = load_summaries(path)?;
+    if let Some(dir) = run_dir_of(path) {
+        if loaded.meta.is_none() {
+            let meta_path = dir.join(META_FILE);
+            if meta_path.is_file() {
+                loaded.meta = Some(read_meta(&meta_path)?);
+            }
+        }
+        loaded.recorded = fs::read_to_string(dir.join(SCENARIO_FILE))
+            .ok()
+            .map(Recorded::from_yaml);
+        loaded.dir = Some(dir);
+    }
+    Ok(loaded)
 }
 
 /// Loads a run directory (`summary.csv`, optional `requests.csv` and `workload.yaml`) or a
 /// baseline `.csv` (with `<stem>.requests.csv` and `<stem>.workload.yaml` when present). A path
 /// to a run's own `summary.csv` loads that run directory.
-pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
+fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
     let label = path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
     let mut pool_dir = None;
@@ -105,6 +159,7 @@ pub fn load_result(path: &Path) -> Result<LoadedResult, StoreError> {
         workload_yaml,
         incomplete: None,
         pool,
+        ..LoadedResult::default()
     })
 }
 
@@ -145,11 +200,10 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
     } else {
         meta.steps.clone()
     };
-    let slo = Slo::from(&meta.slo);
     let ctx = crate::stats::RunContext {
         scenario: &meta.scenario,
         fingerprint: &meta.fingerprint,
-        slo: &slo,
+        slo: &meta.slo,
         models: &meta.models,
         short_below: meta.short_below,
     };
@@ -180,6 +234,9 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         requests: Some(records),
         workload_yaml,
         pool: Vec::new(),
+        dir: Some(dir.to_path_buf()),
+        meta: Some(meta.clone()),
+        recorded: None,
     })
 }
 

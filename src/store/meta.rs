@@ -2,7 +2,7 @@
 //! identity, SLO, shard, whether and where it stopped).
 
 use super::StoreError;
-use crate::model::{RequestRecord, SloMs, StepRun};
+use crate::model::{RequestRecord, Slo, StepRun};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
@@ -38,7 +38,7 @@ pub struct Meta {
     pub steps: Vec<StepRun>,
     /// The scenario's SLO in ms (for goodput when summaries are rebuilt).
     #[serde(default)]
-    pub slo: SloMs,
+    pub slo: Slo,
     /// The scenario's `request.short_below` (for the short count when summaries are rebuilt or
     /// shards merged). Runs written before it was kept used the default.
     #[serde(default = "default_short_below")]
@@ -85,7 +85,7 @@ impl Meta {
             notes: Vec::new(),
             complete: false,
             steps: Vec::new(),
-            slo: SloMs::from(&s.slo),
+            slo: s.slo,
             short_below: s.request.short_below,
             shard: None,
             merged_from: Vec::new(),

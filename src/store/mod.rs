@@ -26,7 +26,7 @@ pub use baseline::{
 pub use error::StoreError;
 use files::write_json;
 pub use files::{host_name, rfc3339_utc, write_atomic};
-pub use load::{load_result, rebuild_run, LoadedResult};
+pub use load::{load_result, rebuild_run, run_dir_of, LoadedResult};
 pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
@@ -36,7 +36,7 @@ pub use shards::{
 };
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
 
-pub use crate::model::{Slo, SloMs};
+pub use crate::model::Slo;
 
 /// File names inside a run directory.
 pub const SUMMARY_FILE: &str = "summary.csv";

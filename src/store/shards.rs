@@ -129,7 +129,7 @@ pub fn read_shard(dir: &Path) -> Result<ShardFiles, StoreError> {
             requests: Some(Vec::new()),
             workload_yaml: fs::read_to_string(dir.join(super::WORKLOAD_FILE)).ok(),
             incomplete: Some(format!("{why}; no records written")),
-            pool: Vec::new(),
+            ..LoadedResult::default()
         },
         (Err(e), None) => return Err(e),
     };

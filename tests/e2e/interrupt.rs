@@ -592,6 +592,26 @@ fn interrupted_gate_still_emits_the_document() {
                 assert_eq!(json["exit_code"], 1, "{json}");
                 let why = json["incomplete"][0].as_str().unwrap_or_default();
                 assert!(why.contains("was interrupted"), "{json}");
+                // The warning and the advice are the ones `ladder diff` gives of the same run.
+                let warning = json["warnings"][0].as_str().unwrap_or_default();
+                assert!(
+                    warning.contains("is an incomplete run: it was interrupted"),
+                    "{json}"
+                );
+                let dir = p.run_dirs("gate").into_iter().max().unwrap();
+                // As the run named it (relative to the project), so the labels match too.
+                let dir = dir.strip_prefix(p.path()).unwrap();
+                let out = ladder_cmd(&p)
+                    .args(["diff", "--format", "json"])
+                    .arg(&baseline)
+                    .arg(dir)
+                    .output()
+                    .unwrap();
+                let diff: Value =
+                    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+                for key in ["outcome", "exit_code", "incomplete", "warnings", "counts"] {
+                    assert_eq!(json[key], diff[key], "{key}: run {json} diff {diff}");
+                }
             }
             "junit" => {
                 let doc = roxmltree::Document::parse(&stdout)

@@ -17,10 +17,11 @@ use super::{
 use crate::app::run::progress::LiveProgress;
 use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
+use crate::app::verdict::Against;
 use crate::cli::{DiffFormatArg, RunArgs};
 use crate::client::http::{ClientError, HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
-use crate::compare::{self, Side};
+use crate::compare;
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
 use crate::runner::{self, Interrupt};
@@ -89,10 +90,10 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
     }
     if let (Some(base), Some(s)) = (&baseline, scenarios.first()) {
         let opts = compare_options(&args.gates, s.gates.clone());
-        if let Some(refused) = verdict::refuse_before_traffic(base, s, &opts) {
+        if let Some(refused) = verdict::refuse_before_traffic(&base.side, s, &opts) {
             eprintln!(
                 "refusing --against {}: it was measured with another workload (fingerprint {} vs {}); nothing was sent",
-                base.label, base.fingerprint, s.fingerprint
+                base.side.label, base.side.fingerprint, s.fingerprint
             );
             return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
         }
@@ -163,7 +164,7 @@ async fn run_all(
     args: &RunArgs,
     out: &Output,
     interrupt: &Interrupt,
-    baseline: Option<&Side>,
+    baseline: Option<&Against>,
     live: Option<&super::telemetry::Live>,
 ) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
@@ -189,7 +190,7 @@ async fn run_one(
     args: &RunArgs,
     out: &Output,
     interrupt: &Interrupt,
-    baseline: Option<&Side>,
+    baseline: Option<&Against>,
     live: Option<&super::telemetry::Live>,
 ) -> Result<ExitCode> {
     let sharding = shard_plan(args, s)?;

@@ -6,8 +6,8 @@
 use super::view::RunView;
 use crate::compare::{Comparison, Metric, Percentile, Verdict};
 use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
+use crate::model::Slo;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
-use crate::plan::SloMs;
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
 use crate::stats::{LadderUnit, StepSummary};
 
@@ -316,7 +316,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
                 ttft_s,
                 knee_band(f),
                 wall_line(f),
-                slo_line(view.slo.ttft, "TTFT"),
+                slo_line(view.slo.ttft_ms(), "TTFT"),
                 rings(view, model, Metric::Ttft, &all_p),
             ),
         ),
@@ -330,7 +330,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
                 with_base(tpot(&rows), &tpot),
                 knee_band(f),
                 wall_line(f),
-                slo_line(view.slo.tpot, "TPOT"),
+                slo_line(view.slo.tpot_ms(), "TPOT"),
                 rings(view, model, Metric::Tpot, &all_p),
             ),
         ),
@@ -381,8 +381,9 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
 }
 
 /// "TTFT ≤ 1 s, TPOT ≤ 50 ms", or what goodput means without an SLO.
-pub fn slo_words(slo: &SloMs) -> String {
-    let parts: Vec<String> = [("TTFT", slo.ttft), ("TPOT", slo.tpot), ("E2E", slo.e2e)]
+pub fn slo_words(slo: &Slo) -> String {
+    let parts: Vec<String> = slo
+        .bounds_ms()
         .iter()
         .filter_map(|(n, v)| v.map(|v| format!("{n} ≤ {}", fmt_ms(v))))
         .collect();
@@ -591,7 +592,7 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             "TTFT P90 (ms)",
             ax.ttft,
             per_model(&|r| r.ttft_p90_ms),
-            slo_line(view.slo.ttft, "TTFT"),
+            slo_line(view.slo.ttft_ms(), "TTFT"),
         ),
         make(
             "tpot",
@@ -599,7 +600,7 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             "TPOT P50 (ms)",
             ax.tpot,
             per_model(&|r| r.tpot_p50_ms),
-            slo_line(view.slo.tpot, "TPOT"),
+            slo_line(view.slo.tpot_ms(), "TPOT"),
         ),
         make(
             "tpm",

@@ -119,8 +119,8 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         );
     }
     s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
-    if let Some(meta) = &v.meta {
-        meta_table(s, meta);
+    if let Some(meta) = v.meta.as_ref().and_then(|m| serde_json::to_value(m).ok()) {
+        meta_table(s, &meta);
     }
     if let Some(yaml) = &v.scenario_yaml {
         let _ = write!(

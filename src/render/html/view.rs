@@ -3,7 +3,8 @@
 
 use crate::compare::Comparison;
 use crate::findings::ModelFindings;
-use crate::plan::{DeclaredLimits, SloMs};
+use crate::model::Slo;
+use crate::scenario::Limits;
 use crate::store::LoadedResult;
 
 /// Everything the page shows about one run.
@@ -11,13 +12,13 @@ use crate::store::LoadedResult;
 pub struct RunView {
     pub result: LoadedResult,
     pub findings: Vec<ModelFindings>,
-    /// `meta.json` as written (fields vary across versions, so kept as JSON).
-    pub meta: Option<serde_json::Value>,
+    /// `meta.json`, typed (`None` for a baseline CSV).
+    pub meta: Option<crate::store::Meta>,
     /// The scenario as run (secrets already redacted when it was written), or for a baseline
     /// its normalized workload.
     pub scenario_yaml: Option<String>,
-    pub slo: SloMs,
-    pub limits: DeclaredLimits,
+    pub slo: Slo,
+    pub limits: Limits,
     /// Set when a baseline was given.
     pub baseline: Option<LoadedResult>,
     pub comparison: Option<Comparison>,
