@@ -56,10 +56,12 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
         }
     }
     assert_eq!(gaps, 23, "{row}");
-    // No gap as long as a TTFT; most of them decode gaps. A late timer on a loaded machine lets
-    // two tokens be read together, so a few gaps may be near 0 (bin 87 = 6 µs was seen).
-    assert!(bins.iter().all(|b| *b < 520), "{row}");
-    let decode = bins.iter().filter(|b| (300..520).contains(*b)).count();
+    // The bins are microsecond bins of decode gaps: a unit error (ns or ms stored as µs) would
+    // move every bin by ~320. A late timer on a loaded machine lets two tokens be read together
+    // (a gap near 0: bin 87 = 6 µs was seen) and a descheduled client reads one late, so the
+    // bounds are loose: no gap of a second or more (bin 640), most gaps 1.6-78 ms.
+    assert!(bins.iter().all(|b| *b < 640), "{row}");
+    let decode = bins.iter().filter(|b| (340..520).contains(*b)).count();
     assert!(decode * 2 >= gaps as usize, "{row}");
 
     // `summarize` rebuilds the ITL percentiles from requests.csv alone.
@@ -85,7 +87,9 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
     assert!(live.iter().all(|v| !v.is_empty()), "{summary}");
     assert_eq!(itl_cols(&rebuilt), live);
 
-    // Decode 40% slower: ITL P90 regressed, judged with a bootstrap CI over 60 requests.
+    // Decode 2.5x slower: ITL P90 regressed, judged with a bootstrap CI over 60 requests. (2.5x,
+    // not 1.4x: a loaded machine's late timers can lift the baseline's own ITL P90 by a few ms,
+    // and 15 ms per gap is more than any of them.)
     let out = p
         .ladder()
         .args([
@@ -94,7 +98,7 @@ fn itl_is_stored_per_request_rebuilt_and_gated() {
             "--format",
             "json",
             "--sim-set",
-            "tpot=14ms",
+            "tpot=25ms",
         ])
         .arg("--against")
         .arg(p.path().join("baselines/itl.csv"))

@@ -10,7 +10,7 @@ fn refine_narrows_the_knee_and_finds_the_simulators_cap() {
     let p = Project::new();
     let yaml = sim_scenario(
         "refine",
-        "    ttft: 60ms\n    tpot: 5ms\n    tpot_jitter: 0\n    output_tokens: 20\n    concurrency_cap: 16\n    seed: 7",
+        "    ttft: 60ms\n    tpot: 8ms\n    tpot_jitter: 0\n    output_tokens: 20\n    concurrency_cap: 16\n    seed: 7",
         "  ladder: [5, 10, 20, 50]\n  requests_per_step: 120\n  warmup_requests: 5\n  refine: 2",
         20,
     ) + "slo:\n  ttft: 400ms\n";
@@ -49,8 +49,11 @@ fn refine_narrows_the_knee_and_finds_the_simulators_cap() {
         hi - lo < 10 && lo >= 10 && hi <= 20,
         "narrowed from (10, 20]: ({lo}, {hi}]"
     );
+    // Little's law on means: a client delay of d ms in the knee step's mean wait moves the
+    // estimate by about N × d / E2E (E2E ≈ 60 + 19 × 8 = 212 ms), so ±2 allows ~25 ms of
+    // client delay on a loaded machine and still tells 16 from the steps around it.
     let cap = knee["estimated_cap"].as_f64().unwrap();
-    assert!((cap - 16.0).abs() <= 1.0, "estimated cap {cap}");
+    assert!((cap - 16.0).abs() <= 2.0, "estimated cap {cap}");
     let sentences: Vec<&str> = f["sentences"]
         .as_array()
         .unwrap()

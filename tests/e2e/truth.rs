@@ -11,8 +11,11 @@ use std::collections::HashMap;
 
 /// Both sides round to the microsecond, so equal instants may differ by this much.
 const ROUNDING_MS: f64 = 0.002;
-/// Generous: a debug build, on a small shared machine.
-const MEDIAN_GAP_LIMIT_MS: f64 = 20.0;
+/// Generous: a debug build with 50 streams, on a small shared machine whose other processes can
+/// keep the client from reading for tens of ms. What it guards against is a TTFT measured from
+/// the wrong instant (the step's start, the ramp-up's schedule: hundreds of ms here), so the
+/// limit is the configured TTFT itself: client overhead must stay below the server's own time.
+const MEDIAN_GAP_LIMIT_MS: f64 = 60.0;
 
 #[test]
 fn client_ttft_is_never_below_server_ttft_and_the_median_gap_is_small() {
