@@ -15,9 +15,9 @@ const BASE: u64 = 64;
 pub(super) fn needed(s: &Scenario) -> Option<(u64, String)> {
     let streams = match s.load.mode {
         LoadMode::Concurrency => u64::from(s.load.ladder.iter().copied().max().unwrap_or(1)),
-        LoadMode::Rate {
-            max_concurrency, ..
-        } => u64::from(max_concurrency?),
+        LoadMode::Rate { .. } | LoadMode::Replay { .. } => {
+            u64::from(s.load.mode.max_concurrency()?)
+        }
     };
     let per_stream = if matches!(s.target.endpoint, Endpoint::Sim(_)) {
         2

@@ -1,6 +1,7 @@
 //! `load: {refine: N}` in a run: after the planned steps, up to N more steps (same budget), each
 //! chosen from what was measured so far (`findings::refine`), run through the same runner and
-//! recorder as the planned ones, so they land in the same run directory as ordinary steps.
+//! recorder as the planned ones, so they land in the same run directory as ordinary steps. Also
+//! where a replay breaks (`add_breaks`), judged with the same SLO rule.
 
 use crate::app::run::recorder::Recorder;
 use crate::client::Backend;
@@ -9,10 +10,22 @@ use crate::runner::{self, Interrupt, Schedule};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
+/// Why a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
+pub(super) fn slo_miss_why(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> Option<String> {
+    let slo = s.slo;
+    move |row| {
+        if slo.is_empty() {
+            None
+        } else {
+            crate::plan::slo_miss(row, &slo)
+        }
+    }
+}
+
 /// Whether a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
 fn slo_misses(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> bool {
-    let slo = s.slo;
-    move |row| !slo.is_empty() && crate::plan::slo_miss(row, &slo).is_some()
+    let why = slo_miss_why(s);
+    move |row| why(row).is_some()
 }
 
 /// The intervals of every model's findings over `rows`.
@@ -75,6 +88,21 @@ pub(super) fn add_notes(
     for f in findings.iter_mut() {
         let b = refine::brackets(rows, f, &misses);
         if let Some(n) = refine::note(values, &b, f.ladder_unit) {
+            f.notes.insert(0, n);
+        }
+    }
+}
+
+/// Replay: where each model breaks (`findings::replay`), kept in the findings and said first.
+pub(super) fn add_breaks(
+    s: &Scenario,
+    rows: &[crate::stats::StepSummary],
+    findings: &mut [findings::ModelFindings],
+) {
+    let why = slo_miss_why(s);
+    for f in findings.iter_mut() {
+        f.breaks_at = findings::replay::breaks_at(rows, f, &why);
+        if let Some(n) = findings::replay::sentence(f.breaks_at.as_ref(), rows, &f.model) {
             f.notes.insert(0, n);
         }
     }

@@ -144,6 +144,7 @@ fn max_clean(unit: LadderUnit, value: u32) -> String {
         LadderUnit::Streams => format!("max clean concurrency {value}"),
         LadderUnit::Rps => format!("max clean rate {}", unit.describe(value)),
         LadderUnit::PromptTokens => format!("max clean prompt size {value} tokens"),
+        LadderUnit::Speed => format!("max clean speed {}", unit.describe(value)),
     }
 }
 

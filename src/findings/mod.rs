@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 mod knee;
 mod rate;
 pub mod refine;
+pub mod replay;
 #[cfg(test)]
 mod tests;
 mod wall;
@@ -217,6 +218,9 @@ pub struct ModelFindings {
     pub wall: WallFinding,
     pub efficiency: Vec<StepEfficiency>,
     pub notes: Vec<String>,
+    /// Replay: the first speed crossing the SLO, a knee or a wall (`replay::breaks_at`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breaks_at: Option<replay::BreaksAt>,
 }
 
 /// Findings of every model in a result (models in order of first appearance in `summaries`),
@@ -310,6 +314,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         wall: find_wall(&rows, &n429, &extra),
         efficiency: efficiency(&rows),
         notes,
+        breaks_at: None,
     }
 }
 

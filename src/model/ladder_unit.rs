@@ -1,4 +1,4 @@
-//! What a step's ladder value counts (streams, offered req/s, prompt tokens), and how a step is
+//! What a step's ladder value counts (streams, offered req/s, prompt tokens, trace speed), and how a step is
 //! named for people.
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,8 @@ pub enum LadderUnit {
     Rps,
     /// Synthetic prompt size in tokens (`load.ladder_over: prompt_tokens`).
     PromptTokens,
+    /// Multiples of a trace's own arrival rate (`load.mode: replay`).
+    Speed,
 }
 
 impl LadderUnit {
@@ -22,6 +24,7 @@ impl LadderUnit {
             LadderUnit::Streams => "streams",
             LadderUnit::Rps => "rps",
             LadderUnit::PromptTokens => "prompt_tokens",
+            LadderUnit::Speed => "speed",
         }
     }
 
@@ -30,6 +33,7 @@ impl LadderUnit {
             LadderUnit::Streams,
             LadderUnit::Rps,
             LadderUnit::PromptTokens,
+            LadderUnit::Speed,
         ]
         .into_iter()
         .find(|u| u.as_str() == s)
@@ -55,6 +59,7 @@ impl LadderUnit {
         match self {
             LadderUnit::Streams if values == [1] => format!("{list} stream"),
             LadderUnit::PromptTokens => format!("{list}-token prompts"),
+            LadderUnit::Speed => format!("{list}× production"),
             _ => format!("{list} {}", self.plural()),
         }
     }
@@ -65,6 +70,7 @@ impl LadderUnit {
             LadderUnit::Streams => "streams",
             LadderUnit::Rps => "req/s",
             LadderUnit::PromptTokens => "prompt tokens",
+            LadderUnit::Speed => "× production",
         }
     }
 
@@ -79,6 +85,7 @@ impl LadderUnit {
             LadderUnit::Streams => "streams",
             LadderUnit::Rps => "req/s",
             LadderUnit::PromptTokens => "prompt tok",
+            LadderUnit::Speed => "speed",
         }
     }
 }

@@ -5,9 +5,7 @@
 //! simulator's parameters, else it is unknown and the estimate says so.
 
 use super::Limits;
-use crate::scenario::{
-    Budget, Endpoint, LadderOver, LoadMode, PromptContent, PromptSource, Scenario,
-};
+use crate::scenario::{Budget, Endpoint, LadderOver, PromptContent, PromptSource, Scenario};
 use crate::stats::{LadderUnit, StepSummary};
 use serde::Serialize;
 
@@ -71,15 +69,38 @@ fn prompt_tokens(s: &Scenario, value: u32) -> f64 {
             };
             set.items.iter().map(text).sum::<f64>() / set.items.len() as f64
         }
+        (PromptSource::Trace, _) => s.load.trace.as_ref().map_or(0.0, |t| {
+            t.mean_tokens(replayed(s, t, 1), s.request.max_tokens).0
+        }),
         _ => guess_tokens(&s.request.prompt),
     };
     prompt + system
+}
+
+/// How many of the trace's requests a replay step sends (`speed` matters for a duration).
+fn replayed(s: &Scenario, t: &crate::scenario::trace::Trace, speed: u32) -> usize {
+    match s.load.budget {
+        Budget::RequestsPerStep(n) => n as usize,
+        Budget::Duration(d) => t.within(f64::from(speed), d),
+        Budget::RequestsPerWorker(_) => t.requests.len(),
+    }
+}
+
+/// A replay step's offered rate: the trace's own rate over the requests it replays × the
+/// speed (a trace of one instant: all of them within a second). `None` outside replay.
+fn replay_rate(s: &Scenario, speed: u32) -> Option<f64> {
+    let t = s.load.trace.as_ref()?;
+    let n = replayed(s, t, speed);
+    Some(t.rate(n).unwrap_or(n.max(1) as f64) * f64::from(speed))
 }
 
 /// Output tokens a request may ask for: `max_tokens`, or a prompt set's mean of its own.
 fn max_output(s: &Scenario) -> f64 {
     let base = s.request.max_tokens;
     match &s.request.prompts {
+        PromptSource::Trace => s.load.trace.as_ref().map_or(f64::from(base), |t| {
+            t.mean_tokens(replayed(s, t, 1), base).1
+        }),
         PromptSource::Set(set) if !set.items.is_empty() => {
             let sum: f64 = set
                 .items
@@ -105,7 +126,7 @@ struct PerRequest {
 pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstimate> {
     let mut out = Vec::new();
     let unit = s.load.ladder_unit();
-    let rate_mode = matches!(s.load.mode, LoadMode::Rate { .. });
+    let rate_mode = s.load.mode.open_loop();
     for model in &s.target.models {
         let base_rows: Vec<&StepSummary> = baseline
             .into_iter()
@@ -129,8 +150,9 @@ pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstim
             let prompt = prompt_tokens(s, value);
             let cost = per_request(s, model, measured.copied(), prompt);
             let warmup = u64::from(s.load.warmup_requests);
+            let offered = replay_rate(s, value).unwrap_or(f64::from(level));
             let est = if rate_mode {
-                rate_step(s, f64::from(level), &cost, measured.copied(), value, warmup)
+                rate_step(s, offered, &cost, measured.copied(), value, warmup)
             } else {
                 closed_step(s, level, &cost, measured.copied(), value, warmup)
             };
@@ -138,7 +160,7 @@ pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstim
                 model: model.clone(),
                 value,
                 unit,
-                offered_rps: rate_mode.then_some(f64::from(level)),
+                offered_rps: rate_mode.then_some(offered),
                 requests: est.requests,
                 warmup,
                 input_tokens: est.requests.map(|n| n as f64 * cost.input),
@@ -174,7 +196,7 @@ fn per_request(
         }
         (None, Endpoint::Sim(p)) => {
             let t = p.timing_for(model);
-            let out = f64::from(t.output_tokens.min(s.request.max_tokens).max(1));
+            let out = f64::from(t.output_tokens).min(max_output(s)).max(1.0);
             let e2e = t.ttft.as_secs_f64()
                 + p.prefill_per_token.as_secs_f64() * prompt
                 + t.tpot.as_secs_f64() * (out - 1.0);
@@ -258,12 +280,7 @@ fn rate_step(
     value: u32,
     warmup: u64,
 ) -> StepLoad {
-    let cap = match s.load.mode {
-        LoadMode::Rate {
-            max_concurrency, ..
-        } => max_concurrency,
-        LoadMode::Concurrency => None,
-    };
+    let cap = s.load.mode.max_concurrency();
     // The most the server completes per second, when something says so.
     let capacity = match (measured, &s.target.endpoint) {
         (Some(r), _) if r.concurrency == value && r.offered_rps.is_some() => {

@@ -214,7 +214,7 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
     if let LadderOver::PromptTokens { level } = s.load.ladder_over {
         let load = match s.load.mode {
             LoadMode::Rate { .. } => LadderUnit::Rps.describe(level),
-            LoadMode::Concurrency => LadderUnit::Streams.describe(level),
+            LoadMode::Concurrency | LoadMode::Replay { .. } => LadderUnit::Streams.describe(level),
         };
         let _ = writeln!(out, "every step at {load}; the ladder is the prompt size");
     }
@@ -282,7 +282,24 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         );
     }
     let _ = writeln!(out, "estimates from {from}");
-    if matches!(s.load.mode, LoadMode::Rate { .. }) {
+    out.push_str(&open_loop_note(s, steps));
+    out
+}
+
+/// How an open-loop step's duration is estimated (rate mode, replay); empty for closed loops.
+fn open_loop_note(s: &Scenario, steps: &[StepEstimate]) -> String {
+    let mut out = String::new();
+    if let (LoadMode::Replay { .. }, Some(t)) = (s.load.mode, &s.load.trace) {
+        let n = steps.first().and_then(|e| e.requests).unwrap_or(0) as usize;
+        let _ = writeln!(
+            out,
+            "replay: {} ({} trace, {} requests over {:.1} s at 1×); a step lasts the trace's span / the speed, plus the last requests' latency",
+            t.file.display(),
+            t.format.as_str(),
+            n,
+            t.span_s(n)
+        );
+    } else if matches!(s.load.mode, LoadMode::Rate { .. }) {
         let _ = writeln!(
             out,
             "rate mode: a step lasts its arrivals / the rate, plus the last requests' latency{}; tokens/min is what the offered rate asks for",

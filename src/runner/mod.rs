@@ -14,7 +14,7 @@ pub use crate::model::StepRun;
 use crate::model::{ErrorClass, RequestRecord};
 use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
 use crate::runner::workload::{Prepared, Session, StepWorkload};
-use crate::scenario::{Budget, LadderOver, LoadMode, RetryPolicy, Scenario};
+use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
 use crate::util::redact::Redactor;
 use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -210,7 +210,7 @@ pub async fn run_scheduled<B: Backend>(
             slot += 1;
             // A shard runs its share of the load (whole streams, or an exact share of the
             // requests/s) and of the requests.
-            let rate_mode = matches!(scenario.load.mode, LoadMode::Rate { .. });
+            let rate_mode = scenario.load.mode.open_loop();
             let share = |requests: u64| match schedule.shard {
                 None => (f64::from(level), requests),
                 Some(spec) if rate_mode => {
@@ -293,28 +293,15 @@ pub async fn run_scheduled<B: Backend>(
             shared.progress.step_load(load);
             let cpu = ProcessCpu::start();
             let lag = LoopLagProbe::start();
-            let (duration_s, dropped, offered_rps) = match scenario.load.mode {
-                LoadMode::Concurrency => {
-                    (run_step(&shared, &plan, &interrupt, sink).await, 0, None)
-                }
-                LoadMode::Rate {
-                    arrivals,
-                    max_concurrency,
-                } => {
-                    let seed = crate::scenario::arrivals::step_seed(scenario.load.seed, step);
-                    let rate = open_loop::RatePlan {
-                        rate: load,
-                        arrivals,
-                        max_concurrency,
-                        seed: schedule
-                            .shard
-                            .map_or(seed, |spec| crate::shard::arrival_seed(spec, seed)),
-                    };
-                    let (d, dropped) =
-                        open_loop::run_rate_step(&shared, &plan, &rate, &interrupt, sink).await;
-                    (d, dropped, Some(load))
-                }
-            };
+            let (duration_s, dropped, offered_rps) =
+                match open_loop::plan(scenario, schedule.shard, step, load, &plan.budget) {
+                    None => (run_step(&shared, &plan, &interrupt, sink).await, 0, None),
+                    Some((open, offered)) => {
+                        let (d, dropped) =
+                            open_loop::run_open_step(&shared, &plan, open, &interrupt, sink).await;
+                        (d, dropped, Some(offered))
+                    }
+                };
             let client_cpu_pct = cpu.finish();
             let loop_lag_p99_ms = lag.finish().await;
             shared.progress.step_finished(model, step);
@@ -377,14 +364,16 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
 /// need not be whole (`2.5 req/s`).
 fn step_label(unit: crate::stats::LadderUnit, value: u32, load: f64, rate: bool) -> String {
     use crate::stats::LadderUnit;
-    let load = if rate {
+    let load = if unit == LadderUnit::Speed {
+        return unit.describe(value);
+    } else if rate {
         format!("{} req/s", crate::scenario::arrivals::rate_text(load))
     } else {
         LadderUnit::Streams.describe(load as u32)
     };
     match unit {
         LadderUnit::PromptTokens => format!("{} at {load}", unit.describe(value)),
-        LadderUnit::Rps | LadderUnit::Streams => load,
+        LadderUnit::Rps | LadderUnit::Streams | LadderUnit::Speed => load,
     }
 }
 
@@ -753,6 +742,7 @@ fn short(msg: &str) -> String {
 
 mod failfast;
 mod open_loop;
+mod replay;
 pub mod selfcheck;
 pub mod workload;
 use failfast::FailFast;

@@ -1,5 +1,6 @@
-//! Open-loop steps (`load.mode: rate`): requests are sent at the times of a seeded arrival
-//! schedule whether or not earlier ones have finished. Pacing (when) lives here; sending (how)
+//! Open-loop steps (`load.mode: rate`, and `replay`): requests are sent at the times of a seeded
+//! arrival schedule (or of a trace, at a multiple of its rate) whether or not earlier ones have
+//! finished. Pacing (when) lives here; sending (how)
 //! is the closed loop's `one_request`. Each record carries its send lag (actual − scheduled), so
 //! latency can also be read from the scheduled time (no coordinated omission). An arrival that
 //! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
@@ -7,21 +8,79 @@
 use super::{drain_records, one_request, Interrupt, RequestKey, RunSink, Shared, StepPlan};
 use crate::client::Backend;
 use crate::model::RequestRecord;
-use crate::scenario::arrivals::{ArrivalProcess, Schedule};
-use crate::scenario::Budget;
+use crate::scenario::arrivals::{step_seed, ArrivalProcess, Schedule};
+use crate::scenario::trace::Trace;
+use crate::scenario::{Budget, LoadMode, Scenario};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-/// The pacing of one rate step.
-pub(super) struct RatePlan {
-    /// Offered requests per second.
-    pub(super) rate: f64,
-    pub(super) arrivals: ArrivalProcess,
+/// The pacing of one open-loop step: when each request is meant to go out (seconds after the
+/// step's start, increasing), and the cap on requests in flight.
+pub(super) struct OpenPlan {
+    pub(super) times: Box<dyn Iterator<Item = f64> + Send>,
     pub(super) max_concurrency: Option<u32>,
-    pub(super) seed: u64,
+}
+
+impl OpenPlan {
+    /// A rate step: a seeded arrival schedule at `rate` requests/s (`None` when the rate or
+    /// process cannot draw gaps).
+    pub(super) fn rate(
+        rate: f64,
+        arrivals: ArrivalProcess,
+        seed: u64,
+        max_concurrency: Option<u32>,
+    ) -> Option<OpenPlan> {
+        let schedule = Schedule::new(rate, arrivals, seed)?;
+        Some(OpenPlan {
+            times: Box::new(schedule),
+            max_concurrency,
+        })
+    }
+
+    /// A replay step: the trace's arrivals at `speed`× their rate, request n of the step being
+    /// the trace's n-th (`workload` sends its sizes or text).
+    pub(super) fn replay(trace: Arc<Trace>, speed: f64, max_concurrency: Option<u32>) -> OpenPlan {
+        let n = trace.requests.len();
+        OpenPlan {
+            times: Box::new((0..n).map(move |i| trace.requests[i].at_ms / 1000.0 / speed)),
+            max_concurrency,
+        }
+    }
+}
+
+/// How a step of `scenario` is paced when it is open loop: its plan and the offered rate
+/// (requests/s: the step's rate or a shard's share of it; a trace's own rate × the speed);
+/// `None` for a closed-loop step. `load` is the step's rate or speed.
+pub(super) fn plan(
+    scenario: &Scenario,
+    shard: Option<crate::shard::ShardSpec>,
+    step: u32,
+    load: f64,
+    budget: &Budget,
+) -> Option<(OpenPlan, f64)> {
+    match scenario.load.mode {
+        LoadMode::Concurrency => None,
+        LoadMode::Rate {
+            arrivals,
+            max_concurrency,
+        } => {
+            let seed = step_seed(scenario.load.seed, step);
+            let seed = shard.map_or(seed, |spec| crate::shard::arrival_seed(spec, seed));
+            OpenPlan::rate(load, arrivals, seed, max_concurrency).map(|p| (p, load))
+        }
+        LoadMode::Replay { max_concurrency } => {
+            let trace = Arc::clone(scenario.load.trace.as_ref()?);
+            let n = match budget {
+                Budget::RequestsPerStep(n) => *n as usize,
+                _ => trace.requests.len(),
+            };
+            let offered = trace.rate(n).map_or(0.0, |r| r * load);
+            Some((OpenPlan::replay(trace, load, max_concurrency), offered))
+        }
+    }
 }
 
 /// The timer wheel wakes a task on millisecond ticks; the last stretch before a send time is
@@ -45,17 +104,16 @@ async fn wait_until(at: Instant) {
     }
 }
 
-/// Runs one rate step; returns its wall time in seconds and the number of dropped arrivals.
-pub(super) async fn run_rate_step<B: Backend>(
+/// Runs one open-loop step; returns its wall time in seconds and the number of dropped
+/// arrivals.
+pub(super) async fn run_open_step<B: Backend>(
     shared: &Arc<Shared<B>>,
     plan: &StepPlan,
-    rate: &RatePlan,
+    open: OpenPlan,
     interrupt: &Interrupt,
     sink: &mut dyn RunSink,
 ) -> (f64, u64) {
-    let Some(schedule) = Schedule::new(rate.rate, rate.arrivals, rate.seed) else {
-        return (0.0, 0);
-    };
+    let schedule = open.times;
     let step_start = Instant::now();
     let (limit, end) = match plan.budget {
         Budget::RequestsPerStep(n) => (Some(n), None),
@@ -69,7 +127,7 @@ pub(super) async fn run_rate_step<B: Backend>(
         let work = Arc::clone(&plan.work);
         let interrupt = interrupt.clone();
         let (model, step, value, record) = (plan.model.clone(), plan.step, plan.value, plan.record);
-        let cap = rate.max_concurrency;
+        let cap = open.max_concurrency;
         tokio::spawn(async move {
             let in_flight = Arc::new(AtomicU32::new(0));
             let mut dropped = 0u64;

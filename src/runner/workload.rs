@@ -1,13 +1,16 @@
 //! What each request of a step sends: the prompt (one text, the next prompt of a set in
 //! round-robin or seeded random order, or synthetic text whose size a prompt-size ladder sets),
-//! its `max_tokens`, a unique cache-busting prefix, and a session's growing conversation. Bodies
+//! its `max_tokens`, a unique cache-busting prefix, a session's growing conversation, and a
+//! replayed trace's requests (`replay`). Bodies
 //! that never change are built once per model and step and shared; only cache-busting and
 //! sessions build a body per request. Pure apart from the backend's body builder.
 
+use super::replay;
 use crate::client::Backend;
 use crate::scenario::arrivals::step_seed;
+use crate::scenario::trace::Trace;
 use crate::scenario::{
-    synthetic_prompt, LadderOver, PromptContent, PromptItem, PromptOrder, PromptSource,
+    synthetic_prompt, LadderOver, LoadMode, PromptContent, PromptItem, PromptOrder, PromptSource,
     RequestSpec, Scenario,
 };
 use bytes::Bytes;
@@ -28,6 +31,8 @@ pub struct StepWorkload {
     /// Distinguishes this run's cache-busting prefixes from every other run's.
     run_tag: String,
     model: String,
+    /// `mode: replay`: request n sends the trace's n-th request (`replay`).
+    trace: Option<std::sync::Arc<Trace>>,
 }
 
 /// One request's body and the `max_tokens` it asked for.
@@ -75,6 +80,10 @@ impl StepWorkload {
             cache_bust: base.cache_bust,
             run_tag: run_tag.to_string(),
             model: model.to_string(),
+            trace: match scenario.load.mode {
+                LoadMode::Replay { .. } => scenario.load.trace.clone(),
+                _ => None,
+            },
         }
     }
 
@@ -97,6 +106,18 @@ impl StepWorkload {
         n: u64,
         session: Option<&mut Session>,
     ) -> Prepared {
+        if let Some(trace) = &self.trace {
+            let req = &trace.requests[(n % trace.requests.len() as u64) as usize];
+            let mut spec = replay::spec(&self.specs[0], req, self.seed, n);
+            if self.cache_bust {
+                let id = BUST_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                bust(&mut spec, &format!("[{}-{id:x}] ", self.run_tag));
+            }
+            return Prepared {
+                body: backend.body_for(&self.model, &spec),
+                max_tokens: spec.max_tokens,
+            };
+        }
         let i = self.index(n);
         let max_tokens = self.specs[i].max_tokens;
         if !self.cache_bust && session.is_none() {

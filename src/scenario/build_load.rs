@@ -1,11 +1,15 @@
 //! Validation of `load:`: the ladder and what its values are (streams, requests/s or prompt
-//! tokens), closed or open loop with its arrival process and cap, and the step budget.
+//! tokens, trace speeds), closed or open loop with its arrival process and cap, a replayed
+//! trace, and the step budget.
 
 use super::errors::{did_you_mean, Ctx};
 use super::raw::{dur_or, pos, RawArrivals, RawLoad};
+use super::trace::{read_trace, Trace};
 use super::{
     ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError, MAX_REQUESTS_PER_STEP,
 };
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
@@ -16,19 +20,30 @@ macro_rules! bail {
 }
 
 pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, ScenarioError> {
-    let Some(l) = raw else {
+    let Some(mut l) = raw else {
         bail!(
             cx,
             "load",
             "missing; add e.g. load: {{ladder: [1, 2, 4, 8], requests_per_step: 100}}"
         )
     };
+    let replay = l.mode.as_deref() == Some("replay");
+    let replayed = replay_trace(cx, &l, replay)?;
     let ladder: Vec<u32> = l
         .ladder
+        .take()
+        .or(l.speed.take())
         .unwrap_or_default()
         .into_iter()
         .map(|c| c.0)
         .collect();
+    if ladder.is_empty() && replay {
+        bail!(
+            cx,
+            "load.speed",
+            "missing; list the multiples of the trace's rate to replay, e.g. speed: [1, 2, 4]"
+        )
+    }
     if ladder.is_empty() {
         bail!(
             cx,
@@ -46,19 +61,23 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         )
     }
     let rate_mode = match l.mode.as_deref() {
-        None | Some("concurrency") => false,
+        None | Some("concurrency" | "replay") => false,
         Some("rate") => true,
         Some(other) => {
-            let hint = did_you_mean(other, &["concurrency", "rate"]);
+            let hint = did_you_mean(other, &["concurrency", "rate", "replay"]);
             bail!(
                 cx,
                 "load.mode",
-                "unknown mode `{other}`{hint}; use concurrency (ladder = streams) or rate \
-                 (ladder = requests/s)"
+                "unknown mode `{other}`{hint}; use concurrency (ladder = streams), rate \
+                 (ladder = requests/s) or replay (speed = multiples of a trace's rate)"
             )
         }
     };
-    let mode = if rate_mode {
+    let mode = if replay {
+        LoadMode::Replay {
+            max_concurrency: pos(l.max_concurrency),
+        }
+    } else if rate_mode {
         let arrivals = match l.arrivals {
             None => ArrivalProcess::Poisson,
             Some(RawArrivals::Name(n)) if n == "poisson" => ArrivalProcess::Poisson,
@@ -142,6 +161,7 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             )
         }
     };
+    let open_loop = rate_mode || replay;
     let chosen: Vec<(&str, Budget)> = [
         (
             "requests_per_step",
@@ -157,6 +177,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
     .filter_map(|(k, b)| b.map(|b| (k, b)))
     .collect();
     let budget = match chosen.as_slice() {
+        // A replay step replays the whole trace.
+        [] if replay => Budget::RequestsPerStep(replayed.as_ref().map_or(0, |r| r.1)),
         [] => Budget::RequestsPerStep(100),
         [(_, b)] => *b,
         [(a, _), (b, _), ..] => bail!(
@@ -184,7 +206,17 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "a step of 0s measures nothing; write e.g. duration: 60s"
         )
     }
-    if rate_mode && matches!(budget, Budget::RequestsPerWorker(_)) {
+    if let (Some((_, len)), Budget::RequestsPerStep(n)) = (&replayed, budget) {
+        if n > *len {
+            bail!(
+                cx,
+                "load.requests_per_step",
+                "the trace holds {len} requests; a replay step sends at most the whole trace: \
+                 write at most {len} (or leave it out)"
+            )
+        }
+    }
+    if open_loop && matches!(budget, Budget::RequestsPerWorker(_)) {
         bail!(
             cx,
             "load.requests_per_worker",
@@ -192,8 +224,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         )
     }
     let streams = match ladder_over {
-        LadderOver::Load if !rate_mode => ladder.iter().copied().max().unwrap_or(1),
-        LadderOver::PromptTokens { level } if !rate_mode => level,
+        LadderOver::Load if !open_loop => ladder.iter().copied().max().unwrap_or(1),
+        LadderOver::PromptTokens { level } if !open_loop => level,
         _ => 1,
     };
     if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(streams)) {
@@ -213,5 +245,86 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         ramp_up: dur_or(l.ramp_up, Duration::ZERO),
         pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
         refine: l.refine.map_or(0, |r| r.0),
+        trace: replayed.and_then(|r| r.0),
     })
+}
+
+/// A replay's trace (`None` when read back from a run's record) and its number of requests.
+type Replayed = (Option<Arc<Trace>>, u64);
+
+/// `mode: replay`'s trace (read and checked, relative to the scenario; `None` when the load is
+/// a run's recorded one, which names the trace by hash) and how many requests it holds. Keys
+/// that only replay reads are refused elsewhere, and keys replay has no use for are refused
+/// here.
+fn replay_trace(cx: &Ctx, l: &RawLoad, replay: bool) -> Result<Option<Replayed>, ScenarioError> {
+    if !replay {
+        for (key, set) in [("trace", l.trace.is_some()), ("speed", l.speed.is_some())] {
+            if set {
+                bail!(
+                    cx,
+                    &format!("load.{key}"),
+                    "only applies to trace replay; add load.mode: replay or remove it"
+                )
+            }
+        }
+        return Ok(None);
+    }
+    if l.ladder.is_some() && l.speed.is_some() {
+        bail!(
+            cx,
+            "load.speed",
+            "both `ladder` and `speed` are set; in replay mode they are one list: keep speed"
+        )
+    }
+    for (key, set) in [
+        ("arrivals", l.arrivals.is_some()),
+        ("rate", l.rate.is_some()),
+        ("concurrency", l.concurrency.is_some()),
+        ("ladder_over", l.ladder_over.is_some()),
+        ("requests_per_worker", l.requests_per_worker.is_some()),
+    ] {
+        if set {
+            bail!(
+                cx,
+                &format!("load.{key}"),
+                "does not apply to replay: the trace gives the arrivals and the sizes, the \
+                 speed their multiple; remove it"
+            )
+        }
+    }
+    let fix = "write the trace file, e.g. trace: traces/prod.jsonl (relative to the scenario)";
+    match &l.trace {
+        None => bail!(cx, "load.trace", "missing: replay needs a trace; {fix}"),
+        Some(serde_yaml::Value::String(rel)) if !rel.trim().is_empty() => {
+            let path = cx.file.parent().unwrap_or(Path::new("")).join(rel);
+            let raise = format!(
+                "raise the cap with {}=N (MiB) if the trace is meant to be that large",
+                super::bounded::PROMPT_CAP_VAR
+            );
+            match read_trace(&path, cx.prompt_cap, &raise) {
+                Ok(t) => {
+                    let n = t.requests.len() as u64;
+                    Ok(Some((Some(Arc::new(t)), n)))
+                }
+                Err(e) if e.line.is_none() => {
+                    bail!(cx, "load.trace", "{}: {}", path.display(), e.message)
+                }
+                Err(e) => Err(ScenarioError::Invalid {
+                    file: path,
+                    line: e.line,
+                    field: "load.trace".into(),
+                    message: e.message,
+                }),
+            }
+        }
+        // A run's recorded scenario: `{file, sha256, requests}`.
+        Some(serde_yaml::Value::Mapping(m)) => {
+            let n = m.get("requests").and_then(serde_yaml::Value::as_u64);
+            match n {
+                Some(n) => Ok(Some((None, n))),
+                None => bail!(cx, "load.trace", "{fix}"),
+            }
+        }
+        Some(_) => bail!(cx, "load.trace", "{fix}"),
+    }
 }

@@ -55,6 +55,25 @@ fn read_text(cx: &Ctx, key: &str, rel: &str) -> Result<(PathBuf, String), Scenar
     }
 }
 
+/// A trace with chat messages needs a chat API.
+fn check_trace_api(cx: &Ctx, load: &Load, api: Api) -> Result<(), ScenarioError> {
+    let chat = load.trace.iter().flat_map(|t| &t.requests).any(|r| {
+        matches!(
+            r.input,
+            super::trace::TraceInput::Prompt(PromptContent::Messages(_))
+        )
+    });
+    if chat && api == Api::OpenAiCompletions {
+        bail!(
+            cx,
+            "load.trace",
+            "the trace holds chat messages, which openai-completions cannot send; use \
+             api: openai-chat or prompts as text"
+        )
+    }
+    Ok(())
+}
+
 pub(super) fn build_request(
     cx: &Ctx,
     raw: Option<RawRequest>,
@@ -112,7 +131,19 @@ pub(super) fn build_request(
              sizes); remove it"
         )
     }
-    let (prompt, prompt_file, prompts) = if let Some(pf) = given(&r.prompt_file) {
+    let replay = matches!(load.mode, LoadMode::Replay { .. });
+    if let (true, Some(source)) = (replay, sources.first()) {
+        bail!(
+            cx,
+            &format!("request.{source}"),
+            "load.mode: replay sends each request of the trace with its own prompt (or size); \
+             remove it"
+        )
+    }
+    let (prompt, prompt_file, prompts) = if replay {
+        check_trace_api(cx, load, api)?;
+        (String::new(), PathBuf::new(), PromptSource::Trace)
+    } else if let Some(pf) = given(&r.prompt_file) {
         let (path, text) = read_text(cx, "prompt_file", &pf)?;
         (text, path, PromptSource::File)
     } else if let Some(ps) = given(&r.prompts) {
@@ -209,7 +240,7 @@ pub(super) fn build_request(
             "sessions need a chat API (openai-chat or anthropic-messages)"
         )
     }
-    if session_turns > 1 && matches!(load.mode, LoadMode::Rate { .. }) {
+    if session_turns > 1 && load.mode.open_loop() {
         bail!(
             cx,
             "request.session",

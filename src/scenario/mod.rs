@@ -37,15 +37,20 @@ mod tests;
 #[cfg(test)]
 mod tests_overrides;
 #[cfg(test)]
+mod tests_replay;
+#[cfg(test)]
 mod tests_workload;
 mod tls;
+pub mod trace;
 
 pub use arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
 pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
 pub use overrides::{adhoc_name, rewrite, OverrideError, Overrides};
-pub use prompts::{synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD};
+pub use prompts::{
+    seeded_words, synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD,
+};
 pub use recorded::Recorded;
 
 /// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
@@ -266,6 +271,8 @@ pub enum PromptSource {
     /// Generated text of about this many tokens (`request.prompt.synthetic_tokens`), also in
     /// `RequestSpec::prompt`; with `load.ladder_over: prompt_tokens` each step has its own size.
     Synthetic { tokens: u32 },
+    /// Each request's own prompt or size, from the replayed trace (`load.trace`).
+    Trace,
 }
 
 /// The order in which a prompt set's prompts are used.
@@ -347,7 +354,8 @@ pub enum Budget {
     Duration(Duration),
 }
 
-/// Closed loop (a fixed number of streams) or open loop (requests arrive at a rate).
+/// Closed loop (a fixed number of streams), open loop (requests arrive at a rate) or a trace's
+/// own arrivals replayed at a multiple of their rate (`Load::trace`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum LoadMode {
     Concurrency,
@@ -356,6 +364,30 @@ pub enum LoadMode {
         /// Arrivals finding this many requests in flight are dropped (counted, never delayed).
         max_concurrency: Option<u32>,
     },
+    /// The ladder's values are speeds: multiples of the trace's arrival rate.
+    Replay {
+        /// As in rate mode.
+        max_concurrency: Option<u32>,
+    },
+}
+
+impl LoadMode {
+    /// Requests go out at scheduled times whatever the server does (rate and replay): records
+    /// carry a send lag, and latency is also read from the scheduled time.
+    pub fn open_loop(self) -> bool {
+        !matches!(self, LoadMode::Concurrency)
+    }
+
+    /// The cap on requests in flight of an open-loop load.
+    pub fn max_concurrency(self) -> Option<u32> {
+        match self {
+            LoadMode::Concurrency => None,
+            LoadMode::Rate {
+                max_concurrency, ..
+            }
+            | LoadMode::Replay { max_concurrency } => max_concurrency,
+        }
+    }
 }
 
 /// What the ladder's values are.
@@ -392,6 +424,7 @@ impl Load {
             (LadderOver::PromptTokens { .. }, _) => LadderUnit::PromptTokens,
             (LadderOver::Load, LoadMode::Concurrency) => LadderUnit::Streams,
             (LadderOver::Load, LoadMode::Rate { .. }) => LadderUnit::Rps,
+            (LadderOver::Load, LoadMode::Replay { .. }) => LadderUnit::Speed,
         }
     }
 }
@@ -414,6 +447,9 @@ pub struct Load {
     /// `refine: N`: after the planned steps, up to N more that bisect the knee interval and the
     /// interval where the SLO first fails (0: none).
     pub refine: u32,
+    /// `mode: replay`: the trace whose arrivals each step replays (`None` for a load read back
+    /// from a run's recorded `scenario.yaml`, which names the trace by hash only).
+    pub trace: Option<std::sync::Arc<trace::Trace>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

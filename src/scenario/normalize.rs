@@ -110,6 +110,8 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
             out.push(("prompts", Yaml::Mapping(m)));
             out.push(("prompt_order", Yaml::from(r.prompt_order.as_str())));
         }
+        // The trace is part of the load (`load_entries`).
+        PromptSource::Trace => {}
         PromptSource::Synthetic { tokens } => {
             if !matches!(s.load.ladder_over, LadderOver::PromptTokens { .. }) {
                 out.push(("prompt", map([("synthetic_tokens", Yaml::from(*tokens))])));
@@ -148,6 +150,17 @@ fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
             }
         };
         out.push(("arrivals", arrivals));
+        out.push(("max_concurrency", opt(max_concurrency)));
+    }
+    if let LoadMode::Replay { max_concurrency } = l.mode {
+        out.push(("mode", Yaml::from("replay")));
+        if let Some(t) = &l.trace {
+            let Yaml::Mapping(mut m) = file_ref(&t.file, t.sha256.clone()) else {
+                unreachable!("file_ref builds a mapping")
+            };
+            m.insert("requests".into(), Yaml::from(t.requests.len() as u64));
+            out.push(("trace", Yaml::Mapping(m)));
+        }
         out.push(("max_concurrency", opt(max_concurrency)));
     }
     if let LadderOver::PromptTokens { level } = l.ladder_over {

@@ -70,12 +70,14 @@ pub(super) fn read_prompt_set(
     })?;
     let items = match ext.as_str() {
         "jsonl" | "ndjson" => parse_jsonl(&text)?,
+        "json" => parse_sharegpt_json(&text)?,
         "csv" => parse_csv(&text)?,
         _ => {
             return Err(PromptFileError {
                 line: None,
-                message: "unknown format; name the file .jsonl (one JSON object per line) \
-                          or .csv (with a `prompt` column)"
+                message: "unknown format; name the file .jsonl (one JSON object per line), \
+                          .json (a ShareGPT list of {\"conversations\": [...]}) or .csv (with \
+                          a `prompt` column)"
                     .into(),
             })
         }
@@ -111,6 +113,10 @@ pub(super) fn parse_jsonl(text: &str) -> Result<Vec<PromptItem>, PromptFileError
         let Value::Object(o) = v else {
             return Err(at(n, "not a JSON object; write {\"prompt\": \"...\"}"));
         };
+        if let Some(c) = o.get("conversations") {
+            items.push(sharegpt_item(c).map_err(|m| at(n, m))?);
+            continue;
+        }
         let content = match (o.get("prompt"), o.get("messages")) {
             (Some(_), Some(_)) => return Err(at(n, "has both `prompt` and `messages`; keep one")),
             (Some(Value::String(s)), None) if !s.trim().is_empty() => {
@@ -135,6 +141,84 @@ pub(super) fn parse_jsonl(text: &str) -> Result<Vec<PromptItem>, PromptFileError
         });
     }
     Ok(items)
+}
+
+/// A ShareGPT-style `.json` file: a list of objects with `conversations: [{from, value}]`.
+/// Items are named by their place in the list (a JSON array has no line per item here).
+fn parse_sharegpt_json(text: &str) -> Result<Vec<PromptItem>, PromptFileError> {
+    let fix = "a .json prompt set is a ShareGPT list: [{\"conversations\": [{\"from\": \
+               \"human\", \"value\": \"Hi\"}]}]";
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| at(e.line(), format!("not JSON ({e}); {fix}")))?;
+    let Value::Array(list) = v else {
+        return Err(at(1, format!("not a list; {fix}")));
+    };
+    let mut items = Vec::with_capacity(list.len());
+    for (k, entry) in list.iter().enumerate() {
+        let item = entry
+            .get("conversations")
+            .ok_or_else(|| "has no `conversations`".to_string())
+            .and_then(sharegpt_item);
+        match item {
+            Ok(i) => items.push(i),
+            // An entry with nothing to ask (only an answer) is skipped, as datasets have them.
+            Err(m) if m == NOTHING_ASKED => {}
+            Err(m) => {
+                return Err(PromptFileError {
+                    line: None,
+                    message: format!("item {} {m}; {fix}", k + 1),
+                })
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Why a conversation gives no prompt: no human turn.
+const NOTHING_ASKED: &str = "has no human turn to send";
+
+/// A ShareGPT conversation as chat messages: `human`/`user` turns are the user's, `gpt`,
+/// `chatgpt`, `bard`, `bing`, `assistant` and `model` turns the assistant's, `system` the system
+/// prompt. Everything up to the last human turn is sent (multi-turn included); the answer after
+/// it is what the server should produce, so its size (about four characters a token) becomes
+/// the item's `max_tokens`.
+fn sharegpt_item(c: &Value) -> Result<PromptItem, String> {
+    let turns = c
+        .as_array()
+        .ok_or_else(|| "`conversations` must be a list of {from, value}".to_string())?;
+    let mut messages = Vec::with_capacity(turns.len());
+    for (k, t) in turns.iter().enumerate() {
+        let from = t.get("from").and_then(Value::as_str);
+        let value = t.get("value").and_then(Value::as_str);
+        let (Some(from), Some(value)) = (from, value) else {
+            return Err(format!("turn {} needs a `from` and a `value`", k + 1));
+        };
+        let role = match from.to_ascii_lowercase().as_str() {
+            "human" | "user" => "user",
+            "gpt" | "chatgpt" | "bard" | "bing" | "assistant" | "model" => "assistant",
+            "system" => "system",
+            other => {
+                return Err(format!(
+                    "turn {}: `from: {other}` is not human, gpt or system",
+                    k + 1
+                ))
+            }
+        };
+        messages.push(serde_json::json!({"role": role, "content": value}));
+    }
+    let last_user = messages
+        .iter()
+        .rposition(|m| m["role"] == "user")
+        .ok_or_else(|| NOTHING_ASKED.to_string())?;
+    let answer = messages
+        .get(last_user + 1)
+        .and_then(|m| m["content"].as_str());
+    let max_tokens = answer.map(|a| (a.chars().count() as u32).div_ceil(4).max(1));
+    messages.truncate(last_user + 1);
+    Ok(PromptItem {
+        content: PromptContent::Messages(messages),
+        max_tokens,
+    })
 }
 
 fn positive(line: usize, v: &Value) -> Result<u32, PromptFileError> {
@@ -260,6 +344,23 @@ pub fn synthetic_prompt(tokens: u32) -> String {
     out
 }
 
+/// `tokens` words of synthetic text drawn by a generator seeded with `seed`, each word followed by
+/// a space (four characters, one token): texts of one seed are prefixes of each other, and
+/// blocks of them join on the simulator's 64-character prefix-cache blocks (a trace's shared
+/// `hash_ids` become shared text).
+pub fn seeded_words(seed: u64, tokens: u32) -> String {
+    let mut out = String::with_capacity(tokens as usize * 4);
+    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..tokens {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.push_str(WORDS[(x >> 33) as usize % WORDS.len()]);
+        out.push(' ');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +407,41 @@ mod tests {
             assert_eq!(e.line, Some(line), "{text}");
             assert!(e.message.contains(needle), "{text}: {}", e.message);
         }
+    }
+
+    #[test]
+    fn sharegpt_conversations_are_sent_up_to_the_last_human_turn() {
+        let line = r#"{"id": "x", "conversations": [{"from": "system", "value": "Be brief"}, {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello!"}, {"from": "human", "value": "Why?"}, {"from": "gpt", "value": "Because of reasons."}]}"#;
+        let items = parse_jsonl(line).unwrap();
+        let PromptContent::Messages(m) = &items[0].content else {
+            panic!("messages")
+        };
+        let roles: Vec<&str> = m.iter().map(|x| x["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "user"]);
+        assert_eq!(items[0].max_tokens, Some(5), "19 characters of answer");
+        let json = format!(
+            "[{}, {{\"conversations\": [{{\"from\": \"gpt\", \"value\": \"x\"}}]}}]",
+            &line
+        );
+        assert_eq!(
+            parse_sharegpt_json(&json).unwrap().len(),
+            1,
+            "nothing asked: skipped"
+        );
+        let e =
+            parse_sharegpt_json("[{\"conversations\": [{\"from\": \"robot\", \"value\": \"x\"}]}]")
+                .unwrap_err();
+        assert!(
+            e.message.contains("item 1 turn 1: `from: robot`"),
+            "{}",
+            e.message
+        );
+        let e = parse_jsonl("{\"conversations\": 3}").unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(parse_sharegpt_json("{}")
+            .unwrap_err()
+            .message
+            .contains("not a list"));
     }
 
     #[test]

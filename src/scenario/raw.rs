@@ -167,6 +167,10 @@ pub(super) struct RawLoad {
     pub(super) ramp_up: Option<Dur>,
     pub(super) pause_between_steps: Option<Dur>,
     pub(super) refine: Option<Count<u32>>,
+    /// `mode: replay`: a path, or the `{file, sha256, requests}` a recorded scenario keeps.
+    pub(super) trace: Option<serde_yaml::Value>,
+    /// `mode: replay`: the ladder of speeds (another name for `ladder`).
+    pub(super) speed: Option<Vec<Concurrency>>,
 }
 
 #[derive(Deserialize)]

@@ -30,6 +30,7 @@ mod pooled;
 mod readme_ci;
 mod reasoning;
 mod refine;
+mod replay;
 mod report;
 mod run_sim;
 mod schema;

@@ -154,6 +154,14 @@ fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output
             );
             return Err(UsageError(msg).into());
         }
+        let replay = matches!(s.load.mode, crate::scenario::LoadMode::Replay { .. });
+        if replay && shard_plan(args, s)?.schedule.shard.is_some() {
+            let msg = format!(
+                "{}: load.mode: replay sends one trace's arrivals in order, which --shard would split unevenly; run it from one process",
+                s.path.display()
+            );
+            return Err(UsageError(msg).into());
+        }
     }
     Ok(())
 }
@@ -260,6 +268,7 @@ async fn run_one(
     }
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
+    crate::app::refine::add_breaks(s, &run.summaries, &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.
@@ -363,8 +372,8 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
 fn eta_plan(s: &Scenario) -> crate::app::run::progress::EtaPlan {
     use crate::app::run::progress::EtaPlan;
     let steps = crate::plan::estimate::estimate(s, None);
-    let scheduled = matches!(s.load.mode, crate::scenario::LoadMode::Rate { .. })
-        || matches!(s.load.budget, crate::scenario::Budget::Duration(_));
+    let scheduled =
+        s.load.mode.open_loop() || matches!(s.load.budget, crate::scenario::Budget::Duration(_));
     let steps_s: Option<Vec<f64>> = steps.iter().map(|e| e.duration_s).collect();
     match steps_s {
         Some(steps_s) if scheduled => EtaPlan::Schedule {

@@ -17,6 +17,7 @@ pub fn x_label(unit: LadderUnit) -> String {
         LadderUnit::Streams => "concurrent streams".into(),
         LadderUnit::Rps => "offered requests/s".into(),
         LadderUnit::PromptTokens => "prompt tokens".into(),
+        LadderUnit::Speed => "multiple of the trace's arrival rate".into(),
     }
 }
 

@@ -1,0 +1,113 @@
+//! What a replayed trace request sends (`load.mode: replay`): its own prompt or messages, or
+//! synthetic text of its size whose parts reproduce the trace's sharing. Mooncake `hash_ids`
+//! become blocks of [`MOONCAKE_BLOCK_TOKENS`] words drawn from the id, so requests sharing their
+//! first k ids share k blocks of text (what a prefix cache keys on); requests of one
+//! `session_id` draw from the session, so a later turn extends an earlier one; any other text is
+//! unique to the request. Every seed is mixed with the step's, so one step never warms the
+//! cache for the next.
+
+use crate::scenario::arrivals::step_seed;
+use crate::scenario::seeded_words;
+use crate::scenario::trace::{TraceInput, TraceRequest, MOONCAKE_BLOCK_TOKENS};
+use crate::scenario::{PromptContent, RequestSpec};
+
+/// The spec of trace request `n` of a step seeded by `step_seed`, from the scenario's `base`.
+pub(super) fn spec(base: &RequestSpec, req: &TraceRequest, seed: u64, n: u64) -> RequestSpec {
+    let mut s = base.clone();
+    if let Some(m) = req.output_tokens {
+        s.max_tokens = m;
+    }
+    match &req.input {
+        TraceInput::Prompt(PromptContent::Text(t)) => s.prompt = t.clone(),
+        TraceInput::Prompt(PromptContent::Messages(m)) => s.messages = m.clone(),
+        TraceInput::Tokens { tokens, blocks } => {
+            s.prompt = text(*tokens, blocks, req.session.as_deref(), seed, n);
+        }
+    }
+    s
+}
+
+/// `tokens` words: the blocks of `blocks`, then text of the session or of this request alone.
+fn text(tokens: u32, blocks: &[u64], session: Option<&str>, seed: u64, n: u64) -> String {
+    let mut out = String::with_capacity(tokens as usize * 4);
+    let mut left = tokens.max(1);
+    for &id in blocks {
+        if left == 0 {
+            break;
+        }
+        let take = left.min(MOONCAKE_BLOCK_TOKENS);
+        out.push_str(&seeded_words(mix(seed, id), take));
+        left -= take;
+    }
+    if left > 0 {
+        let own = match session {
+            Some(s) => mix(seed ^ 0x5e55, hash(s)),
+            None => mix(seed ^ 0x0e1e, n),
+        };
+        out.push_str(&seeded_words(own, left));
+    }
+    out
+}
+
+fn mix(seed: u64, x: u64) -> u64 {
+    step_seed(seed ^ x.rotate_left(17), (x >> 32) as u32 ^ x as u32)
+}
+
+/// FNV-1a of a session id.
+fn hash(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(tokens: u32, blocks: Vec<u64>, session: Option<&str>) -> TraceRequest {
+        TraceRequest {
+            at_ms: 0.0,
+            input: TraceInput::Tokens { tokens, blocks },
+            output_tokens: Some(7),
+            session: session.map(str::to_string),
+        }
+    }
+
+    fn prompt(r: &TraceRequest, seed: u64, n: u64) -> String {
+        spec(&RequestSpec::default(), r, seed, n).prompt
+    }
+
+    #[test]
+    fn shared_hash_ids_share_text_and_nothing_else_does() {
+        let a = prompt(&req(1100, vec![1, 2, 3], None), 9, 0);
+        let b = prompt(&req(700, vec![1, 2], None), 9, 1);
+        let c = prompt(&req(700, vec![5, 2], None), 9, 2);
+        assert_eq!(a.len(), 1100 * 4, "one four-character word a token");
+        assert_eq!(a[..512 * 4], b[..512 * 4], "block 1 shared");
+        assert_eq!(
+            a[512 * 4..700 * 4],
+            b[512 * 4..],
+            "block 2 (partial in b) shared"
+        );
+        assert_ne!(a[..64], c[..64], "another first id: no shared prefix");
+        assert_ne!(
+            a[..64],
+            prompt(&req(1100, vec![1, 2, 3], None), 10, 0)[..64],
+            "steps differ"
+        );
+        let x = prompt(&req(100, vec![], None), 9, 0);
+        let y = prompt(&req(100, vec![], None), 9, 1);
+        assert_ne!(x[..64], y[..64], "no ids, no session: unique");
+    }
+
+    #[test]
+    fn a_session_s_turns_extend_each_other() {
+        let t1 = prompt(&req(200, vec![], Some("s1")), 3, 0);
+        let t2 = prompt(&req(500, vec![], Some("s1")), 3, 7);
+        assert!(t2.starts_with(&t1));
+        let other = prompt(&req(200, vec![], Some("s2")), 3, 0);
+        assert_ne!(t1[..64], other[..64]);
+        let s = spec(&RequestSpec::default(), &req(5, vec![], None), 3, 0);
+        assert_eq!(s.max_tokens, 7);
+    }
+}
