@@ -18,6 +18,7 @@ mod refine;
 mod render;
 pub mod report;
 pub(crate) mod run;
+mod scrape;
 mod shard;
 mod signals;
 mod sim;

@@ -86,6 +86,11 @@ pub(super) fn render_run(
             writeln!(human, "{}: {line}", f.model)?;
         }
     }
+    for f in findings {
+        if let Some(t) = crate::render::ttft_parts::ttft_parts_text(f) {
+            write!(human, "{t}")?;
+        }
+    }
     human.flush()?;
     if out.verbose > 0 {
         for line in run.failures.lines() {

@@ -205,6 +205,7 @@ mod tests {
             auth: crate::scenario::Auth::Bearer,
             api_version: None,
             secrets: Vec::new(),
+            metrics: None,
         }
     }
 

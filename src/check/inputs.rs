@@ -157,6 +157,7 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
         auth,
         api_version: None,
         secrets: Vec::new(),
+        metrics: None,
     }
 }
 

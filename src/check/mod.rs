@@ -94,7 +94,7 @@ pub async fn check_target(
     let (base_url, sim) = crate::client::endpoint::serve_endpoint(&ct.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
-    let http = build_http_client(&ct.target.timeouts, &ct.target.tls, 1)
+    let http = build_http_client(&ct.target.timeouts, &ct.target.tls, 1, &Default::default())
         .context("cannot build the HTTP client")?;
     if let Some(w) = crate::client::tls::insecure_warning(&ct.target.tls) {
         eprintln!("warning: {w}");
@@ -202,6 +202,7 @@ mod tests {
                 auth: crate::scenario::Auth::Bearer,
                 api_version: None,
                 secrets: Vec::new(),
+                metrics: None,
             },
             key: key.map(Secret::new),
             key_source: "$K".into(),

@@ -8,6 +8,7 @@ use super::diagnose::{wanted_probes, Evidence};
 use super::models::{answers_like_api, parse_model_ids, ProbeAnswer};
 use super::outcome::{from_attempt, Outcome};
 use super::url::candidate_bases;
+use crate::client::connect_timer::ConnectLog;
 use crate::client::http::{send_once, PrepareError, PreparedTarget};
 use crate::scenario::{RequestSpec, Secret};
 use bytes::Bytes;
@@ -61,7 +62,14 @@ pub async fn check_model(
         }
     };
     let body = target.body_for(model, req);
-    let attempt = send_once(http, target, body.clone(), request_id).await;
+    let attempt = send_once(
+        http,
+        &ConnectLog::default(),
+        target,
+        body.clone(),
+        request_id,
+    )
+    .await;
     let outcome = from_attempt(&attempt, key);
     let probes = wanted_probes(&outcome);
     let mut ev = Evidence::default();
@@ -69,7 +77,10 @@ pub async fn check_model(
     if culprit::worth_trying(&outcome) {
         for part in cr.parts {
             let (t, b) = without(target, &body, model, req, part);
-            let again = from_attempt(&send_once(http, &t, b, request_id).await, key);
+            let again = from_attempt(
+                &send_once(http, &ConnectLog::default(), &t, b, request_id).await,
+                key,
+            );
             ev.tried.push(part.clone());
             if !matches!(again, Outcome::Status { .. } | Outcome::NoAnswer { .. }) {
                 found = Some(part.clone());

@@ -13,7 +13,7 @@ pub struct InBandError {
 }
 
 /// The meaning of one SSE event.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChunkInfo {
     /// Non-empty generated content (text, or tool-call arguments) arrived in this event.
     pub content: bool,
@@ -33,6 +33,8 @@ pub struct ChunkInfo {
     pub done: bool,
     /// In-band error (error object, `event: error`, `finish_reason: "error"`).
     pub error: Option<InBandError>,
+    /// The server's own timings carried in the body (llama.cpp's `timings`).
+    pub server: Option<super::server_timing::ServerTimings>,
 }
 
 impl ChunkInfo {

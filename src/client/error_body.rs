@@ -69,6 +69,8 @@ pub(crate) fn truncate(message: &str) -> String {
 pub(crate) struct Envelope<C> {
     pub choices: Option<C>,
     pub usage: Option<Usage>,
+    /// llama.cpp: the server's own timings, in the final chunk.
+    pub timings: Option<super::server_timing::LlamaTimings>,
     error: Option<ErrorField>,
     /// TGI: `{"error": "...", "error_type": "validation"}`.
     error_type: Option<Scalar>,

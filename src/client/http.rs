@@ -3,7 +3,9 @@
 //! timeouts and size limits, and turn everything that can go wrong into an error class.
 
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
+use super::connect_timer::{ConnectLog, ConnectTimerLayer};
 use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
+use super::server_timing::{self, ServerTimings};
 use super::sse::{SseEvent, SseParser};
 use super::timing::{StreamTiming, TimingSummary};
 use super::{anthropic, error_body, openai};
@@ -141,9 +143,23 @@ impl super::Backend for HttpBackend {
     /// byte (a keep-alive connection the server had closed: it never saw the request), it is
     /// sent again once on a new connection, and the attempt says so.
     async fn send(&self, body: Bytes, request_id: &str) -> Attempt {
-        let first = send_once(&self.pool.client(), &self.target, body.clone(), request_id).await;
+        let first = send_once(
+            &self.pool.client(),
+            self.pool.connects(),
+            &self.target,
+            body.clone(),
+            request_id,
+        )
+        .await;
         let attempt = if first.closed_before_response {
-            let mut again = send_once(self.pool.fresh(), &self.target, body, request_id).await;
+            let mut again = send_once(
+                self.pool.fresh(),
+                self.pool.connects(),
+                &self.target,
+                body,
+                request_id,
+            )
+            .await;
             again.resent_stale = true;
             if let Some(m) = &mut again.error_message {
                 *m = format!("sent again on a new connection after a keep-alive connection closed before answering: {m}");
@@ -191,6 +207,12 @@ pub struct Attempt {
     pub resent_stale: bool,
     /// How long the server keeps idle connections (`Keep-Alive: timeout=N`), when it says.
     pub keep_alive: Option<Duration>,
+    /// DNS + TCP + TLS of the new connection this attempt waited for; `None` when it reused one.
+    pub connect_ms: Option<f64>,
+    /// `sent_at` -> response headers read.
+    pub headers_ms: Option<f64>,
+    /// What the server said about its own work on this request (headers, then the body).
+    pub server: ServerTimings,
 }
 
 impl Attempt {
@@ -233,6 +255,7 @@ fn next_deadline(
 /// Sends one request and reads the answer to its end.
 pub async fn send_once(
     http: &reqwest::Client,
+    connects: &ConnectLog,
     target: &PreparedTarget,
     body: Bytes,
     request_id: &str,
@@ -249,7 +272,7 @@ pub async fn send_once(
             stamp: Arc::clone(&stamp),
         }));
     let handed_over = Instant::now();
-    let mut attempt = send_and_read(builder, target, handed_over, &stamp).await;
+    let mut attempt = send_and_read(builder, target, handed_over, &stamp, connects).await;
     let sent_at = stamp.get().copied().unwrap_or(handed_over);
     if attempt.elapsed_ms == 0.0 {
         attempt.elapsed_ms = ms_since(sent_at, Instant::now());
@@ -290,7 +313,9 @@ async fn send_and_read(
     target: &PreparedTarget,
     start: Instant,
     sent_at: &OnceLock<Instant>,
+    connects: &ConnectLog,
 ) -> Attempt {
+    let handed_over = start;
     let timeouts = &target.timeouts;
     let header_deadline = (start + timeouts.first_token).min(start + timeouts.total);
     let response = match tokio::time::timeout_at(header_deadline, builder.send()).await {
@@ -305,8 +330,19 @@ async fn send_and_read(
         Ok(Err(e)) => return send_error(&e),
         Ok(Ok(r)) => r,
     };
+    let headers_at = Instant::now();
     // From here on every figure counts from the write (an answer implies the request was taken).
     let start = sent_at.get().copied().unwrap_or(start);
+    let connect_ms = connects.claim(response.extensions(), handed_over);
+    let headers_ms = Some(ms_since(start, headers_at));
+    let mut attempt = answered(response, target, start).await;
+    attempt.connect_ms = connect_ms;
+    attempt.headers_ms = headers_ms;
+    attempt
+}
+
+/// Reads an answer whose headers arrived (status, content type, body), from the write at `start`.
+async fn answered(response: reqwest::Response, target: &PreparedTarget, start: Instant) -> Attempt {
     let status = response.status().as_u16();
     let headers = response.headers().clone();
     let keep_alive = headers
@@ -332,6 +368,7 @@ async fn answer(
         .iter()
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
         .collect();
+    let server = server_timing::from_headers(header_pairs.iter().copied());
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -398,7 +435,14 @@ async fn answer(
         };
     }
 
-    read_stream(response, target, start, status).await
+    let mut attempt = read_stream(response, target, start, status).await;
+    let from_body = attempt
+        .timing
+        .as_ref()
+        .map(|t| t.server)
+        .unwrap_or_default();
+    attempt.server = server.or_from(from_body);
+    attempt
 }
 
 async fn read_stream(
@@ -806,31 +850,39 @@ pub enum ClientError {
 }
 
 /// Builds an HTTP client for one probe or a few requests (`ladder check`), with the run's pool
-/// rules (`client::pool`).
+/// rules (`client::pool`); its connections are timed into `connects`.
 pub fn build_http_client(
     timeouts: &Timeouts,
     tls: &crate::scenario::Tls,
     max_concurrency: usize,
+    connects: &ConnectLog,
 ) -> Result<reqwest::Client, ClientError> {
     build_http_client_with(
         timeouts,
         tls,
         max_concurrency,
         Some(super::pool::DEFAULT_IDLE),
+        connects,
     )
 }
 
 /// Builds an HTTP client: pool sized to the largest step, idle connections kept for
 /// `keep_idle` (`None` or zero: no pool, a new connection per request), no automatic
 /// decompression surprises, the connect timeout from the scenario, and its TLS settings
-/// (bundled roots, the system store, `target.tls`).
+/// (bundled roots, the system store, `target.tls`); every connection it makes is timed into
+/// `connects` (`client::connect_timer`).
 pub fn build_http_client_with(
     timeouts: &Timeouts,
     tls: &crate::scenario::Tls,
     max_concurrency: usize,
     keep_idle: Option<Duration>,
+    connects: &ConnectLog,
 ) -> Result<reqwest::Client, ClientError> {
-    let builder = reqwest::Client::builder().connect_timeout(timeouts.connect);
+    let builder = reqwest::Client::builder()
+        .connector_layer(ConnectTimerLayer {
+            log: connects.clone(),
+        })
+        .connect_timeout(timeouts.connect);
     let builder = match keep_idle.filter(|d| !d.is_zero()) {
         Some(idle) => builder
             .pool_max_idle_per_host(max_concurrency.max(1))

@@ -3,14 +3,17 @@
 
 pub mod anthropic;
 pub mod chunk;
+pub mod connect_timer;
 pub mod endpoint;
 pub mod error_body;
 pub mod http;
 pub(crate) mod lenient;
 pub mod openai;
 pub mod pool;
+pub mod prom;
 pub mod ratelimit;
 pub mod request_id;
+pub mod server_timing;
 pub mod sse;
 pub mod timing;
 pub mod tls;

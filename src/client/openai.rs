@@ -122,6 +122,12 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
         info.cached_tokens = usage.cached_tokens();
         info.reasoning_tokens = usage.reasoning_tokens();
     }
+    if let Some(t) = &chunk.timings {
+        let st = t.to_server_timings();
+        // llama.cpp reports its prompt cache here, not in usage.
+        info.cached_tokens = info.cached_tokens.or(st.cached_tokens.filter(|n| *n > 0));
+        info.server = Some(st);
+    }
     if let Some(err) = chunk.error(false) {
         info.error = Some(err);
     }

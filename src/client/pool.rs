@@ -5,6 +5,7 @@
 //! than servers commonly keep them, and a request lost on a connection closed before any
 //! response byte is sent again once, on a new connection (what HTTP clients do for this case).
 
+use super::connect_timer::ConnectLog;
 use super::http::{build_http_client_with, ClientError};
 use crate::scenario::{Timeouts, Tls};
 use std::sync::RwLock;
@@ -15,12 +16,14 @@ use std::time::Duration;
 pub const DEFAULT_IDLE: Duration = Duration::from_secs(4);
 
 /// The pooled client of a run, rebuilt with a shorter idle time when a server announces one,
-/// and a client without a pool for resending a request a stale connection lost.
+/// and a client without a pool for resending a request a stale connection lost. Every client
+/// it builds times its connections into one log (`connect_ms`, `client::connect_timer`).
 #[derive(Debug)]
 pub struct Pool {
     timeouts: Timeouts,
     tls: Tls,
     max_concurrency: usize,
+    connects: ConnectLog,
     current: RwLock<(reqwest::Client, Duration)>,
     fresh: reqwest::Client,
 }
@@ -31,12 +34,20 @@ impl Pool {
         tls: &Tls,
         max_concurrency: usize,
     ) -> Result<Pool, ClientError> {
-        let pooled = build_http_client_with(timeouts, tls, max_concurrency, Some(DEFAULT_IDLE))?;
-        let fresh = build_http_client_with(timeouts, tls, max_concurrency, None)?;
+        let connects = ConnectLog::default();
+        let pooled = build_http_client_with(
+            timeouts,
+            tls,
+            max_concurrency,
+            Some(DEFAULT_IDLE),
+            &connects,
+        )?;
+        let fresh = build_http_client_with(timeouts, tls, max_concurrency, None, &connects)?;
         Ok(Pool {
             timeouts: timeouts.clone(),
             tls: tls.clone(),
             max_concurrency,
+            connects,
             current: RwLock::new((pooled, DEFAULT_IDLE)),
             fresh,
         })
@@ -48,6 +59,11 @@ impl Pool {
             Ok(g) => g.0.clone(),
             Err(poisoned) => poisoned.into_inner().0.clone(),
         }
+    }
+
+    /// The connections this pool's clients made, for `connect_ms`.
+    pub fn connects(&self) -> &ConnectLog {
+        &self.connects
     }
 
     /// A client that opens a new connection for every request.
@@ -71,9 +87,13 @@ impl Pool {
         if want >= self.idle() {
             return;
         }
-        let Ok(client) =
-            build_http_client_with(&self.timeouts, &self.tls, self.max_concurrency, Some(want))
-        else {
+        let Ok(client) = build_http_client_with(
+            &self.timeouts,
+            &self.tls,
+            self.max_concurrency,
+            Some(want),
+            &self.connects,
+        ) else {
             return;
         };
         if let Ok(mut g) = self.current.write() {

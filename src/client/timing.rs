@@ -4,6 +4,7 @@
 //! numbers.
 
 use super::chunk::{ChunkInfo, InBandError};
+use super::server_timing::ServerTimings;
 use crate::model::{RequestRecord, TokensSource};
 
 /// Accumulates one stream's events.
@@ -23,6 +24,7 @@ pub struct StreamTiming {
     finish_reason: Option<String>,
     done: bool,
     error: Option<InBandError>,
+    server: Option<ServerTimings>,
 }
 
 /// The figures of one stream (docs/metrics.md).
@@ -53,6 +55,8 @@ pub struct TimingSummary {
     pub done: bool,
     /// The first in-band error.
     pub error: Option<InBandError>,
+    /// The last timings the server sent in the body (llama.cpp `timings`).
+    pub server: ServerTimings,
 }
 
 impl StreamTiming {
@@ -94,6 +98,9 @@ impl StreamTiming {
         self.done |= info.done;
         if self.error.is_none() {
             self.error.clone_from(&info.error);
+        }
+        if info.server.is_some() {
+            self.server = info.server;
         }
     }
 
@@ -140,6 +147,7 @@ impl StreamTiming {
             finish_reason: self.finish_reason.clone(),
             done: self.done,
             error: self.error.clone(),
+            server: self.server.unwrap_or_default(),
         }
     }
 }

@@ -14,6 +14,7 @@ mod rules;
 mod side;
 #[cfg(test)]
 mod tests;
+pub mod ttft_cause;
 mod types;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -48,6 +49,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         unmatched: Vec::new(),
         notes: Vec::new(),
         incomplete: Vec::new(),
+        ttft_causes: Vec::new(),
     };
     if base.fingerprint != new.fingerprint {
         if !opts.allow_different_workload {
@@ -146,6 +148,12 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             out.checks.extend(check);
         }
     }
+    out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
+    out.notes.extend(
+        out.ttft_causes
+            .iter()
+            .map(|c| format!("{}: {}", c.model, c.sentence)),
+    );
     out
 }
 

@@ -377,6 +377,7 @@ mod tests {
             unmatched: Vec::new(),
             notes: Vec::new(),
             incomplete: Vec::new(),
+            ttft_causes: Vec::new(),
         }
     }
 

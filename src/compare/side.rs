@@ -86,6 +86,7 @@ impl RequestSample {
             e2e_ms: x.e2e_ms,
             output_tokens: x.output_tokens,
             itl: x.itl.clone(),
+            parts: crate::findings::PartSample::of(x),
         }
     }
 }

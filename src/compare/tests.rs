@@ -431,6 +431,7 @@ fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<Reque
                 e2e_ms: Some(3000.0 + 100.0 * z),
                 output_tokens: Some(100),
                 itl: None,
+                parts: None,
             }
         })
         .collect()
@@ -529,6 +530,7 @@ fn closed_loop(
                 e2e_ms: Some(d),
                 output_tokens: Some(100),
                 itl: None,
+                parts: None,
             });
             t += d;
         }
@@ -909,6 +911,7 @@ fn gap_samples(step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample>
                 e2e_ms: Some(200.0 + 60.0 * speed),
                 output_tokens: Some(61),
                 itl: Some(crate::stats::ItlHistogram::from_gaps(&gaps)),
+                parts: None,
             }
         })
         .collect()

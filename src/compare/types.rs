@@ -30,6 +30,10 @@ pub struct RequestSample {
     /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
     #[serde(default)]
     pub itl: Option<crate::stats::ItlHistogram>,
+    /// TTFT with the client's and the server's timings (successful requests), for naming the
+    /// part of TTFT that moved.
+    #[serde(default)]
+    pub parts: Option<crate::findings::PartSample>,
 }
 
 /// One side of a comparison: a baseline or a run, already loaded.
@@ -338,6 +342,10 @@ pub struct Comparison {
     /// The sides that did not finish, one line each ("the new run (runs/x) was interrupted"):
     /// such a comparison is never a pass (`Outcome::Incomplete` unless a regression shows).
     pub incomplete: Vec<String>,
+    /// For each TTFT P90 regression: which part of TTFT moved (headers, server queue, prefill,
+    /// rest), with CIs, and the cause it names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ttft_causes: Vec<super::ttft_cause::TtftCause>,
 }
 
 impl Comparison {

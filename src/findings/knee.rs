@@ -6,6 +6,8 @@
 //! prompt-size ladder the knee is prefill: no queueing class and no cap, but the TTFT slope per
 //! 1k prompt tokens.
 
+use super::evidence::server_evidence;
+use super::ttft_parts::TtftParts;
 use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
 use crate::stats::{LadderUnit, StepSummary};
 
@@ -28,10 +30,12 @@ fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
 
 /// `bounds` holds each step's 95% (lower, upper) bounds of TTFT P90 when the records were
 /// available; with any missing, the rule falls back to point values (and says so).
+/// `parts`, aligned with `rows`, is each step's TTFT decomposition (the server's evidence).
 pub(super) fn find_knee(
     rows: &[&StepSummary],
     n429: &[u64],
     bounds: &[Option<(f64, f64)>],
+    parts: &[Option<&TtftParts>],
 ) -> KneeFinding {
     let Some(last) = rows.last() else {
         return KneeFinding::NoSteps;
@@ -72,7 +76,7 @@ pub(super) fn find_knee(
             None => p90[k..].iter().all(|&v| v >= threshold),
         };
         if clears {
-            let mut knee = describe_knee(rows, n429, k, ref_idx, &p90);
+            let mut knee = describe_knee(rows, n429, k, ref_idx, &p90, parts);
             knee.with_confidence = confident.is_some();
             return KneeFinding::Knee(knee);
         }
@@ -83,10 +87,17 @@ pub(super) fn find_knee(
     }
 }
 
-fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &[f64]) -> Knee {
+fn describe_knee(
+    rows: &[&StepSummary],
+    n429: &[u64],
+    k: usize,
+    r: usize,
+    p90: &[f64],
+    parts: &[Option<&TtftParts>],
+) -> Knee {
     let (knee, reference) = (rows[k], rows[r]);
     let rate_429 = rate(n429[k], knee.attempted);
-    let kind = if rate_limited(n429[k], knee.attempted) {
+    let client = if rate_limited(n429[k], knee.attempted) {
         KneeKind::RateLimited
     } else if knee.ladder_unit == LadderUnit::PromptTokens {
         // Fixed concurrency, bigger prompts: prefill, whatever TPOT did.
@@ -97,6 +108,13 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             (Some(_), Some(_)) => KneeKind::Saturation,
             _ => KneeKind::Unclassified,
         }
+    };
+    let server = server_evidence(rows, parts, r, k, client);
+    // The server's own account wins over the client's inference, except for a 429 wall or a
+    // prompt-size ladder (their cause is not a guess).
+    let kind = match server.as_ref().and_then(|e| e.cause) {
+        Some(cause) if !matches!(client, KneeKind::RateLimited | KneeKind::Prefill) => cause,
+        _ => client,
     };
     // A cap only means something when requests wait in line behind it. Little's law on the
     // requests in service: cap = X × S, S = E2E − wait, wait = TTFT − the reference's TTFT. In a
@@ -134,6 +152,7 @@ fn describe_knee(rows: &[&StepSummary], n429: &[u64], k: usize, r: usize, p90: &
             .then(|| prev + (knee.concurrency - prev) / 2),
         reference: evidence(reference, p90[r]),
         at_knee: evidence(knee, p90[k]),
+        server_evidence: server,
     }
 }
 
@@ -174,15 +193,37 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         KneeFinding::Knee(k) => k,
     };
     let (r, a) = (&k.reference, &k.at_knee);
-    let cause = match (k.kind, a.tpot_p50_ms, r.tpot_p50_ms) {
-        (KneeKind::RateLimited, ..) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
-        (KneeKind::Queueing, ..) => "queueing, TPOT flat".to_string(),
-        (KneeKind::Saturation, Some(at), Some(base)) if base > 0.0 => {
-            format!("saturation, TPOT up {:.0}%", (at / base - 1.0) * 100.0)
+    let tpot_change = match (a.tpot_p50_ms, r.tpot_p50_ms) {
+        (Some(at), Some(base)) if base > 0.0 => Some((at / base - 1.0) * 100.0),
+        _ => None,
+    };
+    let tpot_words = match tpot_change {
+        Some(c) if c.abs() < (TPOT_FLAT - 1.0) * 100.0 => "TPOT flat".to_string(),
+        Some(c) => format!("TPOT {c:+.0}%"),
+        None => "no TPOT".to_string(),
+    };
+    let cause = match (k.kind, &k.server_evidence) {
+        (KneeKind::RateLimited, _) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
+        (KneeKind::Prefill, _) => "prefill".to_string(),
+        (kind, Some(e)) if e.cause == Some(kind) => {
+            let how = if e.confirms_client {
+                "confirmed by the server".to_string()
+            } else {
+                format!("by the server's own data ({tpot_words} misleads)")
+            };
+            format!("{}, {how}: {}", kind_name(kind), e.words())
         }
-        (KneeKind::Saturation, ..) => "saturation, TPOT up".to_string(),
-        (KneeKind::Unclassified, ..) => "cause unclear (no TPOT to compare)".to_string(),
-        (KneeKind::Prefill, ..) => "prefill".to_string(),
+        (kind, Some(e)) => format!(
+            "{}, {tpot_words}; the server's data does not show a queue: {}",
+            kind_name(kind),
+            e.words()
+        ),
+        (KneeKind::Queueing, None) => "queueing, TPOT flat (inferred from client timings)".into(),
+        (KneeKind::Saturation, None) => match tpot_change {
+            Some(c) => format!("saturation, TPOT up {c:.0}% (inferred from client timings)"),
+            None => "saturation, TPOT up (inferred from client timings)".to_string(),
+        },
+        (KneeKind::Unclassified, None) => "cause unclear (no TPOT to compare)".to_string(),
     };
     let mut s = format!(
         "TTFT knee in ({}, {}] {}: {cause} (TTFT P90 {:.0} → {:.0} ms",
@@ -237,4 +278,14 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         s.push_str(" (Point values: no per-request samples for a confidence bound.)");
     }
     s
+}
+
+fn kind_name(kind: KneeKind) -> &'static str {
+    match kind {
+        KneeKind::Queueing => "queueing",
+        KneeKind::Saturation => "saturation",
+        KneeKind::RateLimited => "rate-limited",
+        KneeKind::Unclassified => "cause unclear",
+        KneeKind::Prefill => "prefill",
+    }
 }

@@ -13,16 +13,20 @@ use crate::stats::{LadderUnit, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod evidence;
 mod knee;
 mod rate;
 pub mod refine;
 pub mod replay;
 #[cfg(test)]
 mod tests;
+pub mod ttft_parts;
 mod wall;
 
+pub use evidence::{EvidenceSeries, ServerEvidence};
 use knee::{find_knee, knee_sentence};
 pub use rate::{Backlog, Served, ACHIEVED_RATE_MIN_SHARE};
+pub use ttft_parts::{PartSample, TtftParts};
 use wall::{find_wall, wall_sentence};
 
 /// Successful requests every step needs before a knee can be judged.
@@ -39,7 +43,7 @@ pub fn rate_limited(count_429: u64, attempted: u64) -> bool {
 }
 
 /// Per-step facts that only the request records know.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepExtras {
     /// Requests whose first attempt got a rate-limit 429 (even if a retry succeeded).
     pub first_attempt_429: u64,
@@ -52,6 +56,10 @@ pub struct StepExtras {
     /// Rate mode: the arrivals and the delay trend that judge throughput saturation.
     #[serde(default)]
     pub backlog: rate::Backlog,
+    /// Successful requests' TTFT with the client's and the server's timings, for the TTFT
+    /// decomposition (`ttft_parts`).
+    #[serde(default, skip_serializing)]
+    pub parts: Vec<PartSample>,
 }
 
 impl StepExtras {
@@ -65,6 +73,7 @@ impl StepExtras {
         }
         self.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
         self.backlog.add(r);
+        self.parts.extend(PartSample::of(r));
     }
 }
 
@@ -131,6 +140,9 @@ pub struct Knee {
     /// The step with the best TTFT P90 before the knee.
     pub reference: StepEvidence,
     pub at_knee: StepEvidence,
+    /// What the server's own data (per-request timings, `/metrics`) says about the cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_evidence: Option<ServerEvidence>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,6 +229,10 @@ pub struct ModelFindings {
     pub knee: KneeFinding,
     pub wall: WallFinding,
     pub efficiency: Vec<StepEfficiency>,
+    /// Per step: TTFT split into headers, server queue, prefill and the rest (with sources);
+    /// empty without per-request records.
+    #[serde(default)]
+    pub ttft_parts: Vec<TtftParts>,
     pub notes: Vec<String>,
     /// Replay: the first speed crossing the SLO, a knee or a wall (`replay::breaks_at`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,7 +269,7 @@ pub fn analyze_run_with(
             let ex: Option<Vec<StepExtras>> = extras.map(|e| {
                 steps
                     .iter()
-                    .map(|r| e.get(&(m.to_string(), r.step)).copied().unwrap_or_default())
+                    .map(|r| e.get(&(m.to_string(), r.step)).cloned().unwrap_or_default())
                     .collect()
             });
             analyze(m, &steps, ex.as_deref())
@@ -283,7 +299,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
     let rows: Vec<&StepSummary> = order.iter().map(|&i| &steps[i]).collect();
     let extra: Vec<StepExtras> = order
         .iter()
-        .map(|&i| extras.map_or_else(StepExtras::default, |e| e[i]))
+        .map(|&i| extras.map_or_else(StepExtras::default, |e| e[i].clone()))
         .collect();
     let n429: Vec<u64> = rows
         .iter()
@@ -301,7 +317,18 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .iter()
         .map(|s| s.ttft_p90_lo_ms.zip(s.ttft_p90_hi_ms))
         .collect();
-    let knee = find_knee(&rows, &n429, &bounds);
+    let ttft_parts = ttft_parts::decompose(
+        &rows
+            .iter()
+            .map(|s| (s.step, s.concurrency))
+            .collect::<Vec<_>>(),
+        &extra,
+    );
+    let aligned: Vec<Option<&TtftParts>> = rows
+        .iter()
+        .map(|s| ttft_parts.iter().find(|p| p.step == s.step))
+        .collect();
+    let knee = find_knee(&rows, &n429, &bounds, &aligned);
     let knee_says_saturation =
         matches!(&knee, KneeFinding::Knee(k) if k.kind == KneeKind::Saturation);
     if !knee_says_saturation {
@@ -313,6 +340,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         knee,
         wall: find_wall(&rows, &n429, &extra),
         efficiency: efficiency(&rows),
+        ttft_parts,
         notes,
         breaks_at: None,
     }

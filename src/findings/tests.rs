@@ -67,7 +67,7 @@ fn queueing_ladder_finds_knee_interval_cap_and_sentence() {
     assert_eq!((f.knee.step(), f.knee_concurrency()), (Some(5), Some(20)));
     assert_eq!(
         f.sentences()[0],
-        "TTFT knee in (10, 20] streams: queueing, TPOT flat (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
+        "TTFT knee in (10, 20] streams: queueing, TPOT flat (inferred from client timings) (TTFT P90 212 → 1450 ms, mean 205 → 705 ms); \
          estimated cap ≈ 16; max clean concurrency 10. Try 15 streams to narrow it. \
          (Point values: no per-request samples for a confidence bound.)"
     );
@@ -115,7 +115,7 @@ fn saturation_when_tpot_rises_with_ttft() {
         (3, KneeKind::Saturation, 2, Some(3))
     );
     assert!(f.sentences()[0].starts_with(
-        "TTFT knee in (2, 4] streams: saturation, TPOT up 50% (TTFT P90 200 → 500 ms"
+        "TTFT knee in (2, 4] streams: saturation, TPOT up 50% (inferred from client timings) (TTFT P90 200 → 500 ms"
     ));
     // The interval (16, 17] cannot be narrowed.
     let steps = ladder(&[16, 17], &[(100.0, 100.0), (400.0, 500.0)], &[10.0, 10.0]);
@@ -726,4 +726,114 @@ fn prompt_size_knee_is_prefill_without_a_cap() {
         "{s}"
     );
     assert!(!s.contains("queueing") && !s.contains("cap"), "{s}");
+}
+
+/// Issue 20's llama-server case: two slots on a CPU. TPOT rises from 1 to 2 streams (two
+/// sequences decoded together), then stays; TTFT P90 jumps at 4 streams. By TPOT alone the knee
+/// reads as saturation; llama.cpp's own prompt_ms (its queue derived from it) and
+/// `requests_deferred` say queueing.
+#[test]
+fn server_evidence_overrides_a_tpot_rise_that_is_not_the_cause() {
+    use crate::model::TimingSource;
+    let mut steps = ladder(
+        &[1, 2, 4, 8],
+        &[(40.0, 42.0), (41.0, 44.0), (300.0, 590.0), (900.0, 1756.0)],
+        &[16.5, 21.0, 21.5, 22.0],
+    );
+    let sample = |ttft: f64| PartSample {
+        ttft_ms: ttft,
+        headers_ms: Some(ttft - 0.5),
+        queue_ms: None,
+        prefill_ms: Some(30.0),
+        source: Some(TimingSource::LlamaCpp),
+    };
+    let extras: Vec<StepExtras> = steps
+        .iter()
+        .map(|s| StepExtras {
+            parts: (0..100)
+                .map(|i| {
+                    sample(
+                        s.ttft_p50_ms.unwrap()
+                            + (s.ttft_p90_ms.unwrap() - s.ttft_p50_ms.unwrap()) * f64::from(i)
+                                / 89.0,
+                    )
+                })
+                .collect(),
+            ..StepExtras::default()
+        })
+        .collect();
+    let without = analyze("m", &steps, Some(&extras[..0]));
+    assert_eq!(knee(&without).kind, KneeKind::Saturation);
+    assert!(
+        without.sentences()[0].contains("inferred from client timings"),
+        "{}",
+        without.sentences()[0]
+    );
+    let f = analyze("m", &steps, Some(&extras));
+    let k = knee(&f);
+    assert_eq!(
+        (k.kind, k.max_clean_concurrency, k.concurrency),
+        (KneeKind::Queueing, 2, 4)
+    );
+    let e = k.server_evidence.as_ref().unwrap();
+    assert!(!e.confirms_client);
+    let q = &e.series[0];
+    assert_eq!(q.series, "server_queue_p90_ms");
+    assert!(q.reference < 5.0 && q.at_knee > 500.0, "{q:?}");
+    assert!(
+        f.sentences()[0].contains("queueing, by the server's own data (TPOT +"),
+        "{}",
+        f.sentences()[0]
+    );
+    // With /metrics: requests_deferred 0 -> 2, processing capped at 2.
+    for (s, (w, r)) in steps
+        .iter_mut()
+        .zip([(0.0, 1.0), (0.0, 2.0), (2.0, 2.0), (6.0, 2.0)])
+    {
+        (
+            s.server_waiting_max,
+            s.server_waiting_mean,
+            s.server_running_max,
+        ) = (Some(w), Some(w * 0.8), Some(r));
+    }
+    let f = analyze("m", &steps, Some(&extras));
+    let e = knee(&f).server_evidence.clone().unwrap();
+    assert_eq!(e.running_cap, Some(2.0));
+    let words = f.sentences()[0].clone();
+    assert!(
+        words.contains("waiting 0 → 2") && words.contains("running capped at 2"),
+        "{words}"
+    );
+    // Parts per step: at 8 streams TTFT is mostly the server queue.
+    let p8 = f.ttft_parts.iter().find(|p| p.concurrency == 8).unwrap();
+    let q8 = p8.server_queue.as_ref().unwrap();
+    assert!(q8.p50_ms > 0.8 * p8.ttft.p50_ms, "{p8:?}");
+    // Knee with no server evidence of a queue: the client's classification stands, and says so.
+    let flat: Vec<StepExtras> = steps
+        .iter()
+        .map(|s| StepExtras {
+            parts: (0..100)
+                .map(|_| PartSample {
+                    queue_ms: Some(0.0),
+                    source: Some(TimingSource::Sim),
+                    ..sample(s.ttft_p90_ms.unwrap())
+                })
+                .collect(),
+            ..StepExtras::default()
+        })
+        .collect();
+    for s in &mut steps {
+        (
+            s.server_waiting_max,
+            s.server_waiting_mean,
+            s.server_running_max,
+        ) = (None, None, None);
+    }
+    let f = analyze("m", &steps, Some(&flat));
+    assert_eq!(knee(&f).kind, KneeKind::Saturation);
+    assert!(
+        f.sentences()[0].contains("the server's data does not show a queue"),
+        "{}",
+        f.sentences()[0]
+    );
 }

@@ -143,6 +143,60 @@ impl TokensSource {
     }
 }
 
+/// Which server report the timings come from (`server_timing_source` in `requests.csv`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TimingSource {
+    #[serde(rename = "llama.cpp")]
+    LlamaCpp,
+    #[serde(rename = "server-timing")]
+    ServerTiming,
+    #[serde(rename = "tgi")]
+    Tgi,
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// ladder's embedded simulator (a `Server-Timing` header with `desc="ladder-sim"`).
+    #[serde(rename = "sim")]
+    Sim,
+}
+
+impl TimingSource {
+    pub const ALL: [TimingSource; 5] = [
+        TimingSource::LlamaCpp,
+        TimingSource::ServerTiming,
+        TimingSource::Tgi,
+        TimingSource::OpenAi,
+        TimingSource::Sim,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimingSource::LlamaCpp => "llama.cpp",
+            TimingSource::ServerTiming => "server-timing",
+            TimingSource::Tgi => "tgi",
+            TimingSource::OpenAi => "openai",
+            TimingSource::Sim => "sim",
+        }
+    }
+}
+
+impl fmt::Display for TimingSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for TimingSource {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        TimingSource::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| {
+                format!("`{s}` (expected llama.cpp, server-timing, tgi, openai, sim or empty)")
+            })
+    }
+}
+
 /// Which account limit a 429 points at, when the response headers say so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -219,6 +273,15 @@ pub struct RequestRecord {
     /// response byte) and sent again on a new connection; counted in `attempts`. Its outcome is
     /// the resend's.
     pub resent_stale: bool,
+    /// DNS + TCP + TLS when the request opened a new connection; `None` when it reused one.
+    pub connect_ms: Option<f64>,
+    /// Request start -> response headers (network and the server's admission).
+    pub headers_ms: Option<f64>,
+    /// The server's own timings, when it sent them (`client::server_timing`).
+    pub server_queue_ms: Option<f64>,
+    pub server_prefill_ms: Option<f64>,
+    pub server_decode_ms: Option<f64>,
+    pub server_timing_source: Option<TimingSource>,
 }
 
 impl RequestRecord {
@@ -244,6 +307,16 @@ impl RequestRecord {
             "error"
         }
     }
+}
+
+/// One row of `server_metrics.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricRow {
+    pub t_ms: f64,
+    pub step: Option<u32>,
+    pub model: Option<String>,
+    pub series: String,
+    pub value: Option<f64>,
 }
 
 /// Wall time and self-check figures of one step.

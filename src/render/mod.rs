@@ -6,4 +6,5 @@ pub mod html;
 pub mod run_doc;
 pub mod svg;
 pub mod table;
+pub mod ttft_parts;
 pub mod xml;

@@ -699,6 +699,12 @@ fn to_record<B>(
         limit_kind: a.rate_limit.kind,
         retry_after_ms: a.rate_limit.retry_after.map(|d| d.as_secs_f64() * 1000.0),
         e2e_ms: Some(a.elapsed_ms),
+        connect_ms: a.connect_ms,
+        headers_ms: a.headers_ms,
+        server_queue_ms: a.server.queue_ms,
+        server_prefill_ms: a.server.prefill_ms,
+        server_decode_ms: a.server.decode_ms,
+        server_timing_source: a.server.source,
         ..Default::default()
     };
     if let Some(t) = a.timing {

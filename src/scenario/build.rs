@@ -7,11 +7,12 @@ use super::build_request::build_request;
 use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
-use super::raw::{dur_or, pos, RawGates, RawLoad, RawRetry, RawScenario, RawTarget};
+use super::raw::{dur_or, pos, RawGates, RawLoad, RawMetrics, RawRetry, RawScenario, RawTarget};
 use super::{
     Api, Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret,
     Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
+use super::{MetricsTarget, METRICS_EVERY};
 use crate::model::ErrorClass;
 use crate::util::redact::is_secret_name;
 use std::path::Path;
@@ -125,6 +126,46 @@ fn slugify(file: &Path) -> String {
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join("-")
+}
+
+/// `target.metrics`: `auto` (the base URL's /metrics) or `{url, every}`, checked.
+fn build_metrics(
+    cx: &Ctx,
+    raw: Option<RawMetrics>,
+) -> Result<Option<MetricsTarget>, ScenarioError> {
+    Ok(match raw {
+        None => None,
+        Some(RawMetrics::Word(w)) if w.trim() == "auto" => Some(MetricsTarget {
+            url: None,
+            every: METRICS_EVERY,
+        }),
+        Some(RawMetrics::Word(w)) => bail!(
+            cx,
+            "target.metrics",
+            "`{w}` is not a metrics setting; write metrics: auto (the base URL's /metrics) or metrics: {{url: http://host:8000/metrics, every: 500ms}}"
+        ),
+        Some(RawMetrics::Spec(m)) => {
+            let every = dur_or(m.every, METRICS_EVERY);
+            if every < std::time::Duration::from_millis(50) {
+                bail!(
+                    cx,
+                    "target.metrics.every",
+                    "scraping more often than every 50ms loads the server; write e.g. every: 500ms"
+                )
+            }
+            if let Some(u) = m.url.as_deref() {
+                match reqwest::Url::parse(u) {
+                    Ok(p) if matches!(p.scheme(), "http" | "https") => {}
+                    _ => bail!(
+                        cx,
+                        "target.metrics.url",
+                        "`{u}` is not an http(s) URL; write e.g. url: http://localhost:8000/metrics"
+                    ),
+                }
+            }
+            Some(MetricsTarget { url: m.url, every })
+        }
+    })
 }
 
 fn build_target(
@@ -333,7 +374,9 @@ fn build_target(
             )
         }
     }
+    let metrics = build_metrics(cx, t.metrics)?;
     Ok(Target {
+        metrics,
         api,
         endpoint,
         api_key,

@@ -177,7 +177,20 @@ pub struct Target {
     /// Values interpolated from secret-named variables (`${OPENAI_API_KEY}`) anywhere in the
     /// scenario, e.g. in `request.extra_body`: hidden wherever the scenario is written.
     pub secrets: Vec<Secret>,
+    /// The server's Prometheus endpoint scraped during the run (`target.metrics`).
+    pub metrics: Option<MetricsTarget>,
 }
+
+/// `target.metrics`: where and how often to scrape the server's `/metrics`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsTarget {
+    /// `None`: `metrics: auto`, the base URL's origin + `/metrics`.
+    pub url: Option<String>,
+    pub every: std::time::Duration,
+}
+
+/// Default `target.metrics.every`.
+pub const METRICS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How the API key travels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -263,6 +263,16 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("tls", tls_yaml(&t.tls)),
         ("auth", Yaml::from(t.auth.as_str())),
         ("api_version", opt(t.api_version.clone())),
+        (
+            "metrics",
+            match &t.metrics {
+                None => Yaml::Null,
+                Some(m) => map([
+                    ("url", Yaml::from(m.url.as_deref().unwrap_or("auto"))),
+                    ("every", dur(m.every)),
+                ]),
+            },
+        ),
     ]);
     let mut request = vec![
         ("max_tokens", Yaml::from(r.max_tokens)),

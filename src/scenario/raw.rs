@@ -54,6 +54,22 @@ pub(super) struct RawTarget {
     pub(super) tls: Option<RawTls>,
     pub(super) auth: Option<String>,
     pub(super) api_version: Option<String>,
+    pub(super) metrics: Option<RawMetrics>,
+}
+
+/// `metrics: auto` or `metrics: {url: ..., every: 500ms}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum RawMetrics {
+    Word(String),
+    Spec(RawMetricsSpec),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawMetricsSpec {
+    pub(super) url: Option<String>,
+    pub(super) every: Option<Dur>,
 }
 
 #[derive(Deserialize)]

@@ -47,6 +47,20 @@ pub fn sse_response(body: Body, request_id: &str) -> Response {
     r
 }
 
+/// `Server-Timing` with the simulator's true queue wait and planned prefill (ms, 3 decimals), as
+/// `client::server_timing` reads it (`desc="ladder-sim"` names the source).
+pub fn server_timing(truth: &super::state::TruthRecord) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    let (Some(q), Some(p)) = (truth.queue_ms, truth.prefill_ms) else {
+        return h;
+    };
+    let v = format!("queue;dur={q:.3};desc=\"ladder-sim\", prefill;dur={p:.3}");
+    if let Ok(v) = HeaderValue::from_str(&v) {
+        h.insert(HeaderName::from_static("server-timing"), v);
+    }
+    h
+}
+
 fn set_request_id(h: &mut HeaderMap, request_id: &str) {
     if let Ok(v) = HeaderValue::from_str(request_id) {
         h.insert(HeaderName::from_static("x-request-id"), v);

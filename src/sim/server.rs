@@ -178,6 +178,7 @@ fn router(ctx: Arc<Shared>) -> Router {
         .route("/v1/models", get(models))
         .route("/sim/stats", get(stats))
         .route("/sim/truth", get(truth))
+        .route("/metrics", get(metrics))
         .fallback(fallback)
         .with_state(ctx)
 }
@@ -350,10 +351,19 @@ async fn complete(
         p.saturation_from,
         seed,
     );
+    truth.prefill_ms = Some(plan.ttft.as_secs_f64() * 1000.0);
     let mut guard = Guard::new(ctx.clone(), truth);
     let mut response = if req.stream && fault != Some(FaultKind::JsonBody) {
-        let body = Body::from_stream(TokenStream::new(guard, frames, plan, pacer, arrival));
-        respond::sse_response(body, &rid)
+        // Like llama.cpp and vLLM, the headers go out once the request is admitted, so they can
+        // carry the true queue time (and the planned prefill) as `Server-Timing`.
+        let Some(admitted) = stream::admit(&mut guard, arrival).await else {
+            return respond::server_fault(anthropic, FaultKind::Http503, &rid);
+        };
+        let timing = respond::server_timing(&guard.truth);
+        let body = Body::from_stream(TokenStream::new(guard, frames, plan, pacer, admitted));
+        let mut r = respond::sse_response(body, &rid);
+        r.headers_mut().extend(timing);
+        r
     } else {
         let outcome = stream::generate(&mut guard, &plan, &mut pacer, arrival).await;
         let body = match (outcome, fault) {
@@ -378,7 +388,9 @@ async fn complete(
             }
             _ => frames.full_body(n, finish, req.input_tokens),
         };
-        respond::json_response(200, body, &rid)
+        let mut r = respond::json_response(200, body, &rid);
+        r.headers_mut().extend(respond::server_timing(&guard.truth));
+        r
     };
     if let Some(s) = snapshot {
         respond::rate_limit_headers(response.headers_mut(), anthropic, &s);
@@ -404,6 +416,44 @@ async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response 
 async fn stats(State(ctx): State<Arc<Shared>>) -> Response {
     ctx.count_route(4);
     Json(ctx.stats()).into_response()
+}
+
+/// Prometheus text under vLLM's names: requests waiting for a slot, running, KV-cache use
+/// (running / cap; 0 without a cap), and the counters of finished requests and tokens.
+async fn metrics(State(ctx): State<Arc<Shared>>) -> Response {
+    let s = ctx.stats();
+    let kv = ctx
+        .params
+        .concurrency_cap
+        .map_or(0.0, |cap| s.active as f64 / f64::from(cap.max(1)));
+    let model = &ctx.params.model_names().join(",");
+    let finished: u64 = s.requests.get("/v1/chat/completions").copied().unwrap_or(0)
+        + s.requests.get("/v1/completions").copied().unwrap_or(0)
+        + s.requests.get("/v1/messages").copied().unwrap_or(0);
+    let text = format!(
+        "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n\
+         # TYPE vllm:num_requests_waiting gauge\n\
+         vllm:num_requests_waiting{{model_name=\"{model}\"}} {}\n\
+         # HELP vllm:num_requests_running Number of requests in model execution batches.\n\
+         # TYPE vllm:num_requests_running gauge\n\
+         vllm:num_requests_running{{model_name=\"{model}\"}} {}\n\
+         # HELP vllm:kv_cache_usage_perc KV-cache usage. 1 means 100 percent usage.\n\
+         # TYPE vllm:kv_cache_usage_perc gauge\n\
+         vllm:kv_cache_usage_perc{{model_name=\"{model}\"}} {kv}\n\
+         # HELP vllm:request_received_total Requests received.\n\
+         # TYPE vllm:request_received_total counter\n\
+         vllm:request_received_total{{model_name=\"{model}\"}} {finished}\n\
+         # HELP vllm:generation_tokens_total Number of generation tokens processed.\n\
+         # TYPE vllm:generation_tokens_total counter\n\
+         vllm:generation_tokens_total{{model_name=\"{model}\"}} {}\n",
+        s.queued, s.active, s.tokens_streamed
+    );
+    let mut r = Response::new(axum::body::Body::from(text));
+    r.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    r
 }
 
 async fn truth(State(ctx): State<Arc<Shared>>) -> Response {

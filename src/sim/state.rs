@@ -36,6 +36,12 @@ pub struct TruthRecord {
     pub path: String,
     pub model: String,
     pub arrival_ms: f64,
+    /// Time spent waiting for a slot (the FIFO queue in front of the concurrency cap).
+    #[serde(default)]
+    pub queue_ms: Option<f64>,
+    /// Slot -> first token as planned: base TTFT + prefill of the uncached prompt.
+    #[serde(default)]
+    pub prefill_ms: Option<f64>,
     pub first_token_ms: Option<f64>,
     pub last_token_ms: Option<f64>,
     /// Tokens actually sent (or, without streaming, generated).

@@ -13,10 +13,8 @@ use rand::{Rng, SeedableRng};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 
 /// How one admitted request is generated.
@@ -74,23 +72,24 @@ impl Pacer {
     }
 }
 
-type Acquire = Pin<Box<dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send>>;
-
-/// Starts waiting for a slot: `Ok` when one is free now (or there is no cap).
-fn try_slot(
-    guard: &mut Guard,
-    slots: Option<&Arc<Semaphore>>,
-) -> Result<Option<OwnedSemaphorePermit>, Acquire> {
-    match slots {
-        None => Ok(None),
+/// Waits in the FIFO queue for a slot (at once when one is free or there is no cap) and takes
+/// it: prefill starts. Returns when the slot was taken, or `None` when the simulator shut down.
+/// The wait is recorded in the truth (`queue_ms`).
+pub async fn admit(guard: &mut Guard, arrival: Instant) -> Option<Instant> {
+    let slots = guard.ctx().slots.clone();
+    let (permit, at) = match slots {
+        None => (None, arrival),
         Some(s) => match s.clone().try_acquire_owned() {
-            Ok(p) => Ok(Some(p)),
+            Ok(p) => (Some(p), arrival),
             Err(_) => {
                 guard.enqueue();
-                Err(Box::pin(s.clone().acquire_owned()))
+                (Some(s.acquire_owned().await.ok()?), Instant::now())
             }
         },
-    }
+    };
+    guard.start(permit);
+    guard.truth.queue_ms = Some(at.saturating_duration_since(arrival).as_secs_f64() * 1000.0);
+    Some(at)
 }
 
 /// The SSE body of one streaming answer.
@@ -99,7 +98,6 @@ pub struct TokenStream {
     frames: Frames,
     plan: Plan,
     pacer: Pacer,
-    acquire: Option<Acquire>,
     sleep: Option<Pin<Box<Sleep>>>,
     deadline: Instant,
     waiting: bool,
@@ -113,16 +111,14 @@ pub struct TokenStream {
 }
 
 impl TokenStream {
-    /// A stream for a request that arrived at `arrival`; it queues for a slot when all are busy.
+    /// The stream of a request that took its slot ([`admit`]) at `admitted`.
     pub fn new(
-        mut guard: Guard,
+        guard: Guard,
         frames: Frames,
         plan: Plan,
         pacer: Pacer,
-        arrival: Instant,
+        admitted: Instant,
     ) -> TokenStream {
-        let slots = guard.ctx().slots.clone();
-        let slot = try_slot(&mut guard, slots.as_ref());
         let mut s = TokenStream {
             guard,
             frames,
@@ -130,28 +126,19 @@ impl TokenStream {
             fault_armed: plan.fault.is_some(),
             plan,
             pacer,
-            acquire: None,
             sleep: None,
-            deadline: arrival,
+            deadline: admitted,
             waiting: false,
             sent: 0,
             pending: None,
             drop_next: false,
             done: false,
         };
-        match slot {
-            Ok(permit) => s.start(permit, arrival),
-            Err(acquire) => s.acquire = Some(acquire),
-        }
+        // Prefill starts; the opening frame goes out.
+        s.deadline = admitted + s.plan.ttft;
+        s.arm();
+        s.pending = s.frames.opening(s.plan.input_tokens);
         s
-    }
-
-    /// A slot is ours from `at`: prefill starts, the opening frame goes out.
-    fn start(&mut self, permit: Option<OwnedSemaphorePermit>, at: Instant) {
-        self.guard.start(permit);
-        self.deadline = at + self.plan.ttft;
-        self.arm();
-        self.pending = self.frames.opening(self.plan.input_tokens);
     }
 
     fn arm(&mut self) {
@@ -231,19 +218,6 @@ impl Stream for TokenStream {
             if this.done {
                 return Poll::Ready(None);
             }
-            if let Some(acquire) = &mut this.acquire {
-                match ready!(acquire.as_mut().poll(cx)) {
-                    Ok(permit) => {
-                        this.acquire = None;
-                        this.start(Some(permit), Instant::now());
-                        continue;
-                    }
-                    Err(_) => {
-                        this.done = true;
-                        return Poll::Ready(Some(Err(io::Error::other("simulator shut down"))));
-                    }
-                }
-            }
             if this.waiting {
                 if let Some(sleep) = &mut this.sleep {
                     ready!(sleep.as_mut().poll(cx));
@@ -278,15 +252,9 @@ pub async fn generate(
     pacer: &mut Pacer,
     arrival: Instant,
 ) -> Outcome {
-    let slots = guard.ctx().slots.clone();
-    let (permit, at) = match try_slot(guard, slots.as_ref()) {
-        Ok(p) => (p, arrival),
-        Err(acquire) => match acquire.await {
-            Ok(p) => (Some(p), Instant::now()),
-            Err(_) => return Outcome::Dropped,
-        },
+    let Some(at) = admit(guard, arrival).await else {
+        return Outcome::Dropped;
     };
-    guard.start(permit);
     let mut t = at + plan.ttft;
     let strike = strike_after(plan.n);
     let dropped = plan.fault == Some(FaultKind::Disconnect);

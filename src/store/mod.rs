@@ -16,6 +16,7 @@ mod load;
 mod meta;
 mod requests_csv;
 mod run_dir;
+mod server_metrics_csv;
 mod shards;
 mod summary_csv;
 
@@ -30,6 +31,7 @@ pub use load::{load_result, rebuild_run, run_dir_of, LoadedResult};
 pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
+pub use server_metrics_csv::{server_metrics_csv, MetricRow, SERVER_METRICS_COLUMNS};
 pub use shards::{
     check_merge_output, find_runs, read_shard, shards_settled, stopped_early, write_merged,
     MergedFiles, ShardFiles,
@@ -47,6 +49,8 @@ pub const META_FILE: &str = "meta.json";
 pub const FINDINGS_FILE: &str = "findings.json";
 pub const SIM_STATS_FILE: &str = "sim_stats.json";
 pub const SIM_TRUTH_FILE: &str = "sim_truth.json";
+/// The server's `/metrics` scraped during the run (`target.metrics`).
+pub const SERVER_METRICS_FILE: &str = "server_metrics.csv";
 
 #[cfg(test)]
 mod tests;

@@ -16,15 +16,17 @@ use std::path::Path;
 
 /// `requests.csv` columns in file order: the original columns (docs/files.md), then the appended rate-limit columns.
 #[rustfmt::skip]
-pub const REQUEST_COLUMNS: [&str; 32] = [
+pub const REQUEST_COLUMNS: [&str; 38] = [
     "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
     "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
     "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
     "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
     "cached_tokens", "send_lag_ms", "max_tokens", "reasoning_tokens", "itl_hist", "resent_stale",
+    "connect_ms", "headers_ms", "server_queue_ms", "server_prefill_ms", "server_decode_ms",
+    "server_timing_source",
 ];
 /// Trailing request columns that older files may lack.
-const REQUEST_OPTIONAL: usize = 9;
+const REQUEST_OPTIONAL: usize = 15;
 
 /// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
 pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
@@ -127,6 +129,12 @@ pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord
                 "true" | "1" => true,
                 _ => return Err(row.bad("resent_stale", "`true` or `false`")),
             },
+            connect_ms: row.opt("connect_ms", "milliseconds")?,
+            headers_ms: row.opt("headers_ms", "milliseconds")?,
+            server_queue_ms: row.opt("server_queue_ms", "milliseconds")?,
+            server_prefill_ms: row.opt("server_prefill_ms", "milliseconds")?,
+            server_decode_ms: row.opt("server_decode_ms", "milliseconds")?,
+            server_timing_source: row.opt("server_timing_source", "a timing source")?,
         })
     })
 }
@@ -177,6 +185,14 @@ fn request_cells(r: &RequestRecord) -> Vec<String> {
         int(r.reasoning_tokens),
         r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
         r.resent_stale.to_string(),
+        opt_fixed(r.connect_ms, MS),
+        opt_fixed(r.headers_ms, MS),
+        opt_fixed(r.server_queue_ms, MS),
+        opt_fixed(r.server_prefill_ms, MS),
+        opt_fixed(r.server_decode_ms, MS),
+        r.server_timing_source
+            .map(|s| s.as_str().to_string())
+            .unwrap_or_default(),
     ]
 }
 
@@ -208,6 +224,12 @@ pub(super) mod tests {
             send_lag_ms: Some(0.25),
             max_tokens: Some(200),
             reasoning_tokens: Some(64),
+            connect_ms: Some(1.5),
+            headers_ms: Some(40.25),
+            server_queue_ms: Some(12.0),
+            server_prefill_ms: Some(25.5),
+            server_decode_ms: None,
+            server_timing_source: Some(crate::model::TimingSource::Sim),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
             ])),
@@ -250,7 +272,9 @@ pub(super) mod tests {
         assert!(text.contains(cell), "{text}");
         assert!(text.lines().next().unwrap().ends_with(
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
-                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale"
+                 cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
+                 connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
+                 server_timing_source"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
@@ -291,7 +315,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(9, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(16, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -301,6 +325,11 @@ pub(super) mod tests {
             max_tokens: None,
             reasoning_tokens: None,
             itl: None,
+            connect_ms: None,
+            headers_ms: None,
+            server_queue_ms: None,
+            server_prefill_ms: None,
+            server_timing_source: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);

@@ -3,8 +3,8 @@
 
 use super::{
     requests_csv, rfc3339_utc, summary_csv, write_atomic, write_json, Meta, RequestsAppender,
-    StoreError, FINDINGS_FILE, META_FILE, REQUESTS_FILE, SCENARIO_FILE, SIM_STATS_FILE,
-    SIM_TRUTH_FILE, SUMMARY_FILE, WORKLOAD_FILE,
+    StoreError, FINDINGS_FILE, META_FILE, REQUESTS_FILE, SCENARIO_FILE, SERVER_METRICS_FILE,
+    SIM_STATS_FILE, SIM_TRUTH_FILE, SUMMARY_FILE, WORKLOAD_FILE,
 };
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
@@ -84,6 +84,14 @@ impl RunDir {
     /// Starts `requests.csv` for appending (a new run).
     pub fn append_requests(&self) -> Result<RequestsAppender, StoreError> {
         RequestsAppender::create(&self.path.join(REQUESTS_FILE))
+    }
+
+    /// `server_metrics.csv` (the server's `/metrics` during the run), written atomically.
+    pub fn write_server_metrics(&self, rows: &[super::MetricRow]) -> Result<(), StoreError> {
+        write_atomic(
+            &self.path.join(SERVER_METRICS_FILE),
+            &super::server_metrics_csv(rows),
+        )
     }
 
     /// The embedded simulator's own view: what it injected (`sim_stats.json`) and per-request

@@ -11,7 +11,7 @@ use std::path::Path;
 
 /// `summary.csv` columns in file order (the `StepSummary` field order).
 #[rustfmt::skip]
-pub const SUMMARY_COLUMNS: [&str; 56] = [
+pub const SUMMARY_COLUMNS: [&str; 64] = [
     "schema_version", "scenario", "fingerprint", "model", "step", "concurrency", "attempted",
     "succeeded", "failed", "err_429", "err_5xx", "err_timeout", "err_other", "ttft_p50_ms",
     "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
@@ -21,10 +21,12 @@ pub const SUMMARY_COLUMNS: [&str; 56] = [
     "concurrency_steady", "rps_steady", "tpm_steady", "tokens_usage_share", "ttft_p90_lo_ms",
     "ttft_p90_hi_ms", "ladder_unit", "short", "cached_tokens", "offered_rps", "dropped",
     "send_lag_p50_ms", "send_lag_p99_ms", "ttft_sched_p90_ms", "ttft_sched_p99_ms",
-    "e2e_sched_p90_ms", "e2e_sched_p99_ms", "error_classes",
+    "e2e_sched_p90_ms", "e2e_sched_p99_ms", "error_classes", "headers_p50_ms", "headers_p90_ms",
+    "new_conn_share", "server_queue_p90_ms", "server_waiting_mean", "server_waiting_max",
+    "server_running_max", "server_kv_max",
 ];
 /// Trailing summary columns that older files may lack (read as empty).
-const SUMMARY_OPTIONAL: usize = 22;
+const SUMMARY_OPTIONAL: usize = 30;
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
 /// appearance in `rows`) then step.
@@ -116,6 +118,14 @@ pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, 
             e2e_sched_p90_ms: row.opt("e2e_sched_p90_ms", "milliseconds")?,
             e2e_sched_p99_ms: row.opt("e2e_sched_p99_ms", "milliseconds")?,
             error_classes: row.text("error_classes"),
+            headers_p50_ms: row.opt("headers_p50_ms", "milliseconds")?,
+            headers_p90_ms: row.opt("headers_p90_ms", "milliseconds")?,
+            new_conn_share: row.opt("new_conn_share", "a share between 0 and 1")?,
+            server_queue_p90_ms: row.opt("server_queue_p90_ms", "milliseconds")?,
+            server_waiting_mean: row.opt("server_waiting_mean", "a number")?,
+            server_waiting_max: row.opt("server_waiting_max", "a number")?,
+            server_running_max: row.opt("server_running_max", "a number")?,
+            server_kv_max: row.opt("server_kv_max", "a share between 0 and 1")?,
         })
     })
 }
@@ -178,6 +188,14 @@ fn summary_cells(r: &StepSummary) -> Vec<String> {
         opt_fixed(r.e2e_sched_p90_ms, MS),
         opt_fixed(r.e2e_sched_p99_ms, MS),
         escape(&r.error_classes).into_owned(),
+        opt_fixed(r.headers_p50_ms, MS),
+        opt_fixed(r.headers_p90_ms, MS),
+        opt_fixed(r.new_conn_share, SHARE),
+        opt_fixed(r.server_queue_p90_ms, MS),
+        opt_fixed(r.server_waiting_mean, RATE),
+        opt_fixed(r.server_waiting_max, RATE),
+        opt_fixed(r.server_running_max, RATE),
+        opt_fixed(r.server_kv_max, SHARE),
     ]
 }
 
@@ -245,6 +263,14 @@ pub(super) mod tests {
             e2e_sched_p90_ms: Some(1900.0),
             e2e_sched_p99_ms: Some(2000.0),
             error_classes: "http_429:2 timeout_total:1".into(),
+            headers_p50_ms: Some(12.5),
+            headers_p90_ms: Some(40.0),
+            new_conn_share: Some(0.25),
+            server_queue_p90_ms: Some(120.0),
+            server_waiting_mean: Some(3.5),
+            server_waiting_max: Some(9.0),
+            server_running_max: Some(16.0),
+            server_kv_max: Some(0.875),
         }
     }
 
@@ -277,7 +303,9 @@ pub(super) mod tests {
              concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,\
              ttft_p90_hi_ms,ladder_unit,short,cached_tokens,offered_rps,dropped,\
              send_lag_p50_ms,send_lag_p99_ms,ttft_sched_p90_ms,ttft_sched_p99_ms,\
-             e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes"
+             e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
+             new_conn_share,server_queue_p90_ms,server_waiting_mean,server_waiting_max,\
+             server_running_max,server_kv_max"
         ));
     }
 
@@ -327,7 +355,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(23, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(31, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -356,6 +384,14 @@ pub(super) mod tests {
             ttft_p90_lo_ms: None,
             ttft_p90_hi_ms: None,
             error_classes: String::new(),
+            headers_p50_ms: None,
+            headers_p90_ms: None,
+            new_conn_share: None,
+            server_queue_p90_ms: None,
+            server_waiting_mean: None,
+            server_waiting_max: None,
+            server_running_max: None,
+            server_kv_max: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

@@ -11,6 +11,7 @@ mod check_azure;
 mod ci_contract;
 mod crash;
 mod diff_gate;
+mod evidence;
 mod failfast;
 mod faults;
 #[cfg(unix)]

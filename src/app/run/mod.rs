@@ -240,6 +240,19 @@ async fn run_one(
         Some(live) => live.progress(&s.name, &run_id, progress.clone()),
         None => progress.clone(),
     };
+    let (scraper, run_progress) = match s
+        .target
+        .metrics
+        .as_ref()
+        .and_then(|m| Some((m, super::scrape::metrics_url(m, &base_url)?)))
+    {
+        Some((m, url)) => {
+            let (sc, p) = super::scrape::start(url, m, events, tokio::time::Instant::now());
+            (Some(sc), p)
+        }
+        None => (None, events),
+    };
+    let events = run_progress;
     let mut interrupted = runner::run_scheduled(
         s,
         backend.clone(),
@@ -255,6 +268,21 @@ async fn run_one(
             crate::app::refine::refine_steps(s, backend, events, interrupt, &mut recorder).await;
     }
     progress.finish();
+    // Stopped before the simulator, whose /metrics it may be reading.
+    let server_metrics = match scraper {
+        Some(sc) => {
+            let url = sc.url.clone();
+            let rows = sc.finish().await;
+            if !rows.iter().any(|r| r.value.is_some()) {
+                eprintln!(
+                    "warning: {}: no scrape of the server's metrics at {url} succeeded; server_metrics.csv has only gaps",
+                    s.name
+                );
+            }
+            Some(rows)
+        }
+        None => None,
+    };
     let sim_report = match sim_handle {
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
@@ -265,6 +293,10 @@ async fn run_one(
     let mut run = recorder.finish()?;
     if let Some(t) = interrupt.tripped() {
         run.meta.notes.push(t.sentence());
+    }
+    if let Some(rows) = &server_metrics {
+        crate::stats::apply_server_metrics(&mut run.summaries, rows);
+        run.dir.write_server_metrics(rows)?;
     }
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);

@@ -1,0 +1,291 @@
+//! The server's own account of one request, where it sends one: how long the request waited in
+//! the server's queue, how long prefill and decode took. Pure parsing of what real servers send:
+//! - the W3C `Server-Timing` header (`queue;dur=12.5, prefill;dur=80`; any server or gateway
+//!   can send it; ladder's simulator sends its true queue and prefill times this way);
+//! - TGI's `x-queue-time`, `x-inference-time` and `x-time-per-token` (whole milliseconds; TGI
+//!   sets them on non-streaming answers, so streams usually carry none);
+//! - OpenAI's (and Azure OpenAI's) `openai-processing-ms`: the time the API spent before it
+//!   answered, queue and prefill together (OpenAI does not split it), kept as prefill;
+//! - llama.cpp's `timings` object in the final chunk (`prompt_ms`: prefill, `predicted_ms`:
+//!   decode, `cache_n`: prompt tokens served from its cache); llama.cpp reports no queue time.
+
+pub use crate::model::TimingSource;
+use serde::Deserialize;
+
+/// The server's per-request timings, in milliseconds; each part only when the server said it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ServerTimings {
+    pub queue_ms: Option<f64>,
+    pub prefill_ms: Option<f64>,
+    pub decode_ms: Option<f64>,
+    /// Prompt tokens the server served from its cache (llama.cpp `cache_n`).
+    pub cached_tokens: Option<u64>,
+    pub source: Option<TimingSource>,
+}
+
+impl ServerTimings {
+    pub fn is_empty(&self) -> bool {
+        self.queue_ms.is_none() && self.prefill_ms.is_none() && self.decode_ms.is_none()
+    }
+
+    /// `other`'s parts where it has them, ours elsewhere (a body report overrides headers).
+    pub fn or_from(self, other: ServerTimings) -> ServerTimings {
+        if other.is_empty() {
+            return ServerTimings {
+                cached_tokens: other.cached_tokens.or(self.cached_tokens),
+                ..self
+            };
+        }
+        ServerTimings {
+            queue_ms: other.queue_ms.or(self.queue_ms),
+            prefill_ms: other.prefill_ms.or(self.prefill_ms),
+            decode_ms: other.decode_ms.or(self.decode_ms),
+            cached_tokens: other.cached_tokens.or(self.cached_tokens),
+            source: other.source.or(self.source),
+        }
+    }
+}
+
+/// A duration in ms from a header or JSON value: finite and not negative, else nothing.
+fn ms(v: f64) -> Option<f64> {
+    (v.is_finite() && v >= 0.0).then_some(v)
+}
+
+/// The timings in a response's headers (`(name, value)` pairs, names in any case). The W3C
+/// header wins over TGI's, TGI's over OpenAI's, when a gateway adds one to another's.
+pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> ServerTimings {
+    let mut st = ServerTimings::default();
+    let mut sim = false;
+    let (mut tgi, mut openai) = (ServerTimings::default(), ServerTimings::default());
+    for (name, value) in headers {
+        let name = name.to_ascii_lowercase();
+        let num = || value.trim().parse::<f64>().ok().and_then(ms);
+        match name.as_str() {
+            "server-timing" => {
+                for m in parse_server_timing(value) {
+                    sim |= m.desc.as_deref() == Some("ladder-sim");
+                    let Some(dur) = m.dur.and_then(ms) else {
+                        continue;
+                    };
+                    let slot = match m.name.to_ascii_lowercase().as_str() {
+                        "queue" | "queue_time" | "wait" => &mut st.queue_ms,
+                        "prefill" | "prompt" => &mut st.prefill_ms,
+                        "decode" | "generation" => &mut st.decode_ms,
+                        _ => continue,
+                    };
+                    slot.get_or_insert(dur);
+                }
+            }
+            "x-queue-time" => tgi.queue_ms = num(),
+            // TGI: validation excluded, queue excluded; prefill and decode together.
+            "x-inference-time" => tgi.decode_ms = num(),
+            "openai-processing-ms" => openai.prefill_ms = num(),
+            _ => {}
+        }
+    }
+    if !st.is_empty() {
+        st.source = Some(if sim {
+            TimingSource::Sim
+        } else {
+            TimingSource::ServerTiming
+        });
+        return st;
+    }
+    if !tgi.is_empty() {
+        tgi.source = Some(TimingSource::Tgi);
+        return tgi;
+    }
+    if !openai.is_empty() {
+        openai.source = Some(TimingSource::OpenAi);
+        return openai;
+    }
+    ServerTimings::default()
+}
+
+/// One `Server-Timing` metric: `name;dur=123.4;desc="text"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimingMetric {
+    pub name: String,
+    pub dur: Option<f64>,
+    pub desc: Option<String>,
+}
+
+/// Parses a `Server-Timing` header value (W3C Server Timing, `#server-timing-header-field`):
+/// metrics separated by commas, parameters by semicolons, values plain tokens or quoted
+/// strings. Malformed metrics are skipped, never an error: the header is advisory.
+pub fn parse_server_timing(value: &str) -> Vec<TimingMetric> {
+    split_outside_quotes(value, ',')
+        .into_iter()
+        .filter_map(|metric| {
+            let mut parts = split_outside_quotes(metric, ';').into_iter();
+            let name = parts.next()?.trim();
+            if name.is_empty() || name.contains(['"', '=', ' ']) {
+                return None;
+            }
+            let mut m = TimingMetric {
+                name: name.to_string(),
+                dur: None,
+                desc: None,
+            };
+            for p in parts {
+                let Some((k, v)) = p.split_once('=') else {
+                    continue;
+                };
+                let v = unquote(v.trim());
+                match k.trim().to_ascii_lowercase().as_str() {
+                    "dur" if m.dur.is_none() => m.dur = v.parse().ok(),
+                    "desc" if m.desc.is_none() => m.desc = Some(v),
+                    _ => {}
+                }
+            }
+            Some(m)
+        })
+        .collect()
+}
+
+fn split_outside_quotes(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut quoted, mut escaped, mut from) = (false, false, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c == sep && !quoted => {
+                out.push(&s[from..i]);
+                from = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[from..]);
+    out
+}
+
+fn unquote(v: &str) -> String {
+    match v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) => {
+            let mut out = String::with_capacity(inner.len());
+            let mut chars = inner.chars();
+            while let Some(c) = chars.next() {
+                if c == '\\' {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        None => v.to_string(),
+    }
+}
+
+/// llama.cpp's `timings` object (server `server_slot_stats::to_json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct LlamaTimings {
+    prompt_ms: Option<f64>,
+    predicted_ms: Option<f64>,
+    cache_n: Option<f64>,
+}
+
+impl LlamaTimings {
+    pub(crate) fn to_server_timings(&self) -> ServerTimings {
+        ServerTimings {
+            queue_ms: None,
+            prefill_ms: self.prompt_ms.and_then(ms),
+            decode_ms: self.predicted_ms.and_then(ms),
+            cached_tokens: self
+                .cache_n
+                .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0)
+                .map(|n| n as u64),
+            source: Some(TimingSource::LlamaCpp),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_timing_header_as_the_w3c_examples_write_it() {
+        let m = parse_server_timing(
+            r#"miss, db;dur=53, app;dur=47.2, cache;desc="Cache Read";dur=23.2, q;desc="a, \"b\"; c""#,
+        );
+        let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["miss", "db", "app", "cache", "q"]);
+        assert_eq!(m[1].dur, Some(53.0));
+        assert_eq!(m[3].dur, Some(23.2));
+        assert_eq!(m[3].desc.as_deref(), Some("Cache Read"));
+        assert_eq!(m[4].desc.as_deref(), Some(r#"a, "b"; c"#));
+        assert_eq!(m[0].dur, None);
+        // Garbage is skipped, not an error.
+        assert!(parse_server_timing(r#"=x, "a";dur=1, ;;"#).is_empty());
+    }
+
+    #[test]
+    fn headers_map_onto_queue_prefill_decode_with_their_source() {
+        let st = from_headers([
+            (
+                "Server-Timing",
+                r#"queue;dur=120.5;desc="ladder-sim", prefill;dur=80"#,
+            ),
+            ("content-type", "text/event-stream"),
+        ]);
+        assert_eq!(st.queue_ms, Some(120.5));
+        assert_eq!(st.prefill_ms, Some(80.0));
+        assert_eq!(st.decode_ms, None);
+        assert_eq!(st.source, Some(TimingSource::Sim));
+        let st = from_headers([("server-timing", "cfL4;desc=\"rtt=12\", queue;dur=3")]);
+        assert_eq!(
+            (st.queue_ms, st.source),
+            (Some(3.0), Some(TimingSource::ServerTiming))
+        );
+        // A CDN's Server-Timing without our names is not a server report.
+        assert!(from_headers([("server-timing", "cdn-cache;desc=HIT, edge;dur=4")]).is_empty());
+        let st = from_headers([
+            ("x-queue-time", "1520"),
+            ("x-inference-time", "2210"),
+            ("x-time-per-token", "21"),
+        ]);
+        assert_eq!(
+            (st.queue_ms, st.decode_ms, st.source),
+            (Some(1520.0), Some(2210.0), Some(TimingSource::Tgi))
+        );
+        let st = from_headers([("openai-processing-ms", "412")]);
+        assert_eq!(
+            (st.prefill_ms, st.source),
+            (Some(412.0), Some(TimingSource::OpenAi))
+        );
+        // Negative or non-numeric values are dropped.
+        assert!(
+            from_headers([("openai-processing-ms", "-3"), ("x-queue-time", "soon")]).is_empty()
+        );
+        assert_eq!(from_headers([]), ServerTimings::default());
+    }
+
+    #[test]
+    fn llama_cpp_timings_and_the_body_overriding_headers() {
+        let t: LlamaTimings = serde_json::from_str(
+            r#"{"cache_n":3,"prompt_n":9,"prompt_ms":41.2,"prompt_per_token_ms":4.5,
+                "predicted_n":32,"predicted_ms":690.5,"predicted_per_second":46.3}"#,
+        )
+        .unwrap();
+        let st = t.to_server_timings();
+        assert_eq!(st.prefill_ms, Some(41.2));
+        assert_eq!(st.decode_ms, Some(690.5));
+        assert_eq!(st.cached_tokens, Some(3));
+        assert_eq!(st.queue_ms, None);
+        let headers = from_headers([("server-timing", "queue;dur=7")]);
+        let both = headers.or_from(st);
+        assert_eq!(both.queue_ms, Some(7.0));
+        assert_eq!(both.prefill_ms, Some(41.2));
+        assert_eq!(both.source, Some(TimingSource::LlamaCpp));
+        assert_eq!(headers.or_from(ServerTimings::default()), headers);
+        assert_eq!("tgi".parse::<TimingSource>(), Ok(TimingSource::Tgi));
+        assert!("x".parse::<TimingSource>().is_err());
+    }
+}

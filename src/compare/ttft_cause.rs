@@ -1,0 +1,284 @@
+//! Which part of TTFT moved, for every TTFT P90 regression: the change of each part's P90
+//! (headers, server queue, prefill, rest; `findings::ttft_parts` splits each request) with a
+//! 99% bootstrap CI, and the cause the part that moved names: headers is the network (or a
+//! gateway's admission), the server queue is queueing, prefill is the model, the rest is what is
+//! left (first decode, tokenization). A part is named only when its CI excludes 0; the largest
+//! such rise is the cause. Pure and seeded, like the checks.
+
+use super::types::{Check, Metric, Percentile, RequestSample, Side, Verdict};
+use crate::findings::ttft_parts::{least_overhead, PartValues};
+use crate::findings::PartSample;
+use crate::stats::inference::{generator, resampled_quantile};
+use crate::stats::LadderUnit;
+use serde::Serialize;
+
+/// Resamples per part (each a pair of P90 draws).
+const RESAMPLES: usize = 4_000;
+/// Two-sided confidence of the part CIs, as the checks' 99%.
+const CONFIDENCE: f64 = 0.99;
+
+/// One part's P90 on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartChange {
+    /// `headers`, `server queue`, `prefill` or `rest`.
+    pub part: String,
+    pub base_p90_ms: f64,
+    pub new_p90_ms: f64,
+    pub change_ms: f64,
+    /// 99% CI of `change_ms`.
+    pub ci_ms: (f64, f64),
+}
+
+/// What moved in one TTFT P90 regression.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TtftCause {
+    pub model: String,
+    pub concurrency: u32,
+    pub ladder_unit: LadderUnit,
+    pub ttft_p90_change_ms: f64,
+    pub parts: Vec<PartChange>,
+    /// `network`, `queueing`, `prefill` or `other`; `None` when no part moved with confidence.
+    pub cause: Option<String>,
+    /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9], server queue +1.6 s [...]: queueing"
+    pub sentence: String,
+}
+
+/// The explanation of every regressed TTFT P90 check with per-request parts on both sides.
+pub(super) fn explain(base: &Side, new: &Side, checks: &[Check], seed: u64) -> Vec<TtftCause> {
+    let (Some(bs), Some(ns)) = (&base.samples, &new.samples) else {
+        return Vec::new();
+    };
+    checks
+        .iter()
+        .filter(|c| {
+            c.metric == Metric::Ttft
+                && c.percentile == Some(Percentile::P90)
+                && c.verdict == Verdict::Regressed
+        })
+        .filter_map(|c| {
+            let conc = c.concurrency?;
+            let b = step_values(base, bs, &c.model, conc)?;
+            let n = step_values(new, ns, &c.model, conc)?;
+            Some(explain_step(c, &b, &n, seed))
+        })
+        .collect()
+}
+
+/// The parts of one model × step of a side (its derived-queue floor from the whole model).
+fn step_values(
+    side: &Side,
+    samples: &[RequestSample],
+    model: &str,
+    conc: u32,
+) -> Option<PartValues> {
+    let step = side
+        .summaries
+        .iter()
+        .find(|s| s.model == model && s.concurrency == conc)?
+        .step;
+    let of_model = || {
+        samples
+            .iter()
+            .filter(|s| s.model == model)
+            .filter_map(|s| s.parts.as_ref())
+    };
+    let floor = least_overhead(of_model());
+    let at: Vec<PartSample> = samples
+        .iter()
+        .filter(|s| s.model == model && s.step == step)
+        .filter_map(|s| s.parts)
+        .collect();
+    (!at.is_empty()).then(|| PartValues::of(&at, floor))
+}
+
+fn explain_step(c: &Check, b: &PartValues, n: &PartValues, seed: u64) -> TtftCause {
+    let mut rng = generator(seed ^ u64::from(c.concurrency.unwrap_or(0)));
+    let parts: Vec<PartChange> = b
+        .named()
+        .iter()
+        .zip(n.named())
+        .filter_map(|((name, bv), (_, nv))| {
+            let (bs, ns) = (sorted(bv), sorted(nv));
+            let (bq, nq) = (p90(&bs)?, p90(&ns)?);
+            let mut diffs: Vec<f64> = (0..RESAMPLES)
+                .map(|_| {
+                    resampled_quantile(&ns, 0.9, ns.len(), &mut rng)
+                        - resampled_quantile(&bs, 0.9, bs.len(), &mut rng)
+                })
+                .collect();
+            diffs.sort_by(f64::total_cmp);
+            let tail = (1.0 - CONFIDENCE) / 2.0;
+            let lo = crate::stats::quantile_sorted(&diffs, tail)?;
+            let hi = crate::stats::quantile_sorted(&diffs, 1.0 - tail)?;
+            Some(PartChange {
+                part: name.to_string(),
+                base_p90_ms: bq,
+                new_p90_ms: nq,
+                change_ms: nq - bq,
+                ci_ms: (lo, hi),
+            })
+        })
+        .collect();
+    let cause = parts
+        .iter()
+        .filter(|p| p.ci_ms.0 > 0.0)
+        .max_by(|a, b| a.change_ms.total_cmp(&b.change_ms))
+        .map(|p| cause_of(&p.part).to_string());
+    let ttft_change = c.new.unwrap_or(0.0) - c.base.unwrap_or(0.0);
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} [{}, {}]",
+                p.part,
+                signed(p.change_ms),
+                signed(p.ci_ms.0),
+                signed(p.ci_ms.1)
+            )
+        })
+        .collect();
+    let sentence = format!(
+        "{}: TTFT P90 {}: {}: {}",
+        c.title(),
+        signed(ttft_change),
+        shown.join(", "),
+        cause
+            .as_deref()
+            .unwrap_or("no single part moved with confidence")
+    );
+    TtftCause {
+        model: c.model.clone(),
+        concurrency: c.concurrency.unwrap_or(0),
+        ladder_unit: c.ladder_unit,
+        ttft_p90_change_ms: ttft_change,
+        parts,
+        cause,
+        sentence,
+    }
+}
+
+fn cause_of(part: &str) -> &'static str {
+    match part {
+        "headers" => "network",
+        "server queue" => "queueing",
+        "prefill" => "prefill",
+        _ => "other",
+    }
+}
+
+fn sorted(v: &[f64]) -> Vec<f64> {
+    let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+    s.sort_by(f64::total_cmp);
+    s
+}
+
+fn p90(sorted: &[f64]) -> Option<f64> {
+    crate::stats::quantile_sorted(sorted, 0.9)
+}
+
+/// "+4 ms", "-12 ms", "+1.6 s".
+fn signed(ms: f64) -> String {
+    if ms.abs() >= 1000.0 {
+        format!("{:+.1} s", ms / 1000.0)
+    } else {
+        format!("{ms:+.0} ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TimingSource;
+    use crate::stats::StepSummary;
+
+    fn side(queue: f64, headers: f64) -> Side {
+        let samples = (0..60)
+            .map(|i| {
+                let jitter = f64::from(i % 7);
+                let (q, h) = (queue + jitter, headers + jitter);
+                RequestSample {
+                    model: "m".into(),
+                    step: 1,
+                    ok: true,
+                    ttft_ms: Some(h + q + 100.0),
+                    parts: Some(PartSample {
+                        ttft_ms: h + q + 100.0,
+                        headers_ms: Some(h + q),
+                        queue_ms: Some(q),
+                        prefill_ms: Some(100.0),
+                        source: Some(TimingSource::Sim),
+                    }),
+                    ..RequestSample::default()
+                }
+            })
+            .collect();
+        Side {
+            summaries: vec![StepSummary {
+                model: "m".into(),
+                step: 1,
+                concurrency: 20,
+                ..StepSummary::default()
+            }],
+            samples: Some(samples),
+            ..Side::default()
+        }
+    }
+
+    fn regressed(base: f64, new: f64) -> Check {
+        Check {
+            model: "m".into(),
+            step: Some(1),
+            concurrency: Some(20),
+            ladder_unit: LadderUnit::Streams,
+            metric: Metric::Ttft,
+            percentile: Some(Percentile::P90),
+            gated: true,
+            base: Some(base),
+            new: Some(new),
+            ratio: None,
+            ci: None,
+            method: super::super::types::Method::Bootstrap,
+            verdict: Verdict::Regressed,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_part_that_moved_names_the_cause() {
+        let c = explain(
+            &side(0.0, 2.0),
+            &side(1600.0, 4.0),
+            &[regressed(108.0, 1710.0)],
+            7,
+        );
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].cause.as_deref(), Some("queueing"), "{}", c[0].sentence);
+        assert!(
+            c[0].sentence
+                .starts_with("TTFT P90 at 20 streams: TTFT P90 +1.6 s: headers +2 ms ["),
+            "{}",
+            c[0].sentence
+        );
+        let q = &c[0].parts[1];
+        assert_eq!(q.part, "server queue");
+        assert!(q.ci_ms.0 > 1500.0 && q.ci_ms.1 < 1700.0, "{q:?}");
+        // Prefill did not move: its CI is [0, 0].
+        assert_eq!(c[0].parts[2].ci_ms, (0.0, 0.0));
+        let c = explain(
+            &side(0.0, 2.0),
+            &side(0.0, 302.0),
+            &[regressed(108.0, 408.0)],
+            7,
+        );
+        assert_eq!(c[0].cause.as_deref(), Some("network"), "{}", c[0].sentence);
+        // Nothing explained without samples, or for a check that did not regress.
+        let mut quiet = regressed(108.0, 408.0);
+        quiet.verdict = Verdict::NoChange;
+        assert!(explain(&side(0.0, 2.0), &side(0.0, 302.0), &[quiet], 7).is_empty());
+        let bare = Side {
+            samples: None,
+            ..side(0.0, 2.0)
+        };
+        assert!(explain(&bare, &side(0.0, 2.0), &[regressed(1.0, 2.0)], 7).is_empty());
+    }
+}
