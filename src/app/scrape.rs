@@ -6,7 +6,7 @@
 use crate::client::prom;
 use crate::model::{MetricRow, RequestRecord};
 use crate::runner::Progress;
-use crate::scenario::MetricsTarget;
+use crate::scenario::{MetricsTarget, Scenario};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -55,6 +55,53 @@ pub(super) fn metrics_url(metrics: &MetricsTarget, base_url: &str) -> Option<Str
     u.set_path("/metrics");
     u.set_query(None);
     Some(u.to_string())
+}
+
+/// Starts scraping when the scenario has `target.metrics` (for a target at `base_url`);
+/// returns the scraper, if any, and the progress sink to give the runner.
+pub(super) fn start_for(
+    s: &Scenario,
+    base_url: &str,
+    progress: Arc<dyn Progress>,
+) -> (Option<Scraper>, Arc<dyn Progress>) {
+    let Some((m, url)) = s
+        .target
+        .metrics
+        .as_ref()
+        .and_then(|m| Some((m, metrics_url(m, base_url)?)))
+    else {
+        return (None, progress);
+    };
+    let (scraper, progress) = start(url, m, progress, Instant::now());
+    (Some(scraper), progress)
+}
+
+/// Stops the scraper of scenario `name`, if it has one, and returns its rows; says on stderr
+/// when no scrape succeeded (the file then holds only gaps).
+pub(super) async fn finish_for(scraper: Option<Scraper>, name: &str) -> Option<Vec<MetricRow>> {
+    let scraper = scraper?;
+    let url = scraper.url.clone();
+    let rows = scraper.finish().await;
+    if !rows.iter().any(|r| r.value.is_some()) {
+        eprintln!(
+            "warning: {name}: no scrape of the server's metrics at {url} succeeded; server_metrics.csv has only gaps"
+        );
+    }
+    Some(rows)
+}
+
+/// Puts a run's scraped rows, if it scraped, into its step summaries and writes
+/// `server_metrics.csv`.
+pub(super) fn keep(
+    run: &mut super::run::recorder::CollectedRun,
+    rows: Option<&[MetricRow]>,
+) -> anyhow::Result<()> {
+    let Some(rows) = rows else {
+        return Ok(());
+    };
+    crate::stats::apply_server_metrics(&mut run.summaries, rows);
+    run.dir.write_server_metrics(rows)?;
+    Ok(())
 }
 
 /// Starts scraping `url`; returns the scraper and the progress sink to give the runner.

@@ -197,34 +197,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         (Some(at), Some(base)) if base > 0.0 => Some((at / base - 1.0) * 100.0),
         _ => None,
     };
-    let tpot_words = match tpot_change {
-        Some(c) if c.abs() < (TPOT_FLAT - 1.0) * 100.0 => "TPOT flat".to_string(),
-        Some(c) => format!("TPOT {c:+.0}%"),
-        None => "no TPOT".to_string(),
-    };
-    let cause = match (k.kind, &k.server_evidence) {
-        (KneeKind::RateLimited, _) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
-        (KneeKind::Prefill, _) => "prefill".to_string(),
-        (kind, Some(e)) if e.cause == Some(kind) => {
-            let how = if e.confirms_client {
-                "confirmed by the server".to_string()
-            } else {
-                format!("by the server's own data ({tpot_words} misleads)")
-            };
-            format!("{}, {how}: {}", kind_name(kind), e.words())
-        }
-        (kind, Some(e)) => format!(
-            "{}, {tpot_words}; the server's data does not show a queue: {}",
-            kind_name(kind),
-            e.words()
-        ),
-        (KneeKind::Queueing, None) => "queueing, TPOT flat (inferred from client timings)".into(),
-        (KneeKind::Saturation, None) => match tpot_change {
-            Some(c) => format!("saturation, TPOT up {c:.0}% (inferred from client timings)"),
-            None => "saturation, TPOT up (inferred from client timings)".to_string(),
-        },
-        (KneeKind::Unclassified, None) => "cause unclear (no TPOT to compare)".to_string(),
-    };
+    let cause = cause_words(k, tpot_change);
     let mut s = format!(
         "TTFT knee in ({}, {}] {}: {cause} (TTFT P90 {:.0} → {:.0} ms",
         k.max_clean_concurrency,
@@ -278,6 +251,40 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         s.push_str(" (Point values: no per-request samples for a confidence bound.)");
     }
     s
+}
+
+/// The knee's cause in words: the server's evidence when there is some (confirming or
+/// correcting the client-side reading), else what the client timings suggest, said to be
+/// inferred. `tpot_change` is the TPOT P50 change from the reference step, in percent.
+fn cause_words(k: &Knee, tpot_change: Option<f64>) -> String {
+    let tpot_words = match tpot_change {
+        Some(c) if c.abs() < (TPOT_FLAT - 1.0) * 100.0 => "TPOT flat".to_string(),
+        Some(c) => format!("TPOT {c:+.0}%"),
+        None => "no TPOT".to_string(),
+    };
+    match (k.kind, &k.server_evidence) {
+        (KneeKind::RateLimited, _) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
+        (KneeKind::Prefill, _) => "prefill".to_string(),
+        (kind, Some(e)) if e.cause == Some(kind) => {
+            let how = if e.confirms_client {
+                "confirmed by the server".to_string()
+            } else {
+                format!("by the server's own data ({tpot_words} misleads)")
+            };
+            format!("{}, {how}: {}", kind_name(kind), e.words())
+        }
+        (kind, Some(e)) => format!(
+            "{}, {tpot_words}; the server's data does not show a queue: {}",
+            kind_name(kind),
+            e.words()
+        ),
+        (KneeKind::Queueing, None) => "queueing, TPOT flat (inferred from client timings)".into(),
+        (KneeKind::Saturation, None) => match tpot_change {
+            Some(c) => format!("saturation, TPOT up {c:.0}% (inferred from client timings)"),
+            None => "saturation, TPOT up (inferred from client timings)".to_string(),
+        },
+        (KneeKind::Unclassified, None) => "cause unclear (no TPOT to compare)".to_string(),
+    }
 }
 
 fn kind_name(kind: KneeKind) -> &'static str {

@@ -240,19 +240,7 @@ async fn run_one(
         Some(live) => live.progress(&s.name, &run_id, progress.clone()),
         None => progress.clone(),
     };
-    let (scraper, run_progress) = match s
-        .target
-        .metrics
-        .as_ref()
-        .and_then(|m| Some((m, super::scrape::metrics_url(m, &base_url)?)))
-    {
-        Some((m, url)) => {
-            let (sc, p) = super::scrape::start(url, m, events, tokio::time::Instant::now());
-            (Some(sc), p)
-        }
-        None => (None, events),
-    };
-    let events = run_progress;
+    let (scraper, events) = super::scrape::start_for(s, &base_url, events);
     let mut interrupted = runner::run_scheduled(
         s,
         backend.clone(),
@@ -269,20 +257,7 @@ async fn run_one(
     }
     progress.finish();
     // Stopped before the simulator, whose /metrics it may be reading.
-    let server_metrics = match scraper {
-        Some(sc) => {
-            let url = sc.url.clone();
-            let rows = sc.finish().await;
-            if !rows.iter().any(|r| r.value.is_some()) {
-                eprintln!(
-                    "warning: {}: no scrape of the server's metrics at {url} succeeded; server_metrics.csv has only gaps",
-                    s.name
-                );
-            }
-            Some(rows)
-        }
-        None => None,
-    };
+    let server_metrics = super::scrape::finish_for(scraper, &s.name).await;
     let sim_report = match sim_handle {
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
@@ -294,10 +269,7 @@ async fn run_one(
     if let Some(t) = interrupt.tripped() {
         run.meta.notes.push(t.sentence());
     }
-    if let Some(rows) = &server_metrics {
-        crate::stats::apply_server_metrics(&mut run.summaries, rows);
-        run.dir.write_server_metrics(rows)?;
-    }
+    super::scrape::keep(&mut run, server_metrics.as_deref())?;
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     crate::app::refine::add_breaks(s, &run.summaries, &mut findings);
