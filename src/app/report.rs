@@ -204,7 +204,20 @@ pub fn view_of(
     });
     let baseline = baseline.map(|(b, _, _)| b);
     let pairs = run_pairs(&result, recorded.as_ref());
+    // A damaged server_metrics.csv costs the page its server series, not the page.
+    let server_metrics = match result
+        .dir
+        .as_ref()
+        .map(|d| d.join(store::SERVER_METRICS_FILE))
+    {
+        Some(p) if p.is_file() => store::read_server_metrics_csv(&p).unwrap_or_else(|e| {
+            warnings.push(format!("the server's series are not shown: {e}"));
+            Vec::new()
+        }),
+        _ => Vec::new(),
+    };
     RunView {
+        server_metrics,
         pairs,
         meta: result.meta.clone(),
         scenario_yaml: recorded.map(|r| r.yaml),

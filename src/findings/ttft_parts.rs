@@ -81,6 +81,9 @@ struct Split {
 pub struct Part {
     pub p50_ms: f64,
     pub p90_ms: f64,
+    /// The means of a request's parts add up to its mean TTFT (the report stacks them).
+    #[serde(default)]
+    pub mean_ms: f64,
     /// Requests the part is known for.
     pub n: u64,
     /// `client` (ladder's own timings), a server's name (`sim`, `llama.cpp`, `server-timing`,
@@ -186,6 +189,7 @@ fn part(values: impl Iterator<Item = Option<f64>>, source: &str) -> Option<Part>
     Some(Part {
         p50_ms: d.p50,
         p90_ms: d.p90,
+        mean_ms: d.mean,
         n: v.len() as u64,
         source: source.to_string(),
     })
@@ -287,6 +291,10 @@ mod tests {
         assert_eq!(parts[1].prefill.as_ref().unwrap().source, "llama.cpp");
         let names: Vec<&str> = parts[1].named().iter().map(|(n, _)| *n).collect();
         assert_eq!(names, ["headers", "server queue", "prefill", "rest"]);
+        // The parts' means add up to the mean TTFT (what the report stacks).
+        let sum: f64 = parts[1].named().iter().map(|(_, p)| p.mean_ms).sum();
+        assert!((sum - parts[1].ttft.mean_ms).abs() < 1e-9, "{sum}");
+        assert!((parts[1].ttft.mean_ms - 1_552.0).abs() < 1e-9);
     }
 
     #[test]

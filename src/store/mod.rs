@@ -31,7 +31,9 @@ pub use load::{load_result, rebuild_run, run_dir_of, LoadedResult};
 pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
 pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
-pub use server_metrics_csv::{server_metrics_csv, MetricRow, SERVER_METRICS_COLUMNS};
+pub use server_metrics_csv::{
+    read_server_metrics_csv, server_metrics_csv, MetricRow, SERVER_METRICS_COLUMNS,
+};
 pub use shards::{
     check_merge_output, find_runs, read_shard, shards_settled, stopped_early, write_merged,
     MergedFiles, ShardFiles,

@@ -3,8 +3,10 @@
 //! steps), `series` (`waiting`, `running`, `kv_cache_usage` 0-1, or `raw:<name>{labels}`, a
 //! counter as a per-second rate) and `value` (empty: the scrape failed, a gap).
 
-use super::csv_io::{escape, fixed, opt_fixed, write_csv, MS};
+use super::csv_io::{escape, fixed, opt_fixed, read_csv, write_csv, MS};
+use super::StoreError;
 pub use crate::model::MetricRow;
+use std::path::Path;
 
 /// `server_metrics.csv` columns in file order.
 pub const SERVER_METRICS_COLUMNS: [&str; 5] = ["t_ms", "step", "model", "series", "value"];
@@ -25,6 +27,26 @@ pub fn server_metrics_csv(rows: &[MetricRow]) -> Vec<u8> {
                 opt_fixed(r.value, 6),
             ]
         }),
+    )
+}
+
+/// Reads a `server_metrics.csv` back (the report draws the server's series from it). An empty
+/// `value` is a gap; an empty `step` or `model` a scrape between steps.
+pub fn read_server_metrics_csv(path: &Path) -> Result<Vec<MetricRow>, StoreError> {
+    read_csv(
+        path,
+        "server metrics CSV",
+        &SERVER_METRICS_COLUMNS,
+        false,
+        |row| {
+            Ok(MetricRow {
+                t_ms: row.parse("t_ms", "milliseconds")?,
+                step: row.opt("step", "a step number")?,
+                model: row.opt_text("model"),
+                series: row.text("series"),
+                value: row.opt("value", "a number")?,
+            })
+        },
     )
 }
 
@@ -55,5 +77,15 @@ mod tests {
             text,
             "t_ms,step,model,series,value\n500.000,1,m,waiting,2.000000\n1000.000,,,\"raw:vllm:x{a=\"\"1\"\",b=\"\"2\"\"}\",\n"
         );
+        let dir = tempfile::tempdir().unwrap();
+        let path = crate::store::csv_io::tests::write(&dir, "s.csv", &text);
+        assert_eq!(read_server_metrics_csv(&path).unwrap(), rows);
+        let bad = crate::store::csv_io::tests::write(
+            &dir,
+            "b.csv",
+            "t_ms,step,model,series,value\nsoon,1,m,waiting,2\n",
+        );
+        let err = read_server_metrics_csv(&bad).unwrap_err().to_string();
+        assert!(err.contains("t_ms"), "{err}");
     }
 }

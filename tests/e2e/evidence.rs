@@ -144,6 +144,75 @@ fn server_timings_join_the_simulators_truth_and_decompose_ttft() {
     );
     assert_eq!(cell(&sh, &srows[1], "server_running_max"), Some(2.0));
     assert!(stdout.contains("waiting 0 → "), "{stdout}");
+
+    // The report: the decomposition per step (stacked means and the P50 / P90 table) and the
+    // server's series over the run with each step's start marked.
+    let page = p.path().join("evidence.html");
+    p.ladder()
+        .args(["report", "-o"])
+        .arg(&page)
+        .arg(dir)
+        .assert()
+        .success();
+    report_shows_the_evidence(&std::fs::read_to_string(&page).unwrap());
+}
+
+fn report_shows_the_evidence(html: &str) {
+    let doc = roxmltree::Document::parse_with_options(
+        html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .expect("well-formed XML");
+    let by_id = |id: &str| {
+        doc.descendants()
+            .find(|n| n.attribute("id") == Some(id))
+            .unwrap_or_else(|| panic!("#{id} missing"))
+    };
+    let class_count = |node: roxmltree::Node, class: &str| {
+        node.descendants()
+            .filter(|n| {
+                n.attribute("class")
+                    .is_some_and(|c| c.split_whitespace().any(|w| w == class))
+            })
+            .count()
+    };
+    let parts = by_id("r0-m0-ttft-parts-chart");
+    let segments: Vec<String> = parts
+        .descendants()
+        .filter(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.starts_with("segment"))
+        })
+        .filter_map(|n| n.descendants().find(|t| t.tag_name().name() == "title"))
+        .filter_map(|t| t.text().map(str::to_string))
+        .collect();
+    // Two steps × four parts, and the queue at 6 streams is most of its bar.
+    assert!(
+        segments.iter().any(|t| t.starts_with("server queue at 6")),
+        "{segments:?}"
+    );
+    let table = by_id("r0-m0-ttft-parts");
+    let text: String = table.descendants().filter_map(|n| n.text()).collect();
+    assert!(text.contains("server queue P50 / P90 (ms)"), "{text}");
+    assert!(text.contains("server queue: sim; prefill: sim"), "{text}");
+    let requests = by_id("r0-server-requests");
+    assert!(
+        requests
+            .descendants()
+            .any(|n| n.tag_name().name() == "polyline"),
+        "waiting/running drawn"
+    );
+    assert_eq!(class_count(requests, "step-line"), 2, "one mark per step");
+    let labels: Vec<&str> = requests
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("step-label"))
+        .filter_map(|n| n.text())
+        .collect();
+    assert_eq!(labels, ["1", "6"]);
+    by_id("r0-server-kv");
 }
 
 /// A TCP proxy that holds every byte from the client `delay` before passing it on; answers

@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod curves;
+pub mod evidence;
 mod style;
 pub mod trend;
 pub mod view;
@@ -99,8 +100,10 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         }
         s.push_str("</div>");
         steps_table(s, &charts::model_rows(&v.result.summaries, &f.model));
+        evidence::ttft_parts_section(s, f, &format!("{prefix}-m{mi}"));
         s.push_str("</section>");
     }
+    evidence::server_section(s, v, &prefix);
     if let Some(c) = &v.comparison {
         let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
         verdict_section(

@@ -3,6 +3,7 @@
 
 use crate::compare::Comparison;
 use crate::findings::ModelFindings;
+use crate::model::MetricRow;
 use crate::model::Slo;
 use crate::scenario::Limits;
 use crate::store::LoadedResult;
@@ -29,4 +30,7 @@ pub struct RunView {
     pub gates: Option<String>,
     /// Plain warnings for the top of the run's section (interrupted, incomplete).
     pub warnings: Vec<String>,
+    /// The server's `/metrics` during the run (`server_metrics.csv`); empty when the run did
+    /// not scrape (`target.metrics`).
+    pub server_metrics: Vec<MetricRow>,
 }
