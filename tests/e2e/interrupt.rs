@@ -79,6 +79,12 @@ pub(crate) fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
+/// The stderr lines not read yet, to the end of the stream: after the process exited, its
+/// last lines may still be on their way through the reader thread (`try_iter` would miss them).
+pub(crate) fn rest_of(rx: &mpsc::Receiver<String>) -> Vec<String> {
+    std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect()
+}
+
 /// Waits for a stderr line containing `needle`; returns everything read so far.
 pub(crate) fn wait_for_line(rx: &mpsc::Receiver<String>, needle: &str) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -260,7 +266,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
     wait_for_handlers(&child);
     signal(&child, "INT");
     let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
-    let stderr: Vec<String> = err_rx.try_iter().collect();
+    let stderr: Vec<String> = rest_of(&err_rx);
     assert_eq!(status.code(), Some(1), "stderr: {stderr:?}");
     assert!(
         stderr
@@ -438,7 +444,7 @@ fn second_sigint_cancels_at_once_and_still_writes_everything() {
     signal(&child, "INT");
     let sent_after = first_sent.elapsed();
     let (status, _, _) = wait_exit(child, Duration::from_secs(30));
-    let stderr: Vec<String> = err_rx.try_iter().collect();
+    let stderr: Vec<String> = rest_of(&err_rx);
     assert_eq!(status.code(), Some(1), "{stderr:?}");
     // The 2 s grace runs from the first signal (handled after `first_sent`); on a machine so
     // loaded that the second one went out after it, there was nothing left to cancel.
@@ -520,7 +526,7 @@ fn group_stop_signals_arriving_together_are_one_stop() {
         assert!(group.success(), "kill the process group");
         signal(&child, "INT");
         let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
-        let stderr: Vec<String> = err_rx.try_iter().collect();
+        let stderr: Vec<String> = rest_of(&err_rx);
         assert_eq!(status.code(), Some(1), "at +{delay_ms} ms: {stderr:?}");
         assert!(
             !stderr
