@@ -621,6 +621,7 @@ fn throughput_at_a_cap_decides() {
                 e2e_ms: Some(free[slot] - at),
                 output_tokens: Some(40),
                 itl: None,
+                parts: None,
             });
             if sent < 130 {
                 sent += 1;

@@ -7,11 +7,13 @@ pub mod drift;
 pub(crate) mod inference;
 pub mod itl;
 mod rebuild;
+mod server;
 mod steady;
 
 pub use crate::model::{ItlHistogram, LadderUnit};
 pub use itl::PooledGaps;
 pub use rebuild::{summarize_run, RunContext};
+pub use server::apply_server_metrics;
 pub use steady::{steady_window, Decode, Progress, SteadyWindow, Timed, MIN_BLOCKS};
 
 use crate::model::{ErrorClass, RequestRecord, TokensSource};
@@ -240,32 +242,6 @@ pub fn describe(values: &[f64]) -> Option<Distribution> {
     })
 }
 
-/// Fills each step's server columns (`server_waiting_mean`, `_max`, `server_running_max`,
-/// `server_kv_max`) from the scraped `/metrics` rows tagged with its model and step; gaps
-/// (failed scrapes) are left out.
-pub fn apply_server_metrics(summaries: &mut [StepSummary], rows: &[crate::model::MetricRow]) {
-    for s in summaries {
-        let of = |series: &str| -> Vec<f64> {
-            rows.iter()
-                .filter(|r| {
-                    r.series == series
-                        && r.step == Some(s.step)
-                        && r.model.as_deref() == Some(s.model.as_str())
-                })
-                .filter_map(|r| r.value)
-                .filter(|v| v.is_finite())
-                .collect()
-        };
-        let max = |v: &[f64]| v.iter().copied().reduce(f64::max);
-        let waiting = of("waiting");
-        s.server_waiting_mean =
-            (!waiting.is_empty()).then(|| waiting.iter().sum::<f64>() / waiting.len() as f64);
-        s.server_waiting_max = max(&waiting);
-        s.server_running_max = max(&of("running"));
-        s.server_kv_max = max(&of("kv_cache_usage"));
-    }
-}
-
 /// What `summarize_step` needs besides the records: identity of the row, the step's wall time
 /// (first request start to last request end) and the SLO used for goodput.
 #[derive(Debug, Clone, Copy)]
@@ -366,14 +342,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     if let Some((lo, hi)) = p90_bounds(&ttft_sorted) {
         (s.ttft_p90_lo_ms, s.ttft_p90_hi_ms) = (Some(lo), Some(hi));
     }
-    let ok = || records.iter().filter(|r| r.is_ok());
-    let headers = describe(&ok().filter_map(|r| r.headers_ms).collect::<Vec<_>>());
-    s.headers_p50_ms = headers.map(|d| d.p50);
-    s.headers_p90_ms = headers.map(|d| d.p90);
-    s.server_queue_p90_ms =
-        describe(&ok().filter_map(|r| r.server_queue_ms).collect::<Vec<_>>()).map(|d| d.p90);
-    let new_conns = records.iter().filter(|r| r.connect_ms.is_some()).count();
-    s.new_conn_share = (s.attempted > 0).then(|| new_conns as f64 / s.attempted as f64);
+    server::client_split(&mut s, records);
     let (lag, ttft_sched, e2e_sched) =
         (describe(&lag), describe(&ttft_sched), describe(&e2e_sched));
     s.send_lag_p50_ms = lag.map(|d| d.p50);
