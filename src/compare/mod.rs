@@ -6,12 +6,12 @@
 //! Steps are matched by model and concurrency (not by step index), so inserting a step into a
 //! ladder does not shift every comparison. User-facing text names a step by its concurrency.
 
-use crate::stats::inference;
 mod latency;
 mod pair;
 pub mod partial;
 mod rules;
 mod side;
+mod step;
 #[cfg(test)]
 mod tests;
 pub mod ttft_cause;
@@ -24,9 +24,9 @@ use crate::stats::{
     drift, steady_window, ItlHistogram, LadderUnit, SteadyWindow, StepSummary, Timed,
 };
 pub(crate) use latency::requests_to_decide;
-use latency::{Evidence, Rule};
 pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
-use rules::{error_rate, findings_check, short_rate, throughput};
+use rules::findings_check;
+use step::step_checks;
 pub use types::{
     Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, PooledRun,
     RequestSample, Side, Verdict, WorkloadMismatch,
@@ -71,82 +71,14 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         .map(|(m, _)| m.as_str())
         .collect();
     for model in models {
-        let in_b = b.has_model(model);
-        let in_n = n.has_model(model);
-        if !(in_b && in_n) {
-            let (side, label) = if in_b {
-                ("the baseline", &base.label)
-            } else {
-                ("the new run", &new.label)
-            };
-            out.unmatched
-                .push(format!("model {model}: only in {side} ({label})"));
+        if let Some(only) = one_sided_model(model, (base, &b), (new, &n)) {
+            out.unmatched.push(only);
             continue;
         }
-        let concs: BTreeSet<u32> = b
-            .concurrencies(model)
-            .chain(n.concurrencies(model))
-            .collect();
-        let mut matched = Vec::new();
-        for conc in concs {
-            let key = (model.to_string(), conc);
-            match (b.steps.get(&key), n.steps.get(&key)) {
-                (Some(bs), Some(ns)) => matched.push((*bs, *ns)),
-                (Some(bs), None) => out.unmatched.push(format!(
-                    "model {model} {}: only in the baseline ({})",
-                    bs.ladder_unit.at(conc),
-                    base.label
-                )),
-                (_, ns) => out.unmatched.push(format!(
-                    "model {model} {}: only in the new run ({})",
-                    ns.map_or(n.unit(model), |s| s.ladder_unit).at(conc),
-                    new.label
-                )),
-            }
-        }
-        // Judged on within-run sampling; then, with a pooled baseline, judged again with each
-        // CI widened by the run-to-run spread at the steps that have one (`Pool::drift`).
-        let mut checks = Vec::new();
-        for &(bs, ns) in &matched {
-            step_checks(&mut checks, opts, &Drift::new(), (&b, bs), (&n, ns));
-        }
-        if let Some(drift) = pool.drift(model, &checks) {
-            checks.clear();
-            for &(bs, ns) in &matched {
-                step_checks(&mut checks, opts, &drift, (&b, bs), (&n, ns));
-            }
-        }
-        out.checks.append(&mut checks);
-        let new_top = n.concurrencies(model).max();
-        let unit = n.unit(model);
-        for (metric, bm, nm) in [
-            (Metric::Knee, &base.knee, &new.knee),
-            (Metric::Wall, &base.wall, &new.wall),
-        ] {
-            let mut check = findings_check(model, unit, metric, bm.get(model), nm.get(model));
-            // "Gone" only counts when the new run went as far as the baseline's finding.
-            if let (Some(c), Some(Some(at)), Some(None)) =
-                (check.as_mut(), bm.get(model), nm.get(model))
-            {
-                if new_top.is_some_and(|top| top < *at) {
-                    rules::skip(
-                        c,
-                        format!(
-                            "{} {} in the baseline; the new run stopped {}, so it cannot say",
-                            metric.label(),
-                            unit.at(*at),
-                            unit.at(new_top.unwrap_or(0))
-                        ),
-                    );
-                }
-            }
-            if metric == Metric::Knee {
-                if let Some(c) = check.as_mut() {
-                    knee_needs_separation(c, &out.checks, &b, &n, model);
-                }
-            }
-            out.checks.extend(check);
-        }
+        let matched = matched_steps(model, (base, &b), (new, &n), &mut out.unmatched);
+        out.checks
+            .extend(judged_steps(&matched, opts, &pool, model, &b, &n));
+        findings_checks(&mut out.checks, model, (base, &b), (new, &n));
     }
     out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
     out.notes.extend(
@@ -155,6 +87,121 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             .map(|c| format!("{}: {}", c.model, c.sentence)),
     );
     out
+}
+
+/// "model m: only in the baseline (label)" when `model` has steps on one side only.
+fn one_sided_model(
+    model: &str,
+    (base, b): (&Side, &Indexed<'_>),
+    (new, n): (&Side, &Indexed<'_>),
+) -> Option<String> {
+    let in_b = b.has_model(model);
+    let in_n = n.has_model(model);
+    if in_b && in_n {
+        return None;
+    }
+    let (side, label) = if in_b {
+        ("the baseline", &base.label)
+    } else {
+        ("the new run", &new.label)
+    };
+    Some(format!("model {model}: only in {side} ({label})"))
+}
+
+/// The steps of `model` that both sides ran (matched by concurrency), in ladder order; a step
+/// on one side only goes to `unmatched`.
+fn matched_steps<'a>(
+    model: &str,
+    (base, b): (&Side, &Indexed<'a>),
+    (new, n): (&Side, &Indexed<'a>),
+    unmatched: &mut Vec<String>,
+) -> Vec<(&'a StepSummary, &'a StepSummary)> {
+    let concs: BTreeSet<u32> = b
+        .concurrencies(model)
+        .chain(n.concurrencies(model))
+        .collect();
+    let mut matched = Vec::new();
+    for conc in concs {
+        let key = (model.to_string(), conc);
+        match (b.steps.get(&key), n.steps.get(&key)) {
+            (Some(bs), Some(ns)) => matched.push((*bs, *ns)),
+            (Some(bs), None) => unmatched.push(format!(
+                "model {model} {}: only in the baseline ({})",
+                bs.ladder_unit.at(conc),
+                base.label
+            )),
+            (_, ns) => unmatched.push(format!(
+                "model {model} {}: only in the new run ({})",
+                ns.map_or(n.unit(model), |s| s.ladder_unit).at(conc),
+                new.label
+            )),
+        }
+    }
+    matched
+}
+
+/// The checks of `model`'s matched steps. Judged on within-run sampling; then, with a pooled
+/// baseline, judged again with each CI widened by the run-to-run spread at the steps that have
+/// one (`Pool::drift`).
+fn judged_steps(
+    matched: &[(&StepSummary, &StepSummary)],
+    opts: &CompareOptions,
+    pool: &Pool<'_>,
+    model: &str,
+    b: &Indexed<'_>,
+    n: &Indexed<'_>,
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for &(bs, ns) in matched {
+        step_checks(&mut checks, opts, &Drift::new(), (b, bs), (n, ns));
+    }
+    if let Some(drift) = pool.drift(model, &checks) {
+        checks.clear();
+        for &(bs, ns) in matched {
+            step_checks(&mut checks, opts, &drift, (b, bs), (n, ns));
+        }
+    }
+    checks
+}
+
+/// Appends `model`'s knee and wall checks to `checks` (which holds every check so far: a knee
+/// that moved down is confirmed by its step's TTFT P90 check, `knee_needs_separation`).
+fn findings_checks(
+    checks: &mut Vec<Check>,
+    model: &str,
+    (base, b): (&Side, &Indexed<'_>),
+    (new, n): (&Side, &Indexed<'_>),
+) {
+    let new_top = n.concurrencies(model).max();
+    let unit = n.unit(model);
+    for (metric, bm, nm) in [
+        (Metric::Knee, &base.knee, &new.knee),
+        (Metric::Wall, &base.wall, &new.wall),
+    ] {
+        let mut check = findings_check(model, unit, metric, bm.get(model), nm.get(model));
+        // "Gone" only counts when the new run went as far as the baseline's finding.
+        if let (Some(c), Some(Some(at)), Some(None)) =
+            (check.as_mut(), bm.get(model), nm.get(model))
+        {
+            if new_top.is_some_and(|top| top < *at) {
+                rules::skip(
+                    c,
+                    format!(
+                        "{} {} in the baseline; the new run stopped {}, so it cannot say",
+                        metric.label(),
+                        unit.at(*at),
+                        unit.at(new_top.unwrap_or(0))
+                    ),
+                );
+            }
+        }
+        if metric == Metric::Knee {
+            if let Some(c) = check.as_mut() {
+                knee_needs_separation(c, checks, b, n, model);
+            }
+        }
+        checks.extend(check);
+    }
 }
 
 /// The runs of a pooled baseline that may widen checks: those with the baseline's workload.
@@ -449,174 +496,6 @@ pub(crate) fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
         Metric::E2e => &g.e2e,
         _ => &g.ttft,
     }
-}
-
-/// A per-check seed, so a verdict does not depend on which other checks ran before it.
-fn check_seed(seed: u64, model: &str, conc: u32, metric: Metric, p: Percentile) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
-    for b in model
-        .bytes()
-        .chain(conc.to_le_bytes())
-        .chain([metric as u8, p as u8])
-    {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-fn step_checks(
-    out: &mut Vec<Check>,
-    opts: &CompareOptions,
-    drift: &Drift,
-    (bi, bs): (&Indexed<'_>, &StepSummary),
-    (ni, ns): (&Indexed<'_>, &StepSummary),
-) {
-    let blank = |metric, percentile, gated| Check {
-        model: ns.model.clone(),
-        step: Some(ns.step),
-        concurrency: Some(ns.concurrency),
-        ladder_unit: ns.ladder_unit,
-        metric,
-        percentile,
-        gated,
-        base: None,
-        new: None,
-        ratio: None,
-        ci: None,
-        method: Method::Point,
-        verdict: Verdict::NoChange,
-        detail: String::new(),
-    };
-    let tokens_differ = tokens_differ(bs, ns);
-    for metric in Metric::LATENCIES {
-        let (bv, nv) = (bi.values(bs, metric), ni.values(ns, metric));
-        let (bg, ng) = match metric {
-            Metric::Itl => (bi.gaps(bs), ni.gaps(ns)),
-            _ => (None, None),
-        };
-        for p in Percentile::ALL {
-            if let (Metric::Tpot, Some(why)) = (metric, &tokens_differ) {
-                let mut c = blank(metric, Some(p), p != Percentile::P50);
-                let reason = format!("{} {why}", c.name());
-                rules::skip(&mut c, reason);
-                out.push(c);
-                continue;
-            }
-            let ev = |s: &StepSummary,
-                      v: &Option<(Vec<f64>, Vec<f64>)>,
-                      g: &Option<Vec<ItlHistogram>>| Evidence {
-                sorted: v.as_ref().map(|(v, _)| v.clone()),
-                // The indicator's correlation is what drives a quantile's variance, but with a
-                // dozen exceedances it is a noisy estimate: take the more cautious of it and
-                // the ranks' correlation. ITL: the per-request scores of the pooled quantile.
-                effective: match (v, g) {
-                    (_, Some(g)) => Some(inference::effective_size_of_gaps(g, p.q())),
-                    (Some((_, in_order)), None) => Some(
-                        inference::effective_size_at(in_order, p.q())
-                            .min(inference::effective_size(in_order)),
-                    ),
-                    (None, None) => None,
-                },
-                gaps: g.clone(),
-                summary_q: summary_q(s, metric, p),
-                summary_n: s.succeeded,
-                summary_attempted: s.attempted,
-            };
-            let rule = Rule {
-                metric,
-                pct: p,
-                gate: gate_for(&opts.gates, metric),
-                resamples: opts.resamples,
-                seed: check_seed(opts.seed, &ns.model, ns.concurrency, metric, p),
-                drift: drift.get(&(metric, Some(p))).copied(),
-            };
-            let j = latency::judge(&rule, &ev(bs, &bv, &bg), &ev(ns, &nv, &ng));
-            // ITL without per-request gaps on both sides has no CI: information only.
-            let gated =
-                p != Percentile::P50 && !(metric == Metric::Itl && j.verdict == Verdict::Info);
-            out.push(Check {
-                base: j.base,
-                new: j.new,
-                ratio: j.ratio,
-                ci: j.ci,
-                method: j.method,
-                verdict: j.verdict,
-                detail: j.detail,
-                ..blank(metric, Some(p), gated)
-            });
-        }
-    }
-    let mut c = blank(Metric::ErrorRate, None, true);
-    error_rate(&mut c, bs, ns, opts.gates.error_rate);
-    out.push(c);
-    // Only when either side saw a short response: older baselines and runs without any add
-    // nothing to the verdict table.
-    if bs.short + ns.short > 0 {
-        let mut c = blank(Metric::ShortRate, None, true);
-        short_rate(&mut c, bs, ns, opts.gates.error_rate);
-        out.push(c);
-    }
-    for metric in [Metric::Tpm, Metric::Rps] {
-        let mut c = blank(metric, None, true);
-        // A rate from a handful of requests is mostly the step's start-up and tail.
-        let fewest = bs.succeeded.min(ns.succeeded);
-        let sides = [(bs.attempted, bs.succeeded), (ns.attempted, ns.succeeded)];
-        if fewest < MIN_THROUGHPUT_SAMPLES {
-            rules::skip(
-                &mut c,
-                format!(
-                    "{} needs ≥ {MIN_THROUGHPUT_SAMPLES} successful requests per side (have {} / {}): use requests_per_step ≥ {}{}",
-                    metric.label(),
-                    bs.succeeded,
-                    ns.succeeded,
-                    latency::requests_for(MIN_THROUGHPUT_SAMPLES, &sides),
-                    latency::success_words(MIN_THROUGHPUT_SAMPLES, &sides)
-                ),
-            );
-            out.push(c);
-            continue;
-        }
-        if let (Metric::Tpm, Some(why)) = (metric, &tokens_differ) {
-            rules::skip(&mut c, format!("TPM {why}"));
-            out.push(c);
-            continue;
-        }
-        let rate = |i: &Indexed<'_>, s| rules::Rate {
-            summary: s,
-            window: i.window(s),
-        };
-        throughput(
-            &mut c,
-            (&rate(bi, bs), &rate(ni, ns)),
-            opts.gates.throughput,
-            drift.get(&(metric, None)).copied(),
-        );
-        out.push(c);
-    }
-}
-
-/// Token-count sources of a step: "usage" (server-reported for ≥ 99% of successes), "chunks"
-/// (≤ 1%), or "mixed"; `None` when not recorded (older summaries).
-fn token_source(s: &StepSummary) -> Option<&'static str> {
-    s.tokens_usage_share.map(|u| {
-        if u >= 0.99 {
-            "server usage"
-        } else if u <= 0.01 {
-            "chunk counts"
-        } else {
-            "a mix of usage and chunk counts"
-        }
-    })
-}
-
-/// Why token-based checks (TPOT, TPM) cannot compare the two steps, if they cannot.
-fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
-    let (b, n) = (token_source(bs)?, token_source(ns)?);
-    (b != n).then(|| {
-        format!(
-            "skipped: the baseline counted tokens from {b}, the new run from {n}; token counts are not comparable"
-        )
-    })
 }
 
 /// "948.3 ms"

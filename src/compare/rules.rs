@@ -159,40 +159,89 @@ pub(super) fn throughput(
     }
     let r = nv / bv - 1.0;
     c.ratio = Some(r);
-    let thresholds = format!("gate ±{:.0}%", gate * 100.0);
-    let change = format!("{name} {}", fmt_pct(r));
-    let (Some(bw), Some(nw)) = (&base.window, &new.window) else {
-        let (b_d, n_d) = (base.summary.duration_s, new.summary.duration_s);
-        if !(b_d > 0.0 && n_d > 0.0) {
-            return skip(
-                c,
-                format!("{name}: a step duration is 0 (baseline {b_d} s, new {n_d} s)"),
-            );
-        }
-        c.method = Method::Point;
-        let how = "point values (no per-request samples)";
-        (c.verdict, c.detail) = if r < -gate {
-            (
-                Verdict::Regressed,
-                format!("{how}; {change} ({thresholds})"),
-            )
-        } else if r > gate {
-            (Verdict::Improved, format!("{how}; {change} ({thresholds})"))
-        } else {
-            (
-                Verdict::NoChange,
-                format!("{how}; no change: {change} ({thresholds})"),
-            )
-        };
-        return;
+    let change = RateChange {
+        r,
+        gate,
+        words: format!("{name} {}", fmt_pct(r)),
+        thresholds: format!("gate ±{:.0}%", gate * 100.0),
     };
+    match (&base.window, &new.window) {
+        (Some(bw), Some(nw)) => throughput_by_blocks(c, &change, (base, new), (bw, nw), drift),
+        _ => throughput_by_points(c, &change, base.summary, new.summary),
+    }
+}
+
+/// A throughput ratio to judge, and the words for it.
+struct RateChange {
+    r: f64,
+    gate: f64,
+    /// "TPM -12.0%".
+    words: String,
+    /// "gate ±5%".
+    thresholds: String,
+}
+
+/// The point rule, when a side has no steady window (no per-request samples): a fall past the
+/// gate regresses, a rise past it improves.
+fn throughput_by_points(c: &mut Check, rc: &RateChange, bs: &StepSummary, ns: &StepSummary) {
+    let name = c.metric.label();
+    let (b_d, n_d) = (bs.duration_s, ns.duration_s);
+    if !(b_d > 0.0 && n_d > 0.0) {
+        return skip(
+            c,
+            format!("{name}: a step duration is 0 (baseline {b_d} s, new {n_d} s)"),
+        );
+    }
+    let RateChange {
+        r,
+        gate,
+        words: change,
+        thresholds,
+    } = rc;
+    c.method = Method::Point;
+    let how = "point values (no per-request samples)";
+    (c.verdict, c.detail) = if *r < -gate {
+        (
+            Verdict::Regressed,
+            format!("{how}; {change} ({thresholds})"),
+        )
+    } else if r > gate {
+        (Verdict::Improved, format!("{how}; {change} ({thresholds})"))
+    } else {
+        (
+            Verdict::NoChange,
+            format!("{how}; no change: {change} ({thresholds})"),
+        )
+    };
+}
+
+/// The batch-means rule over both steady windows: the ratio's 99% CI from the windows' time
+/// blocks, widened for drift with a pooled baseline, judged like a latency's CI (a fall is the
+/// regression).
+fn throughput_by_blocks(
+    c: &mut Check,
+    rc: &RateChange,
+    (base, new): (&Rate<'_>, &Rate<'_>),
+    (bw, nw): (&SteadyWindow, &SteadyWindow),
+    drift: Option<(f64, usize)>,
+) {
     c.method = Method::BatchMeans;
     let (Some(bs), Some(ns)) = (base.spread(c.metric), new.spread(c.metric)) else {
         return skip(
             c,
-            format!("{name}: the steady windows hold no usable completed requests"),
+            format!(
+                "{}: the steady windows hold no usable completed requests",
+                c.metric.label()
+            ),
         );
     };
+    let RateChange {
+        r,
+        gate,
+        words: change,
+        thresholds,
+    } = rc;
+    let (r, gate) = (*r, *gate);
     let (f_lo, f_hi) = inference::rate_factor_ci(bs, ns, CI_LEVEL);
     let ((lo, hi), widened) = widen_for_drift(
         r,

@@ -187,15 +187,77 @@ fn plan_model(
     slo: &Slo,
     limits: &Limits,
 ) -> ModelPlan {
-    let meeting: Vec<&StepSummary> = steps
+    let measured_slo_rps = meeting_slo(steps, slo)
+        .iter()
+        .map(|s| s.rps)
+        .reduce(f64::max);
+    let mut notes = Vec::new();
+    let (basis, step) = choose_basis(steps, rps, slo, &mut notes);
+    let rpm_needed = rps * 60.0;
+    let Some(b) = step else {
+        return ModelPlan {
+            model: model.to_string(),
+            basis,
+            step: None,
+            concurrency_needed: None,
+            tpm_needed: None,
+            rpm_needed,
+            limits: Vec::new(),
+            binding_limit: None,
+            max_sustainable_rps: None,
+            measured_slo_rps,
+            notes,
+        };
+    };
+    let concurrency = rps * (b.e2e_mean_ms / 1000.0);
+    if b.input_tokens_per_request == 0.0 {
+        notes.push(
+            "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
+                .into(),
+        );
+    }
+    let tpm_needed = rps * 60.0 * (b.input_tokens_per_request + b.output_tokens_per_request);
+    let checks = limit_checks(&b, limits, concurrency, tpm_needed, rpm_needed);
+    let binding = checks
+        .iter()
+        .filter(|c| c.max_rps.is_finite())
+        .min_by(|a, b| a.max_rps.total_cmp(&b.max_rps));
+    ModelPlan {
+        model: model.to_string(),
+        basis,
+        concurrency_needed: Some(concurrency.ceil().max(1.0) as u32),
+        tpm_needed: Some(tpm_needed),
+        rpm_needed,
+        binding_limit: binding.map(|c| c.limit),
+        max_sustainable_rps: binding.map(|c| c.max_rps),
+        limits: checks,
+        step: Some(b),
+        measured_slo_rps,
+        notes,
+    }
+}
+
+/// The steps (in ladder order) that met the SLO and have a usable mean E2E.
+fn meeting_slo<'a>(steps: &[&'a StepSummary], slo: &Slo) -> Vec<&'a StepSummary> {
+    steps
         .iter()
         .copied()
         .filter(|s| slo_miss(s, slo).is_none() && basis_of(s).is_some())
-        .collect();
-    let measured_slo_rps = meeting.iter().map(|s| s.rps).reduce(f64::max);
-    let mut notes = Vec::new();
+        .collect()
+}
+
+/// The step the plan rests on: the lowest one that met the SLO while carrying `rps`
+/// (measured); else the highest that met it (extrapolated, said in `notes`); else none (why the
+/// lowest step missed, in `notes`).
+fn choose_basis(
+    steps: &[&StepSummary],
+    rps: f64,
+    slo: &Slo,
+    notes: &mut Vec<String>,
+) -> (Basis, Option<StepBasis>) {
+    let meeting = meeting_slo(steps, slo);
     let chosen = meeting.iter().find(|s| s.rps >= rps);
-    let (basis, step) = match (chosen, meeting.last()) {
+    match (chosen, meeting.last()) {
         (Some(s), _) => (Basis::Measured, basis_of(s)),
         (None, Some(best)) => {
             notes.push(format!(
@@ -216,33 +278,20 @@ fn plan_model(
             }
             (Basis::NoStepMeetsSlo, None)
         }
-    };
-    let rpm_needed = rps * 60.0;
-    let Some(b) = step else {
-        return ModelPlan {
-            model: model.to_string(),
-            basis,
-            step: None,
-            concurrency_needed: None,
-            tpm_needed: None,
-            rpm_needed,
-            limits: Vec::new(),
-            binding_limit: None,
-            max_sustainable_rps: None,
-            measured_slo_rps,
-            notes,
-        };
-    };
-    let e2e_s = b.e2e_mean_ms / 1000.0;
-    let concurrency = rps * e2e_s;
-    let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
-    if b.input_tokens_per_request == 0.0 {
-        notes.push(
-            "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
-                .into(),
-        );
     }
-    let tpm_needed = rps * 60.0 * tokens;
+}
+
+/// Each declared limit (concurrency, TPM, RPM; 0 means none) against what the plan needs, with
+/// the largest RPS it allows at the basis step's latency and tokens.
+fn limit_checks(
+    b: &StepBasis,
+    limits: &Limits,
+    concurrency: f64,
+    tpm_needed: f64,
+    rpm_needed: f64,
+) -> Vec<LimitCheck> {
+    let e2e_s = b.e2e_mean_ms / 1000.0;
+    let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
     let check = |limit: LimitName, declared: f64, needed: f64, per_rps: f64| LimitCheck {
         limit,
         declared,
@@ -269,21 +318,5 @@ fn plan_model(
     if let Some(r) = limits.rpm.filter(|r| *r > 0) {
         checks.push(check(LimitName::Rpm, r as f64, rpm_needed, 60.0));
     }
-    let binding = checks
-        .iter()
-        .filter(|c| c.max_rps.is_finite())
-        .min_by(|a, b| a.max_rps.total_cmp(&b.max_rps));
-    ModelPlan {
-        model: model.to_string(),
-        basis,
-        concurrency_needed: Some(concurrency.ceil().max(1.0) as u32),
-        tpm_needed: Some(tpm_needed),
-        rpm_needed,
-        binding_limit: binding.map(|c| c.limit),
-        max_sustainable_rps: binding.map(|c| c.max_rps),
-        limits: checks,
-        step: Some(b),
-        measured_slo_rps,
-        notes,
-    }
+    checks
 }

@@ -2,7 +2,7 @@
 //! check every figure against the run's table.
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
-use super::{Basis, LimitName, ModelPlan, Plan};
+use super::{Basis, LimitName, ModelPlan, Plan, StepBasis};
 use crate::scenario::{LadderOver, LoadMode, Scenario};
 use crate::stats::LadderUnit;
 use std::fmt::Write;
@@ -67,7 +67,6 @@ pub fn plain_words(p: &Plan) -> String {
 }
 
 fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
-    let rps = num(p.target_rps);
     let Some(b) = &m.step else {
         let _ = writeln!(s, "{}: no plan", m.model);
         for n in &m.notes {
@@ -75,6 +74,21 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
         }
         return;
     };
+    basis_line(s, m, b);
+    needs_rows(s, p, m, b);
+    limit_rows(s, m);
+    for n in &m.notes {
+        let _ = writeln!(s, "  note: {n}");
+    }
+}
+
+/// One labelled row of a model's block.
+fn row(s: &mut String, k: &str, v: String) {
+    let _ = writeln!(s, "  {k:<20}{v}");
+}
+
+/// "model: measured at 10 streams (5.2 RPS, mean E2E 1.9 s; TTFT P90 …, TPOT P90 …)".
+fn basis_line(s: &mut String, m: &ModelPlan, b: &StepBasis) {
     let how = match m.basis {
         Basis::Measured => "measured at",
         _ => "EXTRAPOLATED from",
@@ -98,11 +112,13 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
         ms(b.e2e_mean_ms),
         lat.join(", ")
     );
+}
+
+/// What the target rate needs, with the arithmetic: streams, tokens per request, TPM, RPM.
+fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
+    let rps = num(p.target_rps);
     let conc = m.concurrency_needed.unwrap_or(0);
     let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
-    let row = |s: &mut String, k: &str, v: String| {
-        let _ = writeln!(s, "  {k:<20}{v}");
-    };
     row(
         s,
         "concurrency needed",
@@ -136,6 +152,11 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
         "RPM needed",
         format!("{} requests/min", num(m.rpm_needed)),
     );
+}
+
+/// The declared limits with their headroom, which binds first, the largest sustainable rate,
+/// and the most this run measured within the SLO.
+fn limit_rows(s: &mut String, m: &ModelPlan) {
     let declared = |l: LimitName| m.limits.iter().find(|c| c.limit == l);
     let limits: Vec<String> = [LimitName::Concurrency, LimitName::Tpm, LimitName::Rpm]
         .iter()
@@ -182,9 +203,6 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
             "measured",
             format!("up to {} RPS within the SLO in this run", num(top)),
         );
-    }
-    for n in &m.notes {
-        let _ = writeln!(s, "  note: {n}");
     }
 }
 

@@ -388,14 +388,7 @@ fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Res
         writeln!(out, "> **Warning:** {}\n", md_text(w))?;
     }
     if let Some(r) = &c.refused {
-        writeln!(out, "The workloads differ, so the results are not comparable. Rerun with the baseline's scenario, or pass `--allow-different-workload` to compare anyway.\n")?;
-        let fence = "`".repeat((longest_backtick_run(&r.unified_diff) + 1).max(3));
-        writeln!(out, "{fence}diff")?;
-        out.write_all(r.unified_diff.as_bytes())?;
-        if !r.unified_diff.ends_with('\n') {
-            writeln!(out)?;
-        }
-        return writeln!(out, "{fence}");
+        return md_refused(r, out);
     }
     writeln!(out, "**{}**\n", summary_line(&c.counts()))?;
     if let Some(why) = c.inconclusive_reason() {
@@ -405,41 +398,7 @@ fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Res
         writeln!(out, "Incomplete: {}.\n", md_text(&why))?;
     }
     let gated = gated_ranked(c);
-    if !gated.is_empty() {
-        writeln!(out, "### Gated checks\n")?;
-        writeln!(
-            out,
-            "| model | {} | check | base | new | change | 99% CI | verdict |",
-            step_header(c.checks.iter())
-        )?;
-        writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
-        let mut any_approx = false;
-        for k in &gated {
-            any_approx |= k.method == Method::Approximate;
-            let v = verdict(k);
-            let v = if k.verdict == Verdict::Regressed {
-                format!("**{v}**")
-            } else {
-                v
-            };
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                cell(&k.model),
-                step_cell(k),
-                k.name(),
-                value(k, k.base),
-                value(k, k.new),
-                change(k),
-                ci(k),
-                v
-            )?;
-        }
-        if any_approx {
-            writeln!(out, "\n{}", cell(APPROX_NOTE))?;
-        }
-        writeln!(out)?;
-    }
+    md_gated_table(c, &gated, out)?;
     let regressions: Vec<String> = gated
         .iter()
         .filter(|k| k.verdict == Verdict::Regressed)
@@ -455,36 +414,94 @@ fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Res
     md_list(out, "### Skipped gates", &skipped)?;
     md_list(out, "### Only on one side", &c.unmatched)?;
     md_list(out, "### Notes", &c.notes)?;
-    let rest: Vec<&Check> = c.checks.iter().filter(|k| !is_skipped(k)).collect();
-    if !rest.is_empty() {
-        writeln!(
-            out,
-            "<details><summary>All checks with explanations ({})</summary>\n",
-            rest.len()
-        )?;
-        writeln!(
-            out,
-            "| model | {} | check | base | new | change | verdict | detail |",
-            step_header(c.checks.iter())
-        )?;
-        writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
-        for k in rest {
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                cell(&k.model),
-                step_cell(k),
-                k.name(),
-                value(k, k.base),
-                value(k, k.new),
-                change(k),
-                verdict(k),
-                cell(&k.detail)
-            )?;
-        }
-        writeln!(out, "\n</details>")?;
+    md_all_checks(c, out)
+}
+
+/// Why nothing was compared, and the workload diff in a fence longer than any backtick run in it.
+fn md_refused(r: &crate::compare::WorkloadMismatch, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "The workloads differ, so the results are not comparable. Rerun with the baseline's scenario, or pass `--allow-different-workload` to compare anyway.\n")?;
+    let fence = "`".repeat((longest_backtick_run(&r.unified_diff) + 1).max(3));
+    writeln!(out, "{fence}diff")?;
+    out.write_all(r.unified_diff.as_bytes())?;
+    if !r.unified_diff.ends_with('\n') {
+        writeln!(out)?;
     }
-    Ok(())
+    writeln!(out, "{fence}")
+}
+
+/// The gated checks (`gated_ranked`: regressions first) as a table, regressions in bold; nothing
+/// when there are none.
+fn md_gated_table(c: &Comparison, gated: &[&Check], out: &mut dyn Write) -> io::Result<()> {
+    if gated.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "### Gated checks\n")?;
+    writeln!(
+        out,
+        "| model | {} | check | base | new | change | 99% CI | verdict |",
+        step_header(c.checks.iter())
+    )?;
+    writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
+    let mut any_approx = false;
+    for k in gated {
+        any_approx |= k.method == Method::Approximate;
+        let v = verdict(k);
+        let v = if k.verdict == Verdict::Regressed {
+            format!("**{v}**")
+        } else {
+            v
+        };
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&k.model),
+            step_cell(k),
+            k.name(),
+            value(k, k.base),
+            value(k, k.new),
+            change(k),
+            ci(k),
+            v
+        )?;
+    }
+    if any_approx {
+        writeln!(out, "\n{}", cell(APPROX_NOTE))?;
+    }
+    writeln!(out)
+}
+
+/// Every check that was not skipped, with its explanation, folded into a `<details>` block.
+fn md_all_checks(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+    let rest: Vec<&Check> = c.checks.iter().filter(|k| !is_skipped(k)).collect();
+    if rest.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "<details><summary>All checks with explanations ({})</summary>\n",
+        rest.len()
+    )?;
+    writeln!(
+        out,
+        "| model | {} | check | base | new | change | verdict | detail |",
+        step_header(c.checks.iter())
+    )?;
+    writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
+    for k in rest {
+        writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&k.model),
+            step_cell(k),
+            k.name(),
+            value(k, k.base),
+            value(k, k.new),
+            change(k),
+            verdict(k),
+            cell(&k.detail)
+        )?;
+    }
+    writeln!(out, "\n</details>")
 }
 
 fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<()> {

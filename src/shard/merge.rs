@@ -156,15 +156,58 @@ pub struct Merged {
 pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError> {
     check(&shards)?;
     shards.sort_by_key(|s| shard_of(s).index);
-    let first = &shards[0];
-    let (ladder, models) = (first.meta.ladder.clone(), first.meta.models.clone());
-    let total = shard_of(first).total;
+    let mut problems = shard_problems(&shards);
+    let first = &shards[0].meta;
+    let (records, spans) = on_one_time_line(&shards, &first.ladder, &first.models);
+    let mut summaries = Vec::new();
+    for (key, rows) in &spans {
+        let (begin, duration_s) = step_span(rows);
+        problems.extend(late_shards(rows, key.1, begin, duration_s));
+        let recs = records.get(key).map(Vec::as_slice).unwrap_or(&[]);
+        summaries.push(merged_step(first, slo, key.1, rows, recs, duration_s));
+    }
+    let model_index = |m: &str| model_index(&first.models, m);
+    let mut all: Vec<RequestRecord> = records.into_values().flatten().collect();
+    all.sort_by(|a, b| {
+        (model_index(&a.model), a.step)
+            .cmp(&(model_index(&b.model), b.step))
+            .then(a.started_at_ms.total_cmp(&b.started_at_ms))
+    });
+    let mut meta = merged_meta(&shards, &problems);
+    meta.steps = step_runs(&summaries);
+    Ok(Merged {
+        meta,
+        summaries,
+        records: all,
+        problems,
+    })
+}
+
+/// A step of the merged run: (the model's place in the run's model list, step number).
+type Key = (usize, u32);
+/// A shard's part of a step: its index, its first record's start on the common time line (none
+/// when it has no records there), its summary row.
+type Span<'a> = (u32, Option<f64>, &'a StepSummary);
+/// The merged records of each step.
+type Records = BTreeMap<Key, Vec<RequestRecord>>;
+/// Each shard's span of each step.
+type Spans<'a> = BTreeMap<Key, Vec<Span<'a>>>;
+
+/// The model's place in the run's model list (unknown models last).
+fn model_index(models: &[String], m: &str) -> usize {
+    models.iter().position(|x| x == m).unwrap_or(usize::MAX)
+}
+
+/// What the shard set lacks before any record is read: missing shard indexes, shards that did
+/// not finish, clocks that disagree.
+fn shard_problems(shards: &[ShardRun]) -> Vec<Problem> {
+    let total = shard_of(&shards[0]).total;
     let mut problems = Vec::new();
     let present: BTreeSet<u32> = shards.iter().map(|s| shard_of(s).index).collect();
     for index in (0..total).filter(|i| !present.contains(i)) {
         problems.push(Problem::Missing { index, total });
     }
-    for s in &shards {
+    for s in shards {
         if let Some(why) = &s.stopped {
             problems.push(Problem::Incomplete {
                 index: shard_of(s).index,
@@ -173,29 +216,34 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             });
         }
     }
-    problems.extend(clock_problems(&shards));
+    problems.extend(clock_problems(shards));
+    problems
+}
 
-    // One time line: the earliest corrected origin is 0.
+/// Every shard's records on one time line (the earliest clock-corrected origin is 0), workers
+/// numbered as one process would have, concurrency the step's total; per step, each shard's
+/// span (`Span`).
+fn on_one_time_line<'a>(
+    shards: &'a [ShardRun],
+    ladder: &[u32],
+    models: &[String],
+) -> (Records, Spans<'a>) {
     let corrected = |s: &ShardRun| {
         let m = shard_of(s);
         m.origin_unix_ms + m.clock_offset_ms.unwrap_or(0.0)
     };
     let t0 = shards.iter().map(corrected).fold(f64::INFINITY, f64::min);
-    let model_index = |m: &str| models.iter().position(|x| x == m).unwrap_or(usize::MAX);
-    type Key = (usize, u32);
-    let mut records: BTreeMap<Key, Vec<RequestRecord>> = BTreeMap::new();
-    // Per step: each shard's (index, first start, summary row).
-    type Span<'a> = (u32, Option<f64>, &'a StepSummary);
-    let mut spans: BTreeMap<Key, Vec<Span>> = BTreeMap::new();
-    for s in &shards {
+    let mut records = Records::new();
+    let mut spans = Spans::new();
+    for s in shards {
         let m = shard_of(s);
         let shift = corrected(s) - t0;
         let mut first_start: BTreeMap<Key, f64> = BTreeMap::new();
         for r in &s.records {
-            let key = (model_index(&r.model), r.step);
+            let key = (model_index(models, &r.model), r.step);
             let mut r = r.clone();
             r.started_at_ms += shift;
-            let c = step_concurrency(&ladder, r.step, r.concurrency);
+            let c = step_concurrency(ladder, r.step, r.concurrency);
             // Each shard's workers continue the numbering; an open-loop shard (its records
             // carry a send lag) is one dispatcher, numbered by its shard index.
             r.worker = if r.send_lag_ms.is_some() {
@@ -210,84 +258,99 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             records.entry(key).or_default().push(r);
         }
         for row in &s.summaries {
-            let key = (model_index(&row.model), row.step);
+            let key = (model_index(models, &row.model), row.step);
             spans
                 .entry(key)
                 .or_default()
                 .push((m.index, first_start.get(&key).copied(), row));
         }
     }
+    (records, spans)
+}
 
-    let mut summaries = Vec::new();
-    for (key, rows) in &spans {
-        let model = &rows[0].2.model;
-        let step = key.1;
-        let recs = records.get(key).map(Vec::as_slice).unwrap_or(&[]);
-        let starts: Vec<f64> = rows.iter().filter_map(|r| r.1).collect();
-        let begin = starts.iter().copied().fold(f64::INFINITY, f64::min);
-        let end = rows
-            .iter()
-            .filter_map(|(_, start, row)| start.map(|s| s + row.duration_s * 1000.0))
-            .fold(f64::NEG_INFINITY, f64::max);
-        let duration_s = if begin.is_finite() && end.is_finite() {
-            ((end - begin) / 1000.0).max(0.0)
-        } else {
-            rows.iter().map(|r| r.2.duration_s).fold(0.0, f64::max)
-        };
-        // An open-loop shard's first send comes one random arrival gap after the step's start
-        // (exponential, mean 1 / its rate): allow five mean gaps (a false alarm in < 1%).
-        let first_gap_ms = rows
-            .iter()
-            .filter_map(|r| r.2.offered_rps)
-            .filter(|r| *r > 0.0)
-            .map(|r| RATE_FIRST_GAPS * 1000.0 / r)
-            .fold(0.0, f64::max);
-        let tolerance = LATE_TOLERANCE_MS.max(duration_s * 1000.0 * 0.05) + first_gap_ms;
-        for (index, start, _) in rows {
-            if let Some(late_ms) = start.map(|s| s - begin).filter(|l| *l > tolerance) {
-                problems.push(Problem::Late {
-                    index: *index,
-                    model: model.clone(),
-                    step,
-                    late_ms,
-                });
-            }
-        }
-        let ctx = StepContext {
-            scenario: &first.meta.scenario,
-            fingerprint: &first.meta.fingerprint,
-            model,
-            step,
-            concurrency: step_concurrency(&ladder, step, rows[0].2.concurrency),
-            duration_s,
-            slo,
-            short_below: first.meta.short_below,
-        };
-        let mut row = stats::summarize_step(&ctx, recs);
-        // Rate mode: the shards' offered rates and drops add up.
-        row.ladder_unit = rows[0].2.ladder_unit;
-        row.dropped = rows.iter().map(|r| r.2.dropped).sum();
-        row.offered_rps = rows
-            .iter()
-            .filter_map(|r| r.2.offered_rps)
-            .reduce(|a, b| a + b);
-        // Self-check figures: the worst shard's (a warning about any shard holds for the run).
-        let worst = |f: fn(&StepSummary) -> Option<f64>| {
-            rows.iter().filter_map(|r| f(r.2)).reduce(f64::max)
-        };
-        row.client_cpu_pct = worst(|r| r.client_cpu_pct);
-        row.loop_lag_p99_ms = worst(|r| r.loop_lag_p99_ms);
-        summaries.push(row);
-    }
-    let mut all: Vec<RequestRecord> = records.into_values().flatten().collect();
-    all.sort_by(|a, b| {
-        (model_index(&a.model), a.step)
-            .cmp(&(model_index(&b.model), b.step))
-            .then(a.started_at_ms.total_cmp(&b.started_at_ms))
-    });
-    let mut meta = merged_meta(&shards, &problems);
-    // The merged steps, for `ladder summarize` on the merged run.
-    meta.steps = summaries
+/// A merged step's first start and its duration: from the earliest shard's first start to the
+/// latest shard's end, or the longest shard's duration when no start is known.
+fn step_span(rows: &[Span<'_>]) -> (f64, f64) {
+    let starts: Vec<f64> = rows.iter().filter_map(|r| r.1).collect();
+    let begin = starts.iter().copied().fold(f64::INFINITY, f64::min);
+    let end = rows
+        .iter()
+        .filter_map(|(_, start, row)| start.map(|s| s + row.duration_s * 1000.0))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let duration_s = if begin.is_finite() && end.is_finite() {
+        ((end - begin) / 1000.0).max(0.0)
+    } else {
+        rows.iter().map(|r| r.2.duration_s).fold(0.0, f64::max)
+    };
+    (begin, duration_s)
+}
+
+/// The shards that began `step` later than the tolerance after `begin` (`LATE_TOLERANCE_MS`
+/// or 5% of the step, plus `RATE_FIRST_GAPS` mean arrival gaps for a rate step).
+fn late_shards(rows: &[Span<'_>], step: u32, begin: f64, duration_s: f64) -> Vec<Problem> {
+    let model = &rows[0].2.model;
+    // An open-loop shard's first send comes one random arrival gap after the step's start
+    // (exponential, mean 1 / its rate): allow five mean gaps (a false alarm in < 1%).
+    let first_gap_ms = rows
+        .iter()
+        .filter_map(|r| r.2.offered_rps)
+        .filter(|r| *r > 0.0)
+        .map(|r| RATE_FIRST_GAPS * 1000.0 / r)
+        .fold(0.0, f64::max);
+    let tolerance = LATE_TOLERANCE_MS.max(duration_s * 1000.0 * 0.05) + first_gap_ms;
+    rows.iter()
+        .filter_map(|(index, start, _)| {
+            let late_ms = start.map(|s| s - begin).filter(|l| *l > tolerance)?;
+            Some(Problem::Late {
+                index: *index,
+                model: model.clone(),
+                step,
+                late_ms,
+            })
+        })
+        .collect()
+}
+
+/// The merged step's summary row: recomputed from the union of its records
+/// (`stats::summarize_step`), with the rate-mode figures added up over the shards and the
+/// self-check figures of the worst shard.
+fn merged_step(
+    first: &Meta,
+    slo: &Slo,
+    step: u32,
+    rows: &[Span<'_>],
+    recs: &[RequestRecord],
+    duration_s: f64,
+) -> StepSummary {
+    let ctx = StepContext {
+        scenario: &first.scenario,
+        fingerprint: &first.fingerprint,
+        model: &rows[0].2.model,
+        step,
+        concurrency: step_concurrency(&first.ladder, step, rows[0].2.concurrency),
+        duration_s,
+        slo,
+        short_below: first.short_below,
+    };
+    let mut row = stats::summarize_step(&ctx, recs);
+    // Rate mode: the shards' offered rates and drops add up.
+    row.ladder_unit = rows[0].2.ladder_unit;
+    row.dropped = rows.iter().map(|r| r.2.dropped).sum();
+    row.offered_rps = rows
+        .iter()
+        .filter_map(|r| r.2.offered_rps)
+        .reduce(|a, b| a + b);
+    // Self-check figures: the worst shard's (a warning about any shard holds for the run).
+    let worst =
+        |f: fn(&StepSummary) -> Option<f64>| rows.iter().filter_map(|r| f(r.2)).reduce(f64::max);
+    row.client_cpu_pct = worst(|r| r.client_cpu_pct);
+    row.loop_lag_p99_ms = worst(|r| r.loop_lag_p99_ms);
+    row
+}
+
+/// The merged steps as `meta.json` lists them, for `ladder summarize` on the merged run.
+fn step_runs(summaries: &[StepSummary]) -> Vec<crate::model::StepRun> {
+    summaries
         .iter()
         .map(|r| crate::model::StepRun {
             model: r.model.clone(),
@@ -300,13 +363,7 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             offered_rps: r.offered_rps,
             ladder_unit: r.ladder_unit,
         })
-        .collect();
-    Ok(Merged {
-        meta,
-        summaries,
-        records: all,
-        problems,
-    })
+        .collect()
 }
 
 fn shard_of(s: &ShardRun) -> &ShardMeta {

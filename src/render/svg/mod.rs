@@ -13,6 +13,9 @@
 
 use std::fmt::Write;
 
+mod lines;
+mod stacked;
+
 const W: f64 = 480.0;
 const PLOT_H: f64 = 230.0;
 const LEFT: f64 = 64.0;
@@ -210,25 +213,6 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
-struct XScale {
-    lo: f64,
-    hi: f64,
-    log: bool,
-    width: f64,
-}
-
-impl XScale {
-    fn px(&self, x: f64) -> f64 {
-        let (lo, hi, x) = if self.log {
-            (self.lo.ln(), self.hi.ln(), x.max(self.lo).ln())
-        } else {
-            (self.lo, self.hi, x)
-        };
-        let span = if hi > lo { hi - lo } else { 1.0 };
-        LEFT + (x - lo) / span * self.width
-    }
-}
-
 fn legend_items(chart: &Chart) -> Vec<(String, String)> {
     // (css classes, label)
     match &chart.body {
@@ -277,9 +261,13 @@ fn legend_layout(items: &[(String, String)]) -> (Vec<(f64, usize)>, usize) {
 pub fn render(chart: &Chart) -> String {
     let items = legend_items(chart);
     let (legend_pos, legend_rows) = legend_layout(&items);
-    let plot_w = W - LEFT - RIGHT;
-    let x_axis_y = TOP + PLOT_H;
-    let height = x_axis_y + 44.0 + legend_rows as f64 * LEGEND_ROW + 4.0;
+    let y_ticks = y_ticks(chart);
+    let frame = Frame {
+        plot_w: W - LEFT - RIGHT,
+        x_axis_y: TOP + PLOT_H,
+        y_top: *y_ticks.last().unwrap_or(&1.0),
+    };
+    let height = frame.x_axis_y + 44.0 + legend_rows as f64 * LEGEND_ROW + 4.0;
     let id = &chart.id;
     let mut s = String::new();
     let _ = write!(
@@ -292,8 +280,35 @@ pub fn render(chart: &Chart) -> String {
         r#"<text class="chart-title" x="{LEFT}" y="18">{}</text>"#,
         escape(&chart.title)
     );
+    y_axis(&mut s, chart, &frame, &y_ticks);
+    match &chart.body {
+        Body::Lines { .. } => lines::draw(&mut s, chart, &frame),
+        Body::Stacked { bars, .. } => stacked::draw(&mut s, chart, &frame, bars),
+    }
+    legend(&mut s, &items, &legend_pos, frame.x_axis_y);
+    s.push_str("</svg>");
+    s
+}
 
-    // y range
+/// Where the plot sits in the chart, and its y scale.
+struct Frame {
+    plot_w: f64,
+    /// The pixel y of the x axis (the plot's bottom).
+    x_axis_y: f64,
+    /// The value at the top of the y axis (its highest tick).
+    y_top: f64,
+}
+
+impl Frame {
+    /// The pixel y of value `y` (a little room above the top tick, nothing below 0).
+    fn py(&self, y: f64) -> f64 {
+        self.x_axis_y - (y / self.y_top).clamp(0.0, 1.05) * PLOT_H
+    }
+}
+
+/// The y axis's ticks from 0: up to the data (with headroom) or the shared range, whichever is
+/// higher, and not above the cap when the data fits under it.
+fn y_ticks(chart: &Chart) -> Vec<f64> {
     let data_max = match &chart.body {
         Body::Lines { series, hlines, .. } => series
             .iter()
@@ -318,18 +333,18 @@ pub fn render(chart: &Chart) -> String {
         Some(cap) if data_max <= cap => target.min(cap),
         _ => target,
     };
-    let ticks = nice_ticks(target, 5);
-    let y_top = *ticks.last().unwrap_or(&1.0);
-    let py = |y: f64| x_axis_y - (y / y_top).clamp(0.0, 1.05) * PLOT_H;
+    nice_ticks(target, 5)
+}
 
-    // y axis, grid
+/// The y axis: grid lines and tick labels, the axis line and its label.
+fn y_axis(s: &mut String, chart: &Chart, f: &Frame, ticks: &[f64]) {
     s.push_str(r#"<g class="axis y-axis">"#);
-    for t in &ticks {
-        let y = py(*t);
+    for t in ticks {
+        let y = f.py(*t);
         let _ = write!(
             s,
             r#"<line class="grid" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="tick" x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            LEFT + plot_w,
+            LEFT + f.plot_w,
             LEFT - 6.0,
             y + 4.0,
             fmt_num(*t)
@@ -337,285 +352,42 @@ pub fn render(chart: &Chart) -> String {
     }
     let _ = write!(
         s,
-        r#"<line class="axis-line" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{x_axis_y}"/><text class="axis-label" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
+        r#"<line class="axis-line" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{}"/><text class="axis-label" transform="translate(14 {:.1}) rotate(-90)" text-anchor="middle">{}</text></g>"#,
+        f.x_axis_y,
         TOP + PLOT_H / 2.0,
         escape(&chart.y_label)
     );
+}
 
-    match &chart.body {
-        Body::Lines {
-            series,
-            bands,
-            vlines,
-            hlines,
-            rings,
-        } => {
-            let xs: Vec<f64> = series
-                .iter()
-                .flat_map(|s| s.points.iter().map(|p| p.0))
-                .filter(|v| v.is_finite())
-                .collect();
-            let categories = chart.x_categories.as_ref();
-            let (lo, hi) = match (chart.x_range, categories) {
-                (_, Some(c)) => (-0.5, c.len().max(1) as f64 - 0.5),
-                (Some(r), None) => r,
-                (None, None) => (
-                    xs.iter().copied().fold(f64::INFINITY, f64::min),
-                    xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-                ),
-            };
-            let (lo, hi) = if lo.is_finite() && hi.is_finite() {
-                (lo, hi)
-            } else {
-                (0.0, 1.0)
-            };
-            let log = categories.is_none()
-                && lo > 0.0
-                && match chart.x_axis {
-                    XAxis::Steps => hi / lo >= 16.0,
-                    XAxis::Linear => false,
-                    XAxis::Log => true,
-                };
-            // Pad linear axes so the first and last points are not on the frame.
-            let pad = if log || categories.is_some() {
-                0.0
-            } else {
-                ((hi - lo) * 0.04).max(0.5)
-            };
-            let (lo, hi) = if log {
-                (lo / 1.15, hi * 1.15)
-            } else {
-                (
-                    (lo - pad).max(if lo >= 0.0 { 0.0 } else { lo - pad }),
-                    hi + pad,
-                )
-            };
-            let sx = XScale {
-                lo,
-                hi,
-                log,
-                width: plot_w,
-            };
-            for b in bands {
-                let (x0, x1) = (sx.px(b.x0), sx.px(b.x1));
-                let _ = write!(
-                    s,
-                    r#"<g class="knee"><rect class="knee-band" x="{x0:.1}" y="{TOP}" width="{:.1}" height="{PLOT_H}"/><text class="band-label" x="{:.1}" y="{:.1}">{}</text></g>"#,
-                    (x1 - x0).max(2.0),
-                    x0,
-                    MARK_LABEL_Y,
-                    escape(&b.label)
-                );
-            }
-            // x axis: a tick at every distinct x (ladder steps), labels that would collide skipped
-            s.push_str(r#"<g class="axis x-axis">"#);
-            let mut tick_xs: Vec<f64> = match (categories, chart.x_axis) {
-                (Some(c), _) => (0..c.len()).map(|i| i as f64).collect(),
-                (None, XAxis::Steps) => xs.iter().chain(&chart.x_ticks).copied().collect(),
-                (None, XAxis::Linear) => nice_ticks(hi, 6)
-                    .into_iter()
-                    .filter(|t| *t >= lo && *t <= hi)
-                    .collect(),
-                (None, XAxis::Log) => log_ticks(lo, hi),
-            };
-            tick_xs.sort_by(f64::total_cmp);
-            tick_xs.dedup();
-            let mut last_label_end = f64::NEG_INFINITY;
-            for t in &tick_xs {
-                let x = sx.px(*t);
-                let label = match categories {
-                    Some(c) => c.get(*t as usize).cloned().unwrap_or_default(),
-                    None => fmt_num(*t),
-                };
-                let half = 3.2 * label.chars().count() as f64;
-                let _ = write!(
-                    s,
-                    r#"<line class="tick-mark" x1="{x:.1}" x2="{x:.1}" y1="{x_axis_y}" y2="{:.1}"/>"#,
-                    x_axis_y + 4.0
-                );
-                if x - half > last_label_end + 4.0 {
-                    let _ = write!(
-                        s,
-                        r#"<text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                        x_axis_y + 16.0,
-                        escape(&label)
-                    );
-                    last_label_end = x + half;
-                }
-            }
-            let _ = write!(
-                s,
-                r#"<line class="axis-line" x1="{LEFT}" x2="{:.1}" y1="{x_axis_y}" y2="{x_axis_y}"/><text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
-                LEFT + plot_w,
-                LEFT + plot_w / 2.0,
-                x_axis_y + 34.0,
-                escape(&if log {
-                    format!("{} (log scale)", chart.x_label)
-                } else {
-                    chart.x_label.clone()
-                })
-            );
-            for h in hlines {
-                let y = py(h.y);
-                let _ = write!(
-                    s,
-                    r#"<g class="slo"><line class="slo-line" x1="{LEFT}" x2="{:.1}" y1="{y:.1}" y2="{y:.1}"/><text class="slo-label" x="{:.1}" y="{:.1}" text-anchor="end">{}</text></g>"#,
-                    LEFT + plot_w,
-                    LEFT + plot_w - 2.0,
-                    y - 3.0,
-                    escape(&h.label)
-                );
-            }
-            for v in vlines {
-                let x = sx.px(v.x);
-                // The label goes on the side with room: left of the line in the right half.
-                let (lx, anchor) = if x > LEFT + plot_w / 2.0 {
-                    (x - 3.0, "end")
-                } else {
-                    (x + 3.0, "start")
-                };
-                let c = v.class;
-                let _ = write!(
-                    s,
-                    r#"<g class="{c}"><line class="{c}-line" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{x_axis_y}"/>"#
-                );
-                if !v.label.is_empty() {
-                    let _ = write!(
-                        s,
-                        r#"<text class="{c}-label" x="{lx:.1}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
-                        MARK_LABEL_Y,
-                        escape(&v.label)
-                    );
-                }
-                s.push_str("</g>");
-            }
-            for ser in series {
-                let pts: Vec<(f64, f64)> = ser
-                    .points
-                    .iter()
-                    .filter(|p| p.0.is_finite() && p.1.is_finite())
-                    .map(|p| (sx.px(p.0), py(p.1)))
-                    .collect();
-                let _ = write!(
-                    s,
-                    r#"<g class="{}" data-series="{}">"#,
-                    series_class(ser),
-                    escape(&ser.name)
-                );
-                if pts.len() > 1 {
-                    let d: Vec<String> =
-                        pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-                    let _ = write!(s, r#"<polyline points="{}"/>"#, d.join(" "));
-                }
-                for (i, (x, y)) in pts.iter().enumerate() {
-                    let tip = ser.points.get(i).map_or(String::new(), |p| {
-                        format!("{}: {} at {}", ser.name, fmt_num(p.1), fmt_num(p.0))
-                    });
-                    marker(&mut s, ser.marker, *x, *y, &tip);
-                }
-                s.push_str("</g>");
-            }
-            for r in rings {
-                let _ = write!(
-                    s,
-                    r#"<circle class="regressed" cx="{:.1}" cy="{:.1}" r="8"><title>{}</title></circle>"#,
-                    sx.px(r.x),
-                    py(r.y),
-                    escape(&r.label)
-                );
-            }
-            if series.iter().all(|x| x.points.is_empty()) {
-                empty(&mut s, chart, plot_w);
-            }
-        }
-        Body::Stacked { bars, .. } => {
-            let n = bars.len().max(1) as f64;
-            let slot = plot_w / n;
-            let bw = (slot * 0.6).min(48.0);
-            s.push_str(r#"<g class="axis x-axis">"#);
-            for (i, b) in bars.iter().enumerate() {
-                let cx = LEFT + slot * (i as f64 + 0.5);
-                let _ = write!(
-                    s,
-                    r#"<text class="tick" x="{cx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-                    x_axis_y + 16.0,
-                    escape(&b.label)
-                );
-            }
-            let _ = write!(
-                s,
-                r#"<line class="axis-line" x1="{LEFT}" x2="{:.1}" y1="{x_axis_y}" y2="{x_axis_y}"/><text class="axis-label" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text></g>"#,
-                LEFT + plot_w,
-                LEFT + plot_w / 2.0,
-                x_axis_y + 34.0,
-                escape(&chart.x_label)
-            );
-            for (i, b) in bars.iter().enumerate() {
-                let cx = LEFT + slot * (i as f64 + 0.5);
-                let mut acc = 0.0;
-                s.push_str(r#"<g class="bar">"#);
-                for (c, v) in &b.segments {
-                    if *v <= 0.0 {
-                        continue;
-                    }
-                    let (y0, y1) = (py(acc), py(acc + v));
-                    let label = match &chart.body {
-                        Body::Stacked { legend, .. } => legend
-                            .iter()
-                            .find(|l| l.0 == *c)
-                            .map(|l| l.1.clone())
-                            .unwrap_or_default(),
-                        Body::Lines { .. } => String::new(),
-                    };
-                    let _ = write!(
-                        s,
-                        r#"<rect class="segment c{}" x="{:.1}" y="{y1:.1}" width="{bw:.1}" height="{:.1}"><title>{} at {}: {}</title></rect>"#,
-                        c % 8,
-                        cx - bw / 2.0,
-                        (y0 - y1).max(0.5),
-                        escape(&label),
-                        escape(&b.label),
-                        fmt_num(*v)
-                    );
-                    acc += v;
-                }
-                s.push_str("</g>");
-            }
-            if bars.iter().all(|b| b.segments.iter().all(|x| x.1 <= 0.0)) {
-                empty(&mut s, chart, plot_w);
-            }
-        }
+/// The legend under the x axis: a line swatch for a series, a box for a bar segment.
+fn legend(s: &mut String, items: &[(String, String)], pos: &[(f64, usize)], x_axis_y: f64) {
+    if items.is_empty() {
+        return;
     }
-
-    // legend
-    if !items.is_empty() {
-        s.push_str(r#"<g class="legend">"#);
-        for ((class, label), (x, row)) in items.iter().zip(&legend_pos) {
-            let y = x_axis_y + 52.0 + *row as f64 * LEGEND_ROW;
-            let swatch = if class.starts_with("series") {
-                format!(
-                    r#"<g class="{class}"><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/></g>"#,
-                    x + 20.0,
-                    y - 4.0,
-                    y - 4.0
-                )
-            } else {
-                format!(
-                    r#"<rect class="segment {class}" x="{x:.1}" y="{:.1}" width="14" height="10"/>"#,
-                    y - 10.0
-                )
-            };
-            let _ = write!(
-                s,
-                r#"{swatch}<text class="legend-label" x="{:.1}" y="{y:.1}">{}</text>"#,
-                x + 24.0,
-                escape(label)
-            );
-        }
-        s.push_str("</g>");
+    s.push_str(r#"<g class="legend">"#);
+    for ((class, label), (x, row)) in items.iter().zip(pos) {
+        let y = x_axis_y + 52.0 + *row as f64 * LEGEND_ROW;
+        let swatch = if class.starts_with("series") {
+            format!(
+                r#"<g class="{class}"><line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}"/></g>"#,
+                x + 20.0,
+                y - 4.0,
+                y - 4.0
+            )
+        } else {
+            format!(
+                r#"<rect class="segment {class}" x="{x:.1}" y="{:.1}" width="14" height="10"/>"#,
+                y - 10.0
+            )
+        };
+        let _ = write!(
+            s,
+            r#"{swatch}<text class="legend-label" x="{:.1}" y="{y:.1}">{}</text>"#,
+            x + 24.0,
+            escape(label)
+        );
     }
-    s.push_str("</svg>");
-    s
+    s.push_str("</g>");
 }
 
 fn empty(s: &mut String, chart: &Chart, plot_w: f64) {
