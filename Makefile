@@ -40,7 +40,7 @@ compat: build
 
 ## bench: performance figures (not timed assertions).
 bench: build
-	$(CARGO) bench --locked --bench parse --bench fidelity --bench hostile --bench sim_cpu --bench rate
+	$(CARGO) bench --locked --bench parse --bench fidelity --bench overhead --bench hostile --bench sim_cpu --bench rate
 
 ## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of whole ladders:
 ## first in pretend time (real runner, recorder and compare against a scripted server with a cap,

@@ -29,7 +29,7 @@
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
-use super::itl::{quantile_of_counts, PooledGaps};
+use super::itl::PooledGaps;
 use super::quantile_sorted;
 use crate::model::itl::{bin_value_ms, ItlHistogram};
 
@@ -138,11 +138,21 @@ pub(crate) fn bootstrap_gaps_ratio_ci<R: RngCore>(
     })
 }
 
-/// Pools the gaps of resampled requests into a dense count array over the side's bin range.
+/// Draws whole-request resamples of one side and finds their pooled quantile without pooling:
+/// each request's gaps are kept as cumulative counts over the side's bin range (`cum[i][j]` =
+/// gaps of request i in the first j + 1 bins), so the count of a resample's gaps up to a bin is
+/// a sum over the drawn requests, and the bins of the two ranks the type-7 quantile needs are
+/// found by binary search: O(m log bins) per resample instead of adding every drawn request's
+/// bins into a dense array and scanning it (O(m × bins per request)). Same draws, same result
+/// as `stats::itl::quantile_of_counts` on the pooled counts.
 struct GapResampler<'a> {
     side: GapRequests<'a>,
     first: u16,
-    counts: Vec<u64>,
+    width: usize,
+    /// Row-major, `width` entries per request.
+    cum: Vec<u32>,
+    /// The requests of the current resample (with repeats).
+    picks: Vec<usize>,
 }
 
 impl<'a> GapResampler<'a> {
@@ -153,25 +163,67 @@ impl<'a> GapResampler<'a> {
                 .flat_map(|h| h.bins().iter().map(|&(b, _)| b))
         };
         let (first, last) = (bins().min()?, bins().max()?);
+        let width = usize::from(last - first) + 1;
+        let mut cum = vec![0u32; width * side.requests.len()];
+        for (row, h) in cum.chunks_exact_mut(width).zip(side.requests) {
+            for &(b, c) in h.bins() {
+                row[usize::from(b - first)] += c;
+            }
+            let mut run = 0u32;
+            for x in row.iter_mut() {
+                run += *x;
+                *x = run;
+            }
+        }
         Some(GapResampler {
             side,
             first,
-            counts: vec![0; usize::from(last - first) + 1],
+            width,
+            cum,
+            picks: Vec::with_capacity(side.m.clamp(1, side.requests.len())),
         })
     }
 
-    fn draw<R: RngCore>(&mut self, q: f64, rng: &mut R) -> f64 {
-        self.counts.iter_mut().for_each(|c| *c = 0);
-        let reqs = self.side.requests;
-        let mut total = 0;
-        for _ in 0..self.side.m.clamp(1, reqs.len()) {
-            let i = ((unit(rng) * reqs.len() as f64).ceil() as usize).clamp(1, reqs.len()) - 1;
-            for &(b, c) in reqs[i].bins() {
-                self.counts[usize::from(b - self.first)] += u64::from(c);
-                total += u64::from(c);
+    /// Gaps of the current resample in the first `j + 1` bins.
+    fn up_to(&self, j: usize) -> u64 {
+        self.picks
+            .iter()
+            .map(|&i| u64::from(self.cum[i * self.width + j]))
+            .sum()
+    }
+
+    /// The bin (index into the range) holding the gap at 0-based `rank` of the resample.
+    fn bin_of_rank(&self, rank: u64) -> usize {
+        let (mut lo, mut hi) = (0, self.width - 1);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.up_to(mid) > rank {
+                hi = mid;
+            } else {
+                lo = mid + 1;
             }
         }
-        quantile_of_counts(&self.counts, self.first, total, q).unwrap_or(f64::NAN)
+        lo
+    }
+
+    fn draw<R: RngCore>(&mut self, q: f64, rng: &mut R) -> f64 {
+        let reqs = self.side.requests;
+        self.picks.clear();
+        for _ in 0..self.side.m.clamp(1, reqs.len()) {
+            let i = ((unit(rng) * reqs.len() as f64).ceil() as usize).clamp(1, reqs.len()) - 1;
+            self.picks.push(i);
+        }
+        let total = self.up_to(self.width - 1);
+        if total == 0 {
+            return f64::NAN;
+        }
+        let h = (total - 1) as f64 * q.clamp(0.0, 1.0);
+        let lo = h.floor() as u64;
+        let frac = h - lo as f64;
+        let value = |j: usize| bin_value_ms(self.first + j as u16);
+        let x_lo = value(self.bin_of_rank(lo));
+        let x_hi = value(self.bin_of_rank((lo + 1).min(total - 1)));
+        x_lo + frac * (x_hi - x_lo)
     }
 }
 

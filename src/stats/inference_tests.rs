@@ -462,3 +462,39 @@ fn rate_spread_and_ratio_ci() {
     let (_, hi_many) = rate_factor_ci(many, many, 0.99);
     assert!(hi > hi_many && hi_many > 0.0);
 }
+
+/// The binary search over cumulative counts finds what pooling the drawn requests' gaps into a
+/// dense array and scanning it (`stats::itl::quantile_of_counts`) finds, draw for draw.
+#[test]
+fn gap_resampler_matches_pooling_the_drawn_requests() {
+    let mut rng = generator(4);
+    let requests: Vec<ItlHistogram> = (0..37)
+        .map(|i| {
+            let speed = 10.0 * (0.4 * std_normal(&mut rng)).exp();
+            let gaps: Vec<f64> = (0..(1 + i % 9))
+                .map(|_| speed * (0.8 * std_normal(&mut rng)).exp())
+                .collect();
+            ItlHistogram::from_gaps(&gaps)
+        })
+        .collect();
+    for (m, q) in [(37, 0.9), (12, 0.5), (1, 0.99), (37, 1.0), (20, 0.0)] {
+        let side = GapRequests {
+            requests: &requests,
+            m,
+        };
+        let mut fast = GapResampler::new(side).unwrap();
+        let (mut a, mut b) = (generator(7), generator(7));
+        for _ in 0..200 {
+            let got = fast.draw(q, &mut a);
+            let mut pooled = PooledGaps::default();
+            for _ in 0..m {
+                let i = ((unit(&mut b) * requests.len() as f64).ceil() as usize)
+                    .clamp(1, requests.len())
+                    - 1;
+                pooled.add(&requests[i]);
+            }
+            let want = pooled.quantile(q).unwrap();
+            assert_eq!(got, want, "m {m}, q {q}");
+        }
+    }
+}
