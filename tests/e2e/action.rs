@@ -209,16 +209,23 @@ fn run_action(p: &Project, with: &[(&str, String)], tag_ref: &str) -> Outcome {
     outcome
 }
 
+/// Gates a loaded machine's timing cannot cross in an unchanged rerun (its event loop was seen
+/// 25 ms late, which moved TTFT P90 of a 20 ms server past the default gate): TTFT, ITL, E2E
+/// +200%, throughput −90%, TPOT +100% (floor 3 ms). The regression case makes decode 4x slower
+/// (5 → 20 ms per token), far past the TPOT gate.
+const GATES: &str = "gates:\n  ttft: {p90: 200%, p99: 200%, floor: 50ms}\n  tpot: {p90: 100%, p99: 100%, floor: 3ms}\n  \
+     itl: {p90: 200%, p99: 200%, floor: 5ms}\n  e2e: {p90: 200%, p99: 200%, floor: 100ms}\n  throughput: 90%\n";
+
 fn gate_project() -> (Project, PathBuf) {
     let p = Project::new();
     let f = p.scenario(
         "gate",
-        &sim_scenario(
+        &(sim_scenario(
             "gate",
-            "    ttft: 20ms\n    tpot: 2ms\n    tpot_jitter: 0\n    output_tokens: 8\n    seed: 1",
+            "    ttft: 20ms\n    tpot: 5ms\n    tpot_jitter: 0\n    output_tokens: 8\n    seed: 1",
             "  ladder: [1, 2]\n  requests_per_step: 40\n  warmup_requests: 1",
             8,
-        ),
+        ) + GATES),
     );
     let out = p
         .ladder()
@@ -277,7 +284,7 @@ fn the_action_fails_the_step_on_a_regression_and_says_so_in_its_outputs() {
     let (p, f) = gate_project();
     // The server's decode gets slower; the workload (and so the fingerprint) stays the same.
     let yaml = std::fs::read_to_string(&f).unwrap();
-    std::fs::write(&f, yaml.replace("tpot: 2ms", "tpot: 6ms")).unwrap();
+    std::fs::write(&f, yaml.replace("tpot: 5ms", "tpot: 20ms")).unwrap();
     let (_, _, target) = runner();
     let releases = p.path().join("releases");
     release(&releases, "v9.9.9", target);
