@@ -85,6 +85,7 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
     let label = path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
     let mut pool_dir = None;
+    let mut stopped = false;
     let (summary, requests, workload) = if meta.is_dir() {
         let meta_path = path.join(META_FILE);
         if meta_path.is_file() {
@@ -92,6 +93,7 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
             if !meta.complete {
                 return rebuild_run(path, &meta);
             }
+            stopped = meta.interrupted;
         }
         let summary = path.join(SUMMARY_FILE);
         if !summary.is_file() {
@@ -135,7 +137,9 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
         }
     };
     let summaries = read_summary_csv(&summary)?;
-    if summaries.is_empty() {
+    // A run stopped with Ctrl-C or SIGTERM before its first step finished has no rows: it is
+    // an unfinished run (INCOMPLETE, judged like any other interrupted run), not an empty file.
+    if summaries.is_empty() && !stopped {
         return Err(StoreError::NoRows { path: summary });
     }
     let requests = if requests.is_file() {
