@@ -151,6 +151,15 @@ impl Row<'_> {
         }
     }
 
+    /// `true`/`false` (also `1`/`0`); an empty cell (older files) is `false`.
+    pub(super) fn flag(&self, name: &str) -> Result<bool, StoreError> {
+        match self.cell(name).trim() {
+            "" | "false" | "0" => Ok(false),
+            "true" | "1" => Ok(true),
+            _ => Err(self.bad(name, "`true` or `false`")),
+        }
+    }
+
     /// Required value: an empty cell is an error.
     pub(super) fn parse<T: FromStr>(&self, name: &str, expected: &str) -> Result<T, StoreError> {
         self.cell(name)

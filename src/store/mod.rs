@@ -9,6 +9,7 @@
 
 mod appender;
 mod baseline;
+mod columns;
 mod csv_io;
 mod error;
 mod files;
@@ -29,7 +30,7 @@ use files::write_json;
 pub use files::{host_name, rfc3339_utc, write_atomic};
 pub use load::{load_result, rebuild_run, run_dir_of, LoadedResult};
 pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
-pub use requests_csv::{read_requests_csv, requests_csv, REQUEST_COLUMNS};
+pub use requests_csv::{read_requests_csv, request_columns, requests_csv};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
 pub use server_metrics_csv::{
     read_server_metrics_csv, server_metrics_csv, MetricRow, SERVER_METRICS_COLUMNS,
@@ -38,7 +39,7 @@ pub use shards::{
     check_merge_output, find_runs, read_shard, shards_settled, stopped_early, write_merged,
     MergedFiles, ShardFiles,
 };
-pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_csv, SUMMARY_COLUMNS};
+pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_columns, summary_csv};
 
 pub use crate::model::Slo;
 

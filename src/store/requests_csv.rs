@@ -6,27 +6,129 @@
 //! text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
-use super::csv_io::{
-    append_rows, escape, first_appearance, fixed, opt_fixed, read_csv, write_csv, MS,
-};
+use super::columns::{self, col, optional, Column};
+use super::csv_io::{append_rows, first_appearance, read_csv, write_csv, MS};
 use super::StoreError;
 use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
 use crate::stats::ItlHistogram;
 use std::path::Path;
 
-/// `requests.csv` columns in file order: the original columns (docs/files.md), then the appended rate-limit columns.
+/// `requests.csv`'s columns in file order, declared once: the header, the writer (whole files
+/// and appended rows) and the reader come from this list. Older files may lack the trailing
+/// `optional` ones; a new column is appended (optional) at the end.
 #[rustfmt::skip]
-pub const REQUEST_COLUMNS: [&str; 38] = [
-    "model", "step", "concurrency", "worker", "seq", "request_id", "started_at_ms", "status",
-    "error_class", "http_status", "error_type", "error_message", "ttft_ms", "ttfc_ms", "tpot_ms",
-    "e2e_ms", "output_tokens", "input_tokens", "tokens_source", "token_events", "finish_reason",
-    "attempts", "retry_wait_ms", "first_attempt_429", "limit_kind", "retry_after_ms",
-    "cached_tokens", "send_lag_ms", "max_tokens", "reasoning_tokens", "itl_hist", "resent_stale",
-    "connect_ms", "headers_ms", "server_queue_ms", "server_prefill_ms", "server_decode_ms",
-    "server_timing_source",
+static COLUMNS: &[Column<RequestRecord>] = &[
+    col!(model: text),
+    col!(step: parse "a step number"),
+    col!(concurrency: parse "a whole number"),
+    col!(worker: parse "a worker number"),
+    col!(seq: parse "a sequence number"),
+    col!(request_id: text),
+    col!(started_at_ms: fixed MS, "milliseconds"),
+    // `status` is `ok` exactly when there is no error class; read together with it.
+    Column {
+        name: "status",
+        optional: false,
+        write: |r| r.status_str().to_string(),
+        read: |row, _| {
+            let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
+            let ok = match row.text("status").trim() {
+                "ok" => true,
+                "error" => false,
+                _ => return Err(row.bad("status", "`ok` or `error`")),
+            };
+            if ok != error_class.is_none() {
+                return Err(row.bad(
+                    "error_class",
+                    "empty for status=ok and set for status=error",
+                ));
+            }
+            Ok(())
+        },
+    },
+    col!(error_class: with
+        |r| r.error_class.map(|c| c.as_str().to_string()).unwrap_or_default(),
+        |row, r| {
+            r.error_class = row.opt("error_class", "an error class")?;
+            Ok(())
+        }),
+    col!(http_status: opt "an HTTP status code"),
+    col!(error_type: opt_text),
+    col!(error_message: opt_text),
+    col!(ttft_ms: opt_fixed MS, "milliseconds"),
+    col!(ttfc_ms: opt_fixed MS, "milliseconds"),
+    col!(tpot_ms: opt_fixed MS, "milliseconds"),
+    col!(e2e_ms: opt_fixed MS, "milliseconds"),
+    col!(output_tokens: opt "a token count"),
+    col!(input_tokens: opt "a token count"),
+    col!(tokens_source: with
+        |r| r.tokens_source.map(|s| s.as_str().to_string()).unwrap_or_default(),
+        |row, r| {
+            r.tokens_source = match row.cell("tokens_source").trim() {
+                "" => None,
+                "usage" => Some(TokensSource::Usage),
+                "chunks" => Some(TokensSource::Chunks),
+                _ => return Err(row.bad("tokens_source", "`usage`, `chunks` or empty")),
+            };
+            Ok(())
+        }),
+    col!(token_events: parse "a count"),
+    col!(finish_reason: opt_text),
+    col!(attempts: parse "a count"),
+    col!(retry_wait_ms: fixed MS, "milliseconds"),
+    // Appended: rate-limit columns, workload columns, then later additions.
+    optional(col!(first_attempt_429: flag)),
+    optional(col!(limit_kind: with
+        |r| r.limit_kind.map(|k| k.as_str().to_string()).unwrap_or_default(),
+        |row, r| {
+            r.limit_kind = match row.cell("limit_kind").trim() {
+                "" => None,
+                "requests" => Some(LimitKind::Requests),
+                "tokens" => Some(LimitKind::Tokens),
+                _ => return Err(row.bad("limit_kind", "`requests`, `tokens` or empty")),
+            };
+            Ok(())
+        })),
+    optional(col!(retry_after_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(cached_tokens: opt "a token count")),
+    optional(col!(send_lag_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(max_tokens: opt "a token count")),
+    optional(col!(reasoning_tokens: opt "a token count")),
+    // A file without the column gives `itl: None` (not recorded), an empty cell a request
+    // without gaps.
+    optional(Column {
+        name: "itl_hist",
+        optional: false,
+        write: |r| r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
+        read: |row, r| {
+            r.itl = if row.has("itl_hist") {
+                let h = ItlHistogram::decode(row.cell("itl_hist"))
+                    .map_err(|why| row.bad("itl_hist", &format!("gap counts per bin ({why})")))?;
+                Some(h)
+            } else {
+                None
+            };
+            Ok(())
+        },
+    }),
+    optional(col!(resent_stale: flag)),
+    optional(col!(connect_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(headers_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_queue_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_prefill_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_decode_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_timing_source: with
+        |r| r.server_timing_source.map(|s| s.as_str().to_string()).unwrap_or_default(),
+        |row, r| {
+            r.server_timing_source = row.opt("server_timing_source", "a timing source")?;
+            Ok(())
+        })),
 ];
-/// Trailing request columns that older files may lack.
-const REQUEST_OPTIONAL: usize = 15;
+
+/// `requests.csv`'s header, in file order.
+pub fn request_columns() -> Vec<&'static str> {
+    columns::names(COLUMNS)
+}
 
 /// `requests.csv` bytes, ordered by model (first appearance), step, worker, seq.
 pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
@@ -40,12 +142,12 @@ pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
             r.seq,
         )
     });
-    write_csv(&REQUEST_COLUMNS, sorted.into_iter().map(request_cells))
+    write_csv(&request_columns(), sorted.into_iter().map(request_cells))
 }
 
 /// The header line of `requests.csv`.
 pub fn requests_csv_header() -> Vec<u8> {
-    write_csv(&REQUEST_COLUMNS, std::iter::empty())
+    write_csv(&request_columns(), std::iter::empty())
 }
 
 /// Appends one `requests.csv` row to `out`.
@@ -58,142 +160,14 @@ pub fn append_request_row(out: &mut Vec<u8>, r: &RequestRecord) {
 /// `partial`: the file belongs to a run that did not finish, so a torn last
 /// row (cut by the crash) is dropped.
 pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord>, StoreError> {
-    let required = &REQUEST_COLUMNS[..REQUEST_COLUMNS.len() - REQUEST_OPTIONAL];
-    read_csv(path, "requests CSV", required, partial, |row| {
-        let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
-        let status = row.text("status");
-        let status_ok = match status.trim() {
-            "ok" => true,
-            "error" => false,
-            _ => return Err(row.bad("status", "`ok` or `error`")),
-        };
-        if status_ok != error_class.is_none() {
-            return Err(row.bad(
-                "error_class",
-                "empty for status=ok and set for status=error",
-            ));
-        }
-        Ok(RequestRecord {
-            model: row.text("model"),
-            step: row.parse("step", "a step number")?,
-            concurrency: row.parse("concurrency", "a whole number")?,
-            worker: row.parse("worker", "a worker number")?,
-            seq: row.parse("seq", "a sequence number")?,
-            request_id: row.text("request_id"),
-            started_at_ms: row.parse("started_at_ms", "milliseconds")?,
-            error_class,
-            http_status: row.opt("http_status", "an HTTP status code")?,
-            error_type: row.opt_text("error_type"),
-            error_message: row.opt_text("error_message"),
-            ttft_ms: row.opt("ttft_ms", "milliseconds")?,
-            ttfc_ms: row.opt("ttfc_ms", "milliseconds")?,
-            tpot_ms: row.opt("tpot_ms", "milliseconds")?,
-            e2e_ms: row.opt("e2e_ms", "milliseconds")?,
-            output_tokens: row.opt("output_tokens", "a token count")?,
-            input_tokens: row.opt("input_tokens", "a token count")?,
-            tokens_source: match row.cell("tokens_source").trim() {
-                "" => None,
-                "usage" => Some(TokensSource::Usage),
-                "chunks" => Some(TokensSource::Chunks),
-                _ => return Err(row.bad("tokens_source", "`usage`, `chunks` or empty")),
-            },
-            token_events: row.parse("token_events", "a count")?,
-            finish_reason: row.opt_text("finish_reason"),
-            attempts: row.parse("attempts", "a count")?,
-            retry_wait_ms: row.parse("retry_wait_ms", "milliseconds")?,
-            itl: if row.has("itl_hist") {
-                let h = ItlHistogram::decode(row.cell("itl_hist"))
-                    .map_err(|why| row.bad("itl_hist", &format!("gap counts per bin ({why})")))?;
-                Some(h)
-            } else {
-                None
-            },
-            reasoning_tokens: row.opt("reasoning_tokens", "a token count")?,
-            first_attempt_429: match row.cell("first_attempt_429").trim() {
-                "" | "false" | "0" => false,
-                "true" | "1" => true,
-                _ => return Err(row.bad("first_attempt_429", "`true` or `false`")),
-            },
-            limit_kind: match row.cell("limit_kind").trim() {
-                "" => None,
-                "requests" => Some(LimitKind::Requests),
-                "tokens" => Some(LimitKind::Tokens),
-                _ => return Err(row.bad("limit_kind", "`requests`, `tokens` or empty")),
-            },
-            retry_after_ms: row.opt("retry_after_ms", "milliseconds")?,
-            cached_tokens: row.opt("cached_tokens", "a token count")?,
-            send_lag_ms: row.opt("send_lag_ms", "milliseconds")?,
-            max_tokens: row.opt("max_tokens", "a token count")?,
-            resent_stale: match row.cell("resent_stale").trim() {
-                "" | "false" | "0" => false,
-                "true" | "1" => true,
-                _ => return Err(row.bad("resent_stale", "`true` or `false`")),
-            },
-            connect_ms: row.opt("connect_ms", "milliseconds")?,
-            headers_ms: row.opt("headers_ms", "milliseconds")?,
-            server_queue_ms: row.opt("server_queue_ms", "milliseconds")?,
-            server_prefill_ms: row.opt("server_prefill_ms", "milliseconds")?,
-            server_decode_ms: row.opt("server_decode_ms", "milliseconds")?,
-            server_timing_source: row.opt("server_timing_source", "a timing source")?,
-        })
+    let required = columns::required(COLUMNS);
+    read_csv(path, "requests CSV", &required, partial, |row| {
+        columns::read_row(COLUMNS, row)
     })
 }
 
 fn request_cells(r: &RequestRecord) -> Vec<String> {
-    let text = |s: &Option<String>| {
-        s.as_deref()
-            .map(|s| escape(s).into_owned())
-            .unwrap_or_default()
-    };
-    let int = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-    vec![
-        escape(&r.model).into_owned(),
-        r.step.to_string(),
-        r.concurrency.to_string(),
-        r.worker.to_string(),
-        r.seq.to_string(),
-        escape(&r.request_id).into_owned(),
-        fixed(r.started_at_ms, MS),
-        r.status_str().to_string(),
-        r.error_class
-            .map(|c| c.as_str().to_string())
-            .unwrap_or_default(),
-        int(r.http_status.map(u64::from)),
-        text(&r.error_type),
-        text(&r.error_message),
-        opt_fixed(r.ttft_ms, MS),
-        opt_fixed(r.ttfc_ms, MS),
-        opt_fixed(r.tpot_ms, MS),
-        opt_fixed(r.e2e_ms, MS),
-        int(r.output_tokens),
-        int(r.input_tokens),
-        r.tokens_source
-            .map(|s| s.as_str().to_string())
-            .unwrap_or_default(),
-        r.token_events.to_string(),
-        text(&r.finish_reason),
-        r.attempts.to_string(),
-        fixed(r.retry_wait_ms, MS),
-        r.first_attempt_429.to_string(),
-        r.limit_kind
-            .map(|k| k.as_str().to_string())
-            .unwrap_or_default(),
-        opt_fixed(r.retry_after_ms, MS),
-        int(r.cached_tokens),
-        opt_fixed(r.send_lag_ms, MS),
-        int(r.max_tokens.map(u64::from)),
-        int(r.reasoning_tokens),
-        r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
-        r.resent_stale.to_string(),
-        opt_fixed(r.connect_ms, MS),
-        opt_fixed(r.headers_ms, MS),
-        opt_fixed(r.server_queue_ms, MS),
-        opt_fixed(r.server_prefill_ms, MS),
-        opt_fixed(r.server_decode_ms, MS),
-        r.server_timing_source
-            .map(|s| s.as_str().to_string())
-            .unwrap_or_default(),
-    ]
+    columns::cells(COLUMNS, r)
 }
 
 #[cfg(test)]

@@ -2,31 +2,96 @@
 //! fixed precision and a stable row order; the reader accepts older schema versions (fewer
 //! trailing columns) and ignores unknown columns. Baselines use the same format.
 
-use super::csv_io::{
-    escape, first_appearance, fixed, opt_fixed, parse_csv, write_csv, MS, RATE, SHARE,
-};
+use super::columns::{self, col, optional, Column};
+use super::csv_io::{first_appearance, parse_csv, write_csv, MS, RATE, SHARE};
 use super::StoreError;
 use crate::stats::{LadderUnit, StepSummary, SCHEMA_VERSION};
 use std::path::Path;
 
-/// `summary.csv` columns in file order (the `StepSummary` field order).
+/// `summary.csv`'s columns in file order (the `StepSummary` field order), declared once: the
+/// header, the writer and the reader come from this list. Files of schema version
+/// [`SCHEMA_VERSION`] have them all; older ones may lack the trailing `optional` ones, and a
+/// new column is appended (optional) at the end.
 #[rustfmt::skip]
-pub const SUMMARY_COLUMNS: [&str; 64] = [
-    "schema_version", "scenario", "fingerprint", "model", "step", "concurrency", "attempted",
-    "succeeded", "failed", "err_429", "err_5xx", "err_timeout", "err_other", "ttft_p50_ms",
-    "ttft_p90_ms", "ttft_p99_ms", "ttft_mean_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
-    "itl_p50_ms", "itl_p90_ms", "itl_p99_ms", "e2e_p50_ms", "e2e_p90_ms", "e2e_p99_ms",
-    "e2e_mean_ms", "output_tokens", "input_tokens", "tpm", "tpm_total", "rps", "goodput",
-    "duration_s", "achieved_concurrency", "client_cpu_pct", "loop_lag_p99_ms", "steady_s",
-    "concurrency_steady", "rps_steady", "tpm_steady", "tokens_usage_share", "ttft_p90_lo_ms",
-    "ttft_p90_hi_ms", "ladder_unit", "short", "cached_tokens", "offered_rps", "dropped",
-    "send_lag_p50_ms", "send_lag_p99_ms", "ttft_sched_p90_ms", "ttft_sched_p99_ms",
-    "e2e_sched_p90_ms", "e2e_sched_p99_ms", "error_classes", "headers_p50_ms", "headers_p90_ms",
-    "new_conn_share", "server_queue_p90_ms", "server_waiting_mean", "server_waiting_max",
-    "server_running_max", "server_kv_max",
+static COLUMNS: &[Column<StepSummary>] = &[
+    col!(schema_version: parse "a schema version"),
+    col!(scenario: text),
+    col!(fingerprint: text),
+    col!(model: text),
+    col!(step: parse "a step number"),
+    col!(concurrency: parse "a whole number"),
+    col!(attempted: parse "a count"),
+    col!(succeeded: parse "a count"),
+    col!(failed: parse "a count"),
+    col!(err_429: parse "a count"),
+    col!(err_5xx: parse "a count"),
+    col!(err_timeout: parse "a count"),
+    col!(err_other: parse "a count"),
+    col!(ttft_p50_ms: opt_fixed MS, "milliseconds"),
+    col!(ttft_p90_ms: opt_fixed MS, "milliseconds"),
+    col!(ttft_p99_ms: opt_fixed MS, "milliseconds"),
+    col!(ttft_mean_ms: opt_fixed MS, "milliseconds"),
+    col!(tpot_p50_ms: opt_fixed MS, "milliseconds"),
+    col!(tpot_p90_ms: opt_fixed MS, "milliseconds"),
+    col!(tpot_p99_ms: opt_fixed MS, "milliseconds"),
+    col!(itl_p50_ms: opt_fixed MS, "milliseconds"),
+    col!(itl_p90_ms: opt_fixed MS, "milliseconds"),
+    col!(itl_p99_ms: opt_fixed MS, "milliseconds"),
+    col!(e2e_p50_ms: opt_fixed MS, "milliseconds"),
+    col!(e2e_p90_ms: opt_fixed MS, "milliseconds"),
+    col!(e2e_p99_ms: opt_fixed MS, "milliseconds"),
+    col!(e2e_mean_ms: opt_fixed MS, "milliseconds"),
+    col!(output_tokens: parse "a token count"),
+    col!(input_tokens: parse "a token count"),
+    col!(tpm: fixed RATE, "a number"),
+    col!(tpm_total: fixed RATE, "a number"),
+    col!(rps: fixed RATE, "a number"),
+    col!(goodput: opt_fixed SHARE, "a share between 0 and 1"),
+    col!(duration_s: fixed MS, "seconds"),
+    // Appended after the first release: older files may lack these.
+    optional(col!(achieved_concurrency: opt_fixed RATE, "a number")),
+    optional(col!(client_cpu_pct: opt_fixed SHARE, "a percentage")),
+    optional(col!(loop_lag_p99_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(steady_s: opt_fixed MS, "seconds")),
+    optional(col!(concurrency_steady: opt_fixed RATE, "a number")),
+    optional(col!(rps_steady: opt_fixed RATE, "a number")),
+    optional(col!(tpm_steady: opt_fixed RATE, "a number")),
+    optional(col!(tokens_usage_share: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(ttft_p90_lo_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_p90_hi_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ladder_unit: with |r| r.ladder_unit.as_str().to_string(), |row, r| {
+        r.ladder_unit = match row.cell("ladder_unit").trim() {
+            "" => LadderUnit::Streams,
+            u => LadderUnit::parse(u)
+                .ok_or_else(|| row.bad("ladder_unit", "`streams`, `rps` or `prompt_tokens`"))?,
+        };
+        Ok(())
+    })),
+    optional(col!(short: zero "a count")),
+    optional(col!(cached_tokens: zero "a token count")),
+    optional(col!(offered_rps: opt_fixed RATE, "requests per second")),
+    optional(col!(dropped: zero "a count")),
+    optional(col!(send_lag_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(send_lag_p99_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_sched_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_sched_p99_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(e2e_sched_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(e2e_sched_p99_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(error_classes: text)),
+    optional(col!(headers_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(headers_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(new_conn_share: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(server_queue_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_waiting_mean: opt_fixed RATE, "a number")),
+    optional(col!(server_waiting_max: opt_fixed RATE, "a number")),
+    optional(col!(server_running_max: opt_fixed RATE, "a number")),
+    optional(col!(server_kv_max: opt_fixed SHARE, "a share between 0 and 1")),
 ];
-/// Trailing summary columns that older files may lack (read as empty).
-const SUMMARY_OPTIONAL: usize = 30;
+
+/// `summary.csv`'s header, in file order.
+pub fn summary_columns() -> Vec<&'static str> {
+    columns::names(COLUMNS)
+}
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
 /// appearance in `rows`) then step.
@@ -34,7 +99,10 @@ pub fn summary_csv(rows: &[StepSummary]) -> Vec<u8> {
     let order = first_appearance(rows.iter().map(|r| r.model.as_str()));
     let mut sorted: Vec<&StepSummary> = rows.iter().collect();
     sorted.sort_by_key(|r| (order.get(r.model.as_str()).copied(), r.step));
-    write_csv(&SUMMARY_COLUMNS, sorted.into_iter().map(summary_cells))
+    write_csv(
+        &summary_columns(),
+        sorted.into_iter().map(|r| columns::cells(COLUMNS, r)),
+    )
 }
 
 /// Reads a `summary.csv` (or baseline CSV). Rows keep file order.
@@ -44,10 +112,10 @@ pub fn read_summary_csv(path: &Path) -> Result<Vec<StepSummary>, StoreError> {
 }
 
 /// Parses summary CSV bytes that are not a file on disk (e.g. a baseline's version in git
-/// history); `path` names the source in error messages.
+/// history); `path` names the source in error messages. A file of a newer schema is refused.
 pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, StoreError> {
-    let required = &SUMMARY_COLUMNS[..SUMMARY_COLUMNS.len() - SUMMARY_OPTIONAL];
-    parse_csv(path, bytes, "summary CSV", required, |row| {
+    let required = columns::required(COLUMNS);
+    parse_csv(path, bytes, "summary CSV", &required, |row| {
         let schema_version: u32 = row.parse("schema_version", "a schema version")?;
         if schema_version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema {
@@ -57,146 +125,8 @@ pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, 
                 supported: SCHEMA_VERSION,
             });
         }
-        Ok(StepSummary {
-            schema_version,
-            scenario: row.text("scenario"),
-            fingerprint: row.text("fingerprint"),
-            model: row.text("model"),
-            step: row.parse("step", "a step number")?,
-            concurrency: row.parse("concurrency", "a whole number")?,
-            attempted: row.parse("attempted", "a count")?,
-            succeeded: row.parse("succeeded", "a count")?,
-            failed: row.parse("failed", "a count")?,
-            err_429: row.parse("err_429", "a count")?,
-            err_5xx: row.parse("err_5xx", "a count")?,
-            err_timeout: row.parse("err_timeout", "a count")?,
-            err_other: row.parse("err_other", "a count")?,
-            ttft_p50_ms: row.opt("ttft_p50_ms", "milliseconds")?,
-            ttft_p90_ms: row.opt("ttft_p90_ms", "milliseconds")?,
-            ttft_p99_ms: row.opt("ttft_p99_ms", "milliseconds")?,
-            ttft_mean_ms: row.opt("ttft_mean_ms", "milliseconds")?,
-            tpot_p50_ms: row.opt("tpot_p50_ms", "milliseconds")?,
-            tpot_p90_ms: row.opt("tpot_p90_ms", "milliseconds")?,
-            tpot_p99_ms: row.opt("tpot_p99_ms", "milliseconds")?,
-            itl_p50_ms: row.opt("itl_p50_ms", "milliseconds")?,
-            itl_p90_ms: row.opt("itl_p90_ms", "milliseconds")?,
-            itl_p99_ms: row.opt("itl_p99_ms", "milliseconds")?,
-            e2e_p50_ms: row.opt("e2e_p50_ms", "milliseconds")?,
-            e2e_p90_ms: row.opt("e2e_p90_ms", "milliseconds")?,
-            e2e_p99_ms: row.opt("e2e_p99_ms", "milliseconds")?,
-            e2e_mean_ms: row.opt("e2e_mean_ms", "milliseconds")?,
-            output_tokens: row.parse("output_tokens", "a token count")?,
-            input_tokens: row.parse("input_tokens", "a token count")?,
-            tpm: row.parse("tpm", "a number")?,
-            tpm_total: row.parse("tpm_total", "a number")?,
-            rps: row.parse("rps", "a number")?,
-            goodput: row.opt("goodput", "a share between 0 and 1")?,
-            duration_s: row.parse("duration_s", "seconds")?,
-            achieved_concurrency: row.opt("achieved_concurrency", "a number")?,
-            client_cpu_pct: row.opt("client_cpu_pct", "a percentage")?,
-            loop_lag_p99_ms: row.opt("loop_lag_p99_ms", "milliseconds")?,
-            steady_s: row.opt("steady_s", "seconds")?,
-            concurrency_steady: row.opt("concurrency_steady", "a number")?,
-            rps_steady: row.opt("rps_steady", "a number")?,
-            tpm_steady: row.opt("tpm_steady", "a number")?,
-            tokens_usage_share: row.opt("tokens_usage_share", "a share between 0 and 1")?,
-            ttft_p90_lo_ms: row.opt("ttft_p90_lo_ms", "milliseconds")?,
-            ttft_p90_hi_ms: row.opt("ttft_p90_hi_ms", "milliseconds")?,
-            ladder_unit: match row.cell("ladder_unit").trim() {
-                "" => LadderUnit::Streams,
-                u => LadderUnit::parse(u)
-                    .ok_or_else(|| row.bad("ladder_unit", "`streams`, `rps` or `prompt_tokens`"))?,
-            },
-            short: row.opt("short", "a count")?.unwrap_or(0),
-            cached_tokens: row.opt("cached_tokens", "a token count")?.unwrap_or(0),
-            offered_rps: row.opt("offered_rps", "requests per second")?,
-            dropped: row.opt("dropped", "a count")?.unwrap_or(0),
-            send_lag_p50_ms: row.opt("send_lag_p50_ms", "milliseconds")?,
-            send_lag_p99_ms: row.opt("send_lag_p99_ms", "milliseconds")?,
-            ttft_sched_p90_ms: row.opt("ttft_sched_p90_ms", "milliseconds")?,
-            ttft_sched_p99_ms: row.opt("ttft_sched_p99_ms", "milliseconds")?,
-            e2e_sched_p90_ms: row.opt("e2e_sched_p90_ms", "milliseconds")?,
-            e2e_sched_p99_ms: row.opt("e2e_sched_p99_ms", "milliseconds")?,
-            error_classes: row.text("error_classes"),
-            headers_p50_ms: row.opt("headers_p50_ms", "milliseconds")?,
-            headers_p90_ms: row.opt("headers_p90_ms", "milliseconds")?,
-            new_conn_share: row.opt("new_conn_share", "a share between 0 and 1")?,
-            server_queue_p90_ms: row.opt("server_queue_p90_ms", "milliseconds")?,
-            server_waiting_mean: row.opt("server_waiting_mean", "a number")?,
-            server_waiting_max: row.opt("server_waiting_max", "a number")?,
-            server_running_max: row.opt("server_running_max", "a number")?,
-            server_kv_max: row.opt("server_kv_max", "a share between 0 and 1")?,
-        })
+        columns::read_row(COLUMNS, row)
     })
-}
-
-fn summary_cells(r: &StepSummary) -> Vec<String> {
-    vec![
-        r.schema_version.to_string(),
-        escape(&r.scenario).into_owned(),
-        escape(&r.fingerprint).into_owned(),
-        escape(&r.model).into_owned(),
-        r.step.to_string(),
-        r.concurrency.to_string(),
-        r.attempted.to_string(),
-        r.succeeded.to_string(),
-        r.failed.to_string(),
-        r.err_429.to_string(),
-        r.err_5xx.to_string(),
-        r.err_timeout.to_string(),
-        r.err_other.to_string(),
-        opt_fixed(r.ttft_p50_ms, MS),
-        opt_fixed(r.ttft_p90_ms, MS),
-        opt_fixed(r.ttft_p99_ms, MS),
-        opt_fixed(r.ttft_mean_ms, MS),
-        opt_fixed(r.tpot_p50_ms, MS),
-        opt_fixed(r.tpot_p90_ms, MS),
-        opt_fixed(r.tpot_p99_ms, MS),
-        opt_fixed(r.itl_p50_ms, MS),
-        opt_fixed(r.itl_p90_ms, MS),
-        opt_fixed(r.itl_p99_ms, MS),
-        opt_fixed(r.e2e_p50_ms, MS),
-        opt_fixed(r.e2e_p90_ms, MS),
-        opt_fixed(r.e2e_p99_ms, MS),
-        opt_fixed(r.e2e_mean_ms, MS),
-        r.output_tokens.to_string(),
-        r.input_tokens.to_string(),
-        fixed(r.tpm, RATE),
-        fixed(r.tpm_total, RATE),
-        fixed(r.rps, RATE),
-        opt_fixed(r.goodput, SHARE),
-        fixed(r.duration_s, MS),
-        opt_fixed(r.achieved_concurrency, RATE),
-        opt_fixed(r.client_cpu_pct, SHARE),
-        opt_fixed(r.loop_lag_p99_ms, MS),
-        opt_fixed(r.steady_s, MS),
-        opt_fixed(r.concurrency_steady, RATE),
-        opt_fixed(r.rps_steady, RATE),
-        opt_fixed(r.tpm_steady, RATE),
-        opt_fixed(r.tokens_usage_share, SHARE),
-        opt_fixed(r.ttft_p90_lo_ms, MS),
-        opt_fixed(r.ttft_p90_hi_ms, MS),
-        r.ladder_unit.as_str().to_string(),
-        r.short.to_string(),
-        r.cached_tokens.to_string(),
-        opt_fixed(r.offered_rps, RATE),
-        r.dropped.to_string(),
-        opt_fixed(r.send_lag_p50_ms, MS),
-        opt_fixed(r.send_lag_p99_ms, MS),
-        opt_fixed(r.ttft_sched_p90_ms, MS),
-        opt_fixed(r.ttft_sched_p99_ms, MS),
-        opt_fixed(r.e2e_sched_p90_ms, MS),
-        opt_fixed(r.e2e_sched_p99_ms, MS),
-        escape(&r.error_classes).into_owned(),
-        opt_fixed(r.headers_p50_ms, MS),
-        opt_fixed(r.headers_p90_ms, MS),
-        opt_fixed(r.new_conn_share, SHARE),
-        opt_fixed(r.server_queue_p90_ms, MS),
-        opt_fixed(r.server_waiting_mean, RATE),
-        opt_fixed(r.server_waiting_max, RATE),
-        opt_fixed(r.server_running_max, RATE),
-        opt_fixed(r.server_kv_max, SHARE),
-    ]
 }
 
 #[cfg(test)]
@@ -296,7 +226,7 @@ pub(super) mod tests {
     #[test]
     fn summary_header_is_the_design_column_order() {
         let text = summary_text(&[]);
-        assert_eq!(text, format!("{}\n", SUMMARY_COLUMNS.join(",")));
+        assert_eq!(text, format!("{}\n", summary_columns().join(",")));
         assert!(text.starts_with("schema_version,scenario,fingerprint,model,step,concurrency,"));
         assert!(text.trim_end().ends_with(
             "duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms,steady_s,\

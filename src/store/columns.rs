@@ -1,0 +1,166 @@
+//! A CSV file's columns declared once: each column is one entry (header name, whether older
+//! files may lack it, how a value is written to a cell and read back), and the header, the
+//! writer and the reader all come from that one list. Adding a column is adding one line, in
+//! file order; nothing else has to stay in step with it.
+
+use super::csv_io::Row;
+use super::StoreError;
+
+/// One column of a CSV file whose rows are `T`s.
+pub(super) struct Column<T> {
+    pub name: &'static str,
+    /// Older files may lack the column (schema growth is by appending): it reads as empty.
+    pub optional: bool,
+    pub write: fn(&T) -> String,
+    pub read: fn(&Row<'_>, &mut T) -> Result<(), StoreError>,
+}
+
+/// The same column, which older files may lack.
+pub(super) const fn optional<T>(c: Column<T>) -> Column<T> {
+    Column {
+        optional: true,
+        ..c
+    }
+}
+
+/// The header, in file order.
+pub(super) fn names<T>(cols: &[Column<T>]) -> Vec<&'static str> {
+    cols.iter().map(|c| c.name).collect()
+}
+
+/// The columns every file must have.
+pub(super) fn required<T>(cols: &[Column<T>]) -> Vec<&'static str> {
+    cols.iter()
+        .filter(|c| !c.optional)
+        .map(|c| c.name)
+        .collect()
+}
+
+/// One row's cells, in file order.
+pub(super) fn cells<T>(cols: &[Column<T>], r: &T) -> Vec<String> {
+    cols.iter().map(|c| (c.write)(r)).collect()
+}
+
+/// One row read column by column into a default `T`.
+pub(super) fn read_row<T: Default>(cols: &[Column<T>], row: &Row<'_>) -> Result<T, StoreError> {
+    let mut r = T::default();
+    for c in cols {
+        (c.read)(row, &mut r)?;
+    }
+    Ok(r)
+}
+
+/// A column bound to a field of the row type, by the field's name (which is the header name)
+/// and how it is kept:
+/// - `parse "what"`: a required value written with `to_string`; `what` names the expected
+///   value in errors ("a count");
+/// - `fixed DECIMALS, "what"` / `opt_fixed DECIMALS, "what"`: a number (optional: empty cell
+///   for `None`) with fixed decimals;
+/// - `opt "what"`: an `Option` of an integer, empty for `None`;
+/// - `zero "what"`: an integer that reads as 0 when the cell is empty;
+/// - `text` / `opt_text`: text kept on one line;
+/// - `flag`: `true`/`false` (an empty cell or `0` is false);
+/// - `with WRITE, READ`: anything else, as two functions.
+macro_rules! col {
+    ($f:ident: parse $what:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| r.$f.to_string(),
+            read: |row, r| {
+                r.$f = row.parse(stringify!($f), $what)?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: fixed $d:expr, $what:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| $crate::store::csv_io::fixed(r.$f, $d),
+            read: |row, r| {
+                r.$f = row.parse(stringify!($f), $what)?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: opt_fixed $d:expr, $what:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| $crate::store::csv_io::opt_fixed(r.$f, $d),
+            read: |row, r| {
+                r.$f = row.opt(stringify!($f), $what)?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: opt $what:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| r.$f.map(|v| v.to_string()).unwrap_or_default(),
+            read: |row, r| {
+                r.$f = row.opt(stringify!($f), $what)?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: zero $what:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| r.$f.to_string(),
+            read: |row, r| {
+                r.$f = row.opt(stringify!($f), $what)?.unwrap_or(0);
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: text) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| $crate::store::csv_io::escape(&r.$f).into_owned(),
+            read: |row, r| {
+                r.$f = row.text(stringify!($f));
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: opt_text) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| {
+                r.$f.as_deref()
+                    .map(|s| $crate::store::csv_io::escape(s).into_owned())
+                    .unwrap_or_default()
+            },
+            read: |row, r| {
+                r.$f = row.opt_text(stringify!($f));
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: flag) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: |r| r.$f.to_string(),
+            read: |row, r| {
+                r.$f = row.flag(stringify!($f))?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident: with $write:expr, $read:expr) => {
+        $crate::store::columns::Column {
+            name: stringify!($f),
+            optional: false,
+            write: $write,
+            read: $read,
+        }
+    };
+}
+pub(super) use col;
