@@ -90,7 +90,9 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
         let meta_path = path.join(META_FILE);
         if meta_path.is_file() {
             let meta = read_meta(&meta_path)?;
-            if !meta.complete {
+            // A killed run, or one interrupted before a step finished (its summary.csv has no
+            // rows), is read from its records like any run that stopped early.
+            if !meta.complete || (meta.interrupted && !has_rows(&path.join(SUMMARY_FILE))?) {
                 return rebuild_run(path, &meta);
             }
             stopped = meta.interrupted;
@@ -219,8 +221,8 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         s.ladder_unit = unit;
     }
     if summaries.is_empty() {
-        // A run killed before its first flush is unfinished, like any other killed run.
-        if !meta.complete {
+        // A run stopped before its first flush is unfinished, like any other stopped run.
+        if !meta.complete || meta.interrupted {
             return Err(StoreError::StoppedBeforeFirstRecord {
                 path: dir.to_path_buf(),
             });
@@ -242,6 +244,11 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         meta: Some(meta.clone()),
         recorded: None,
     })
+}
+
+/// Whether a `summary.csv` has a data row (`false` when it is missing).
+fn has_rows(summary: &Path) -> Result<bool, StoreError> {
+    Ok(summary.is_file() && !read_summary_csv(summary)?.is_empty())
 }
 
 /// For `runs/<scenario>/` given instead of one of its runs: name the latest run inside.
