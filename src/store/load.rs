@@ -85,7 +85,6 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
     let label = path.display().to_string();
     let meta = fs::metadata(path).map_err(|e| StoreError::read(path, e))?;
     let mut pool_dir = None;
-    let mut stopped = false;
     let (summary, requests, workload) = if meta.is_dir() {
         let meta_path = path.join(META_FILE);
         if meta_path.is_file() {
@@ -95,7 +94,6 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
             if !meta.complete || (meta.interrupted && !has_rows(&path.join(SUMMARY_FILE))?) {
                 return rebuild_run(path, &meta);
             }
-            stopped = meta.interrupted;
         }
         let summary = path.join(SUMMARY_FILE);
         if !summary.is_file() {
@@ -139,9 +137,7 @@ fn load_summaries(path: &Path) -> Result<LoadedResult, StoreError> {
         }
     };
     let summaries = read_summary_csv(&summary)?;
-    // A run stopped with Ctrl-C or SIGTERM before its first step finished has no rows: it is
-    // an unfinished run (INCOMPLETE, judged like any other interrupted run), not an empty file.
-    if summaries.is_empty() && !stopped {
+    if summaries.is_empty() {
         return Err(StoreError::NoRows { path: summary });
     }
     let requests = if requests.is_file() {
