@@ -30,6 +30,7 @@ mod plan;
 mod pooled;
 mod readme_ci;
 mod reasoning;
+mod recipes;
 mod refine;
 mod replay;
 mod report;
