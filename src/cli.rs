@@ -140,8 +140,9 @@ pub struct RunArgs {
     /// Overrides the scenario's `compare: {baseline: A}`.
     #[arg(long = "pair", value_name = "A=B")]
     pub pairs: Vec<crate::compare::Pair>,
-    /// Where run directories go: DIR/<scenario>/<UTC timestamp>/.
-    #[arg(long, default_value = "runs", value_name = "DIR")]
+    /// Where run directories go: DIR/<scenario>/<UTC timestamp>/ (`-o`, as in `merge` and
+    /// `report`).
+    #[arg(short = 'o', long, default_value = "runs", value_name = "DIR")]
     pub out: PathBuf,
     /// Also write the scenario's baseline files. Plain, it replaces them and removes a pool of
     /// earlier runs (baselines/<scenario>.runs/, saying so); with --append or the scenario's
@@ -341,9 +342,10 @@ pub struct ReportArgs {
     pub gates_from: Option<PathBuf>,
     /// Where to write the page (replacing a file there). Default: report.html (trend.html) in
     /// the first run's directory, or beside the first CSV; an existing page is kept and the new
-    /// one written as report-2.html, report-3.html, ... (said on stderr).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// one written as report-2.html, report-3.html, ... (said on stderr). `--output` is the
+    /// older spelling.
+    #[arg(short = 'o', long = "out", alias = "output", value_name = "FILE")]
+    pub out: Option<PathBuf>,
     /// P90 TTFT and TPOT per step over time: every committed version of a baseline CSV (git
     /// history), or several run directories in order of their start time.
     #[arg(long)]
@@ -353,9 +355,11 @@ pub struct ReportArgs {
     pub format: ReportFormatArg,
 }
 
+/// `table` like every other command's human-readable output (`text` is the older name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlanFormatArg {
-    Text,
+    #[value(alias = "text")]
+    Table,
     Json,
 }
 
@@ -385,8 +389,8 @@ pub struct PlanArgs {
     /// Account limit on requests per minute (default: `limits.rpm`).
     #[arg(long, value_name = "N")]
     pub limit_rpm: Option<u64>,
-    /// Output format: text (a readable plan) or json (the same figures for scripts).
-    #[arg(long, value_enum, default_value = "text")]
+    /// Output format: table (a readable plan) or json (the same figures for scripts).
+    #[arg(long, value_enum, default_value = "table")]
     pub format: PlanFormatArg,
 }
 
@@ -403,4 +407,58 @@ pub struct MergeArgs {
     /// schedule has ended and the missing shards cannot come any more.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub wait: Option<std::time::Duration>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Command {
+        Cli::try_parse_from(args).expect("parses").command
+    }
+
+    /// One way to say "where output goes" (`-o/--out`), the older spellings kept (issue 22 §3).
+    #[test]
+    fn output_flags_are_o_and_out_everywhere_with_the_old_spellings_kept() {
+        for args in [
+            ["ladder", "run", "s.yaml", "-o", "dir"],
+            ["ladder", "run", "s.yaml", "--out", "dir"],
+        ] {
+            let Command::Run(r) = parse(&args) else {
+                panic!()
+            };
+            assert_eq!(r.out, PathBuf::from("dir"));
+        }
+        for flag in ["-o", "--out", "--output"] {
+            let Command::Report(r) = parse(&["ladder", "report", "runs/x", flag, "p.html"]) else {
+                panic!()
+            };
+            assert_eq!(r.out, Some(PathBuf::from("p.html")), "{flag}");
+        }
+        for flag in ["-o", "--out"] {
+            let Command::Merge(m) = parse(&["ladder", "merge", "runs/x", flag, "m"]) else {
+                panic!()
+            };
+            assert_eq!(m.out, PathBuf::from("m"), "{flag}");
+        }
+    }
+
+    #[test]
+    fn plan_says_table_like_the_other_commands_and_still_takes_text() {
+        for (given, want) in [
+            (None, PlanFormatArg::Table),
+            (Some("table"), PlanFormatArg::Table),
+            (Some("text"), PlanFormatArg::Table),
+            (Some("json"), PlanFormatArg::Json),
+        ] {
+            let mut args = vec!["ladder", "plan", "runs/x", "--rps", "10"];
+            if let Some(f) = given {
+                args.extend(["--format", f]);
+            }
+            let Command::Plan(p) = parse(&args) else {
+                panic!()
+            };
+            assert_eq!(p.format, want, "{given:?}");
+        }
+    }
 }

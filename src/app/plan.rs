@@ -34,7 +34,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     limits.rpm = args.limit_rpm.or(limits.rpm);
     let plan = crate::plan::plan(&view.result.summaries, args.rps, &slo, &limits);
     match args.format {
-        PlanFormatArg::Text => print!("{}", crate::plan::plain_words(&plan)),
+        PlanFormatArg::Table => print!("{}", crate::plan::plain_words(&plan)),
         PlanFormatArg::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
     }
     Ok(ExitCode::Ok)

@@ -62,7 +62,7 @@ pub fn command(
         }
         views.push(view);
     }
-    let output = match &args.output {
+    let output = match &args.out {
         Some(o) => o.clone(),
         None => {
             let inputs: Vec<PathBuf> = first_dir

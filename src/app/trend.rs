@@ -162,7 +162,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     match args.format {
         ReportFormatArg::Markdown => {
             let md = crate::render::html::trend::markdown(&trend);
-            match &args.output {
+            match &args.out {
                 Some(o) => {
                     store::write_atomic(o, md.as_bytes())?;
                     println!("{}", o.display());
@@ -171,7 +171,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             }
         }
         ReportFormatArg::Html => {
-            let out = match &args.output {
+            let out = match &args.out {
                 Some(o) => o.clone(),
                 None => {
                     let (path, note) = super::report::default_output(&args.runs, "trend");
