@@ -176,6 +176,11 @@ pub fn view_of(
         .as_ref()
         .map(|r| (r.slo, r.limits.clone()))
         .unwrap_or_default();
+    // Only a run records its whole scenario; a baseline CSV keeps only the workload.
+    let scenario_changes = match (&result.dir, &result.recorded) {
+        (Some(_), Some(r)) => crate::scenario::non_default_yaml(&r.yaml),
+        _ => None,
+    };
     let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
     let gates = baseline
         .as_ref()
@@ -223,6 +228,7 @@ pub fn view_of(
         scenario_yaml: recorded.map(|r| r.yaml),
         result,
         findings,
+        scenario_changes,
         slo,
         limits,
         baseline: baseline.cloned(),

@@ -22,6 +22,7 @@ pub mod bounded;
 mod build;
 mod build_load;
 mod build_request;
+mod defaults;
 mod errors;
 mod interpolate;
 mod lines;
@@ -45,6 +46,7 @@ pub mod trace;
 
 pub use arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
+pub use defaults::non_default_yaml;
 pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
 pub use overrides::{adhoc_name, rewrite, OverrideError, Overrides};

@@ -399,7 +399,22 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
         html.contains("slow against fast (same run)"),
         "the run's compare: verdicts"
     );
-    assert!(html.contains("Scenario as run (secrets redacted)"));
+    assert!(html.contains("Scenario as run, every value (secrets redacted)"));
+    // The scenario collapsed to what its author chose: the ladder and the SLO, not the
+    // timeouts or the fault rates it left at their defaults.
+    let changes = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("scenario changes"))
+        .and_then(|n| n.text())
+        .expect("the scenario's non-default values");
+    assert!(
+        changes.contains("ladder:") && changes.contains("slo:"),
+        "{changes}"
+    );
+    assert!(
+        !changes.contains("timeouts") && !changes.contains("http_500"),
+        "{changes}"
+    );
 }
 
 #[test]

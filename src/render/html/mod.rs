@@ -125,10 +125,17 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
     if let Some(meta) = v.meta.as_ref().and_then(|m| serde_json::to_value(m).ok()) {
         meta_table(s, &meta);
     }
+    if let Some(changes) = &v.scenario_changes {
+        let _ = write!(
+            s,
+            "<h4>Scenario: what differs from the defaults</h4><pre class=\"scenario changes\">{}</pre>",
+            escape(changes)
+        );
+    }
     if let Some(yaml) = &v.scenario_yaml {
         let _ = write!(
             s,
-            "<details class=\"scenario\"><summary>Scenario as run (secrets redacted)</summary><pre class=\"scenario\">{}</pre></details>",
+            "<details class=\"scenario\"><summary>Scenario as run, every value (secrets redacted)</summary><pre class=\"scenario\">{}</pre></details>",
             escape(yaml)
         );
     }

@@ -18,6 +18,9 @@ pub struct RunView {
     /// The scenario as run (secrets already redacted when it was written), or for a baseline
     /// its normalized workload.
     pub scenario_yaml: Option<String>,
+    /// The scenario reduced to what differs from a default scenario of the same API and
+    /// target kind (`None` when the defaults could not be built: the page shows it whole).
+    pub scenario_changes: Option<String>,
     pub slo: Slo,
     pub limits: Limits,
     /// Set when a baseline was given.
