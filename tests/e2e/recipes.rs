@@ -790,6 +790,98 @@ fn the_whole_scenarios_in_the_docs_validate() {
     assert!(checked >= 2, "the README's and the reference's scenarios");
 }
 
+/// A scenario fragment (a ```yaml block whose top-level keys are all scenario sections, such as
+/// `load:` or `target:`) put into `base`: each section replaces the base's, except that a
+/// `target:` without `models` or an endpoint keeps the base's.
+fn merge_fragment(
+    base: &serde_yaml::Mapping,
+    fragment: &serde_yaml::Mapping,
+) -> serde_yaml::Mapping {
+    let mut merged = base.clone();
+    for (k, v) in fragment {
+        let mut v = v.clone();
+        if let (Some("target"), serde_yaml::Value::Mapping(t)) = (k.as_str(), &mut v) {
+            let old = &base["target"];
+            for key in ["models", "api"] {
+                if !t.contains_key(key) {
+                    t.insert(key.into(), old[key].clone());
+                }
+            }
+            if !t.contains_key("base_url") && !t.contains_key("sim") {
+                t.insert("sim".into(), old["sim"].clone());
+            }
+        }
+        merged.insert(k.clone(), v);
+    }
+    merged
+}
+
+/// `${NAME}` (without a `:-default`) in `text`: variables the reader sets.
+fn required_variables(text: &str) -> Vec<String> {
+    text.match_indices("${")
+        .filter_map(|(i, _)| {
+            let inner = &text[i + 2..i + 2 + text[i + 2..].find('}')?];
+            (!inner.contains(":-")).then(|| inner.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_scenario_fragments_in_the_docs_validate_inside_the_demo_scenario() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(repo().join("scenarios/scenario.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let sections: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    let base: serde_yaml::Mapping =
+        serde_yaml::from_str(&std::fs::read_to_string(repo().join("scenarios/demo.yaml")).unwrap())
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&repo().join("scenarios"), &dir.path().join("scenarios"));
+    let (mut checked, mut failures) = (0, Vec::new());
+    for (file, text) in documents() {
+        for b in blocks(&file, &text)
+            .into_iter()
+            .filter(|b| b.info == "yaml")
+        {
+            let Ok(serde_yaml::Value::Mapping(fragment)) = serde_yaml::from_str(&b.body) else {
+                continue;
+            };
+            let is_fragment = !fragment.contains_key("name")
+                && !fragment.is_empty()
+                && fragment
+                    .keys()
+                    .all(|k| k.as_str().is_some_and(|k| sections.iter().any(|s| *s == k)));
+            // Files the reader supplies (certificates for target.tls, a trace to replay) cannot
+            // exist here.
+            if !is_fragment || ["certs/", "traces/"].iter().any(|d| b.body.contains(d)) {
+                continue;
+            }
+            let f = dir.path().join("scenarios/fragment.yaml");
+            let merged = merge_fragment(&base, &fragment);
+            std::fs::write(&f, serde_yaml::to_string(&merged).unwrap()).unwrap();
+            let mut cmd = ladder();
+            cmd.arg("validate").arg(&f).env("OPENAI_API_KEY", "sk-test");
+            for v in required_variables(&b.body) {
+                cmd.env(v, "example");
+            }
+            let out = cmd.output().unwrap();
+            if !out.status.success() {
+                failures.push(format!(
+                    "{file}:{}: the fragment does not validate inside scenarios/demo.yaml:\n{}",
+                    b.line,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    println!("{checked} fragments validated");
+    // The load: and target: fragments of workloads.md and providers.md, at least.
+    assert!(checked >= 3, "only {checked} fragments found");
+}
+
 #[test]
 fn the_lexer_splits_like_a_shell() {
     let lines = lex(
