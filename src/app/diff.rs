@@ -50,7 +50,12 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         compare::check_pairs(&base, &new, &args.pairs).map_err(UsageError)?;
         compare::pair_sides(&base, &new, &args.pairs)
     };
-    let opts = compare_options(&args.gates, gates.clone());
+    let mut opts = compare_options(&args.gates, gates.clone());
+    // The search is part of the workload, so either run's recorded scenario says its SLO.
+    opts.search = [&new_run, &base_run]
+        .iter()
+        .find_map(|r| r.recorded.as_ref()?.load.as_ref()?.search)
+        .map(|x| x.slo);
     let (comparison, warnings) = verdict::judge(
         &base,
         &new,

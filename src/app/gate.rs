@@ -85,7 +85,8 @@ fn judge(
     // The workload is the scenario's, whether or not a step finished: a run interrupted before
     // its first step summary is unfinished, not "measured with another workload".
     new.fingerprint = s.fingerprint.clone();
-    let opts = compare_options(&args.gates, s.gates.clone());
+    let mut opts = compare_options(&args.gates, s.gates.clone());
+    opts.search = s.load.search.map(|x| x.slo);
     // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
     // steps it cut short against the scenario's plan, the advice for the planned count.
     let partial = interrupted.then(|| {

@@ -19,6 +19,7 @@ mod render;
 pub mod report;
 pub(crate) mod run;
 mod scrape;
+mod search;
 mod shard;
 mod signals;
 mod sim;

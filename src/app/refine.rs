@@ -46,7 +46,7 @@ pub(super) async fn refine_steps<B: Backend>(
     recorder: &mut Recorder<'_>,
 ) -> (Vec<u32>, bool) {
     let mut values = Vec::new();
-    for i in 0..s.load.refine {
+    for _ in 0..s.load.refine {
         let done: Vec<u32> = recorder.summaries().iter().map(|r| r.concurrency).collect();
         let Some(value) = refine::next_value(&brackets_of(s, recorder.summaries()), &done) else {
             break;
@@ -57,7 +57,7 @@ pub(super) async fn refine_steps<B: Backend>(
         let mut step = s.clone();
         step.load.ladder = vec![value];
         let schedule = Schedule {
-            first_step: (s.load.ladder.len() as u32) + i,
+            first_step: crate::app::search::steps_run(recorder.summaries()),
             ..Schedule::default()
         };
         let stopped = runner::run_scheduled(

@@ -79,6 +79,20 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         out.checks
             .extend(judged_steps(&matched, opts, &pool, model, &b, &n));
         findings_checks(&mut out.checks, model, (base, &b), (new, &n));
+        if let Some(slo) = &opts.search {
+            let of = |side: &Side| -> Vec<StepSummary> {
+                side.summaries
+                    .iter()
+                    .filter(|r| r.model == model)
+                    .cloned()
+                    .collect()
+            };
+            let (bs, ns) = (of(base), of(new));
+            let (bs, ns): (Vec<&StepSummary>, Vec<&StepSummary>) =
+                (bs.iter().collect(), ns.iter().collect());
+            out.checks
+                .extend(rules::capacity_check(model, n.unit(model), slo, &bs, &ns));
+        }
     }
     out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
     out.notes.extend(

@@ -363,3 +363,87 @@ pub(super) fn findings_check(
 fn fmt_share(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
 }
+
+/// `load.search`: the capacity each side's steps imply (`findings::search`). A drop beyond its
+/// uncertainty (the new interval wholly below the baseline's) is a regression, a rise beyond it
+/// an improvement; overlapping intervals are no change.
+pub(super) fn capacity_check(
+    model: &str,
+    unit: LadderUnit,
+    slo: &crate::model::Slo,
+    base: &[&StepSummary],
+    new: &[&StepSummary],
+) -> Option<Check> {
+    use crate::findings::search::{capacity, none_meets, Capacity};
+    let (b, n) = (capacity(base, slo), capacity(new, slo));
+    let mut c = Check {
+        model: model.to_string(),
+        step: None,
+        concurrency: None,
+        ladder_unit: unit,
+        metric: Metric::Capacity,
+        percentile: None,
+        gated: true,
+        base: b.map(|x| f64::from(x.max)),
+        new: n.map(|x| f64::from(x.max)),
+        ratio: None,
+        ci: None,
+        method: Method::Point,
+        verdict: Verdict::NoChange,
+        detail: String::new(),
+    };
+    let show = |x: &Capacity| {
+        let v = unit.describe(x.max);
+        if x.open_ended {
+            format!("at least {v}")
+        } else {
+            format!("{v} ({}–{})", x.lo, x.hi)
+        }
+    };
+    (c.verdict, c.detail) = match (b, n) {
+        (None, None) => return None,
+        (Some(b), Some(n)) if n.dropped_from(&b) => (
+            Verdict::Regressed,
+            format!(
+                "capacity dropped beyond its uncertainty: {} → {}",
+                show(&b),
+                show(&n)
+            ),
+        ),
+        (Some(b), Some(n)) if b.dropped_from(&n) => (
+            Verdict::Improved,
+            format!(
+                "capacity rose beyond its uncertainty: {} → {}",
+                show(&b),
+                show(&n)
+            ),
+        ),
+        (Some(b), Some(n)) => (
+            Verdict::NoChange,
+            format!(
+                "capacity {} → {}: within the uncertainty",
+                show(&b),
+                show(&n)
+            ),
+        ),
+        (Some(b), None) if none_meets(new, slo) => (
+            Verdict::Regressed,
+            format!(
+                "capacity {} in the baseline; no load tried meets the SLO now",
+                show(&b)
+            ),
+        ),
+        (None, Some(n)) if none_meets(base, slo) => (
+            Verdict::Improved,
+            format!(
+                "no load met the SLO in the baseline; capacity {} now",
+                show(&n)
+            ),
+        ),
+        (Some(_), None) | (None, Some(_)) => {
+            skip(&mut c, "capacity was not found on both sides".into());
+            return Some(c);
+        }
+    };
+    Some(c)
+}

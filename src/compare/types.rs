@@ -70,6 +70,8 @@ pub struct CompareOptions {
     pub allow_different_workload: bool,
     /// Any skipped or inconclusive gate makes the result inconclusive (exit 4).
     pub strict: bool,
+    /// `load.search`'s SLO: judge the capacity each side's steps imply.
+    pub search: Option<crate::model::Slo>,
     /// Bootstrap resamples (the gate uses ≥ 10,000).
     pub resamples: usize,
     pub seed: u64,
@@ -81,6 +83,7 @@ impl Default for CompareOptions {
             gates: Gates::default(),
             allow_different_workload: false,
             strict: false,
+            search: None,
             resamples: 10_000,
             seed: 0x1add_e5ed,
         }
@@ -95,6 +98,7 @@ impl CompareOptions {
             gates,
             allow_different_workload,
             strict,
+            search: None,
             resamples: 10_000,
             seed: 0x001a_dde5,
         }
@@ -115,6 +119,8 @@ pub enum Metric {
     Rps,
     Knee,
     Wall,
+    /// `load.search`: the highest load meeting the search's SLO.
+    Capacity,
 }
 
 impl Metric {
@@ -132,6 +138,7 @@ impl Metric {
             Metric::Rps => "RPS",
             Metric::Knee => "knee",
             Metric::Wall => "wall",
+            Metric::Capacity => "capacity",
         }
     }
 

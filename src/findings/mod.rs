@@ -18,6 +18,7 @@ mod knee;
 mod rate;
 pub mod refine;
 pub mod replay;
+pub mod search;
 #[cfg(test)]
 mod tests;
 pub mod ttft_parts;
@@ -237,6 +238,9 @@ pub struct ModelFindings {
     /// Replay: the first speed crossing the SLO, a knee or a wall (`replay::breaks_at`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breaks_at: Option<replay::BreaksAt>,
+    /// `load.search`: the highest load meeting its SLO, with its uncertainty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<search::Capacity>,
 }
 
 /// Findings of every model in a result (models in order of first appearance in `summaries`),
@@ -343,6 +347,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         ttft_parts,
         notes,
         breaks_at: None,
+        capacity: None,
     }
 }
 

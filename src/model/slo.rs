@@ -44,6 +44,9 @@ impl Slo {
     }
 }
 
+/// A step with more than this share of failed requests misses any SLO (`plan`, `search`).
+pub const MAX_FAILED_SHARE: f64 = 0.01;
+
 fn as_ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }

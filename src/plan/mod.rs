@@ -17,8 +17,7 @@ pub use crate::scenario::Limits;
 use crate::stats::StepSummary;
 use serde::Serialize;
 
-/// Share of a step's attempts that may fail for it to count as meeting the SLO.
-pub const MAX_FAILED_SHARE: f64 = 0.01;
+pub use crate::model::slo::MAX_FAILED_SHARE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

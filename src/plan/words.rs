@@ -301,6 +301,30 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
     }
     let _ = writeln!(out, "estimates from {from}");
     out.push_str(&open_loop_note(s, steps));
+    out.push_str(&extra_steps_note(s));
+    out
+}
+
+/// The steps a run adds after the planned ones, which the table cannot list: the search's
+/// (`load.search`) and refine's, chosen from what is measured.
+fn extra_steps_note(s: &Scenario) -> String {
+    let unit = s.load.ladder_unit();
+    let mut out = String::new();
+    if let Some(search) = &s.load.search {
+        let _ = writeln!(
+            out,
+            "then up to {} search steps (doubling, then bisecting, up to {}), each like the ones above: not in the totals",
+            search.steps,
+            unit.describe(search.max)
+        );
+    }
+    if s.load.refine > 0 {
+        let _ = writeln!(
+            out,
+            "then up to {} refine steps bisecting the knee and SLO intervals, each like the ones above: not in the totals",
+            s.load.refine
+        );
+    }
     out
 }
 

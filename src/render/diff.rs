@@ -104,7 +104,7 @@ fn is_skipped(c: &Check) -> bool {
 pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
     let Some(v) = v else {
         return match c.metric {
-            Metric::Knee | Metric::Wall => "none".into(),
+            Metric::Knee | Metric::Wall | Metric::Capacity => "none".into(),
             _ => "-".into(),
         };
     };
@@ -112,7 +112,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         Metric::ErrorRate | Metric::ShortRate => format!("{:.2}%", v * 100.0),
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
-        Metric::Knee | Metric::Wall => c.ladder_unit.describe(v.round() as u32),
+        Metric::Knee | Metric::Wall | Metric::Capacity => c.ladder_unit.describe(v.round() as u32),
         _ => format!("{v:.1} ms"),
     }
 }

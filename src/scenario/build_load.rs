@@ -6,7 +6,8 @@ use super::errors::{did_you_mean, Ctx};
 use super::raw::{dur_or, pos, RawArrivals, RawLoad};
 use super::trace::{read_trace, Trace};
 use super::{
-    ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError, MAX_REQUESTS_PER_STEP,
+    ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError, Search, Slo,
+    DEFAULT_SEARCH_MAX, DEFAULT_SEARCH_STEPS, MAX_REQUESTS_PER_STEP,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -29,7 +30,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
     };
     let replay = l.mode.as_deref() == Some("replay");
     let replayed = replay_trace(cx, &l, replay)?;
-    let ladder: Vec<u32> = l
+    let search = build_search(cx, &l)?;
+    let mut ladder: Vec<u32> = l
         .ladder
         .take()
         .or(l.speed.take())
@@ -37,6 +39,10 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         .into_iter()
         .map(|c| c.0)
         .collect();
+    // A search without a ladder starts low: one step of 1.
+    if ladder.is_empty() && search.is_some() {
+        ladder.push(1);
+    }
     if ladder.is_empty() && replay {
         bail!(
             cx,
@@ -223,8 +229,10 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "rate mode has no workers; write requests_per_step: (arrivals per step) or duration:"
         )
     }
+    let top = ladder.iter().copied().max().unwrap_or(1);
+    let top = search.map_or(top, |s| top.max(s.max));
     let streams = match ladder_over {
-        LadderOver::Load if !open_loop => ladder.iter().copied().max().unwrap_or(1),
+        LadderOver::Load if !open_loop => top,
         LadderOver::PromptTokens { level } if !open_loop => level,
         _ => 1,
     };
@@ -246,7 +254,56 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
         refine: l.refine.map_or(0, |r| r.0),
         trace: replayed.and_then(|r| r.0),
+        search,
     })
+}
+
+/// `load.search`: at least one SLO bound, a `max` no lower than the ladder's top.
+fn build_search(cx: &Ctx, l: &RawLoad) -> Result<Option<Search>, ScenarioError> {
+    let Some(raw) = &l.search else {
+        return Ok(None);
+    };
+    let slo = raw.slo.as_ref().map_or_else(Slo::default, |s| Slo {
+        ttft: s.ttft_p90.as_ref().map(|d| d.0),
+        tpot: s.tpot_p90.as_ref().map(|d| d.0),
+        e2e: s.e2e_p90.as_ref().map(|d| d.0),
+    });
+    if slo.is_empty() {
+        bail!(
+            cx,
+            "load.search.slo",
+            "the search needs an SLO to meet; write e.g. search: {{slo: {{ttft_p90: 1s, \
+             tpot_p90: 50ms}}, max: 512}}"
+        )
+    }
+    if l.ladder_over.as_deref() == Some("prompt_tokens") {
+        bail!(
+            cx,
+            "load.search",
+            "searches the load; a prompt-size ladder keeps the load fixed: remove one of them"
+        )
+    }
+    let max = raw.max.as_ref().map_or(DEFAULT_SEARCH_MAX, |m| m.0);
+    let top = l
+        .ladder
+        .iter()
+        .chain(&l.speed)
+        .flatten()
+        .map(|c| c.0)
+        .max()
+        .unwrap_or(1);
+    if top > max {
+        bail!(
+            cx,
+            "load.search.max",
+            "{max} is below the ladder's top step {top}; write max: {top} or more"
+        )
+    }
+    Ok(Some(Search {
+        slo,
+        max,
+        steps: raw.steps.as_ref().map_or(DEFAULT_SEARCH_STEPS, |s| s.0),
+    }))
 }
 
 /// A replay's trace (`None` when read back from a run's record) and its number of requests.

@@ -465,7 +465,25 @@ pub struct Load {
     /// `mode: replay`: the trace whose arrivals each step replays (`None` for a load read back
     /// from a run's recorded `scenario.yaml`, which names the trace by hash only).
     pub trace: Option<std::sync::Arc<trace::Trace>>,
+    /// `search: {slo, max, steps}`: after the planned steps, find the highest load meeting the
+    /// SLO (`findings::search`).
+    pub search: Option<Search>,
 }
+
+/// `load.search`: the SLO to meet (P90 bounds), the highest load to try, and the most steps the
+/// search may add.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Search {
+    pub slo: Slo,
+    pub max: u32,
+    pub steps: u32,
+}
+
+/// `load.search.max` when the scenario does not set it.
+pub const DEFAULT_SEARCH_MAX: u32 = 1024;
+/// `load.search.steps` when the scenario does not set it: doubling to 1024 and bisecting back
+/// to one step takes about 20.
+pub const DEFAULT_SEARCH_STEPS: u32 = 16;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryPolicy {

@@ -180,6 +180,23 @@ fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if l.refine > 0 {
         out.push(("refine", Yaml::from(l.refine)));
     }
+    if let Some(search) = &l.search {
+        let bound = |d: Option<Duration>| d.map(dur);
+        let slo = [
+            ("ttft_p90", bound(search.slo.ttft)),
+            ("tpot_p90", bound(search.slo.tpot)),
+            ("e2e_p90", bound(search.slo.e2e)),
+        ];
+        let slo = map(slo.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+        out.push((
+            "search",
+            map([
+                ("slo", slo),
+                ("max", Yaml::from(search.max)),
+                ("steps", Yaml::from(search.steps)),
+            ]),
+        ));
+    }
     out
 }
 

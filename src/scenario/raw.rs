@@ -187,6 +187,23 @@ pub(super) struct RawLoad {
     pub(super) trace: Option<serde_yaml::Value>,
     /// `mode: replay`: the ladder of speeds (another name for `ladder`).
     pub(super) speed: Option<Vec<Concurrency>>,
+    pub(super) search: Option<RawSearch>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSearch {
+    pub(super) slo: Option<RawSearchSlo>,
+    pub(super) max: Option<Pos<u32>>,
+    pub(super) steps: Option<Pos<u32>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSearchSlo {
+    pub(super) ttft_p90: Option<Dur>,
+    pub(super) tpot_p90: Option<Dur>,
+    pub(super) e2e_p90: Option<Dur>,
 }
 
 #[derive(Deserialize)]

@@ -109,6 +109,8 @@ mod tests {
             "load",
             "load.arrivals",
             "load.arrivals.gamma",
+            "load.search",
+            "load.search.slo",
             "request",
             "request.prompt",
             "request.session",

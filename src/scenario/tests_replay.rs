@@ -127,3 +127,41 @@ fn a_bad_trace_line_is_named_in_the_trace_file() {
         "{e}"
     );
 }
+
+#[test]
+fn a_search_needs_an_slo_may_leave_the_ladder_out_and_is_part_of_the_workload() {
+    let s = load_with(
+        "prompt_file: p.txt",
+        "requests_per_step: 64\nsearch: {slo: {ttft_p90: 1s}, max: 64}",
+        TRACE,
+    )
+    .unwrap();
+    assert_eq!(s.load.ladder, [1], "starts low");
+    let search = s.load.search.expect("search");
+    assert_eq!((search.max, search.steps), (64, DEFAULT_SEARCH_STEPS));
+    assert_eq!(search.slo.ttft, Some(std::time::Duration::from_secs(1)));
+    let w = workload_yaml(&s);
+    assert!(
+        w.contains("search:\n  slo:\n    ttft_p90: 1s\n  max: 64"),
+        "{w}"
+    );
+    let recorded = load_from_yaml(&normalized_yaml(&s)).unwrap();
+    assert_eq!(recorded.search, s.load.search, "reads back from the record");
+    for (l, needle) in [
+        (
+            "search: {max: 8}",
+            "load.search.slo: the search needs an SLO",
+        ),
+        (
+            "ladder: [16]\nsearch: {slo: {e2e_p90: 2s}, max: 8}",
+            "below the ladder's top step 16",
+        ),
+        (
+            "requests_per_step: 10\nsearch: {slo: {e2e_p90: 2s}, max: 64}",
+            "at least 64",
+        ),
+    ] {
+        let e = err("prompt_file: p.txt", l);
+        assert!(e.contains(needle), "{l}: {e}");
+    }
+}

@@ -36,6 +36,7 @@ mod replay;
 mod report;
 mod run_sim;
 mod schema;
+mod search;
 mod secrets;
 mod shards;
 mod telemetry;

@@ -241,7 +241,7 @@ async fn run_one(
         None => progress.clone(),
     };
     let (scraper, events) = super::scrape::start_for(s, &base_url, events);
-    let mut interrupted = runner::run_scheduled(
+    let interrupted = runner::run_scheduled(
         s,
         backend.clone(),
         events.clone(),
@@ -250,11 +250,9 @@ async fn run_one(
         sharding.schedule,
     )
     .await;
-    let mut refined = Vec::new();
-    if s.load.refine > 0 && !interrupted {
-        (refined, interrupted) =
-            crate::app::refine::refine_steps(s, backend, events, interrupt, &mut recorder).await;
-    }
+    let (refined, interrupted) =
+        super::search::then_refine(s, (backend, events), interrupt, &mut recorder, interrupted)
+            .await;
     progress.finish();
     // Stopped before the simulator, whose /metrics it may be reading.
     let server_metrics = super::scrape::finish_for(scraper, &s.name).await;
@@ -273,6 +271,7 @@ async fn run_one(
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     crate::app::refine::add_breaks(s, &run.summaries, &mut findings);
+    crate::app::search::add_capacity(s, &run.summaries, &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.

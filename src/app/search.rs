@@ -1,0 +1,121 @@
+//! `load: {search: {slo: {...}, max: N}}` in a run: after the planned steps (the ladder, or one
+//! step of 1 when it is left out), up to `steps` more, each the next value of the search over
+//! what was measured so far (`findings::search`), run through the same runner and recorder as
+//! the planned ones; then the capacity each model's steps imply, kept in its findings and said
+//! first.
+
+use crate::app::run::recorder::Recorder;
+use crate::client::Backend;
+use crate::findings::{self, search};
+use crate::runner::{self, Interrupt, Schedule};
+use crate::scenario::Scenario;
+use crate::stats::StepSummary;
+use std::sync::Arc;
+
+/// The next value of the search: the lowest next value over the models (each model's search
+/// over its own rows), never one already run.
+fn next_value(s: &Scenario, rows: &[StepSummary]) -> Option<u32> {
+    let spec = s.load.search.as_ref()?;
+    let done: Vec<u32> = rows.iter().map(|r| r.concurrency).collect();
+    s.target
+        .models
+        .iter()
+        .filter_map(|m| {
+            let mine: Vec<&StepSummary> = rows.iter().filter(|r| &r.model == m).collect();
+            search::next_value(&mine, &spec.slo, spec.max)
+        })
+        .filter(|v| !done.contains(v))
+        .min()
+}
+
+/// Runs the search's steps; returns whether the run was interrupted.
+pub(super) async fn search_steps<B: Backend>(
+    s: &Scenario,
+    backend: Arc<B>,
+    progress: Arc<dyn runner::Progress>,
+    interrupt: &Interrupt,
+    recorder: &mut Recorder<'_>,
+) -> bool {
+    let Some(spec) = s.load.search.as_ref() else {
+        return false;
+    };
+    for _ in 0..spec.steps {
+        let Some(value) = next_value(s, recorder.summaries()) else {
+            break;
+        };
+        if !s.load.pause_between_steps.is_zero() {
+            tokio::time::sleep(s.load.pause_between_steps).await;
+        }
+        let mut step = s.clone();
+        step.load.ladder = vec![value];
+        let schedule = Schedule {
+            first_step: steps_run(recorder.summaries()),
+            ..Schedule::default()
+        };
+        let stopped = runner::run_scheduled(
+            &step,
+            backend.clone(),
+            progress.clone(),
+            interrupt.clone(),
+            recorder,
+            schedule,
+        )
+        .await;
+        if stopped {
+            return true;
+        }
+    }
+    false
+}
+
+/// The steps chosen from what was measured, after the planned ones: the search's, then
+/// refine's (none once `interrupted`). Returns the values refine ran and whether the run was
+/// interrupted.
+pub(super) async fn then_refine<B: Backend>(
+    s: &Scenario,
+    (backend, progress): (Arc<B>, Arc<dyn runner::Progress>),
+    interrupt: &Interrupt,
+    recorder: &mut Recorder<'_>,
+    interrupted: bool,
+) -> (Vec<u32>, bool) {
+    if interrupted {
+        return (Vec::new(), true);
+    }
+    if search_steps(s, backend.clone(), progress.clone(), interrupt, recorder).await {
+        return (Vec::new(), true);
+    }
+    if s.load.refine == 0 {
+        return (Vec::new(), false);
+    }
+    crate::app::refine::refine_steps(s, backend, progress, interrupt, recorder).await
+}
+
+/// Steps already run (the next one is numbered one more).
+pub(super) fn steps_run(rows: &[StepSummary]) -> u32 {
+    rows.iter().map(|r| r.step).max().unwrap_or(0)
+}
+
+/// Each model's capacity under the search's SLO, in its findings and as its first sentence.
+pub(super) fn add_capacity(
+    s: &Scenario,
+    rows: &[StepSummary],
+    findings: &mut [findings::ModelFindings],
+) {
+    let Some(spec) = s.load.search.as_ref() else {
+        return;
+    };
+    for f in findings.iter_mut() {
+        let mine: Vec<&StepSummary> = rows.iter().filter(|r| r.model == f.model).collect();
+        f.capacity = search::capacity(&mine, &spec.slo);
+        let sentence = match &f.capacity {
+            Some(c) => format!("{}.", c.sentence(&spec.slo)),
+            None if search::none_meets(&mine, &spec.slo) => format!(
+                "No load tried meets the search's SLO: even {} misses it.",
+                f.ladder_unit
+                    .describe(mine.iter().map(|r| r.concurrency).min().unwrap_or(1))
+            ),
+            None => continue,
+        };
+        f.notes.insert(0, sentence);
+    }
+}
