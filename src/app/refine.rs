@@ -6,7 +6,7 @@
 use crate::app::run::recorder::Recorder;
 use crate::client::Backend;
 use crate::findings::{self, refine};
-use crate::runner::{self, Interrupt, Schedule};
+use crate::runner::{self, Interrupt};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
@@ -51,24 +51,9 @@ pub(super) async fn refine_steps<B: Backend>(
         let Some(value) = refine::next_value(&brackets_of(s, recorder.summaries()), &done) else {
             break;
         };
-        if !s.load.pause_between_steps.is_zero() {
-            tokio::time::sleep(s.load.pause_between_steps).await;
-        }
-        let mut step = s.clone();
-        step.load.ladder = vec![value];
-        let schedule = Schedule {
-            first_step: crate::app::search::steps_run(recorder.summaries()),
-            ..Schedule::default()
-        };
-        let stopped = runner::run_scheduled(
-            &step,
-            backend.clone(),
-            progress.clone(),
-            interrupt.clone(),
-            recorder,
-            schedule,
-        )
-        .await;
+        let stopped =
+            crate::app::search::extra_step(s, value, &backend, &progress, interrupt, recorder)
+                .await;
         values.push(value);
         if stopped {
             return (values, true);

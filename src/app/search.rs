@@ -28,6 +28,38 @@ fn next_value(s: &Scenario, rows: &[StepSummary]) -> Option<u32> {
         .min()
 }
 
+/// One step chosen after the planned ones (by the search or by refine) at ladder `value`:
+/// after the scenario's pause, numbered after the steps already run, recorded like any other.
+/// Returns whether the run was interrupted.
+pub(super) async fn extra_step<B: Backend>(
+    s: &Scenario,
+    value: u32,
+    backend: &Arc<B>,
+    progress: &Arc<dyn runner::Progress>,
+    interrupt: &Interrupt,
+    recorder: &mut Recorder<'_>,
+) -> bool {
+    if !s.load.pause_between_steps.is_zero() {
+        tokio::time::sleep(s.load.pause_between_steps).await;
+    }
+    let mut step = s.clone();
+    step.load.ladder = vec![value];
+    let schedule = Schedule {
+        first_step: steps_run(recorder.summaries()),
+        ..Schedule::default()
+    };
+    let stopped = runner::run_scheduled(
+        &step,
+        backend.clone(),
+        progress.clone(),
+        interrupt.clone(),
+        recorder,
+        schedule,
+    )
+    .await;
+    stopped
+}
+
 /// Runs the search's steps; returns whether the run was interrupted.
 pub(super) async fn search_steps<B: Backend>(
     s: &Scenario,
@@ -43,24 +75,7 @@ pub(super) async fn search_steps<B: Backend>(
         let Some(value) = next_value(s, recorder.summaries()) else {
             break;
         };
-        if !s.load.pause_between_steps.is_zero() {
-            tokio::time::sleep(s.load.pause_between_steps).await;
-        }
-        let mut step = s.clone();
-        step.load.ladder = vec![value];
-        let schedule = Schedule {
-            first_step: steps_run(recorder.summaries()),
-            ..Schedule::default()
-        };
-        let stopped = runner::run_scheduled(
-            &step,
-            backend.clone(),
-            progress.clone(),
-            interrupt.clone(),
-            recorder,
-            schedule,
-        )
-        .await;
+        let stopped = extra_step(s, value, &backend, &progress, interrupt, recorder).await;
         if stopped {
             return true;
         }
