@@ -309,7 +309,15 @@ fn a_delay_proxy_shows_up_in_headers_and_is_called_network() {
         .unwrap_or_else(|| panic!("no TTFT cause line in:\n{stdout}"));
     eprintln!("{line}");
     assert!(line.trim_end().ends_with(": network"), "{line}");
-    assert!(line.contains("headers +3"), "{line}");
+    // The proxy adds 300 ms; the direct run's own headers P90 (a few ms on a loaded machine)
+    // comes off the change, so the bound leaves room below 300.
+    let headers_change: f64 = line
+        .split("headers +")
+        .nth(1)
+        .and_then(|r| r.split(" ms").next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("no headers change in {line}"));
+    assert!(headers_change >= 250.0, "{line}");
 
     let dirs = p.run_dirs("net");
     let (h, rows) = read_csv(&dirs.last().unwrap().join("requests.csv"));
