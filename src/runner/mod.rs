@@ -6,17 +6,14 @@
 //! scripted backend on paused time. Cancellation is cooperative: a stop signal stops new
 //! requests, a cancel signal ends in-flight ones as `interrupted`.
 
-use crate::client::http::Attempt;
 use crate::client::request_id::RequestIds;
-use crate::client::untrusted::printable;
 use crate::client::Backend;
+use crate::model::RequestRecord;
 pub use crate::model::StepRun;
-use crate::model::{ErrorClass, RequestRecord};
 use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
-use crate::runner::workload::{Prepared, Session, StepWorkload};
+use crate::runner::workload::{Session, StepWorkload};
 use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
 use crate::util::redact::Redactor;
-use rand::Rng;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -208,126 +205,181 @@ pub async fn run_scheduled<B: Backend>(
                 }
             }
             slot += 1;
-            // A shard runs its share of the load (whole streams, or an exact share of the
-            // requests/s) and of the requests.
-            let rate_mode = scenario.load.mode.open_loop();
-            let share = |requests: u64| match schedule.shard {
-                None => (f64::from(level), requests),
-                Some(spec) if rate_mode => {
-                    crate::shard::rate_share(spec, f64::from(level), requests)
-                }
-                Some(spec) => {
-                    let (streams, n) = crate::shard::step_share(spec, level, requests);
-                    (f64::from(streams), n)
-                }
-            };
-            let (load, warmup) = share(u64::from(scenario.load.warmup_requests));
-            // A shard's records and step carry its share of the streams as the step's value. A
-            // rate share need not be whole: rate steps keep the step's rate as their value and
-            // carry the share as the offered rate.
-            let value = match scenario.load.ladder_over {
-                LadderOver::Load if !rate_mode => load as u32,
-                _ => value,
-            };
-            let budget = match scenario.load.budget {
-                Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
-                other => other,
-            };
-            if load <= 0.0 {
-                sink.step_finished(StepRun {
-                    model: model.clone(),
-                    step,
-                    concurrency: 0,
-                    duration_s: 0.0,
-                    ladder_unit: scenario.load.ladder_unit(),
-                    ..StepRun::default()
-                });
-                runs_done += 1;
-                continue;
-            }
-            let work = Arc::new(StepWorkload::new(
-                &*shared.backend,
-                scenario,
-                model,
-                step,
-                value,
-                &shared.ids.tag_hex(),
-            ));
-            // Closed-loop workers; a rate step's warmup runs on one.
-            let workers = if rate_mode { 1 } else { load as u32 };
-            if warmup > 0 {
-                let warm = StepPlan {
-                    model: model.clone(),
-                    step,
-                    concurrency: workers,
-                    value,
-                    budget: Budget::RequestsPerStep(warmup),
-                    ramp_up: Duration::ZERO,
-                    record: false,
-                    work: Arc::clone(&work),
-                    turns: scenario.request.session_turns,
-                };
-                run_step(&shared, &warm, &interrupt, &mut Discard).await;
-            }
-            if interrupt.is_stopped() {
-                break 'steps;
-            }
-            let plan = StepPlan {
-                model: model.clone(),
-                step,
-                concurrency: workers,
-                value,
-                budget,
-                ramp_up: scenario.load.ramp_up,
-                record: true,
-                work,
-                turns: scenario.request.session_turns,
-            };
-            shared.progress.step_started(
+            let at = LadderSlot {
                 model,
                 step,
                 steps_total,
-                &step_label(scenario.load.ladder_unit(), value, load, rate_mode),
-                planned_total(&plan.budget, workers),
-            );
-            shared.progress.step_load(load);
-            let cpu = ProcessCpu::start();
-            let lag = LoopLagProbe::start();
-            let (duration_s, dropped, offered_rps) =
-                match open_loop::plan(scenario, schedule.shard, step, load, &plan.budget) {
-                    None => (run_step(&shared, &plan, &interrupt, sink).await, 0, None),
-                    Some((open, offered)) => {
-                        let (d, dropped) =
-                            open_loop::run_open_step(&shared, &plan, open, &interrupt, sink).await;
-                        (d, dropped, Some(offered))
+                share: step_share(scenario, schedule.shard, level, value),
+            };
+            let outcome = run_model_step(&shared, scenario, schedule.shard, &at, &interrupt, sink);
+            match outcome.await {
+                SlotOutcome::Stopped => break 'steps,
+                SlotOutcome::Empty => runs_done += 1,
+                SlotOutcome::Ran => {
+                    runs_done += 1;
+                    let pause = scenario.load.pause_between_steps;
+                    if !pause.is_zero() && runs_done < total_runs && schedule.every.is_none() {
+                        let mut rx = interrupt.subscribe();
+                        tokio::select! {
+                            _ = tokio::time::sleep(pause) => {}
+                            _ = rx.wait_for(|v| *v >= 1) => {}
+                        }
                     }
-                };
-            let client_cpu_pct = cpu.finish();
-            let loop_lag_p99_ms = lag.finish().await;
-            shared.progress.step_finished(model, step);
-            sink.step_finished(StepRun {
-                model: model.clone(),
-                step,
-                concurrency: value,
-                duration_s,
-                client_cpu_pct,
-                loop_lag_p99_ms,
-                dropped,
-                offered_rps,
-                ladder_unit: scenario.load.ladder_unit(),
-            });
-            runs_done += 1;
-            let pause = scenario.load.pause_between_steps;
-            if !pause.is_zero() && runs_done < total_runs && schedule.every.is_none() {
-                let mut rx = interrupt.subscribe();
-                tokio::select! {
-                    _ = tokio::time::sleep(pause) => {}
-                    _ = rx.wait_for(|v| *v >= 1) => {}
                 }
             }
         }
     }
     interrupt.is_stopped()
+}
+
+/// The share of a step this process runs: all of it, or a shard's share of the load (whole
+/// streams, or an exact share of the requests/s) and of the requests.
+struct StepShare {
+    /// Streams, or requests/s in rate mode.
+    load: f64,
+    warmup: u64,
+    /// The step's value on its records: a shard's share of the streams; a rate share need not
+    /// be whole, so rate steps keep the step's rate as their value and carry the share as the
+    /// offered rate.
+    value: u32,
+    budget: Budget,
+}
+
+fn step_share(
+    scenario: &Scenario,
+    shard: Option<crate::shard::ShardSpec>,
+    level: u32,
+    value: u32,
+) -> StepShare {
+    let rate_mode = scenario.load.mode.open_loop();
+    let share = |requests: u64| match shard {
+        None => (f64::from(level), requests),
+        Some(spec) if rate_mode => crate::shard::rate_share(spec, f64::from(level), requests),
+        Some(spec) => {
+            let (streams, n) = crate::shard::step_share(spec, level, requests);
+            (f64::from(streams), n)
+        }
+    };
+    let (load, warmup) = share(u64::from(scenario.load.warmup_requests));
+    let value = match scenario.load.ladder_over {
+        LadderOver::Load if !rate_mode => load as u32,
+        _ => value,
+    };
+    let budget = match scenario.load.budget {
+        Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
+        other => other,
+    };
+    StepShare {
+        load,
+        warmup,
+        value,
+        budget,
+    }
+}
+
+/// One model's step, where the ladder is.
+struct LadderSlot<'a> {
+    model: &'a str,
+    step: u32,
+    steps_total: u32,
+    share: StepShare,
+}
+
+/// How one model's step ended.
+enum SlotOutcome {
+    /// It ran and its step was handed to the sink.
+    Ran,
+    /// Nothing to send (a shard's share of a step smaller than the number of shards).
+    Empty,
+    /// The run was stopped before its recorded requests began.
+    Stopped,
+}
+
+/// Runs one model's step: its warmup, then its recorded requests, closed- or open-loop, timed
+/// and self-checked (the client's CPU and event-loop lag), handed to `sink` when done.
+async fn run_model_step<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    scenario: &Scenario,
+    shard: Option<crate::shard::ShardSpec>,
+    at: &LadderSlot<'_>,
+    interrupt: &Interrupt,
+    sink: &mut dyn RunSink,
+) -> SlotOutcome {
+    let (model, step) = (at.model, at.step);
+    let StepShare {
+        load,
+        warmup,
+        value,
+        ..
+    } = at.share;
+    let rate_mode = scenario.load.mode.open_loop();
+    if load <= 0.0 {
+        sink.step_finished(StepRun {
+            model: model.to_string(),
+            step,
+            concurrency: 0,
+            duration_s: 0.0,
+            ladder_unit: scenario.load.ladder_unit(),
+            ..StepRun::default()
+        });
+        return SlotOutcome::Empty;
+    }
+    let tag = shared.ids.tag_hex();
+    let work = StepWorkload::new(&*shared.backend, scenario, model, step, value, &tag);
+    let work = Arc::new(work);
+    // Closed-loop workers; a rate step's warmup runs on one.
+    let workers = if rate_mode { 1 } else { load as u32 };
+    let plan = |budget, ramp_up, record| StepPlan {
+        model: model.to_string(),
+        step,
+        concurrency: workers,
+        value,
+        budget,
+        ramp_up,
+        record,
+        work: Arc::clone(&work),
+        turns: scenario.request.session_turns,
+    };
+    if warmup > 0 {
+        let warm = plan(Budget::RequestsPerStep(warmup), Duration::ZERO, false);
+        run_step(shared, &warm, interrupt, &mut Discard).await;
+    }
+    if interrupt.is_stopped() {
+        return SlotOutcome::Stopped;
+    }
+    let plan = plan(at.share.budget, scenario.load.ramp_up, true);
+    let label = step_label(scenario.load.ladder_unit(), value, load, rate_mode);
+    let planned = planned_total(&plan.budget, workers);
+    shared
+        .progress
+        .step_started(model, step, at.steps_total, &label, planned);
+    shared.progress.step_load(load);
+    let cpu = ProcessCpu::start();
+    let lag = LoopLagProbe::start();
+    let (duration_s, dropped, offered_rps) =
+        match open_loop::plan(scenario, shard, step, load, &plan.budget) {
+            None => (run_step(shared, &plan, interrupt, sink).await, 0, None),
+            Some((open, offered)) => {
+                let (d, dropped) =
+                    open_loop::run_open_step(shared, &plan, open, interrupt, sink).await;
+                (d, dropped, Some(offered))
+            }
+        };
+    let client_cpu_pct = cpu.finish();
+    let loop_lag_p99_ms = lag.finish().await;
+    shared.progress.step_finished(model, step);
+    sink.step_finished(StepRun {
+        model: model.to_string(),
+        step,
+        concurrency: value,
+        duration_s,
+        client_cpu_pct,
+        loop_lag_p99_ms,
+        dropped,
+        offered_rps,
+        ladder_unit: scenario.load.ladder_unit(),
+    });
+    SlotOutcome::Ran
 }
 
 /// How often `RunSink::tick` is called while a step runs.
@@ -517,235 +569,11 @@ async fn drain_records(
     }
 }
 
-/// Who a request is, for its record.
-struct RequestKey<'a> {
-    model: &'a str,
-    step: u32,
-    concurrency: u32,
-    worker: u32,
-    seq: u32,
-}
+mod request;
 
-/// One request, with retries per the policy. Always returns exactly one record. `scheduled`
-/// is the open-loop send time the request was meant to go out at (its send lag is measured
-/// against it).
-/// One send, counted in flight while it lasts; `None` when a second stop cancelled it.
-async fn send_counted<B: Backend>(
-    shared: &Shared<B>,
-    body: &bytes::Bytes,
-    attempt_id: &str,
-    cancel_rx: &mut watch::Receiver<u8>,
-) -> Option<Attempt> {
-    shared.in_flight.fetch_add(1, Ordering::Relaxed);
-    shared
-        .progress
-        .in_flight(shared.in_flight.load(Ordering::Relaxed));
-    let result = tokio::select! {
-        a = shared.backend.send(body.clone(), attempt_id) => Some(a),
-        _ = cancel_rx.wait_for(|v| *v >= 2) => None,
-    };
-    shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-    shared
-        .progress
-        .in_flight(shared.in_flight.load(Ordering::Relaxed));
-    result
-}
-
-async fn one_request<B: Backend>(
-    shared: &Shared<B>,
-    key: RequestKey<'_>,
-    prepared: Prepared,
-    scheduled: Option<Instant>,
-    interrupt: &Interrupt,
-) -> RequestRecord {
-    let RequestKey {
-        model,
-        step,
-        concurrency,
-        worker,
-        seq,
-    } = key;
-    let body = &prepared.body;
-    let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let request_id = shared.ids.id(id_num);
-    let started = Instant::now();
-    // The first attempt's write (docs/metrics.md `start`), so that started_at + TTFT is when the first
-    // token arrived; connection setup is not part of the request's figures.
-    let mut first_sent = None;
-    let mut cancel_rx = interrupt.subscribe();
-    let mut attempts = 0u32;
-    let mut stale_resends = 0u32;
-    let mut retry_wait_ms = 0.0;
-    let mut first_attempt_429 = false;
-    let attempt = loop {
-        attempts += 1;
-        let attempt_start = Instant::now();
-        let attempt_id = shared.ids.attempt(id_num, attempts);
-        let a = match send_counted(shared, body, &attempt_id, &mut cancel_rx).await {
-            Some(a) => a,
-            None => {
-                break Attempt {
-                    error_class: Some(ErrorClass::Interrupted),
-                    error_message: Some("cancelled by interrupt".into()),
-                    elapsed_ms: attempt_start.elapsed().as_secs_f64() * 1000.0,
-                    ..Default::default()
-                }
-            }
-        };
-        if a.resent_stale {
-            // Sent twice: once on a keep-alive connection the server had closed.
-            stale_resends += 1;
-        }
-        if attempts == 1 {
-            first_sent = a.sent_at;
-            first_attempt_429 = a.error_class == Some(ErrorClass::Http429);
-        }
-        let retryable = a
-            .error_class
-            .is_some_and(|c| shared.retry.retry_on.contains(&c));
-        if !retryable || attempts >= shared.retry.max_attempts || interrupt.is_stopped() {
-            break a;
-        }
-        let wait = retry_delay(&shared.retry, attempts, a.rate_limit.retry_after);
-        retry_wait_ms += wait.as_secs_f64() * 1000.0;
-        tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
-            _ = cancel_rx.wait_for(|v| *v >= 1) => break a,
-        }
-    };
-    let started_at_ms = first_sent
-        .unwrap_or(started)
-        .saturating_duration_since(shared.run_start)
-        .as_secs_f64()
-        * 1000.0;
-    let send_lag_ms = scheduled.map(|at| {
-        let sent = first_sent.unwrap_or(started);
-        sent.saturating_duration_since(at).as_secs_f64() * 1000.0
-    });
-    let mut record = to_record(
-        shared,
-        attempt,
-        RecordKey {
-            model,
-            step,
-            concurrency,
-            worker,
-            seq,
-            request_id,
-            started_at_ms,
-        },
-        attempts + stale_resends,
-        retry_wait_ms,
-        first_attempt_429,
-    );
-    record.resent_stale = stale_resends > 0;
-    record.send_lag_ms = send_lag_ms;
-    record.max_tokens = Some(prepared.max_tokens);
-    interrupt.observe(&record);
-    record
-}
-
-/// Exponential backoff with full jitter; a server's `Retry-After` wins (up to the cap).
-fn retry_delay(policy: &RetryPolicy, attempt: u32, retry_after: Option<Duration>) -> Duration {
-    if let Some(ra) = retry_after {
-        return ra.min(policy.max_retry_after);
-    }
-    let exp = policy
-        .initial_backoff
-        .saturating_mul(1u32 << (attempt - 1).min(16))
-        .min(policy.max_backoff);
-    let jitter: f64 = rand::thread_rng().gen_range(0.0..=1.0);
-    exp.mul_f64(jitter)
-}
-
-struct RecordKey<'a> {
-    model: &'a str,
-    step: u32,
-    concurrency: u32,
-    worker: u32,
-    seq: u32,
-    request_id: String,
-    started_at_ms: f64,
-}
-
-fn to_record<B>(
-    shared: &Shared<B>,
-    a: Attempt,
-    key: RecordKey<'_>,
-    attempts: u32,
-    retry_wait_ms: f64,
-    first_attempt_429: bool,
-) -> RequestRecord {
-    let mut r = RequestRecord {
-        model: key.model.to_string(),
-        step: key.step,
-        concurrency: key.concurrency,
-        worker: key.worker,
-        seq: key.seq,
-        request_id: key.request_id,
-        started_at_ms: key.started_at_ms,
-        error_class: a.error_class,
-        http_status: a.http_status,
-        // Server text is data, never terminal control (`client::untrusted`).
-        error_type: a
-            .error_type
-            .map(|t| printable(&shared.redactor.redact(&t)).into_owned()),
-        error_message: a
-            .error_message
-            .map(|m| short(&printable(&shared.redactor.redact(&m)))),
-        attempts,
-        retry_wait_ms,
-        first_attempt_429,
-        limit_kind: a.rate_limit.kind,
-        retry_after_ms: a.rate_limit.retry_after.map(|d| d.as_secs_f64() * 1000.0),
-        e2e_ms: Some(a.elapsed_ms),
-        connect_ms: a.connect_ms,
-        headers_ms: a.headers_ms,
-        server_queue_ms: a.server.queue_ms,
-        server_prefill_ms: a.server.prefill_ms,
-        server_decode_ms: a.server.decode_ms,
-        server_timing_source: a.server.source,
-        ..Default::default()
-    };
-    if let Some(t) = a.timing {
-        r.token_events = t.token_events;
-        r.finish_reason = t.finish_reason.map(|f| printable(&f).into_owned());
-        r.input_tokens = t.input_tokens;
-        r.cached_tokens = t.cached_tokens;
-        r.reasoning_tokens = t.reasoning_tokens;
-        r.output_tokens = t.output_tokens;
-        r.tokens_source = t.tokens_source;
-        if r.error_class.is_none() {
-            r.ttft_ms = t.ttft_ms;
-            r.ttfc_ms = t.ttfc_ms;
-            r.tpot_ms = t.tpot_ms;
-            r.e2e_ms = Some(t.e2e_ms);
-            r.itl = Some(crate::stats::ItlHistogram::from_gaps(&t.itl_ms));
-        } else {
-            // Keep what was observed before the failure: it helps diagnose, and stats only
-            // use successful requests.
-            r.ttft_ms = t.ttft_ms;
-            r.ttfc_ms = t.ttfc_ms;
-        }
-    }
-    r
-}
-
-/// Error messages are kept short and on one line.
-fn short(msg: &str) -> String {
-    let one_line: String = msg
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let trimmed = one_line.trim();
-    if trimmed.chars().count() > 200 {
-        let cut: String = trimmed.chars().take(199).collect();
-        format!("{cut}…")
-    } else {
-        trimmed.to_string()
-    }
-}
-
+use request::{one_request, RequestKey};
+#[cfg(test)]
+use request::{retry_delay, short};
 mod failfast;
 mod open_loop;
 mod replay;

@@ -5,7 +5,8 @@
 //! latency can also be read from the scheduled time (no coordinated omission). An arrival that
 //! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
 
-use super::{drain_records, one_request, Interrupt, RequestKey, RunSink, Shared, StepPlan};
+use super::request::{one_request, RequestKey};
+use super::{drain_records, Interrupt, RunSink, Shared, StepPlan};
 use crate::client::Backend;
 use crate::model::RequestRecord;
 use crate::scenario::arrivals::{step_seed, ArrivalProcess, Schedule};

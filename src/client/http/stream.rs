@@ -1,0 +1,264 @@
+//! Reading an event stream to its end: one timer for the stream's deadlines, the bytes fed to
+//! the SSE parser where they arrive, each event timed and interpreted, and the attempt that
+//! results (a success, a timeout, a broken or malformed stream).
+
+use super::{error_chain, ms_since, Attempt, PreparedTarget};
+use crate::client::chunk::InBandError;
+use crate::client::chunk::MalformedEvent;
+use crate::client::sse::{SseEvent, SseParser};
+use crate::client::timing::{StreamTiming, TimingSummary};
+use crate::model::ErrorClass;
+use crate::scenario::Timeouts;
+use tokio::time::Instant;
+
+/// Which deadline is next, so a timeout can be named.
+fn next_deadline(
+    start: Instant,
+    timeouts: &Timeouts,
+    first_token_seen: bool,
+    last_event: Instant,
+) -> (Instant, ErrorClass) {
+    let total = (start + timeouts.total, ErrorClass::TimeoutTotal);
+    let phase = if first_token_seen {
+        (last_event + timeouts.idle, ErrorClass::TimeoutIdle)
+    } else {
+        // Before the first token both apply: first-token and idle (a server that sends
+        // keep-alive comments is not idle).
+        let ft = start + timeouts.first_token;
+        (ft, ErrorClass::TimeoutFirstToken)
+    };
+    if phase.0 < total.0 {
+        phase
+    } else {
+        total
+    }
+}
+
+/// What has been read of one stream so far: the parser's state, the timing accumulator and the
+/// bytes received, from the write at `start`.
+struct StreamRead<'a> {
+    target: &'a PreparedTarget,
+    start: Instant,
+    status: u16,
+    parser: SseParser,
+    timing: StreamTiming,
+    events: Vec<SseEvent>,
+    received: usize,
+    last_event: Instant,
+}
+
+impl<'a> StreamRead<'a> {
+    fn new(target: &'a PreparedTarget, start: Instant, status: u16) -> Self {
+        StreamRead {
+            target,
+            start,
+            status,
+            parser: SseParser::with_max_line_bytes(target.max_line_bytes),
+            timing: StreamTiming::new(),
+            events: Vec::with_capacity(8),
+            received: 0,
+            last_event: start,
+        }
+    }
+
+    /// The next deadline and what missing it is called.
+    fn deadline(&self) -> (Instant, ErrorClass) {
+        next_deadline(
+            self.start,
+            &self.target.timeouts,
+            self.timing.has_token(),
+            self.last_event,
+        )
+    }
+
+    /// The attempt that ends here, at `at`, with what was read so far.
+    fn fail(&self, class: ErrorClass, msg: String, at: Instant) -> Attempt {
+        Attempt {
+            error_class: Some(class),
+            http_status: Some(self.status),
+            error_message: Some(msg),
+            timing: Some(self.timing.finish(ms_since(self.start, at))),
+            elapsed_ms: ms_since(self.start, at),
+            ..Default::default()
+        }
+    }
+
+    /// The deadline `class` passed.
+    fn timed_out(&self, class: ErrorClass) -> Attempt {
+        let what = match class {
+            ErrorClass::TimeoutFirstToken => "no token before the first-token timeout",
+            ErrorClass::TimeoutIdle => "no event within the idle timeout",
+            _ => "the stream did not end within the total timeout",
+        };
+        self.fail(class, what.into(), Instant::now())
+    }
+
+    /// End of input before an end marker (an end marker returns from [`StreamRead::take`] as
+    /// soon as it is read; `finish` never completes an event, per the event-stream rules).
+    fn ended_early(&mut self) -> Attempt {
+        let now = Instant::now();
+        self.parser.finish(&mut self.events);
+        self.fail(
+            ErrorClass::Disconnect,
+            "the stream ended without an end marker ([DONE] / message_stop)".into(),
+            now,
+        )
+    }
+
+    /// Takes one chunk read at `now`: `Some` with the finished attempt when the stream ended
+    /// (its end marker, an in-band error, a malformed event, or too many bytes).
+    fn take(&mut self, chunk: &[u8], now: Instant) -> Option<Attempt> {
+        self.received += chunk.len();
+        let limit = self.target.max_response_bytes;
+        if self.received > limit {
+            let msg = format!("response larger than {limit} bytes; stopped reading");
+            return Some(self.fail(ErrorClass::Protocol, msg, now));
+        }
+        if let Err(e) = self.parser.feed(chunk, &mut self.events) {
+            return Some(self.fail(ErrorClass::Protocol, e.to_string(), now));
+        }
+        if !self.events.is_empty() {
+            self.last_event = now;
+        }
+        let at = ms_since(self.start, now);
+        match process_events(&mut self.events, self.target, &mut self.timing, at) {
+            Ok(true) => Some(finish_ok(self.timing.finish(at), self.status)),
+            Ok(false) => None,
+            Err(a) => Some(a.with_status(self.status)),
+        }
+    }
+}
+
+pub(super) async fn read_stream(
+    mut response: reqwest::Response,
+    target: &PreparedTarget,
+    start: Instant,
+    status: u16,
+) -> Attempt {
+    let mut read = StreamRead::new(target, start, status);
+    // One timer for the whole stream, moved only when a deadline comes sooner or when it fires
+    // for a deadline that has moved on; not created and cancelled around every read (the idle
+    // deadline moves with every event, and timer-wheel churn is per-token CPU).
+    let (mut armed, _) = read.deadline();
+    let sleep = tokio::time::sleep_until(armed);
+    tokio::pin!(sleep);
+    loop {
+        let (deadline, deadline_class) = read.deadline();
+        if deadline < armed {
+            armed = deadline;
+            sleep.as_mut().reset(armed);
+        }
+        let next = tokio::select! {
+            biased;
+            next = response.chunk() => Ok(next),
+            () = &mut sleep => Err(()),
+        };
+        let chunk = match next {
+            Err(()) if Instant::now() < deadline => {
+                armed = deadline;
+                sleep.as_mut().reset(armed);
+                continue;
+            }
+            Err(()) => return read.timed_out(deadline_class),
+            Ok(Err(e)) => {
+                let msg = format!("stream broken: {}", error_chain(&e));
+                return read.fail(ErrorClass::Disconnect, msg, Instant::now());
+            }
+            Ok(Ok(None)) => return read.ended_early(),
+            Ok(Ok(Some(bytes))) => bytes,
+        };
+        if let Some(done) = read.take(&chunk, Instant::now()) {
+            return done;
+        }
+    }
+}
+
+/// Feeds parsed events (all read at `at` ms) to the timing accumulator. `Ok(true)` once the end
+/// marker arrived; `Err` with the finished attempt on an in-band error or a malformed event.
+fn process_events(
+    events: &mut Vec<SseEvent>,
+    target: &PreparedTarget,
+    timing: &mut StreamTiming,
+    at: f64,
+) -> Result<bool, Box<Attempt>> {
+    for ev in events.drain(..) {
+        match target.interpret(&ev) {
+            Ok(info) => {
+                timing.on_chunk(at, &info);
+                if let Some(err) = &info.error {
+                    return Err(Box::new(in_band_failure(err, timing.finish(at))));
+                }
+                if info.done {
+                    return Ok(true);
+                }
+            }
+            Err(MalformedEvent(msg)) => {
+                return Err(Box::new(Attempt {
+                    error_class: Some(ErrorClass::Protocol),
+                    error_message: Some(msg),
+                    timing: Some(timing.finish(at)),
+                    elapsed_ms: at,
+                    ..Default::default()
+                }));
+            }
+        }
+    }
+    Ok(false)
+}
+
+fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {
+    let elapsed = summary.e2e_ms;
+    Attempt {
+        error_class: Some(ErrorClass::StreamError),
+        error_type: err.error_type.clone(),
+        error_message: Some(err.message.clone()),
+        timing: Some(summary),
+        elapsed_ms: elapsed,
+        ..Default::default()
+    }
+}
+
+impl Attempt {
+    fn with_status(mut self, status: u16) -> Self {
+        self.http_status = Some(status);
+        self
+    }
+}
+
+/// More tokens than any real request has (the largest context windows hold about 10 million):
+/// a server reporting such a count is broken, and its number must not reach TPM.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 100_000_000;
+
+fn finish_ok(summary: TimingSummary, status: u16) -> Attempt {
+    let elapsed = summary.e2e_ms;
+    let implausible = [
+        ("output", summary.output_tokens),
+        ("input", summary.input_tokens),
+    ]
+    .into_iter()
+    .find_map(|(what, n)| n.filter(|&n| n > MAX_PLAUSIBLE_TOKENS).map(|n| (what, n)));
+    if let Some((what, n)) = implausible {
+        return Attempt {
+            error_class: Some(ErrorClass::Protocol),
+            http_status: Some(status),
+            error_message: Some(format!(
+                "the server reported {n} {what} tokens for one request; no real request has more than {MAX_PLAUSIBLE_TOKENS}, so the count is kept out of the totals"
+            )),
+            elapsed_ms: elapsed,
+            ..Default::default()
+        };
+    }
+    let class = if summary.token_events == 0 && summary.output_tokens.unwrap_or(0) == 0 {
+        Some(ErrorClass::Empty)
+    } else {
+        None
+    };
+    Attempt {
+        error_class: class,
+        http_status: Some(status),
+        error_message: class.map(|_| "the stream ended without any generated token".to_string()),
+        timing: Some(summary),
+        elapsed_ms: elapsed,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,249 @@
+//! One request of a step, from a worker's turn to its record: sent through the backend with
+//! the retry policy (backing off, honouring Retry-After), cancelled when the run is, and turned
+//! into one `RequestRecord` with its timings, error class and redacted message.
+
+use super::{Interrupt, Shared};
+use crate::client::http::Attempt;
+use crate::client::untrusted::printable;
+use crate::client::Backend;
+use crate::model::{ErrorClass, RequestRecord};
+use crate::runner::workload::Prepared;
+use crate::scenario::RetryPolicy;
+use rand::Rng;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Who a request is, for its record.
+pub(super) struct RequestKey<'a> {
+    pub(super) model: &'a str,
+    pub(super) step: u32,
+    pub(super) concurrency: u32,
+    pub(super) worker: u32,
+    pub(super) seq: u32,
+}
+
+/// One request, with retries per the policy. Always returns exactly one record. `scheduled`
+/// is the open-loop send time the request was meant to go out at (its send lag is measured
+/// against it).
+/// One send, counted in flight while it lasts; `None` when a second stop cancelled it.
+async fn send_counted<B: Backend>(
+    shared: &Shared<B>,
+    body: &bytes::Bytes,
+    attempt_id: &str,
+    cancel_rx: &mut watch::Receiver<u8>,
+) -> Option<Attempt> {
+    shared.in_flight.fetch_add(1, Ordering::Relaxed);
+    shared
+        .progress
+        .in_flight(shared.in_flight.load(Ordering::Relaxed));
+    let result = tokio::select! {
+        a = shared.backend.send(body.clone(), attempt_id) => Some(a),
+        _ = cancel_rx.wait_for(|v| *v >= 2) => None,
+    };
+    shared.in_flight.fetch_sub(1, Ordering::Relaxed);
+    shared
+        .progress
+        .in_flight(shared.in_flight.load(Ordering::Relaxed));
+    result
+}
+
+pub(super) async fn one_request<B: Backend>(
+    shared: &Shared<B>,
+    key: RequestKey<'_>,
+    prepared: Prepared,
+    scheduled: Option<Instant>,
+    interrupt: &Interrupt,
+) -> RequestRecord {
+    let RequestKey {
+        model,
+        step,
+        concurrency,
+        worker,
+        seq,
+    } = key;
+    let body = &prepared.body;
+    let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let request_id = shared.ids.id(id_num);
+    let started = Instant::now();
+    // The first attempt's write (docs/metrics.md `start`), so that started_at + TTFT is when the first
+    // token arrived; connection setup is not part of the request's figures.
+    let mut first_sent = None;
+    let mut cancel_rx = interrupt.subscribe();
+    let mut attempts = 0u32;
+    let mut stale_resends = 0u32;
+    let mut retry_wait_ms = 0.0;
+    let mut first_attempt_429 = false;
+    let attempt = loop {
+        attempts += 1;
+        let attempt_start = Instant::now();
+        let attempt_id = shared.ids.attempt(id_num, attempts);
+        let a = match send_counted(shared, body, &attempt_id, &mut cancel_rx).await {
+            Some(a) => a,
+            None => {
+                break Attempt {
+                    error_class: Some(ErrorClass::Interrupted),
+                    error_message: Some("cancelled by interrupt".into()),
+                    elapsed_ms: attempt_start.elapsed().as_secs_f64() * 1000.0,
+                    ..Default::default()
+                }
+            }
+        };
+        if a.resent_stale {
+            // Sent twice: once on a keep-alive connection the server had closed.
+            stale_resends += 1;
+        }
+        if attempts == 1 {
+            first_sent = a.sent_at;
+            first_attempt_429 = a.error_class == Some(ErrorClass::Http429);
+        }
+        let retryable = a
+            .error_class
+            .is_some_and(|c| shared.retry.retry_on.contains(&c));
+        if !retryable || attempts >= shared.retry.max_attempts || interrupt.is_stopped() {
+            break a;
+        }
+        let wait = retry_delay(&shared.retry, attempts, a.rate_limit.retry_after);
+        retry_wait_ms += wait.as_secs_f64() * 1000.0;
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = cancel_rx.wait_for(|v| *v >= 1) => break a,
+        }
+    };
+    let started_at_ms = first_sent
+        .unwrap_or(started)
+        .saturating_duration_since(shared.run_start)
+        .as_secs_f64()
+        * 1000.0;
+    let send_lag_ms = scheduled.map(|at| {
+        let sent = first_sent.unwrap_or(started);
+        sent.saturating_duration_since(at).as_secs_f64() * 1000.0
+    });
+    let mut record = to_record(
+        shared,
+        attempt,
+        RecordKey {
+            model,
+            step,
+            concurrency,
+            worker,
+            seq,
+            request_id,
+            started_at_ms,
+        },
+        attempts + stale_resends,
+        retry_wait_ms,
+        first_attempt_429,
+    );
+    record.resent_stale = stale_resends > 0;
+    record.send_lag_ms = send_lag_ms;
+    record.max_tokens = Some(prepared.max_tokens);
+    interrupt.observe(&record);
+    record
+}
+
+/// Exponential backoff with full jitter; a server's `Retry-After` wins (up to the cap).
+pub(super) fn retry_delay(
+    policy: &RetryPolicy,
+    attempt: u32,
+    retry_after: Option<Duration>,
+) -> Duration {
+    if let Some(ra) = retry_after {
+        return ra.min(policy.max_retry_after);
+    }
+    let exp = policy
+        .initial_backoff
+        .saturating_mul(1u32 << (attempt - 1).min(16))
+        .min(policy.max_backoff);
+    let jitter: f64 = rand::thread_rng().gen_range(0.0..=1.0);
+    exp.mul_f64(jitter)
+}
+
+struct RecordKey<'a> {
+    model: &'a str,
+    step: u32,
+    concurrency: u32,
+    worker: u32,
+    seq: u32,
+    request_id: String,
+    started_at_ms: f64,
+}
+
+fn to_record<B>(
+    shared: &Shared<B>,
+    a: Attempt,
+    key: RecordKey<'_>,
+    attempts: u32,
+    retry_wait_ms: f64,
+    first_attempt_429: bool,
+) -> RequestRecord {
+    let mut r = RequestRecord {
+        model: key.model.to_string(),
+        step: key.step,
+        concurrency: key.concurrency,
+        worker: key.worker,
+        seq: key.seq,
+        request_id: key.request_id,
+        started_at_ms: key.started_at_ms,
+        error_class: a.error_class,
+        http_status: a.http_status,
+        // Server text is data, never terminal control (`client::untrusted`).
+        error_type: a
+            .error_type
+            .map(|t| printable(&shared.redactor.redact(&t)).into_owned()),
+        error_message: a
+            .error_message
+            .map(|m| short(&printable(&shared.redactor.redact(&m)))),
+        attempts,
+        retry_wait_ms,
+        first_attempt_429,
+        limit_kind: a.rate_limit.kind,
+        retry_after_ms: a.rate_limit.retry_after.map(|d| d.as_secs_f64() * 1000.0),
+        e2e_ms: Some(a.elapsed_ms),
+        connect_ms: a.connect_ms,
+        headers_ms: a.headers_ms,
+        server_queue_ms: a.server.queue_ms,
+        server_prefill_ms: a.server.prefill_ms,
+        server_decode_ms: a.server.decode_ms,
+        server_timing_source: a.server.source,
+        ..Default::default()
+    };
+    if let Some(t) = a.timing {
+        r.token_events = t.token_events;
+        r.finish_reason = t.finish_reason.map(|f| printable(&f).into_owned());
+        r.input_tokens = t.input_tokens;
+        r.cached_tokens = t.cached_tokens;
+        r.reasoning_tokens = t.reasoning_tokens;
+        r.output_tokens = t.output_tokens;
+        r.tokens_source = t.tokens_source;
+        if r.error_class.is_none() {
+            r.ttft_ms = t.ttft_ms;
+            r.ttfc_ms = t.ttfc_ms;
+            r.tpot_ms = t.tpot_ms;
+            r.e2e_ms = Some(t.e2e_ms);
+            r.itl = Some(crate::stats::ItlHistogram::from_gaps(&t.itl_ms));
+        } else {
+            // Keep what was observed before the failure: it helps diagnose, and stats only
+            // use successful requests.
+            r.ttft_ms = t.ttft_ms;
+            r.ttfc_ms = t.ttfc_ms;
+        }
+    }
+    r
+}
+
+/// Error messages are kept short and on one line.
+pub(super) fn short(msg: &str) -> String {
+    let one_line: String = msg
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let trimmed = one_line.trim();
+    if trimmed.chars().count() > 200 {
+        let cut: String = trimmed.chars().take(199).collect();
+        format!("{cut}…")
+    } else {
+        trimmed.to_string()
+    }
+}
