@@ -65,34 +65,45 @@ impl StopSignals {
 /// one means "faster".
 pub(super) const TOGETHER: Duration = Duration::from_secs(1);
 
+/// How long in-flight requests get after the first stop: 2 s, or `LADDER_STOP_GRACE` (a
+/// duration such as `10s`; docs/running.md).
+fn stop_grace() -> Duration {
+    std::env::var("LADDER_STOP_GRACE")
+        .ok()
+        .and_then(|v| crate::util::duration::parse(&v).ok())
+        .unwrap_or(Duration::from_secs(2))
+}
+
 /// First stop: no new requests, in-flight ones are cancelled after a grace period, everything
 /// collected is written. A second, deliberate stop (at least [`TOGETHER`] later) cancels the
 /// in-flight requests at once, and still everything collected is written (summary, findings,
 /// the `--against` document). A third exits at once (files are written atomically, so none is
 /// left half-written).
 pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
-    const GRACE: Duration = Duration::from_secs(2);
+    let grace = stop_grace();
     tokio::spawn(async move {
         signals.next().await;
         interrupt.stop();
         let cancel = interrupt.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(GRACE).await;
+            tokio::time::sleep(grace).await;
             cancel.cancel();
         });
         if !quiet {
             eprintln!(
-                "\ninterrupted: no new requests; in-flight ones get {}s, then everything collected is written (Ctrl-C again, a second or more later, to cancel them now)",
-                GRACE.as_secs()
+                "\ninterrupted: no new requests; in-flight ones get {}, then everything collected is written (Ctrl-C again, a second or more later, to cancel them now)",
+                crate::util::duration::format(grace)
             );
         }
         signals.next_deliberate().await;
-        interrupt.cancel();
+        // Said before cancelling: once cancelled, the run may write its files and exit before
+        // this task runs again (it did on a loaded machine, and the notice was lost).
         if !quiet {
             eprintln!(
                 "interrupted again: in-flight requests cancelled now; writing what was collected (once more to exit without writing)"
             );
         }
+        interrupt.cancel();
         signals.next_deliberate().await;
         eprintln!("interrupted three times: exiting now");
         std::process::exit(i32::from(ExitCode::Error.code()));
