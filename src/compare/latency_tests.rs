@@ -255,7 +255,7 @@ fn approximate_rule() {
     );
     assert!(
         j.detail
-            .contains("lower 95% bound (100.0 ms) does not exceed the baseline 500.0 ms"),
+            .contains("lower 95% bound (100 ms) does not exceed the baseline 500 ms"),
         "{}",
         j.detail
     );

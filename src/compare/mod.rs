@@ -23,6 +23,7 @@ use crate::scenario::{Gates, MetricGate};
 use crate::stats::{
     drift, steady_window, ItlHistogram, LadderUnit, SteadyWindow, StepSummary, Timed,
 };
+pub(crate) use crate::util::duration::ms_text as fmt_ms;
 pub(crate) use latency::requests_to_decide;
 pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
 use rules::findings_check;
@@ -510,11 +511,6 @@ pub(crate) fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
         Metric::E2e => &g.e2e,
         _ => &g.ttft,
     }
-}
-
-/// "948.3 ms"
-pub(crate) fn fmt_ms(x: f64) -> String {
-    format!("{x:.1} ms")
 }
 
 /// "+25.3%" / "-4.0%"; infinite bounds as "+inf%".

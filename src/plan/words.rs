@@ -5,6 +5,7 @@ use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, LimitName, ModelPlan, Plan, StepBasis};
 use crate::scenario::{LadderOver, LoadMode, Scenario};
 use crate::stats::LadderUnit;
+use crate::util::duration::ms_text as ms;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -29,14 +30,6 @@ fn num(v: f64) -> String {
     } else {
         let s = format!("{v:.2}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
-    }
-}
-
-fn ms(v: f64) -> String {
-    if v >= 1000.0 {
-        format!("{} s", num(v / 1000.0))
-    } else {
-        format!("{} ms", num(v))
     }
 }
 

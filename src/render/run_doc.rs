@@ -44,7 +44,7 @@ pub fn json(d: &RunDoc) -> String {
 }
 
 fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "–".into(), |v| format!("{v:.0} ms"))
+    v.map_or_else(|| "–".into(), crate::util::duration::ms_text)
 }
 
 /// A markdown section: a table of the steps (P90s, successes, throughput) and the findings.

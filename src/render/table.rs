@@ -267,20 +267,9 @@ fn triple(a: Option<f64>, b: Option<f64>, c: Option<f64>) -> String {
     format!("{} / {} / {}", fmt_ms(a), fmt_ms(b), fmt_ms(c))
 }
 
-/// Milliseconds for people: `8.3` below 10, `212` up to 10 s, then `12.3 s`.
+/// A table cell of milliseconds (`util::duration::ms_figure`), `-` when absent.
 fn fmt_ms(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() => {
-            if (v * 10.0).round() / 10.0 < 10.0 {
-                format!("{v:.1}")
-            } else if v.round() < 10_000.0 {
-                format!("{v:.0}")
-            } else {
-                format!("{:.1} s", v / 1000.0)
-            }
-        }
-        _ => "-".to_string(),
-    }
+    v.map_or_else(|| "-".to_string(), crate::util::duration::ms_figure)
 }
 
 /// Tokens per minute: `15,234` below a million, then `1.23M`.

@@ -1,5 +1,6 @@
 //! Human-readable durations (`250ms`, `2s`, `1m`, `1m30s`) for scenario files and flags, with
-//! serde helpers so every duration field in YAML reads and writes the same way.
+//! serde helpers so every duration field in YAML reads and writes the same way; and the one rule
+//! by which measured milliseconds are written for people.
 
 use serde::{Deserialize, Deserializer, Serializer};
 use std::time::Duration;
@@ -131,6 +132,34 @@ pub mod serde_human_opt {
     }
 }
 
+/// Measured milliseconds for people, the one rule every output follows: one decimal below 10 ms
+/// (`8.3`), whole milliseconds below 10 s (`212`, `2060`), then seconds with one decimal
+/// (`12.3 s`). The figure alone, for a column whose header names the unit; `-` when not finite.
+pub fn ms_figure(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if (a * 10.0).round() / 10.0 < 10.0 {
+        format!("{sign}{a:.1}")
+    } else if a.round() < 10_000.0 {
+        format!("{sign}{a:.0}")
+    } else {
+        format!("{sign}{:.1} s", a / 1000.0)
+    }
+}
+
+/// [`ms_figure`] with its unit: `8.3 ms`, `212 ms`, `12.3 s`.
+pub fn ms_text(v: f64) -> String {
+    let figure = ms_figure(v);
+    if figure.ends_with(" s") || figure == "-" {
+        figure
+    } else {
+        format!("{figure} ms")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +195,27 @@ mod tests {
             Duration::ZERO,
         ] {
             assert_eq!(parse(&format(d)).unwrap(), d);
+        }
+    }
+
+    #[test]
+    fn milliseconds_are_written_by_one_rule() {
+        use super::{ms_figure, ms_text};
+        for (v, figure, text) in [
+            (8.34, "8.3", "8.3 ms"),
+            (0.0, "0.0", "0.0 ms"),
+            (9.96, "10", "10 ms"),
+            (212.4, "212", "212 ms"),
+            (9_999.4, "9999", "9999 ms"),
+            (9_999.6, "10.0 s", "10.0 s"),
+            (12_345.0, "12.3 s", "12.3 s"),
+            (-1_693.2, "-1693", "-1693 ms"),
+            (-4.04, "-4.0", "-4.0 ms"),
+            (f64::NAN, "-", "-"),
+            (f64::INFINITY, "-", "-"),
+        ] {
+            assert_eq!(ms_figure(v), figure, "{v}");
+            assert_eq!(ms_text(v), text, "{v}");
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::model::Slo;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
 use crate::stats::{LadderUnit, StepSummary};
+use crate::util::duration::ms_text as fmt_ms;
 
 /// The x axis: what the ladder's values count.
 pub fn x_label(unit: LadderUnit) -> String {
@@ -200,14 +201,6 @@ fn slo_line(bound: Option<f64>, what: &str) -> Vec<HLine> {
         })
         .into_iter()
         .collect()
-}
-
-pub fn fmt_ms(ms: f64) -> String {
-    if ms >= 1000.0 {
-        format!("{} s", crate::render::svg::fmt_num(ms / 1000.0))
-    } else {
-        format!("{} ms", crate::render::svg::fmt_num(ms))
-    }
 }
 
 fn chart(id: String, title: String, y_label: &str, y_max: f64, ax: &Axes, body: Body) -> Chart {
