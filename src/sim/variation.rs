@@ -49,11 +49,9 @@ pub fn drift_factor(p: &SimParams) -> f64 {
     (p.drift * std_normal(&mut rng)).exp()
 }
 
-/// One standard normal draw (Box–Muller).
+/// One standard normal draw (`rand_distr`).
 fn std_normal(rng: &mut SmallRng) -> f64 {
-    let u1: f64 = 1.0 - rng.gen::<f64>();
-    let u2: f64 = rng.gen();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    rand_distr::Distribution::sample(&rand_distr::StandardNormal, rng)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use rand_chacha::ChaCha8Rng;
 use super::itl::PooledGaps;
 use super::quantile_sorted;
 use crate::model::itl::{bin_value_ms, ItlHistogram};
+use rand_distr::Distribution;
 
 /// The bootstrap's generator: seeded, stream stable across `rand` versions.
 pub(crate) type Generator = ChaCha8Rng;
@@ -288,37 +289,16 @@ fn at_uniform(sorted: &[f64], u: f64) -> f64 {
     sorted[idx - 1]
 }
 
-/// Beta(a, b) for a, b ≥ 1 as a ratio of gammas.
+/// Beta(a, b) for a, b ≥ 1 (`rand_distr`; no bootstrap stream has to stay bit-stable across
+/// versions, only within one build: the seed fixes it).
 fn beta<R: RngCore>(a: f64, b: f64, rng: &mut R) -> f64 {
-    let x = gamma(a, rng);
-    let y = gamma(b, rng);
-    x / (x + y)
+    rand_distr::Beta::new(a, b).map_or(0.5, |d| d.sample(rng))
 }
 
-/// Gamma(shape, 1) for shape ≥ 1 (Marsaglia & Tsang 2000).
-fn gamma<R: RngCore>(shape: f64, rng: &mut R) -> f64 {
-    let d = shape - 1.0 / 3.0;
-    let c = 1.0 / (9.0 * d).sqrt();
-    loop {
-        let x = std_normal(rng);
-        let v = 1.0 + c * x;
-        if v <= 0.0 {
-            continue;
-        }
-        let v = v * v * v;
-        let u = unit(rng);
-        let x2 = x * x;
-        if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
-            return d * v;
-        }
-    }
-}
-
-/// One standard normal draw (Box–Muller).
+/// One standard normal draw (`rand_distr`), for the tests' and calibration's synthetic data.
+#[cfg(test)]
 pub(crate) fn std_normal<R: RngCore>(rng: &mut R) -> f64 {
-    let u1 = unit(rng); // (0, 1], so ln is finite
-    let u2 = unit(rng);
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    rand_distr::StandardNormal.sample(rng)
 }
 
 /// Effective number of independent requests in `series` (values in start order): n divided by
