@@ -153,21 +153,28 @@ impl StreamTiming {
 }
 
 impl TimingSummary {
-    /// Copies the timing and token figures into `record` (error classification stays with the
-    /// caller).
-    pub fn apply_to(self, record: &mut RequestRecord) {
+    /// Copies the stream's timing and token figures into `record`: the one place a stream's
+    /// timing becomes a record. A request that `failed` keeps what was observed before the
+    /// failure (first token and first content times, token counts: they help diagnose; the
+    /// statistics use successful requests only), not a TPOT, E2E or ITL of a stream that did
+    /// not end well. The finish reason is server text, made printable (`client::untrusted`).
+    pub fn apply_to(self, record: &mut RequestRecord, failed: bool) {
         record.ttft_ms = self.ttft_ms;
         record.ttfc_ms = self.ttfc_ms;
-        record.tpot_ms = self.tpot_ms;
-        record.e2e_ms = Some(self.e2e_ms);
         record.output_tokens = self.output_tokens;
         record.input_tokens = self.input_tokens;
         record.cached_tokens = self.cached_tokens;
         record.reasoning_tokens = self.reasoning_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;
-        record.itl = Some(crate::stats::ItlHistogram::from_gaps(&self.itl_ms));
-        record.finish_reason = self.finish_reason;
+        record.finish_reason = self
+            .finish_reason
+            .map(|f| super::untrusted::printable(&f).into_owned());
+        if !failed {
+            record.tpot_ms = self.tpot_ms;
+            record.e2e_ms = Some(self.e2e_ms);
+            record.itl = Some(crate::stats::ItlHistogram::from_gaps(&self.itl_ms));
+        }
     }
 }
 
@@ -395,7 +402,7 @@ mod tests {
             },
         );
         let mut rec = RequestRecord::default();
-        t.finish(35.0).apply_to(&mut rec);
+        t.clone().finish(35.0).apply_to(&mut rec, false);
         assert_eq!(rec.ttft_ms, Some(10.0));
         assert_eq!(rec.tpot_ms, Some(20.0));
         assert_eq!(rec.e2e_ms, Some(35.0));
@@ -408,6 +415,17 @@ mod tests {
         );
         assert_eq!(rec.finish_reason.as_deref(), Some("length"));
         assert!(rec.is_ok());
+        // A failed request keeps its first-token time and counts, not a TPOT, E2E or ITL; its
+        // E2E stays the attempt's elapsed time, set by the caller.
+        let mut failed = RequestRecord {
+            e2e_ms: Some(99.0),
+            ..RequestRecord::default()
+        };
+        t.finish(35.0).apply_to(&mut failed, true);
+        assert_eq!(failed.ttft_ms, Some(10.0));
+        assert_eq!(failed.output_tokens, Some(2));
+        assert_eq!((failed.tpot_ms, failed.itl), (None, None));
+        assert_eq!(failed.e2e_ms, Some(99.0));
     }
 
     fn usage_with_reasoning(out: u64, reasoning: u64) -> ChunkInfo {

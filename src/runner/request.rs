@@ -210,25 +210,8 @@ fn to_record<B>(
         ..Default::default()
     };
     if let Some(t) = a.timing {
-        r.token_events = t.token_events;
-        r.finish_reason = t.finish_reason.map(|f| printable(&f).into_owned());
-        r.input_tokens = t.input_tokens;
-        r.cached_tokens = t.cached_tokens;
-        r.reasoning_tokens = t.reasoning_tokens;
-        r.output_tokens = t.output_tokens;
-        r.tokens_source = t.tokens_source;
-        if r.error_class.is_none() {
-            r.ttft_ms = t.ttft_ms;
-            r.ttfc_ms = t.ttfc_ms;
-            r.tpot_ms = t.tpot_ms;
-            r.e2e_ms = Some(t.e2e_ms);
-            r.itl = Some(crate::stats::ItlHistogram::from_gaps(&t.itl_ms));
-        } else {
-            // Keep what was observed before the failure: it helps diagnose, and stats only
-            // use successful requests.
-            r.ttft_ms = t.ttft_ms;
-            r.ttfc_ms = t.ttfc_ms;
-        }
+        let failed = r.error_class.is_some();
+        t.apply_to(&mut r, failed);
     }
     r
 }
