@@ -50,9 +50,6 @@ const OVERSIZE_FILES: &[&str] = &[];
 /// named steps; the same rule as [`OVERSIZE_FILES`].
 const OVERLONG_FNS: &[&str] = &[
     "render/html/charts.rs:model_charts",
-    "scenario/build.rs:build_target",
-    "scenario/build_load.rs:build_load",
-    "scenario/build_request.rs:build_request",
     "scenario/normalize.rs:normalized_yaml",
     "sim/server.rs:complete",
     "stats/mod.rs:summarize_step",

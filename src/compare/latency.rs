@@ -15,6 +15,7 @@ use crate::stats::inference::{
     Resampled,
 };
 use crate::stats::{drift, quantile_sorted, ItlHistogram, PooledGaps};
+use crate::util::duration::signed_ms_text as signed_ms;
 
 /// Confidence of the bootstrap CI that gates a verdict.
 pub(crate) const CI_LEVEL: f64 = 0.99;
@@ -457,14 +458,6 @@ fn by_points(c: &Change, rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> De
             Verdict::NoChange,
             format!("{approx_why}; {change}: within {thresholds}"),
         )
-    }
-}
-
-fn signed_ms(d: f64) -> String {
-    if d >= 0.0 {
-        format!("+{}", fmt_ms(d))
-    } else {
-        format!("-{}", fmt_ms(-d))
     }
 }
 

@@ -10,6 +10,7 @@ use crate::findings::ttft_parts::{least_overhead, PartValues};
 use crate::findings::PartSample;
 use crate::stats::inference::{generator, resampled_quantile};
 use crate::stats::LadderUnit;
+use crate::util::duration::signed_ms_text as signed;
 use serde::Serialize;
 
 /// Resamples per part (each a pair of P90 draws).
@@ -176,15 +177,6 @@ fn p90(sorted: &[f64]) -> Option<f64> {
     crate::stats::quantile_sorted(sorted, 0.9)
 }
 
-/// "+4 ms", "-12 ms", "+1.6 s".
-fn signed(ms: f64) -> String {
-    if ms.abs() >= 1000.0 {
-        format!("{:+.1} s", ms / 1000.0)
-    } else {
-        format!("{ms:+.0} ms")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,7 +247,7 @@ mod tests {
         assert_eq!(c[0].cause.as_deref(), Some("queueing"), "{}", c[0].sentence);
         assert!(
             c[0].sentence
-                .starts_with("TTFT P90 at 20 streams: TTFT P90 +1.6 s: headers +2 ms ["),
+                .starts_with("TTFT P90 at 20 streams: TTFT P90 +1.6 s: headers +2.0 ms ["),
             "{}",
             c[0].sentence
         );

@@ -10,6 +10,7 @@
 use crate::model::slo::MAX_FAILED_SHARE;
 use crate::model::{LadderUnit, Slo};
 use crate::stats::StepSummary;
+use crate::util::duration::ms_text;
 use serde::{Deserialize, Serialize};
 
 /// What one step says about the SLO.
@@ -102,15 +103,6 @@ impl Capacity {
             format!("{} ({}–{})", value(self.max), self.lo, self.hi)
         };
         format!("{what} meeting {}: {range}", bounds.join(", "))
-    }
-}
-
-fn ms_text(ms: f64) -> String {
-    if ms >= 1000.0 {
-        let s = format!("{:.2}", ms / 1000.0);
-        format!("{} s", s.trim_end_matches('0').trim_end_matches('.'))
-    } else {
-        format!("{ms:.0} ms")
     }
 }
 

@@ -7,14 +7,18 @@ use super::build_request::build_request;
 use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
-use super::raw::{dur_or, pos, RawGates, RawLoad, RawMetrics, RawRetry, RawScenario, RawTarget};
+use super::raw::{
+    dur_or, pos, RawGates, RawLoad, RawMetrics, RawRetry, RawScenario, RawTarget, RawTimeouts,
+};
 use super::{
     Api, Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret,
     Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
 use super::{MetricsTarget, METRICS_EVERY};
 use crate::model::ErrorClass;
+use crate::sim::SimParams;
 use crate::util::redact::is_secret_name;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// `bail!(cx, "load.ladder", "the ladder is empty; ...")`: returns a located error.
@@ -180,7 +184,47 @@ fn build_target(
             "missing; e.g. target: {{base_url: https://api.openai.com/v1, models: [gpt-4o]}}"
         )
     };
-    let api = match t.api.as_deref() {
+    let api = api_of(cx, t.api.as_deref())?;
+    let endpoint = endpoint_of(cx, t.base_url, t.sim)?;
+    let api_key = t
+        .api_key
+        .map(|k| Secret::api_key(&k))
+        .filter(|k| !k.expose().is_empty());
+    let models = models_of(cx, t.models, t.model)?;
+    let headers = headers_of(cx, t.headers, interp)?;
+    let timeouts = timeouts_of(cx, t.timeouts)?;
+    let request_id_header = request_id_header_of(cx, t.request_id_header.as_deref(), &headers)?;
+    let auth = auth_of(cx, t.auth.as_deref(), api, &endpoint)?;
+    let api_version = api_version_of(cx, t.api_version)?;
+    if let Endpoint::Url(u) = &endpoint {
+        if u.contains("/openai/deployments/") && models.len() > 1 {
+            bail!(
+                cx,
+                "target.models",
+                "a deployment URL (…/openai/deployments/NAME) serves one deployment, so one model; to compare deployments use the v1 URL https://RESOURCE.openai.azure.com/openai/v1 with models: [deployment-a, deployment-b]"
+            )
+        }
+    }
+    let metrics = build_metrics(cx, t.metrics)?;
+    Ok(Target {
+        metrics,
+        api,
+        endpoint,
+        api_key,
+        models,
+        headers,
+        timeouts,
+        request_id_header,
+        tls: super::tls::build_tls(cx, t.tls)?,
+        auth,
+        api_version,
+        secrets: Vec::new(),
+    })
+}
+
+/// `target.api`: the dialect, OpenAI chat by default.
+fn api_of(cx: &Ctx, raw: Option<&str>) -> Result<Api, ScenarioError> {
+    let api = match raw {
         None | Some("openai-chat") => Api::OpenAiChat,
         Some("openai-completions") => Api::OpenAiCompletions,
         Some("anthropic-messages") => Api::AnthropicMessages,
@@ -195,7 +239,16 @@ fn build_target(
             )
         }
     };
-    let endpoint = match (t.base_url.filter(|u| !u.trim().is_empty()), t.sim) {
+    Ok(api)
+}
+
+/// `target.base_url` or `target.sim`: exactly one.
+fn endpoint_of(
+    cx: &Ctx,
+    base_url: Option<String>,
+    sim: Option<Option<SimParams>>,
+) -> Result<Endpoint, ScenarioError> {
+    let endpoint = match (base_url.filter(|u| !u.trim().is_empty()), sim) {
         (Some(_), Some(_)) => {
             bail!(
                 cx,
@@ -219,11 +272,16 @@ fn build_target(
             Endpoint::Sim(params)
         }
     };
-    let api_key = t
-        .api_key
-        .map(|k| Secret::api_key(&k))
-        .filter(|k| !k.expose().is_empty());
-    let models = match (t.models, t.model) {
+    Ok(endpoint)
+}
+
+/// `target.models` (or one `target.model`): at least one, each once.
+fn models_of(
+    cx: &Ctx,
+    models: Option<Vec<String>>,
+    model: Option<String>,
+) -> Result<Vec<String>, ScenarioError> {
+    let models = match (models, model) {
         (Some(_), Some(_)) => bail!(
             cx,
             "target.model",
@@ -255,9 +313,19 @@ fn build_target(
             )
         }
     }
+    Ok(models)
+}
+
+/// `target.headers`: valid names and values; secret when the name says so or a variable
+/// was interpolated into the value.
+fn headers_of(
+    cx: &Ctx,
+    raw: Option<BTreeMap<String, String>>,
+    interp: &Interpolated,
+) -> Result<Vec<Header>, ScenarioError> {
     let span = locate_span(cx.text, &["target", "headers"]).filter(|s| s.2);
     let mut headers = Vec::new();
-    for (name, value) in t.headers.unwrap_or_default() {
+    for (name, value) in raw.unwrap_or_default() {
         if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
             bail!(
                 cx,
@@ -287,7 +355,12 @@ fn build_target(
             secret,
         });
     }
-    let (d, rt) = (Timeouts::default(), t.timeouts.unwrap_or_default());
+    Ok(headers)
+}
+
+/// `target.timeouts`: the defaults where unset, none of them zero.
+fn timeouts_of(cx: &Ctx, raw: Option<RawTimeouts>) -> Result<Timeouts, ScenarioError> {
+    let (d, rt) = (Timeouts::default(), raw.unwrap_or_default());
     let timeouts = Timeouts {
         connect: dur_or(rt.connect, d.connect),
         first_token: dur_or(rt.first_token, d.first_token),
@@ -310,7 +383,17 @@ fn build_target(
             )
         }
     }
-    let request_id_header = match t.request_id_header.as_deref().map(str::trim) {
+    Ok(timeouts)
+}
+
+/// `target.request_id_header`: where each request's id goes (`none`: nowhere), not a header
+/// the scenario sets itself.
+fn request_id_header_of(
+    cx: &Ctx,
+    raw: Option<&str>,
+    headers: &[Header],
+) -> Result<Option<String>, ScenarioError> {
+    let request_id_header = match raw.map(str::trim) {
         None => Some(DEFAULT_REQUEST_ID_HEADER.to_string()),
         Some(n) if n.eq_ignore_ascii_case("none") => None,
         Some(n) if reqwest::header::HeaderName::from_bytes(n.as_bytes()).is_ok() => {
@@ -333,14 +416,24 @@ fn build_target(
             h.name
         )
     }
-    let host = match &endpoint {
+    Ok(request_id_header)
+}
+
+/// `target.auth`: how the key is sent, by default what the API and host expect.
+fn auth_of(
+    cx: &Ctx,
+    raw: Option<&str>,
+    api: Api,
+    endpoint: &Endpoint,
+) -> Result<Auth, ScenarioError> {
+    let host = match endpoint {
         Endpoint::Url(u) => reqwest::Url::parse(u)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default(),
         Endpoint::Sim(_) => String::new(),
     };
-    let auth = match t.auth.as_deref().map(str::trim) {
+    let auth = match raw.map(str::trim) {
         None => Auth::default_for(api, &host),
         Some("bearer") => Auth::Bearer,
         Some("api-key") => Auth::ApiKey,
@@ -351,10 +444,12 @@ fn build_target(
             "unknown auth `{other}`; use bearer (Authorization: Bearer), api-key (Azure OpenAI) or x-api-key (Anthropic)"
         ),
     };
-    let api_version = t
-        .api_version
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty());
+    Ok(auth)
+}
+
+/// `target.api_version` (Azure OpenAI's query parameter).
+fn api_version_of(cx: &Ctx, raw: Option<String>) -> Result<Option<String>, ScenarioError> {
+    let api_version = raw.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
     if let Some(v) = api_version.as_deref().filter(|v| {
         !v.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_'))
@@ -365,30 +460,7 @@ fn build_target(
             "`{v}` is not an API version; write e.g. api_version: 2024-10-21"
         )
     }
-    if let Endpoint::Url(u) = &endpoint {
-        if u.contains("/openai/deployments/") && models.len() > 1 {
-            bail!(
-                cx,
-                "target.models",
-                "a deployment URL (…/openai/deployments/NAME) serves one deployment, so one model; to compare deployments use the v1 URL https://RESOURCE.openai.azure.com/openai/v1 with models: [deployment-a, deployment-b]"
-            )
-        }
-    }
-    let metrics = build_metrics(cx, t.metrics)?;
-    Ok(Target {
-        metrics,
-        api,
-        endpoint,
-        api_key,
-        models,
-        headers,
-        timeouts,
-        request_id_header,
-        tls: super::tls::build_tls(cx, t.tls)?,
-        auth,
-        api_version,
-        secrets: Vec::new(),
-    })
+    Ok(api_version)
 }
 
 fn check_url(cx: &Ctx, url: &str) -> Result<String, ScenarioError> {

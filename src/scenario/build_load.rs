@@ -31,6 +31,54 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
     let replay = l.mode.as_deref() == Some("replay");
     let replayed = replay_trace(cx, &l, replay)?;
     let search = build_search(cx, &l)?;
+    let ladder = ladder_of(cx, &mut l, replay, search.is_some())?;
+    let (mode, rate_mode) = load_mode(cx, &l, replay)?;
+    let ladder_over = ladder_over_of(cx, &l, rate_mode)?;
+    let open_loop = rate_mode || replay;
+    let budget = budget_of(cx, &l, replay, replayed.as_ref().map(|r| r.1))?;
+    if open_loop && matches!(budget, Budget::RequestsPerWorker(_)) {
+        bail!(
+            cx,
+            "load.requests_per_worker",
+            "rate mode has no workers; write requests_per_step: (arrivals per step) or duration:"
+        )
+    }
+    let top = ladder.iter().copied().max().unwrap_or(1);
+    let top = search.map_or(top, |s| top.max(s.max));
+    let streams = match ladder_over {
+        LadderOver::Load if !open_loop => top,
+        LadderOver::PromptTokens { level } if !open_loop => level,
+        _ => 1,
+    };
+    if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(streams)) {
+        bail!(
+            cx,
+            "load.requests_per_step",
+            "fewer requests than the {streams} streams of the top step; write at least {streams}"
+        )
+    }
+    Ok(Load {
+        ladder,
+        mode,
+        ladder_over,
+        seed: l.seed.unwrap_or(1),
+        budget,
+        warmup_requests: l.warmup_requests.map_or(0, |w| w.0),
+        ramp_up: dur_or(l.ramp_up, Duration::ZERO),
+        pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
+        refine: l.refine.map_or(0, |r| r.0),
+        trace: replayed.and_then(|r| r.0),
+        search,
+    })
+}
+
+/// The ladder (or a replay's speeds): present, increasing; a search without one starts at 1.
+fn ladder_of(
+    cx: &Ctx,
+    l: &mut RawLoad,
+    replay: bool,
+    search: bool,
+) -> Result<Vec<u32>, ScenarioError> {
     let mut ladder: Vec<u32> = l
         .ladder
         .take()
@@ -39,8 +87,7 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         .into_iter()
         .map(|c| c.0)
         .collect();
-    // A search without a ladder starts low: one step of 1.
-    if ladder.is_empty() && search.is_some() {
+    if ladder.is_empty() && search {
         ladder.push(1);
     }
     if ladder.is_empty() && replay {
@@ -66,6 +113,11 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             w[0]
         )
     }
+    Ok(ladder)
+}
+
+/// Closed loop, rate (with its arrival process) or replay; and whether it is rate mode.
+fn load_mode(cx: &Ctx, l: &RawLoad, replay: bool) -> Result<(LoadMode, bool), ScenarioError> {
     let rate_mode = match l.mode.as_deref() {
         None | Some("concurrency" | "replay") => false,
         Some("rate") => true,
@@ -84,26 +136,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             max_concurrency: pos(l.max_concurrency),
         }
     } else if rate_mode {
-        let arrivals = match l.arrivals {
-            None => ArrivalProcess::Poisson,
-            Some(RawArrivals::Name(n)) if n == "poisson" => ArrivalProcess::Poisson,
-            Some(RawArrivals::Name(n)) => bail!(
-                cx,
-                "load.arrivals",
-                "unknown arrivals `{n}`; write poisson or {{gamma: {{burstiness: 0.5}}}}"
-            ),
-            Some(RawArrivals::Map(m)) => match m.gamma.and_then(|g| g.burstiness) {
-                Some(b) if b.is_finite() && b > 0.0 => ArrivalProcess::Gamma { burstiness: b },
-                _ => bail!(
-                    cx,
-                    "load.arrivals",
-                    "gamma needs a burstiness above 0 (1 = Poisson, below 1 burstier), \
-                     e.g. {{gamma: {{burstiness: 0.5}}}}"
-                ),
-            },
-        };
         LoadMode::Rate {
-            arrivals,
+            arrivals: arrivals_of(cx, l)?,
             max_concurrency: pos(l.max_concurrency),
         }
     } else {
@@ -130,7 +164,34 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
              ladder_over: prompt_tokens) or max_concurrency: to cap streams"
         )
     }
-    let ladder_over = match l.ladder_over.as_deref() {
+    Ok((mode, rate_mode))
+}
+
+/// Rate mode's arrival process: Poisson unless a gamma burstiness is given.
+fn arrivals_of(cx: &Ctx, l: &RawLoad) -> Result<ArrivalProcess, ScenarioError> {
+    Ok(match &l.arrivals {
+        None => ArrivalProcess::Poisson,
+        Some(RawArrivals::Name(n)) if n == "poisson" => ArrivalProcess::Poisson,
+        Some(RawArrivals::Name(n)) => bail!(
+            cx,
+            "load.arrivals",
+            "unknown arrivals `{n}`; write poisson or {{gamma: {{burstiness: 0.5}}}}"
+        ),
+        Some(RawArrivals::Map(m)) => match m.gamma.as_ref().and_then(|g| g.burstiness) {
+            Some(b) if b.is_finite() && b > 0.0 => ArrivalProcess::Gamma { burstiness: b },
+            _ => bail!(
+                cx,
+                "load.arrivals",
+                "gamma needs a burstiness above 0 (1 = Poisson, below 1 burstier), \
+                 e.g. {{gamma: {{burstiness: 0.5}}}}"
+            ),
+        },
+    })
+}
+
+/// What the ladder's values are: the load itself, or prompt sizes at a fixed load.
+fn ladder_over_of(cx: &Ctx, l: &RawLoad, rate_mode: bool) -> Result<LadderOver, ScenarioError> {
+    Ok(match l.ladder_over.as_deref() {
         None | Some("load") => {
             if let Some(key) = [
                 ("concurrency", l.concurrency.is_some()),
@@ -166,8 +227,17 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
                 "unknown value `{other}`{hint}; use load (the default) or prompt_tokens"
             )
         }
-    };
-    let open_loop = rate_mode || replay;
+    })
+}
+
+/// How a step ends: one of requests_per_step, requests_per_worker or duration (a replay step
+/// replays the whole trace of `trace_len` requests by default), within the limits.
+fn budget_of(
+    cx: &Ctx,
+    l: &RawLoad,
+    replay: bool,
+    trace_len: Option<u64>,
+) -> Result<Budget, ScenarioError> {
     let chosen: Vec<(&str, Budget)> = [
         (
             "requests_per_step",
@@ -177,14 +247,16 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "requests_per_worker",
             pos(l.requests_per_worker).map(Budget::RequestsPerWorker),
         ),
-        ("duration", l.duration.map(|d| Budget::Duration(d.0))),
+        (
+            "duration",
+            l.duration.as_ref().map(|d| Budget::Duration(d.0)),
+        ),
     ]
     .into_iter()
     .filter_map(|(k, b)| b.map(|b| (k, b)))
     .collect();
     let budget = match chosen.as_slice() {
-        // A replay step replays the whole trace.
-        [] if replay => Budget::RequestsPerStep(replayed.as_ref().map_or(0, |r| r.1)),
+        [] if replay => Budget::RequestsPerStep(trace_len.unwrap_or(0)),
         [] => Budget::RequestsPerStep(100),
         [(_, b)] => *b,
         [(a, _), (b, _), ..] => bail!(
@@ -212,8 +284,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "a step of 0s measures nothing; write e.g. duration: 60s"
         )
     }
-    if let (Some((_, len)), Budget::RequestsPerStep(n)) = (&replayed, budget) {
-        if n > *len {
+    if let (Some(len), Budget::RequestsPerStep(n)) = (trace_len, budget) {
+        if n > len {
             bail!(
                 cx,
                 "load.requests_per_step",
@@ -222,40 +294,7 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             )
         }
     }
-    if open_loop && matches!(budget, Budget::RequestsPerWorker(_)) {
-        bail!(
-            cx,
-            "load.requests_per_worker",
-            "rate mode has no workers; write requests_per_step: (arrivals per step) or duration:"
-        )
-    }
-    let top = ladder.iter().copied().max().unwrap_or(1);
-    let top = search.map_or(top, |s| top.max(s.max));
-    let streams = match ladder_over {
-        LadderOver::Load if !open_loop => top,
-        LadderOver::PromptTokens { level } if !open_loop => level,
-        _ => 1,
-    };
-    if matches!(budget, Budget::RequestsPerStep(n) if n < u64::from(streams)) {
-        bail!(
-            cx,
-            "load.requests_per_step",
-            "fewer requests than the {streams} streams of the top step; write at least {streams}"
-        )
-    }
-    Ok(Load {
-        ladder,
-        mode,
-        ladder_over,
-        seed: l.seed.unwrap_or(1),
-        budget,
-        warmup_requests: l.warmup_requests.map_or(0, |w| w.0),
-        ramp_up: dur_or(l.ramp_up, Duration::ZERO),
-        pause_between_steps: dur_or(l.pause_between_steps, Duration::ZERO),
-        refine: l.refine.map_or(0, |r| r.0),
-        trace: replayed.and_then(|r| r.0),
-        search,
-    })
+    Ok(budget)
 }
 
 /// `load.search`: at least one SLO bound, a `max` no lower than the ladder's top.

@@ -4,7 +4,7 @@
 
 use super::errors::{did_you_mean, Ctx};
 use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
-use super::raw::{pos, RawRequest};
+use super::raw::{pos, RawRequest, RawSession};
 use super::{
     Api, LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError,
 };
@@ -18,6 +18,11 @@ macro_rules! bail {
     ($cx:expr, $path:expr, $($msg:tt)+) => {
         return Err($cx.err($path, format!($($msg)+)))
     };
+}
+
+/// A path or text that is set and not blank.
+fn given(o: &Option<String>) -> Option<String> {
+    o.as_ref().filter(|p| !p.trim().is_empty()).cloned()
 }
 
 /// How to read a prompt file over the cap.
@@ -87,7 +92,52 @@ pub(super) fn build_request(
             "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
         )
     };
-    let given = |o: &Option<String>| o.as_ref().filter(|p| !p.trim().is_empty()).cloned();
+    let (prompt, prompt_file, prompts) = prompt_of(cx, &r, load, api)?;
+    let prompt_order = prompt_order_of(cx, r.prompt_order.as_deref(), &prompts)?;
+    let session_turns = session_turns_of(cx, r.session, load, api)?;
+    let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
+        Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
+        None => (None, None),
+    };
+    let short_below = r.short_below.map_or(super::DEFAULT_SHORT_BELOW, |f| f.0);
+    if short_below > 1.0 {
+        bail!(cx, "request.short_below", "must be at most 100%, e.g. 10%")
+    }
+    let temperature = r.temperature.map(|t| t.0);
+    if let Some(t) = temperature.filter(|t| !t.is_finite() || *t < 0.0) {
+        bail!(
+            cx,
+            "request.temperature",
+            "{t} is not allowed; write 0 or more, e.g. 0.7"
+        )
+    }
+    let extra_body = extra_body_of(cx, r.extra_body)?;
+    let max_tokens = pos(r.max_tokens).unwrap_or(256);
+    Ok(RequestSpec {
+        prompt,
+        messages: Vec::new(),
+        prompt_file,
+        prompts,
+        prompt_order,
+        cache_bust: r.cache_bust.unwrap_or(false),
+        session_turns,
+        short_below,
+        system,
+        system_file,
+        max_tokens,
+        temperature,
+        extra_body,
+    })
+}
+
+/// Where the prompts come from, checked: one source at most, none where the load generates
+/// them (a prompt-size sweep) or a trace carries them (replay). Returns the synthetic size and
+/// the inline text, when given.
+fn prompt_sources(
+    cx: &Ctx,
+    r: &RawRequest,
+    load: &Load,
+) -> Result<(Option<u32>, Option<String>), ScenarioError> {
     let synthetic = r
         .prompt
         .as_ref()
@@ -140,46 +190,27 @@ pub(super) fn build_request(
              remove it"
         )
     }
-    let (prompt, prompt_file, prompts) = if replay {
+    Ok((synthetic, inline))
+}
+
+/// The prompt (text, file, source) from the one source given.
+fn prompt_of(
+    cx: &Ctx,
+    r: &RawRequest,
+    load: &Load,
+    api: Api,
+) -> Result<(String, PathBuf, PromptSource), ScenarioError> {
+    let (synthetic, inline) = prompt_sources(cx, r, load)?;
+    let sweep = matches!(load.ladder_over, LadderOver::PromptTokens { .. });
+    let replay = matches!(load.mode, LoadMode::Replay { .. });
+    Ok(if replay {
         check_trace_api(cx, load, api)?;
         (String::new(), PathBuf::new(), PromptSource::Trace)
     } else if let Some(pf) = given(&r.prompt_file) {
         let (path, text) = read_text(cx, "prompt_file", &pf)?;
         (text, path, PromptSource::File)
     } else if let Some(ps) = given(&r.prompts) {
-        let path = cx.file.parent().unwrap_or(Path::new("")).join(&ps);
-        let set = match read_prompt_set(&path, cx.prompt_cap, &raise_prompt_cap()) {
-            Ok(set) => set,
-            Err(e) if e.line.is_none() => {
-                bail!(cx, "request.prompts", "{}: {}", path.display(), e.message)
-            }
-            Err(e) => {
-                return Err(ScenarioError::Invalid {
-                    file: path.clone(),
-                    line: e.line,
-                    field: "request.prompts".into(),
-                    message: e.message,
-                })
-            }
-        };
-        let chat = set
-            .items
-            .iter()
-            .any(|i| matches!(i.content, PromptContent::Messages(_)));
-        if chat && api == Api::OpenAiCompletions {
-            bail!(
-                cx,
-                "request.prompts",
-                "{} holds chat messages, which openai-completions cannot send; use \
-                 api: openai-chat or plain {{\"prompt\": ...}} lines",
-                path.display()
-            )
-        }
-        (
-            String::new(),
-            path,
-            PromptSource::Set(std::sync::Arc::new(set)),
-        )
+        prompt_set(cx, &ps, api)?
     } else if let Some(text) = inline {
         (text, PathBuf::new(), PromptSource::Inline)
     } else if let Some(tokens) = synthetic {
@@ -202,8 +233,58 @@ pub(super) fn build_request(
             "missing; put the prompt in a file, e.g. prompt_file: prompts/support.txt \
              (or a prompt set: prompts: prompts/set.jsonl)"
         )
+    })
+}
+
+/// A prompt set (`request.prompts`, JSONL next to the scenario): read within the cap, chat
+/// messages only where the API can send them.
+fn prompt_set(
+    cx: &Ctx,
+    ps: &str,
+    api: Api,
+) -> Result<(String, PathBuf, PromptSource), ScenarioError> {
+    let path = cx.file.parent().unwrap_or(Path::new("")).join(&ps);
+    let set = match read_prompt_set(&path, cx.prompt_cap, &raise_prompt_cap()) {
+        Ok(set) => set,
+        Err(e) if e.line.is_none() => {
+            bail!(cx, "request.prompts", "{}: {}", path.display(), e.message)
+        }
+        Err(e) => {
+            return Err(ScenarioError::Invalid {
+                file: path.clone(),
+                line: e.line,
+                field: "request.prompts".into(),
+                message: e.message,
+            })
+        }
     };
-    let prompt_order = match r.prompt_order.as_deref() {
+    let chat = set
+        .items
+        .iter()
+        .any(|i| matches!(i.content, PromptContent::Messages(_)));
+    if chat && api == Api::OpenAiCompletions {
+        bail!(
+            cx,
+            "request.prompts",
+            "{} holds chat messages, which openai-completions cannot send; use \
+             api: openai-chat or plain {{\"prompt\": ...}} lines",
+            path.display()
+        )
+    }
+    Ok((
+        String::new(),
+        path,
+        PromptSource::Set(std::sync::Arc::new(set)),
+    ))
+}
+
+/// `request.prompt_order`: round-robin by default, only for a prompt set.
+fn prompt_order_of(
+    cx: &Ctx,
+    raw: Option<&str>,
+    prompts: &PromptSource,
+) -> Result<PromptOrder, ScenarioError> {
+    let prompt_order = match raw {
         None | Some("round-robin") => PromptOrder::RoundRobin,
         Some("random") => PromptOrder::Random,
         Some(other) => {
@@ -215,14 +296,24 @@ pub(super) fn build_request(
             )
         }
     };
-    if r.prompt_order.is_some() && !matches!(prompts, PromptSource::Set(_)) {
+    if raw.is_some() && !matches!(prompts, PromptSource::Set(_)) {
         bail!(
             cx,
             "request.prompt_order",
             "orders the prompts of a set; add prompts: <file.jsonl> or remove it"
         )
     }
-    let session_turns = match r.session {
+    Ok(prompt_order)
+}
+
+/// `request.session`: turns per session (1 without one), where the API and load allow it.
+fn session_turns_of(
+    cx: &Ctx,
+    raw: Option<RawSession>,
+    load: &Load,
+    api: Api,
+) -> Result<u32, ScenarioError> {
+    let session_turns = match raw {
         None => 1,
         Some(s) => match pos(s.turns) {
             None => bail!(
@@ -247,23 +338,15 @@ pub(super) fn build_request(
             "sessions need closed-loop workers; use load.mode: concurrency or remove session"
         )
     }
-    let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
-        Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
-        None => (None, None),
-    };
-    let short_below = r.short_below.map_or(super::DEFAULT_SHORT_BELOW, |f| f.0);
-    if short_below > 1.0 {
-        bail!(cx, "request.short_below", "must be at most 100%, e.g. 10%")
-    }
-    let temperature = r.temperature.map(|t| t.0);
-    if let Some(t) = temperature.filter(|t| !t.is_finite() || *t < 0.0) {
-        bail!(
-            cx,
-            "request.temperature",
-            "{t} is not allowed; write 0 or more, e.g. 0.7"
-        )
-    }
-    let extra_body = match r.extra_body {
+    Ok(session_turns)
+}
+
+/// `request.extra_body`: a mapping, turned into JSON, that does not turn streaming off.
+fn extra_body_of(
+    cx: &Ctx,
+    raw: Option<Yaml>,
+) -> Result<serde_json::Map<String, serde_json::Value>, ScenarioError> {
+    let extra_body = match raw {
         None | Some(Yaml::Null) => serde_json::Map::new(),
         Some(v @ Yaml::Mapping(_)) => match serde_json::to_value(&v) {
             Ok(serde_json::Value::Object(m)) => m,
@@ -288,20 +371,5 @@ pub(super) fn build_request(
             "`stream: {v}` would turn streaming off, and ladder measures streamed answers (TTFT and TPOT need the stream); remove `stream` from extra_body"
         )
     }
-    let max_tokens = pos(r.max_tokens).unwrap_or(256);
-    Ok(RequestSpec {
-        prompt,
-        messages: Vec::new(),
-        prompt_file,
-        prompts,
-        prompt_order,
-        cache_bust: r.cache_bust.unwrap_or(false),
-        session_turns,
-        short_below,
-        system,
-        system_file,
-        max_tokens,
-        temperature,
-        extra_body,
-    })
+    Ok(extra_body)
 }

@@ -328,6 +328,7 @@ pub(super) fn dur_or(d: Option<Dur>, default: Duration) -> Duration {
 }
 
 /// A whole number ≥ 1 that fits in `T`.
+#[derive(Clone, Copy)]
 pub(super) struct Pos<T>(pub(super) T);
 
 impl<'de, T: Whole> Deserialize<'de> for Pos<T> {
@@ -338,6 +339,7 @@ impl<'de, T: Whole> Deserialize<'de> for Pos<T> {
 }
 
 /// A whole number ≥ 0 that fits in `T`.
+#[derive(Clone, Copy)]
 pub(super) struct Count<T>(pub(super) T);
 
 impl<'de, T: Whole> Deserialize<'de> for Count<T> {

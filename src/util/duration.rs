@@ -132,31 +132,52 @@ pub mod serde_human_opt {
     }
 }
 
-/// Measured milliseconds for people, the one rule every output follows: one decimal below 10 ms
-/// (`8.3`), whole milliseconds below 10 s (`212`, `2060`), then seconds with one decimal
-/// (`12.3 s`). The figure alone, for a column whose header names the unit; `-` when not finite.
+/// Milliseconds for people, the one rule every output follows: one decimal below 10 ms
+/// (`8.3 ms`), whole milliseconds below 1 s (`212 ms`), then seconds with up to two decimals
+/// below 10 s (`1 s`, `1.5 s`, `2.06 s`) and one above (`12.3 s`). Negative values keep their
+/// sign; `-` when not finite. Bounds a user wrote (`1s`, `50ms`) come out as written.
+pub fn ms_text(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_string();
+    }
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    let trim = |s: String| s.trim_end_matches('0').trim_end_matches('.').to_string();
+    if (a * 10.0).round() < 100.0 {
+        format!("{sign}{a:.1} ms")
+    } else if a.round() < 1000.0 {
+        format!("{sign}{a:.0} ms")
+    } else if (a / 10.0).round() < 1000.0 {
+        format!("{sign}{} s", trim(format!("{:.2}", a / 1000.0)))
+    } else {
+        format!("{sign}{} s", trim(format!("{:.1}", a / 1000.0)))
+    }
+}
+
+/// [`ms_text`] with a sign always: `+4.0 ms`, `-12 ms`, `+1.6 s`.
+pub fn signed_ms_text(v: f64) -> String {
+    if v.is_finite() && v >= 0.0 {
+        format!("+{}", ms_text(v))
+    } else {
+        ms_text(v)
+    }
+}
+
+/// A table cell of milliseconds, the column's header naming the unit: [`ms_text`]'s precision,
+/// but whole milliseconds up to 10 s so that a column reads in one unit (`8.3`, `212`, `2060`,
+/// then `12.3 s`); `-` when not finite.
 pub fn ms_figure(v: f64) -> String {
     if !v.is_finite() {
         return "-".to_string();
     }
     let sign = if v < 0.0 { "-" } else { "" };
     let a = v.abs();
-    if (a * 10.0).round() / 10.0 < 10.0 {
+    if (a * 10.0).round() < 100.0 {
         format!("{sign}{a:.1}")
     } else if a.round() < 10_000.0 {
         format!("{sign}{a:.0}")
     } else {
         format!("{sign}{:.1} s", a / 1000.0)
-    }
-}
-
-/// [`ms_figure`] with its unit: `8.3 ms`, `212 ms`, `12.3 s`.
-pub fn ms_text(v: f64) -> String {
-    let figure = ms_figure(v);
-    if figure.ends_with(" s") || figure == "-" {
-        figure
-    } else {
-        format!("{figure} ms")
     }
 }
 
@@ -200,16 +221,20 @@ mod tests {
 
     #[test]
     fn milliseconds_are_written_by_one_rule() {
-        use super::{ms_figure, ms_text};
+        use super::{ms_figure, ms_text, signed_ms_text};
         for (v, figure, text) in [
             (8.34, "8.3", "8.3 ms"),
             (0.0, "0.0", "0.0 ms"),
             (9.96, "10", "10 ms"),
             (212.4, "212", "212 ms"),
-            (9_999.4, "9999", "9999 ms"),
-            (9_999.6, "10.0 s", "10.0 s"),
+            (999.6, "1000", "1 s"),
+            (1_000.0, "1000", "1 s"),
+            (1_500.0, "1500", "1.5 s"),
+            (2_061.0, "2061", "2.06 s"),
+            (9_999.4, "9999", "10 s"),
+            (9_999.6, "10.0 s", "10 s"),
             (12_345.0, "12.3 s", "12.3 s"),
-            (-1_693.2, "-1693", "-1693 ms"),
+            (-1_693.2, "-1693", "-1.69 s"),
             (-4.04, "-4.0", "-4.0 ms"),
             (f64::NAN, "-", "-"),
             (f64::INFINITY, "-", "-"),
@@ -217,5 +242,8 @@ mod tests {
             assert_eq!(ms_figure(v), figure, "{v}");
             assert_eq!(ms_text(v), text, "{v}");
         }
+        assert_eq!(signed_ms_text(4.0), "+4.0 ms");
+        assert_eq!(signed_ms_text(1_600.0), "+1.6 s");
+        assert_eq!(signed_ms_text(-12.0), "-12 ms");
     }
 }

@@ -224,7 +224,7 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
 }
 
 fn opt_ms(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.1}"))
+    v.map_or("-".into(), crate::util::duration::ms_figure)
 }
 
 fn steps_table(s: &mut String, rows: &[&StepSummary]) {
