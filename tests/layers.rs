@@ -52,7 +52,6 @@ const OVERLONG_FNS: &[&str] = &[
     "render/html/charts.rs:model_charts",
     "scenario/normalize.rs:normalized_yaml",
     "sim/server.rs:complete",
-    "stats/mod.rs:summarize_step",
 ];
 
 /// `found` (what is over the limit now) against `known` (what was): new entries and entries
