@@ -243,7 +243,7 @@ fn prompt_set(
     ps: &str,
     api: Api,
 ) -> Result<(String, PathBuf, PromptSource), ScenarioError> {
-    let path = cx.file.parent().unwrap_or(Path::new("")).join(&ps);
+    let path = cx.file.parent().unwrap_or(Path::new("")).join(ps);
     let set = match read_prompt_set(&path, cx.prompt_cap, &raise_prompt_cap()) {
         Ok(set) => set,
         Err(e) if e.line.is_none() => {
