@@ -38,11 +38,33 @@ pub(super) struct PromptFileError {
     pub(super) message: String,
 }
 
-fn at(line: usize, message: impl Into<String>) -> PromptFileError {
+/// An error at `line` of a prompt set or trace.
+pub(super) fn at(line: usize, message: impl Into<String>) -> PromptFileError {
     PromptFileError {
         line: Some(line),
         message: message.into(),
     }
+}
+
+/// The non-blank lines of a JSONL file as JSON objects, each with its 1-based line number and
+/// text; a line that is not an object is an error at that line, ending in `fix`. Prompt sets
+/// and traces read their lines through this.
+pub(super) fn json_object_lines<'a>(
+    text: &'a str,
+    fix: &'a str,
+) -> impl Iterator<Item = Result<(usize, &'a str, serde_json::Map<String, Value>), PromptFileError>> + 'a
+{
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(move |(i, line)| {
+            let n = i + 1;
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(o)) => Ok((n, line, o)),
+                Ok(_) => Err(at(n, format!("not a JSON object; {fix}"))),
+                Err(e) => Err(at(n, format!("not a JSON object ({e}); {fix}"))),
+            }
+        })
 }
 
 /// Reads a JSONL (`.jsonl`, `.ndjson`) or CSV (`.csv`) prompt set.
@@ -99,20 +121,8 @@ pub(super) fn read_prompt_set(
 /// optional `"max_tokens"`; other keys (ids, labels) are ignored.
 pub(super) fn parse_jsonl(text: &str) -> Result<Vec<PromptItem>, PromptFileError> {
     let mut items = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            at(
-                n,
-                format!("not a JSON object ({e}); write {{\"prompt\": \"...\"}}"),
-            )
-        })?;
-        let Value::Object(o) = v else {
-            return Err(at(n, "not a JSON object; write {\"prompt\": \"...\"}"));
-        };
+    for row in json_object_lines(text, "write {\"prompt\": \"...\"}") {
+        let (n, _, o) = row?;
         if let Some(c) = o.get("conversations") {
             items.push(sharegpt_item(c).map_err(|m| at(n, m))?);
             continue;

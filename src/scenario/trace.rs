@@ -5,7 +5,7 @@
 //! The fingerprint records a trace by file name, content hash and request count, never its text.
 
 use super::normalize::fingerprint_of_bytes;
-use super::prompts::{parse_jsonl, PromptContent, PromptFileError};
+use super::prompts::{at, json_object_lines, parse_jsonl, PromptContent, PromptFileError};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -126,13 +126,6 @@ impl Trace {
     }
 }
 
-fn at(line: usize, message: impl Into<String>) -> PromptFileError {
-    PromptFileError {
-        line: Some(line),
-        message: message.into(),
-    }
-}
-
 fn whole(line: usize, key: &str, v: &Value) -> Result<u32, PromptFileError> {
     v.as_u64()
         .or_else(|| {
@@ -233,20 +226,8 @@ fn timestamp_ms(line: usize, v: Option<&Value>, scale: f64) -> Result<f64, Promp
 fn parse_jsonl_trace(text: &str) -> Result<(TraceFormat, Vec<Timed>), PromptFileError> {
     let mut out = Vec::new();
     let mut format = None;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            at(
-                n,
-                format!("not a JSON object ({e}); write one request a line"),
-            )
-        })?;
-        let Value::Object(o) = v else {
-            return Err(at(n, "not a JSON object; write one request a line"));
-        };
+    for row in json_object_lines(text, "write one request a line") {
+        let (n, line, o) = row?;
         let mooncake = o.contains_key("input_length") || o.contains_key("hash_ids");
         let this = if mooncake {
             TraceFormat::Mooncake
