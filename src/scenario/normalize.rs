@@ -3,8 +3,8 @@
 //! directories. Both are deterministic and have every secret replaced.
 
 use super::{
-    ArrivalProcess, Budget, Endpoint, LadderOver, LoadMode, MetricGate, PromptOrder, PromptSource,
-    Scenario,
+    ArrivalProcess, Budget, Endpoint, Gates, LadderOver, LoadMode, MetricGate, PromptOrder,
+    PromptSource, RetryPolicy, Scenario, Target,
 };
 use crate::util::redact::FILE_MARK as REDACTED;
 use serde_yaml::{Mapping, Value as Yaml};
@@ -242,101 +242,11 @@ fn pct(f: f64, unit: &str) -> Yaml {
 /// The whole scenario as run, defaults filled in and secrets replaced by `***redacted***`
 /// (written as `scenario.yaml` into run directories).
 pub fn normalized_yaml(s: &Scenario) -> String {
-    let (t, r, l, rt, g) = (&s.target, &s.request, &s.load, &s.retry, &s.gates);
-    let endpoint = match &t.endpoint {
-        Endpoint::Url(u) => (
-            "base_url",
-            Yaml::from(crate::util::redact::mask_url_credentials(u)),
-        ),
-        Endpoint::Sim(p) => ("sim", serde_yaml::to_value(p).unwrap_or(Yaml::Null)),
-    };
-    let headers = t.headers.iter().map(|h| {
-        (
-            h.name.as_str(),
-            Yaml::from(if h.secret { REDACTED } else { h.value.expose() }),
-        )
-    });
-    let to = &t.timeouts;
-    let timeouts = [
-        ("connect", to.connect),
-        ("first_token", to.first_token),
-        ("idle", to.idle),
-    ];
-    let timeouts = timeouts
-        .into_iter()
-        .chain([("total", to.total)])
-        .map(|(k, d)| (k, dur(d)));
-    let target = map([
-        ("api", Yaml::from(t.api.as_str())),
-        endpoint,
-        ("api_key", opt(t.api_key.as_ref().map(|_| REDACTED))),
-        ("models", Yaml::from(t.models.clone())),
-        ("headers", map(headers)),
-        ("timeouts", map(timeouts)),
-        (
-            "request_id_header",
-            Yaml::from(t.request_id_header.as_deref().unwrap_or("none")),
-        ),
-        ("tls", tls_yaml(&t.tls)),
-        ("auth", Yaml::from(t.auth.as_str())),
-        ("api_version", opt(t.api_version.clone())),
-        (
-            "metrics",
-            match &t.metrics {
-                None => Yaml::Null,
-                Some(m) => map([
-                    ("url", Yaml::from(m.url.as_deref().unwrap_or("auto"))),
-                    ("every", dur(m.every)),
-                ]),
-            },
-        ),
-    ]);
-    let mut request = vec![
-        ("max_tokens", Yaml::from(r.max_tokens)),
-        ("temperature", opt(r.temperature)),
-        (
-            "extra_body",
-            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
-        ),
-    ];
-    request.extend(prompt_entries(s));
-    request.push(("short_below", pct(r.short_below, "%")));
-    let request = map(request);
-    let mut load = vec![
-        ("ladder", Yaml::from(l.ladder.clone())),
-        budget_entry(l.budget),
-        ("warmup_requests", Yaml::from(l.warmup_requests)),
-        ("ramp_up", dur(l.ramp_up)),
-        ("pause_between_steps", dur(l.pause_between_steps)),
-    ];
-    load.extend(load_entries(s));
-    let load = map(load);
-    let retry = map([
-        ("max_attempts", Yaml::from(rt.max_attempts)),
-        ("initial_backoff", dur(rt.initial_backoff)),
-        ("max_backoff", dur(rt.max_backoff)),
-        ("max_retry_after", dur(rt.max_retry_after)),
-        (
-            "retry_on",
-            Yaml::from(rt.retry_on.iter().map(|c| c.as_str()).collect::<Vec<_>>()),
-        ),
-    ]);
-    let gate = |m: &MetricGate| {
-        let floor = dur(Duration::from_secs_f64(m.floor_ms.max(0.0) / 1000.0));
-        map([
-            ("p90", pct(m.p90, "%")),
-            ("p99", pct(m.p99, "%")),
-            ("floor", floor),
-        ])
-    };
-    let gates = map([
-        ("ttft", gate(&g.ttft)),
-        ("tpot", gate(&g.tpot)),
-        ("itl", gate(&g.itl)),
-        ("e2e", gate(&g.e2e)),
-        ("error_rate", pct(g.error_rate, "pp")),
-        ("throughput", pct(g.throughput, "%")),
-    ]);
+    let target = target_yaml(&s.target);
+    let request = request_yaml(s);
+    let load = load_yaml(s);
+    let retry = retry_yaml(&s.retry);
+    let gates = gates_yaml(&s.gates);
     let slo = [
         ("ttft", s.slo.ttft),
         ("tpot", s.slo.tpot),
@@ -374,4 +284,118 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ),
     ]);
     render(&v, s)
+}
+
+/// `target:` as run: the endpoint with credentials masked, secret headers and the key redacted.
+fn target_yaml(t: &Target) -> Yaml {
+    let endpoint = match &t.endpoint {
+        Endpoint::Url(u) => (
+            "base_url",
+            Yaml::from(crate::util::redact::mask_url_credentials(u)),
+        ),
+        Endpoint::Sim(p) => ("sim", serde_yaml::to_value(p).unwrap_or(Yaml::Null)),
+    };
+    let headers = t.headers.iter().map(|h| {
+        (
+            h.name.as_str(),
+            Yaml::from(if h.secret { REDACTED } else { h.value.expose() }),
+        )
+    });
+    let to = &t.timeouts;
+    let timeouts = [
+        ("connect", to.connect),
+        ("first_token", to.first_token),
+        ("idle", to.idle),
+    ];
+    let timeouts = timeouts
+        .into_iter()
+        .chain([("total", to.total)])
+        .map(|(k, d)| (k, dur(d)));
+    map([
+        ("api", Yaml::from(t.api.as_str())),
+        endpoint,
+        ("api_key", opt(t.api_key.as_ref().map(|_| REDACTED))),
+        ("models", Yaml::from(t.models.clone())),
+        ("headers", map(headers)),
+        ("timeouts", map(timeouts)),
+        (
+            "request_id_header",
+            Yaml::from(t.request_id_header.as_deref().unwrap_or("none")),
+        ),
+        ("tls", tls_yaml(&t.tls)),
+        ("auth", Yaml::from(t.auth.as_str())),
+        ("api_version", opt(t.api_version.clone())),
+        (
+            "metrics",
+            match &t.metrics {
+                None => Yaml::Null,
+                Some(m) => map([
+                    ("url", Yaml::from(m.url.as_deref().unwrap_or("auto"))),
+                    ("every", dur(m.every)),
+                ]),
+            },
+        ),
+    ])
+}
+
+/// `request:` as run, with where its prompts come from.
+fn request_yaml(s: &Scenario) -> Yaml {
+    let r = &s.request;
+    let mut request = vec![
+        ("max_tokens", Yaml::from(r.max_tokens)),
+        ("temperature", opt(r.temperature)),
+        (
+            "extra_body",
+            json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
+        ),
+    ];
+    request.extend(prompt_entries(s));
+    request.push(("short_below", pct(r.short_below, "%")));
+    map(request)
+}
+
+/// `load:` as run, with its mode's entries.
+fn load_yaml(s: &Scenario) -> Yaml {
+    let l = &s.load;
+    let mut load = vec![
+        ("ladder", Yaml::from(l.ladder.clone())),
+        budget_entry(l.budget),
+        ("warmup_requests", Yaml::from(l.warmup_requests)),
+        ("ramp_up", dur(l.ramp_up)),
+        ("pause_between_steps", dur(l.pause_between_steps)),
+    ];
+    load.extend(load_entries(s));
+    map(load)
+}
+
+fn retry_yaml(rt: &RetryPolicy) -> Yaml {
+    map([
+        ("max_attempts", Yaml::from(rt.max_attempts)),
+        ("initial_backoff", dur(rt.initial_backoff)),
+        ("max_backoff", dur(rt.max_backoff)),
+        ("max_retry_after", dur(rt.max_retry_after)),
+        (
+            "retry_on",
+            Yaml::from(rt.retry_on.iter().map(|c| c.as_str()).collect::<Vec<_>>()),
+        ),
+    ])
+}
+
+fn gates_yaml(g: &Gates) -> Yaml {
+    let gate = |m: &MetricGate| {
+        let floor = dur(Duration::from_secs_f64(m.floor_ms.max(0.0) / 1000.0));
+        map([
+            ("p90", pct(m.p90, "%")),
+            ("p99", pct(m.p99, "%")),
+            ("floor", floor),
+        ])
+    };
+    map([
+        ("ttft", gate(&g.ttft)),
+        ("tpot", gate(&g.tpot)),
+        ("itl", gate(&g.itl)),
+        ("e2e", gate(&g.e2e)),
+        ("error_rate", pct(g.error_rate, "pp")),
+        ("throughput", pct(g.throughput, "%")),
+    ])
 }
