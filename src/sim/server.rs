@@ -242,49 +242,123 @@ async fn complete(
         arrival_ms: ctx.ms(arrival),
         ..TruthRecord::default()
     };
-    let reject = |mut truth: TruthRecord, status: u16, response: Response| {
-        truth.status = status;
-        if status != 429 && status < 500 {
-            ctx.count_rejected(status);
-        }
-        ctx.record(truth);
-        response
+    let (req, snapshot) = match screen(&ctx, dialect, &headers, &body, arrival, &mut truth) {
+        Ok(admitted) => admitted,
+        Err((status, response)) => return reject(&ctx, truth, status, response),
     };
-    let p = &ctx.params;
-    if let Err(got) = check_auth(p, &headers, anthropic) {
-        return reject(truth, 401, respond::unauthorized(anthropic, &got, &rid));
+    let Planned {
+        frames,
+        plan,
+        mut pacer,
+    } = match planned(&ctx, dialect, &req, &mut truth) {
+        Ok(p) => p,
+        Err((status, response)) => return reject(&ctx, truth, status, response),
+    };
+    let fault = plan.fault;
+    truth.prefill_ms = Some(plan.ttft.as_secs_f64() * 1000.0);
+    let mut guard = Guard::new(ctx.clone(), truth);
+    let mut response = if req.stream && fault != Some(FaultKind::JsonBody) {
+        // Like llama.cpp and vLLM, the headers go out once the request is admitted, so they can
+        // carry the true queue time (and the planned prefill) as `Server-Timing`.
+        let Some(admitted) = stream::admit(&mut guard, arrival).await else {
+            return respond::server_fault(anthropic, FaultKind::Http503, &rid);
+        };
+        let timing = respond::server_timing(&guard.truth);
+        let body = Body::from_stream(TokenStream::new(guard, frames, plan, pacer, admitted));
+        let mut r = respond::sse_response(body, &rid);
+        r.headers_mut().extend(timing);
+        r
+    } else {
+        let outcome = stream::generate(&mut guard, &plan, &mut pacer, arrival).await;
+        let Some(body) = whole_body(outcome, &plan, &frames, anthropic) else {
+            let err = io::Error::new(io::ErrorKind::ConnectionAborted, "simulated disconnect");
+            let mut r = respond::json_response(200, Vec::new(), &rid);
+            *r.body_mut() = Body::from_stream(futures_util::stream::iter([Err::<Bytes, _>(err)]));
+            return r;
+        };
+        let mut r = respond::json_response(200, body, &rid);
+        r.headers_mut().extend(respond::server_timing(&guard.truth));
+        r
+    };
+    if let Some(s) = snapshot {
+        respond::rate_limit_headers(response.headers_mut(), anthropic, &s);
     }
-    let req = match request::parse(dialect, &body) {
+    response
+}
+
+/// A request answered with an error: its status recorded in the truth (and counted, below 500
+/// and other than 429), the response sent as is.
+fn reject(ctx: &Shared, mut truth: TruthRecord, status: u16, response: Response) -> Response {
+    truth.status = status;
+    if status != 429 && status < 500 {
+        ctx.count_rejected(status);
+    }
+    ctx.record(truth);
+    response
+}
+
+/// What stands before a request is served: its key, its body, its model, and the rate limits;
+/// `Err` with the status and the answer of a rejected one.
+fn screen(
+    ctx: &Shared,
+    dialect: Dialect,
+    headers: &HeaderMap,
+    body: &[u8],
+    arrival: Instant,
+    truth: &mut TruthRecord,
+) -> Result<(request::SimRequest, Option<super::limits::Snapshot>), (u16, Response)> {
+    let anthropic = dialect.is_anthropic();
+    let rid = truth.request_id.clone();
+    let p = &ctx.params;
+    if let Err(got) = check_auth(p, headers, anthropic) {
+        return Err((401, respond::unauthorized(anthropic, &got, &rid)));
+    }
+    let req = match request::parse(dialect, body) {
         Ok(r) => r,
-        Err(msg) => return reject(truth, 400, respond::bad_request(anthropic, &msg, &rid)),
+        Err(msg) => return Err((400, respond::bad_request(anthropic, &msg, &rid))),
     };
     truth.model.clone_from(&req.model);
     if p.known_models_only && !p.knows_model(&req.model) {
-        return reject(
-            truth,
-            404,
-            respond::model_not_found(anthropic, &req.model, &rid),
-        );
+        let r = respond::model_not_found(anthropic, &req.model, &rid);
+        return Err((404, r));
     }
-    let timing = p.timing_for(&req.model);
-    let cap = u64::from(timing.output_tokens);
-    let mut snapshot = None;
-    match ctx.admit(
-        arrival,
-        req.input_tokens
-            .saturating_add(req.max_tokens.unwrap_or(cap)),
-    ) {
-        None => {}
-        Some(Decision::Allowed(s)) => snapshot = Some(s),
+    let cap = u64::from(p.timing_for(&req.model).output_tokens);
+    let tokens = req
+        .input_tokens
+        .saturating_add(req.max_tokens.unwrap_or(cap));
+    match ctx.admit(arrival, tokens) {
+        None => Ok((req, None)),
+        Some(Decision::Allowed(s)) => Ok((req, Some(s))),
         Some(Decision::Limited {
             kind,
             retry_after,
             snapshot,
         }) => {
             let r = respond::rate_limited(anthropic, kind, retry_after, &snapshot, &rid);
-            return reject(truth, 429, r);
+            Err((429, r))
         }
     }
+}
+
+/// How an admitted request will be answered.
+struct Planned {
+    frames: Frames,
+    plan: Plan,
+    pacer: Pacer,
+}
+
+/// Draws the request's variation and fault and plans its answer: tokens, finish reason, TTFT
+/// (drift, variation, uncached prefill, hidden reasoning), the pacing of its tokens. `Err` with
+/// the status and the answer of a fault that is an HTTP error.
+fn planned(
+    ctx: &Shared,
+    dialect: Dialect,
+    req: &request::SimRequest,
+    truth: &mut TruthRecord,
+) -> Result<Planned, (u16, Response)> {
+    let p = &ctx.params;
+    let anthropic = dialect.is_anthropic();
+    let timing = p.timing_for(&req.model);
     let (u, seed) = ctx.draw();
     let v = variation::draw(p, timing.output_tokens, seed);
     let drift = variation::drift_factor(p);
@@ -300,9 +374,9 @@ async fn complete(
     if let Some(kind) = fault {
         ctx.count_fault(kind);
         truth.fault = Some(kind.name().to_string());
-        if kind.status().is_some() {
-            let status = kind.status().unwrap_or(500);
-            return reject(truth, status, respond::server_fault(anthropic, kind, &rid));
+        if let Some(status) = kind.status() {
+            let rid = &truth.request_id;
+            return Err((status, respond::server_fault(anthropic, kind, rid)));
         }
     }
     truth.status = 200;
@@ -344,58 +418,37 @@ async fn complete(
         stall_for: p.faults.stall_for.min(MAX_TTFT),
         ping_every: if anthropic { PING_EVERY } else { 0 },
     };
-    let mut pacer = Pacer::new(
+    let pacer = Pacer::new(
         scale(timing.tpot, drift),
         p.tpot_jitter,
         p.saturation,
         p.saturation_from,
         seed,
     );
-    truth.prefill_ms = Some(plan.ttft.as_secs_f64() * 1000.0);
-    let mut guard = Guard::new(ctx.clone(), truth);
-    let mut response = if req.stream && fault != Some(FaultKind::JsonBody) {
-        // Like llama.cpp and vLLM, the headers go out once the request is admitted, so they can
-        // carry the true queue time (and the planned prefill) as `Server-Timing`.
-        let Some(admitted) = stream::admit(&mut guard, arrival).await else {
-            return respond::server_fault(anthropic, FaultKind::Http503, &rid);
-        };
-        let timing = respond::server_timing(&guard.truth);
-        let body = Body::from_stream(TokenStream::new(guard, frames, plan, pacer, admitted));
-        let mut r = respond::sse_response(body, &rid);
-        r.headers_mut().extend(timing);
-        r
-    } else {
-        let outcome = stream::generate(&mut guard, &plan, &mut pacer, arrival).await;
-        let body = match (outcome, fault) {
-            (Outcome::Dropped, _) => {
-                let err = io::Error::new(io::ErrorKind::ConnectionAborted, "simulated disconnect");
-                let mut r = respond::json_response(200, Vec::new(), &rid);
-                *r.body_mut() =
-                    Body::from_stream(futures_util::stream::iter([Err::<Bytes, _>(err)]));
-                return r;
-            }
-            (_, Some(FaultKind::Malformed)) => {
-                b"{\"id\":\"sim\",\"choices\":[{\"message\":".to_vec()
-            }
-            (_, Some(FaultKind::InbandError)) => {
-                let message = "The server had an error while processing your request.";
-                let v = if anthropic {
-                    respond::anthropic_error("overloaded_error", "Overloaded")
-                } else {
-                    respond::openai_error(message, "server_error", None)
-                };
-                v.to_string().into_bytes()
-            }
-            _ => frames.full_body(n, finish, req.input_tokens),
-        };
-        let mut r = respond::json_response(200, body, &rid);
-        r.headers_mut().extend(respond::server_timing(&guard.truth));
-        r
-    };
-    if let Some(s) = snapshot {
-        respond::rate_limit_headers(response.headers_mut(), anthropic, &s);
-    }
-    response
+    Ok(Planned {
+        frames,
+        plan,
+        pacer,
+    })
+}
+
+/// The body of a non-streamed answer once generated: the completion, or the fault it carries;
+/// `None` for a dropped connection.
+fn whole_body(outcome: Outcome, plan: &Plan, frames: &Frames, anthropic: bool) -> Option<Vec<u8>> {
+    Some(match (outcome, plan.fault) {
+        (Outcome::Dropped, _) => return None,
+        (_, Some(FaultKind::Malformed)) => b"{\"id\":\"sim\",\"choices\":[{\"message\":".to_vec(),
+        (_, Some(FaultKind::InbandError)) => {
+            let message = "The server had an error while processing your request.";
+            let v = if anthropic {
+                respond::anthropic_error("overloaded_error", "Overloaded")
+            } else {
+                respond::openai_error(message, "server_error", None)
+            };
+            v.to_string().into_bytes()
+        }
+        _ => frames.full_body(plan.n, plan.finish, plan.input_tokens),
+    })
 }
 
 async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response {
