@@ -244,7 +244,10 @@ async fn complete(
     };
     let (req, snapshot) = match screen(&ctx, dialect, &headers, &body, arrival, &mut truth) {
         Ok(admitted) => admitted,
-        Err((status, response)) => return reject(&ctx, truth, status, response),
+        Err(rejected) => {
+            let (status, response) = *rejected;
+            return reject(&ctx, truth, status, response);
+        }
     };
     let Planned {
         frames,
@@ -252,7 +255,10 @@ async fn complete(
         mut pacer,
     } = match planned(&ctx, dialect, &req, &mut truth) {
         Ok(p) => p,
-        Err((status, response)) => return reject(&ctx, truth, status, response),
+        Err(rejected) => {
+            let (status, response) = *rejected;
+            return reject(&ctx, truth, status, response);
+        }
     };
     let fault = plan.fault;
     truth.prefill_ms = Some(plan.ttft.as_secs_f64() * 1000.0);
@@ -286,6 +292,9 @@ async fn complete(
     response
 }
 
+/// A rejected request's status and answer (boxed: a `Response` is large).
+type Rejected = Box<(u16, Response)>;
+
 /// A request answered with an error: its status recorded in the truth (and counted, below 500
 /// and other than 429), the response sent as is.
 fn reject(ctx: &Shared, mut truth: TruthRecord, status: u16, response: Response) -> Response {
@@ -306,21 +315,24 @@ fn screen(
     body: &[u8],
     arrival: Instant,
     truth: &mut TruthRecord,
-) -> Result<(request::SimRequest, Option<super::limits::Snapshot>), (u16, Response)> {
+) -> Result<(request::SimRequest, Option<super::limits::Snapshot>), Rejected> {
     let anthropic = dialect.is_anthropic();
     let rid = truth.request_id.clone();
     let p = &ctx.params;
     if let Err(got) = check_auth(p, headers, anthropic) {
-        return Err((401, respond::unauthorized(anthropic, &got, &rid)));
+        return Err(Box::new((
+            401,
+            respond::unauthorized(anthropic, &got, &rid),
+        )));
     }
     let req = match request::parse(dialect, body) {
         Ok(r) => r,
-        Err(msg) => return Err((400, respond::bad_request(anthropic, &msg, &rid))),
+        Err(msg) => return Err(Box::new((400, respond::bad_request(anthropic, &msg, &rid)))),
     };
     truth.model.clone_from(&req.model);
     if p.known_models_only && !p.knows_model(&req.model) {
         let r = respond::model_not_found(anthropic, &req.model, &rid);
-        return Err((404, r));
+        return Err(Box::new((404, r)));
     }
     let cap = u64::from(p.timing_for(&req.model).output_tokens);
     let tokens = req
@@ -335,7 +347,7 @@ fn screen(
             snapshot,
         }) => {
             let r = respond::rate_limited(anthropic, kind, retry_after, &snapshot, &rid);
-            Err((429, r))
+            Err(Box::new((429, r)))
         }
     }
 }
@@ -355,7 +367,7 @@ fn planned(
     dialect: Dialect,
     req: &request::SimRequest,
     truth: &mut TruthRecord,
-) -> Result<Planned, (u16, Response)> {
+) -> Result<Planned, Rejected> {
     let p = &ctx.params;
     let anthropic = dialect.is_anthropic();
     let timing = p.timing_for(&req.model);
@@ -376,7 +388,10 @@ fn planned(
         truth.fault = Some(kind.name().to_string());
         if let Some(status) = kind.status() {
             let rid = &truth.request_id;
-            return Err((status, respond::server_fault(anthropic, kind, rid)));
+            return Err(Box::new((
+                status,
+                respond::server_fault(anthropic, kind, rid),
+            )));
         }
     }
     truth.status = 200;
