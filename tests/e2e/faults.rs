@@ -53,7 +53,7 @@ fn every_fault_kind_is_recorded_as_its_class(api: &str) {
     let load = "  ladder: [4, 8]\n  requests_per_step: 160\n  warmup_requests: 0";
     let file = p.scenario(
         "faults",
-        &scenario("faults", api, sim, "{idle: 300ms}", load, ""),
+        &scenario("faults", api, sim, "{idle: 2s}", load, ""),
     );
     // Failed requests are data, not a failure of the run.
     p.ladder()
