@@ -32,7 +32,18 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     limits.concurrency = args.limit_concurrency.or(limits.concurrency);
     limits.tpm = args.limit_tpm.or(limits.tpm);
     limits.rpm = args.limit_rpm.or(limits.rpm);
-    let plan = crate::plan::plan(&view.result.summaries, args.rps, &slo, &limits);
+    // A run that searched is sized from the capacity the search found.
+    let search = crate::app::report::recorded_of(&view.result)
+        .and_then(|r| r.load)
+        .and_then(|l| l.search)
+        .map(|s| s.slo);
+    let plan = crate::plan::plan(
+        &view.result.summaries,
+        args.rps,
+        &slo,
+        &limits,
+        search.as_ref(),
+    );
     match args.format {
         PlanFormatArg::Table => print!("{}", crate::plan::plain_words(&plan)),
         PlanFormatArg::Json => println!("{}", serde_json::to_string_pretty(&plan)?),

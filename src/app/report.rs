@@ -160,6 +160,15 @@ pub fn load_run(path: &Path) -> Result<RunView, StoreError> {
     Ok(view_of(store::load_result(path)?, None))
 }
 
+/// The scenario a result ran with: a run's recorded `scenario.yaml`; a baseline CSV records no
+/// scenario, so its workload says the SLO, limits and load it ran with.
+pub fn recorded_of(result: &LoadedResult) -> Option<Recorded> {
+    result
+        .recorded
+        .clone()
+        .or_else(|| result.workload_yaml.clone().map(Recorded::from_yaml))
+}
+
 /// What the page shows of one loaded run and, with a baseline and the gates to apply
 /// (`verdict::gates_for`), its verdict exactly as `ladder diff BASELINE RUN` gives it
 /// (`verdict::judge`: a different workload refused, unfinished sides handled, as there).
@@ -167,11 +176,7 @@ pub fn view_of(
     result: LoadedResult,
     baseline: Option<(&LoadedResult, Gates, GatesSource)>,
 ) -> RunView {
-    // A baseline CSV records no scenario: its workload says the SLO and limits it ran with.
-    let recorded = result
-        .recorded
-        .clone()
-        .or_else(|| result.workload_yaml.clone().map(Recorded::from_yaml));
+    let recorded = recorded_of(&result);
     let (slo, limits) = recorded
         .as_ref()
         .map(|r| (r.slo, r.limits.clone()))

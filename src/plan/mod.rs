@@ -2,14 +2,19 @@
 //! and an SLO, per model: the lowest measured step that met the SLO while carrying that rate,
 //! the concurrency that rate needs there (RPS × mean E2E), the tokens and requests per minute it
 //! needs, how that compares with the account's declared `limits:`, which limit binds first and
-//! the largest rate the account sustains. Pure: summary rows in, a `Plan` out; `estimate` does
-//! the same arithmetic before a run (dry run, limit warnings).
+//! the largest rate the account sustains. When the run searched (`load.search`), the plan is
+//! sized from the capacity the search found (`capacity`): the highest load meeting the SLO
+//! with its uncertainty, the rate it carries, and the copies of it a larger rate needs. Pure:
+//! summary rows in, a `Plan` out; `estimate` does the same arithmetic before a run (dry run,
+//! limit warnings).
 
+pub mod capacity;
 pub mod estimate;
 #[cfg(test)]
 mod tests;
 pub mod words;
 
+pub use capacity::{CapacityPlan, Fit, SizedFrom};
 pub use words::plain_words;
 
 use crate::model::Slo;
@@ -27,6 +32,9 @@ pub enum Basis {
     /// Steps met the SLO, but none carried the target rate: figures assume the latency of the
     /// highest such step holds at the target rate (it does only if the service scales out).
     Extrapolated,
+    /// The run's search found a capacity below the target rate: figures at the capacity's
+    /// step, the rate spread over `capacity.replicas` copies of what was measured.
+    BeyondCapacity,
     /// No step met the SLO: no plan.
     NoStepMeetsSlo,
 }
@@ -79,6 +87,10 @@ pub struct LimitCheck {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelPlan {
     pub model: String,
+    /// The search's capacity, or the ladder's steps.
+    pub sized_from: SizedFrom,
+    /// The run's search's answer under the plan's SLO (`None` without a search).
+    pub capacity: Option<CapacityPlan>,
     pub basis: Basis,
     pub step: Option<StepBasis>,
     /// RPS × mean E2E (s), rounded up to whole streams.
@@ -104,6 +116,10 @@ pub struct Plan {
     pub limit_concurrency: Option<u32>,
     pub limit_tpm: Option<u64>,
     pub limit_rpm: Option<u64>,
+    /// The SLO the run's search aimed at (`None`: the run did not search).
+    pub search_slo_ttft_ms: Option<f64>,
+    pub search_slo_tpot_ms: Option<f64>,
+    pub search_slo_e2e_ms: Option<f64>,
     pub models: Vec<ModelPlan>,
 }
 
@@ -152,8 +168,20 @@ fn basis_of(s: &StepSummary) -> Option<StepBasis> {
     })
 }
 
-/// Plans every model in `rows` (models in order of first appearance).
-pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &Slo, limits: &Limits) -> Plan {
+/// Plans every model in `rows` (models in order of first appearance). `search` is the SLO of
+/// the run's `load.search`, when it searched: the plan is then sized from the capacity it
+/// found, under `slo` (the search's own SLO when `slo` sets no bound).
+pub fn plan(
+    rows: &[StepSummary],
+    target_rps: f64,
+    slo: &Slo,
+    limits: &Limits,
+    search: Option<&Slo>,
+) -> Plan {
+    let slo = match search {
+        Some(s) if slo.is_empty() => s,
+        _ => slo,
+    };
     let mut models: Vec<&str> = Vec::new();
     for r in rows {
         if !models.contains(&r.model.as_str()) {
@@ -168,12 +196,15 @@ pub fn plan(rows: &[StepSummary], target_rps: f64, slo: &Slo, limits: &Limits) -
         limit_concurrency: limits.concurrency,
         limit_tpm: limits.tpm,
         limit_rpm: limits.rpm,
+        search_slo_ttft_ms: search.and_then(Slo::ttft_ms),
+        search_slo_tpot_ms: search.and_then(Slo::tpot_ms),
+        search_slo_e2e_ms: search.and_then(Slo::e2e_ms),
         models: models
             .into_iter()
             .map(|m| {
                 let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == m).collect();
                 steps.sort_by_key(|r| r.step);
-                plan_model(m, &steps, target_rps, slo, limits)
+                plan_model(m, &steps, target_rps, slo, limits, search)
             })
             .collect(),
     }
@@ -185,17 +216,41 @@ fn plan_model(
     rps: f64,
     slo: &Slo,
     limits: &Limits,
+    search: Option<&Slo>,
 ) -> ModelPlan {
     let measured_slo_rps = meeting_slo(steps, slo)
         .iter()
         .map(|s| s.rps)
         .reduce(f64::max);
     let mut notes = Vec::new();
-    let (basis, step) = choose_basis(steps, rps, slo, &mut notes);
+    let cap = search.and_then(|aimed| {
+        let c = capacity::capacity_plan(steps, slo, rps)
+            .map_err(|why| notes.push(why))
+            .ok()
+            .flatten()?;
+        if aimed != slo {
+            notes.push(format!(
+                "The search aimed at {}; this plan's SLO differs, so its capacity comes from steps the search chose for another bound.",
+                words::bounds_text(aimed)
+            ));
+        }
+        Some(c)
+    });
+    let (basis, step) = match &cap {
+        Some(c) => capacity_basis(steps, rps, slo, c, &mut notes),
+        None => choose_basis(steps, rps, slo, &mut notes),
+    };
+    let sized_from = if cap.is_some() {
+        SizedFrom::Search
+    } else {
+        SizedFrom::Steps
+    };
     let rpm_needed = rps * 60.0;
     let Some(b) = step else {
         return ModelPlan {
             model: model.to_string(),
+            sized_from,
+            capacity: cap,
             basis,
             step: None,
             concurrency_needed: None,
@@ -223,6 +278,8 @@ fn plan_model(
         .min_by(|a, b| a.max_rps.total_cmp(&b.max_rps));
     ModelPlan {
         model: model.to_string(),
+        sized_from,
+        capacity: cap,
         basis,
         concurrency_needed: Some(concurrency.ceil().max(1.0) as u32),
         tpm_needed: Some(tpm_needed),
@@ -278,6 +335,37 @@ fn choose_basis(
             (Basis::NoStepMeetsSlo, None)
         }
     }
+}
+
+/// The step a plan sized from a search rests on: the lowest step up to the capacity that met
+/// the SLO while carrying `rps`; for a rate beyond the capacity, the capacity's own step (its
+/// latency holds on each copy of the service). A step above the capacity that happened to meet
+/// the SLO on its point values is never used: the search judged past it.
+fn capacity_basis(
+    steps: &[&StepSummary],
+    rps: f64,
+    slo: &Slo,
+    c: &CapacityPlan,
+    notes: &mut Vec<String>,
+) -> (Basis, Option<StepBasis>) {
+    let at_capacity = steps
+        .iter()
+        .find(|s| s.concurrency == c.step_value())
+        .and_then(|s| basis_of(s));
+    if c.fit == Fit::Beyond {
+        let copies = c.replicas.unwrap_or(1);
+        notes.push(format!(
+            "{rps} RPS is beyond the capacity the search found: the figures spread it over {copies} copies of the measured service, each at most {} at its latency; that holds only if the service scales out.",
+            c.capacity.unit.describe(c.step_value()),
+        ));
+        return (Basis::BeyondCapacity, at_capacity);
+    }
+    let carrying = meeting_slo(steps, slo)
+        .into_iter()
+        .filter(|s| s.concurrency <= c.step_value())
+        .find(|s| s.rps >= rps)
+        .and_then(basis_of);
+    (Basis::Measured, carrying.or(at_capacity))
 }
 
 /// Each declared limit (concurrency, TPM, RPM; 0 means none) against what the plan needs, with

@@ -46,7 +46,7 @@ fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
         rpm: None,
         tpm: Some(2_000_000),
     };
-    let p = plan(&demo(), 10.0, &slo_1s(), &limits);
+    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Measured);
     let b = m.step.as_ref().unwrap();
@@ -75,7 +75,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
         rpm: Some(6000),
         tpm: Some(60_000),
     };
-    let p = plan(&demo(), 10.0, &slo_1s(), &limits);
+    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None);
     let m = &p.models[0];
     assert_eq!(m.binding_limit, Some(LimitName::Tpm));
     let tpm = m.limits.iter().find(|c| c.limit == LimitName::Tpm).unwrap();
@@ -91,7 +91,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
 #[test]
 fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
     let none = Limits::default();
-    let p = plan(&demo(), 30.0, &slo_1s(), &none);
+    let p = plan(&demo(), 30.0, &slo_1s(), &none, None);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Extrapolated);
     assert_eq!(
@@ -111,7 +111,7 @@ fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
         ttft: Some(std::time::Duration::from_millis(100)),
         ..Slo::default()
     };
-    let p = plan(&demo(), 1.0, &strict, &none);
+    let p = plan(&demo(), 1.0, &strict, &none, None);
     assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
     assert!(
         p.models[0].notes[0].contains("TTFT P90 152 ms > 100 ms"),
@@ -126,7 +126,7 @@ fn a_step_with_more_than_one_percent_failures_does_not_meet_the_slo() {
     rows[1].failed = 2;
     rows[1].attempted = 122;
     assert!(slo_miss(&rows[1], &slo_1s()).unwrap().contains("failed"));
-    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default());
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 20);
 }
 
@@ -248,13 +248,13 @@ fn a_plan_from_a_rate_ladder_names_the_offered_step() {
         r.ladder_unit = crate::stats::LadderUnit::Rps;
         r.offered_rps = Some(f64::from(r.concurrency));
     }
-    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default());
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
     let text = plain_words(&p);
     assert!(
         text.contains("m: measured at the 10 req/s step (13.5 RPS achieved"),
         "{text}"
     );
-    let p = plan(&rows, 30.0, &slo_1s(), &Limits::default());
+    let p = plan(&rows, 30.0, &slo_1s(), &Limits::default(), None);
     assert!(
         p.models[0].notes[0].contains("(the most was 20.30 RPS at the 20 req/s step)"),
         "{:?}",
@@ -275,4 +275,145 @@ fn durations_round_once_then_split() {
     for v in [120.4, 599.5, 1e6 - 0.4, 1.86e13 - 0.1] {
         assert!(!secs(v).contains("m60s"), "{v}: {}", secs(v));
     }
+}
+
+/// A searched run's rows: TTFT P90 with its 95% bounds (± 60 ms), the rate each step carried.
+/// Under a 1 s TTFT bound: 16 meets with confidence, 20 only on its point, 24 and 32 miss;
+/// 48 meets on its point values by luck, above the first miss.
+fn searched() -> Vec<StepSummary> {
+    [
+        (1, 4, 40.0, 300.0),
+        (2, 8, 80.0, 300.0),
+        (3, 16, 90.0, 700.0),
+        (4, 32, 114.0, 2400.0),
+        (5, 20, 113.0, 980.0),
+        (6, 24, 114.0, 1200.0),
+        (7, 48, 200.0, 900.0),
+    ]
+    .into_iter()
+    .map(|(step, c, rps, ttft)| StepSummary {
+        ttft_p90_lo_ms: Some(ttft - 60.0),
+        ttft_p90_hi_ms: Some(ttft + 60.0),
+        ..row(step, c, rps, ttft, 200.0)
+    })
+    .collect()
+}
+
+fn ttft_1s() -> Slo {
+    Slo {
+        ttft: Some(std::time::Duration::from_secs(1)),
+        ..Slo::default()
+    }
+}
+
+#[test]
+fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
+    let rows = searched();
+    let none = Limits::default();
+    // No SLO of its own: the search's.
+    let p = plan(&rows, 50.0, &Slo::default(), &none, Some(&ttft_1s()));
+    assert_eq!(p.slo_ttft_ms, Some(1000.0));
+    let m = &p.models[0];
+    assert_eq!(m.sized_from, SizedFrom::Search);
+    let c = m.capacity.as_ref().unwrap();
+    assert_eq!((c.capacity.max, c.capacity.lo, c.capacity.hi), (20, 16, 23));
+    assert_eq!(
+        (c.rps, c.rps_lo, c.rps_missed),
+        (113.0, Some(90.0), Some(114.0))
+    );
+    assert_eq!(c.fit, Fit::Fits);
+    assert_eq!(m.basis, Basis::Measured);
+    assert_eq!(
+        m.step.as_ref().unwrap().concurrency,
+        8,
+        "the lowest carrying 50"
+    );
+    let text = plain_words(&p);
+    for needle in [
+        "sized from          the search: max concurrency meeting TTFT P90 ≤ 1 s: 20 (16–23)",
+        "capacity carries    113 RPS at 20 streams; 90 RPS at 16 streams (met with confidence); the first step missing it carried 114 RPS",
+        "target              50 RPS = 44% of it: fits with confidence",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+
+    // Between the confident step's rate and the capacity's: at its edge, on the capacity step.
+    let p = plan(&rows, 100.0, &ttft_1s(), &none, Some(&ttft_1s()));
+    let m = &p.models[0];
+    assert_eq!(m.capacity.as_ref().unwrap().fit, Fit::Edge);
+    assert_eq!(m.step.as_ref().unwrap().concurrency, 20);
+
+    // Beyond: never the lucky 48-stream step above the first miss (the steps alone pick it).
+    let p = plan(&rows, 150.0, &ttft_1s(), &none, None);
+    assert_eq!(p.models[0].sized_from, SizedFrom::Steps);
+    assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 48);
+    assert!(plain_words(&p).contains("the ladder's steps (the run has no `load.search`)"));
+    let p = plan(&rows, 500.0, &ttft_1s(), &none, Some(&ttft_1s()));
+    let m = &p.models[0];
+    assert_eq!(m.basis, Basis::BeyondCapacity);
+    assert_eq!(m.step.as_ref().unwrap().concurrency, 20);
+    let c = m.capacity.as_ref().unwrap();
+    assert_eq!(
+        (c.replicas, c.replicas_lo, c.replicas_hi),
+        (Some(5), Some(5), Some(6))
+    );
+    assert_eq!(
+        m.concurrency_needed,
+        Some(100),
+        "500 RPS × 0.2 s over all copies"
+    );
+    let text = plain_words(&p);
+    assert!(text.contains("m: SCALED OUT from 20 streams"), "{text}");
+    assert!(
+        text.contains("500 RPS = 442% of it: beyond it: 5 copies of the measured service (5–6 within the uncertainty)"),
+        "{text}"
+    );
+    assert!(m.notes[0].contains("5 copies"), "{:?}", m.notes);
+
+    // A plan SLO other than the search's: the capacity under it, said so.
+    let strict = Slo {
+        ttft: Some(std::time::Duration::from_millis(500)),
+        ..Slo::default()
+    };
+    let p = plan(&rows, 50.0, &strict, &none, Some(&ttft_1s()));
+    let m = &p.models[0];
+    assert_eq!(m.capacity.as_ref().unwrap().capacity.max, 8);
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("The search aimed at TTFT P90 ≤ 1 s")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
+fn a_search_that_never_missed_bounds_the_copies_from_above_only() {
+    let rows: Vec<StepSummary> = searched()
+        .into_iter()
+        .filter(|r| r.concurrency <= 16)
+        .collect();
+    let p = plan(
+        &rows,
+        200.0,
+        &ttft_1s(),
+        &Limits::default(),
+        Some(&ttft_1s()),
+    );
+    let c = p.models[0].capacity.as_ref().unwrap();
+    assert!(c.capacity.open_ended);
+    assert_eq!((c.replicas, c.replicas_lo), (Some(3), None));
+    assert!(
+        plain_words(&p).contains("beyond what the search reached: at most 3 copies"),
+        "{}",
+        plain_words(&p)
+    );
+    // Nothing meets the SLO: no capacity, no plan, sized from the steps.
+    let strict = Slo {
+        ttft: Some(std::time::Duration::from_millis(100)),
+        ..Slo::default()
+    };
+    let p = plan(&rows, 1.0, &strict, &Limits::default(), Some(&strict));
+    assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
+    assert_eq!(p.models[0].sized_from, SizedFrom::Steps);
 }

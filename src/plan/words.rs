@@ -2,7 +2,7 @@
 //! check every figure against the run's table.
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
-use super::{Basis, LimitName, ModelPlan, Plan, StepBasis};
+use super::{Basis, Fit, LimitName, ModelPlan, Plan, StepBasis};
 use crate::scenario::{LadderOver, LoadMode, Scenario};
 use crate::stats::LadderUnit;
 use crate::util::duration::ms_text as ms;
@@ -33,19 +33,27 @@ fn num(v: f64) -> String {
     }
 }
 
+/// "TTFT P90 ≤ 1 s, TPOT P90 ≤ 50 ms" (empty without bounds).
+pub fn bounds_text(slo: &crate::model::Slo) -> String {
+    let parts: Vec<String> = slo
+        .bounds_ms()
+        .iter()
+        .filter_map(|(n, v)| v.map(|v| format!("{n} P90 ≤ {}", ms(v))))
+        .collect();
+    parts.join(", ")
+}
+
 pub fn slo_text(p: &Plan) -> String {
-    let parts: Vec<String> = [
-        ("TTFT", p.slo_ttft_ms),
-        ("TPOT", p.slo_tpot_ms),
-        ("E2E", p.slo_e2e_ms),
-    ]
-    .iter()
-    .filter_map(|(n, v)| v.map(|v| format!("{n} P90 ≤ {}", ms(v))))
-    .collect();
-    if parts.is_empty() {
+    let ms = |v: Option<f64>| v.map(|v| std::time::Duration::from_secs_f64(v / 1000.0));
+    let bounds = bounds_text(&crate::model::Slo {
+        ttft: ms(p.slo_ttft_ms),
+        tpot: ms(p.slo_tpot_ms),
+        e2e: ms(p.slo_e2e_ms),
+    });
+    if bounds.is_empty() {
         "no SLO: any step without failures qualifies".into()
     } else {
-        format!("SLO {}", parts.join(", "))
+        format!("SLO {bounds}")
     }
 }
 
@@ -68,6 +76,7 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
         return;
     };
     basis_line(s, m, b);
+    sized_rows(s, p, m);
     needs_rows(s, p, m, b);
     limit_rows(s, m);
     for n in &m.notes {
@@ -84,6 +93,7 @@ fn row(s: &mut String, k: &str, v: String) {
 fn basis_line(s: &mut String, m: &ModelPlan, b: &StepBasis) {
     let how = match m.basis {
         Basis::Measured => "measured at",
+        Basis::BeyondCapacity => "SCALED OUT from",
         _ => "EXTRAPOLATED from",
     };
     let p90 = |name: &str, v: Option<f64>| v.map(|v| format!("{name} P90 {}", ms(v)));
@@ -105,6 +115,67 @@ fn basis_line(s: &mut String, m: &ModelPlan, b: &StepBasis) {
         ms(b.e2e_mean_ms),
         lat.join(", ")
     );
+}
+
+/// What the plan was sized from, and with a search's capacity, the rates at its edges and how
+/// the target compares with them.
+fn sized_rows(s: &mut String, p: &Plan, m: &ModelPlan) {
+    let Some(c) = &m.capacity else {
+        let why = if p
+            .search_slo_ttft_ms
+            .or(p.search_slo_tpot_ms)
+            .or(p.search_slo_e2e_ms)
+            .is_some()
+        {
+            "the search's capacity cannot size it (see the note)"
+        } else {
+            "the run has no `load.search`"
+        };
+        row(s, "sized from", format!("the ladder's steps ({why})"));
+        return;
+    };
+    row(s, "sized from", format!("the search: {}", c.sentence));
+    let unit = c.capacity.unit;
+    let mut rates = format!(
+        "{} RPS at {}",
+        num(c.rps),
+        super::step_words(unit, c.capacity.max)
+    );
+    if let Some(lo) = c.rps_lo.filter(|_| c.capacity.lo != c.capacity.max) {
+        let _ = write!(
+            rates,
+            "; {} RPS at {} (met with confidence)",
+            num(lo),
+            super::step_words(unit, c.capacity.lo)
+        );
+    }
+    if let Some(miss) = c.rps_missed {
+        let _ = write!(
+            rates,
+            "; the first step missing it carried {} RPS",
+            num(miss)
+        );
+    }
+    row(s, "capacity carries", rates);
+    let target = format!(
+        "{} RPS = {:.0}% of it",
+        num(p.target_rps),
+        c.target_share_pct
+    );
+    let verdict = match (c.fit, c.replicas, c.replicas_lo, c.replicas_hi) {
+        (Fit::Fits, ..) => "fits with confidence".to_string(),
+        (Fit::Edge, ..) => "within the capacity's uncertainty: at its edge".to_string(),
+        (Fit::Beyond, Some(n), Some(lo), Some(hi)) if lo != hi => {
+            format!("beyond it: {n} copies of the measured service ({lo}–{hi} within the uncertainty)")
+        }
+        (Fit::Beyond, Some(n), None, _) => format!(
+            "beyond what the search reached: at most {n} copies of the measured service (no step missed the SLO)"
+        ),
+        (Fit::Beyond, n, ..) => {
+            format!("beyond it: {} copies of the measured service", n.unwrap_or(1))
+        }
+    };
+    row(s, "target", format!("{target}: {verdict}"));
 }
 
 /// What the target rate needs, with the arithmetic: streams, tokens per request, TPM, RPM.

@@ -64,6 +64,7 @@ fn search_finds_the_highest_concurrency_meeting_the_slo() {
         sentences.contains("max concurrency meeting TTFT P90 ≤ 150 ms: "),
         "{sentences}"
     );
+    plan_is_sized_from_the_capacity(&p, doc["run_dir"].as_str().unwrap(), cap);
     // Half the server: the capacity drops beyond its uncertainty, a regression (exit 3).
     let out = p
         .ladder()
@@ -85,5 +86,54 @@ fn search_finds_the_highest_concurrency_meeting_the_slo() {
     assert!(
         diff.contains("capacity dropped beyond its uncertainty"),
         "{diff}"
+    );
+}
+
+/// `ladder plan` on the searched run: sized from the capacity the run found (the same one,
+/// under the search's SLO: the scenario has no `slo:` of its own), the target's share of the
+/// rate it carries, and copies of the service for a rate beyond it.
+fn plan_is_sized_from_the_capacity(p: &Project, run_dir: &str, cap: &Value) {
+    let plan = |rps: &str, format: &str| {
+        let out = p
+            .ladder()
+            .args(["plan", run_dir, "--rps", rps, "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doc: Value = serde_json::from_str(&plan("1", "json")).unwrap();
+    assert_eq!(doc["slo_ttft_ms"], 150.0, "the search's SLO: {doc}");
+    let m = &doc["models"][0];
+    assert_eq!(m["sized_from"], "search", "{m}");
+    for k in ["max", "lo", "hi"] {
+        assert_eq!(m["capacity"][k], cap[k], "{k}: {m} vs findings {cap}");
+    }
+    assert_eq!(m["capacity"]["fit"], "fits", "{m}");
+    let rate = m["capacity"]["rps"].as_f64().unwrap();
+    assert!(rate > 10.0, "{m}");
+    let text = plan("1", "table");
+    assert!(
+        text.contains(
+            "sized from          the search: max concurrency meeting TTFT P90 ≤ 150 ms: "
+        ),
+        "{text}"
+    );
+    assert!(text.contains(": fits with confidence"), "{text}");
+    // Three times the capacity's rate: three copies at least, the figures scaled out.
+    let beyond = format!("{:.0}", (rate * 3.0).ceil());
+    let doc: Value = serde_json::from_str(&plan(&beyond, "json")).unwrap();
+    let m = &doc["models"][0];
+    assert_eq!(m["basis"], "beyond_capacity", "{m}");
+    assert_eq!(m["step"]["concurrency"], cap["max"], "{m}");
+    assert!(m["capacity"]["replicas"].as_u64().unwrap() >= 3, "{m}");
+    let text = plan(&beyond, "table");
+    assert!(
+        text.contains("SCALED OUT from") && text.contains("copies of the measured service"),
+        "{text}"
     );
 }
