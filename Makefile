@@ -50,8 +50,9 @@ bench: build
 ## lognormal TTFT and varying lengths: only the statistics vary; also run-level drift against a
 ## single vs a pooled baseline, and one A/A row 10x smaller with a Fisher test that the rate does
 ## not depend on the scaling), then against the real simulator scaled down 10x (adds this
-## machine's timing noise; the first A/A row again at 5x, the same scaling check). About 30
-## minutes; PAIRS and JOBS change it.
+## machine's timing noise; the first A/A row again at 5x, the same scaling check), then the
+## search's accuracy: load.search against simulator caps whose answer is known (SEARCH_RUNS per
+## cap, default 5; about 3 minutes). About 35 minutes; PAIRS, JOBS and SEARCH_RUNS change it.
 PAIRS ?= 50
 JOBS ?= 2
 calibrate: build

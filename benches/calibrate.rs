@@ -13,8 +13,18 @@
 //! Fisher exact test, so a rate that depends on the scaling (timer granularity, the machine's
 //! load at 1 ms per token) shows.
 //!
+//! **Search accuracy** (`support/search_accuracy.rs`): `load: {search: …}` against caps whose
+//! true answer is known, `SEARCH_RUNS` runs per cap (default 5): how close its capacity lands
+//! and how often its interval contains the answer; written to benches/RESULTS.md.
+//!
 //! Usage: `cargo bench --bench calibrate [-- PAIRS [JOBS]]` (needs `target/release/ladder`;
 //! `make calibrate` builds it). Prints a markdown table for benches/RESULTS.md.
+//! `CALIBRATE_ONLY=search` runs only the search row.
+
+#[path = "support/results_md.rs"]
+mod results_md;
+#[path = "support/search_accuracy.rs"]
+mod search_accuracy;
 
 use ladder::stats::calibration::scaling_sentence;
 use std::path::{Path, PathBuf};
@@ -177,6 +187,8 @@ fn main() {
             "{b}"
         );
         assert!(a.contains("floor: 5000us") && a.contains("concurrency_cap: 12"));
+        search_accuracy::self_check();
+        results_md::self_check();
         println!("calibrate: self-check ok (run `make calibrate` for the rates)");
         return;
     }
@@ -321,5 +333,26 @@ fn main() {
             "\n{}",
             scaling_sentence((a, ka as u64, na as u64), (b, kb as u64, nb as u64))
         );
+    }
+    if !only.as_deref().is_some_and(|o| !"search".contains(o)) {
+        search_row(jobs);
+    }
+}
+
+/// The search's accuracy against known caps, printed and written to benches/RESULTS.md.
+fn search_row(jobs: usize) {
+    let runs: usize = std::env::var("SEARCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    println!("\nsearch accuracy ({runs} runs per cap, {jobs} at a time):\n");
+    let table = search_accuracy::measure(&ladder(), runs, jobs);
+    print!("{table}");
+    let section = format!(
+        "{table}\nCommand: `SEARCH_RUNS={runs} CALIBRATE_ONLY=search cargo bench --locked --bench calibrate -- 1 {jobs}` (the search row of `make calibrate`).\n"
+    );
+    match results_md::write_section("calibrate-search", &section) {
+        Ok(p) => println!("written to {}", p.display()),
+        Err(e) => eprintln!("could not write the results: {e}"),
     }
 }
