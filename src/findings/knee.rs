@@ -3,8 +3,9 @@
 //! earlier step's upper bound, so a noisy server does not produce a knee at random), classified
 //! (queueing, saturation, rate-limited) by TPOT and the wall's 429 rule, with the estimated
 //! concurrency cap (queueing knees only) and the report sentence that describes it. On a
-//! prompt-size ladder the knee is prefill: no queueing class and no cap, but the TTFT slope per
-//! 1k prompt tokens.
+//! prompt-size ladder TTFT grows with the prompt anyway, so a knee is only where that growth
+//! bends upwards beyond its uncertainty (prefill: no queueing class and no cap, with the slope
+//! per 1k prompt tokens); a straight line is reported as its slope.
 
 use super::evidence::server_evidence;
 use super::ttft_parts::TtftParts;
@@ -75,7 +76,11 @@ pub(super) fn find_knee(
             }
             None => p90[k..].iter().all(|&v| v >= threshold),
         };
-        if clears {
+        // A prompt-size ladder's TTFT grows with the prompt anyway: only a bend is a knee.
+        if clears
+            && (rows[k].ladder_unit != LadderUnit::PromptTokens
+                || bends(rows, &p90, confident.as_deref(), k))
+        {
             let mut knee = describe_knee(rows, n429, k, ref_idx, &p90, parts);
             knee.with_confidence = confident.is_some();
             return KneeFinding::Knee(knee);
@@ -84,7 +89,43 @@ pub(super) fn find_knee(
     KneeFinding::None {
         highest_step: last.step,
         highest_concurrency: last.concurrency,
+        ttft_ms_per_1k_tokens: (last.ladder_unit == LadderUnit::PromptTokens)
+            .then(|| slope_per_1k(rows, &p90))
+            .flatten(),
     }
+}
+
+/// On a prompt-size ladder, whether the steps from `k` on lie above the straight line through
+/// the two steps before it, beyond its uncertainty: each step's lower 95% bound above the line
+/// from the upper bound at `k − 1` with the steepest slope the two steps' bounds allow (with
+/// point values only: 1.5 × the line). A line needs two steps, so the first two are never a
+/// knee: a purely linear prefill has none, however steep (it is reported as a slope).
+fn bends(rows: &[&StepSummary], p90: &[f64], bounds: Option<&[(f64, f64)]>, k: usize) -> bool {
+    if k < 2 {
+        return false;
+    }
+    let x = |i: usize| f64::from(rows[i].concurrency);
+    let (a, b) = (k - 2, k - 1);
+    if x(b) <= x(a) {
+        return false;
+    }
+    match bounds {
+        Some(ci) => {
+            let steepest = ((ci[b].1 - ci[a].0) / (x(b) - x(a))).max(0.0);
+            (k..rows.len()).all(|j| ci[j].0 > ci[b].1 + steepest * (x(j) - x(b)))
+        }
+        None => {
+            let slope = ((p90[b] - p90[a]) / (x(b) - x(a))).max(0.0);
+            (k..rows.len()).all(|j| p90[j] > KNEE_RATIO * (p90[b] + slope * (x(j) - x(b))))
+        }
+    }
+}
+
+/// TTFT P90's growth per 1k prompt tokens from the smallest prompt to the largest.
+fn slope_per_1k(rows: &[&StepSummary], p90: &[f64]) -> Option<f64> {
+    let (first, last) = (rows.first()?, rows.last()?);
+    let dx = f64::from(last.concurrency) - f64::from(first.concurrency);
+    (dx > 0.0).then(|| (p90[p90.len() - 1] - p90[0]) * 1000.0 / dx)
 }
 
 fn describe_knee(
@@ -170,6 +211,16 @@ fn max_clean(unit: LadderUnit, value: u32) -> String {
 pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
     let k = match knee {
         KneeFinding::NoSteps => return "No steps to analyze.".to_string(),
+        KneeFinding::None {
+            highest_concurrency,
+            ttft_ms_per_1k_tokens: Some(per_1k),
+            ..
+        } => {
+            return format!(
+                "No TTFT knee up to {}: TTFT grows with prompt size in a straight line, {per_1k:+.0} ms per 1k prompt tokens (TTFT P90), with no bend beyond its uncertainty.",
+                unit.describe(*highest_concurrency)
+            )
+        }
         KneeFinding::None {
             highest_concurrency,
             ..

@@ -153,6 +153,9 @@ pub enum KneeFinding {
     None {
         highest_step: u32,
         highest_concurrency: u32,
+        /// A prompt-size ladder's TTFT P90 growth per 1k prompt tokens, smallest to largest.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ttft_ms_per_1k_tokens: Option<f64>,
     },
     /// No steps were given.
     NoSteps,

@@ -142,7 +142,8 @@ fn flat_noisy_ladder_has_no_knee() {
         f.knee,
         KneeFinding::None {
             highest_step: 6,
-            highest_concurrency: 32
+            highest_concurrency: 32,
+            ttft_ms_per_1k_tokens: None,
         }
     );
     assert_eq!(
@@ -701,10 +702,11 @@ fn rate_limited_knee_uses_the_wall_rule() {
 
 #[test]
 fn prompt_size_knee_is_prefill_without_a_cap() {
-    // One stream, prompts of 256…4096 tokens: TTFT grows with the prompt (prefill), TPOT flat.
+    // One stream, prompts of 256…4096 tokens: TTFT grows with the prompt (prefill), TPOT flat,
+    // and bends at 4096 (a straight line from the first two would say 360 ms there, not 900).
     let mut steps = ladder(
         &[256, 1024, 4096],
-        &[(100.0, 110.0), (150.0, 160.0), (500.0, 520.0)],
+        &[(100.0, 110.0), (150.0, 160.0), (850.0, 900.0)],
         &[20.0, 20.0, 20.0],
     );
     for s in &mut steps {
@@ -720,9 +722,9 @@ fn prompt_size_knee_is_prefill_without_a_cap() {
         s.starts_with("TTFT knee in (1024, 4096] prompt tokens: prefill"),
         "{s}"
     );
-    // (520 − 110) ms over 3840 tokens.
+    // (900 − 110) ms over 3840 tokens.
     assert!(
-        s.contains("TTFT grows with prompt size: +107 ms per 1k prompt tokens"),
+        s.contains("TTFT grows with prompt size: +206 ms per 1k prompt tokens"),
         "{s}"
     );
     assert!(!s.contains("queueing") && !s.contains("cap"), "{s}");
@@ -836,4 +838,47 @@ fn server_evidence_overrides_a_tpot_rise_that_is_not_the_cause() {
         "{}",
         f.sentences()[0]
     );
+}
+
+#[test]
+fn a_linear_prefill_is_a_slope_not_a_knee() {
+    // scenarios/prefill-sweep.yaml: 80 ms + 0.05 ms per prompt token, 2 streams. TTFT P90
+    // passes 1.5 × the first step's at 4096 tokens, but on the straight line through the first
+    // two steps: no bend, so no knee; the sentence gives the slope instead.
+    let line = |x: f64| 80.0 + 0.05 * x;
+    let sizes = [256, 1024, 4096, 8192];
+    let mut steps = ladder(
+        &sizes,
+        &sizes.map(|x| (line(f64::from(x)), line(f64::from(x)) + 3.0)),
+        &[10.0; 4],
+    );
+    for s in &mut steps {
+        s.ladder_unit = LadderUnit::PromptTokens;
+        let p = s.ttft_p90_ms.unwrap();
+        (s.ttft_p90_lo_ms, s.ttft_p90_hi_ms) = (Some(p - 4.0), Some(p + 5.0));
+    }
+    let f = analyze("m", &steps, None);
+    assert!(
+        matches!(f.knee, KneeFinding::None { ttft_ms_per_1k_tokens: Some(v), .. } if (v - 50.0).abs() < 1.0),
+        "{:?}",
+        f.knee
+    );
+    assert_eq!(
+        f.sentences()[0],
+        "No TTFT knee up to 8192-token prompts: TTFT grows with prompt size in a straight line, +50 ms per 1k prompt tokens (TTFT P90), with no bend beyond its uncertainty."
+    );
+    // The same ladder bending at 4096 (a KV cache spilling, say): beyond the steepest line the
+    // first two steps' bounds allow (0.062 ms a token from 139 ms), so a knee.
+    for (s, extra) in steps[2..].iter_mut().zip([400.0, 900.0]) {
+        for v in [
+            &mut s.ttft_p90_ms,
+            &mut s.ttft_p90_lo_ms,
+            &mut s.ttft_p90_hi_ms,
+        ] {
+            *v = v.map(|x| x + extra);
+        }
+    }
+    let f = analyze("m", &steps, None);
+    let k = knee(&f);
+    assert_eq!((k.concurrency, k.kind), (4096, KneeKind::Prefill));
 }
