@@ -61,6 +61,45 @@ fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
         6 + 7,
         "per model TTFT, TPOT, TPM, RPS, errors, goodput; the overview's two serving curves, two CDFs, TTFT over time, ITL, E2E"
     );
+    // One kind of x axis: every chart drawn against the ladder (the failed-requests bars
+    // included) has the same ticks at the same places.
+    let ladder_axes: Vec<(String, Vec<(String, String)>)> = svgs
+        .iter()
+        .filter_map(|svg| {
+            let axis = svg
+                .descendants()
+                .find(|n| n.attribute("class") == Some("axis x-axis"))?;
+            let label = axis
+                .descendants()
+                .find(|n| n.attribute("class") == Some("axis-label"))?
+                .text()?;
+            label.starts_with("concurrent streams").then(|| {
+                let ticks = axis
+                    .descendants()
+                    .filter(|n| n.attribute("class") == Some("tick"))
+                    .map(|n| {
+                        (
+                            n.text().unwrap_or_default().to_string(),
+                            n.attribute("x").unwrap_or_default().to_string(),
+                        )
+                    })
+                    .collect();
+                (svg.attribute("id").unwrap_or_default().to_string(), ticks)
+            })
+        })
+        .collect();
+    assert!(
+        ladder_axes.iter().any(|(id, _)| id.ends_with("-errors")),
+        "the failed-requests chart is on the ladder's axis: {ladder_axes:?}"
+    );
+    assert!(ladder_axes.len() >= 8, "{ladder_axes:?}");
+    for (id, ticks) in &ladder_axes {
+        assert_eq!(
+            ticks, &ladder_axes[0].1,
+            "#{id} against #{}",
+            ladder_axes[0].0
+        );
+    }
     // The overview's charts, by the ids people link to, each with drawn series.
     for id in OVERVIEW_IDS {
         let node = doc
@@ -135,8 +174,8 @@ fn demo_report_is_well_formed_self_contained_and_has_every_chart() {
     }
     assert_eq!(
         with_class(&doc, "knee-band").len(),
-        5,
-        "knee band on every line chart"
+        6,
+        "knee band on every chart of the model, the failed-requests bars included"
     );
     let band_label = with_class(&doc, "band-label")[0].text().unwrap();
     assert_eq!(band_label, "knee (10, 20]: queueing");

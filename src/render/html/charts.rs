@@ -126,7 +126,7 @@ fn baseline_series(s: Series) -> Series {
 }
 
 /// The knee interval, shaded, labelled with its cause.
-fn knee_band(f: &ModelFindings) -> Vec<Band> {
+pub fn knee_band(f: &ModelFindings) -> Vec<Band> {
     match &f.knee {
         KneeFinding::Knee(k) => {
             let cause = match k.kind {
@@ -150,7 +150,7 @@ fn knee_band(f: &ModelFindings) -> Vec<Band> {
 }
 
 /// The rate-limit wall, marked.
-fn wall_line(f: &ModelFindings) -> Vec<VLine> {
+pub fn wall_line(f: &ModelFindings) -> Vec<VLine> {
     match &f.wall {
         WallFinding::Wall {
             concurrency, kind, ..
@@ -220,6 +220,12 @@ fn chart(id: String, title: String, y_label: &str, y_max: f64, ax: &Axes, body: 
         body,
         empty_note: None,
     }
+}
+
+/// A chart drawn against the ladder on the page's shared x axis (range, every step's tick, the
+/// unit), its y axis from its data: for charts built outside this file (`evidence`).
+pub fn on_ladder(view: &RunView, id: String, title: String, y_label: &str, body: Body) -> Chart {
+    chart(id, title, y_label, 0.0, &axes(view), body)
 }
 
 fn lines(
@@ -356,7 +362,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
                 rings(view, model, Metric::Rps, &[]),
             ),
         ),
-        error_chart(view, model, &rows, id("errors")),
+        error_chart(view, f, &rows, &ax, id("errors")),
         chart(
             id("goodput"),
             format!("{model} · goodput ({})", slo_words(&view.slo)),
@@ -453,7 +459,16 @@ const ERROR_GROUPS: [(usize, &str, &[ErrorClass]); 8] = [
 
 /// Failed requests per step as % of attempts, stacked by class: from `requests.csv` when kept,
 /// else from the summary's four buckets.
-fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -> Chart {
+/// On the ladder's shared x axis, with the knee band and the 429 wall marked as on the line
+/// charts.
+fn error_chart(
+    view: &RunView,
+    f: &ModelFindings,
+    rows: &[&StepSummary],
+    ax: &Axes,
+    id: String,
+) -> Chart {
+    let model = f.model.as_str();
     let records: Option<Vec<&RequestRecord>> = view
         .result
         .requests
@@ -484,6 +499,7 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
                         })
                         .collect();
                     Bar {
+                        x: f64::from(r.concurrency),
                         label: r.concurrency.to_string(),
                         segments,
                     }
@@ -499,6 +515,7 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
             let bars = rows
                 .iter()
                 .map(|r| Bar {
+                    x: f64::from(r.concurrency),
                     label: r.concurrency.to_string(),
                     segments: vec![
                         (5, pct(r.err_429, r.attempted)),
@@ -527,19 +544,22 @@ fn error_chart(view: &RunView, model: &str, rows: &[&StepSummary], id: String) -
         })
         .collect();
     let legend = legend.into_iter().filter(|l| used.contains(&l.0)).collect();
+    let body = Body::Stacked {
+        bars,
+        legend,
+        bands: knee_band(f),
+        vlines: wall_line(f),
+    };
     Chart {
-        id,
-        title: format!("{model} · failed requests by class"),
-        x_label: x_label(rows.first().map(|r| r.ladder_unit).unwrap_or_default()),
-        y_label: "failed (% of attempts)".to_string(),
-        y_max: Some(1.0),
-        y_cap: Some(100.0),
-        x_ticks: vec![],
-        x_range: None,
-        x_categories: None,
-        x_axis: Default::default(),
-        body: Body::Stacked { bars, legend },
         empty_note: Some("no failed requests".to_string()),
+        ..chart(
+            id,
+            format!("{model} · failed requests by class"),
+            "failed (% of attempts)",
+            1.0,
+            ax,
+            body,
+        )
     }
 }
 

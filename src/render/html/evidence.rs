@@ -26,7 +26,7 @@ fn has_parts(f: &ModelFindings) -> bool {
 }
 
 /// One model's TTFT decomposition: the stacked chart and the table, or nothing.
-pub fn ttft_parts_section(s: &mut String, f: &ModelFindings, prefix: &str) {
+pub fn ttft_parts_section(s: &mut String, view: &RunView, f: &ModelFindings, prefix: &str) {
     if !has_parts(f) {
         return;
     }
@@ -34,7 +34,7 @@ pub fn ttft_parts_section(s: &mut String, f: &ModelFindings, prefix: &str) {
         s,
         "<section class=\"ttft-parts\" id=\"{prefix}-ttft-parts\"><h4>Where TTFT went</h4><p class=\"muted\">Headers: request start to the response headers, less what the server says it spent (network and admission). Server queue and prefill: the server's own timings. Rest: TTFT less the others (first decode, tokenization, the gap to the first token).</p><div class=\"charts\">"
     );
-    s.push_str(&svg::render(&ttft_parts_chart(f, prefix)));
+    s.push_str(&svg::render(&ttft_parts_chart(view, f, prefix)));
     s.push_str("</div>");
     ttft_parts_table(s, f);
     s.push_str("</section>");
@@ -50,12 +50,14 @@ fn part_of<'a>(p: &'a TtftParts, name: &str) -> Option<&'a Part> {
 }
 
 /// Mean TTFT per step stacked by part (the means of a request's parts add up to its TTFT;
-/// percentiles would not).
-pub fn ttft_parts_chart(f: &ModelFindings, prefix: &str) -> Chart {
+/// percentiles would not), on the ladder's shared x axis with the knee and the wall marked, as
+/// the model's other charts.
+pub fn ttft_parts_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Chart {
     let bars: Vec<Bar> = f
         .ttft_parts
         .iter()
         .map(|p| Bar {
+            x: f64::from(p.concurrency),
             label: p.concurrency.to_string(),
             segments: PARTS
                 .iter()
@@ -68,19 +70,21 @@ pub fn ttft_parts_chart(f: &ModelFindings, prefix: &str) -> Chart {
         .filter(|(_, name)| f.ttft_parts.iter().any(|p| part_of(p, name).is_some()))
         .map(|(c, name)| (*c, name.to_string()))
         .collect();
+    let body = Body::Stacked {
+        bars,
+        legend,
+        bands: super::charts::knee_band(f),
+        vlines: super::charts::wall_line(f),
+    };
     Chart {
-        id: format!("{prefix}-ttft-parts-chart"),
-        title: format!("{} · mean TTFT by part", f.model),
-        x_label: super::charts::x_label(f.ladder_unit),
-        y_label: "TTFT (ms)".to_string(),
-        y_max: None,
-        y_cap: None,
-        x_ticks: vec![],
-        x_range: None,
-        x_categories: None,
-        x_axis: Default::default(),
-        body: Body::Stacked { bars, legend },
         empty_note: Some("no successful requests".to_string()),
+        ..super::charts::on_ladder(
+            view,
+            format!("{prefix}-ttft-parts-chart"),
+            format!("{} · mean TTFT by part", f.model),
+            "TTFT (ms)",
+            body,
+        )
     }
 }
 

@@ -100,7 +100,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         }
         s.push_str("</div>");
         steps_table(s, &charts::model_rows(&v.result.summaries, &f.model));
-        evidence::ttft_parts_section(s, f, &format!("{prefix}-m{mi}"));
+        evidence::ttft_parts_section(s, v, f, &format!("{prefix}-m{mi}"));
         s.push_str("</section>");
     }
     evidence::server_section(s, v, &prefix);

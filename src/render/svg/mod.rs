@@ -1,6 +1,6 @@
 //! Hand-written SVG charts for the HTML report: line charts (with a shaded interval, vertical
-//! markers, horizontal reference lines and ringed points) and stacked bar charts. Pure: a
-//! `Chart` in, an `<svg>` string out.
+//! markers, horizontal reference lines and ringed points) and stacked bar charts on the same
+//! kind of x axis. Pure: a `Chart` in, an `<svg>` string out.
 //!
 //! Why hand-written and not `plotters`: the report needs CSS classes on every element (so one
 //! stylesheet switches light/dark mode and print styles, and tests find axes, series and the knee
@@ -14,7 +14,9 @@
 use std::fmt::Write;
 
 mod lines;
+mod marks;
 mod stacked;
+mod xaxis;
 
 const W: f64 = 480.0;
 const PLOT_H: f64 = 230.0;
@@ -105,9 +107,11 @@ pub struct Ring {
     pub label: String,
 }
 
-/// One bar of a stacked bar chart: its x label and `(colour slot, value)` segments.
+/// One bar of a stacked bar chart: where it stands on the x axis (its step's ladder value), its
+/// name in tooltips and its `(colour slot, value)` segments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bar {
+    pub x: f64,
     pub label: String,
     pub segments: Vec<(usize, f64)>,
 }
@@ -121,10 +125,13 @@ pub enum Body {
         hlines: Vec<HLine>,
         rings: Vec<Ring>,
     },
-    /// Categorical x axis; `legend` names the colour slots used by the segments.
+    /// Stacked bars on the same kind of x axis as the line charts, with the same knee bands and
+    /// markers; `legend` names the colour slots used by the segments.
     Stacked {
         bars: Vec<Bar>,
         legend: Vec<(usize, String)>,
+        bands: Vec<Band>,
+        vlines: Vec<VLine>,
     },
 }
 
@@ -140,9 +147,9 @@ pub struct Chart {
     pub y_max: Option<f64>,
     /// The y axis never goes above this when the data fits (100 for percentages).
     pub y_cap: Option<f64>,
-    /// Extra x ticks (line charts): every step of the ladder, even one without a value here.
+    /// Extra x ticks: every step of the ladder, even one without a value here.
     pub x_ticks: Vec<f64>,
-    /// Shared x range (line charts).
+    /// Shared x range (every chart of the ladder on a page has the same one).
     pub x_range: Option<(f64, f64)>,
     /// Category labels for line charts (trends): x values are indices into this list.
     pub x_categories: Option<Vec<String>>,
@@ -283,7 +290,7 @@ pub fn render(chart: &Chart) -> String {
     y_axis(&mut s, chart, &frame, &y_ticks);
     match &chart.body {
         Body::Lines { .. } => lines::draw(&mut s, chart, &frame),
-        Body::Stacked { bars, .. } => stacked::draw(&mut s, chart, &frame, bars),
+        Body::Stacked { .. } => stacked::draw(&mut s, chart, &frame),
     }
     legend(&mut s, &items, &legend_pos, frame.x_axis_y);
     s.push_str("</svg>");
