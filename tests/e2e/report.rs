@@ -355,6 +355,64 @@ fn demo_report_renders_in_headless_chromium() {
     );
 }
 
+/// A run that scraped the server's /metrics and split TTFT: the browser finds the evidence
+/// charts by their stable ids (`#ttft-parts`, `#server-series`, docs/report.md), each holding
+/// drawn charts, the steps labelled right of their lines.
+#[test]
+fn evidence_charts_render_by_their_ids_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        println!(
+            "SKIPPED evidence_charts_render_by_their_ids_in_headless_chromium: no chromium on PATH"
+        );
+        eprintln!("SKIPPED: no chromium on PATH; the browser check did not run");
+        return;
+    };
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "ev",
+        "    ttft: 30ms\n    tpot: 2ms\n    tpot_jitter: 0\n    output_tokens: 10\n    concurrency_cap: 2\n    seed: 5",
+        "  ladder: [1, 4]\n  requests_per_step: 16",
+        10,
+    )
+    .replace(
+        "  models: [sim-model]\n",
+        "  models: [sim-model]\n  metrics: {every: 100ms}\n",
+    );
+    let f = p.scenario("ev", &yaml);
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .assert()
+        .success();
+    let run = p.run_dirs("ev").pop().unwrap();
+    p.ladder().arg("report").arg(&run).assert().success();
+    let page = run.join("report.html");
+    let dom = headless(&browser, &p.path().join("profile-ev"), "1500,1300")
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run chromium");
+    assert!(dom.status.success(), "chromium --dump-dom failed: {dom:?}");
+    let dom = String::from_utf8_lossy(&dom.stdout).to_string();
+    for (id, drawn) in [
+        ("ttft-parts", "class=\"segment c2\""),
+        ("server-series", "<polyline"),
+    ] {
+        assert_eq!(
+            dom.matches(&format!("id=\"{id}\"")).count(),
+            1,
+            "#{id} once"
+        );
+        let at = dom.find(&format!("id=\"{id}\"")).unwrap();
+        let group = &dom[at..at + dom[at..].find("</div>").unwrap()];
+        assert!(group.contains("<svg"), "#{id} holds a chart");
+        assert!(group.contains(drawn), "#{id} draws {drawn}");
+        if id == "server-series" {
+            assert!(group.contains("class=\"step-label\""), "steps labelled");
+        }
+    }
+}
+
 #[test]
 fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     let p = Project::new();

@@ -457,18 +457,13 @@ const ERROR_GROUPS: [(usize, &str, &[ErrorClass]); 8] = [
     (7, "interrupted", &[ErrorClass::Interrupted]),
 ];
 
-/// Failed requests per step as % of attempts, stacked by class: from `requests.csv` when kept,
-/// else from the summary's four buckets.
-/// On the ladder's shared x axis, with the knee band and the 429 wall marked as on the line
-/// charts.
-fn error_chart(
+/// The bars and legend of the failed-requests chart: from `requests.csv` when kept (each class
+/// group), else from the summary's four buckets.
+fn error_bars(
     view: &RunView,
-    f: &ModelFindings,
+    model: &str,
     rows: &[&StepSummary],
-    ax: &Axes,
-    id: String,
-) -> Chart {
-    let model = f.model.as_str();
+) -> (Vec<Bar>, Vec<(usize, String)>) {
     let records: Option<Vec<&RequestRecord>> = view
         .result
         .requests
@@ -481,7 +476,7 @@ fn error_chart(
             n as f64 * 100.0 / of as f64
         }
     };
-    let (bars, legend): (Vec<Bar>, Vec<(usize, String)>) = match &records {
+    match &records {
         Some(recs) => {
             let bars = rows
                 .iter()
@@ -533,7 +528,20 @@ fn error_chart(
             ];
             (bars, legend)
         }
-    };
+    }
+}
+
+/// Failed requests per step as % of attempts, stacked by class, on the ladder's shared x axis,
+/// with the knee band and the 429 wall marked as on the line charts.
+fn error_chart(
+    view: &RunView,
+    f: &ModelFindings,
+    rows: &[&StepSummary],
+    ax: &Axes,
+    id: String,
+) -> Chart {
+    let model = f.model.as_str();
+    let (bars, legend) = error_bars(view, model, rows);
     // Only name the classes that occur.
     let used: Vec<usize> = legend
         .iter()

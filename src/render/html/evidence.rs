@@ -30,14 +30,27 @@ pub fn ttft_parts_section(s: &mut String, view: &RunView, f: &ModelFindings, pre
     if !has_parts(f) {
         return;
     }
+    let anchor = stable_id(s, "ttft-parts");
     let _ = write!(
         s,
-        "<section class=\"ttft-parts\" id=\"{prefix}-ttft-parts\"><h4>Where TTFT went</h4><p class=\"muted\">Headers: request start to the response headers, less what the server says it spent (network and admission). Server queue and prefill: the server's own timings. Rest: TTFT less the others (first decode, tokenization, the gap to the first token).</p><div class=\"charts\">"
+        "<section class=\"ttft-parts\" id=\"{prefix}-ttft-parts\"><h4>Where TTFT went</h4><p class=\"muted\">Headers: request start to the response headers, less what the server says it spent (network and admission). Server queue and prefill: the server's own timings. Rest: TTFT less the others (first decode, tokenization, the gap to the first token).</p><div class=\"charts\"{}>",
+        anchor
     );
     s.push_str(&svg::render(&ttft_parts_chart(view, f, prefix)));
     s.push_str("</div>");
     ttft_parts_table(s, f);
     s.push_str("</section>");
+}
+
+/// ` id="ID"` for the page's first chart group of its kind, so that `report.html#ttft-parts`
+/// and `#server-series` (docs/report.md) open at the first run's first model; the others keep
+/// only their run- and model-prefixed section ids.
+fn stable_id(page: &str, id: &str) -> String {
+    if page.contains(&format!(" id=\"{id}\"")) {
+        String::new()
+    } else {
+        format!(" id=\"{id}\"")
+    }
 }
 
 fn part_of<'a>(p: &'a TtftParts, name: &str) -> Option<&'a Part> {
@@ -159,9 +172,11 @@ pub fn server_section(s: &mut String, view: &RunView, prefix: &str) {
     if rows.is_empty() {
         return;
     }
+    let anchor = stable_id(s, "server-series");
     let _ = write!(
         s,
-        "<section class=\"server-series\" id=\"{prefix}-server\"><h3>The server during the run</h3><p class=\"muted\">From the server's own <code>/metrics</code> (<code>server_metrics.csv</code>), scraped while the ladder ran; a failed scrape is a gap. Dashed lines: each step's start.</p><div class=\"charts\">"
+        "<section class=\"server-series\" id=\"{prefix}-server\"><h3>The server during the run</h3><p class=\"muted\">From the server's own <code>/metrics</code> (<code>server_metrics.csv</code>), scraped while the ladder ran; a failed scrape is a gap. Dashed lines: each step's start.</p><div class=\"charts\"{}>",
+        anchor
     );
     let marks = step_marks(view, rows);
     let requests = vec![

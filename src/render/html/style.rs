@@ -12,7 +12,6 @@ body{margin:0 auto;max-width:1500px;padding:16px 24px;background:var(--bg);color
 font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:19px;margin:24px 0 8px}h3{font-size:16px;margin:18px 0 6px}h4{font-size:14px}
 .muted{color:var(--muted);font-weight:normal}
-.note{color:var(--muted)}
 .warning{border-left:4px solid var(--warn);background:var(--panel);padding:6px 10px}
 .outcome.pass{color:var(--good)}.outcome.regression{color:var(--bad)}.outcome.inconclusive{color:var(--warn)}
 .findings li{margin:2px 0}
@@ -49,7 +48,7 @@ pre{background:var(--panel);padding:8px 10px;overflow:auto;font-size:12px;white-
 @page{size:A4 landscape;margin:9mm}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#444;--grid:#ddd;--panel:#f3f3f3;--c0:#0072B2;--c4:#56B4E9;--c7:#000;--band:rgba(240,228,66,.4)}
 body{max-width:none;padding:0;font-size:10px}
-.charts,table{break-inside:avoid}header .note{display:none}h1{font-size:15px}h2{font-size:13px;margin:4px 0}section.model~section.model,section.verdict,section.about{break-before:page}
+.charts,table{break-inside:avoid}h1{font-size:15px}h2{font-size:13px;margin:4px 0}section.model~section.model,section.verdict,section.about{break-before:page}
 .charts{grid-template-columns:repeat(3,1fr);gap:2px 8px}
 svg.chart{max-height:50mm}
 table{font-size:9px}h3{margin:2px 0}
