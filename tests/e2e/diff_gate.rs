@@ -1,7 +1,8 @@
 //! The release gate end to end: same server passes, slower decode fails with exit 3 naming the
 //! metric, a different workload refuses to judge (exit 1) and shows the scenario diff.
 
-use crate::support::{sim_scenario, Project};
+use crate::support::session::Session;
+use crate::support::sim_scenario;
 
 fn gate_scenario(max_tokens: u32) -> String {
     sim_scenario(
@@ -18,61 +19,41 @@ fn gate_scenario(max_tokens: u32) -> String {
          itl: {p90: 200%, p99: 200%, floor: 5ms}\n  e2e: {p90: 200%, p99: 200%, floor: 100ms}\n  throughput: 90%\n"
 }
 
-/// A project with the gate scenario and a baseline saved from one run of it.
-fn project_with_baseline() -> (Project, std::path::PathBuf, std::path::PathBuf) {
-    let p = Project::new();
-    let f = p.scenario("gate", &gate_scenario(24));
-    p.ladder()
-        .args(["run", "--quiet", "--save-baseline"])
-        .arg(&f)
-        .assert()
-        .success();
-    let baseline = p.path().join("baselines/gate.csv");
-    (p, f, baseline)
-}
-
 #[test]
 fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
-    let (p, f, baseline) = project_with_baseline();
+    let s = Session::new();
+    s.scenario("gate", &gate_scenario(24));
+    s.args(["run", "--quiet", "--save-baseline", "scenarios/gate.yaml"])
+        .run();
 
     // Same server, same workload: no regression.
-    p.ladder()
-        .args(["run", "--quiet", "--against"])
-        .arg(&baseline)
-        .arg(&f)
-        .assert()
-        .code(0);
+    s.args(["run", "--quiet", "scenarios/gate.yaml"])
+        .args(["--against", "baselines/gate.csv"])
+        .run();
 
     // Decode twice as slow: TPOT regression, exit 3, names the metric.
-    let out = p
-        .ladder()
-        .args(["run", "--quiet", "--sim-set", "tpot=40ms", "--against"])
-        .arg(&baseline)
-        .arg(&f)
-        .assert()
-        .code(3);
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(stdout.contains("TPOT"), "{stdout}");
-    assert!(stdout.contains("P90"), "{stdout}");
+    s.args([
+        "run",
+        "--quiet",
+        "--sim-set",
+        "tpot=40ms",
+        "scenarios/gate.yaml",
+    ])
+    .args(["--against", "baselines/gate.csv"])
+    .code(3)
+    .stdout("TPOT")
+    .stdout("P90")
+    .run();
 
     // A different workload (max_tokens changed) refuses to judge and shows the diff.
-    let f2 = p.scenario("gate", &gate_scenario(12));
-    let runs_before = p.run_dirs("gate").len();
-    p.ladder()
-        .args(["run", "--quiet"])
-        .arg(&f2)
-        .assert()
-        .success();
-    let newest = p.run_dirs("gate");
-    assert_eq!(newest.len(), runs_before + 1);
-    let new_dir = newest.last().unwrap();
-    let out = p
-        .ladder()
-        .arg("diff")
-        .arg(&baseline)
-        .arg(new_dir)
-        .assert()
-        .code(1);
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(stdout.contains("max_tokens"), "{stdout}");
+    s.scenario("gate", &gate_scenario(12));
+    let runs_before = s.project().run_dirs("gate").len();
+    s.args(["run", "--quiet", "scenarios/gate.yaml"]).run();
+    let runs = s.project().run_dirs("gate");
+    assert_eq!(runs.len(), runs_before + 1);
+    s.args(["diff", "baselines/gate.csv"])
+        .arg(runs.last().unwrap())
+        .code(1)
+        .stdout("max_tokens")
+        .run();
 }

@@ -39,6 +39,7 @@ mod schema;
 mod search;
 mod secrets;
 mod shards;
+mod snapshots;
 mod telemetry;
 mod timeouts;
 mod tls;

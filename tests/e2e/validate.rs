@@ -1,53 +1,62 @@
 //! `ladder validate` and bad input: exit 2 and a message naming the file, line and field.
 
+use crate::support::session::{snapshot_settings, Figures, Session};
 use crate::support::Project;
-use predicates::prelude::*;
 
 const GOOD: &str = "name: ok\ntarget:\n  base_url: http://127.0.0.1:9/v1\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 16\nload:\n  ladder: [1, 2]\n  requests_per_step: 4\n";
 
 #[test]
 fn a_good_scenario_validates() {
-    let p = Project::new();
-    let f = p.scenario("ok", GOOD);
-    p.ladder()
-        .arg("validate")
-        .arg(&f)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("ok"));
+    let s = Session::new();
+    s.scenario("ok", GOOD);
+    s.args(["validate", "scenarios/ok.yaml"]).stdout("ok").run();
 }
 
-fn assert_invalid(yaml: &str, must_contain: &[&str]) {
-    let p = Project::new();
-    let f = p.scenario("bad", yaml);
-    let assert = p
-        .ladder()
+/// `ladder validate` of `yaml` as `scenarios/bad.yaml`: exit 2, nothing on stdout, a message
+/// naming the file and each of `must_contain`; the whole message is snapshot `name`.
+fn assert_invalid(name: &str, yaml: &str, must_contain: &[&str]) {
+    let s = Session::new();
+    s.scenario("bad", yaml);
+    let mut cmd = s
+        .args(["validate", "scenarios/bad.yaml"])
         .env_remove("LADDER_TEST_UNSET")
-        .arg("validate")
-        .arg(&f)
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(stderr.contains("bad.yaml"), "no file name in: {stderr}");
+        .code(2)
+        .stdout_is_empty()
+        .stderr("bad.yaml");
     for needle in must_contain {
-        assert!(stderr.contains(needle), "`{needle}` missing in: {stderr}");
+        cmd = cmd.stderr(needle);
     }
+    let stderr = cmd.run().stderr_filtered();
+    snapshot_settings(Figures::Keep).bind(|| insta::assert_snapshot!(name, stderr));
 }
 
 #[test]
 fn empty_ladder_is_rejected_with_line_and_field() {
-    assert_invalid(&GOOD.replace("[1, 2]", "[]"), &["bad.yaml:9", "ladder"]);
+    assert_invalid(
+        "validate_empty_ladder",
+        &GOOD.replace("[1, 2]", "[]"),
+        &["bad.yaml:9", "ladder"],
+    );
 }
 
 #[test]
 fn zero_and_negative_concurrency_are_rejected() {
-    assert_invalid(&GOOD.replace("[1, 2]", "[0, 2]"), &["ladder"]);
-    assert_invalid(&GOOD.replace("[1, 2]", "[-5, 2]"), &["ladder"]);
+    assert_invalid(
+        "validate_zero_streams",
+        &GOOD.replace("[1, 2]", "[0, 2]"),
+        &["ladder"],
+    );
+    assert_invalid(
+        "validate_negative_streams",
+        &GOOD.replace("[1, 2]", "[-5, 2]"),
+        &["ladder"],
+    );
 }
 
 #[test]
 fn unknown_field_gets_a_did_you_mean() {
     assert_invalid(
+        "validate_unknown_field",
         &GOOD.replace("requests_per_step", "requests_per_stp"),
         &["bad.yaml:10", "requests_per_step"],
     );
@@ -56,6 +65,7 @@ fn unknown_field_gets_a_did_you_mean() {
 #[test]
 fn unset_variable_is_named() {
     assert_invalid(
+        "validate_unset_variable",
         &GOOD.replace("http://127.0.0.1:9/v1", "${LADDER_TEST_UNSET}"),
         &["LADDER_TEST_UNSET", "bad.yaml:3"],
     );
@@ -64,6 +74,7 @@ fn unset_variable_is_named() {
 #[test]
 fn malformed_yaml_names_the_line() {
     assert_invalid(
+        "validate_malformed_yaml",
         &GOOD.replace("  models: [m]", "  models: [m"),
         &["bad.yaml"],
     );
@@ -72,6 +83,7 @@ fn malformed_yaml_names_the_line() {
 #[test]
 fn invalid_url_is_rejected() {
     assert_invalid(
+        "validate_bad_url",
         &GOOD.replace("http://127.0.0.1:9/v1", "not a url"),
         &["base_url"],
     );
@@ -80,6 +92,7 @@ fn invalid_url_is_rejected() {
 #[test]
 fn missing_prompt_file_names_the_path() {
     assert_invalid(
+        "validate_missing_prompt_file",
         &GOOD.replace("prompts/p.txt", "prompts/missing.txt"),
         &["missing.txt", "prompt_file"],
     );
@@ -118,59 +131,48 @@ fn committed_scenarios_validate() {
 #[test]
 fn out_of_range_simulator_parameter_is_rejected_before_running() {
     let yaml = "name: bad\ntarget:\n  sim: {ttft: 5ms, tpot_jitter: 1.5}\n  models: [m]\nrequest:\n  prompt_file: prompts/p.txt\nload:\n  ladder: [1]\n  requests_per_step: 2\n";
-    assert_invalid(yaml, &["bad.yaml:3", "target.sim", "tpot_jitter"]);
+    assert_invalid(
+        "validate_sim_out_of_range",
+        yaml,
+        &["bad.yaml:3", "target.sim", "tpot_jitter"],
+    );
 }
 
 #[test]
 fn validate_needs_no_secrets_but_notes_them() {
-    let p = Project::new();
-    let f = p.scenario(
+    let s = Session::new();
+    s.scenario(
         "keyed",
         &GOOD.replace(
             "  models: [m]",
             "  api_key: ${LADDER_TEST_SECRET_KEY}\n  models: [m]",
         ),
     );
-    let out = p
-        .ladder()
+    s.args(["validate", "scenarios/keyed.yaml"])
         .env_remove("LADDER_TEST_SECRET_KEY")
-        .arg("validate")
-        .arg(&f)
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("LADDER_TEST_SECRET_KEY is not set"),
-        "{stderr}"
-    );
+        .stderr("LADDER_TEST_SECRET_KEY is not set")
+        .run();
     // `run` still needs it.
-    p.ladder()
+    s.args(["run", "scenarios/keyed.yaml"])
         .env_remove("LADDER_TEST_SECRET_KEY")
-        .arg("run")
-        .arg(&f)
-        .assert()
-        .code(2);
+        .code(2)
+        .run();
 }
 
 #[test]
 fn a_variable_with_a_default_needs_no_note() {
-    let p = Project::new();
-    let f = p.scenario(
+    let s = Session::new();
+    s.scenario(
         "defaulted",
         &GOOD.replace(
             "  models: [m]",
             "  api_key: ${LADDER_TEST_SECRET_KEY:-}\n  models: [m]",
         ),
     );
-    let out = p
-        .ladder()
+    s.args(["validate", "scenarios/defaulted.yaml"])
         .env_remove("LADDER_TEST_SECRET_KEY")
-        .arg("validate")
-        .arg(&f)
-        .assert()
-        .success();
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(!stderr.contains("is not set"), "{stderr}");
+        .stderr_lacks("is not set")
+        .run();
 }
 
 #[test]
@@ -221,18 +223,16 @@ fn unwritable_output_and_missing_baseline_fail_before_any_traffic() {
 
 #[test]
 fn a_pool_of_two_runs_is_warned_about() {
-    let p = Project::new();
-    let f = p.scenario("two", &format!("{GOOD}baselines:\n  keep: 2\n"));
-    let out = p.ladder().arg("validate").arg(&f).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(
-        stderr.contains("baselines.keep is 2") && stderr.contains("≥ 3 runs"),
-        "{stderr}"
-    );
-    let f = p.scenario("three", &format!("{GOOD}baselines:\n  keep: 3\n"));
-    let out = p.ladder().arg("validate").arg(&f).output().unwrap();
-    assert!(!String::from_utf8_lossy(&out.stderr).contains("warning"));
+    let s = Session::new();
+    s.scenario("two", &format!("{GOOD}baselines:\n  keep: 2\n"));
+    s.args(["validate", "scenarios/two.yaml"])
+        .stderr("baselines.keep is 2")
+        .stderr("≥ 3 runs")
+        .run();
+    s.scenario("three", &format!("{GOOD}baselines:\n  keep: 3\n"));
+    s.args(["validate", "scenarios/three.yaml"])
+        .stderr_lacks("warning")
+        .run();
 }
 
 #[test]
