@@ -103,4 +103,25 @@ mod tests {
         assert_eq!(read_requests_csv(&path, true).unwrap().len(), 2);
         assert!(read_requests_csv(&path, false).is_err());
     }
+
+    /// The crash-safety promise in pretend time (the e2e kill tests wait for the rows instead):
+    /// a record waits in memory less than `FLUSH_EVERY`, then the next push or tick writes it.
+    #[tokio::test(start_paused = true)]
+    async fn a_record_reaches_the_disk_within_flush_every() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("requests.csv");
+        let rows = || read_requests_csv(&path, true).unwrap().len();
+        let mut a = RequestsAppender::create(&path).unwrap();
+        a.push(&request("m", 1, 0, 0)).unwrap();
+        tokio::time::advance(FLUSH_EVERY - Duration::from_millis(1)).await;
+        a.flush_if_due().unwrap();
+        assert_eq!(rows(), 0, "buffered until the interval is up");
+        tokio::time::advance(Duration::from_millis(1)).await;
+        a.flush_if_due().unwrap();
+        assert_eq!(rows(), 1, "a tick at FLUSH_EVERY writes it");
+        // A push after a quiet second writes at once, itself included.
+        tokio::time::advance(FLUSH_EVERY).await;
+        a.push(&request("m", 1, 0, 1)).unwrap();
+        assert_eq!(rows(), 2);
+    }
 }

@@ -3,71 +3,34 @@
 //! records are on disk and parseable up to about the last second, which `ladder summarize`,
 //! `ladder diff` and `ladder report` read and say is incomplete, naming where it stopped.
 //!
-//! An external `ladder sim` tells which requests it finished and when (`/sim/truth`), so the test
-//! checks "every request the server finished well before the kill is in requests.csv" without
-//! guessing at timing; the run directory's own `meta.json` tells when a step has ended.
+//! An external `ladder sim` tells which requests it finished (`/sim/truth`), so the test
+//! checks "every request the server finished, once on disk, survives the kill" without guessing
+//! at timing; the run directory's own `meta.json` tells when a step has ended.
 
-use crate::interrupt::{get_json, ladder_cmd, stderr_lines, wait_for_line, SimProcess};
-use crate::support::Project;
+use crate::support::process::{
+    ladder_cmd, request_ids_on_disk, stderr_lines, wait_for_line, wait_until,
+};
+use crate::support::{start_sim, url_scenario, Project, Sim};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, Instant};
 
-/// More than the one-second flush interval, with room for a loaded machine: the window the
-/// product promises ("loses at most about the last second"), not a guess at where the run is.
-const SETTLE: Duration = Duration::from_millis(2500);
-
-/// Starts `ladder sim` (about 60 ms per request) and returns it with its base URL and address.
-fn start_sim() -> (SimProcess, String, String) {
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_ladder"));
-    sim.args(["sim", "--port", "0", "--bind", "127.0.0.1"])
-        .args([
-            "--set",
-            "ttft=20ms",
-            "--set",
-            "tpot=2ms",
-            "--set",
-            "tpot_jitter=0",
-        ])
-        .args(["--set", "output_tokens=20"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut sim = SimProcess(sim.spawn().expect("start ladder sim"));
-    let mut first = String::new();
-    BufReader::new(sim.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let base_url = first.trim().to_string();
-    let addr = base_url
-        .strip_prefix("http://")
-        .and_then(|r| r.strip_suffix("/v1"))
-        .unwrap_or_else(|| panic!("unexpected base URL `{base_url}`"))
-        .to_string();
-    (sim, base_url, addr)
+/// `ladder sim` at about 60 ms per request.
+fn sim() -> Sim {
+    start_sim(&["ttft=20ms", "tpot=2ms", "tpot_jitter=0", "output_tokens=20"])
 }
 
 /// Request ids the server finished (status 200, last token sent).
-fn finished_ids(addr: &str) -> BTreeSet<String> {
-    get_json(addr, "/sim/truth")
+fn finished_ids(sim: &Sim) -> BTreeSet<String> {
+    sim.truth()
         .as_array()
         .into_iter()
         .flatten()
         .filter(|r| r["status"] == 200 && r["last_token_ms"].is_number())
         .filter_map(|r| r["request_id"].as_str().map(str::to_string))
         .collect()
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn run_dir(p: &Project) -> Option<PathBuf> {
@@ -89,45 +52,38 @@ fn kill9(mut child: Child) {
 
 /// Runs the ladder [2, 4] (6 s steps, `pause` between them) and kills it at `when`; then checks
 /// what is on disk. `when` returns once the moment has come, told by what the run prints
-/// (`progress: … step 2/2 … started`), writes (meta.json) and the server has finished.
+/// (`progress: … step 2/2 … started`), writes (meta.json) and the server has finished. The kill
+/// comes once every request the server had finished by then is in requests.csv (the run
+/// appends at least every second: `store::appender`'s paused-clock test), so what is checked
+/// after it is that those rows survived the kill whole, not how fast this machine is.
 fn kill_and_check(
     pause: &str,
-    when: impl FnOnce(&Project, &str, &Receiver<String>),
+    when: impl FnOnce(&Project, &Sim, &Receiver<String>),
     stopped: &str,
 ) {
     let p = Project::new();
-    let (_sim, base_url, addr) = start_sim();
-    let yaml = format!(
-        "name: crash\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\n\
-         request:\n  prompt_file: prompts/p.txt\n  max_tokens: 20\nload:\n  ladder: [2, 4]\n  \
-         duration: 6s\n  pause_between_steps: {pause}\n"
-    );
+    let sim = sim();
+    let load = format!("  ladder: [2, 4]\n  duration: 6s\n  pause_between_steps: {pause}");
+    let yaml = url_scenario("crash", &sim.base_url, &load, 20);
     let f = p.scenario("crash", &yaml);
     let mut child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
     let lines = stderr_lines(&mut child);
-    when(&p, &addr, &lines);
-    let before = finished_ids(&addr);
-    std::thread::sleep(SETTLE);
+    when(&p, &sim, &lines);
+    let before = finished_ids(&sim);
+    assert!(!before.is_empty());
+    let dir = run_dir(&p).expect("a run directory");
+    wait_until("the finished requests in requests.csv", || {
+        let on_disk: BTreeSet<String> = request_ids_on_disk(&dir).into_iter().collect();
+        before.is_subset(&on_disk)
+    });
     kill9(child);
 
-    let dir = run_dir(&p).expect("a run directory");
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("meta.json")).unwrap()).unwrap();
     assert_eq!(meta["complete"], Value::Bool(false), "{meta}");
-    // Every request the server finished SETTLE before the kill is on disk, in a parseable row
-    // (a torn last row is allowed: readers drop it).
-    let text = std::fs::read_to_string(dir.join("requests.csv")).unwrap();
-    let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
-    let mut rdr = csv::Reader::from_reader(whole.as_bytes());
-    let id_col = rdr
-        .headers()
-        .unwrap()
-        .iter()
-        .position(|h| h == "request_id");
-    let on_disk: BTreeSet<String> = rdr
-        .records()
-        .map(|r| r.expect("parseable row")[id_col.unwrap()].to_string())
-        .collect();
+    // After the kill, every one of them is still there in a parseable row (a torn last row is
+    // allowed: readers drop it).
+    let on_disk: BTreeSet<String> = request_ids_on_disk(&dir).into_iter().collect();
     let missing: Vec<&String> = before.difference(&on_disk).collect();
     assert!(
         missing.is_empty(),
@@ -135,7 +91,6 @@ fn kill_and_check(
         missing.len(),
         before.len()
     );
-    assert!(!before.is_empty());
 
     let out = p.ladder().arg("summarize").arg(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -187,7 +142,7 @@ fn kill_and_check(
 fn sigkill_early_in_a_step() {
     kill_and_check(
         "0s",
-        |_, addr, _| wait_until("3 finished requests", || finished_ids(addr).len() >= 3),
+        |_, sim, _| wait_until("3 finished requests", || finished_ids(sim).len() >= 3),
         "stopped in step 1 of 2",
     );
 }
@@ -209,12 +164,12 @@ fn sigkill_between_steps() {
 fn sigkill_in_the_last_step() {
     kill_and_check(
         "0s",
-        |_, addr, lines| {
+        |_, sim, lines| {
             wait_for_line(lines, "step 2/2");
             // Some requests of step 2 done, so the kill lands inside it.
-            let before = finished_ids(addr).len();
+            let before = finished_ids(sim).len();
             wait_until("3 requests of step 2", || {
-                finished_ids(addr).len() >= before + 3
+                finished_ids(sim).len() >= before + 3
             });
         },
         "stopped in step 2 of 2",

@@ -4,13 +4,11 @@
 //! here, between ladder and an external `ladder sim`, adds 300 ms to every request on its way
 //! in: that must show up in `headers_ms`, leave the server queue flat, and be called network.
 
-use crate::interrupt::SimProcess;
-use crate::support::{col, read_csv, sim_scenario, Project};
+use crate::support::{col, read_csv, sim_scenario, start_sim, url_scenario, Project};
 use ladder::sim::TruthRecord;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -257,38 +255,13 @@ fn delay_proxy(upstream: String, delay: Duration) -> String {
 
 #[test]
 fn a_delay_proxy_shows_up_in_headers_and_is_called_network() {
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_ladder"));
-    sim.args(["sim", "--port", "0", "--bind", "127.0.0.1"])
-        .args([
-            "--set",
-            "ttft=20ms",
-            "--set",
-            "tpot=2ms",
-            "--set",
-            "tpot_jitter=0",
-        ])
-        .args(["--set", "output_tokens=6"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut sim = SimProcess(sim.spawn().expect("start ladder sim"));
-    let mut first = String::new();
-    BufReader::new(sim.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let base_url = first.trim().to_string();
-    let upstream = base_url
-        .strip_prefix("http://")
-        .and_then(|r| r.strip_suffix("/v1"))
-        .unwrap()
-        .to_string();
+    let sim = start_sim(&["ttft=20ms", "tpot=2ms", "tpot_jitter=0", "output_tokens=6"]);
+    let base_url = sim.base_url.clone();
+    let upstream = sim.addr().to_string();
     let proxy = delay_proxy(upstream, Duration::from_millis(300));
     let p = Project::new();
-    let scenario = |url: &str| {
-        format!(
-            "name: net\ntarget:\n  api: openai-chat\n  base_url: {url}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 6\nload:\n  ladder: [2]\n  requests_per_step: 40\n"
-        )
-    };
+    let scenario =
+        |url: &str| url_scenario("net", url, "  ladder: [2]\n  requests_per_step: 40", 6);
     let direct = p.scenario("direct", &scenario(&base_url));
     let slow = p.scenario("slow", &scenario(&format!("http://{proxy}/v1")));
     p.ladder()

@@ -3,30 +3,21 @@
 //! file and exits 1; signals arriving together (a process group's stop) are one stop; a later
 //! one cancels in-flight requests at once and still writes everything.
 //!
-//! The tests wait for observable facts before signalling: the handlers in /proc/PID/status,
-//! the server's own counters, the messages on stderr. Pauses remain where the pause is the
-//! point: a deliberate second Ctrl-C comes more than a second after the first, and the
-//! process-group test signals at several moments of a run.
+//! The tests wait for observable facts before signalling (`support::process`): the handlers in
+//! /proc/PID/status, the server's own counters, the lines on stderr, the rows in requests.csv.
+//! One pause remains, where the pause is the point: a deliberate second Ctrl-C comes more than
+//! a second after the first (signals within a second of each other are one stop).
 
-use crate::support::{read_csv, sim_scenario, Project};
+use crate::support::process::{
+    ladder_cmd, request_ids_on_disk, rest_of, stderr_lines, wait_for_line, wait_until,
+};
+use crate::support::{files_under, read_csv, sim_scenario, start_sim, url_scenario, Project};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
-
-pub(crate) fn ladder_cmd(p: &Project) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ladder"));
-    c.current_dir(p.path())
-        .env_remove("NO_COLOR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
 
 fn signal(child: &Child, sig: &str) {
     let status = Command::new("kill")
@@ -64,47 +55,6 @@ fn wait_for_handlers(child: &Child) {
     }
 }
 
-/// Forwards a child's stderr lines to a channel (and keeps them for failure messages).
-pub(crate) fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().expect("piped stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-/// The stderr lines not read yet, to the end of the stream: after the process exited, its
-/// last lines may still be on their way through the reader thread (`try_iter` would miss them).
-pub(crate) fn rest_of(rx: &mpsc::Receiver<String>) -> Vec<String> {
-    std::iter::from_fn(|| rx.recv_timeout(Duration::from_secs(10)).ok()).collect()
-}
-
-/// Waits for a stderr line containing `needle`; returns everything read so far.
-pub(crate) fn wait_for_line(rx: &mpsc::Receiver<String>, needle: &str) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut seen = Vec::new();
-    while Instant::now() < deadline {
-        match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(line) => {
-                let hit = line.contains(needle);
-                seen.push(line);
-                if hit {
-                    return seen;
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    panic!("no stderr line with `{needle}`; got {seen:?}");
-}
-
 /// Waits for the child to exit (killing it after `limit`); returns its status and stdout.
 fn wait_exit(mut child: Child, limit: Duration) -> (ExitStatus, String, Duration) {
     let t0 = Instant::now();
@@ -125,23 +75,6 @@ fn wait_exit(mut child: Child, limit: Duration) -> (ExitStatus, String, Duration
     }
 }
 
-/// A plain HTTP GET to 127.0.0.1, returning the parsed JSON body.
-pub(crate) fn get_json(addr: &str, path: &str) -> Value {
-    let mut s = TcpStream::connect(addr).expect("connect to the simulator");
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)
-        .expect("read the simulator's answer");
-    let text = String::from_utf8_lossy(&raw);
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("GET {path}: {e}: {text}"))
-}
-
 fn request_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
     let (h, rows) = read_csv(&dir.join("requests.csv"));
     rows.into_iter()
@@ -151,18 +84,7 @@ fn request_rows(dir: &Path) -> Vec<BTreeMap<String, String>> {
 
 /// Every file under `root` parses as what its extension says, and no temp file is left.
 fn all_files_parse(root: &Path) -> usize {
-    let mut stack = vec![root.to_path_buf()];
-    let mut files: Vec<PathBuf> = Vec::new();
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files.push(p);
-            }
-        }
-    }
+    let files = files_under(root);
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
         assert!(
@@ -194,16 +116,6 @@ fn all_files_parse(root: &Path) -> usize {
     files.len()
 }
 
-/// Kills the external simulator when the test ends, pass or fail.
-pub(crate) struct SimProcess(pub(crate) Child);
-
-impl Drop for SimProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// SIGINT in the middle of a step against an external simulator whose counters tell when
 /// requests have completed and one is stalled in flight. Everything the server completed is in
 /// requests.csv as `ok` with full timings; the stalled ones are `interrupted`.
@@ -211,58 +123,37 @@ impl Drop for SimProcess {
 fn sigint_mid_step_keeps_every_completed_request() {
     let p = Project::new();
     // ~120 ms per request; 10% stall for 30 s (longer than the 2 s grace).
-    let mut sim = Command::new(env!("CARGO_BIN_EXE_ladder"));
-    sim.args(["sim", "--port", "0", "--bind", "127.0.0.1"])
-        .args([
-            "--set",
-            "ttft=20ms",
-            "--set",
-            "tpot=5ms",
-            "--set",
-            "tpot_jitter=0",
-        ])
-        .args(["--set", "output_tokens=20", "--set", "seed=3"])
-        .args(["--set", "faults.stall=0.1", "--set", "faults.stall_for=30s"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut sim = SimProcess(sim.spawn().expect("start ladder sim"));
-    let mut first = String::new();
-    BufReader::new(sim.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let base_url = first.trim().to_string();
-    let addr = base_url
-        .strip_prefix("http://")
-        .and_then(|r| r.strip_suffix("/v1"))
-        .unwrap_or_else(|| panic!("unexpected base URL `{base_url}`"))
-        .to_string();
-
-    let yaml = format!(
-        "name: intr\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: 20\nload:\n  ladder: [4]\n  duration: 60s\n  warmup_requests: 0\n"
+    let sim = start_sim(&[
+        "ttft=20ms",
+        "tpot=5ms",
+        "tpot_jitter=0",
+        "output_tokens=20",
+        "seed=3",
+        "faults.stall=0.1",
+        "faults.stall_for=30s",
+    ]);
+    let yaml = url_scenario(
+        "intr",
+        &sim.base_url,
+        "  ladder: [4]\n  duration: 60s\n  warmup_requests: 0",
+        20,
     );
     let f = p.scenario("intr", &yaml);
     let mut child = ladder_cmd(&p).arg("run").arg(&f).spawn().unwrap();
     let err_rx = stderr_lines(&mut child);
 
     // Wait until the server has completed some requests and holds at least one stalled.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let completed_before = loop {
-        let done = get_json(&addr, "/sim/truth")
+    let completed = || {
+        sim.truth()
             .as_array()
-            .map_or(0, |t| t.iter().filter(|r| r["status"] == 200).count());
-        let stalls = get_json(&addr, "/sim/stats")["faults"]["stall"]
-            .as_u64()
-            .unwrap_or(0);
-        if done >= 3 && stalls >= 1 {
-            break done;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no progress: {done} done, {stalls} stalls"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+            .map_or(0, |t| t.iter().filter(|r| r["status"] == 200).count())
     };
+    let stalls = || sim.stats()["faults"]["stall"].as_u64().unwrap_or(0);
+    let mut completed_before = 0;
+    wait_until("3 requests done and one stalled", || {
+        completed_before = completed();
+        completed_before >= 3 && stalls() >= 1
+    });
     wait_for_handlers(&child);
     signal(&child, "INT");
     let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
@@ -290,8 +181,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
         .unwrap();
 
     let rows = request_rows(dir);
-    let stats = get_json(&addr, "/sim/stats");
-    let stalls = stats["faults"]["stall"].as_u64().unwrap();
+    let stalls = stalls();
     let mut ok_ids = BTreeSet::new();
     let mut interrupted = 0;
     for r in &rows {
@@ -310,7 +200,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
     // Each stalled request was in flight past the grace period: cancelled, and recorded.
     assert_eq!(interrupted, stalls, "stalled requests vs interrupted rows");
     // Every request the server finished normally is in requests.csv as ok, and vice versa.
-    let truth = get_json(&addr, "/sim/truth");
+    let truth = sim.truth();
     let served_ok: BTreeSet<String> = truth
         .as_array()
         .unwrap()
@@ -397,10 +287,11 @@ fn sigterm_cancels_in_flight_requests_as_interrupted() {
 #[test]
 fn second_sigint_cancels_at_once_and_still_writes_everything() {
     let p = Project::new();
+    const LOAD: &str = "  ladder: [2]\n  requests_per_step: 4\n  warmup_requests: 0";
     let yaml = sim_scenario(
         "twice",
         "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 4",
-        "  ladder: [2]\n  requests_per_step: 4\n  warmup_requests: 0",
+        LOAD,
         4,
     );
     let f = p.scenario("twice", &yaml);
@@ -419,16 +310,18 @@ fn second_sigint_cancels_at_once_and_still_writes_everything() {
         std::fs::read(&sidecar).unwrap(),
     );
 
-    // Now a run that cannot finish: every stream stalls for 30 s.
+    // Now a run that cannot finish: the same scenario against an external simulator on which
+    // every stream stalls for 30 s, so the test can see the requests in flight.
+    let sim = start_sim(&[
+        "ttft=5ms",
+        "tpot=1ms",
+        "output_tokens=8",
+        "faults.stall=1",
+        "faults.stall_for=30s",
+    ]);
+    let f = p.scenario("twice", &url_scenario("twice", &sim.base_url, LOAD, 4));
     let mut child = ladder_cmd(&p)
         .args(["run", "--save-baseline"])
-        .args([
-            "--sim-set",
-            "faults.stall=1",
-            "--sim-set",
-            "faults.stall_for=30s",
-        ])
-        .args(["--sim-set", "output_tokens=8"])
         .arg(&f)
         // A grace period far longer than a loaded machine's delays: only the second signal can
         // end the run before it (with the default 2 s, the grace sometimes ran out first).
@@ -438,11 +331,12 @@ fn second_sigint_cancels_at_once_and_still_writes_everything() {
     let err_rx = stderr_lines(&mut child);
     wait_for_line(&err_rx, "ladder: twice");
     wait_for_handlers(&child);
-    // Requests must be in flight (stalled) when the first signal comes: signalled before the
-    // step started, the run had nothing to wait for and ended before the second one (what
-    // failed under load). The step's start line, then a moment for its requests to be sent.
-    wait_for_line(&err_rx, "started");
-    std::thread::sleep(Duration::from_millis(500));
+    // Requests must be in flight when the first signal comes: signalled before the step's
+    // requests went out, the run had nothing to wait for and ended before the second signal
+    // (what failed under load). The server says when both streams' requests are stalled.
+    wait_until("both streams stalled at the server", || {
+        sim.stats()["faults"]["stall"].as_u64().unwrap_or(0) >= 2
+    });
     let first_sent = Instant::now();
     signal(&child, "INT");
     wait_for_line(&err_rx, "interrupted:");
@@ -508,8 +402,10 @@ fn group_stop_signals_arriving_together_are_one_stop() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let baseline = p.path().join("baselines/group.csv");
-    // After the banner: at once (first requests not yet out), early in step 1, later on.
-    for delay_ms in [0u64, 150, 600] {
+    // At once after the banner (first requests not yet out), as step 1 starts, and once its
+    // first records are on disk (about a second in, some requests stalled in flight).
+    for moment in ["at once", "step started", "records on disk"] {
+        let earlier = p.run_dirs("group");
         let mut cmd = ladder_cmd(&p);
         cmd.args(["run", "--no-step-summary", "--format", "junit", "--against"])
             .arg(&baseline)
@@ -526,7 +422,16 @@ fn group_stop_signals_arriving_together_are_one_stop() {
         let err_rx = stderr_lines(&mut child);
         wait_for_line(&err_rx, "ladder: group");
         wait_for_handlers(&child);
-        std::thread::sleep(Duration::from_millis(delay_ms));
+        match moment {
+            "step started" => drop(wait_for_line(&err_rx, "step 1/2")),
+            "records on disk" => wait_until("records in requests.csv", || {
+                p.run_dirs("group")
+                    .iter()
+                    .filter(|d| !earlier.contains(d))
+                    .any(|d| !request_ids_on_disk(d).is_empty())
+            }),
+            _ => {}
+        }
         // As `timeout` does: the child first, then its whole group; here also SIGINT. The
         // first has been acted on (its message is out) before the others are sent.
         signal(&child, "TERM");
@@ -539,23 +444,23 @@ fn group_stop_signals_arriving_together_are_one_stop() {
         signal(&child, "INT");
         let (status, stdout, _) = wait_exit(child, Duration::from_secs(30));
         let stderr: Vec<String> = rest_of(&err_rx);
-        assert_eq!(status.code(), Some(1), "at +{delay_ms} ms: {stderr:?}");
+        assert_eq!(status.code(), Some(1), "at {moment}: {stderr:?}");
         assert!(
             !stderr
                 .iter()
                 .any(|l| l.contains("interrupted again") || l.contains("exiting now")),
-            "signals arriving together taken as a second stop at +{delay_ms} ms: {stderr:?}"
+            "signals arriving together taken as a second stop at {moment}: {stderr:?}"
         );
         let doc = roxmltree::Document::parse(&stdout)
-            .unwrap_or_else(|e| panic!("at +{delay_ms} ms: {e}: {stdout:?} {stderr:?}"));
+            .unwrap_or_else(|e| panic!("at {moment}: {e}: {stdout:?} {stderr:?}"));
         assert!(
             doc.descendants()
                 .any(|n| n.has_tag_name("failure") && n.attribute("type") == Some("incomplete")),
-            "at +{delay_ms} ms: {stdout}"
+            "at {moment}: {stdout}"
         );
         let dir = p.run_dirs("group").into_iter().max().unwrap();
         for f in ["summary.csv", "findings.json", "meta.json", "requests.csv"] {
-            assert!(dir.join(f).is_file(), "at +{delay_ms} ms: {f} missing");
+            assert!(dir.join(f).is_file(), "at {moment}: {f} missing");
         }
         all_files_parse(&dir);
         std::fs::remove_dir_all(&dir).unwrap();

@@ -3,7 +3,8 @@
 //! total load (same request counts and concurrency per step; percentiles within a generous
 //! tolerance), and a shard killed mid-run must be reported by `merge`, never dropped silently.
 
-use crate::support::{read_csv, Project};
+use crate::support::process::{stderr_lines, wait_for_line};
+use crate::support::{read_csv, url_scenario, Project};
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -22,14 +23,8 @@ fn start_sim() -> crate::support::Sim {
 
 /// A scenario against `base_url`; `load` is the ladder and budget.
 fn scenario(p: &Project, base_url: &str, load: &str) -> std::path::PathBuf {
-    p.scenario(
-        "shardy",
-        &format!(
-            "name: shardy\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\n\
-             request:\n  prompt_file: prompts/p.txt\n  max_tokens: 10\n\
-             load:\n{load}  warmup_requests: 0\n"
-        ),
-    )
+    let load = format!("{load}  warmup_requests: 0");
+    p.scenario("shardy", &url_scenario("shardy", base_url, &load, 10))
 }
 
 /// RFC 3339 `secs` seconds from now (whole seconds).
@@ -203,8 +198,8 @@ fn a_shard_killed_mid_run_is_reported_by_merge() {
     // merge reads it either way) and shard 2 as its second step starts (after step 1 was
     // flushed), each told by the shard's own `progress: … step I/2 … started` line.
     for (victim, step) in [(1, "step 1/2"), (2, "step 2/2")] {
-        let lines = crate::interrupt::stderr_lines(&mut shards[victim]);
-        crate::interrupt::wait_for_line(&lines, step);
+        let lines = stderr_lines(&mut shards[victim]);
+        wait_for_line(&lines, step);
         shards[victim].kill().unwrap();
     }
     for (i, child) in shards.into_iter().enumerate() {

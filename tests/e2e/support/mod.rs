@@ -1,8 +1,11 @@
-//! A small builder for user-like sessions: a temp project with a scenario and prompt files,
-//! and helpers to run `ladder` and read what it wrote.
+//! What the end-to-end tests share: a temp project with a scenario and prompt files, helpers to
+//! run `ladder` and read what it wrote, an external `ladder sim`; `session` (a user's commands
+//! and insta snapshots of their output) and `process` (a running `ladder`: its stderr lines,
+//! waiting for what it prints or writes).
 
 #![allow(dead_code)]
 
+pub mod process;
 pub mod session;
 
 use assert_cmd::Command;
@@ -60,20 +63,25 @@ impl Project {
 
     /// Every file under the project, recursively (for leak checks).
     pub fn all_files(&self) -> Vec<PathBuf> {
-        let mut out = Vec::new();
-        let mut stack = vec![self.dir.path().to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else {
-                    out.push(p);
-                }
+        files_under(self.dir.path())
+    }
+}
+
+/// Every file under `root`, recursively.
+pub fn files_under(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
             }
         }
-        out
     }
+    out
 }
 
 /// Reads a CSV file into header + rows of strings.
@@ -108,10 +116,37 @@ pub fn sim_scenario(name: &str, sim: &str, load: &str, max_tokens: u32) -> Strin
     )
 }
 
+/// A scenario against a server at `base_url` (an external `ladder sim`); `load` as above.
+pub fn url_scenario(name: &str, base_url: &str, load: &str, max_tokens: u32) -> String {
+    format!(
+        "name: {name}\ntarget:\n  api: openai-chat\n  base_url: {base_url}\n  models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  max_tokens: {max_tokens}\nload:\n{load}\n"
+    )
+}
+
 /// A `ladder sim` child on a free port, killed when dropped.
 pub struct Sim {
     child: std::process::Child,
     pub base_url: String,
+}
+
+impl Sim {
+    /// `127.0.0.1:PORT`, for the simulator's own endpoints (`/sim/truth`, `/sim/stats`).
+    pub fn addr(&self) -> &str {
+        self.base_url
+            .strip_prefix("http://")
+            .and_then(|r| r.strip_suffix("/v1"))
+            .unwrap_or_else(|| panic!("unexpected base URL `{}`", self.base_url))
+    }
+
+    /// `GET /sim/truth`: one entry per request the simulator answered.
+    pub fn truth(&self) -> serde_json::Value {
+        process::get_json(self.addr(), "/sim/truth")
+    }
+
+    /// `GET /sim/stats`: the simulator's counters (faults injected, requests served).
+    pub fn stats(&self) -> serde_json::Value {
+        process::get_json(self.addr(), "/sim/stats")
+    }
 }
 
 impl Drop for Sim {
