@@ -177,6 +177,7 @@ fn report_judges_every_simulator_example_like_diff() {
         let dirs = p.run_dirs(&format!("{name}/{name}"));
         assert_eq!(dirs.len(), 1, "{name}: one run directory");
         report_agrees_with_diff(&p, &dirs[0], &dirs[0], "recorded with the run");
+        examples_show_what_they_say(name, &dirs[0]);
         if *name == "demo" {
             report_agrees_with_diff(
                 &p,
@@ -185,6 +186,27 @@ fn report_judges_every_simulator_example_like_diff() {
                 "recorded with the run",
             );
         }
+    }
+}
+
+/// What an example's header promises is in its run: sim-faults' stalls happen (its simulator
+/// counts them), prefill-sweep's straight-line prefill is a slope, not a knee.
+fn examples_show_what_they_say(name: &str, dir: &std::path::Path) {
+    let json = |file: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap()
+    };
+    match name {
+        "sim-faults" => {
+            let stats = json("sim_stats.json");
+            assert!(stats["faults"]["stall"].as_u64() >= Some(1), "{stats}");
+        }
+        "prefill-sweep" => {
+            let knee = &json("findings.json")[0]["knee"];
+            assert_eq!(knee["status"], "none", "{knee}");
+            let slope = knee["ttft_ms_per_1k_tokens"].as_f64().unwrap();
+            assert!((35.0..=70.0).contains(&slope), "0.05 ms a token: {knee}");
+        }
+        _ => {}
     }
 }
 
