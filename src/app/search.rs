@@ -105,15 +105,37 @@ pub(super) async fn then_refine<B: Backend>(
     crate::app::refine::refine_steps(s, backend, progress, interrupt, recorder).await
 }
 
+/// "The search ran 4 more steps, in this order: 32, 23, 19, 21 (the table lists them by
+/// load)." over one model's rows: the steps numbered after the planned ones, but for the last
+/// `refined` (refine's, which ran after the search's).
+fn search_order(s: &Scenario, mine: &[&StepSummary], refined: usize) -> Option<String> {
+    let planned = s.load.ladder.len() as u32;
+    let mut extra: Vec<&StepSummary> = mine.iter().copied().filter(|r| r.step > planned).collect();
+    extra.sort_by_key(|r| r.step);
+    extra.truncate(extra.len().saturating_sub(refined));
+    let values: Vec<String> = extra.iter().map(|r| r.concurrency.to_string()).collect();
+    let n = values.len();
+    (n > 0).then(|| {
+        format!(
+            "The search ran {n} more step{}, in this order: {} (the table lists them by load).",
+            if n == 1 { "" } else { "s" },
+            values.join(", ")
+        )
+    })
+}
+
 /// Steps already run (the next one is numbered one more).
 pub(super) fn steps_run(rows: &[StepSummary]) -> u32 {
     rows.iter().map(|r| r.step).max().unwrap_or(0)
 }
 
-/// Each model's capacity under the search's SLO, in its findings and as its first sentence.
+/// Each model's capacity under the search's SLO, in its findings and as its first sentence,
+/// then the order the search ran its steps in (the table lists them by load). `refined` steps
+/// ran after the search's.
 pub(super) fn add_capacity(
     s: &Scenario,
     rows: &[StepSummary],
+    refined: usize,
     findings: &mut [findings::ModelFindings],
 ) {
     let Some(spec) = s.load.search.as_ref() else {
@@ -121,6 +143,9 @@ pub(super) fn add_capacity(
     };
     for f in findings.iter_mut() {
         let mine: Vec<&StepSummary> = rows.iter().filter(|r| r.model == f.model).collect();
+        if let Some(order) = search_order(s, &mine, refined) {
+            f.notes.insert(0, order);
+        }
         f.capacity = search::capacity(&mine, &spec.slo);
         let sentence = match &f.capacity {
             Some(c) => format!("{}.", c.sentence(&spec.slo)),

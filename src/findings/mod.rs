@@ -302,7 +302,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
     };
     let mut order: Vec<usize> = (0..steps.len()).collect();
     // By value: the ladder's order, also when `refine` ran steps in between afterwards.
-    order.sort_by_key(|&i| (steps[i].concurrency, steps[i].step));
+    order.sort_by_key(|&i| steps[i].ladder_order());
     let rows: Vec<&StepSummary> = order.iter().map(|&i| &steps[i]).collect();
     let extra: Vec<StepExtras> = order
         .iter()

@@ -57,7 +57,7 @@ pub fn run_table_marked(
             out.push_str(&format!("model: {model}\n"));
         }
         let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
-        steps.sort_by_key(|r| r.step);
+        steps.sort_by_key(|r| r.ladder_order());
         let mut b = Builder::default();
         // Rate ladders add the send lag and TTFT from the scheduled time; prompt caches their share.
         let rate = steps.iter().any(|r| r.offered_rps.is_some());

@@ -152,6 +152,14 @@ pub struct StepSummary {
 }
 
 impl StepSummary {
+    /// A model's steps in ladder order: by the step's value (streams, rate, prompt size,
+    /// speed), then by run order. The steps a search or `refine` adds after the planned ones
+    /// take their place in the curve; their numbers keep the order they ran in. The table,
+    /// `summary.csv`, the recorder and the findings all list steps this way.
+    pub fn ladder_order(&self) -> (u32, u32) {
+        (self.concurrency, self.step)
+    }
+
     /// The step's throughput as judged and shown everywhere (the throughput checks, the run
     /// table, the report): the steady-window rate (`rps_steady`, or `tpm_steady` when `tpm`),
     /// or the whole-step rate for a step without a steady window (or an older summary).

@@ -94,11 +94,11 @@ pub fn summary_columns() -> Vec<&'static str> {
 }
 
 /// `summary.csv` bytes: header plus one row per model × step, ordered by model (first
-/// appearance in `rows`) then step.
+/// appearance in `rows`), then in ladder order (`StepSummary::ladder_order`).
 pub fn summary_csv(rows: &[StepSummary]) -> Vec<u8> {
     let order = first_appearance(rows.iter().map(|r| r.model.as_str()));
     let mut sorted: Vec<&StepSummary> = rows.iter().collect();
-    sorted.sort_by_key(|r| (order.get(r.model.as_str()).copied(), r.step));
+    sorted.sort_by_key(|r| (order.get(r.model.as_str()).copied(), r.ladder_order()));
     write_csv(
         &summary_columns(),
         sorted.into_iter().map(|r| columns::cells(COLUMNS, r)),

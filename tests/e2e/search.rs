@@ -64,7 +64,25 @@ fn search_finds_the_highest_concurrency_meeting_the_slo() {
         sentences.contains("max concurrency meeting TTFT P90 ≤ 150 ms: "),
         "{sentences}"
     );
-    plan_is_sized_from_the_capacity(&p, doc["run_dir"].as_str().unwrap(), cap);
+    // The table and summary.csv list the steps by load; the findings say the order they ran in.
+    assert!(
+        sentences.contains("The search ran ")
+            && sentences.contains(" more steps, in this order: 2, 4, 8, 16, 32, "),
+        "{sentences}"
+    );
+    let run_dir = doc["run_dir"].as_str().unwrap();
+    let csv = std::fs::read_to_string(p.path().join(run_dir).join("summary.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "concurrency").unwrap();
+    let loads: Vec<u32> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    let mut sorted = loads.clone();
+    sorted.sort_unstable();
+    assert_eq!(loads, sorted, "summary.csv by load");
+    plan_is_sized_from_the_capacity(&p, run_dir, cap);
     // Half the server: the capacity drops beyond its uncertainty, a regression (exit 3).
     let out = p
         .ladder()

@@ -271,7 +271,7 @@ async fn run_one(
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
     crate::app::refine::add_breaks(s, &run.summaries, &mut findings);
-    crate::app::search::add_capacity(s, &run.summaries, &mut findings);
+    crate::app::search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.

@@ -148,11 +148,11 @@ impl RunSink for Recorder<'_> {
         row.apply_step_run(&step);
         // Interleaved run order (A@5, B@5, ...) -> per model, then by step value (the ladder's
         // order, also for steps `refine` ran afterwards), then by step.
-        let key = (self.model_index(&row.model), row.concurrency, row.step);
+        let key = (self.model_index(&row.model), row.ladder_order());
         let at = self
             .run
             .summaries
-            .partition_point(|r| (self.model_index(&r.model), r.concurrency, r.step) < key);
+            .partition_point(|r| (self.model_index(&r.model), r.ladder_order()) < key);
         self.run.summaries.insert(at, row);
         self.run.meta.steps.push(step);
         let written = self.run.dir.write_summary(&self.run.summaries);
