@@ -282,9 +282,10 @@ pub enum Figures {
 pub fn snapshot_settings(figures: Figures) -> insta::Settings {
     let mut s = insta::Settings::clone_current();
     s.set_prepend_module_to_snapshot(false);
-    // Run directories and RFC 3339 times: 2026-11-30T13-08-39Z, 2026-11-30T13:08:39.123Z.
+    // Run directories and RFC 3339 times: 2026-11-30T13-08-39Z, 2026-11-30T13:08:39.123Z, and
+    // 2026-11-30T13-08-39Z-2 for the second run started within the same second.
     s.add_filter(
-        r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})",
+        r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(\.\d+)?(Z(-\d+)?|[+-]\d{2}:?\d{2})",
         "[TIME]",
     );
     // Fingerprints (16 hex digits) and git hashes; UUIDs (request ids).
