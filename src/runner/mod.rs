@@ -540,8 +540,16 @@ async fn run_step<B: Backend>(
     duration_s
 }
 
-/// Hands a step's records to `sink` as they arrive (ticking it about once a second) until every
-/// sender is gone; returns the step's wall time in seconds: first request start to last end.
+/// After handing a batch of records to the sink, the drain waits this long before it takes the
+/// next. It runs on the caller's thread (`block_on`, outside the runtime's workers, so the sink's
+/// file writes never hold up a stream), and waking that thread for each request that ended cost a
+/// futex wake and two context switches per request on the client's core (benches/RESULTS.md,
+/// issue 24); records still reach the sink within this delay.
+const BATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// Hands a step's records to `sink` as they arrive, a batch at most every [`BATCH_EVERY`]
+/// (ticking it about once a second), until every sender is gone; returns the step's wall time in
+/// seconds: first request start to last end.
 async fn drain_records(
     mut rx: mpsc::UnboundedReceiver<(RequestRecord, f64)>,
     step_start: Instant,
@@ -551,13 +559,19 @@ async fn drain_records(
     let mut last_end_ms = 0.0f64;
     let mut tick = tokio::time::interval_at(step_start + TICK, TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut batch = Vec::new();
     loop {
         tokio::select! {
-            next = rx.recv() => {
-                let Some((r, ended_ms)) = next else { break };
-                last_end_ms = last_end_ms.max(ended_ms);
-                first_start_ms = first_start_ms.min(r.started_at_ms);
-                sink.record(r);
+            n = rx.recv_many(&mut batch, usize::MAX) => {
+                if n == 0 {
+                    break;
+                }
+                for (r, ended_ms) in batch.drain(..) {
+                    last_end_ms = last_end_ms.max(ended_ms);
+                    first_start_ms = first_start_ms.min(r.started_at_ms);
+                    sink.record(r);
+                }
+                tokio::time::sleep(BATCH_EVERY).await;
             }
             _ = tick.tick() => sink.tick(),
         }
