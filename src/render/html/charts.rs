@@ -260,44 +260,16 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
         }
         v
     };
-    let ttft = |rs: &[&StepSummary]| {
-        vec![
-            series("P50", 0, Marker::Circle, points(rs, |r| r.ttft_p50_ms)),
-            series("P90", 1, Marker::Square, points(rs, |r| r.ttft_p90_ms)),
-            series("P99", 5, Marker::Triangle, points(rs, |r| r.ttft_p99_ms)),
-        ]
-    };
-    let tpot = |rs: &[&StepSummary]| {
-        vec![
-            series("P50", 0, Marker::Circle, points(rs, |r| r.tpot_p50_ms)),
-            series("P90", 1, Marker::Square, points(rs, |r| r.tpot_p90_ms)),
-        ]
-    };
-    let tpm = |rs: &[&StepSummary]| {
-        vec![series(
-            "TPM",
-            2,
-            Marker::Circle,
-            points(rs, |r| Some(r.throughput(true))),
-        )]
-    };
-    let rps = |rs: &[&StepSummary]| {
-        vec![series(
-            "RPS",
-            4,
-            Marker::Diamond,
-            points(rs, |r| Some(r.throughput(false))),
-        )]
-    };
-    let goodput = |rs: &[&StepSummary]| {
-        vec![series(
-            "goodput",
-            3,
-            Marker::Circle,
-            points(rs, |r| r.goodput.map(|g| g * 100.0)),
-        )]
-    };
+    let (ttft, tpot, tpm, rps, goodput) = (
+        ttft_series,
+        tpot_series,
+        tpm_series,
+        rps_series,
+        goodput_series,
+    );
     let id = |what: &str| format!("{prefix}-{what}");
+    // Every chart of the ladder carries the knee band and the wall.
+    let marked = |s, slo, rings| lines(s, knee_band(f), wall_line(f), slo, rings);
     let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
     let mut ttft_s = with_base(ttft(&rows), &ttft);
     let mut tpm_s = with_base(tpm(&rows), &tpm);
@@ -312,10 +284,8 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "TTFT (ms)",
             ax.ttft,
             &ax,
-            lines(
+            marked(
                 ttft_s,
-                knee_band(f),
-                wall_line(f),
                 slo_line(view.slo.ttft_ms(), "TTFT"),
                 rings(view, model, Metric::Ttft, &all_p),
             ),
@@ -326,10 +296,8 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "TPOT (ms)",
             ax.tpot,
             &ax,
-            lines(
+            marked(
                 with_base(tpot(&rows), &tpot),
-                knee_band(f),
-                wall_line(f),
                 slo_line(view.slo.tpot_ms(), "TPOT"),
                 rings(view, model, Metric::Tpot, &all_p),
             ),
@@ -340,13 +308,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "TPM (tokens/min)",
             ax.tpm,
             &ax,
-            lines(
-                tpm_s,
-                knee_band(f),
-                wall_line(f),
-                vec![],
-                rings(view, model, Metric::Tpm, &[]),
-            ),
+            marked(tpm_s, vec![], rings(view, model, Metric::Tpm, &[])),
         ),
         chart(
             id("rps"),
@@ -354,13 +316,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "RPS (requests/s)",
             ax.rps,
             &ax,
-            lines(
-                rps_s,
-                knee_band(f),
-                wall_line(f),
-                vec![],
-                rings(view, model, Metric::Rps, &[]),
-            ),
+            marked(rps_s, vec![], rings(view, model, Metric::Rps, &[])),
         ),
         error_chart(view, f, &rows, &ax, id("errors")),
         chart(
@@ -369,15 +325,44 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
             "goodput (% of attempts)",
             100.0,
             &ax,
-            lines(
-                with_base(goodput(&rows), &goodput),
-                knee_band(f),
-                wall_line(f),
-                vec![],
-                vec![],
-            ),
+            marked(with_base(goodput(&rows), &goodput), vec![], vec![]),
         ),
     ]
+}
+
+/// A model's TTFT percentiles per step.
+fn ttft_series(rs: &[&StepSummary]) -> Vec<Series> {
+    vec![
+        series("P50", 0, Marker::Circle, points(rs, |r| r.ttft_p50_ms)),
+        series("P90", 1, Marker::Square, points(rs, |r| r.ttft_p90_ms)),
+        series("P99", 5, Marker::Triangle, points(rs, |r| r.ttft_p99_ms)),
+    ]
+}
+
+/// A model's TPOT percentiles per step.
+fn tpot_series(rs: &[&StepSummary]) -> Vec<Series> {
+    vec![
+        series("P50", 0, Marker::Circle, points(rs, |r| r.tpot_p50_ms)),
+        series("P90", 1, Marker::Square, points(rs, |r| r.tpot_p90_ms)),
+    ]
+}
+
+/// Output tokens per minute per step (the steady-window throughput every check judges).
+fn tpm_series(rs: &[&StepSummary]) -> Vec<Series> {
+    let tpm = points(rs, |r| Some(r.throughput(true)));
+    vec![series("TPM", 2, Marker::Circle, tpm)]
+}
+
+/// Requests per second per step (steady window).
+fn rps_series(rs: &[&StepSummary]) -> Vec<Series> {
+    let rps = points(rs, |r| Some(r.throughput(false)));
+    vec![series("RPS", 4, Marker::Diamond, rps)]
+}
+
+/// Goodput per step, in percent of attempts.
+fn goodput_series(rs: &[&StepSummary]) -> Vec<Series> {
+    let goodput = points(rs, |r| r.goodput.map(|g| g * 100.0));
+    vec![series("goodput", 3, Marker::Circle, goodput)]
 }
 
 /// "TTFT ≤ 1 s, TPOT ≤ 50 ms", or what goodput means without an SLO.
