@@ -7,6 +7,7 @@
 
 use super::connect_timer::ConnectLog;
 use super::http::{build_http_client_with, ClientError};
+use super::tls::SystemRoots;
 use crate::scenario::{Timeouts, Tls};
 use std::sync::RwLock;
 use std::time::Duration;
@@ -22,6 +23,8 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(4);
 pub struct Pool {
     timeouts: Timeouts,
     tls: Tls,
+    /// Read once for every client the pool builds.
+    roots: SystemRoots,
     max_concurrency: usize,
     connects: ConnectLog,
     current: RwLock<(reqwest::Client, Duration)>,
@@ -35,17 +38,21 @@ impl Pool {
         max_concurrency: usize,
     ) -> Result<Pool, ClientError> {
         let connects = ConnectLog::default();
+        let roots = SystemRoots::load();
         let pooled = build_http_client_with(
             timeouts,
             tls,
+            &roots,
             max_concurrency,
             Some(DEFAULT_IDLE),
             &connects,
         )?;
-        let fresh = build_http_client_with(timeouts, tls, max_concurrency, None, &connects)?;
+        let fresh =
+            build_http_client_with(timeouts, tls, &roots, max_concurrency, None, &connects)?;
         Ok(Pool {
             timeouts: timeouts.clone(),
             tls: tls.clone(),
+            roots,
             max_concurrency,
             connects,
             current: RwLock::new((pooled, DEFAULT_IDLE)),
@@ -90,6 +97,7 @@ impl Pool {
         let Ok(client) = build_http_client_with(
             &self.timeouts,
             &self.tls,
+            &self.roots,
             self.max_concurrency,
             Some(want),
             &self.connects,

@@ -192,6 +192,35 @@ fn a_private_ca_is_refused_until_ca_file_names_it() {
     assert!(!out.stderr.contains("insecure"), "{}", out.stderr);
 }
 
+/// A CA installed in the system's store (here: `SSL_CERT_FILE`, what `update-ca-certificates`
+/// and corporate images provide) is trusted without `ca_file`, by `check` and by every client
+/// of a run (the store is read once per run and shared by its clients).
+#[test]
+fn a_ca_in_the_system_store_is_trusted_without_ca_file() {
+    let p = Project::new();
+    let port = Pki::new(&p).serve(false);
+    let f = scenario(&p, port, "");
+    let ca = p.path().join("scenarios/certs/ca.pem");
+    for args in [
+        vec!["check", f.as_str()],
+        vec!["run", f.as_str(), "--no-color"],
+    ] {
+        let o = p
+            .ladder()
+            .args(&args)
+            .env("SSL_CERT_FILE", &ca)
+            .env_remove("SSL_CERT_DIR")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {stdout}{stderr}");
+    }
+    assert_eq!(all_ok(&p), 3);
+}
+
 #[test]
 fn insecure_accepts_any_certificate_and_warns_on_every_run() {
     let p = Project::new();

@@ -14,6 +14,7 @@ use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::server_timing::{self, ServerTimings};
 use super::sse::SseEvent;
 use super::timing::TimingSummary;
+use super::tls::SystemRoots;
 use super::{anthropic, error_body, openai};
 use crate::model::ErrorClass;
 use crate::scenario::{Api, Auth, RequestSpec, Target, Timeouts};
@@ -451,6 +452,7 @@ pub fn build_http_client(
     build_http_client_with(
         timeouts,
         tls,
+        &SystemRoots::load(),
         max_concurrency,
         Some(super::pool::DEFAULT_IDLE),
         connects,
@@ -460,11 +462,12 @@ pub fn build_http_client(
 /// Builds an HTTP client: pool sized to the largest step, idle connections kept for
 /// `keep_idle` (`None` or zero: no pool, a new connection per request), no automatic
 /// decompression surprises, the connect timeout from the scenario, and its TLS settings
-/// (bundled roots, the system store, `target.tls`); every connection it makes is timed into
-/// `connects` (`client::connect_timer`).
+/// (bundled roots, the system store's `roots`, `target.tls`); every connection it makes is timed
+/// into `connects` (`client::connect_timer`).
 pub fn build_http_client_with(
     timeouts: &Timeouts,
     tls: &crate::scenario::Tls,
+    roots: &SystemRoots,
     max_concurrency: usize,
     keep_idle: Option<Duration>,
     connects: &ConnectLog,
@@ -484,5 +487,5 @@ pub fn build_http_client_with(
         .tcp_nodelay(true)
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));
-    Ok(super::tls::configure(builder, tls)?.build()?)
+    Ok(super::tls::configure(builder, tls, roots)?.build()?)
 }
