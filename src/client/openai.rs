@@ -4,9 +4,10 @@
 //! where usage appears (final `choices: []` chunk, finish chunk, cumulative on every chunk,
 //! zero first), where reasoning goes (`reasoning_content`, `reasoning`), and how errors arrive
 //! in-band (error object, error string, flat `object: "error"`, `finish_reason: "error"`,
-//! `event: error`). Chunks are read with typed serde structs whose hot fields are checked for
-//! non-emptiness without allocating (`lenient`); unknown fields are ignored. Error shapes are
-//! read by `error_body`.
+//! `event: error`). The common per-token chunk is read by a one-pass scanner (`openai::scan`);
+//! every other chunk with typed serde structs whose hot fields are checked for non-emptiness
+//! without allocating (`lenient`); unknown fields are ignored. Error shapes are read by
+//! `error_body`.
 
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
@@ -76,7 +77,7 @@ pub fn interpret_completions(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent>
     interpret(ev, Dialect::Completions)
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Dialect {
     Chat,
     Completions,
@@ -100,6 +101,14 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
         // `data:` with nothing after it: a keep-alive, not a chunk.
         return Ok(ChunkInfo::default());
     }
+    match scan::common_chunk(data, dialect) {
+        Some(info) => Ok(info),
+        None => read_chunk(data, dialect),
+    }
+}
+
+/// Any chunk, read with serde (what `scan` does not answer for).
+fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent> {
     let mut chunk = serde_json::from_str::<Envelope<Choices>>(data)
         .map_err(|e| malformed("chunk", data, &e))?;
     let mut info = ChunkInfo::default();
@@ -226,6 +235,8 @@ struct Function {
     name: NonEmpty,
     arguments: NonEmpty,
 }
+
+mod scan;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,439 @@
+//! The chunk nearly every OpenAI-compatible stream sends for each token, read in one pass
+//! without serde: `{"id":…,"choices":[{"index":0,"delta":{"content":"…"},"finish_reason":null}]}`
+//! with any other fields, `null` usage and no error. Reading it with serde cost about 5,000
+//! instructions per ~200-byte chunk, the largest per-token cost of the client (benches/RESULTS.md,
+//! issue 24); this reader validates the whole chunk as strict JSON and reads the few fields timing
+//! needs in about a fifth of that.
+//!
+//! It answers only when it is sure to say what the serde reader (`openai::interpret`) would: any
+//! field that reader would turn into more than content, reasoning and a finish reason (usage,
+//! timings, tool calls, any error shape, `finish_reason: "error"`, `object: "error"`), a known
+//! field given twice, a value of an unusual type, an escaped key or finish reason, or anything
+//! that is not valid JSON makes it return `None`, and the chunk is read by serde. Its strings are
+//! validated more strictly than serde validates the strings it skips (escapes and surrogate
+//! pairs), and a raw control character anywhere sends the chunk to serde, so it never accepts a
+//! chunk serde would refuse.
+
+use super::Dialect;
+use crate::client::chunk::ChunkInfo;
+
+/// Nesting deeper than this goes to serde (which has its own limit).
+const MAX_DEPTH: u32 = 32;
+
+/// What a chunk of the common shape says; `None` when serde must read it.
+pub(super) fn common_chunk(data: &str, dialect: Dialect) -> Option<ChunkInfo> {
+    if has_control_byte(data.as_bytes()) {
+        return None;
+    }
+    let mut c = Cursor {
+        b: data.as_bytes(),
+        i: 0,
+    };
+    let mut seen = Seen::default();
+    let mut choices = Choices::default();
+    c.object(|c, key| {
+        let field = TopField::of(key);
+        seen.first(field as u16)?;
+        match field {
+            TopField::Choices if c.peek()? == b'[' => c.array(|c| choice(c, dialect, &mut choices)),
+            TopField::Object if c.peek()? == b'"' => {
+                let s = c.string()?;
+                (!s.escaped && s.raw != b"error").then_some(())
+            }
+            TopField::Other => c.skip_value(1),
+            // Usage, timings and every error field: only `null` (absent) is read here.
+            _ => c.null(),
+        }
+    })?;
+    c.end()?;
+    Some(ChunkInfo {
+        content: choices.content,
+        reasoning: choices.reasoning,
+        finish_reason: choices.finish_reason,
+        ..ChunkInfo::default()
+    })
+}
+
+/// The top-level fields the serde reader (`error_body::Envelope`) knows.
+#[derive(Clone, Copy)]
+#[repr(u16)]
+enum TopField {
+    Other = 0,
+    Choices = 1,
+    Usage = 1 << 1,
+    Timings = 1 << 2,
+    Error = 1 << 3,
+    ErrorType = 1 << 4,
+    HttpStatusCode = 1 << 5,
+    Object = 1 << 6,
+    Message = 1 << 7,
+    Type = 1 << 8,
+    Code = 1 << 9,
+    Detail = 1 << 10,
+}
+
+impl TopField {
+    fn of(key: &[u8]) -> TopField {
+        match key {
+            b"choices" => TopField::Choices,
+            b"usage" => TopField::Usage,
+            b"timings" => TopField::Timings,
+            b"error" => TopField::Error,
+            b"error_type" => TopField::ErrorType,
+            b"http_status_code" => TopField::HttpStatusCode,
+            b"object" => TopField::Object,
+            b"message" => TopField::Message,
+            b"type" => TopField::Type,
+            b"code" => TopField::Code,
+            b"detail" => TopField::Detail,
+            _ => TopField::Other,
+        }
+    }
+}
+
+/// Known fields already read in one object: serde refuses a struct field given twice.
+#[derive(Default)]
+struct Seen(u16);
+
+impl Seen {
+    fn first(&mut self, bit: u16) -> Option<()> {
+        if self.0 & bit != 0 {
+            return None;
+        }
+        self.0 |= bit;
+        Some(())
+    }
+}
+
+/// The choices folded as `openai::Choices::add` folds them.
+#[derive(Default)]
+struct Choices {
+    content: bool,
+    reasoning: bool,
+    finish_reason: Option<String>,
+}
+
+/// One element of `choices` (an object, as serde's `Choice` requires).
+fn choice(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
+    if c.peek()? != b'{' {
+        return None;
+    }
+    let mut seen = Seen::default();
+    c.object(|c, key| match key {
+        b"delta" => {
+            seen.first(1)?;
+            if c.peek()? == b'{' {
+                delta(c, dialect, all)
+            } else {
+                c.null()
+            }
+        }
+        b"text" => {
+            seen.first(2)?;
+            let text = c.non_empty()?;
+            if let Dialect::Completions = dialect {
+                all.content |= text;
+            }
+            Some(())
+        }
+        b"finish_reason" => {
+            seen.first(4)?;
+            if c.peek()? != b'"' {
+                return c.null();
+            }
+            let s = c.string()?;
+            if s.escaped || s.raw == b"error" {
+                return None;
+            }
+            all.finish_reason = Some(std::str::from_utf8(s.raw).ok()?.to_owned());
+            Some(())
+        }
+        b"error" => {
+            seen.first(8)?;
+            c.null()
+        }
+        _ => c.skip_value(2),
+    })
+}
+
+/// A choice's `delta` object: content and reasoning text; tool calls go to serde.
+fn delta(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
+    let chat = matches!(dialect, Dialect::Chat);
+    let mut seen = Seen::default();
+    c.object(|c, key| match key {
+        b"content" => {
+            seen.first(1)?;
+            let any = c.non_empty()?;
+            all.content |= chat && any;
+            Some(())
+        }
+        b"reasoning_content" | b"reasoning" => {
+            seen.first(if key == b"reasoning" { 2 } else { 4 })?;
+            let any = c.non_empty()?;
+            all.reasoning |= chat && any;
+            Some(())
+        }
+        b"tool_calls" => {
+            seen.first(8)?;
+            c.null()
+        }
+        _ => c.skip_value(3),
+    })
+}
+
+/// A string as it stands in the chunk, between its quotes.
+struct RawStr<'a> {
+    raw: &'a [u8],
+    /// It holds an escape, so `raw` is not its value.
+    escaped: bool,
+}
+
+/// A position in the chunk; every method returns `None` at anything it does not accept.
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    /// The next byte after JSON whitespace, not consumed.
+    #[inline]
+    fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.b.get(self.i) {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(b);
+            }
+            self.i += 1;
+        }
+        None
+    }
+
+    fn eat(&mut self, want: u8) -> Option<()> {
+        (self.peek()? == want).then(|| self.i += 1)
+    }
+
+    /// Nothing but whitespace is left.
+    fn end(&mut self) -> Option<()> {
+        self.peek().is_none().then_some(())
+    }
+
+    /// An object, each value read by `field(cursor, key)`. Keys with escapes go to serde.
+    fn object(
+        &mut self,
+        mut field: impl FnMut(&mut Cursor<'a>, &'a [u8]) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return None;
+            }
+            let key = self.string()?;
+            if key.escaped {
+                return None;
+            }
+            self.eat(b':')?;
+            field(self, key.raw)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An array, each element read by `element(cursor)`.
+    fn array(&mut self, mut element: impl FnMut(&mut Cursor<'a>) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn null(&mut self) -> Option<()> {
+        self.peek()?;
+        self.literal(b"null")
+    }
+
+    /// A text field read as `lenient::NonEmpty` reads it: a non-empty string, or `null`
+    /// (false). Other types go to serde.
+    fn non_empty(&mut self) -> Option<bool> {
+        if self.peek()? == b'"' {
+            // Every escape stands for at least one character: non-empty as written is
+            // non-empty as read.
+            Some(!self.string()?.raw.is_empty())
+        } else {
+            self.null().map(|()| false)
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let rest = self.b.get(self.i..)?;
+        rest.starts_with(word).then(|| self.i += word.len())
+    }
+
+    /// Any JSON value, validated and skipped.
+    fn skip_value(&mut self, depth: u32) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' => self.object(|c, _| c.skip_value(depth + 1)),
+            b'[' => self.array(|c| c.skip_value(depth + 1)),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// A JSON number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    fn number(&mut self) -> Option<()> {
+        if self.byte() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.byte()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.byte() == Some(b'.') {
+            self.i += 1;
+            self.some_digits()?;
+        }
+        if matches!(self.byte(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.byte(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn byte(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn digits(&mut self) {
+        while self.byte().is_some_and(|b| b.is_ascii_digit()) {
+            self.i += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.i;
+        self.digits();
+        (self.i > start).then_some(())
+    }
+
+    /// A string (the cursor at its opening quote): only JSON's escapes, surrogates only in pairs.
+    /// Raw control characters were ruled out for the whole chunk (`common_chunk`).
+    #[inline]
+    fn string(&mut self) -> Option<RawStr<'a>> {
+        self.i += 1;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            self.i += quote_or_backslash(self.b.get(self.i..)?)?;
+            if self.b[self.i] == b'"' {
+                let raw = &self.b[start..self.i];
+                self.i += 1;
+                return Some(RawStr { raw, escaped });
+            }
+            escaped = true;
+            self.escape()?;
+        }
+    }
+
+    /// One escape (the cursor at its backslash).
+    fn escape(&mut self) -> Option<()> {
+        match *self.b.get(self.i + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.i += 2;
+                Some(())
+            }
+            b'u' => {
+                let unit = self.hex4(self.i + 2)?;
+                self.i += 6;
+                match unit {
+                    0xDC00..=0xDFFF => None,
+                    0xD800..=0xDBFF => {
+                        let rest = self.b.get(self.i..)?;
+                        if !rest.starts_with(b"\\u") {
+                            return None;
+                        }
+                        let low = self.hex4(self.i + 2)?;
+                        self.i += 6;
+                        (0xDC00..=0xDFFF).contains(&low).then_some(())
+                    }
+                    _ => Some(()),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn hex4(&self, at: usize) -> Option<u16> {
+        let digits = self.b.get(at..at + 4)?;
+        let text = std::str::from_utf8(digits).ok()?;
+        if !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u16::from_str_radix(text, 16).ok()
+    }
+}
+
+/// Where the first `"` or `\` of `s` is, looked for eight bytes at a time (most strings of a
+/// chunk are short keys and values, too short for a vector search to pay for its set-up).
+#[inline]
+fn quote_or_backslash(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    const QUOTES: u64 = u64::from_le_bytes([b'"'; 8]);
+    const BACKSLASHES: u64 = u64::from_le_bytes([b'\\'; 8]);
+    // The high bit of each byte that is zero; bits above the first zero byte can be wrong, so
+    // only the lowest one is read.
+    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    let mut i = 0;
+    while let Some(word) = s.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().ok()?);
+        let hits = zero_bytes(w ^ QUOTES) | zero_bytes(w ^ BACKSLASHES);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    let tail = s[i..].iter().position(|&b| b == b'"' || b == b'\\')?;
+    Some(i + tail)
+}
+
+/// Whether `b` holds a byte below 0x20: raw control characters are refused inside JSON strings
+/// and allowed outside them only as whitespace, which servers do not put in a chunk; either way
+/// serde decides. One pass the compiler vectorizes.
+fn has_control_byte(b: &[u8]) -> bool {
+    b.iter().fold(u8::MAX, |low, &x| low.min(x)) < 0x20
+}
+
+#[cfg(test)]
+#[path = "scan_tests.rs"]
+mod tests;

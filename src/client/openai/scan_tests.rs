@@ -1,0 +1,272 @@
+//! The scanner against the serde reader: it answers for the shapes real servers send per token,
+//! leaves everything else to serde, and never answers differently from serde.
+
+use super::super::{read_chunk, Dialect};
+use super::{common_chunk, has_control_byte, quote_or_backslash};
+use proptest::prelude::*;
+
+/// Per-token chunks as servers send them (captured shapes; ids and times shortened).
+const COMMON: [&str; 9] = [
+    // ladder sim
+    r#"{"id":"chatcmpl-sim2","object":"chat.completion.chunk","created":1796156378,"model":"sim-model","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}]}"#,
+    // OpenAI, with include_usage (usage null until the last chunk) and obfuscation
+    r#"{"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1741000000,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_06737a9306","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"c8hJ"}"#,
+    // vLLM
+    r#"{"id":"chatcmpl-5f","object":"chat.completion.chunk","created":1730000000,"model":"Qwen/Qwen2.5-0.5B-Instruct","choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null,"stop_reason":null}]}"#,
+    // llama.cpp's llama-server (keys in its own order)
+    r#"{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" quick"}}],"created":1764600000,"id":"chatcmpl-Xy","model":"smollm2","system_fingerprint":"b1-0c1e570","object":"chat.completion.chunk"}"#,
+    // the role chunk first, empty content
+    r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}"#,
+    // DeepSeek-style reasoning
+    r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":null,"reasoning_content":"Let me think"},"finish_reason":null}]}"#,
+    // the finish chunk
+    r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}"#,
+    // escapes in the content, a pair of surrogates, whitespace between tokens
+    r#"{ "id" : "c", "choices" : [ { "index" : 0, "delta" : { "content" : "line\n\"q\" \u00e9 \ud83d\ude00" } } ] }"#,
+    // numbers of every form in skipped fields
+    r#"{"id":"c","created":-1.5e+3,"x":[0,1.25,2E-2,true,false,null,{"a":[]}],"choices":[{"index":0,"delta":{"content":"x"}}]}"#,
+];
+
+#[test]
+fn the_shapes_servers_send_per_token_are_read_without_serde() {
+    for data in COMMON {
+        let fast = common_chunk(data, Dialect::Chat).unwrap_or_else(|| panic!("fell back: {data}"));
+        let slow = read_chunk(data, Dialect::Chat).unwrap();
+        assert_eq!(fast, slow, "{data}");
+    }
+    let first = common_chunk(COMMON[0], Dialect::Chat).unwrap();
+    assert!(first.content && !first.reasoning && first.finish_reason.is_none());
+    assert!(!common_chunk(COMMON[4], Dialect::Chat).unwrap().content);
+    let reasoning = common_chunk(COMMON[5], Dialect::Chat).unwrap();
+    assert!(reasoning.reasoning && !reasoning.content);
+    let finish = common_chunk(COMMON[6], Dialect::Chat).unwrap();
+    assert_eq!(finish.finish_reason.as_deref(), Some("stop"));
+    assert!(!finish.content);
+}
+
+#[test]
+fn legacy_completions_count_text_not_deltas() {
+    let text = r#"{"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"text":" the","index":0,"logprobs":null,"finish_reason":null}]}"#;
+    let info = common_chunk(text, Dialect::Completions).unwrap();
+    assert!(info.content);
+    assert_eq!(info, read_chunk(text, Dialect::Completions).unwrap());
+    let delta = COMMON[0];
+    assert!(!common_chunk(delta, Dialect::Completions).unwrap().content);
+    assert!(!common_chunk(text, Dialect::Chat).unwrap().content);
+}
+
+#[test]
+fn anything_more_than_text_goes_to_serde() {
+    let serde_reads = [
+        // usage, timings, tool calls, every error shape
+        r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":3,"total_tokens":4}}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"timings":{"prompt_n":3}}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#,
+        r#"{"error":{"message":"overloaded","type":"server_error"}}"#,
+        r#"{"object":"error","message":"bad","type":"BadRequestError","code":400}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"error"}]}"#,
+        r#"{"choices":[{"delta":{"content":"x"},"error":{"message":"m"}}]}"#,
+        r#"{"choices":[],"detail":"Not Found"}"#,
+        r#"{"choices":[],"message":"m"}"#,
+        // a known field twice (serde refuses it), escaped keys and finish reasons
+        r#"{"choices":[],"choices":[]}"#,
+        r#"{"choices":[{"delta":{"content":"a","content":"b"}}]}"#,
+        r#"{"\u0063hoices":[{"delta":{"content":"x"}}]}"#,
+        r#"{"choices":[{"delta":{},"finish_reason":"st\u006fp"}]}"#,
+        r#"{"object":"\u0065rror"}"#,
+        // unusual types
+        r#"{"choices":[{"delta":{"content":7}}]}"#,
+        r#"{"choices":[{"delta":{"content":["a"]}}]}"#,
+        r#"{"choices":[null]}"#,
+        r#"{"choices":{"delta":{}}}"#,
+        r#"[1,2]"#,
+        // not JSON, or not JSON serde accepts
+        r#"{"choices":[{"delta":{"content":"x"}}]"#,
+        r#"{"choices":[{"delta":{"content":"x"}}]}}"#,
+        r#"{"choices":[{"delta":{"content":"x"},}]}"#,
+        r#"{"a":01,"choices":[]}"#,
+        r#"{"a":1.,"choices":[]}"#,
+        r#"{"a":-,"choices":[]}"#,
+        r#"{"a":nul,"choices":[]}"#,
+        r#"{"a":"\x","choices":[]}"#,
+        r#"{"choices":[{"delta":{"content":"\ud83d"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"\ude00"}}]}"#,
+        r#"{"choices":[{"delta":{"content":"\u12"}}]}"#,
+        "{\"choices\":[{\"delta\":{\"content\":\"a\tb\"}}]}",
+        r#"{"choices" [] }"#,
+        r#"{choices:[]}"#,
+    ];
+    for data in serde_reads {
+        assert_eq!(common_chunk(data, Dialect::Chat), None, "{data}");
+    }
+    let deep = format!(
+        "{{\"a\":{}{},\"choices\":[]}}",
+        "[".repeat(40),
+        "]".repeat(40)
+    );
+    assert_eq!(common_chunk(&deep, Dialect::Chat), None);
+    let shallow = format!(
+        "{{\"a\":{}{},\"choices\":[]}}",
+        "[".repeat(20),
+        "]".repeat(20)
+    );
+    assert!(common_chunk(&shallow, Dialect::Chat).is_some());
+}
+
+#[test]
+fn the_first_quote_or_backslash_is_found_at_every_place() {
+    for len in [0, 1, 15, 16, 17, 33, 100] {
+        assert_eq!(quote_or_backslash(&vec![b'a'; len]), None);
+        for at in 0..len {
+            for (mark, later) in [(b'"', b'\\'), (b'\\', b'"')] {
+                let mut s = vec![b'a'; len];
+                s[at] = mark;
+                assert_eq!(quote_or_backslash(&s), Some(at), "{} at {at} of {len}", mark as char);
+                if at + 1 < len {
+                    s[at + 1] = later;
+                    assert_eq!(quote_or_backslash(&s), Some(at));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_control_byte_anywhere_is_seen() {
+    for byte in 0..=255u8 {
+        for len in [1, 15, 16, 17, 40] {
+            for at in [0, len / 2, len - 1] {
+                let mut s = vec![b'a'; len];
+                s[at] = byte;
+                assert_eq!(has_control_byte(&s), byte < 0x20, "{byte:#x} at {at} of {len}");
+            }
+        }
+    }
+    assert!(!has_control_byte(b""));
+    // Tabs are JSON whitespace, but a chunk with one goes to serde.
+    assert_eq!(common_chunk("{\"choices\":[]}", Dialect::Chat), Some(Default::default()));
+    assert_eq!(common_chunk("{\"choices\":\t[]}", Dialect::Chat), None);
+}
+
+/// Pieces chunks are made of: known keys and others, values of every type, strings with
+/// escapes (valid and not), so that random chunks reach both readers' edges.
+fn key() -> impl Strategy<Value = String> {
+    let harmless = prop::sample::select(vec!["index", "role", "id", "logprobs", "x", "model"]);
+    let read = prop::sample::select(vec![
+        "content",
+        "reasoning",
+        "reasoning_content",
+        "text",
+        "finish_reason",
+        "object",
+    ]);
+    let sensitive = prop::sample::select(vec![
+        "choices",
+        "delta",
+        "usage",
+        "error",
+        "tool_calls",
+        "message",
+        "timings",
+        "c\\u006fntent",
+    ]);
+    prop_oneof![6 => harmless, 3 => read, 1 => sensitive].prop_map(|k| format!("\"{k}\""))
+}
+
+fn scalar() -> impl Strategy<Value = String> {
+    let valid = prop::sample::select(vec![
+        "null",
+        "true",
+        "false",
+        "0",
+        "-1",
+        "2.5",
+        "1e3",
+        "\"\"",
+        "\"tok\"",
+        "\"stop\"",
+        "\"error\"",
+        "\"chat.completion.chunk\"",
+        "\"a\\nb\"",
+        "\"\\u00e9\"",
+        "\"\\ud83d\\ude00\"",
+    ]);
+    let invalid = prop::sample::select(vec![
+        "01",
+        "1.",
+        "nul",
+        "\"\\ud83d\"",
+        "\"\\ude00\"",
+        "\"\\q\"",
+        "\"\t\"",
+    ]);
+    prop_oneof![9 => valid, 1 => invalid].prop_map(str::to_owned)
+}
+
+fn value() -> impl Strategy<Value = String> {
+    scalar().prop_recursive(3, 16, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(|v| format!("[{}]", v.join(","))),
+            prop::collection::vec((key(), inner), 0..4).prop_map(|kv| {
+                let fields: Vec<String> = kv.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                format!("{{{}}}", fields.join(","))
+            }),
+        ]
+    })
+}
+
+/// What text fields mostly hold, and now and then anything.
+fn text_value() -> impl Strategy<Value = String> {
+    let text = prop::sample::select(vec![
+        "null",
+        "\"\"",
+        "\"tok\"",
+        "\"stop\"",
+        "\"length\"",
+        "\"error\"",
+        "\"a\\nb\"",
+        "\"\\u00e9\"",
+        "\"\\ud83d\\ude00\"",
+    ])
+    .prop_map(str::to_owned);
+    prop_oneof![8 => text, 1 => value()]
+}
+
+/// A chunk of roughly the common shape with random fields, sometimes damaged by one byte.
+fn chunk() -> impl Strategy<Value = String> {
+    let delta = prop::collection::vec((key(), text_value()), 0..3);
+    let extra = prop::collection::vec((key(), value()), 0..3);
+    let damage = (
+        any::<prop::sample::Index>(),
+        prop::sample::select(vec!["", "\"", "\\", ",", "}", "]", "x", " ", "\u{1}"]),
+    );
+    let damage = prop_oneof![3 => Just(None), 1 => damage.prop_map(Some)];
+    (delta, text_value(), extra, damage).prop_map(|(delta, finish, extra, damage)| {
+        let delta: Vec<String> = delta.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        let mut top = vec![format!(
+            "\"choices\":[{{\"index\":0,\"delta\":{{{}}},\"finish_reason\":{finish}}}]",
+            delta.join(",")
+        )];
+        top.extend(extra.into_iter().map(|(k, v)| format!("{k}:{v}")));
+        let mut text = format!("{{{}}}", top.join(","));
+        if let Some((at, with)) = damage {
+            let at = at.index(text.len());
+            text.replace_range(at..at + 1, with);
+        }
+        text
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn the_scanner_never_answers_differently_from_serde(data in chunk()) {
+        for dialect in [Dialect::Chat, Dialect::Completions] {
+            if let Some(fast) = common_chunk(&data, dialect) {
+                let slow = read_chunk(&data, dialect);
+                prop_assert_eq!(Ok(fast), slow, "{:?} {}", dialect, data);
+            }
+        }
+    }
+}
