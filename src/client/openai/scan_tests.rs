@@ -121,7 +121,12 @@ fn the_first_quote_or_backslash_is_found_at_every_place() {
             for (mark, later) in [(b'"', b'\\'), (b'\\', b'"')] {
                 let mut s = vec![b'a'; len];
                 s[at] = mark;
-                assert_eq!(quote_or_backslash(&s), Some(at), "{} at {at} of {len}", mark as char);
+                assert_eq!(
+                    quote_or_backslash(&s),
+                    Some(at),
+                    "{} at {at} of {len}",
+                    mark as char
+                );
                 if at + 1 < len {
                     s[at + 1] = later;
                     assert_eq!(quote_or_backslash(&s), Some(at));
@@ -138,13 +143,20 @@ fn a_control_byte_anywhere_is_seen() {
             for at in [0, len / 2, len - 1] {
                 let mut s = vec![b'a'; len];
                 s[at] = byte;
-                assert_eq!(has_control_byte(&s), byte < 0x20, "{byte:#x} at {at} of {len}");
+                assert_eq!(
+                    has_control_byte(&s),
+                    byte < 0x20,
+                    "{byte:#x} at {at} of {len}"
+                );
             }
         }
     }
     assert!(!has_control_byte(b""));
     // Tabs are JSON whitespace, but a chunk with one goes to serde.
-    assert_eq!(common_chunk("{\"choices\":[]}", Dialect::Chat), Some(Default::default()));
+    assert_eq!(
+        common_chunk("{\"choices\":[]}", Dialect::Chat),
+        Some(Default::default())
+    );
     assert_eq!(common_chunk("{\"choices\":\t[]}", Dialect::Chat), None);
 }
 
