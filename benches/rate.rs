@@ -19,7 +19,13 @@
 //! repeated (the quietest is kept). It builds nothing: `make bench` runs `cargo build --release` first. Under `cargo test`
 //! (no `--bench` argument) it only runs its self-check of the statistics.
 //! Usage: `cargo bench --bench rate [-- RATE REQUESTS]`; `LADDER_BIN` picks another binary,
-//! `RATE_PRIO` another priority prefix, `RATE_KEEP=1` keeps the run directory.
+//! `RATE_PRIO` another priority prefix for both processes (empty: normal priority, nice 0 in an
+//! autogroup at nice 0), `RATE_KEEP=1` keeps the run directory. `RATE_BUSY=core` runs another
+//! busy process (a shell loop at nice 0) pinned to the client's core for the whole run,
+//! `RATE_BUSY=any` the same process unpinned: the target's "a machine with another busy process".
+//! Its CPU is reported on its own row and left out of "others", so it does not make the bench
+//! repeat the run. With `RATE_BUSY` or `RATE_PRIO` set, or RATE REQUESTS given, the figures are
+//! printed and RESULTS.md is left alone.
 
 #[path = "support/procs.rs"]
 mod procs;
@@ -49,6 +55,64 @@ const CV_TOLERANCE: f64 = 0.05;
 /// A run during which other processes used more than this (% of one core) is repeated.
 const BUSY_PCT: f64 = 20.0;
 const MAX_TRIES: u32 = 3;
+
+/// `RATE_BUSY`: where the extra busy process runs.
+#[derive(Clone, Copy, PartialEq)]
+enum BusyAt {
+    /// Pinned to the client's core (core 0).
+    Core,
+    /// Wherever the scheduler puts it.
+    Any,
+}
+
+impl BusyAt {
+    fn from_env() -> BenchResult<Option<BusyAt>> {
+        match std::env::var("RATE_BUSY").as_deref() {
+            Err(_) | Ok("") => Ok(None),
+            Ok("core") => Ok(Some(BusyAt::Core)),
+            Ok("any") => Ok(Some(BusyAt::Any)),
+            Ok(other) => Err(format!(
+                "RATE_BUSY={other}: use `core` (pinned to the client's core) or `any`"
+            )),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            BusyAt::Core => "another busy process (`sh` loop, nice 0) pinned to the client's core",
+            BusyAt::Any => "another busy process (`sh` loop, nice 0), unpinned",
+        }
+    }
+}
+
+/// The extra busy process of `RATE_BUSY`, killed when dropped.
+struct Busy(std::process::Child);
+
+impl Busy {
+    fn start(at: BusyAt, setup: &Setup) -> BenchResult<Busy> {
+        let mut cmd = if at == BusyAt::Core && setup.pin {
+            let mut c = std::process::Command::new("taskset");
+            c.args(["-c", "0", "sh"]);
+            c
+        } else {
+            std::process::Command::new("sh")
+        };
+        cmd.args(["-c", "while :; do :; done"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        let child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start the busy process: {e}"))?;
+        Ok(Busy(child))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 /// The figures of one run, from its records.
 #[derive(Debug, Default)]
@@ -164,6 +228,8 @@ struct RunResult {
     client_core_pct: f64,
     sim_core_pct: Option<f64>,
     others_pct: Option<f64>,
+    /// The `RATE_BUSY` process's CPU (% of a core).
+    busy_pct: Option<f64>,
     wall: Duration,
 }
 
@@ -186,12 +252,19 @@ fn only_dir(base: &Path) -> BenchResult<PathBuf> {
         .ok_or_else(|| format!("no run directory under {}", base.display()))
 }
 
-fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
+fn run_once(
+    setup: &Setup,
+    busy_at: Option<BusyAt>,
+    rate: u32,
+    requests: u64,
+) -> BenchResult<RunResult> {
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let sim = Sim::start(setup, &SIM_SETTINGS)?;
     let scenario = dir.path().join("rate-bench.yaml");
     std::fs::write(&scenario, scenario_yaml(&sim.base, rate, requests))
         .map_err(|e| format!("cannot write the scenario: {e}"))?;
+    let busy_proc = busy_at.map(|at| Busy::start(at, setup)).transpose()?;
+    let busy_proc_before = busy_proc.as_ref().and_then(|b| proc_cpu(b.0.id()));
     let sim_before = proc_cpu(sim.child.id());
     let busy_before = machine_busy();
     let LadderRun {
@@ -205,6 +278,12 @@ fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
     let busy = machine_busy()
         .zip(busy_before)
         .map(|(a, b)| a.saturating_sub(b));
+    let busy_proc_cpu = busy_proc
+        .as_ref()
+        .and_then(|b| proc_cpu(b.0.id()))
+        .zip(busy_proc_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    drop(busy_proc);
     drop(sim);
     if usage.status != 0 && usage.status != 3 {
         return Err(format!(
@@ -224,7 +303,7 @@ fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
     }
     let core_pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
     let others_pct = busy.map(|b| {
-        let ours = usage.cpu + sim_cpu.unwrap_or_default();
+        let ours = usage.cpu + sim_cpu.unwrap_or_default() + busy_proc_cpu.unwrap_or_default();
         b.saturating_sub(ours).as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0
     });
     Ok(RunResult {
@@ -237,6 +316,7 @@ fn run_once(setup: &Setup, rate: u32, requests: u64) -> BenchResult<RunResult> {
         client_core_pct: core_pct(usage.cpu),
         sim_core_pct: sim_cpu.map(core_pct),
         others_pct,
+        busy_pct: busy_proc_cpu.map(core_pct),
         wall,
     })
 }
@@ -327,6 +407,9 @@ fn report(r: &RunResult) -> String {
         ),
         "",
     );
+    if let Some(b) = r.busy_pct {
+        row("the busy process (% of a core)", format!("{b:.0}"), "");
+    }
     t
 }
 
@@ -384,12 +467,14 @@ fn bench(args: &[String]) -> BenchResult<()> {
         pin: can_pin(),
         prio: rt_priority(),
     };
+    let busy_at = BusyAt::from_env()?;
+    let custom = custom || busy_at.is_some() || std::env::var_os("RATE_PRIO").is_some();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut best: Option<RunResult> = None;
     for attempt in 1..=MAX_TRIES {
         eprint!("rate: {rate} req/s × {requests} requests ... ");
         let _ = std::io::stderr().flush();
-        let r = run_once(&setup, rate, requests)?;
+        let r = run_once(&setup, busy_at, rate, requests)?;
         let others = r.others_pct.unwrap_or(0.0);
         eprintln!(
             "{:.1} s (other processes: {others:.0}% of a core)",
@@ -412,11 +497,12 @@ fn bench(args: &[String]) -> BenchResult<()> {
     };
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     let section = format!(
-        "Machine: {} · load average before the bench {}\n\nCommand: `make bench` (`cargo bench --bench rate`); \
+        "Machine: {}{} · load average before the bench {}\n\nCommand: `make bench` (`cargo bench --bench rate`); \
          server: `ladder sim --set {}`; client: `ladder run` of one step, `mode: rate`, \
          `ladder: [{rate}]`, `requests_per_step: {requests}`, Poisson arrivals (seed 1), \
          `max_concurrency: {rate}`, 16-token synthetic prompt, `max_tokens: 4`.\n\n{}",
         machine(&setup),
+        busy_at.map_or(String::new(), |b| format!(" · {}", b.describe())),
         load.join(" "),
         SIM_SETTINGS.join(" --set "),
         report(&r)

@@ -170,8 +170,8 @@ pub fn priority(env: &str) -> String {
 /// core, at a raised scheduling priority. On a shared machine other work (here: the VM's agent at
 /// nice -10 and kernel threads) otherwise preempts the measured processes for whole time slices
 /// of ~4 ms, which lands in the TTFT error. The child gets its own session, hence its own
-/// scheduler autogroup, whose nice value is raised too (nice alone only ranks tasks within one
-/// autogroup), and is killed if the bench dies.
+/// scheduler autogroup, whose nice value is raised too when `prio` is not empty (nice alone only
+/// ranks tasks within one autogroup), and is killed if the bench dies.
 pub fn pinned(core: Option<u32>, setup: &Setup) -> Command {
     use std::os::unix::process::CommandExt;
     let pin = match core {
@@ -179,10 +179,15 @@ pub fn pinned(core: Option<u32>, setup: &Setup) -> Command {
         _ => String::new(),
     };
     let prio = &setup.prio;
+    // An empty prefix is normal priority all the way: the autogroup stays at nice 0 too.
+    let autogroup = if prio.trim().is_empty() {
+        String::new()
+    } else {
+        format!("{{ echo {AUTOGROUP_NICE} > /proc/self/autogroup; }} 2>/dev/null; ")
+    };
     let script = format!(
         "ulimit -n 65536 2>/dev/null || ulimit -n \"$(ulimit -Hn)\" 2>/dev/null; \
-         {{ echo {AUTOGROUP_NICE} > /proc/self/autogroup; }} 2>/dev/null; \
-         exec {prio} {pin}\"$@\""
+         {autogroup}exec {prio} {pin}\"$@\""
     );
     let mut cmd = Command::new("sh");
     cmd.arg("-c").arg(script).arg("sh").arg(&setup.bin);
@@ -214,8 +219,8 @@ pub fn machine(setup: &Setup) -> String {
     } else {
         "NOT pinned (fewer than 2 cores or no taskset): figures are not comparable"
     };
-    let prio = if setup.prio.is_empty() {
-        "normal priority".to_string()
+    let prio = if setup.prio.trim().is_empty() {
+        "normal priority (nice 0, own autogroup at nice 0)".to_string()
     } else {
         format!(
             "both at `{}`, own autogroup at nice {AUTOGROUP_NICE}",

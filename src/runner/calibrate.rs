@@ -130,7 +130,16 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     let mut recorder = Recorder::start(&s, run_dir, meta, true).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
     let server = Arc::new(server(row, seed, shifted));
-    run(&s, server, progress, Interrupt::new(), &mut recorder).await;
+    let schedule = Schedule::pretend_time();
+    run_scheduled(
+        &s,
+        server,
+        progress,
+        Interrupt::new(),
+        &mut recorder,
+        schedule,
+    )
+    .await;
     let run = recorder.finish().unwrap();
     let f = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     Side::from_parts(

@@ -125,6 +125,8 @@ struct Shared<B> {
     next_id: AtomicU64,
     in_flight: AtomicUsize,
     progress: Arc<dyn Progress>,
+    /// The clock open-loop steps are paced on.
+    pacing: Pacing,
 }
 
 /// When a run starts and how its steps are timed. The default starts at once and separates
@@ -142,6 +144,21 @@ pub struct Schedule {
     /// Steps already run (`refine` runs its steps after the planned ones): the first step
     /// here is number `first_step + 1`.
     pub first_step: u32,
+    /// The clock open-loop steps are paced on: a thread in real time (the default), or tokio's
+    /// timer for runs on a paused clock.
+    pub pacing: Pacing,
+}
+
+#[cfg(test)]
+impl Schedule {
+    /// Starts now, paced on tokio's timer: for runs on a paused clock (the runner's tests,
+    /// `make calibrate`).
+    fn pretend_time() -> Schedule {
+        Schedule {
+            pacing: Pacing::Tokio,
+            ..Schedule::default()
+        }
+    }
 }
 
 /// Runs every step of every model of the scenario, starting now, handing records and finished
@@ -177,6 +194,7 @@ pub async fn run_scheduled<B: Backend>(
         next_id: AtomicU64::new(0),
         in_flight: AtomicUsize::new(0),
         progress,
+        pacing: schedule.pacing,
     });
     let steps_total = scenario.load.ladder.len() as u32;
     // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
@@ -590,6 +608,8 @@ use request::{one_request, RequestKey};
 use request::{retry_delay, short};
 mod failfast;
 mod open_loop;
+mod pacing;
+pub use pacing::Pacing;
 mod replay;
 pub mod selfcheck;
 pub mod workload;

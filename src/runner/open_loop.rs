@@ -1,10 +1,11 @@
 //! Open-loop steps (`load.mode: rate`, and `replay`): requests are sent at the times of a seeded
 //! arrival schedule (or of a trace, at a multiple of its rate) whether or not earlier ones have
-//! finished. Pacing (when) lives here; sending (how)
-//! is the closed loop's `one_request`. Each record carries its send lag (actual − scheduled), so
+//! finished. The plan (which times) and the dispatcher live here; the clock that hands out each
+//! arrival when it is due is `pacing`'s; sending (how) is the closed loop's `one_request`. Each record carries its send lag (actual − scheduled), so
 //! latency can also be read from the scheduled time (no coordinated omission). An arrival that
 //! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
 
+use super::pacing::{Arrivals, Pacer};
 use super::request::{one_request, RequestKey};
 use super::{drain_records, Interrupt, RunSink, Shared, StepPlan};
 use crate::client::Backend;
@@ -14,7 +15,6 @@ use crate::scenario::trace::Trace;
 use crate::scenario::{Budget, LoadMode, Scenario};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -84,27 +84,6 @@ pub(super) fn plan(
     }
 }
 
-/// The timer wheel wakes a task on millisecond ticks; the last stretch before a send time is
-/// spent yielding (other tasks keep running) so sends go out within microseconds of schedule.
-const SPIN: Duration = Duration::from_micros(1500);
-
-/// Waits until `at`: a timer sleep for most of the wait, then cooperative yielding. The yielding
-/// is bounded in real time, so on a paused test clock the final timer sleep advances time.
-async fn wait_until(at: Instant) {
-    let now = Instant::now();
-    if at > now + SPIN {
-        tokio::time::sleep_until(at - SPIN).await;
-    }
-    let spin_start = std::time::Instant::now();
-    while Instant::now() < at {
-        if spin_start.elapsed() > SPIN * 2 {
-            tokio::time::sleep_until(at).await;
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-}
-
 /// Runs one open-loop step; returns its wall time in seconds and the number of dropped
 /// arrivals.
 pub(super) async fn run_open_step<B: Backend>(
@@ -114,7 +93,6 @@ pub(super) async fn run_open_step<B: Backend>(
     interrupt: &Interrupt,
     sink: &mut dyn RunSink,
 ) -> (f64, u64) {
-    let schedule = open.times;
     let step_start = Instant::now();
     let (limit, end) = match plan.budget {
         Budget::RequestsPerStep(n) => (Some(n), None),
@@ -122,6 +100,7 @@ pub(super) async fn run_open_step<B: Backend>(
         // Refused by validation in rate mode; treated as one request per "worker".
         Budget::RequestsPerWorker(k) => (Some(k), None),
     };
+    let arrivals = Arrivals::new(open.times, step_start, limit, end);
     let (tx, rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
     let dispatcher = {
         let shared = Arc::clone(shared);
@@ -132,19 +111,16 @@ pub(super) async fn run_open_step<B: Backend>(
         tokio::spawn(async move {
             let in_flight = Arc::new(AtomicU32::new(0));
             let mut dropped = 0u64;
-            for (n, t) in (0u64..).zip(schedule) {
-                if limit.is_some_and(|l| n >= l) {
-                    break;
-                }
-                let at = step_start + Duration::from_secs_f64(t);
-                if end.is_some_and(|e| at >= e) {
-                    break;
-                }
-                let mut stop_rx = interrupt.subscribe();
-                tokio::select! {
-                    _ = wait_until(at) => {}
+            let mut pacer = Pacer::start(shared.pacing, arrivals);
+            let mut stop_rx = interrupt.subscribe();
+            loop {
+                let (n, at) = tokio::select! {
+                    due = pacer.next() => match due {
+                        Some(due) => due,
+                        None => break,
+                    },
                     _ = stop_rx.wait_for(|v| *v >= 1) => break,
-                }
+                };
                 if cap.is_some_and(|c| in_flight.load(Ordering::Relaxed) >= c) {
                     dropped += 1;
                     continue;
@@ -171,6 +147,7 @@ pub(super) async fn run_open_step<B: Backend>(
                     }
                 });
             }
+            pacer.finish().await;
             dropped
         })
     };

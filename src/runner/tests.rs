@@ -29,7 +29,8 @@ async fn run_ladder(
     let meta = store::Meta::before_traffic(s, "test".into(), "h".into(), String::new(), vec![]);
     let mut recorder = Recorder::start(s, run_dir, meta, false).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
-    let interrupted = run(s, Arc::new(server), progress, interrupt, &mut recorder).await;
+    let (server, schedule) = (Arc::new(server), Schedule::pretend_time());
+    let interrupted = run_scheduled(s, server, progress, interrupt, &mut recorder, schedule).await;
     let mut run = recorder.finish().unwrap();
     // The self-check columns measure this machine, not the pretend run: client CPU is CPU time
     // over *wall* time, so on a loaded machine a step that took over 50 ms of real time could
@@ -184,6 +185,7 @@ async fn shards_run_their_share_of_each_step_in_its_time_slot() {
             every: Some(Duration::from_secs(10)),
             shard: Some(crate::shard::ShardSpec::new(index, 3).unwrap()),
             first_step: 0,
+            pacing: Pacing::Tokio,
         };
         let mut keep = Keep::default();
         let server = Arc::new(FakeServer::new(64, 100, 10, 20));
@@ -229,7 +231,7 @@ async fn rate_shards_offer_exact_shares_on_independent_schedules() {
     for index in 0..2 {
         let schedule = Schedule {
             shard: Some(crate::shard::ShardSpec::new(index, 2).unwrap()),
-            ..Schedule::default()
+            ..Schedule::pretend_time()
         };
         let mut keep = Keep::default();
         let server = Arc::new(FakeServer::new(64, 100, 10, 20));
@@ -322,4 +324,76 @@ async fn rate_saturation_is_judged_against_the_arrivals_the_step_had() {
     let notes = saturated(&f);
     assert_eq!(notes.len(), 1, "{:?}", f[0].notes);
     assert!(notes[0].contains("about 5."), "{}", notes[0]);
+}
+
+/// Keeps records and stops the run once it has `after` of them.
+struct StopAfter {
+    after: usize,
+    interrupt: Interrupt,
+    keep: Keep,
+}
+
+impl RunSink for StopAfter {
+    fn record(&mut self, record: RequestRecord) {
+        self.keep.record(record);
+        if self.keep.records.len() >= self.after {
+            self.interrupt.stop();
+        }
+    }
+    fn step_finished(&mut self, step: StepRun) {
+        self.keep.step_finished(step);
+    }
+}
+
+/// The pacing thread, through the whole runner in real time (as the binary runs it): a rate
+/// step sends every arrival, none before its time; a replayed trace whose next arrival is an
+/// hour away ends as soon as the run is stopped. Asserts order and ending, never durations.
+#[tokio::test]
+async fn thread_paced_steps_send_on_or_after_schedule_and_stop_during_a_long_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scenario(
+        "  mode: rate\n  ladder: [400]\n  requests_per_step: 40\n",
+        dir.path(),
+    );
+    let (mut keep, progress): (_, Arc<dyn Progress>) = (Keep::default(), Arc::new(NoProgress));
+    let server = Arc::new(FakeServer::new(64, 2, 1, 2));
+    let schedule = Schedule::default();
+    assert_eq!(schedule.pacing, Pacing::Thread);
+    let run = run_scheduled(
+        &s,
+        server,
+        progress.clone(),
+        Interrupt::new(),
+        &mut keep,
+        schedule,
+    );
+    let stopped = tokio::time::timeout(Duration::from_secs(60), run).await;
+    assert_eq!(stopped.ok(), Some(false));
+    let mut seqs: Vec<u32> = keep.records.iter().map(|r| r.seq).collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (0..40).collect::<Vec<_>>());
+    for r in &keep.records {
+        let lag = r.send_lag_ms.expect("a rate step's record has a send lag");
+        assert!(lag >= 0.0, "request {} sent {lag} ms early", r.seq);
+    }
+
+    let trace = "{\"timestamp\": 0, \"input_tokens\": 8, \"output_tokens\": 2}\n\
+                 {\"timestamp\": 5, \"input_tokens\": 8, \"output_tokens\": 2}\n\
+                 {\"timestamp\": 3600000, \"input_tokens\": 8, \"output_tokens\": 2}\n";
+    std::fs::write(dir.path().join("t.jsonl"), trace).unwrap();
+    let yaml = "name: fake\ntarget:\n  sim: {}\n  models: [m]\nrequest:\n  max_tokens: 2\n\
+                load:\n  mode: replay\n  trace: t.jsonl\n  speed: [1]\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let interrupt = Interrupt::new();
+    let mut sink = StopAfter {
+        after: 2,
+        interrupt: interrupt.clone(),
+        keep: Keep::default(),
+    };
+    let server = Arc::new(FakeServer::new(64, 2, 1, 2));
+    let run = run_scheduled(&s, server, progress, interrupt, &mut sink, schedule);
+    let stopped = tokio::time::timeout(Duration::from_secs(60), run).await;
+    assert_eq!(stopped.ok(), Some(true), "the run ended when stopped");
+    assert_eq!(sink.keep.records.len(), 2);
+    assert_eq!(sink.keep.steps.len(), 1);
 }
