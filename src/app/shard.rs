@@ -51,7 +51,7 @@ pub(super) fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
             every,
             shard: spec,
             first_step: 0,
-            pacing: runner::Pacing::Thread,
+            pacing: runner::Pacing::Precise,
         },
     })
 }

@@ -144,8 +144,8 @@ pub struct Schedule {
     /// Steps already run (`refine` runs its steps after the planned ones): the first step
     /// here is number `first_step + 1`.
     pub first_step: u32,
-    /// The clock open-loop steps are paced on: a thread in real time (the default), or tokio's
-    /// timer for runs on a paused clock.
+    /// The clock open-loop steps are paced on: the kernel's high-resolution timers (the
+    /// default), or tokio's timer for runs on a paused clock.
     pub pacing: Pacing,
 }
 
@@ -609,6 +609,8 @@ use request::{retry_delay, short};
 mod failfast;
 mod open_loop;
 mod pacing;
+#[cfg(target_os = "linux")]
+mod timerfd;
 pub use pacing::Pacing;
 mod replay;
 pub mod selfcheck;

@@ -147,7 +147,6 @@ pub(super) async fn run_open_step<B: Backend>(
                     }
                 });
             }
-            pacer.finish().await;
             dropped
         })
     };

@@ -1,28 +1,26 @@
 //! When an open-loop step's requests are due: the step's arrivals (its schedule cut by its
-//! budget) handed to the dispatcher one at a time, never before their time, by one of two clocks.
-//! A real run paces on a dedicated OS thread that sleeps with the kernel's high-resolution timers
-//! and ends each wait with a short spin, so the runtime's threads sleep between sends (tokio's
-//! timer fires on millisecond ticks: pacing on it meant busy-yielding through the last 1.5 ms
-//! before every send, which at 2,000 req/s kept the client runnable all the time and exposed it
-//! to whole scheduler slices of preemption; benches/RESULTS.md, "Open-loop rate mode"). Runs in
-//! pretend time (`tokio::time::pause`: the runner's tests, `make calibrate`) pace on tokio's
-//! timer, which follows the paused clock; a thread sleeping in real time would not.
+//! budget) handed to the dispatcher one at a time, never before their time, on one of two clocks.
+//! A real run sleeps on a timerfd (Linux's high-resolution timers, through the runtime's event
+//! loop) until just before each send time and yields the last few tens of microseconds; tokio's
+//! own timer fires on millisecond ticks, and pacing on it meant busy-yielding through the last
+//! 1.5 ms before every send, 85% of a core at 2,000 req/s (benches/RESULTS.md, "Open-loop rate
+//! mode", which also says why a separate pacing thread was tried and dropped). Runs in pretend
+//! time (`tokio::time::pause`: the runner's tests, `make calibrate`) pace on tokio's timer, which
+//! follows the paused clock; a kernel timer would not.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-/// Which clock paces open-loop steps. The binary uses [`Pacing::Thread`] (the default); runs on
+/// Which clock paces open-loop steps. The binary uses [`Pacing::Precise`] (the default); runs on
 /// a paused tokio clock must use [`Pacing::Tokio`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Pacing {
-    /// A dedicated thread sleeping in real time (high-resolution timers, then a short spin).
+    /// A kernel high-resolution timer (a timerfd on the runtime's event loop, Linux), then a
+    /// short cooperative spin; elsewhere, or without a timerfd, as [`Pacing::Tokio`].
     #[default]
-    Thread,
-    /// tokio's timer: follows `tokio::time::pause`, precise to its millisecond tick plus a
-    /// cooperative busy-yield before each send.
+    Precise,
+    /// tokio's timer: follows `tokio::time::pause`; precise to its millisecond tick, then a
+    /// cooperative busy-yield of up to 1.5 ms before each send.
     Tokio,
 }
 
@@ -72,158 +70,54 @@ impl Iterator for Arrivals {
 
 /// Hands out a step's arrivals as they fall due, on the clock its [`Pacing`] names.
 pub(super) struct Pacer {
-    clock: Clock,
-}
-
-enum Clock {
-    Tokio(Arrivals),
-    Thread {
-        due: mpsc::UnboundedReceiver<(u64, Instant)>,
-        /// Asks the thread to end (set, then the thread is unparked).
-        stop: Arc<AtomicBool>,
-        thread: std::thread::Thread,
-        /// Resolves (with an error: the sender is dropped) when the thread has ended.
-        ended: Option<oneshot::Receiver<()>>,
-    },
+    arrivals: Arrivals,
+    #[cfg(target_os = "linux")]
+    timer: Option<super::timerfd::TimerFd>,
 }
 
 impl Pacer {
-    /// Starts pacing `arrivals`. When no thread can be started, paces on tokio's timer.
+    /// Needs the runtime's I/O driver for [`Pacing::Precise`] (falls back to tokio's timer).
     pub(super) fn start(pacing: Pacing, arrivals: Arrivals) -> Pacer {
-        let clock = match pacing {
-            Pacing::Tokio => Clock::Tokio(arrivals),
-            Pacing::Thread => spawn_thread(arrivals),
-        };
-        Pacer { clock }
+        #[cfg(not(target_os = "linux"))]
+        let _ = pacing;
+        Pacer {
+            arrivals,
+            #[cfg(target_os = "linux")]
+            timer: match pacing {
+                Pacing::Precise => super::timerfd::TimerFd::new().ok(),
+                Pacing::Tokio => None,
+            },
+        }
     }
 
     /// The next arrival once it is due (never before its time); `None` when the step has no
-    /// more. Cancel-safe on the thread's clock (an arrival not yet taken stays queued); on
-    /// tokio's, an arrival whose wait was cancelled is lost, which is what a stop wants.
+    /// more. An arrival whose wait is cancelled is lost, which is what a stop wants.
     pub(super) async fn next(&mut self) -> Option<(u64, Instant)> {
-        match &mut self.clock {
-            Clock::Tokio(arrivals) => {
-                let (n, at) = arrivals.next()?;
-                wait_until(at).await;
-                Some((n, at))
-            }
-            Clock::Thread { due, .. } => due.recv().await,
-        }
-    }
-
-    /// Stops pacing and waits (without blocking a runtime thread) until the thread has ended.
-    pub(super) async fn finish(mut self) {
-        self.signal_stop();
-        if let Clock::Thread { ended, .. } = &mut self.clock {
-            if let Some(ended) = ended.take() {
-                let _ = ended.await;
+        let (n, at) = self.arrivals.next()?;
+        #[cfg(target_os = "linux")]
+        if let Some(timer) = &self.timer {
+            let now = Instant::now();
+            let slept = match at.checked_duration_since(now + TIMER_SPIN) {
+                Some(d) => timer.sleep(d).await.is_ok(),
+                None => true,
+            };
+            if slept {
+                while Instant::now() < at {
+                    tokio::task::yield_now().await;
+                }
+                return Some((n, at));
             }
         }
-    }
-
-    fn signal_stop(&self) {
-        if let Clock::Thread { stop, thread, .. } = &self.clock {
-            stop.store(true, Ordering::Release);
-            thread.unpark();
-        }
+        wait_until(at).await;
+        Some((n, at))
     }
 }
 
-impl Drop for Pacer {
-    /// A dispatcher dropped mid-step (its task aborted) still ends the thread.
-    fn drop(&mut self) {
-        self.signal_stop();
-    }
-}
-
-fn spawn_thread(arrivals: Arrivals) -> Clock {
-    let (tx, due) = mpsc::unbounded_channel();
-    let (ended_tx, ended) = oneshot::channel::<()>();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop_thread = Arc::clone(&stop);
-    // The thread takes the arrivals; when it cannot start, they are taken back.
-    let slot = Arc::new(std::sync::Mutex::new(Some(arrivals)));
-    let thread_slot = Arc::clone(&slot);
-    let spawned = std::thread::Builder::new()
-        .name("ladder-pacing".into())
-        .spawn(move || {
-            // Dropped when the thread ends, however it ends: `finish` then returns.
-            let _ended = ended_tx;
-            let arrivals = thread_slot.lock().ok().and_then(|mut a| a.take());
-            if let Some(arrivals) = arrivals {
-                pace(arrivals, &tx, &stop_thread);
-            }
-        });
-    match spawned {
-        Ok(handle) => Clock::Thread {
-            due,
-            stop,
-            thread: handle.thread().clone(),
-            ended: Some(ended),
-        },
-        Err(_) => match slot.lock().ok().and_then(|mut a| a.take()) {
-            Some(arrivals) => Clock::Tokio(arrivals),
-            None => Clock::Tokio(Arrivals::new(
-                Box::new(std::iter::empty()),
-                Instant::now(),
-                None,
-                None,
-            )),
-        },
-    }
-}
-
-/// The thread's sleep ends this long before a send time; the rest is spun, so the kernel's
-/// wake-up latency and timer slack do not make the send late. At 2,000 req/s this spin costs
-/// at most 2,000 × 80 µs = 16% of a core, against the 85% the busy-yield cost.
-const THREAD_SPIN: Duration = Duration::from_micros(80);
-
-/// The pacing thread: hands each arrival to the dispatcher once it is due; ends when the
-/// arrivals end, when it is asked to stop, or when the dispatcher is gone.
-fn pace(arrivals: Arrivals, tx: &mpsc::UnboundedSender<(u64, Instant)>, stop: &AtomicBool) {
-    precise_timers();
-    for (n, at) in arrivals {
-        if !sleep_until(at.into_std(), stop) || tx.send((n, at)).is_err() {
-            return;
-        }
-    }
-}
-
-/// Sleeps until `at` (parked with a timeout, then spinning the last [`THREAD_SPIN`]); `false`
-/// when asked to stop first. An unpark (the stop signal) ends the park at once, so a far-away
-/// arrival (a long gap in a replayed trace) never keeps the thread after its step.
-fn sleep_until(at: std::time::Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Ordering::Acquire) {
-            return false;
-        }
-        let now = std::time::Instant::now();
-        if now >= at {
-            return true;
-        }
-        let left = at - now;
-        if left > THREAD_SPIN {
-            std::thread::park_timeout(left - THREAD_SPIN);
-        } else {
-            while std::time::Instant::now() < at {
-                std::hint::spin_loop();
-            }
-            return true;
-        }
-    }
-}
-
-/// Asks the kernel to wake this thread's timed sleeps on time: Linux may defer a normal
-/// thread's timer by up to its "timer slack" (50 µs by default) to batch wake-ups; 1 ns turns
-/// that off for this thread only.
-fn precise_timers() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes an integer argument and changes only the calling thread's
-    // timer slack; no memory is passed.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
+/// The timerfd's sleep ends this long before a send time and the rest is yielded (other tasks
+/// keep running), so the runtime thread's wake-up latency does not make the send late: at
+/// 2,000 req/s at most 2,000 × 60 µs = 12% of a core.
+#[cfg(target_os = "linux")]
+const TIMER_SPIN: Duration = Duration::from_micros(60);
 
 /// tokio's timer wakes a task on millisecond ticks; the last stretch before a send time is
 /// spent yielding (other tasks keep running) so sends go out within microseconds of schedule.
@@ -277,30 +171,29 @@ mod tests {
         assert_eq!(timed.map(|a| a.0).collect::<Vec<_>>(), vec![0]);
     }
 
-    /// Collects every arrival of `pacer` with the real time it was handed over.
-    async fn collect(mut pacer: Pacer) -> Vec<(u64, Instant, std::time::Instant)> {
-        let mut got = Vec::new();
-        while let Some((n, at)) = pacer.next().await {
-            got.push((n, at, std::time::Instant::now()));
-        }
-        pacer.finish().await;
-        got
-    }
-
     #[tokio::test]
-    async fn the_thread_hands_out_every_arrival_in_order_and_none_early() {
-        // 200 arrivals 0.25 ms apart (4,000 req/s), with a few equal and a few longer gaps.
+    async fn precise_pacing_hands_out_every_arrival_in_order_and_none_early() {
+        // 200 arrivals 0.25 ms apart (4,000 req/s), with equal, past and longer gaps.
         let mut t: Vec<f64> = (0..200).map(|i| f64::from(i) * 0.000_25).collect();
         t[50] = t[49];
         t[120..].iter_mut().for_each(|x| *x += 0.02);
         let arrivals = Arrivals::new(times(t), Instant::now(), None, None);
-        let got = collect(Pacer::start(Pacing::Thread, arrivals)).await;
+        let mut pacer = Pacer::start(Pacing::Precise, arrivals);
+        #[cfg(target_os = "linux")]
+        assert!(
+            pacer.timer.is_some(),
+            "paced on the timerfd, not tokio's timer"
+        );
+        let mut got = Vec::new();
+        while let Some((n, at)) = pacer.next().await {
+            got.push((n, at, Instant::now()));
+        }
         assert_eq!(
             got.iter().map(|g| g.0).collect::<Vec<_>>(),
             (0..200).collect::<Vec<_>>()
         );
         for (n, at, handed) in &got {
-            assert!(*handed >= at.into_std(), "arrival {n} was handed out early");
+            assert!(handed >= at, "arrival {n} was handed out early");
         }
     }
 
@@ -315,31 +208,5 @@ mod tests {
         // An hour of pretend time, not of real time.
         assert!(Instant::now() >= start + Duration::from_secs(3600));
         assert_eq!(pacer.next().await, None);
-    }
-
-    /// A long gap in a trace: stopping while the thread waits an hour ends it at once, whether
-    /// the step stops it (`finish`) or its dispatcher is dropped.
-    #[tokio::test]
-    async fn the_thread_ends_when_stopped_during_a_far_away_wait() {
-        for finish in [true, false] {
-            let arrivals = Arrivals::new(times(vec![0.0, 3600.0]), Instant::now(), None, None);
-            let mut pacer = Pacer::start(Pacing::Thread, arrivals);
-            assert_eq!(pacer.next().await.map(|a| a.0), Some(0));
-            let Clock::Thread { ended, .. } = &mut pacer.clock else {
-                panic!("not paced on a thread");
-            };
-            let ended = ended.take().unwrap();
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if finish {
-                pacer.finish().await;
-            } else {
-                drop(pacer);
-            }
-            let waited = tokio::time::timeout(Duration::from_secs(30), ended).await;
-            assert!(
-                waited.is_ok(),
-                "the pacing thread still waits (finish: {finish})"
-            );
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! Runner tests: the retry and message helpers, and whole ladders against a scripted backend
 //! (`fake`) on a paused clock: pretend time, real runner, real per-step summaries and findings,
-//! snapshotted. No sockets and no wall clock, so a loaded machine cannot make them flake.
+//! snapshotted. No sockets and no wall clock, so a loaded machine cannot make them flake (one
+//! test runs precise pacing in real time, and asserts order and ending, never durations).
 
 use super::fake::FakeServer;
 use super::*;
@@ -345,11 +346,11 @@ impl RunSink for StopAfter {
     }
 }
 
-/// The pacing thread, through the whole runner in real time (as the binary runs it): a rate
-/// step sends every arrival, none before its time; a replayed trace whose next arrival is an
+/// Precise pacing (the timerfd), through the whole runner in real time as the binary runs it: a
+/// rate step sends every arrival, none before its time; a replayed trace whose next arrival is an
 /// hour away ends as soon as the run is stopped. Asserts order and ending, never durations.
 #[tokio::test]
-async fn thread_paced_steps_send_on_or_after_schedule_and_stop_during_a_long_gap() {
+async fn precisely_paced_steps_send_on_or_after_schedule_and_stop_during_a_long_gap() {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(
         "  mode: rate\n  ladder: [400]\n  requests_per_step: 40\n",
@@ -358,7 +359,7 @@ async fn thread_paced_steps_send_on_or_after_schedule_and_stop_during_a_long_gap
     let (mut keep, progress): (_, Arc<dyn Progress>) = (Keep::default(), Arc::new(NoProgress));
     let server = Arc::new(FakeServer::new(64, 2, 1, 2));
     let schedule = Schedule::default();
-    assert_eq!(schedule.pacing, Pacing::Thread);
+    assert_eq!(schedule.pacing, Pacing::Precise);
     let run = run_scheduled(
         &s,
         server,
