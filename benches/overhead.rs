@@ -10,12 +10,15 @@
 //! by request id). It prints one table with the ratios ladder / reference of the same run; the
 //! full default run rewrites its section of `benches/RESULTS.md`.
 //!
-//! The two clients run one after the other, so a busy machine can favour either: the CPU used by
-//! everything else during each run is printed beside it, and only ratios of the same run are
+//! The two clients run one after the other, so a busy machine can favour either: each case runs
+//! in rounds (`OVERHEAD_ROUNDS`, default 3), the reference first in every other round, and the
+//! table gives medians over the rounds with the range of the rounds' ratios; the CPU used by
+//! everything else during the runs is printed beside them, and only ratios of the same run are
 //! meant to be compared. It builds nothing: `make bench` runs `cargo build --release` first.
 //! Under `cargo test` (no `--bench` argument) it only runs its self-check.
 //! Usage: `cargo bench --bench overhead [-- STREAMS:REQUESTS ...]` (each case with and without
-//! ramp-up); `LADDER_BIN` picks another binary, `FIDELITY_PRIO` another priority prefix.
+//! ramp-up); `LADDER_BIN` picks another binary, `FIDELITY_PRIO` another priority prefix,
+//! `OVERHEAD_ROUNDS` the number of rounds.
 
 #[allow(dead_code)] // the fidelity bench uses the rest
 #[path = "support/fidelity_join.rs"]
@@ -333,46 +336,87 @@ fn run_reference_side(
 
 // ------------------------------------------------------------ output
 
+/// One case: both clients' runs, round by round.
 struct Case {
     streams: u32,
     requests: u64,
     ramp_ms: u64,
-    ladder: Side,
-    reference: Side,
+    ladder: Vec<Side>,
+    reference: Vec<Side>,
+}
+
+/// The middle value (the mean of the two middle ones for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+impl Case {
+    /// CPU ratio ladder / reference of each round (the two runs of a round are back to back).
+    fn ratios(&self) -> Vec<f64> {
+        self.ladder
+            .iter()
+            .zip(&self.reference)
+            .map(|(l, r)| l.us_per_token() / r.us_per_token().max(1e-9))
+            .collect()
+    }
+}
+
+/// Median over rounds of a figure of each side.
+fn med(sides: &[Side], f: impl Fn(&Side) -> f64) -> f64 {
+    median(sides.iter().map(f).collect())
 }
 
 fn table(cases: &[Case]) -> String {
     let mut t = String::from(
-        "| streams | ramp-up | ok ladder / ref / sent | µs CPU per token ladder / ref | ratio | \
-         TTFT err P50 ladder / ref (ms) | TTFT err P99 ladder / ref (ms) | P99 − ref P99 (ms) | \
-         peak RSS ladder / ref (MB) | others during ladder / ref (% of a core) |\n\
-         |---:|---:|---|---|---:|---|---|---:|---|---|\n",
+        "| streams | ramp-up | ok ladder / ref / sent (fewest of a round) | µs CPU per token ladder / ref | \
+         ratio (range over rounds) | TTFT err P50 ladder / ref (ms) | TTFT err P99 ladder / ref (ms) | \
+         P99 − ref P99 (ms) | peak RSS ladder / ref (MB) | others during ladder / ref (% of a core) |\n\
+         |---:|---:|---|---|---|---|---|---:|---|---|\n",
     );
     for c in cases {
         let (l, r) = (&c.ladder, &c.reference);
-        let (l50, l99, _) = p50_p99_max(&l.ttft_err);
-        let (r50, r99, _) = p50_p99_max(&r.ttft_err);
-        let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.0}"));
+        let p50 = |s: &Side| p50_p99_max(&s.ttft_err).0;
+        let p99 = |s: &Side| p50_p99_max(&s.ttft_err).1;
+        let (l50, l99, r50, r99) = (med(l, p50), med(l, p99), med(r, p50), med(r, p99));
+        let ratios = c.ratios();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ok = |s: &[Side]| s.iter().map(|s| s.ok).min().unwrap_or(0);
+        let rss =
+            |s: &[Side]| s.iter().map(|s| s.usage.max_rss_kb).max().unwrap_or(0) as f64 / 1024.0;
+        let others = |s: &[Side]| {
+            let v: Vec<f64> = s.iter().filter_map(|s| s.others_pct).collect();
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{:.0}", median(v))
+            }
+        };
         t.push_str(&format!(
-            "| {} | {} | {} / {} / {} | {:.1} / {:.1} | **{:.2}×** | {l50:.2} / {r50:.2} | \
-             {l99:.2} / {r99:.2} | {:+.2} | {:.0} / {:.0} | {} / {} |\n",
+            "| {} | {} | {} / {} / {} | {:.1} / {:.1} | **{:.2}×** ({lo:.2}–{hi:.2}) | \
+             {l50:.2} / {r50:.2} | {l99:.2} / {r99:.2} | {:+.2} | {:.0} / {:.0} | {} / {} |\n",
             c.streams,
             if c.ramp_ms > 0 {
                 format!("{} s", c.ramp_ms / 1000)
             } else {
                 "none".into()
             },
-            l.ok,
-            r.ok,
+            ok(l),
+            ok(r),
             c.requests,
-            l.us_per_token(),
-            r.us_per_token(),
-            l.us_per_token() / r.us_per_token().max(1e-9),
+            med(l, Side::us_per_token),
+            med(r, Side::us_per_token),
+            median(ratios.clone()),
             l99 - r99,
-            l.usage.max_rss_kb as f64 / 1024.0,
-            r.usage.max_rss_kb as f64 / 1024.0,
-            pct(l.others_pct),
-            pct(r.others_pct),
+            rss(l),
+            rss(r),
+            others(l),
+            others(r),
         ));
     }
     t
@@ -393,6 +437,9 @@ fn self_check() {
     .expect("a truth record");
     let (err, tokens) = join(&[("a".into(), 200.5), ("b".into(), 1.0)], &truth);
     assert_eq!((err, tokens), (vec![0.5], 64));
+    assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+    assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    assert!(median(Vec::new()).is_nan());
 }
 
 fn main() {
@@ -414,6 +461,19 @@ fn main() {
     if let Err(e) = bench(&args) {
         eprintln!("overhead bench: {e}");
         std::process::exit(1);
+    }
+}
+
+/// `OVERHEAD_ROUNDS` (default 3): how many times each case runs both clients.
+fn rounds() -> BenchResult<usize> {
+    match std::env::var("OVERHEAD_ROUNDS") {
+        Err(_) => Ok(3),
+        Ok(v) => match v.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "OVERHEAD_ROUNDS={v}: expected a whole number of rounds, at least 1"
+            )),
+        },
     }
 }
 
@@ -439,28 +499,54 @@ fn bench(args: &[String]) -> BenchResult<()> {
         .enable_all()
         .build()
         .map_err(|e| format!("tokio runtime: {e}"))?;
+    let rounds = rounds()?;
     let mut results = Vec::new();
     for (streams, requests) in cases {
         for ramp_ms in [0, RAMP_MS] {
-            eprint!("overhead: {streams} streams × {requests} requests, ramp-up {ramp_ms} ms: ladder ... ");
-            let _ = std::io::stderr().flush();
-            let ladder = run_ladder_side(&rt, &setup, streams, requests, ramp_ms)?;
-            eprint!("{:.1} s, reference ... ", ladder.wall.as_secs_f64());
-            let _ = std::io::stderr().flush();
-            let reference = run_reference_side(&rt, &setup, streams, requests, ramp_ms)?;
-            eprintln!("{:.1} s", reference.wall.as_secs_f64());
-            results.push(Case {
+            let mut case = Case {
                 streams,
                 requests,
                 ramp_ms,
-                ladder,
-                reference,
-            });
+                ladder: Vec::new(),
+                reference: Vec::new(),
+            };
+            for round in 0..rounds {
+                eprint!(
+                    "overhead: {streams} streams × {requests} requests, ramp-up {ramp_ms} ms, round {}/{rounds}: ",
+                    round + 1
+                );
+                // Every other round the reference goes first, so that a machine getting busier
+                // or quieter during a round favours neither client.
+                let ladder_first = round % 2 == 0;
+                for side in 0..2 {
+                    let ladder = (side == 0) == ladder_first;
+                    eprint!("{} ... ", if ladder { "ladder" } else { "reference" });
+                    let _ = std::io::stderr().flush();
+                    let run = if ladder {
+                        run_ladder_side(&rt, &setup, streams, requests, ramp_ms)?
+                    } else {
+                        run_reference_side(&rt, &setup, streams, requests, ramp_ms)?
+                    };
+                    eprint!(
+                        "{:.1} s{}",
+                        run.wall.as_secs_f64(),
+                        if side == 0 { ", " } else { "\n" }
+                    );
+                    if ladder {
+                        case.ladder.push(run);
+                    } else {
+                        case.reference.push(run);
+                    }
+                }
+            }
+            results.push(case);
         }
     }
     let section = format!(
         "Machine: {}\n\nCommand: `make bench` (`cargo bench --bench overhead`); server: `ladder sim --set {}`; \
-         both clients {TOKENS} tokens per request, pinned to the same core, one after the other.\n\n{}",
+         both clients {TOKENS} tokens per request, pinned to the same core, one after the other, \
+         {rounds} rounds (the reference first in every other one); each figure is the median over \
+         the rounds, the ratio the median of the rounds' ratios.\n\n{}",
         machine(&setup),
         SIM_SETTINGS.join(" --set "),
         table(&results)
