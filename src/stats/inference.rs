@@ -143,9 +143,10 @@ pub(crate) fn bootstrap_gaps_ratio_ci<R: RngCore>(
 /// each request's gaps are kept as cumulative counts over the side's bin range (`cum[i][j]` =
 /// gaps of request i in the first j + 1 bins), so the count of a resample's gaps up to a bin is
 /// a sum over the drawn requests, and the bins of the two ranks the type-7 quantile needs are
-/// found by binary search: O(m log bins) per resample instead of adding every drawn request's
-/// bins into a dense array and scanning it (O(m × bins per request)). Same draws, same result
-/// as `stats::itl::quantile_of_counts` on the pooled counts.
+/// searched from the whole side's quantile bin (`hint`), near which a resample's falls: a few
+/// passes over the m drawn requests per resample instead of adding every drawn request's bins
+/// into a dense array and scanning it (O(m × bins per request)). Same draws, same result as
+/// `stats::itl::quantile_of_counts` on the pooled counts.
 struct GapResampler<'a> {
     side: GapRequests<'a>,
     first: u16,
@@ -154,6 +155,11 @@ struct GapResampler<'a> {
     cum: Vec<u32>,
     /// The requests of the current resample (with repeats).
     picks: Vec<usize>,
+    /// Gaps of the whole side in the first `j + 1` bins: where the searches of a quantile start
+    /// (`hint`).
+    all: Vec<u64>,
+    /// The last quantile asked for and the bin of the whole side's gap at its rank.
+    hint: Option<(f64, usize)>,
 }
 
 impl<'a> GapResampler<'a> {
@@ -176,13 +182,36 @@ impl<'a> GapResampler<'a> {
                 *x = run;
             }
         }
+        let mut all = vec![0u64; width];
+        for row in cum.chunks_exact(width) {
+            for (a, &c) in all.iter_mut().zip(row) {
+                *a += u64::from(c);
+            }
+        }
         Some(GapResampler {
             side,
             first,
             width,
             cum,
             picks: Vec::with_capacity(side.m.clamp(1, side.requests.len())),
+            all,
+            hint: None,
         })
+    }
+
+    /// The bin of the whole side's gap at the `q` quantile's lower rank: a resample's quantile
+    /// is almost always in it or next to it.
+    fn hint(&mut self, q: f64) -> usize {
+        match self.hint {
+            Some((at, bin)) if at == q => bin,
+            _ => {
+                let total = self.all[self.width - 1];
+                let rank = (total.saturating_sub(1) as f64 * q.clamp(0.0, 1.0)).floor() as u64;
+                let bin = self.all.partition_point(|&n| n <= rank).min(self.width - 1);
+                self.hint = Some((q, bin));
+                bin
+            }
+        }
     }
 
     /// Gaps of the current resample in the first `j + 1` bins.
@@ -193,9 +222,45 @@ impl<'a> GapResampler<'a> {
             .sum()
     }
 
-    /// The bin (index into the range) holding the gap at 0-based `rank` of the resample.
-    fn bin_of_rank(&self, rank: u64) -> usize {
-        let (mut lo, mut hi) = (0, self.width - 1);
+    /// The bin (index into the range) holding the gap at 0-based `rank` of the resample: the
+    /// first bin whose count up to it exceeds `rank`. Each count is a pass over the drawn
+    /// requests, so the search starts at `from` (a bin near the answer), steps to a neighbour or
+    /// two, and only then bisects what is left: about two passes per search instead of the
+    /// seven of a bisection over a hundred bins.
+    fn bin_of_rank(&self, rank: u64, from: usize) -> usize {
+        const STEPS: usize = 2;
+        let last = self.width - 1;
+        let mut j = from.min(last);
+        let (mut lo, mut hi);
+        if self.up_to(j) > rank {
+            // The answer is j or below.
+            let mut steps = 0;
+            while j > 0 && steps < STEPS {
+                if self.up_to(j - 1) <= rank {
+                    return j;
+                }
+                j -= 1;
+                steps += 1;
+            }
+            if j == 0 {
+                return 0;
+            }
+            (lo, hi) = (0, j);
+        } else {
+            // The answer is above j.
+            let mut steps = 0;
+            while j < last && steps < STEPS {
+                j += 1;
+                if self.up_to(j) > rank {
+                    return j;
+                }
+                steps += 1;
+            }
+            if j == last {
+                return last;
+            }
+            (lo, hi) = (j + 1, last);
+        }
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.up_to(mid) > rank {
@@ -221,9 +286,11 @@ impl<'a> GapResampler<'a> {
         let h = (total - 1) as f64 * q.clamp(0.0, 1.0);
         let lo = h.floor() as u64;
         let frac = h - lo as f64;
+        let from = self.hint(q);
         let value = |j: usize| bin_value_ms(self.first + j as u16);
-        let x_lo = value(self.bin_of_rank(lo));
-        let x_hi = value(self.bin_of_rank((lo + 1).min(total - 1)));
+        let bin_lo = self.bin_of_rank(lo, from);
+        let x_lo = value(bin_lo);
+        let x_hi = value(self.bin_of_rank((lo + 1).min(total - 1), bin_lo));
         x_lo + frac * (x_hi - x_lo)
     }
 }

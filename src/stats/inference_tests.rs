@@ -463,7 +463,42 @@ fn rate_spread_and_ratio_ci() {
     assert!(hi > hi_many && hi_many > 0.0);
 }
 
-/// The binary search over cumulative counts finds what pooling the drawn requests' gaps into a
+/// The search for a rank's bin finds the first bin whose count exceeds the rank from wherever
+/// it starts: at the answer, next to it, or far away on either side.
+#[test]
+fn the_bin_of_a_rank_is_found_from_any_starting_bin() {
+    let mut rng = generator(5);
+    let requests: Vec<ItlHistogram> = (0..23)
+        .map(|i| {
+            let gaps: Vec<f64> = (0..(1 + i % 7))
+                .map(|_| 10.0 * (1.2 * std_normal(&mut rng)).exp())
+                .collect();
+            ItlHistogram::from_gaps(&gaps)
+        })
+        .collect();
+    let side = GapRequests {
+        requests: &requests,
+        m: 23,
+    };
+    let mut fast = GapResampler::new(side).unwrap();
+    let mut draws = generator(6);
+    for _ in 0..5 {
+        fast.draw(0.5, &mut draws);
+        let total = fast.up_to(fast.width - 1);
+        for rank in 0..total {
+            let want = (0..fast.width).find(|&j| fast.up_to(j) > rank).unwrap();
+            for from in 0..fast.width + 3 {
+                assert_eq!(
+                    fast.bin_of_rank(rank, from),
+                    want,
+                    "rank {rank} from {from}"
+                );
+            }
+        }
+    }
+}
+
+/// The search over cumulative counts finds what pooling the drawn requests' gaps into a
 /// dense array and scanning it (`stats::itl::quantile_of_counts`) finds, draw for draw.
 #[test]
 fn gap_resampler_matches_pooling_the_drawn_requests() {
