@@ -17,33 +17,10 @@ const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
 /// Largest data buffer pre-allocated for the next event (larger events grow it as needed).
 const MAX_REUSED_CAPACITY: usize = 16 << 10;
 
-/// Index of the first CR or LF, eight bytes per step (SWAR): line ends are rare in a chunk of
-/// JSON, so the scan dominates parsing when done byte by byte.
+/// Index of the first CR or LF: line ends are rare in a chunk of JSON, so the scan dominates
+/// parsing when done byte by byte.
 fn find_eol(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    const LF: u64 = u64::from_le_bytes([b'\n'; 8]);
-    const CR: u64 = u64::from_le_bytes([b'\r'; 8]);
-    // A byte of `x` is zero => its high bit is set in `zero(x)`; the lowest set bit is always a
-    // real zero byte (borrows only spill upwards), which is the one wanted on little-endian.
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
-    let mut words = bytes.chunks_exact(8);
-    let mut offset = 0;
-    for w in words.by_ref() {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let x = u64::from_le_bytes(a);
-        let hit = zero(x ^ LF) | zero(x ^ CR);
-        if hit != 0 {
-            return Some(offset + (hit.trailing_zeros() / 8) as usize);
-        }
-        offset += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r')
-        .map(|i| offset + i)
+    crate::util::bytes::find_either(bytes, b'\n', b'\r')
 }
 
 /// One dispatched event.

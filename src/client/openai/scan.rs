@@ -16,6 +16,7 @@
 
 use super::Dialect;
 use crate::client::chunk::ChunkInfo;
+use crate::util::bytes::find_either;
 
 /// Nesting deeper than this goes to serde (which has its own limit).
 const MAX_DEPTH: u32 = 32;
@@ -354,7 +355,7 @@ impl<'a> Cursor<'a> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            self.i += quote_or_backslash(self.b.get(self.i..)?)?;
+            self.i += find_either(self.b.get(self.i..)?, b'"', b'\\')?;
             if self.b[self.i] == b'"' {
                 let raw = &self.b[start..self.i];
                 self.i += 1;
@@ -401,30 +402,6 @@ impl<'a> Cursor<'a> {
         }
         u16::from_str_radix(text, 16).ok()
     }
-}
-
-/// Where the first `"` or `\` of `s` is, looked for eight bytes at a time (most strings of a
-/// chunk are short keys and values, too short for a vector search to pay for its set-up).
-#[inline]
-fn quote_or_backslash(s: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    const QUOTES: u64 = u64::from_le_bytes([b'"'; 8]);
-    const BACKSLASHES: u64 = u64::from_le_bytes([b'\\'; 8]);
-    // The high bit of each byte that is zero; bits above the first zero byte can be wrong, so
-    // only the lowest one is read.
-    let zero_bytes = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut i = 0;
-    while let Some(word) = s.get(i..i + 8) {
-        let w = u64::from_le_bytes(word.try_into().ok()?);
-        let hits = zero_bytes(w ^ QUOTES) | zero_bytes(w ^ BACKSLASHES);
-        if hits != 0 {
-            return Some(i + (hits.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    let tail = s[i..].iter().position(|&b| b == b'"' || b == b'\\')?;
-    Some(i + tail)
 }
 
 /// Whether `b` holds a byte below 0x20: raw control characters are refused inside JSON strings

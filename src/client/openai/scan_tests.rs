@@ -2,7 +2,7 @@
 //! leaves everything else to serde, and never answers differently from serde.
 
 use super::super::{read_chunk, Dialect};
-use super::{common_chunk, has_control_byte, quote_or_backslash};
+use super::{common_chunk, has_control_byte};
 use proptest::prelude::*;
 
 /// Per-token chunks as servers send them (captured shapes; ids and times shortened).
@@ -111,29 +111,6 @@ fn anything_more_than_text_goes_to_serde() {
         "]".repeat(20)
     );
     assert!(common_chunk(&shallow, Dialect::Chat).is_some());
-}
-
-#[test]
-fn the_first_quote_or_backslash_is_found_at_every_place() {
-    for len in [0, 1, 15, 16, 17, 33, 100] {
-        assert_eq!(quote_or_backslash(&vec![b'a'; len]), None);
-        for at in 0..len {
-            for (mark, later) in [(b'"', b'\\'), (b'\\', b'"')] {
-                let mut s = vec![b'a'; len];
-                s[at] = mark;
-                assert_eq!(
-                    quote_or_backslash(&s),
-                    Some(at),
-                    "{} at {at} of {len}",
-                    mark as char
-                );
-                if at + 1 < len {
-                    s[at + 1] = later;
-                    assert_eq!(quote_or_backslash(&s), Some(at));
-                }
-            }
-        }
-    }
 }
 
 #[test]
