@@ -95,10 +95,13 @@ pub(super) fn find_knee(
     }
 }
 
+/// How far above the straight line a prompt-size step's lower bound must lie to be a bend.
+const MIN_BEND: f64 = 1.1;
+
 /// On a prompt-size ladder, whether the steps from `k` on lie above the straight line through
 /// the two steps before it, beyond its uncertainty: each step's lower 95% bound above the line
-/// from the upper bound at `k − 1` with the steepest slope the two steps' bounds allow (with
-/// point values only: 1.5 × the line). A line needs two steps, so the first two are never a
+/// from the upper bound at `k − 1` with the steepest slope the two steps' bounds allow, by 10%
+/// at least (with point values only: 1.5 × the line). A line needs two steps, so the first two are never a
 /// knee: a purely linear prefill has none, however steep (it is reported as a slope).
 fn bends(rows: &[&StepSummary], p90: &[f64], bounds: Option<&[(f64, f64)]>, k: usize) -> bool {
     if k < 2 {
@@ -111,8 +114,11 @@ fn bends(rows: &[&StepSummary], p90: &[f64], bounds: Option<&[(f64, f64)]>, k: u
     }
     match bounds {
         Some(ci) => {
+            // Beyond the uncertainty and by a margin that matters: a nearly noiseless server
+            // (the simulator) gives bounds a millisecond wide, and a prompt's own upload then
+            // bends a straight line by a few milliseconds "with confidence".
             let steepest = ((ci[b].1 - ci[a].0) / (x(b) - x(a))).max(0.0);
-            (k..rows.len()).all(|j| ci[j].0 > ci[b].1 + steepest * (x(j) - x(b)))
+            (k..rows.len()).all(|j| ci[j].0 > MIN_BEND * (ci[b].1 + steepest * (x(j) - x(b))))
         }
         None => {
             let slope = ((p90[b] - p90[a]) / (x(b) - x(a))).max(0.0);

@@ -867,6 +867,16 @@ fn a_linear_prefill_is_a_slope_not_a_knee() {
         f.sentences()[0],
         "No TTFT knee up to 8192-token prompts: TTFT grows with prompt size in a straight line, +50 ms per 1k prompt tokens (TTFT P90), with no bend beyond its uncertainty."
     );
+    // A nearly noiseless server (bounds a millisecond wide) whose large prompts take 8-14 ms
+    // more to upload: beyond the bounds, but not a bend that matters, so still a slope.
+    let mut tight = steps.clone();
+    for (s, extra) in tight.iter_mut().zip([0.0, 0.0, 8.0, 14.0]) {
+        let p = s.ttft_p90_ms.unwrap() + extra;
+        s.ttft_p90_ms = Some(p);
+        (s.ttft_p90_lo_ms, s.ttft_p90_hi_ms) = (Some(p - 0.5), Some(p + 0.5));
+    }
+    let f = analyze("m", &tight, None);
+    assert!(matches!(f.knee, KneeFinding::None { .. }), "{:?}", f.knee);
     // The same ladder bending at 4096 (a KV cache spilling, say): beyond the steepest line the
     // first two steps' bounds allow (0.062 ms a token from 139 ms), so a knee.
     for (s, extra) in steps[2..].iter_mut().zip([400.0, 900.0]) {
