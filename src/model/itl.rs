@@ -19,7 +19,7 @@
 //! `FIRST:c1/c2/c3` (bins FIRST, FIRST+1, … with those counts; 0 allowed inside a run), e.g.
 //! `426:3/5/0/1 470:1`. An empty cell is a request without gaps.
 
-use std::fmt::Write as _;
+use crate::util::digits::push_u64;
 
 /// Bins per doubling of the gap.
 pub const BINS_PER_OCTAVE: u32 = 32;
@@ -84,6 +84,13 @@ impl ItlHistogram {
     /// The cell text (see the module docs); empty for no gaps.
     pub fn encode(&self) -> String {
         let mut out = String::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends [`encode`](Self::encode)'s text to `out` (a `requests.csv` row is written in
+    /// place).
+    pub fn encode_into(&self, out: &mut String) {
         let mut prev: Option<u16> = None;
         for &(b, c) in &self.bins {
             match prev {
@@ -92,18 +99,21 @@ impl ItlHistogram {
                     for _ in p + 1..b {
                         out.push_str("/0");
                     }
-                    let _ = write!(out, "/{c}");
+                    out.push('/');
                 }
                 Some(_) => {
-                    let _ = write!(out, " {b}:{c}");
+                    out.push(' ');
+                    push_u64(out, u64::from(b));
+                    out.push(':');
                 }
                 None => {
-                    let _ = write!(out, "{b}:{c}");
+                    push_u64(out, u64::from(b));
+                    out.push(':');
                 }
             }
+            push_u64(out, u64::from(c));
             prev = Some(b);
         }
-        out
     }
 
     /// Parses a cell written by [`encode`](Self::encode); the error says what is wrong.

@@ -20,7 +20,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 pub struct RequestsAppender {
     path: PathBuf,
     file: File,
-    buf: Vec<u8>,
+    buf: String,
     last_flush: Instant,
 }
 
@@ -37,7 +37,7 @@ impl RequestsAppender {
         Ok(RequestsAppender {
             path: path.to_path_buf(),
             file,
-            buf: Vec::with_capacity(64 << 10),
+            buf: String::with_capacity(64 << 10),
             last_flush: Instant::now(),
         })
     }
@@ -62,7 +62,7 @@ impl RequestsAppender {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let result = self.file.write_all(&self.buf);
+        let result = self.file.write_all(self.buf.as_bytes());
         self.buf.clear();
         result.map_err(|e| StoreError::io("append to", &self.path, e))
     }

@@ -1,9 +1,10 @@
 //! A CSV file's columns declared once: each column is one entry (header name, whether older
 //! files may lack it, how a value is written to a cell and read back), and the header, the
 //! writer and the reader all come from that one list. Adding a column is adding one line, in
-//! file order; nothing else has to stay in step with it.
+//! file order; nothing else has to stay in step with it. Cells are written in place into the
+//! row's text (no `String` per cell: `requests.csv` gets a row per request, issue 24).
 
-use super::csv_io::Row;
+use super::csv_io::{push_record, Row};
 use super::StoreError;
 
 /// One column of a CSV file whose rows are `T`s.
@@ -11,7 +12,8 @@ pub(super) struct Column<T> {
     pub name: &'static str,
     /// Older files may lack the column (schema growth is by appending): it reads as empty.
     pub optional: bool,
-    pub write: fn(&T) -> String,
+    /// Appends the cell's text (quoting is the row writer's job).
+    pub write: fn(&T, &mut String),
     pub read: fn(&Row<'_>, &mut T) -> Result<(), StoreError>,
 }
 
@@ -36,9 +38,27 @@ pub(super) fn required<T>(cols: &[Column<T>]) -> Vec<&'static str> {
         .collect()
 }
 
-/// One row's cells, in file order.
-pub(super) fn cells<T>(cols: &[Column<T>], r: &T) -> Vec<String> {
-    cols.iter().map(|c| (c.write)(r)).collect()
+/// Appends the header line.
+pub(super) fn push_header<T>(cols: &[Column<T>], out: &mut String) {
+    push_record(out, cols.len(), |i, out| out.push_str(cols[i].name));
+}
+
+/// Appends `r`'s row (ending in `\n`).
+pub(super) fn push_row<T>(cols: &[Column<T>], r: &T, out: &mut String) {
+    push_record(out, cols.len(), |i, out| (cols[i].write)(r, out));
+}
+
+/// A whole file: the header, then the rows in the order given.
+pub(super) fn csv_file<'a, T: 'a>(
+    cols: &[Column<T>],
+    rows: impl Iterator<Item = &'a T>,
+) -> Vec<u8> {
+    let mut out = String::new();
+    push_header(cols, &mut out);
+    for r in rows {
+        push_row(cols, r, &mut out);
+    }
+    out.into_bytes()
 }
 
 /// One row read column by column into a default `T`.
@@ -60,13 +80,13 @@ pub(super) fn read_row<T: Default>(cols: &[Column<T>], row: &Row<'_>) -> Result<
 /// - `zero "what"`: an integer that reads as 0 when the cell is empty;
 /// - `text` / `opt_text`: text kept on one line;
 /// - `flag`: `true`/`false` (an empty cell or `0` is false);
-/// - `with WRITE, READ`: anything else, as two functions.
+/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text).
 macro_rules! col {
     ($f:ident: parse $what:expr) => {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| r.$f.to_string(),
+            write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
                 Ok(())
@@ -77,7 +97,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| $crate::store::csv_io::fixed(r.$f, $d),
+            write: |r, out| $crate::store::csv_io::push_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
                 Ok(())
@@ -88,7 +108,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| $crate::store::csv_io::opt_fixed(r.$f, $d),
+            write: |r, out| $crate::store::csv_io::push_opt_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?;
                 Ok(())
@@ -99,7 +119,11 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| r.$f.map(|v| v.to_string()).unwrap_or_default(),
+            write: |r, out| {
+                if let Some(v) = r.$f {
+                    $crate::store::csv_io::WholeCell::push_cell(v, out);
+                }
+            },
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?;
                 Ok(())
@@ -110,7 +134,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| r.$f.to_string(),
+            write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?.unwrap_or(0);
                 Ok(())
@@ -121,7 +145,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| $crate::store::csv_io::escape(&r.$f).into_owned(),
+            write: |r, out| out.push_str(&$crate::store::csv_io::escape(&r.$f)),
             read: |row, r| {
                 r.$f = row.text(stringify!($f));
                 Ok(())
@@ -132,10 +156,10 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| {
-                r.$f.as_deref()
-                    .map(|s| $crate::store::csv_io::escape(s).into_owned())
-                    .unwrap_or_default()
+            write: |r, out| {
+                if let Some(s) = r.$f.as_deref() {
+                    out.push_str(&$crate::store::csv_io::escape(s));
+                }
             },
             read: |row, r| {
                 r.$f = row.opt_text(stringify!($f));
@@ -147,7 +171,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            write: |r| r.$f.to_string(),
+            write: |r, out| out.push_str(if r.$f { "true" } else { "false" }),
             read: |row, r| {
                 r.$f = row.flag(stringify!($f))?;
                 Ok(())

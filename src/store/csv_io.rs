@@ -26,56 +26,116 @@ pub(super) fn first_appearance<'a>(
     order
 }
 
+/// A whole CSV file: the header, then the rows, each written by [`push_record`].
 pub(super) fn write_csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Vec<u8> {
-    let mut out = Vec::new();
-    append_rows(
-        &mut out,
-        std::iter::once(header.iter().map(|h| h.to_string()).collect()),
-    );
-    append_rows(&mut out, rows);
-    out
+    let mut out = String::new();
+    push_record(&mut out, header.len(), |i, out| out.push_str(header[i]));
+    for row in rows {
+        push_record(&mut out, row.len(), |i, out| out.push_str(&row[i]));
+    }
+    out.into_bytes()
 }
 
-/// Appends CSV rows (each ending in `\n`) to `out`.
-pub(super) fn append_rows(out: &mut Vec<u8>, rows: impl Iterator<Item = Vec<String>>) {
-    // Writing into a Vec cannot fail with an I/O error and every row has the header's length,
-    // so the csv errors below are unreachable; they are ignored rather than unwrapped.
-    // A small buffer: the writer is made for each batch of rows (often one request's row), and
-    // the default 8 KiB, zeroed on creation, cost more than the row.
-    let mut w = csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .buffer_capacity(1024)
-        .from_writer(out);
-    for row in rows {
-        let _ = w.write_record(&row);
+/// Appends one CSV record of `fields` fields, ending in `\n`, as the `csv` crate's writer
+/// writes it (its default "necessary" quoting, which the reader expects): `field(i, out)`
+/// appends field `i`'s text, and a field holding a comma, a double quote, CR or LF is put in
+/// double quotes with its quotes doubled; a record of one empty field is written `""`.
+/// Fields are written in place, so a row costs no allocation (issue 24).
+pub(super) fn push_record(
+    out: &mut String,
+    fields: usize,
+    mut field: impl FnMut(usize, &mut String),
+) {
+    let record_start = out.len();
+    for i in 0..fields {
+        if i > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        field(i, out);
+        quote_if_needed(out, start);
     }
-    let _ = w.flush();
+    if out.len() == record_start {
+        out.push_str("\"\"");
+    }
+    out.push('\n');
 }
+
+/// Quotes the field `out[start..]` if it needs quotes (see [`push_record`]).
+fn quote_if_needed(out: &mut String, start: usize) {
+    let special = |b: &u8| matches!(b, b',' | b'"' | b'\r' | b'\n');
+    if !out.as_bytes()[start..].iter().any(special) {
+        return;
+    }
+    let text = out.split_off(start);
+    out.push('"');
+    for c in text.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+}
+
+/// A whole number written to a cell (`Display`'s digits, without `core::fmt`).
+pub(super) trait WholeCell: Copy {
+    fn push_cell(self, out: &mut String);
+}
+
+macro_rules! whole_cell {
+    ($($t:ty),*) => {$(
+        impl WholeCell for $t {
+            fn push_cell(self, out: &mut String) {
+                crate::util::digits::push_u64(out, self as u64);
+            }
+        }
+    )*};
+}
+whole_cell!(u8, u16, u32, u64, usize);
 
 /// Fixed-precision number; `-0.000` is written as `0.000`; NaN/inf as Rust spells them (and
 /// reads them back).
 pub(super) fn fixed(v: f64, decimals: usize) -> String {
+    let mut s = String::new();
+    push_fixed(&mut s, v, decimals);
+    s
+}
+
+/// Appends [`fixed`]'s text to `out`.
+pub(super) fn push_fixed(out: &mut String, v: f64, decimals: usize) {
     if !v.is_finite() {
-        return v.to_string();
+        out.push_str(&v.to_string());
+        return;
     }
-    let s = format!("{v:.decimals$}");
-    match s.strip_prefix('-') {
-        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
-        _ => s,
+    let start = out.len();
+    crate::util::digits::push_fixed(out, v, decimals);
+    if let Some(rest) = out[start..].strip_prefix('-') {
+        if rest.bytes().all(|b| b == b'0' || b == b'.') {
+            out.remove(start);
+        }
     }
 }
 
 /// `None` and non-finite values are empty cells.
 pub(super) fn opt_fixed(v: Option<f64>, decimals: usize) -> String {
+    let mut s = String::new();
+    push_opt_fixed(&mut s, v, decimals);
+    s
+}
+
+/// Appends [`opt_fixed`]'s text to `out`.
+pub(super) fn push_opt_fixed(out: &mut String, v: Option<f64>, decimals: usize) {
     match v {
-        Some(v) if v.is_finite() => fixed(v, decimals),
-        _ => String::new(),
+        Some(v) if v.is_finite() => push_fixed(out, v, decimals),
+        _ => {}
     }
 }
 
 /// Keeps every record on one line: `\` → `\\`, LF → `\n`, CR → `\r`. Reversed by `unescape`.
 pub(super) fn escape(s: &str) -> Cow<'_, str> {
-    if !s.contains(['\\', '\n', '\r']) {
+    // A byte search: these are ASCII, and no other UTF-8 sequence contains their bytes.
+    if !s.bytes().any(|b| matches!(b, b'\\' | b'\n' | b'\r')) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -307,6 +367,91 @@ pub(super) mod tests {
         assert_eq!(opt_fixed(Some(f64::NAN), 3), "");
         assert_eq!(opt_fixed(None, 3), "");
         assert_eq!(opt_fixed(Some(12.0), 4), "12.0000");
+    }
+
+    /// The rule as it was written with `format!` before rows were written in place (issue 24).
+    fn fixed_by_format(v: f64, decimals: usize) -> String {
+        if !v.is_finite() {
+            return v.to_string();
+        }
+        let s = format!("{v:.decimals$}");
+        match s.strip_prefix('-') {
+            Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+            _ => s,
+        }
+    }
+
+    #[test]
+    fn fixed_is_the_format_rule() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+        let mut values = vec![-0.0, -0.0004, -0.0005, -0.00051, f64::NAN, -f64::NAN];
+        values.extend([
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+            -1e300,
+            0.0625,
+            -0.0625,
+        ]);
+        values.extend((0..50_000).map(|_| f64::from_bits(rng.gen())));
+        values.extend((0..50_000).map(|_| rng.gen_range(-2.0..1e6)));
+        for v in values {
+            for d in [MS, RATE, SHARE, 6] {
+                let mut cell = String::from("x");
+                push_fixed(&mut cell, v, d);
+                assert_eq!(
+                    cell,
+                    format!("x{}", fixed_by_format(v, d)),
+                    "{v:e} with {d}"
+                );
+            }
+        }
+    }
+
+    /// How rows were written before (the csv crate's writer), to compare `push_record` with.
+    fn csv_crate_record(fields: &[String]) -> String {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(fields).unwrap();
+        String::from_utf8(w.into_inner().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn records_are_written_as_the_csv_crate_writes_them() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let alphabet = ['a', ',', '"', '\n', '\r', ' ', '\\', 'é', ';', '\t', '\''];
+        let mut rows: Vec<Vec<String>> = vec![
+            vec![],
+            vec![String::new()],
+            vec![String::new(), String::new()],
+            vec!["\"".into()],
+            vec!["a,b".into(), "\"q\"".into(), "x\ny".into(), "\r".into()],
+        ];
+        for _ in 0..20_000 {
+            let n = rng.gen_range(0..6);
+            rows.push(
+                (0..n)
+                    .map(|_| {
+                        let len = rng.gen_range(0..8);
+                        (0..len)
+                            .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+                            .collect()
+                    })
+                    .collect(),
+            );
+        }
+        for row in rows {
+            let mut out = String::from("before\n");
+            push_record(&mut out, row.len(), |i, out| out.push_str(&row[i]));
+            assert_eq!(
+                out,
+                format!("before\n{}", csv_crate_record(&row)),
+                "{row:?}"
+            );
+        }
     }
 
     #[test]

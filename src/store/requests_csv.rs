@@ -7,7 +7,7 @@
 //! kept on one line per record; the reader accepts files without the appended columns.
 
 use super::columns::{self, col, optional, Column};
-use super::csv_io::{append_rows, first_appearance, read_csv, write_csv, MS};
+use super::csv_io::{first_appearance, read_csv, MS};
 use super::StoreError;
 use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
 use crate::stats::ItlHistogram;
@@ -29,7 +29,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     Column {
         name: "status",
         optional: false,
-        write: |r| r.status_str().to_string(),
+        write: |r, out| out.push_str(r.status_str()),
         read: |row, _| {
             let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
             let ok = match row.text("status").trim() {
@@ -47,7 +47,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
         },
     },
     col!(error_class: with
-        |r| r.error_class.map(|c| c.as_str().to_string()).unwrap_or_default(),
+        |r, out| out.push_str(r.error_class.map_or("", |c| c.as_str())),
         |row, r| {
             r.error_class = row.opt("error_class", "an error class")?;
             Ok(())
@@ -62,7 +62,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     col!(output_tokens: opt "a token count"),
     col!(input_tokens: opt "a token count"),
     col!(tokens_source: with
-        |r| r.tokens_source.map(|s| s.as_str().to_string()).unwrap_or_default(),
+        |r, out| out.push_str(r.tokens_source.map_or("", |s| s.as_str())),
         |row, r| {
             r.tokens_source = match row.cell("tokens_source").trim() {
                 "" => None,
@@ -79,7 +79,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     // Appended: rate-limit columns, workload columns, then later additions.
     optional(col!(first_attempt_429: flag)),
     optional(col!(limit_kind: with
-        |r| r.limit_kind.map(|k| k.as_str().to_string()).unwrap_or_default(),
+        |r, out| out.push_str(r.limit_kind.map_or("", |k| k.as_str())),
         |row, r| {
             r.limit_kind = match row.cell("limit_kind").trim() {
                 "" => None,
@@ -99,7 +99,11 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(Column {
         name: "itl_hist",
         optional: false,
-        write: |r| r.itl.as_ref().map(ItlHistogram::encode).unwrap_or_default(),
+        write: |r, out| {
+            if let Some(h) = &r.itl {
+                h.encode_into(out);
+            }
+        },
         read: |row, r| {
             r.itl = if row.has("itl_hist") {
                 let h = ItlHistogram::decode(row.cell("itl_hist"))
@@ -118,7 +122,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(col!(server_prefill_ms: opt_fixed MS, "milliseconds")),
     optional(col!(server_decode_ms: opt_fixed MS, "milliseconds")),
     optional(col!(server_timing_source: with
-        |r| r.server_timing_source.map(|s| s.as_str().to_string()).unwrap_or_default(),
+        |r, out| out.push_str(r.server_timing_source.map_or("", |s| s.as_str())),
         |row, r| {
             r.server_timing_source = row.opt("server_timing_source", "a timing source")?;
             Ok(())
@@ -142,17 +146,17 @@ pub fn requests_csv(records: &[RequestRecord]) -> Vec<u8> {
             r.seq,
         )
     });
-    write_csv(&request_columns(), sorted.into_iter().map(request_cells))
+    columns::csv_file(COLUMNS, sorted.into_iter())
 }
 
 /// The header line of `requests.csv`.
 pub fn requests_csv_header() -> Vec<u8> {
-    write_csv(&request_columns(), std::iter::empty())
+    columns::csv_file(COLUMNS, std::iter::empty())
 }
 
-/// Appends one `requests.csv` row to `out`.
-pub fn append_request_row(out: &mut Vec<u8>, r: &RequestRecord) {
-    append_rows(out, std::iter::once(request_cells(r)));
+/// Appends one `requests.csv` row (ending in `\n`) to `out`.
+pub fn append_request_row(out: &mut String, r: &RequestRecord) {
+    columns::push_row(COLUMNS, r, out);
 }
 
 /// Reads a `requests.csv` (or a baseline's `.requests.csv` sidecar). A file without the
@@ -164,10 +168,6 @@ pub fn read_requests_csv(path: &Path, partial: bool) -> Result<Vec<RequestRecord
     read_csv(path, "requests CSV", &required, partial, |row| {
         columns::read_row(COLUMNS, row)
     })
-}
-
-fn request_cells(r: &RequestRecord) -> Vec<String> {
-    columns::cells(COLUMNS, r)
 }
 
 #[cfg(test)]
@@ -342,5 +342,35 @@ pub(super) mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("`http_999` as an error class"), "{msg}");
+    }
+
+    /// The bytes of a file, pinned: rows have been written in place since issue 24, and this
+    /// snapshot was taken from the writer before that (csv crate, `format!`), so any change in
+    /// quoting, number formatting or the `itl_hist` encoding shows here.
+    #[test]
+    fn requests_csv_bytes_are_pinned() {
+        let odd = RequestRecord {
+            model: "m,\"quoted\"".into(),
+            started_at_ms: 0.0625,
+            ttft_ms: Some(-0.0001),
+            ttfc_ms: Some(f64::NAN),
+            tpot_ms: Some(1e15 + 0.5),
+            e2e_ms: Some(123_456.789_5),
+            retry_wait_ms: -2.5,
+            send_lag_ms: Some(f64::INFINITY),
+            connect_ms: Some(0.0005),
+            headers_ms: Some(0.0015),
+            output_tokens: Some(u64::MAX),
+            finish_reason: Some("stop, \"then\"\nmore".into()),
+            itl: Some(ItlHistogram::from_gaps(
+                &(0..64)
+                    .map(|i| 20.0 + f64::from(i % 13) * 0.37 + f64::from(i / 13) * 9.0)
+                    .chain([0.0, 1e9, 0.0004, 3.0])
+                    .collect::<Vec<f64>>(),
+            )),
+            ..request("m", 2, 3, 4)
+        };
+        let records = [request("gpt-4o", 1, 0, 0), failed_request(), odd];
+        insta::assert_snapshot!(String::from_utf8(requests_csv(&records)).unwrap());
     }
 }

@@ -3,7 +3,7 @@
 //! trailing columns) and ignores unknown columns. Baselines use the same format.
 
 use super::columns::{self, col, optional, Column};
-use super::csv_io::{first_appearance, parse_csv, write_csv, MS, RATE, SHARE};
+use super::csv_io::{first_appearance, parse_csv, MS, RATE, SHARE};
 use super::StoreError;
 use crate::stats::{LadderUnit, StepSummary, SCHEMA_VERSION};
 use std::path::Path;
@@ -59,7 +59,7 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(tokens_usage_share: opt_fixed SHARE, "a share between 0 and 1")),
     optional(col!(ttft_p90_lo_ms: opt_fixed MS, "milliseconds")),
     optional(col!(ttft_p90_hi_ms: opt_fixed MS, "milliseconds")),
-    optional(col!(ladder_unit: with |r| r.ladder_unit.as_str().to_string(), |row, r| {
+    optional(col!(ladder_unit: with |r, out| out.push_str(r.ladder_unit.as_str()), |row, r| {
         r.ladder_unit = match row.cell("ladder_unit").trim() {
             "" => LadderUnit::Streams,
             u => LadderUnit::parse(u)
@@ -99,10 +99,7 @@ pub fn summary_csv(rows: &[StepSummary]) -> Vec<u8> {
     let order = first_appearance(rows.iter().map(|r| r.model.as_str()));
     let mut sorted: Vec<&StepSummary> = rows.iter().collect();
     sorted.sort_by_key(|r| (order.get(r.model.as_str()).copied(), r.ladder_order()));
-    write_csv(
-        &summary_columns(),
-        sorted.into_iter().map(|r| columns::cells(COLUMNS, r)),
-    )
+    columns::csv_file(COLUMNS, sorted.into_iter())
 }
 
 /// Reads a `summary.csv` (or baseline CSV). Rows keep file order.
