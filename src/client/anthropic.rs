@@ -70,7 +70,7 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
             Err(e) => return Err(malformed("event", data, &e)),
         }
     };
-    let kind = parsed.ty.as_deref().unwrap_or(ev.event.as_str());
+    let kind = parsed.ty.as_deref().unwrap_or(&ev.event);
     match kind {
         "message_start" => {
             if let Some(ObjOrText::Obj(Message { usage: Some(usage) })) = &parsed.message {
@@ -144,7 +144,7 @@ mod tests {
 
     fn event(name: &str, data: &str) -> SseEvent {
         SseEvent {
-            event: name.into(),
+            event: name.to_owned().into(),
             data: data.into(),
             id: None,
             retry: None,

@@ -67,14 +67,14 @@ pub(crate) fn merge_extra(mut body: Map<String, Value>, req: &RequestSpec) -> Va
     Value::Object(body)
 }
 
-/// Meaning of one `/chat/completions` stream event.
+/// Meaning of one `/chat/completions` stream event, read on its own.
 pub fn interpret_chat(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
-    interpret(ev, Dialect::Chat)
+    ChunkReader::chat().read(ev)
 }
 
-/// Meaning of one legacy `/completions` stream event.
+/// Meaning of one legacy `/completions` stream event, read on its own.
 pub fn interpret_completions(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
-    interpret(ev, Dialect::Completions)
+    ChunkReader::completions().read(ev)
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -83,7 +83,43 @@ enum Dialect {
     Completions,
 }
 
-fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent> {
+/// The events of one stream, read in order: the same meanings as [`interpret_chat`] or
+/// [`interpret_completions`] event by event, with the common chunk compared against the stream's
+/// last one instead of parsed again (`scan::Template`).
+pub struct ChunkReader {
+    dialect: Dialect,
+    template: scan::Template,
+}
+
+impl ChunkReader {
+    /// A reader for one `/chat/completions` stream.
+    pub fn chat() -> Self {
+        Self::new(Dialect::Chat)
+    }
+
+    /// A reader for one legacy `/completions` stream.
+    pub fn completions() -> Self {
+        Self::new(Dialect::Completions)
+    }
+
+    fn new(dialect: Dialect) -> Self {
+        ChunkReader {
+            dialect,
+            template: scan::Template::default(),
+        }
+    }
+
+    /// Meaning of the stream's next event.
+    pub fn read(&mut self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+        interpret(ev, self.dialect, &mut self.template)
+    }
+}
+
+fn interpret(
+    ev: &SseEvent,
+    dialect: Dialect,
+    template: &mut scan::Template,
+) -> Result<ChunkInfo, MalformedEvent> {
     let data = ev.data.trim();
     if ev.event == "error" {
         return Ok(ChunkInfo {
@@ -101,7 +137,7 @@ fn interpret(ev: &SseEvent, dialect: Dialect) -> Result<ChunkInfo, MalformedEven
         // `data:` with nothing after it: a keep-alive, not a chunk.
         return Ok(ChunkInfo::default());
     }
-    match scan::common_chunk(data, dialect) {
+    match template.read(data, dialect) {
         Some(info) => Ok(info),
         None => read_chunk(data, dialect),
     }

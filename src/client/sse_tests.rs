@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 fn ev(event: &str, data: &str) -> SseEvent {
     SseEvent {
-        event: event.into(),
+        event: event.to_owned().into(),
         data: data.into(),
         id: None,
         retry: None,
@@ -314,6 +314,28 @@ fn data_buffer_is_handed_over_and_presized_for_the_next_event() {
     assert!(p.data.capacity() <= MAX_REUSED_CAPACITY);
 }
 
+#[test]
+fn a_recycled_event_buffer_holds_the_next_event() {
+    let mut p = SseParser::new();
+    let mut out = Vec::new();
+    p.feed(b"data: aaaa\n\n", &mut out).unwrap();
+    let first = out.pop().unwrap();
+    let ptr = first.data.as_ptr();
+    p.recycle(first);
+    assert!(p.spare.as_ref().is_some_and(|b| b.is_empty()));
+    // The buffer the second event fills is the one handed out for the first.
+    p.feed(b"data: bbbb\n\nevent: x\ndata: cc\n\n", &mut out)
+        .unwrap();
+    assert_eq!(out, vec![ev("message", "bbbb"), ev("x", "cc")]);
+    assert_eq!(out[1].data.as_ptr(), ptr);
+    assert!(p.spare.is_none());
+    // A huge buffer is not kept.
+    let big = format!("data: {}\n\n", "x".repeat(100_000));
+    p.feed(big.as_bytes(), &mut out).unwrap();
+    p.recycle(out.pop().unwrap());
+    assert!(p.spare.is_none());
+}
+
 // ---- property tests ----
 
 fn line_strategy() -> impl Strategy<Value = Vec<u8>> {
@@ -351,6 +373,16 @@ fn parse_split(
     cuts: &[usize],
     limit: usize,
 ) -> (Vec<SseEvent>, Option<SseError>, bool, u64) {
+    parse_split_recycling(bytes, cuts, limit, false)
+}
+
+/// The same, handing each event back to the parser after each read when `recycle`.
+fn parse_split_recycling(
+    bytes: &[u8],
+    cuts: &[usize],
+    limit: usize,
+    recycle: bool,
+) -> (Vec<SseEvent>, Option<SseError>, bool, u64) {
     let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
     cuts.sort_unstable();
     let mut p = SseParser::with_max_line_bytes(limit);
@@ -358,7 +390,15 @@ fn parse_split(
     let mut err = None;
     let mut start = 0;
     for end in cuts.into_iter().chain([bytes.len()]) {
-        if let Err(e) = p.feed(&bytes[start..end], &mut out) {
+        let mut read = Vec::new();
+        let fed = p.feed(&bytes[start..end], &mut read);
+        for ev in read {
+            out.push(ev.clone());
+            if recycle {
+                p.recycle(ev);
+            }
+        }
+        if let Err(e) = fed {
             err = Some(e);
             break;
         }
@@ -376,6 +416,10 @@ proptest! {
         let whole = parse_split(&stream, &[], DEFAULT_MAX_LINE_BYTES);
         prop_assert!(whole.1.is_none());
         prop_assert_eq!(parse_split(&stream, &cuts, DEFAULT_MAX_LINE_BYTES), whole.clone());
+        prop_assert_eq!(
+            parse_split_recycling(&stream, &cuts, DEFAULT_MAX_LINE_BYTES, true),
+            whole.clone()
+        );
         let all: Vec<usize> = (0..stream.len()).collect();
         prop_assert_eq!(parse_split(&stream, &all, DEFAULT_MAX_LINE_BYTES), whole);
     }

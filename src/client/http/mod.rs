@@ -129,11 +129,27 @@ impl PreparedTarget {
         Bytes::from(serde_json::to_vec(&value).unwrap_or_default())
     }
 
-    pub(super) fn interpret(&self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+    /// A reader for the events of one stream of this target.
+    pub(super) fn events(&self) -> EventReader {
         match self.api {
-            Api::OpenAiChat => openai::interpret_chat(ev),
-            Api::OpenAiCompletions => openai::interpret_completions(ev),
-            Api::AnthropicMessages => anthropic::interpret_messages(ev),
+            Api::OpenAiChat => EventReader::OpenAi(openai::ChunkReader::chat()),
+            Api::OpenAiCompletions => EventReader::OpenAi(openai::ChunkReader::completions()),
+            Api::AnthropicMessages => EventReader::Anthropic,
+        }
+    }
+}
+
+/// The meaning of one stream's events, in order, in the target's dialect.
+pub(super) enum EventReader {
+    OpenAi(openai::ChunkReader),
+    Anthropic,
+}
+
+impl EventReader {
+    pub(super) fn interpret(&mut self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+        match self {
+            EventReader::OpenAi(reader) => reader.read(ev),
+            EventReader::Anthropic => anthropic::interpret_messages(ev),
         }
     }
 }

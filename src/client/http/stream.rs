@@ -2,7 +2,7 @@
 //! the SSE parser where they arrive, each event timed and interpreted, and the attempt that
 //! results (a success, a timeout, a broken or malformed stream).
 
-use super::{error_chain, ms_since, Attempt, PreparedTarget};
+use super::{error_chain, ms_since, Attempt, EventReader, PreparedTarget};
 use crate::client::chunk::InBandError;
 use crate::client::chunk::MalformedEvent;
 use crate::client::sse::{SseEvent, SseParser};
@@ -41,6 +41,7 @@ struct StreamRead<'a> {
     start: Instant,
     status: u16,
     parser: SseParser,
+    reader: EventReader,
     timing: StreamTiming,
     events: Vec<SseEvent>,
     received: usize,
@@ -54,6 +55,7 @@ impl<'a> StreamRead<'a> {
             start,
             status,
             parser: SseParser::with_max_line_bytes(target.max_line_bytes),
+            reader: target.events(),
             timing: StreamTiming::new(),
             events: Vec::with_capacity(8),
             received: 0,
@@ -121,7 +123,11 @@ impl<'a> StreamRead<'a> {
             self.last_event = now;
         }
         let at = ms_since(self.start, now);
-        match process_events(&mut self.events, self.target, &mut self.timing, at) {
+        let events = Events {
+            list: &mut self.events,
+            parser: &mut self.parser,
+        };
+        match process_events(events, &mut self.reader, &mut self.timing, at) {
             Ok(true) => Some(finish_ok(self.timing.finish(at), self.status)),
             Ok(false) => None,
             Err(a) => Some(a.with_status(self.status)),
@@ -175,14 +181,22 @@ pub(super) async fn read_stream(
 
 /// Feeds parsed events (all read at `at` ms) to the timing accumulator. `Ok(true)` once the end
 /// marker arrived; `Err` with the finished attempt on an in-band error or a malformed event.
+/// The events parsed from one read, and the parser that takes each back when it is read.
+struct Events<'a> {
+    list: &'a mut Vec<SseEvent>,
+    parser: &'a mut SseParser,
+}
+
 fn process_events(
-    events: &mut Vec<SseEvent>,
-    target: &PreparedTarget,
+    events: Events<'_>,
+    reader: &mut EventReader,
     timing: &mut StreamTiming,
     at: f64,
 ) -> Result<bool, Box<Attempt>> {
-    for ev in events.drain(..) {
-        match target.interpret(&ev) {
+    for ev in events.list.drain(..) {
+        let read = reader.interpret(&ev);
+        events.parser.recycle(ev);
+        match read {
             Ok(info) => {
                 timing.on_chunk(at, &info);
                 if let Some(err) = &info.error {

@@ -13,6 +13,14 @@
 //! validated more strictly than serde validates the strings it skips (escapes and surrogate
 //! pairs), and a raw control character anywhere sends the chunk to serde, so it never accepts a
 //! chunk serde would refuse.
+//!
+//! A stream's per-token chunks differ from one another only inside a few strings (the token's
+//! text, and on some servers an id or OpenAI's random `obfuscation` padding), so each stream keeps
+//! a [`Template`]: the last chunk the scanner accepted, with the places of the strings whose value
+//! it skipped or only tested for emptiness. A chunk that equals the template byte for byte outside
+//! those strings, with a valid JSON string in each, is what the scanner would accept, and means
+//! the same with each text's emptiness read anew: it is answered by comparing bytes instead of
+//! parsing them again.
 
 use super::Dialect;
 use crate::client::chunk::ChunkInfo;
@@ -22,13 +30,40 @@ use crate::util::bytes::find_either;
 const MAX_DEPTH: u32 = 32;
 
 /// What a chunk of the common shape says; `None` when serde must read it.
+#[cfg(test)]
 pub(super) fn common_chunk(data: &str, dialect: Dialect) -> Option<ChunkInfo> {
     if has_control_byte(data.as_bytes()) {
         return None;
     }
+    full_scan(data.as_bytes(), dialect, &mut Vec::new()).map(|found| found.info())
+}
+
+/// What the scanner found in a chunk it accepted.
+struct Found {
+    content: bool,
+    reasoning: bool,
+    finish_reason: Option<String>,
+}
+
+impl Found {
+    fn info(self) -> ChunkInfo {
+        ChunkInfo {
+            content: self.content,
+            reasoning: self.reasoning,
+            finish_reason: self.finish_reason,
+            ..ChunkInfo::default()
+        }
+    }
+}
+
+/// The whole chunk read and validated (control bytes already ruled out); `holes` gets the strings
+/// whose value the answer does not depend on beyond their emptiness, in order.
+fn full_scan(data: &[u8], dialect: Dialect, holes: &mut Vec<Hole>) -> Option<Found> {
+    holes.clear();
     let mut c = Cursor {
-        b: data.as_bytes(),
+        b: data,
         i: 0,
+        holes,
     };
     let mut seen = Seen::default();
     let mut choices = Choices::default();
@@ -47,12 +82,101 @@ pub(super) fn common_chunk(data: &str, dialect: Dialect) -> Option<ChunkInfo> {
         }
     })?;
     c.end()?;
-    Some(ChunkInfo {
+    Some(Found {
         content: choices.content,
         reasoning: choices.reasoning,
         finish_reason: choices.finish_reason,
-        ..ChunkInfo::default()
     })
+}
+
+/// Which of the answer's flags a string's emptiness sets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Slot {
+    /// Skipped: only its validity counts.
+    None,
+    Content,
+    Reasoning,
+}
+
+/// A string in the template whose bytes may differ in the next chunk: `start..end` is its body
+/// between the quotes.
+#[derive(Clone, Copy, Debug)]
+struct Hole {
+    start: usize,
+    end: usize,
+    slot: Slot,
+}
+
+/// The last chunk of a stream the scanner accepted, to compare the next one with (see the module
+/// documentation).
+#[derive(Default)]
+pub(super) struct Template {
+    bytes: Vec<u8>,
+    holes: Vec<Hole>,
+    finish_reason: Option<String>,
+    /// Whether `bytes` holds an accepted chunk (false before the first, and after a chunk that
+    /// matched no template and was not accepted either).
+    learned: bool,
+}
+
+impl Template {
+    /// What a chunk of the common shape says, from the template when the chunk fits it, else by
+    /// reading it whole (and learning it when accepted); `None` when serde must read it.
+    pub(super) fn read(&mut self, data: &str, dialect: Dialect) -> Option<ChunkInfo> {
+        let data = data.as_bytes();
+        if has_control_byte(data) {
+            return None;
+        }
+        if self.learned {
+            if let Some((content, reasoning)) = self.fit(data) {
+                return Some(ChunkInfo {
+                    content,
+                    reasoning,
+                    finish_reason: self.finish_reason.clone(),
+                    ..ChunkInfo::default()
+                });
+            }
+        }
+        let found = full_scan(data, dialect, &mut self.holes);
+        self.learned = found.is_some();
+        if let Some(found) = &found {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(data);
+            self.finish_reason.clone_from(&found.finish_reason);
+        }
+        found.map(Found::info)
+    }
+
+    /// The content and reasoning flags of `data` when it equals the template outside its holes
+    /// and holds a valid string in each.
+    fn fit(&self, data: &[u8]) -> Option<(bool, bool)> {
+        let (mut content, mut reasoning) = (false, false);
+        let mut cursor = Cursor {
+            b: data,
+            i: 0,
+            holes: &mut Vec::new(),
+        };
+        let mut from = 0;
+        for hole in &self.holes {
+            let fixed = &self.bytes[from..hole.start];
+            if cursor.b.get(cursor.i..cursor.i + fixed.len())? != fixed {
+                return None;
+            }
+            // `fixed` ends with the hole's opening quote; `string` reads from that quote.
+            cursor.i += fixed.len() - 1;
+            let s = cursor.string()?;
+            cursor.i -= 1;
+            if !s.raw.is_empty() {
+                match hole.slot {
+                    Slot::None => {}
+                    Slot::Content => content = true,
+                    Slot::Reasoning => reasoning = true,
+                }
+            }
+            from = hole.end;
+        }
+        (cursor.b.get(cursor.i..)? == &self.bytes[from..]).then_some((content, reasoning))
+    }
 }
 
 /// The top-level fields the serde reader (`error_body::Envelope`) knows.
@@ -115,7 +239,7 @@ struct Choices {
 }
 
 /// One element of `choices` (an object, as serde's `Choice` requires).
-fn choice(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
+fn choice(c: &mut Cursor<'_, '_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
     if c.peek()? != b'{' {
         return None;
     }
@@ -131,10 +255,9 @@ fn choice(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()>
         }
         b"text" => {
             seen.first(2)?;
-            let text = c.non_empty()?;
-            if let Dialect::Completions = dialect {
-                all.content |= text;
-            }
+            let counted = matches!(dialect, Dialect::Completions);
+            let text = c.non_empty(if counted { Slot::Content } else { Slot::None })?;
+            all.content |= counted && text;
             Some(())
         }
         b"finish_reason" => {
@@ -158,19 +281,19 @@ fn choice(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()>
 }
 
 /// A choice's `delta` object: content and reasoning text; tool calls go to serde.
-fn delta(c: &mut Cursor<'_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
+fn delta(c: &mut Cursor<'_, '_>, dialect: Dialect, all: &mut Choices) -> Option<()> {
     let chat = matches!(dialect, Dialect::Chat);
     let mut seen = Seen::default();
     c.object(|c, key| match key {
         b"content" => {
             seen.first(1)?;
-            let any = c.non_empty()?;
+            let any = c.non_empty(if chat { Slot::Content } else { Slot::None })?;
             all.content |= chat && any;
             Some(())
         }
         b"reasoning_content" | b"reasoning" => {
             seen.first(if key == b"reasoning" { 2 } else { 4 })?;
-            let any = c.non_empty()?;
+            let any = c.non_empty(if chat { Slot::Reasoning } else { Slot::None })?;
             all.reasoning |= chat && any;
             Some(())
         }
@@ -189,13 +312,15 @@ struct RawStr<'a> {
     escaped: bool,
 }
 
-/// A position in the chunk; every method returns `None` at anything it does not accept.
-struct Cursor<'a> {
+/// A position in the chunk; every method returns `None` at anything it does not accept. The
+/// strings read as skipped values or for their emptiness are noted in `holes`.
+struct Cursor<'a, 'h> {
     b: &'a [u8],
     i: usize,
+    holes: &'h mut Vec<Hole>,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a> Cursor<'a, '_> {
     /// The next byte after JSON whitespace, not consumed.
     #[inline]
     fn peek(&mut self) -> Option<u8> {
@@ -218,10 +343,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An object, each value read by `field(cursor, key)`. Keys with escapes go to serde.
-    fn object(
-        &mut self,
-        mut field: impl FnMut(&mut Cursor<'a>, &'a [u8]) -> Option<()>,
-    ) -> Option<()> {
+    fn object(&mut self, mut field: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         if self.peek()? == b'}' {
             self.i += 1;
@@ -249,7 +371,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An array, each element read by `element(cursor)`.
-    fn array(&mut self, mut element: impl FnMut(&mut Cursor<'a>) -> Option<()>) -> Option<()> {
+    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.eat(b'[')?;
         if self.peek()? == b']' {
             self.i += 1;
@@ -274,15 +396,27 @@ impl<'a> Cursor<'a> {
     }
 
     /// A text field read as `lenient::NonEmpty` reads it: a non-empty string, or `null`
-    /// (false). Other types go to serde.
-    fn non_empty(&mut self) -> Option<bool> {
+    /// (false). Other types go to serde. A string is a hole of the template, for `slot`.
+    fn non_empty(&mut self, slot: Slot) -> Option<bool> {
         if self.peek()? == b'"' {
             // Every escape stands for at least one character: non-empty as written is
             // non-empty as read.
-            Some(!self.string()?.raw.is_empty())
+            Some(!self.hole(slot)?.is_empty())
         } else {
             self.null().map(|()| false)
         }
+    }
+
+    /// A string whose value is a hole of the template (the cursor at its opening quote).
+    fn hole(&mut self, slot: Slot) -> Option<&'a [u8]> {
+        let start = self.i + 1;
+        let s = self.string()?;
+        self.holes.push(Hole {
+            start,
+            end: self.i - 1,
+            slot,
+        });
+        Some(s.raw)
     }
 
     fn literal(&mut self, word: &[u8]) -> Option<()> {
@@ -296,7 +430,7 @@ impl<'a> Cursor<'a> {
             return None;
         }
         match self.peek()? {
-            b'"' => self.string().map(|_| ()),
+            b'"' => self.hole(Slot::None).map(|_| ()),
             b'{' => self.object(|c, _| c.skip_value(depth + 1)),
             b'[' => self.array(|c| c.skip_value(depth + 1)),
             b't' => self.literal(b"true"),

@@ -2,7 +2,7 @@
 //! leaves everything else to serde, and never answers differently from serde.
 
 use super::super::{read_chunk, Dialect};
-use super::{common_chunk, has_control_byte};
+use super::{common_chunk, has_control_byte, Template};
 use proptest::prelude::*;
 
 /// Per-token chunks as servers send them (captured shapes; ids and times shortened).
@@ -137,6 +137,141 @@ fn a_control_byte_anywhere_is_seen() {
     assert_eq!(common_chunk("{\"choices\":\t[]}", Dialect::Chat), None);
 }
 
+/// The sim's stream as it arrives: the role chunk, tokens, the finish chunk.
+fn sim_chunk(delta: &str, finish: &str) -> String {
+    format!(
+        r#"{{"id":"chatcmpl-sim2","object":"chat.completion.chunk","created":1796168378,"model":"sim-model","choices":[{{"index":0,"delta":{{{delta}}},"logprobs":null,"finish_reason":{finish}}}]}}"#
+    )
+}
+
+#[test]
+fn a_stream_of_one_shape_is_read_from_its_template() {
+    let mut t = Template::default();
+    let role = sim_chunk(r#""role":"assistant","content":"""#, "null");
+    assert!(!t.read(&role, Dialect::Chat).unwrap().content);
+    let first = sim_chunk(r#""content":" the""#, "null");
+    // A different shape (no role): read whole, and learnt.
+    assert!(t.fit(first.as_bytes()).is_none());
+    assert!(t.read(&first, Dialect::Chat).unwrap().content);
+    for text in [
+        " quick",
+        "",
+        r#"\"q\" \u00e9 \ud83d\ude00 \\"#,
+        "a much longer token than before",
+    ] {
+        let next = sim_chunk(&format!(r#""content":"{text}""#), "null");
+        assert_eq!(
+            t.fit(next.as_bytes()),
+            Some((!text.is_empty(), false)),
+            "{next}"
+        );
+        assert_eq!(
+            t.read(&next, Dialect::Chat),
+            read_chunk(&next, Dialect::Chat).ok()
+        );
+    }
+    // What is not a valid string where the token was, or differs elsewhere, is read whole.
+    for bad in [
+        sim_chunk(r#""content":"a"b""#, "null"),
+        sim_chunk(r#""content":"a\""#, "null"),
+        sim_chunk(r#""content":"\q""#, "null"),
+        sim_chunk(r#""content":"\ud83d""#, "null"),
+        sim_chunk(r#""content":"\u12""#, "null"),
+        sim_chunk(r#""content":"a","content":"b""#, "null"),
+        sim_chunk(r#""content":" the""#, r#""error""#),
+        sim_chunk(r#""content":null"#, "null"),
+        sim_chunk(r#""content":" the""#, "null").replace(r#""index":0"#, r#""index":1"#),
+        sim_chunk(r#""content":" the""#, "null") + " ",
+    ] {
+        // A refused chunk unlearns the template: learn it again each time.
+        assert!(t.read(&first, Dialect::Chat).unwrap().content);
+        assert_eq!(t.fit(bad.as_bytes()), None, "{bad}");
+        assert_eq!(
+            t.read(&bad, Dialect::Chat),
+            common_chunk(&bad, Dialect::Chat),
+            "{bad}"
+        );
+    }
+    assert!(t.read(&first, Dialect::Chat).unwrap().content);
+    let control = sim_chunk("\"content\":\"a\u{1}b\"", "null");
+    assert_eq!(t.read(&control, Dialect::Chat), None);
+    // The finish chunk keeps its reason.
+    let finish = sim_chunk("", r#""stop""#);
+    let info = t.read(&finish, Dialect::Chat).unwrap();
+    assert_eq!(info.finish_reason.as_deref(), Some("stop"));
+    assert_eq!(t.fit(finish.as_bytes()), Some((false, false)));
+    assert_eq!(t.read(&finish, Dialect::Chat), Some(info));
+}
+
+#[test]
+fn the_strings_that_vary_per_chunk_are_holes_and_the_ones_that_decide_are_not() {
+    // OpenAI's random padding and a per-chunk id vary in every chunk.
+    let openai = |id: &str, text: &str, pad: &str| {
+        format!(
+            r#"{{"id":"{id}","object":"chat.completion.chunk","created":1741000000,"model":"gpt-4o-mini","choices":[{{"index":0,"delta":{{"content":"{text}"}},"logprobs":null,"finish_reason":null}}],"usage":null,"obfuscation":"{pad}"}}"#
+        )
+    };
+    let mut t = Template::default();
+    assert!(
+        t.read(&openai("a", "Hi", "c8hJ"), Dialect::Chat)
+            .unwrap()
+            .content
+    );
+    assert_eq!(
+        t.fit(openai("bb", "!", "x").as_bytes()),
+        Some((true, false))
+    );
+    assert_eq!(t.fit(openai("bb", "", "").as_bytes()), Some((false, false)));
+    // The object and the finish reason decide: they are compared, not skipped.
+    let error_object = openai("a", "Hi", "c8hJ").replace("chat.completion.chunk", "error");
+    assert_eq!(t.fit(error_object.as_bytes()), None);
+    assert_eq!(t.read(&error_object, Dialect::Chat), None);
+    // Keys are compared too.
+    let key = openai("a", "Hi", "c8hJ").replace(r#""usage""#, r#""usagf""#);
+    assert_eq!(t.fit(key.as_bytes()), None);
+
+    // Reasoning, and each dialect's counted field.
+    let reasoning = |text: &str| {
+        format!(
+            r#"{{"id":"c","choices":[{{"index":0,"delta":{{"content":null,"reasoning_content":"{text}"}},"finish_reason":null}}]}}"#
+        )
+    };
+    let mut t = Template::default();
+    assert!(t.read(&reasoning("Let"), Dialect::Chat).unwrap().reasoning);
+    assert_eq!(t.fit(reasoning(" me").as_bytes()), Some((false, true)));
+    let mut t = Template::default();
+    assert!(
+        !t.read(&reasoning("Let"), Dialect::Completions)
+            .unwrap()
+            .reasoning
+    );
+    assert_eq!(t.fit(reasoning(" me").as_bytes()), Some((false, false)));
+    let text = |text: &str| {
+        format!(
+            r#"{{"id":"cmpl-1","object":"text_completion","choices":[{{"text":"{text}","index":0,"finish_reason":null}}]}}"#
+        )
+    };
+    let mut t = Template::default();
+    assert!(t.read(&text(" the"), Dialect::Completions).unwrap().content);
+    assert_eq!(t.fit(text("x").as_bytes()), Some((true, false)));
+    let mut t = Template::default();
+    assert!(!t.read(&text(" the"), Dialect::Chat).unwrap().content);
+    assert_eq!(t.fit(text("x").as_bytes()), Some((false, false)));
+}
+
+#[test]
+fn a_chunk_serde_must_read_leaves_no_template_behind() {
+    let mut t = Template::default();
+    let token = sim_chunk(r#""content":" the""#, "null");
+    t.read(&token, Dialect::Chat).unwrap();
+    assert!(t.learned);
+    let usage = r#"{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":3}}"#;
+    assert_eq!(t.read(usage, Dialect::Chat), None);
+    assert!(!t.learned);
+    assert!(t.read(&token, Dialect::Chat).unwrap().content);
+    assert!(t.learned);
+}
+
 /// Pieces chunks are made of: known keys and others, values of every type, strings with
 /// escapes (valid and not), so that random chunks reach both readers' edges.
 fn key() -> impl Strategy<Value = String> {
@@ -246,8 +381,54 @@ fn chunk() -> impl Strategy<Value = String> {
     })
 }
 
+/// `data` with the body of its `which`-th string literal (keys included) replaced by `with`.
+fn replace_string(data: &str, which: usize, with: &str) -> String {
+    let b = data.as_bytes();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'"' {
+            let start = i + 1;
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            spans.push((start, i.min(b.len())));
+        }
+        i += 1;
+    }
+    if spans.is_empty() {
+        return data.to_owned();
+    }
+    let (start, end) = spans[which % spans.len()];
+    format!("{}{with}{}", &data[..start], &data[end..])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn a_template_never_answers_differently_from_reading_whole(
+        first in chunk(),
+        which in any::<usize>(),
+        with in prop::sample::select(vec![
+            "", "x", " the", "\"", "a\"b", "\\", "\\\\", "\\\"", "\\q", "\\u12", "\\u00e9",
+            "\\ud83d", "\\ud83d\\ude00", "\\ude00", "\u{1}", "stop", "error", "content", "usage",
+            "\\u0063ontent", "é",
+        ]),
+        again in any::<bool>(),
+    ) {
+        let next = if again { replace_string(&first, which, with) } else { first.clone() };
+        for dialect in [Dialect::Chat, Dialect::Completions] {
+            let mut t = Template::default();
+            t.read(&first, dialect);
+            let fast = t.read(&next, dialect);
+            prop_assert_eq!(&fast, &common_chunk(&next, dialect), "{:?} {} then {}", dialect, first, next);
+            if let Some(fast) = fast {
+                prop_assert_eq!(Ok(fast), read_chunk(&next, dialect), "{:?} {}", dialect, next);
+            }
+        }
+    }
 
     #[test]
     fn the_scanner_never_answers_differently_from_serde(data in chunk()) {
