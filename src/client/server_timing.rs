@@ -11,6 +11,7 @@
 
 pub use crate::model::TimingSource;
 use serde::Deserialize;
+use std::borrow::Cow;
 
 /// The server's per-request timings, in milliseconds; each part only when the server said it.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -52,35 +53,39 @@ fn ms(v: f64) -> Option<f64> {
 }
 
 /// The timings in a response's headers (`(name, value)` pairs, names in any case). The W3C
-/// header wins over TGI's, TGI's over OpenAI's, when a gateway adds one to another's.
+/// header wins over TGI's, TGI's over OpenAI's, when a gateway adds one to another's. Read for
+/// every response, so nothing is allocated on the way (issue 24).
 pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> ServerTimings {
     let mut st = ServerTimings::default();
     let mut sim = false;
     let (mut tgi, mut openai) = (ServerTimings::default(), ServerTimings::default());
     for (name, value) in headers {
-        let name = name.to_ascii_lowercase();
         let num = || value.trim().parse::<f64>().ok().and_then(ms);
-        match name.as_str() {
-            "server-timing" => {
-                for m in parse_server_timing(value) {
-                    sim |= m.desc.as_deref() == Some("ladder-sim");
-                    let Some(dur) = m.dur.and_then(ms) else {
-                        continue;
-                    };
-                    let slot = match m.name.to_ascii_lowercase().as_str() {
-                        "queue" | "queue_time" | "wait" => &mut st.queue_ms,
-                        "prefill" | "prompt" => &mut st.prefill_ms,
-                        "decode" | "generation" => &mut st.decode_ms,
-                        _ => continue,
-                    };
-                    slot.get_or_insert(dur);
-                }
+        if name.eq_ignore_ascii_case("server-timing") {
+            for m in metrics(value) {
+                sim |= m.desc.as_deref() == Some("ladder-sim");
+                let Some(dur) = m.dur.and_then(ms) else {
+                    continue;
+                };
+                let is = |names: &[&str]| names.iter().any(|n| m.name.eq_ignore_ascii_case(n));
+                let slot = if is(&["queue", "queue_time", "wait"]) {
+                    &mut st.queue_ms
+                } else if is(&["prefill", "prompt"]) {
+                    &mut st.prefill_ms
+                } else if is(&["decode", "generation"]) {
+                    &mut st.decode_ms
+                } else {
+                    continue;
+                };
+                slot.get_or_insert(dur);
             }
-            "x-queue-time" => tgi.queue_ms = num(),
+        } else if name.eq_ignore_ascii_case("x-queue-time") {
+            tgi.queue_ms = num();
+        } else if name.eq_ignore_ascii_case("x-inference-time") {
             // TGI: validation excluded, queue excluded; prefill and decode together.
-            "x-inference-time" => tgi.decode_ms = num(),
-            "openai-processing-ms" => openai.prefill_ms = num(),
-            _ => {}
+            tgi.decode_ms = num();
+        } else if name.eq_ignore_ascii_case("openai-processing-ms") {
+            openai.prefill_ms = num();
         }
     }
     if !st.is_empty() {
@@ -114,56 +119,80 @@ pub struct TimingMetric {
 /// metrics separated by commas, parameters by semicolons, values plain tokens or quoted
 /// strings. Malformed metrics are skipped, never an error: the header is advisory.
 pub fn parse_server_timing(value: &str) -> Vec<TimingMetric> {
-    split_outside_quotes(value, ',')
-        .into_iter()
-        .filter_map(|metric| {
-            let mut parts = split_outside_quotes(metric, ';').into_iter();
-            let name = parts.next()?.trim();
-            if name.is_empty() || name.contains(['"', '=', ' ']) {
-                return None;
-            }
-            let mut m = TimingMetric {
-                name: name.to_string(),
-                dur: None,
-                desc: None,
-            };
-            for p in parts {
-                let Some((k, v)) = p.split_once('=') else {
-                    continue;
-                };
-                let v = unquote(v.trim());
-                match k.trim().to_ascii_lowercase().as_str() {
-                    "dur" if m.dur.is_none() => m.dur = v.parse().ok(),
-                    "desc" if m.desc.is_none() => m.desc = Some(v),
-                    _ => {}
-                }
-            }
-            Some(m)
+    metrics(value)
+        .map(|m| TimingMetric {
+            name: m.name.to_string(),
+            dur: m.dur,
+            desc: m.desc.map(Cow::into_owned),
         })
         .collect()
 }
 
-fn split_outside_quotes(s: &str, sep: char) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut quoted, mut escaped, mut from) = (false, false, 0);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if quoted => escaped = true,
-            '"' => quoted = !quoted,
-            c if c == sep && !quoted => {
-                out.push(&s[from..i]);
-                from = i + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[from..]);
-    out
+/// A metric borrowed from the header value (`desc` is owned only when it had escapes).
+struct Metric<'a> {
+    name: &'a str,
+    dur: Option<f64>,
+    desc: Option<Cow<'a, str>>,
 }
 
-fn unquote(v: &str) -> String {
+/// The metrics of a `Server-Timing` value, in order, as [`parse_server_timing`] describes.
+fn metrics(value: &str) -> impl Iterator<Item = Metric<'_>> {
+    split_outside_quotes(value, b',').filter_map(|metric| {
+        let mut parts = split_outside_quotes(metric, b';');
+        let name = parts.next()?.trim();
+        if name.is_empty() || name.bytes().any(|b| matches!(b, b'"' | b'=' | b' ')) {
+            return None;
+        }
+        let mut m = Metric {
+            name,
+            dur: None,
+            desc: None,
+        };
+        for p in parts {
+            let Some((k, v)) = p.split_once('=') else {
+                continue;
+            };
+            let k = k.trim();
+            if k.eq_ignore_ascii_case("dur") && m.dur.is_none() {
+                m.dur = unquote(v.trim()).parse().ok();
+            } else if k.eq_ignore_ascii_case("desc") && m.desc.is_none() {
+                m.desc = Some(unquote(v.trim()));
+            }
+        }
+        Some(m)
+    })
+}
+
+/// The pieces of `s` between `sep`s that are not inside a quoted string (a `\` inside quotes
+/// escapes the next character); always at least one piece. Bytes, not chars: the separators,
+/// quotes and backslash are ASCII, and the other bytes of an escaped multi-byte character
+/// match none of them.
+fn split_outside_quotes(s: &str, sep: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(s);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let (mut quoted, mut escaped) = (false, false);
+        for (i, &c) in s.as_bytes().iter().enumerate() {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' if quoted => escaped = true,
+                b'"' => quoted = !quoted,
+                c if c == sep && !quoted => {
+                    rest = Some(&s[i + 1..]);
+                    return Some(&s[..i]);
+                }
+                _ => {}
+            }
+        }
+        rest = None;
+        Some(s)
+    })
+}
+
+/// A quoted string's text (escapes removed), or the token as it is.
+fn unquote(v: &str) -> Cow<'_, str> {
     match v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
         Some(inner) => {
             let mut out = String::with_capacity(inner.len());
             let mut chars = inner.chars();
@@ -176,9 +205,9 @@ fn unquote(v: &str) -> String {
                     out.push(c);
                 }
             }
-            out
+            Cow::Owned(out)
         }
-        None => v.to_string(),
+        None => Cow::Borrowed(v),
     }
 }
 
@@ -287,5 +316,238 @@ mod tests {
         assert_eq!(headers.or_from(ServerTimings::default()), headers);
         assert_eq!("tgi".parse::<TimingSource>(), Ok(TimingSource::Tgi));
         assert!("x".parse::<TimingSource>().is_err());
+    }
+
+    /// The parser as it was before it stopped allocating (issue 24), to compare with.
+    mod before {
+        use super::super::{ms, ServerTimings, TimingMetric, TimingSource};
+
+        pub(super) fn from_headers<'a>(
+            headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+        ) -> ServerTimings {
+            let mut st = ServerTimings::default();
+            let mut sim = false;
+            let (mut tgi, mut openai) = (ServerTimings::default(), ServerTimings::default());
+            for (name, value) in headers {
+                let name = name.to_ascii_lowercase();
+                let num = || value.trim().parse::<f64>().ok().and_then(ms);
+                match name.as_str() {
+                    "server-timing" => {
+                        for m in parse_server_timing(value) {
+                            sim |= m.desc.as_deref() == Some("ladder-sim");
+                            let Some(dur) = m.dur.and_then(ms) else {
+                                continue;
+                            };
+                            let slot = match m.name.to_ascii_lowercase().as_str() {
+                                "queue" | "queue_time" | "wait" => &mut st.queue_ms,
+                                "prefill" | "prompt" => &mut st.prefill_ms,
+                                "decode" | "generation" => &mut st.decode_ms,
+                                _ => continue,
+                            };
+                            slot.get_or_insert(dur);
+                        }
+                    }
+                    "x-queue-time" => tgi.queue_ms = num(),
+                    "x-inference-time" => tgi.decode_ms = num(),
+                    "openai-processing-ms" => openai.prefill_ms = num(),
+                    _ => {}
+                }
+            }
+            if !st.is_empty() {
+                st.source = Some(if sim {
+                    TimingSource::Sim
+                } else {
+                    TimingSource::ServerTiming
+                });
+                return st;
+            }
+            if !tgi.is_empty() {
+                tgi.source = Some(TimingSource::Tgi);
+                return tgi;
+            }
+            if !openai.is_empty() {
+                openai.source = Some(TimingSource::OpenAi);
+                return openai;
+            }
+            ServerTimings::default()
+        }
+
+        pub(super) fn parse_server_timing(value: &str) -> Vec<TimingMetric> {
+            split_outside_quotes(value, ',')
+                .into_iter()
+                .filter_map(|metric| {
+                    let mut parts = split_outside_quotes(metric, ';').into_iter();
+                    let name = parts.next()?.trim();
+                    if name.is_empty() || name.contains(['"', '=', ' ']) {
+                        return None;
+                    }
+                    let mut m = TimingMetric {
+                        name: name.to_string(),
+                        dur: None,
+                        desc: None,
+                    };
+                    for p in parts {
+                        let Some((k, v)) = p.split_once('=') else {
+                            continue;
+                        };
+                        let v = unquote(v.trim());
+                        match k.trim().to_ascii_lowercase().as_str() {
+                            "dur" if m.dur.is_none() => m.dur = v.parse().ok(),
+                            "desc" if m.desc.is_none() => m.desc = Some(v),
+                            _ => {}
+                        }
+                    }
+                    Some(m)
+                })
+                .collect()
+        }
+
+        fn split_outside_quotes(s: &str, sep: char) -> Vec<&str> {
+            let mut out = Vec::new();
+            let (mut quoted, mut escaped, mut from) = (false, false, 0);
+            for (i, c) in s.char_indices() {
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' if quoted => escaped = true,
+                    '"' => quoted = !quoted,
+                    c if c == sep && !quoted => {
+                        out.push(&s[from..i]);
+                        from = i + c.len_utf8();
+                    }
+                    _ => {}
+                }
+            }
+            out.push(&s[from..]);
+            out
+        }
+
+        fn unquote(v: &str) -> String {
+            match v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+                Some(inner) => {
+                    let mut out = String::with_capacity(inner.len());
+                    let mut chars = inner.chars();
+                    while let Some(c) = chars.next() {
+                        if c == '\\' {
+                            if let Some(n) = chars.next() {
+                                out.push(n);
+                            }
+                        } else {
+                            out.push(c);
+                        }
+                    }
+                    out
+                }
+                None => v.to_string(),
+            }
+        }
+    }
+
+    /// NaN durations compare unequal; compare their text instead.
+    fn same_metrics(a: &[TimingMetric], b: &[TimingMetric]) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
+    #[test]
+    fn parsing_is_what_it_was_on_random_headers() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let pieces = [
+            "queue",
+            "Queue",
+            "prefill",
+            "PROMPT",
+            "decode",
+            "wait",
+            "generation",
+            "x",
+            "dur",
+            "DUR",
+            "desc",
+            "=",
+            ";",
+            ",",
+            "\"",
+            "\\",
+            " ",
+            "1",
+            "2.5",
+            "-3",
+            "NaN",
+            "inf",
+            "1e3",
+            "ladder-sim",
+            "\"ladder-sim\"",
+            "é",
+            "\t",
+        ];
+        let names = [
+            "server-timing",
+            "Server-Timing",
+            "x-queue-time",
+            "X-Inference-Time",
+            "openai-processing-ms",
+            "content-type",
+        ];
+        let metric_names = [
+            "queue", "Queue", "prefill", "PROMPT", "decode", "cdn", "", "a b",
+        ];
+        let keys = ["dur", "DUR", " desc ", "desc", "x", ""];
+        let values = [
+            "1",
+            "2.5",
+            " 7 ",
+            "-3",
+            "NaN",
+            "\"12\"",
+            "\"ladder-sim\"",
+            "ladder-sim",
+            "\"a, \\\"b\\\"; c\"",
+            "\"x\\y\"",
+            "\"",
+            "",
+        ];
+        let pick = |rng: &mut rand::rngs::StdRng, from: &[&'static str]| {
+            from[rng.gen_range(0..from.len())]
+        };
+        // Half noise, half metrics as servers write them (names, `;key=value` parameters,
+        // repeated keys, quoted values with escapes).
+        let value = |rng: &mut rand::rngs::StdRng| -> String {
+            if rng.gen_bool(0.5) {
+                return (0..rng.gen_range(0..14))
+                    .map(|_| pick(rng, &pieces))
+                    .collect();
+            }
+            let metrics: Vec<String> = (0..rng.gen_range(1..4))
+                .map(|_| {
+                    let mut m = pick(rng, &metric_names).to_string();
+                    for _ in 0..rng.gen_range(0..4) {
+                        m.push(';');
+                        m.push_str(pick(rng, &keys));
+                        if rng.gen_bool(0.9) {
+                            m.push('=');
+                        }
+                        m.push_str(pick(rng, &values));
+                    }
+                    m
+                })
+                .collect();
+            metrics.join(pick(rng, &[",", ", ", ";", ","]))
+        };
+        for _ in 0..20_000 {
+            let v = value(&mut rng);
+            assert!(
+                same_metrics(&parse_server_timing(&v), &before::parse_server_timing(&v)),
+                "{v:?}"
+            );
+            let headers: Vec<(&str, String)> = (0..rng.gen_range(0..4))
+                .map(|_| (names[rng.gen_range(0..names.len())], value(&mut rng)))
+                .collect();
+            let pairs = || headers.iter().map(|(n, v)| (*n, v.as_str()));
+            assert_eq!(
+                format!("{:?}", from_headers(pairs())),
+                format!("{:?}", before::from_headers(pairs())),
+                "{headers:?}"
+            );
+        }
     }
 }

@@ -38,8 +38,10 @@ pub fn bin_of(gap_ms: f64) -> u16 {
     if us.is_nan() || us < 1.0 {
         return 0;
     }
-    let b = (us.log2() * f64::from(BINS_PER_OCTAVE)).floor() + 1.0;
-    b.min(f64::from(MAX_BIN)) as u16
+    // log2(us) × 32 ≥ 0 here, so truncation is its floor (`f64::floor` is a libm call, and
+    // this runs once per gap); +inf saturates, and either way the last bin caps it.
+    let below = (us.log2() * f64::from(BINS_PER_OCTAVE)) as u32;
+    below.saturating_add(1).min(u32::from(MAX_BIN)) as u16
 }
 
 /// The value a gap in `bin` stands for, in ms: the bin's geometric midpoint (0 for bin 0).
@@ -51,12 +53,37 @@ pub fn bin_value_ms(bin: u16) -> f64 {
 }
 
 impl ItlHistogram {
+    /// The histogram of `gaps_ms`: the same as [`add`](Self::add)ing them one by one, built
+    /// from a bit set of the bins present instead (a request's gaps spread over tens of bins,
+    /// and inserting each new bin into the sorted list cost more than the rest of the record,
+    /// issue 24): the set's bits in order are the bins, and a gap's entry is the number of
+    /// bits below its bin's.
     pub fn from_gaps(gaps_ms: &[f64]) -> Self {
-        let mut h = ItlHistogram::default();
-        for &g in gaps_ms {
-            h.add(g);
+        const WORDS: usize = MAX_BIN as usize / 64 + 1;
+        let each: Vec<u16> = gaps_ms.iter().map(|&g| bin_of(g)).collect();
+        let mut present = [0u64; WORDS];
+        for &b in &each {
+            present[usize::from(b / 64)] |= 1 << (b % 64);
         }
-        h
+        let distinct = present.iter().map(|w| w.count_ones() as usize).sum();
+        let mut bins: Vec<(u16, u32)> = Vec::with_capacity(distinct);
+        // The number of bins below each word's first bit.
+        let mut before = [0usize; WORDS];
+        for (w, &word) in present.iter().enumerate() {
+            before[w] = bins.len();
+            let mut rest = word;
+            while rest != 0 {
+                bins.push((w as u16 * 64 + rest.trailing_zeros() as u16, 0));
+                rest &= rest - 1;
+            }
+        }
+        for &b in &each {
+            let w = usize::from(b / 64);
+            let below = present[w] & ((1u64 << (b % 64)) - 1);
+            let c = &mut bins[before[w] + below.count_ones() as usize].1;
+            *c = c.saturating_add(1);
+        }
+        ItlHistogram { bins }
     }
 
     pub fn add(&mut self, gap_ms: f64) {
@@ -188,6 +215,75 @@ mod tests {
         };
         assert_eq!(h.encode(), "426:3/5/0/1 500:2");
         assert_eq!(ItlHistogram::decode("426:3/5/0/1 500:2").unwrap(), h);
+    }
+
+    /// The rule as written before it avoided `f64::floor` (issue 24).
+    fn bin_by_floor(gap_ms: f64) -> u16 {
+        let us = gap_ms * 1000.0;
+        if us.is_nan() || us < 1.0 {
+            return 0;
+        }
+        let b = (us.log2() * f64::from(BINS_PER_OCTAVE)).floor() + 1.0;
+        b.min(f64::from(MAX_BIN)) as u16
+    }
+
+    #[test]
+    fn bins_are_the_floor_rule() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(32);
+        let mut gaps = vec![
+            f64::INFINITY,
+            f64::MAX,
+            1e300,
+            f64::NEG_INFINITY,
+            -0.0,
+            0.001,
+        ];
+        // Every bin edge and its neighbouring doubles.
+        for b in 0..=u32::from(MAX_BIN) + 2 {
+            let edge = (f64::from(b) / f64::from(BINS_PER_OCTAVE)).exp2() / 1000.0;
+            let bits = edge.to_bits();
+            gaps.extend((bits - 3..=bits + 3).map(f64::from_bits));
+        }
+        gaps.extend((0..200_000).map(|i| match i % 3 {
+            0 => f64::from_bits(rng.gen()),
+            1 => rng.gen_range(0.0..100.0),
+            _ => rng.gen_range(0.0..2e6),
+        }));
+        for g in gaps {
+            assert_eq!(bin_of(g), bin_by_floor(g), "{g:e}");
+        }
+    }
+
+    #[test]
+    fn from_gaps_is_adding_one_by_one() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(64);
+        let odd = [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e12,
+            0.0009,
+            0.001,
+            1.0,
+            20.0,
+        ];
+        for n in 0..3_000 {
+            let gaps: Vec<f64> = (0..n % 150)
+                .map(|i| match i % 5 {
+                    0 => odd[rng.gen_range(0..odd.len())],
+                    1 => rng.gen_range(0.0..1e6),
+                    _ => 20.0 * rng.gen_range(0.5..2.0),
+                })
+                .collect();
+            let mut one_by_one = ItlHistogram::default();
+            for &g in &gaps {
+                one_by_one.add(g);
+            }
+            assert_eq!(ItlHistogram::from_gaps(&gaps), one_by_one, "{gaps:?}");
+        }
     }
 
     #[test]
