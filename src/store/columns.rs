@@ -14,6 +14,8 @@ pub(super) struct Column<T> {
     pub optional: bool,
     /// Appends the cell's text (quoting is the row writer's job).
     pub write: fn(&T, &mut String),
+    /// Whether the text may need CSV quotes (text does; numbers and flags never do).
+    pub quote: bool,
     pub read: fn(&Row<'_>, &mut T) -> Result<(), StoreError>,
 }
 
@@ -40,12 +42,18 @@ pub(super) fn required<T>(cols: &[Column<T>]) -> Vec<&'static str> {
 
 /// Appends the header line.
 pub(super) fn push_header<T>(cols: &[Column<T>], out: &mut String) {
-    push_record(out, cols.len(), |i, out| out.push_str(cols[i].name));
+    push_record(out, cols.len(), |i, out| {
+        out.push_str(cols[i].name);
+        true
+    });
 }
 
 /// Appends `r`'s row (ending in `\n`).
 pub(super) fn push_row<T>(cols: &[Column<T>], r: &T, out: &mut String) {
-    push_record(out, cols.len(), |i, out| (cols[i].write)(r, out));
+    push_record(out, cols.len(), |i, out| {
+        (cols[i].write)(r, out);
+        cols[i].quote
+    });
 }
 
 /// A whole file: the header, then the rows in the order given.
@@ -80,12 +88,14 @@ pub(super) fn read_row<T: Default>(cols: &[Column<T>], row: &Row<'_>) -> Result<
 /// - `zero "what"`: an integer that reads as 0 when the cell is empty;
 /// - `text` / `opt_text`: text kept on one line;
 /// - `flag`: `true`/`false` (an empty cell or `0` is false);
-/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text).
+/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text,
+///   which is checked for characters that need quotes).
 macro_rules! col {
     ($f:ident: parse $what:expr) => {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
@@ -97,6 +107,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| $crate::store::csv_io::push_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
@@ -108,6 +119,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| $crate::store::csv_io::push_opt_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?;
@@ -119,6 +131,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| {
                 if let Some(v) = r.$f {
                     $crate::store::csv_io::WholeCell::push_cell(v, out);
@@ -134,6 +147,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?.unwrap_or(0);
@@ -145,6 +159,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: true,
             write: |r, out| out.push_str(&$crate::store::csv_io::escape(&r.$f)),
             read: |row, r| {
                 r.$f = row.text(stringify!($f));
@@ -156,6 +171,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: true,
             write: |r, out| {
                 if let Some(s) = r.$f.as_deref() {
                     out.push_str(&$crate::store::csv_io::escape(s));
@@ -171,6 +187,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: false,
             write: |r, out| out.push_str(if r.$f { "true" } else { "false" }),
             read: |row, r| {
                 r.$f = row.flag(stringify!($f))?;
@@ -182,6 +199,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
+            quote: true,
             write: $write,
             read: $read,
         }

@@ -29,9 +29,15 @@ pub(super) fn first_appearance<'a>(
 /// A whole CSV file: the header, then the rows, each written by [`push_record`].
 pub(super) fn write_csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Vec<u8> {
     let mut out = String::new();
-    push_record(&mut out, header.len(), |i, out| out.push_str(header[i]));
+    push_record(&mut out, header.len(), |i, out| {
+        out.push_str(header[i]);
+        true
+    });
     for row in rows {
-        push_record(&mut out, row.len(), |i, out| out.push_str(&row[i]));
+        push_record(&mut out, row.len(), |i, out| {
+            out.push_str(&row[i]);
+            true
+        });
     }
     out.into_bytes()
 }
@@ -40,11 +46,13 @@ pub(super) fn write_csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>
 /// writes it (its default "necessary" quoting, which the reader expects): `field(i, out)`
 /// appends field `i`'s text, and a field holding a comma, a double quote, CR or LF is put in
 /// double quotes with its quotes doubled; a record of one empty field is written `""`.
-/// Fields are written in place, so a row costs no allocation (issue 24).
+/// Fields are written in place, so a row costs no allocation (issue 24). `field` returns
+/// whether its text may need quotes: `false` (numbers, flags) skips the search, and debug
+/// builds (the tests) check that it was right.
 pub(super) fn push_record(
     out: &mut String,
     fields: usize,
-    mut field: impl FnMut(usize, &mut String),
+    mut field: impl FnMut(usize, &mut String) -> bool,
 ) {
     let record_start = out.len();
     for i in 0..fields {
@@ -52,8 +60,15 @@ pub(super) fn push_record(
             out.push(',');
         }
         let start = out.len();
-        field(i, out);
-        quote_if_needed(out, start);
+        if field(i, out) {
+            quote_if_needed(out, start);
+        } else {
+            debug_assert!(
+                !out.as_bytes()[start..].iter().any(needs_quotes),
+                "field {i} `{}` needs quotes",
+                &out[start..]
+            );
+        }
     }
     if out.len() == record_start {
         out.push_str("\"\"");
@@ -61,10 +76,14 @@ pub(super) fn push_record(
     out.push('\n');
 }
 
+/// The bytes that make a field need quotes.
+fn needs_quotes(b: &u8) -> bool {
+    matches!(b, b',' | b'"' | b'\r' | b'\n')
+}
+
 /// Quotes the field `out[start..]` if it needs quotes (see [`push_record`]).
 fn quote_if_needed(out: &mut String, start: usize) {
-    let special = |b: &u8| matches!(b, b',' | b'"' | b'\r' | b'\n');
-    if !out.as_bytes()[start..].iter().any(special) {
+    if !out.as_bytes()[start..].iter().any(needs_quotes) {
         return;
     }
     let text = out.split_off(start);
@@ -445,7 +464,10 @@ pub(super) mod tests {
         }
         for row in rows {
             let mut out = String::from("before\n");
-            push_record(&mut out, row.len(), |i, out| out.push_str(&row[i]));
+            push_record(&mut out, row.len(), |i, out| {
+                out.push_str(&row[i]);
+                true
+            });
             assert_eq!(
                 out,
                 format!("before\n{}", csv_crate_record(&row)),

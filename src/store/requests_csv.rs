@@ -29,6 +29,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     Column {
         name: "status",
         optional: false,
+        quote: false,
         write: |r, out| out.push_str(r.status_str()),
         read: |row, _| {
             let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
@@ -99,6 +100,8 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(Column {
         name: "itl_hist",
         optional: false,
+        // Bins and counts: digits, `:`, `/` and spaces.
+        quote: false,
         write: |r, out| {
             if let Some(h) = &r.itl {
                 h.encode_into(out);

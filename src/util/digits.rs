@@ -57,57 +57,87 @@ const MAX_FAST_DECIMALS: usize = 9;
 /// negative value (`-0.000` included). Values whose scaled magnitude reaches 10^18, more than
 /// [`MAX_FAST_DECIMALS`] decimals and non-finite values are left to `core::fmt`.
 pub fn push_fixed(out: &mut String, v: f64, decimals: usize) {
-    const LIMIT: u128 = 1_000_000_000_000_000_000;
     if !v.is_finite() || decimals > MAX_FAST_DECIMALS {
         return push_fixed_fmt(out, v, decimals);
     }
-    let scale = 10u128.pow(decimals as u32);
-    // v = mantissa × 2^exp exactly.
-    let bits = v.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = u128::from(bits & ((1u64 << 52) - 1));
-    let (mantissa, exp) = if biased == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1u128 << 52), biased - 1075)
-    };
-    // scaled < 2^53 × 10^9 < 2^83: no overflow; v × 10^decimals = scaled × 2^exp.
-    let scaled = mantissa * scale;
-    let n = if exp >= 0 {
-        if exp > 64 || scaled > (LIMIT >> exp) {
-            return push_fixed_fmt(out, v, decimals);
-        }
-        scaled << exp
-    } else {
-        let shift = exp.unsigned_abs();
-        if shift >= 100 {
-            // scaled < 2^83 < half of 2^shift: rounds to zero.
-            0
-        } else {
-            let whole = scaled >> shift;
-            let rest = scaled & ((1u128 << shift) - 1);
-            let half = 1u128 << (shift - 1);
-            if rest > half || (rest == half && whole & 1 == 1) {
-                whole + 1
-            } else {
-                whole
-            }
-        }
-    };
-    if n >= LIMIT {
+    let Some(n) = scaled(v, decimals) else {
         return push_fixed_fmt(out, v, decimals);
-    }
+    };
     if v.is_sign_negative() {
         out.push('-');
     }
-    // n < 10^18 fits a u64.
-    let n = n as u64;
-    let scale = scale as u64;
-    push_u64(out, n / scale);
-    if decimals > 0 {
-        out.push('.');
-        push_padded(out, n % scale, decimals);
+    push_point(out, n, decimals);
+}
+
+/// |v| × 10^decimals rounded to the nearest whole number, ties to even, computed exactly from
+/// the double's mantissa and exponent; `None` from 10^18 on.
+fn scaled(v: f64, decimals: usize) -> Option<u64> {
+    const LIMIT: u128 = 1_000_000_000_000_000_000;
+    let scale = 10u64.pow(decimals as u32);
+    // |v| = mantissa × 2^exp exactly.
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1u64 << 52) - 1);
+    let (mantissa, exp) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), biased - 1075)
+    };
+    let n: u128 = if exp >= 0 {
+        // An integer of 2^52 or more; mantissa × scale < 2^53 × 10^9 < 2^83.
+        if exp > 64 {
+            return None;
+        }
+        let whole = u128::from(mantissa) * u128::from(scale);
+        if whole > LIMIT >> exp {
+            return None;
+        }
+        whole << exp
+    } else {
+        let shift = exp.unsigned_abs();
+        if shift >= 100 {
+            0 // mantissa × scale < 2^83 < half of 2^shift
+        } else {
+            round_shift(u128::from(mantissa) * u128::from(scale), shift)
+        }
+    };
+    u64::try_from(n).ok().filter(|&n| u128::from(n) < LIMIT)
+}
+
+/// `x / 2^shift` rounded to the nearest, ties to even (`1 ≤ shift < 128`).
+fn round_shift(x: u128, shift: u32) -> u128 {
+    let whole = x >> shift;
+    let rest = x & ((1u128 << shift) - 1);
+    let half = 1u128 << (shift - 1);
+    if rest > half || (rest == half && whole & 1 == 1) {
+        whole + 1
+    } else {
+        whole
     }
+}
+
+/// Appends `n / 10^decimals` with `decimals` digits after the point, in one pass.
+fn push_point(out: &mut String, mut n: u64, decimals: usize) {
+    let mut buf = [b'0'; 24];
+    let mut i = buf.len();
+    for _ in 0..decimals {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    if decimals > 0 {
+        i -= 1;
+        buf[i] = b'.';
+    }
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    push_ascii(out, &buf[i..]);
 }
 
 fn push_fixed_fmt(out: &mut String, v: f64, decimals: usize) {
