@@ -148,8 +148,20 @@ impl Template {
     }
 
     /// The content and reasoning flags of `data` when it equals the template outside its holes
-    /// and holds a valid string in each.
+    /// and holds a valid string in each. Most chunks of a stream differ from the last one only
+    /// in the token's text, so the first try compares the skipped strings as fixed bytes too
+    /// (one comparison before and one after the text instead of one per string); the second
+    /// lets every hole differ.
     fn fit(&self, data: &[u8]) -> Option<(bool, bool)> {
+        self.fit_holes(data, false).or_else(|| {
+            let skipped = self.holes.iter().any(|h| h.slot == Slot::None);
+            skipped.then(|| self.fit_holes(data, true)).flatten()
+        })
+    }
+
+    /// [`Template::fit`] with the holes that count for the answer, and with the skipped ones
+    /// too when `skipped` (a hole compared as fixed bytes is held to more, never to less).
+    fn fit_holes(&self, data: &[u8], skipped: bool) -> Option<(bool, bool)> {
         let (mut content, mut reasoning) = (false, false);
         let mut cursor = Cursor {
             b: data,
@@ -157,7 +169,11 @@ impl Template {
             holes: &mut Vec::new(),
         };
         let mut from = 0;
-        for hole in &self.holes {
+        for hole in self
+            .holes
+            .iter()
+            .filter(|h| skipped || h.slot != Slot::None)
+        {
             let fixed = &self.bytes[from..hole.start];
             if cursor.b.get(cursor.i..cursor.i + fixed.len())? != fixed {
                 return None;

@@ -222,6 +222,12 @@ fn the_strings_that_vary_per_chunk_are_holes_and_the_ones_that_decide_are_not() 
         Some((true, false))
     );
     assert_eq!(t.fit(openai("bb", "", "").as_bytes()), Some((false, false)));
+    // The first try holds the skipped strings to the template's bytes; the second lets them vary.
+    let same_id = openai("a", "!", "c8hJ");
+    assert_eq!(t.fit_holes(same_id.as_bytes(), false), Some((true, false)));
+    let other_id = openai("bb", "!", "x");
+    assert_eq!(t.fit_holes(other_id.as_bytes(), false), None);
+    assert_eq!(t.fit_holes(other_id.as_bytes(), true), Some((true, false)));
     // The object and the finish reason decide: they are compared, not skipped.
     let error_object = openai("a", "Hi", "c8hJ").replace("chat.completion.chunk", "error");
     assert_eq!(t.fit(error_object.as_bytes()), None);
