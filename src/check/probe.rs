@@ -52,7 +52,9 @@ pub async fn check_model(
             let key_related = match e {
                 PrepareError::KeyValue => true,
                 PrepareError::HeaderValue(name) => name.eq_ignore_ascii_case("authorization"),
-                PrepareError::HeaderName(_) | PrepareError::RequestIdHeader(_) => false,
+                PrepareError::HeaderName(_)
+                | PrepareError::RequestIdHeader(_)
+                | PrepareError::Url => false,
             };
             let outcome = Outcome::NotSent {
                 reason: e.to_string(),

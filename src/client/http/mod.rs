@@ -40,7 +40,8 @@ pub(super) const MAX_ERROR_BODY_BYTES: usize = 64 << 10;
 #[derive(Debug, Clone)]
 pub struct PreparedTarget {
     pub api: Api,
-    pub url: String,
+    /// Parsed once here: a `&str` would be parsed (and its host IDNA-mapped) for every request.
+    pub url: reqwest::Url,
     pub headers: HeaderMap,
     /// Where each request's id goes (`target.request_id_header`); `None` sends none.
     pub request_id_header: Option<HeaderName>,
@@ -57,6 +58,8 @@ pub enum PrepareError {
     HeaderValue(String),
     #[error("target.request_id_header: `{0}` is not a valid HTTP header name")]
     RequestIdHeader(String),
+    #[error("target.base_url: not a valid URL once the API path is added; it must look like http(s)://host[:port][/path]")]
+    Url,
     #[error("target.api_key: the key contains characters that cannot be sent in an HTTP header (a newline or a control character?); check the variable it comes from")]
     KeyValue,
 }
@@ -110,7 +113,8 @@ impl PreparedTarget {
         };
         Ok(PreparedTarget {
             api: target.api,
-            url: format!("{base}{path}{}", api_version_query(target)),
+            url: reqwest::Url::parse(&format!("{base}{path}{}", api_version_query(target)))
+                .map_err(|_| PrepareError::Url)?,
             headers,
             request_id_header,
             timeouts: target.timeouts.clone(),
@@ -264,7 +268,9 @@ pub async fn send_once(
     request_id: &str,
 ) -> Attempt {
     let stamp = Arc::new(OnceLock::new());
-    let mut builder = http.post(&target.url).headers(target.headers.clone());
+    let mut builder = http
+        .post(target.url.clone())
+        .headers(target.headers.clone());
     if let Some(name) = &target.request_id_header {
         builder = builder.header(name.clone(), request_id);
     }
@@ -504,4 +510,36 @@ pub fn build_http_client_with(
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));
     Ok(super::tls::configure(builder, tls, roots)?.build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PrepareError, PreparedTarget};
+
+    fn target() -> crate::scenario::Target {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.txt"), "hi").unwrap();
+        let yaml = "name: t\ntarget:\n  api: openai-chat\n  base_url: http://127.0.0.1:9/v1\n  \
+            models: [m]\nrequest:\n  prompt_file: p.txt\n  max_tokens: 4\nload:\n  ladder: [1]\n";
+        crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None)
+            .unwrap()
+            .target
+    }
+
+    #[test]
+    fn the_url_is_parsed_once_with_its_path_and_a_bad_one_names_the_field_not_the_value() {
+        let t = target();
+        let prepared = PreparedTarget::new(&t, "http://127.0.0.1:9/v1/").unwrap();
+        assert_eq!(
+            prepared.url.as_str(),
+            "http://127.0.0.1:9/v1/chat/completions"
+        );
+        let err = PreparedTarget::new(&t, "http://user:s3cret@[::1/v1").unwrap_err();
+        assert!(matches!(err, PrepareError::Url));
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("target.base_url:") && !msg.contains("s3cret"),
+            "{msg}"
+        );
+    }
 }
