@@ -78,7 +78,12 @@ pub(super) async fn one_request<B: Backend>(
     let attempt = loop {
         attempts += 1;
         let attempt_start = Instant::now();
-        let attempt_id = shared.ids.attempt(id_num, attempts);
+        // The first attempt's id is the request's (`RequestIds::id`), already written.
+        let attempt_id = if attempts == 1 {
+            request_id.clone()
+        } else {
+            shared.ids.attempt(id_num, attempts)
+        };
         let a = match send_counted(shared, body, &attempt_id, &mut cancel_rx).await {
             Some(a) => a,
             None => {
