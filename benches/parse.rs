@@ -8,7 +8,7 @@
 #[path = "support/results_md.rs"]
 mod results_md;
 
-use ladder::client::openai::interpret_chat;
+use ladder::client::openai::ChunkReader;
 use ladder::client::sse::{SseEvent, SseParser};
 use ladder::client::timing::StreamTiming;
 use std::hint::black_box;
@@ -92,9 +92,9 @@ fn reads(stream: &[u8], size: usize) -> Vec<&[u8]> {
 enum Stage {
     /// SSE parsing only.
     Sse,
-    /// SSE + `interpret_chat`.
+    /// SSE + one stream's `ChunkReader` (the chunk compared with the stream's last one).
     Interpret,
-    /// SSE + `interpret_chat` + `StreamTiming` (the client's whole per-event CPU path).
+    /// SSE + `ChunkReader` + `StreamTiming` (the client's whole per-event CPU path).
     Full,
 }
 
@@ -111,6 +111,7 @@ impl Stage {
 /// Parses the whole response once through `stage`; returns (events, token events).
 fn one_response(reads: &[&[u8]], stage: Stage, events: &mut Vec<SseEvent>) -> (usize, u64) {
     let mut parser = SseParser::new();
+    let mut reader = ChunkReader::chat();
     let mut timing = StreamTiming::new();
     let mut n = 0;
     for (i, r) in reads.iter().enumerate() {
@@ -124,14 +125,16 @@ fn one_response(reads: &[&[u8]], stage: Stage, events: &mut Vec<SseEvent>) -> (u
                     black_box(&ev);
                 }
                 Stage::Interpret => {
-                    let _ = black_box(interpret_chat(&ev));
+                    let _ = black_box(reader.read(&ev));
                 }
                 Stage::Full => {
-                    if let Ok(info) = interpret_chat(&ev) {
+                    if let Ok(info) = reader.read(&ev) {
                         timing.on_chunk(i as f64, &info);
                     }
                 }
             }
+            // As the client does: the event's buffer holds the next one.
+            parser.recycle(ev);
         }
     }
     let summary = timing.finish(reads.len() as f64);
