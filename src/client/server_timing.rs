@@ -88,6 +88,17 @@ pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -
             openai.prefill_ms = num();
         }
     }
+    first_found(st, sim, tgi, openai)
+}
+
+/// Which headers' timings a response's record gets: `Server-Timing` (the simulator's own when it
+/// said so), else TGI's, else OpenAI's processing time.
+fn first_found(
+    mut st: ServerTimings,
+    sim: bool,
+    mut tgi: ServerTimings,
+    mut openai: ServerTimings,
+) -> ServerTimings {
     if !st.is_empty() {
         st.source = Some(if sim {
             TimingSource::Sim
@@ -320,7 +331,7 @@ mod tests {
 
     /// The parser as it was before it stopped allocating (issue 24), to compare with.
     mod before {
-        use super::super::{ms, ServerTimings, TimingMetric, TimingSource};
+        use super::super::{ms, ServerTimings, TimingMetric};
 
         pub(super) fn from_headers<'a>(
             headers: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -353,23 +364,7 @@ mod tests {
                     _ => {}
                 }
             }
-            if !st.is_empty() {
-                st.source = Some(if sim {
-                    TimingSource::Sim
-                } else {
-                    TimingSource::ServerTiming
-                });
-                return st;
-            }
-            if !tgi.is_empty() {
-                tgi.source = Some(TimingSource::Tgi);
-                return tgi;
-            }
-            if !openai.is_empty() {
-                openai.source = Some(TimingSource::OpenAi);
-                return openai;
-            }
-            ServerTimings::default()
+            super::super::first_found(st, sim, tgi, openai)
         }
 
         pub(super) fn parse_server_timing(value: &str) -> Vec<TimingMetric> {
