@@ -24,7 +24,12 @@
 //! busy process (a shell loop at nice 0) pinned to the client's core for the whole run,
 //! `RATE_BUSY=any` the same process unpinned: the target's "a machine with another busy process".
 //! Its CPU is reported on its own row and left out of "others", so it does not make the bench
-//! repeat the run. With `RATE_BUSY` or `RATE_PRIO` set, or RATE REQUESTS given, the figures are
+//! repeat the run. `RATE_CLIENT=floor` measures the scheduler's floor instead of ladder: this
+//! binary's `--floor` mode, a single thread with no runtime and no sockets that sleeps on a
+//! timerfd until each arrival of the same schedule and then spins `RATE_FLOOR_WORK_US` (default
+//! 20) µs of CPU, pinned and prioritised like `ladder run`; what it misses, no client at that
+//! priority can meet. `RATE_BURSTINESS=B` draws gamma gaps of shape B (gap CV 1/√B) instead of
+//! Poisson, for both clients. With any of these set, or RATE REQUESTS given, the figures are
 //! printed and RESULTS.md is left alone.
 
 #[path = "support/procs.rs"]
@@ -33,7 +38,7 @@ mod procs;
 mod results_md;
 
 use ladder::model::RequestRecord;
-use ladder::scenario::arrivals::gap_stats;
+use ladder::scenario::arrivals::{gap_stats, step_seed, ArrivalProcess, Schedule};
 use ladder::store::{read_requests_csv, read_summary_csv};
 use procs::{
     can_pin, machine, machine_busy, priority, proc_cpu, run_ladder_pinned, BenchResult, LadderRun,
@@ -233,12 +238,40 @@ struct RunResult {
     wall: Duration,
 }
 
-fn scenario_yaml(base_url: &str, rate: u32, requests: u64) -> String {
+/// `RATE_BURSTINESS`: gamma arrivals of that shape instead of Poisson (large values are nearly
+/// regular: gap CV = 1/√b), for ladder and the floor client alike.
+fn burstiness() -> BenchResult<Option<f64>> {
+    match std::env::var("RATE_BURSTINESS").as_deref() {
+        Err(_) | Ok("") => Ok(None),
+        Ok(v) => match v.parse::<f64>() {
+            Ok(b) if b.is_finite() && b > 0.0 => Ok(Some(b)),
+            _ => Err(format!("RATE_BURSTINESS={v}: give a positive number")),
+        },
+    }
+}
+
+/// The arrivals as the report names them.
+fn arrivals_text(burstiness: Option<f64>) -> String {
+    burstiness.map_or_else(
+        || "Poisson arrivals".to_string(),
+        |b| {
+            format!(
+                "gamma arrivals (burstiness {b}, gap CV {:.2})",
+                1.0 / b.sqrt()
+            )
+        },
+    )
+}
+
+fn scenario_yaml(base_url: &str, rate: u32, requests: u64, burstiness: Option<f64>) -> String {
+    let arrivals = burstiness.map_or(String::new(), |b| {
+        format!("  arrivals: {{gamma: {{burstiness: {b}}}}}\n")
+    });
     format!(
         "name: rate-bench\ntarget:\n  api: openai-chat\n  base_url: {base_url}/v1\n  models: [sim-model]\n\
          request:\n  prompt: {{synthetic_tokens: 16}}\n  max_tokens: 4\n\
          load:\n  mode: rate\n  ladder: [{rate}]\n  requests_per_step: {requests}\n  \
-         max_concurrency: {rate}\n  seed: 1\n"
+         max_concurrency: {rate}\n  seed: 1\n{arrivals}"
     )
 }
 
@@ -261,8 +294,11 @@ fn run_once(
     let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
     let sim = Sim::start(setup, &SIM_SETTINGS)?;
     let scenario = dir.path().join("rate-bench.yaml");
-    std::fs::write(&scenario, scenario_yaml(&sim.base, rate, requests))
-        .map_err(|e| format!("cannot write the scenario: {e}"))?;
+    std::fs::write(
+        &scenario,
+        scenario_yaml(&sim.base, rate, requests, burstiness()?),
+    )
+    .map_err(|e| format!("cannot write the scenario: {e}"))?;
     let busy_proc = busy_at.map(|at| Busy::start(at, setup)).transpose()?;
     let busy_proc_before = busy_proc.as_ref().and_then(|b| proc_cpu(b.0.id()));
     let sim_before = proc_cpu(sim.child.id());
@@ -315,6 +351,154 @@ fn run_once(
         loop_lag_p99_ms: step.and_then(|s| s.loop_lag_p99_ms),
         client_core_pct: core_pct(usage.cpu),
         sim_core_pct: sim_cpu.map(core_pct),
+        others_pct,
+        busy_pct: busy_proc_cpu.map(core_pct),
+        wall,
+    })
+}
+
+// ------------------------------------------------------------ the scheduler's floor
+
+/// CPU spent after each wake-up by the floor client (`RATE_FLOOR_WORK_US`): ladder spends about
+/// 200 µs of CPU per request at 2,000 req/s (40% of a core), so 20 µs is a client ten times
+/// cheaper than ladder.
+const FLOOR_WORK_US: u64 = 20;
+
+fn monotonic_ns() -> i128 {
+    // SAFETY: clock_gettime writes one timespec into `t`.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+}
+
+/// `--floor RATE REQUESTS WORK_US OUT`: the leanest paced client there is, to tell the scheduler's
+/// lateness from ladder's. One thread, no runtime, no sockets: for each arrival of the same
+/// schedule ladder sends (Poisson, the scenario's seed and step), it sleeps on a timerfd armed
+/// at the arrival's absolute time (the kernel's high-resolution timers, as ladder's pacing
+/// does), stamps the wake-up, then spins WORK_US of CPU as a stand-in for a send. Writes
+/// `intended_ms,lag_ms` per arrival to OUT.
+fn floor_client(args: &[String]) -> BenchResult<()> {
+    let [rate, requests, work_us, out] = args else {
+        return Err("--floor RATE REQUESTS WORK_US OUT".into());
+    };
+    let rate: f64 = rate.parse().map_err(|_| "RATE")?;
+    let requests: usize = requests.parse().map_err(|_| "REQUESTS")?;
+    let work = i128::from(work_us.parse::<u64>().map_err(|_| "WORK_US")?) * 1_000;
+    let process = burstiness()?.map_or(ArrivalProcess::Poisson, |burstiness| {
+        ArrivalProcess::Gamma { burstiness }
+    });
+    let schedule = Schedule::new(rate, process, step_seed(1, 1)).ok_or("RATE must be positive")?;
+    // SAFETY: timerfd_create takes no pointers.
+    let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(format!(
+            "timerfd_create: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let start = monotonic_ns() + 100_000_000;
+    let mut rows = String::with_capacity(requests * 16);
+    for at_s in schedule.take(requests) {
+        let due = start + (at_s * 1e9) as i128;
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (due / 1_000_000_000) as libc::time_t,
+                tv_nsec: (due % 1_000_000_000) as libc::c_long,
+            },
+        };
+        // SAFETY: `spec` lives across the call; the old value is not asked for. A read of 8
+        // bytes into an 8-byte buffer blocks until the timer expires (at once if it has).
+        unsafe {
+            libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut());
+            let mut expirations = [0u8; 8];
+            libc::read(fd, expirations.as_mut_ptr().cast(), 8);
+        }
+        let woke = monotonic_ns();
+        while monotonic_ns() < woke + work {}
+        let lag_ms = (woke - due).max(0) as f64 / 1e6;
+        rows.push_str(&format!("{:.6},{lag_ms:.6}\n", at_s * 1e3));
+    }
+    // SAFETY: `fd` is ours and closed once.
+    unsafe { libc::close(fd) };
+    std::fs::write(out, rows).map_err(|e| format!("{out}: {e}"))
+}
+
+/// The floor client (see [`floor_client`]) pinned to the client's core with the same priority
+/// and busy process as `ladder run`, read back as records so the same figures apply.
+fn run_floor(
+    setup: &Setup,
+    busy_at: Option<BusyAt>,
+    rate: u32,
+    requests: u64,
+) -> BenchResult<RunResult> {
+    let dir = tempfile::tempdir().map_err(|e| format!("tempdir: {e}"))?;
+    let out = dir.path().join("floor.csv");
+    let work_us = std::env::var("RATE_FLOOR_WORK_US")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(FLOOR_WORK_US);
+    let this = Setup {
+        bin: std::env::current_exe().map_err(|e| format!("this bench's path: {e}"))?,
+        pin: setup.pin,
+        prio: setup.prio.clone(),
+    };
+    let busy_proc = busy_at.map(|at| Busy::start(at, setup)).transpose()?;
+    let busy_proc_before = busy_proc.as_ref().and_then(|b| proc_cpu(b.0.id()));
+    let busy_before = machine_busy();
+    let started = std::time::Instant::now();
+    let mut child = procs::pinned(Some(0), &this)
+        .arg("--floor")
+        .arg(rate.to_string())
+        .arg(requests.to_string())
+        .arg(work_us.to_string())
+        .arg(&out)
+        .spawn()
+        .map_err(|e| format!("cannot start the floor client: {e}"))?;
+    let usage = procs::wait_with_usage(&mut child)?;
+    let wall = started.elapsed();
+    let busy = machine_busy()
+        .zip(busy_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    let busy_proc_cpu = busy_proc
+        .as_ref()
+        .and_then(|b| proc_cpu(b.0.id()))
+        .zip(busy_proc_before)
+        .map(|(a, b)| a.saturating_sub(b));
+    drop(busy_proc);
+    if usage.status != 0 {
+        return Err(format!("the floor client exited with {}", usage.status));
+    }
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let records: Vec<RequestRecord> = text
+        .lines()
+        .filter_map(|l| l.split_once(','))
+        .filter_map(|(at, lag)| Some((at.parse::<f64>().ok()?, lag.parse::<f64>().ok()?)))
+        .map(|(at, lag)| RequestRecord {
+            started_at_ms: at + lag,
+            send_lag_ms: Some(lag),
+            ..RequestRecord::default()
+        })
+        .collect();
+    let core_pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
+    let others_pct = busy.map(|b| {
+        let ours = usage.cpu + busy_proc_cpu.unwrap_or_default();
+        b.saturating_sub(ours).as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0
+    });
+    let pacing = pacing(&records);
+    let span_s = records.last().map_or(0.0, |r| r.started_at_ms / 1e3);
+    Ok(RunResult {
+        rate,
+        requests,
+        achieved_rps: pacing.sent as f64 / span_s.max(1e-9),
+        pacing,
+        dropped: 0,
+        loop_lag_p99_ms: None,
+        client_core_pct: core_pct(usage.cpu),
+        sim_core_pct: None,
         others_pct,
         busy_pct: busy_proc_cpu.map(core_pct),
         wall,
@@ -415,6 +599,13 @@ fn report(r: &RunResult) -> String {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--floor") {
+        if let Err(e) = floor_client(&args[1..]) {
+            eprintln!("rate bench --floor: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     self_check();
     results_md::self_check();
     if !args.iter().any(|a| a == "--bench") {
@@ -456,7 +647,9 @@ fn bench(args: &[String]) -> BenchResult<()> {
     let bin = std::env::var_os("LADDER_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/release/ladder"));
-    if !bin.is_file() {
+    // The floor client is this binary; only `ladder run` needs the release build.
+    let floor = std::env::var("RATE_CLIENT").as_deref() == Ok("floor");
+    if !bin.is_file() && !floor {
         return Err(format!(
             "{} not found: run `cargo build --release` first (`make bench` does), or set LADDER_BIN",
             bin.display()
@@ -468,13 +661,21 @@ fn bench(args: &[String]) -> BenchResult<()> {
         prio: rt_priority(),
     };
     let busy_at = BusyAt::from_env()?;
-    let custom = custom || busy_at.is_some() || std::env::var_os("RATE_PRIO").is_some();
+    let custom = custom
+        || floor
+        || busy_at.is_some()
+        || burstiness()?.is_some()
+        || std::env::var_os("RATE_PRIO").is_some();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut best: Option<RunResult> = None;
     for attempt in 1..=MAX_TRIES {
         eprint!("rate: {rate} req/s × {requests} requests ... ");
         let _ = std::io::stderr().flush();
-        let r = run_once(&setup, busy_at, rate, requests)?;
+        let r = if floor {
+            run_floor(&setup, busy_at, rate, requests)?
+        } else {
+            run_once(&setup, busy_at, rate, requests)?
+        };
         let others = r.others_pct.unwrap_or(0.0);
         eprintln!(
             "{:.1} s (other processes: {others:.0}% of a core)",
@@ -497,14 +698,32 @@ fn bench(args: &[String]) -> BenchResult<()> {
     };
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     let section = format!(
-        "Machine: {}{} · load average before the bench {}\n\nCommand: `make bench` (`cargo bench --bench rate`); \
-         server: `ladder sim --set {}`; client: `ladder run` of one step, `mode: rate`, \
-         `ladder: [{rate}]`, `requests_per_step: {requests}`, Poisson arrivals (seed 1), \
-         `max_concurrency: {rate}`, 16-token synthetic prompt, `max_tokens: 4`.\n\n{}",
+        "Machine: {}{} · load average before the bench {}\n\nCommand: `{}`; {}.\n\n{}",
         machine(&setup),
         busy_at.map_or(String::new(), |b| format!(" · {}", b.describe())),
         load.join(" "),
-        SIM_SETTINGS.join(" --set "),
+        if floor {
+            "RATE_CLIENT=floor cargo bench --bench rate"
+        } else {
+            "make bench` (`cargo bench --bench rate"
+        },
+        if floor {
+            format!(
+                "client: the floor client (`RATE_CLIENT=floor`), not ladder: one thread that \
+                 sleeps on a timerfd until each arrival of the same schedule ({requests} {} at \
+                 {rate}/s, seed 1), then spins {} µs of CPU; no server",
+                arrivals_text(burstiness()?),
+                std::env::var("RATE_FLOOR_WORK_US").unwrap_or(FLOOR_WORK_US.to_string())
+            )
+        } else {
+            format!(
+                "server: `ladder sim --set {}`; client: `ladder run` of one step, `mode: rate`, \
+                 `ladder: [{rate}]`, `requests_per_step: {requests}`, {} (seed 1), \
+                 `max_concurrency: {rate}`, 16-token synthetic prompt, `max_tokens: 4`",
+                SIM_SETTINGS.join(" --set "),
+                arrivals_text(burstiness()?)
+            )
+        },
         report(&r)
     );
     println!("\n{section}");
