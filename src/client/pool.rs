@@ -32,13 +32,15 @@ pub struct Pool {
 }
 
 impl Pool {
+    /// `roots`: the system's store, or [`SystemRoots::none`] when the run makes no TLS
+    /// connection (`client::tls::system_roots_needed`).
     pub fn new(
         timeouts: &Timeouts,
         tls: &Tls,
+        roots: SystemRoots,
         max_concurrency: usize,
     ) -> Result<Pool, ClientError> {
         let connects = ConnectLog::default();
-        let roots = SystemRoots::load();
         let pooled = build_http_client_with(
             timeouts,
             tls,

@@ -21,6 +21,7 @@ use crate::app::verdict::Against;
 use crate::cli::{DiffFormatArg, RunArgs};
 use crate::client::http::{ClientError, HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
+use crate::client::tls::{system_roots_needed, SystemRoots};
 use crate::compare;
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
@@ -356,7 +357,19 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
     // Unusable TLS files (unreadable, not PEM, an X.509 v1 client certificate) are the
     // scenario's fault: exit 2 before traffic, naming the file and the field.
-    let pool = Pool::new(&s.target.timeouts, &s.target.tls, max_c).map_err(|e| match e {
+    // The system's certificate store is read only when a connection can be TLS: an https
+    // target, or an https proxy among those reqwest reads for http URLs.
+    let proxies: Vec<String> = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .filter_map(|v| std::env::var(v).ok())
+        .collect();
+    let proxies: Vec<&str> = proxies.iter().map(String::as_str).collect();
+    let roots = if system_roots_needed(base_url, &proxies) {
+        SystemRoots::load()
+    } else {
+        SystemRoots::none()
+    };
+    let pool = Pool::new(&s.target.timeouts, &s.target.tls, roots, max_c).map_err(|e| match e {
         ClientError::Tls(e) => {
             anyhow::Error::from(UsageError(format!("{}: {e}", s.path.display())))
         }
