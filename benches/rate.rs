@@ -230,12 +230,61 @@ struct RunResult {
     dropped: u64,
     achieved_rps: f64,
     loop_lag_p99_ms: Option<f64>,
-    client_core_pct: f64,
-    sim_core_pct: Option<f64>,
-    others_pct: Option<f64>,
-    /// The `RATE_BUSY` process's CPU (% of a core).
-    busy_pct: Option<f64>,
+    shares: CoreShares,
     wall: Duration,
+}
+
+/// What each process used of a core over a run (%).
+struct CoreShares {
+    client: f64,
+    sim: Option<f64>,
+    /// Everything else on the machine (the busy process left out).
+    others: Option<f64>,
+    /// The `RATE_BUSY` process.
+    busy: Option<f64>,
+}
+
+/// CPU counters read before a client runs (the machine's, the simulator's, the busy process's),
+/// so that the run's [`CoreShares`] follow from them afterwards.
+struct CpuMeter {
+    machine: Option<Duration>,
+    sim: Option<Duration>,
+    busy: Option<Duration>,
+}
+
+impl CpuMeter {
+    fn start(sim: Option<&Sim>, busy: Option<&Busy>) -> CpuMeter {
+        CpuMeter {
+            sim: sim.and_then(|s| proc_cpu(s.child.id())),
+            busy: busy.and_then(|b| proc_cpu(b.0.id())),
+            machine: machine_busy(),
+        }
+    }
+
+    /// The shares over `wall`, given the client's own CPU (`client`); call it before the
+    /// simulator and the busy process stop.
+    fn shares(
+        &self,
+        sim: Option<&Sim>,
+        busy: Option<&Busy>,
+        client: Duration,
+        wall: Duration,
+    ) -> CoreShares {
+        let since = |now: Option<Duration>, before: Option<Duration>| {
+            now.zip(before).map(|(a, b)| a.saturating_sub(b))
+        };
+        let machine = since(machine_busy(), self.machine);
+        let sim = since(sim.and_then(|s| proc_cpu(s.child.id())), self.sim);
+        let busy = since(busy.and_then(|b| proc_cpu(b.0.id())), self.busy);
+        let pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
+        let ours = client + sim.unwrap_or_default() + busy.unwrap_or_default();
+        CoreShares {
+            client: pct(client),
+            sim: sim.map(pct),
+            others: machine.map(|m| pct(m.saturating_sub(ours))),
+            busy: busy.map(pct),
+        }
+    }
 }
 
 /// `RATE_BURSTINESS`: gamma arrivals of that shape instead of Poisson (large values are nearly
@@ -300,25 +349,13 @@ fn run_once(
     )
     .map_err(|e| format!("cannot write the scenario: {e}"))?;
     let busy_proc = busy_at.map(|at| Busy::start(at, setup)).transpose()?;
-    let busy_proc_before = busy_proc.as_ref().and_then(|b| proc_cpu(b.0.id()));
-    let sim_before = proc_cpu(sim.child.id());
-    let busy_before = machine_busy();
+    let meter = CpuMeter::start(Some(&sim), busy_proc.as_ref());
     let LadderRun {
         usage,
         wall,
         stderr: err_text,
     } = run_ladder_pinned(Some(0), setup, &dir.path().join("runs"), &scenario)?;
-    let sim_cpu = proc_cpu(sim.child.id())
-        .zip(sim_before)
-        .map(|(a, b)| a.saturating_sub(b));
-    let busy = machine_busy()
-        .zip(busy_before)
-        .map(|(a, b)| a.saturating_sub(b));
-    let busy_proc_cpu = busy_proc
-        .as_ref()
-        .and_then(|b| proc_cpu(b.0.id()))
-        .zip(busy_proc_before)
-        .map(|(a, b)| a.saturating_sub(b));
+    let shares = meter.shares(Some(&sim), busy_proc.as_ref(), usage.cpu, wall);
     drop(busy_proc);
     drop(sim);
     if usage.status != 0 && usage.status != 3 {
@@ -337,11 +374,6 @@ fn run_once(
         eprint!("(kept {}) ", run_dir.display());
         let _ = dir.keep();
     }
-    let core_pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
-    let others_pct = busy.map(|b| {
-        let ours = usage.cpu + sim_cpu.unwrap_or_default() + busy_proc_cpu.unwrap_or_default();
-        b.saturating_sub(ours).as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0
-    });
     Ok(RunResult {
         rate,
         requests,
@@ -349,10 +381,7 @@ fn run_once(
         dropped: step.map_or(0, |s| s.dropped),
         achieved_rps: step.map_or(0.0, |s| s.rps),
         loop_lag_p99_ms: step.and_then(|s| s.loop_lag_p99_ms),
-        client_core_pct: core_pct(usage.cpu),
-        sim_core_pct: sim_cpu.map(core_pct),
-        others_pct,
-        busy_pct: busy_proc_cpu.map(core_pct),
+        shares,
         wall,
     })
 }
@@ -447,8 +476,7 @@ fn run_floor(
         prio: setup.prio.clone(),
     };
     let busy_proc = busy_at.map(|at| Busy::start(at, setup)).transpose()?;
-    let busy_proc_before = busy_proc.as_ref().and_then(|b| proc_cpu(b.0.id()));
-    let busy_before = machine_busy();
+    let meter = CpuMeter::start(None, busy_proc.as_ref());
     let started = std::time::Instant::now();
     let mut child = procs::pinned(Some(0), &this)
         .arg("--floor")
@@ -460,14 +488,7 @@ fn run_floor(
         .map_err(|e| format!("cannot start the floor client: {e}"))?;
     let usage = procs::wait_with_usage(&mut child)?;
     let wall = started.elapsed();
-    let busy = machine_busy()
-        .zip(busy_before)
-        .map(|(a, b)| a.saturating_sub(b));
-    let busy_proc_cpu = busy_proc
-        .as_ref()
-        .and_then(|b| proc_cpu(b.0.id()))
-        .zip(busy_proc_before)
-        .map(|(a, b)| a.saturating_sub(b));
+    let shares = meter.shares(None, busy_proc.as_ref(), usage.cpu, wall);
     drop(busy_proc);
     if usage.status != 0 {
         return Err(format!("the floor client exited with {}", usage.status));
@@ -483,11 +504,6 @@ fn run_floor(
             ..RequestRecord::default()
         })
         .collect();
-    let core_pct = |cpu: Duration| cpu.as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0;
-    let others_pct = busy.map(|b| {
-        let ours = usage.cpu + busy_proc_cpu.unwrap_or_default();
-        b.saturating_sub(ours).as_secs_f64() / wall.as_secs_f64().max(1e-3) * 100.0
-    });
     let pacing = pacing(&records);
     let span_s = records.last().map_or(0.0, |r| r.started_at_ms / 1e3);
     Ok(RunResult {
@@ -497,10 +513,7 @@ fn run_floor(
         pacing,
         dropped: 0,
         loop_lag_p99_ms: None,
-        client_core_pct: core_pct(usage.cpu),
-        sim_core_pct: None,
-        others_pct,
-        busy_pct: busy_proc_cpu.map(core_pct),
+        shares,
         wall,
     })
 }
@@ -585,13 +598,13 @@ fn report(r: &RunResult) -> String {
         "client core % / sim core % / others (% of a core)",
         format!(
             "{:.0} / {} / {}",
-            r.client_core_pct,
-            opt(r.sim_core_pct, 0),
-            opt(r.others_pct, 0)
+            r.shares.client,
+            opt(r.shares.sim, 0),
+            opt(r.shares.others, 0)
         ),
         "",
     );
-    if let Some(b) = r.busy_pct {
+    if let Some(b) = r.shares.busy {
         row("the busy process (% of a core)", format!("{b:.0}"), "");
     }
     t
@@ -676,14 +689,14 @@ fn bench(args: &[String]) -> BenchResult<()> {
         } else {
             run_once(&setup, busy_at, rate, requests)?
         };
-        let others = r.others_pct.unwrap_or(0.0);
+        let others = r.shares.others.unwrap_or(0.0);
         eprintln!(
             "{:.1} s (other processes: {others:.0}% of a core)",
             r.wall.as_secs_f64()
         );
         let quieter = best
             .as_ref()
-            .map_or(true, |b| others < b.others_pct.unwrap_or(0.0));
+            .map_or(true, |b| others < b.shares.others.unwrap_or(0.0));
         if quieter {
             best = Some(r);
         }
@@ -698,14 +711,14 @@ fn bench(args: &[String]) -> BenchResult<()> {
     };
     let load: Vec<&str> = load.split_whitespace().take(3).collect();
     let section = format!(
-        "Machine: {}{} · load average before the bench {}\n\nCommand: `{}`; {}.\n\n{}",
+        "Machine: {}{} · load average before the bench {}\n\nCommand: {}; {}.\n\n{}",
         machine(&setup),
         busy_at.map_or(String::new(), |b| format!(" · {}", b.describe())),
         load.join(" "),
         if floor {
-            "RATE_CLIENT=floor cargo bench --bench rate"
+            "`RATE_CLIENT=floor cargo bench --bench rate`"
         } else {
-            "make bench` (`cargo bench --bench rate"
+            "`make bench` (`cargo bench --bench rate`)"
         },
         if floor {
             format!(
