@@ -81,26 +81,36 @@ pub(super) fn no_answer(cx: &Context, class: ErrorClass, detail: &str) -> Diagno
         } else {
             "if the server expects TLS on this port, use https:// in the base URL"
         }),
-        ErrorClass::Disconnect => Diagnosis::new(
-            Kind::ClosedWithoutAnswer,
-            format!("{hp} closed the connection without an HTTP answer"),
-        )
-        .cause(if cx.base_url.starts_with("http://") {
-            "the server expects TLS (https://) on this port, or a firewall/proxy cut the connection"
-        } else {
-            "the server or a middlebox closed the connection before answering"
-        })
-        .fix(if cx.base_url.starts_with("http://") {
-            "try https:// in the base URL"
-        } else {
-            "retry; if it persists, check the server's logs or the proxy"
-        })
-        .cause(format!("error: {detail}")),
+        ErrorClass::Disconnect => closed_without_answer(cx, detail),
         _ => Diagnosis::new(Kind::ConnectFailed, format!("could not connect to {hp}"))
             .cause(format!("error: {detail}"))
             .fix("check the base URL and that the server is reachable from this machine"),
     };
     d
+}
+
+/// The connection closed before any HTTP answer.
+fn closed_without_answer(cx: &Context, detail: &str) -> Diagnosis {
+    let hp = host_port(cx.base_url);
+    let d = Diagnosis::new(
+        Kind::ClosedWithoutAnswer,
+        format!("{hp} closed the connection without an HTTP answer"),
+    );
+    if cx.base_url.starts_with("http://") {
+        d.cause("the server expects TLS (https://) on this port, or a firewall/proxy cut the connection")
+            .fix("try https:// in the base URL")
+            .cause(format!("error: {detail}"))
+    } else {
+        // With TLS 1.3 the client's side of the handshake is done before the server has
+        // checked its certificate: a server that wants one it did not get sends an alert and
+        // closes, and whether the client reads the alert or only the close depends on timing.
+        // So the close alone can mean mutual TLS.
+        d.cause("the server or a middlebox closed the connection before answering")
+            .cause("a server that requires a client certificate (mutual TLS) closes the connection like this when it gets none it accepts")
+            .fix("retry; if it persists, check the server's logs or the proxy")
+            .fix("if the server requires mutual TLS, give ladder the client certificate and its key: target.tls.client_cert and target.tls.client_key")
+            .cause(format!("error: {detail}"))
+    }
 }
 
 fn tls_diagnosis(cx: &Context, l: &str, detail: &str) -> Diagnosis {

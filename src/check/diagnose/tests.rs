@@ -717,7 +717,27 @@ fn closed_without_answer_and_other_connect_errors() {
         &no_answer(ErrorClass::Disconnect, "reset"),
         &Evidence::default(),
     );
-    assert_says(&d, &["closed the connection", "retry"]);
+    assert_says(
+        &d,
+        &["closed the connection", "retry", "target.tls.client_cert"],
+    );
+    // What a client without a certificate may see of a server that wants one: the connection
+    // closed before the request went out (the TLS alert lost in the race).
+    let d = s.run(
+        &no_answer(
+            ErrorClass::Disconnect,
+            "error sending the request: client error (Canceled): operation was canceled: connection was not ready",
+        ),
+        &Evidence::default(),
+    );
+    assert_eq!(d.kind, Kind::ClosedWithoutAnswer);
+    assert_says(&d, &["mutual TLS", "target.tls.client_key"]);
+    // A plain-http target is told about https, not about client certificates.
+    let d = local().run(
+        &no_answer(ErrorClass::Disconnect, "reset"),
+        &Evidence::default(),
+    );
+    assert!(!text(&d).contains("client_cert"), "{}", text(&d));
     let d = local().run(
         &no_answer(ErrorClass::Connect, "something odd"),
         &Evidence::default(),
