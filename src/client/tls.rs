@@ -134,18 +134,18 @@ impl SystemRoots {
 }
 
 /// Whether the clients of a run against `base_url` can make a TLS connection, so need the
-/// system's store: the target is https (or not plainly http), or one of `proxies` (the values of
-/// the proxy variables the HTTP client reads for http URLs) is an https proxy. The run's clients
+/// system's store: the target is https (or not plainly http), or `proxy` (the URL of the proxy
+/// its requests go through, credentials masked or not) is an https proxy. The run's clients
 /// follow no redirects, so a plain-http target behind a plain proxy never does TLS, and the run
 /// skips reading and decoding the store (about 19 M instructions, 5-20% of a short run against
 /// a local server; benches/RESULTS.md, issue 24).
-pub fn system_roots_needed(base_url: &str, proxies: &[&str]) -> bool {
+pub fn system_roots_needed(base_url: &str, proxy: Option<&str>) -> bool {
     let scheme_is = |url: &str, scheme: &str| {
         url.trim_start()
             .get(..scheme.len())
             .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
     };
-    !scheme_is(base_url, "http://") || proxies.iter().any(|p| scheme_is(p, "https://"))
+    !scheme_is(base_url, "http://") || proxy.is_some_and(|p| scheme_is(p, "https://"))
 }
 
 /// `builder` trusting the bundled Mozilla roots and `roots`, with the scenario's TLS settings
@@ -203,25 +203,26 @@ mod tests {
     #[test]
     fn the_system_store_is_read_only_when_a_connection_can_be_tls() {
         // Plain http, directly or through a plain proxy: no TLS anywhere.
-        assert!(!system_roots_needed("http://127.0.0.1:8000/v1", &[]));
-        assert!(!system_roots_needed("HTTP://Host/v1", &[]));
+        assert!(!system_roots_needed("http://127.0.0.1:8000/v1", None));
+        assert!(!system_roots_needed("HTTP://Host/v1", None));
         assert!(!system_roots_needed(
             "http://vllm.internal/v1",
-            &["http://proxy:3128", "proxy.corp:3128"]
+            Some("http://***@proxy:3128")
         ));
+        assert!(!system_roots_needed("http://h/v1", Some("proxy.corp:3128")));
         // An https target, in any case, or an https proxy.
-        assert!(system_roots_needed("https://api.openai.com/v1", &[]));
-        assert!(system_roots_needed("HTTPS://api.openai.com/v1", &[]));
+        assert!(system_roots_needed("https://api.openai.com/v1", None));
+        assert!(system_roots_needed("HTTPS://api.openai.com/v1", None));
         assert!(system_roots_needed(
             "http://vllm.internal/v1",
-            &["http://a:1", "https://proxy.corp:443"]
+            Some("https://***@proxy.corp:443")
         ));
-        assert!(system_roots_needed("http://h/v1", &["HTTPS://p"]));
+        assert!(system_roots_needed("http://h/v1", Some("HTTPS://p")));
         // Anything that is not plainly http is treated as possibly TLS.
-        assert!(system_roots_needed("", &[]));
-        assert!(system_roots_needed("http:/missing-slash", &[]));
-        assert!(system_roots_needed("ws://h", &[]));
-        assert!(system_roots_needed("htt", &[]));
+        assert!(system_roots_needed("", None));
+        assert!(system_roots_needed("http:/missing-slash", None));
+        assert!(system_roots_needed("ws://h", None));
+        assert!(system_roots_needed("htt", None));
     }
 
     fn pem(b64: &str) -> Vec<u8> {

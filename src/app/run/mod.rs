@@ -358,13 +358,9 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     // Unusable TLS files (unreadable, not PEM, an X.509 v1 client certificate) are the
     // scenario's fault: exit 2 before traffic, naming the file and the field.
     // The system's certificate store is read only when a connection can be TLS: an https
-    // target, or an https proxy among those reqwest reads for http URLs.
-    let proxies: Vec<String> = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
-        .iter()
-        .filter_map(|v| std::env::var(v).ok())
-        .collect();
-    let proxies: Vec<&str> = proxies.iter().map(String::as_str).collect();
-    let roots = if system_roots_needed(base_url, &proxies) {
+    // target, or an https proxy for it (the proxy reqwest picks, by `check::url::proxy_for`).
+    let proxy = crate::check::url::proxy_for(base_url, &|name| std::env::var(name).ok());
+    let roots = if system_roots_needed(base_url, proxy.as_ref().map(|p| p.shown.as_str())) {
         SystemRoots::load()
     } else {
         SystemRoots::none()
