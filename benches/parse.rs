@@ -9,7 +9,7 @@
 mod results_md;
 
 use ladder::client::openai::ChunkReader;
-use ladder::client::sse::{SseEvent, SseParser};
+use ladder::client::sse::SseParser;
 use ladder::client::timing::StreamTiming;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -108,33 +108,32 @@ impl Stage {
     }
 }
 
-/// Parses the whole response once through `stage`; returns (events, token events).
-fn one_response(reads: &[&[u8]], stage: Stage, events: &mut Vec<SseEvent>) -> (usize, u64) {
+/// Parses the whole response once through `stage`, as the client does (each event borrowed from
+/// the parser, its data read as received); returns (events, token events).
+fn one_response(reads: &[&[u8]], stage: Stage) -> (usize, u64) {
     let mut parser = SseParser::new();
     let mut reader = ChunkReader::chat();
     let mut timing = StreamTiming::new();
     let mut n = 0;
     for (i, r) in reads.iter().enumerate() {
-        if parser.feed(r, events).is_err() {
-            return (0, 0);
-        }
-        n += events.len();
-        for ev in events.drain(..) {
+        let fed = parser.feed_each(r, |ev| {
+            n += 1;
             match stage {
                 Stage::Sse => {
                     black_box(&ev);
                 }
                 Stage::Interpret => {
-                    let _ = black_box(reader.read(&ev));
+                    let _ = black_box(reader.read_raw(ev.event, ev.data));
                 }
                 Stage::Full => {
-                    if let Ok(info) = reader.read(&ev) {
+                    if let Ok(info) = reader.read_raw(ev.event, ev.data) {
                         timing.on_chunk(i as f64, &info);
                     }
                 }
             }
-            // As the client does: the event's buffer holds the next one.
-            parser.recycle(ev);
+        });
+        if fed.is_err() {
+            return (0, 0);
         }
     }
     let summary = timing.finish(reads.len() as f64);
@@ -151,16 +150,15 @@ struct Row {
 
 fn measure(stream: &[u8], read: usize, stage: Stage, budget: Duration) -> Row {
     let rs = reads(stream, read);
-    let mut events = Vec::with_capacity(64);
     // Warm up caches and the allocator.
     for _ in 0..20 {
-        one_response(&rs, stage, &mut events);
+        one_response(&rs, stage);
     }
     let started = Instant::now();
     let (mut responses, mut evs) = (0u64, 0u64);
     while started.elapsed() < budget {
         for _ in 0..20 {
-            evs += one_response(&rs, stage, &mut events).0 as u64;
+            evs += one_response(&rs, stage).0 as u64;
             responses += 1;
         }
     }
@@ -183,8 +181,7 @@ fn measure(stream: &[u8], read: usize, stage: Stage, budget: Duration) -> Row {
 fn smoke(stream: &[u8], events: usize) {
     for read in [0, 1, 7, 100, 4096] {
         let rs = reads(stream, read);
-        let mut buf = Vec::new();
-        let (n, tokens) = one_response(&rs, Stage::Full, &mut buf);
+        let (n, tokens) = one_response(&rs, Stage::Full);
         assert_eq!(n, events, "read size {read}: events");
         assert_eq!(tokens, TOKENS as u64, "read size {read}: token events");
     }

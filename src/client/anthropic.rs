@@ -52,7 +52,12 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
 /// Meaning of one Messages stream event. The event type comes from the JSON `type`, or from the
 /// SSE event name when the JSON has none.
 pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
-    let data = ev.data.trim();
+    messages_event(&ev.event, &ev.data)
+}
+
+/// [`interpret_messages`] from the event's name and data.
+pub fn messages_event(event: &str, data: &str) -> Result<ChunkInfo, MalformedEvent> {
+    let data = data.trim();
     let mut info = ChunkInfo::default();
     if data == "[DONE]" {
         info.done = true;
@@ -63,14 +68,14 @@ pub fn interpret_messages(ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
     } else {
         match serde_json::from_str(data) {
             Ok(parsed) => parsed,
-            Err(_) if ev.event == "error" => {
+            Err(_) if event == "error" => {
                 info.error = Some(error_from_event_data(data));
                 return Ok(info);
             }
             Err(e) => return Err(malformed("event", data, &e)),
         }
     };
-    let kind = parsed.ty.as_deref().unwrap_or(&ev.event);
+    let kind = parsed.ty.as_deref().unwrap_or(event);
     match kind {
         "message_start" => {
             if let Some(ObjOrText::Obj(Message { usage: Some(usage) })) = &parsed.message {

@@ -12,7 +12,7 @@
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
 use super::lenient::NonEmpty;
-use super::sse::SseEvent;
+use super::sse::{decode, SseEvent};
 use crate::scenario::RequestSpec;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -111,17 +111,33 @@ impl ChunkReader {
 
     /// Meaning of the stream's next event.
     pub fn read(&mut self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
-        interpret(ev, self.dialect, &mut self.template)
+        interpret(&ev.event, &ev.data, self.dialect, &mut self.template)
+    }
+
+    /// The same meaning, from the event's name and its data as received (`sse::EventRef`, not
+    /// yet checked for UTF-8). A chunk that fits the stream's template is answered from its
+    /// bytes with only the strings that differ checked (the template's own bytes are valid
+    /// UTF-8, and a string boundary is an ASCII quote); anything else is decoded as the
+    /// event-stream rules say (invalid UTF-8 replaced) and read like [`ChunkReader::read`].
+    pub fn read_raw(&mut self, event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+        // Braces at both ends: nothing to trim, and neither `[DONE]` nor a keep-alive.
+        if event != "error" && data.first() == Some(&b'{') && data.last() == Some(&b'}') {
+            if let Some(info) = self.template.fit_chunk(data) {
+                return Ok(info);
+            }
+        }
+        interpret(event, &decode(data), self.dialect, &mut self.template)
     }
 }
 
 fn interpret(
-    ev: &SseEvent,
+    event: &str,
+    data: &str,
     dialect: Dialect,
     template: &mut scan::Template,
 ) -> Result<ChunkInfo, MalformedEvent> {
-    let data = ev.data.trim();
-    if ev.event == "error" {
+    let data = trimmed(data);
+    if event == "error" {
         return Ok(ChunkInfo {
             error: Some(error_from_event_data(data)),
             ..ChunkInfo::default()
@@ -140,6 +156,15 @@ fn interpret(
     match template.read(data, dialect) {
         Some(info) => Ok(info),
         None => read_chunk(data, dialect),
+    }
+}
+
+/// `str::trim`, without the search when the text starts and ends with a visible ASCII character
+/// (a JSON object's braces): every character `trim` removes is ASCII whitespace or not ASCII.
+fn trimmed(text: &str) -> &str {
+    match (text.as_bytes().first(), text.as_bytes().last()) {
+        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
+        _ => text.trim(),
     }
 }
 

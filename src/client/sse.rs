@@ -6,6 +6,11 @@
 //! decodes only complete lines, so the events it yields do not depend on how the bytes arrived.
 //! Complete lines inside one read are interpreted in place (no copy); only a line split across
 //! reads is buffered, and never beyond the configured line limit.
+//!
+//! Each event is handed out borrowed ([`SseParser::feed_each`], an [`EventRef`]): an event whose
+//! one `data:` line and blank line lie whole in one read (nearly every event of an LLM stream)
+//! is neither copied nor checked for UTF-8 here; the reader of the data decides how much of it
+//! to check (`openai::ChunkReader::read_raw`). [`SseParser::feed`] collects owned events.
 
 use std::borrow::Cow;
 use std::mem;
@@ -14,9 +19,6 @@ use std::mem;
 pub const DEFAULT_MAX_LINE_BYTES: usize = 1 << 20;
 
 const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
-
-/// Largest data buffer pre-allocated for the next event (larger events grow it as needed).
-const MAX_REUSED_CAPACITY: usize = 16 << 10;
 
 /// Index of the first CR or LF: line ends are rare in a chunk of JSON, so the scan dominates
 /// parsing when done byte by byte; `memchr` does it 16 or 32 bytes at a time.
@@ -36,6 +38,51 @@ pub struct SseEvent {
     pub id: Option<String>,
     /// A valid `retry:` field given inside this event's block.
     pub retry: Option<u64>,
+}
+
+/// One dispatched event, borrowed from the read or from the parser until the next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    /// The `event:` field, or `"message"` when absent.
+    pub event: &'a str,
+    /// The `data:` lines joined with `\n`, as received: not checked for UTF-8 (the event-stream
+    /// rules decode it as UTF-8 with invalid sequences replaced: [`EventRef::text`]).
+    pub data: &'a [u8],
+    /// The last event ID seen on the stream; `None` while it is empty.
+    pub id: Option<&'a str>,
+    /// A valid `retry:` field given inside this event's block.
+    pub retry: Option<u64>,
+}
+
+impl EventRef<'_> {
+    /// The data decoded as the event-stream rules say (invalid UTF-8 replaced by U+FFFD);
+    /// borrowed when it is valid.
+    pub fn text(&self) -> Cow<'_, str> {
+        decode(self.data)
+    }
+
+    /// The event, owned.
+    pub fn to_event(&self) -> SseEvent {
+        SseEvent {
+            event: match self.event {
+                "message" => Cow::Borrowed("message"),
+                other => Cow::Owned(other.to_owned()),
+            },
+            data: self.text().into_owned(),
+            id: self.id.map(str::to_owned),
+            retry: self.retry,
+        }
+    }
+}
+
+/// Event data decoded as the event-stream rules say: UTF-8, invalid sequences replaced by
+/// U+FFFD; borrowed when valid (checked first by `from_utf8`, whose all-ASCII path is several
+/// times cheaper than the replacing decoder's).
+pub fn decode(data: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(data) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(data),
+    }
 }
 
 /// Why the stream cannot be parsed any further.
@@ -75,8 +122,6 @@ pub struct SseParser {
     failed: Option<SseError>,
     /// Set by `finish`: whether it discarded an incomplete event.
     discarded: bool,
-    /// A dispatched event's data buffer handed back ([`SseParser::recycle`]) for the next one.
-    spare: Option<Vec<u8>>,
 }
 
 impl Default for SseParser {
@@ -105,13 +150,24 @@ impl SseParser {
             comments: 0,
             failed: None,
             discarded: false,
-            spare: None,
         }
     }
 
     /// Parses one read, appending every completed event to `out`. After an error the parser
     /// stays failed and returns the same error for every later read.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        self.feed_each(bytes, |ev| out.push(ev.to_event()))
+    }
+
+    /// Parses one read, handing every completed event to `on_event` as it completes (events
+    /// before a line that is too long are handed out before the error). After an error the
+    /// parser stays failed and returns the same error for every later read.
+    pub fn feed_each(
+        &mut self,
+        bytes: &[u8],
+        mut on_event: impl FnMut(EventRef<'_>),
+    ) -> Result<(), SseError> {
+        let out = &mut on_event;
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
@@ -158,16 +214,6 @@ impl SseParser {
             || self.bom_seen.is_some_and(|n| n > 0)
     }
 
-    /// Takes back an event the caller is done with, so that its data buffer holds the next
-    /// event's data instead of a new allocation (one allocation and one free per event saved).
-    pub fn recycle(&mut self, event: SseEvent) {
-        let mut data = event.data.into_bytes();
-        if data.capacity() <= MAX_REUSED_CAPACITY {
-            data.clear();
-            self.spare = Some(data);
-        }
-    }
-
     /// Number of comment lines (`:` ...) seen so far, e.g. keep-alives.
     pub fn comments(&self) -> u64 {
         self.comments
@@ -178,7 +224,11 @@ impl SseParser {
         self.reconnection_ms
     }
 
-    fn feed_lines(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+    fn feed_lines<F: FnMut(EventRef<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        out: &mut F,
+    ) -> Result<(), SseError> {
         let mut rest = bytes;
         if self.pending_cr && !rest.is_empty() {
             self.pending_cr = false;
@@ -186,9 +236,15 @@ impl SseParser {
                 rest = &rest[1..];
             }
         }
-        while let Some(end) = find_eol(rest) {
+        // `rest` is checked for emptiness first: a read usually ends with an event's blank
+        // line, and a search of nothing still costs a call through `memchr`'s dispatch.
+        while let Some(end) = (!rest.is_empty()).then(|| find_eol(rest)).flatten() {
             if self.line.is_empty() {
                 self.check_len(end)?;
+                if let Some(after) = self.whole_data_event(rest, end, out) {
+                    rest = after;
+                    continue;
+                }
                 self.process_line(&rest[..end], out);
             } else {
                 self.check_len(self.line.len() + end)?;
@@ -217,12 +273,58 @@ impl SseParser {
                     None => self.pending_cr = true,
                 }
             }
+            // The blank line that ends an event usually follows at once: an LF right after a
+            // line's end is an empty line, dispatched here without searching for it (the
+            // current line is empty, and an empty line cannot be too long).
+            if let Some((b'\n', after)) = rest.split_first() {
+                self.dispatch(out);
+                rest = after;
+            }
         }
         if !rest.is_empty() {
             self.check_len(self.line.len() + rest.len())?;
             self.line.extend_from_slice(rest);
         }
         Ok(())
+    }
+
+    /// The common event, handed out straight from the read: `rest[..end]` is a complete
+    /// `data:` line, nothing of its event came before it, and the blank line follows at once
+    /// (`data: …\n\n`). Returns what follows the blank line; `None` for any other line, which
+    /// takes the general way (the same event, through the data buffer).
+    #[inline]
+    fn whole_data_event<'r, F: FnMut(EventRef<'_>)>(
+        &mut self,
+        rest: &'r [u8],
+        end: usize,
+        out: &mut F,
+    ) -> Option<&'r [u8]> {
+        let value = rest[..end].strip_prefix(b"data:")?;
+        if !self.data.is_empty() || rest[end] != b'\n' || rest.get(end + 1) != Some(&b'\n') {
+            return None;
+        }
+        let value = value.strip_prefix(b" ").unwrap_or(value);
+        let retry = self.retry.take();
+        out(EventRef {
+            event: self.event_name(),
+            data: value,
+            id: self.id(),
+            retry,
+        });
+        self.event_type.clear();
+        Some(&rest[end + 2..])
+    }
+
+    fn event_name(&self) -> &str {
+        if self.event_type.is_empty() {
+            "message"
+        } else {
+            &self.event_type
+        }
+    }
+
+    fn id(&self) -> Option<&str> {
+        (!self.last_id.is_empty()).then_some(self.last_id.as_str())
     }
 
     fn check_len(&mut self, len: usize) -> Result<(), SseError> {
@@ -237,7 +339,7 @@ impl SseParser {
         Ok(())
     }
 
-    fn process_line(&mut self, line: &[u8], out: &mut Vec<SseEvent>) {
+    fn process_line<F: FnMut(EventRef<'_>)>(&mut self, line: &[u8], out: &mut F) {
         if line.is_empty() {
             self.dispatch(out);
             return;
@@ -278,41 +380,20 @@ impl SseParser {
         }
     }
 
-    fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
+    fn dispatch<F: FnMut(EventRef<'_>)>(&mut self, out: &mut F) {
         let retry = self.retry.take();
-        if self.data.is_empty() {
-            self.event_type.clear();
-            return;
+        if !self.data.is_empty() {
+            // The buffer ends with the LF after its last line, which is not part of the data.
+            let data = &self.data[..self.data.len() - 1];
+            out(EventRef {
+                event: self.event_name(),
+                data,
+                id: self.id(),
+                retry,
+            });
+            self.data.clear();
         }
-        // Drop the trailing LF. The buffer then becomes the event's text without a copy (valid
-        // UTF-8 is the rule); the next event gets a buffer with room for one like this one and
-        // some more (rounded up to a power of two), so that a slightly longer event does not
-        // reallocate it: the profile showed a realloc per event with an exact fit.
-        self.data.pop();
-        let next = match self.spare.take() {
-            Some(spare) if spare.capacity() > self.data.len() => spare,
-            _ => Vec::with_capacity(
-                (self.data.len() + 1)
-                    .next_power_of_two()
-                    .min(MAX_REUSED_CAPACITY),
-            ),
-        };
-        let data = match String::from_utf8(mem::replace(&mut self.data, next)) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        let event = if self.event_type.is_empty() {
-            Cow::Borrowed("message")
-        } else {
-            Cow::Owned(mem::take(&mut self.event_type))
-        };
-        let id = (!self.last_id.is_empty()).then(|| self.last_id.clone());
-        out.push(SseEvent {
-            event,
-            data,
-            id,
-            retry,
-        });
+        self.event_type.clear();
     }
 }
 

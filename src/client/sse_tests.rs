@@ -295,45 +295,47 @@ fn line_too_long_fails_without_buffering_beyond_limit() {
 }
 
 #[test]
-fn data_buffer_is_handed_over_and_presized_for_the_next_event() {
+fn a_whole_event_in_one_read_is_handed_out_from_the_read() {
     let mut p = SseParser::new();
-    let mut out = Vec::new();
-    p.feed(b"data: aaaaaaaaaaaaaaaa\n\n", &mut out).unwrap();
-    // The event's text is the parser's former buffer (no copy); a fresh one is sized so that
-    // an event of the same size needs no reallocation.
-    assert!(p.data.is_empty());
-    assert!(p.data.capacity() >= 17, "{}", p.data.capacity());
-    let ptr = p.data.as_ptr();
-    p.feed(b"data: bbbbbbbbbbbbbbbb\n\n", &mut out).unwrap();
-    assert_eq!(out[1].data.as_ptr(), ptr);
-    assert_eq!(out[1], ev("message", "bbbbbbbbbbbbbbbb"));
-    // Huge events do not make every later buffer huge.
-    let big = format!("data: {}\n\n", "x".repeat(100_000));
-    p.feed(big.as_bytes(), &mut out).unwrap();
-    assert_eq!(out[2].data.len(), 100_000);
-    assert!(p.data.capacity() <= MAX_REUSED_CAPACITY);
+    let read = b"data: {\"a\":1}\n\nevent: x\nid: 7\nretry: 30\ndata: b\n\ndata: c\r\n\r\n";
+    let mut seen = Vec::new();
+    p.feed_each(read, |ev| {
+        let inside = read.as_ptr_range().contains(&ev.data.as_ptr());
+        seen.push((ev.to_event(), inside));
+    })
+    .unwrap();
+    let with = |e: SseEvent, id: Option<&str>, retry| SseEvent {
+        id: id.map(str::to_owned),
+        retry,
+        ..e
+    };
+    assert_eq!(
+        seen,
+        vec![
+            (ev("message", "{\"a\":1}"), true),
+            // Named, with an id and a retry: still the one data line then the blank line.
+            (with(ev("x", "b"), Some("7"), Some(30)), true),
+            // CRLF line ends take the general way, through the parser's buffer.
+            (with(ev("message", "c"), Some("7"), None), false),
+        ]
+    );
+    // Data not valid UTF-8 is handed out as received; the owned event decodes it.
+    let mut raw = Vec::new();
+    p.feed_each(b"data: a\xffb\n\n", |ev| {
+        raw = ev.data.to_vec();
+        assert_eq!(ev.text(), "a\u{fffd}b");
+    })
+    .unwrap();
+    assert_eq!(raw, b"a\xffb");
 }
 
 #[test]
-fn a_recycled_event_buffer_holds_the_next_event() {
-    let mut p = SseParser::new();
+fn events_before_a_line_too_long_are_handed_out_before_the_error() {
+    let mut p = SseParser::with_max_line_bytes(16);
     let mut out = Vec::new();
-    p.feed(b"data: aaaa\n\n", &mut out).unwrap();
-    let first = out.pop().unwrap();
-    let ptr = first.data.as_ptr();
-    p.recycle(first);
-    assert!(p.spare.as_ref().is_some_and(|b| b.is_empty()));
-    // The buffer the second event fills is the one handed out for the first.
-    p.feed(b"data: bbbb\n\nevent: x\ndata: cc\n\n", &mut out)
-        .unwrap();
-    assert_eq!(out, vec![ev("message", "bbbb"), ev("x", "cc")]);
-    assert_eq!(out[1].data.as_ptr(), ptr);
-    assert!(p.spare.is_none());
-    // A huge buffer is not kept.
-    let big = format!("data: {}\n\n", "x".repeat(100_000));
-    p.feed(big.as_bytes(), &mut out).unwrap();
-    p.recycle(out.pop().unwrap());
-    assert!(p.spare.is_none());
+    let fed = p.feed(b"data: one\n\ndata: 0123456789abcdef\n\n", &mut out);
+    assert_eq!(fed, Err(SseError::LineTooLong { limit: 16 }));
+    assert_eq!(out, vec![ev("message", "one")]);
 }
 
 // ---- property tests ----
@@ -373,16 +375,6 @@ fn parse_split(
     cuts: &[usize],
     limit: usize,
 ) -> (Vec<SseEvent>, Option<SseError>, bool, u64) {
-    parse_split_recycling(bytes, cuts, limit, false)
-}
-
-/// The same, handing each event back to the parser after each read when `recycle`.
-fn parse_split_recycling(
-    bytes: &[u8],
-    cuts: &[usize],
-    limit: usize,
-    recycle: bool,
-) -> (Vec<SseEvent>, Option<SseError>, bool, u64) {
     let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
     cuts.sort_unstable();
     let mut p = SseParser::with_max_line_bytes(limit);
@@ -390,15 +382,7 @@ fn parse_split_recycling(
     let mut err = None;
     let mut start = 0;
     for end in cuts.into_iter().chain([bytes.len()]) {
-        let mut read = Vec::new();
-        let fed = p.feed(&bytes[start..end], &mut read);
-        for ev in read {
-            out.push(ev.clone());
-            if recycle {
-                p.recycle(ev);
-            }
-        }
-        if let Err(e) = fed {
+        if let Err(e) = p.feed(&bytes[start..end], &mut out) {
             err = Some(e);
             break;
         }
@@ -416,10 +400,6 @@ proptest! {
         let whole = parse_split(&stream, &[], DEFAULT_MAX_LINE_BYTES);
         prop_assert!(whole.1.is_none());
         prop_assert_eq!(parse_split(&stream, &cuts, DEFAULT_MAX_LINE_BYTES), whole.clone());
-        prop_assert_eq!(
-            parse_split_recycling(&stream, &cuts, DEFAULT_MAX_LINE_BYTES, true),
-            whole.clone()
-        );
         let all: Vec<usize> = (0..stream.len()).collect();
         prop_assert_eq!(parse_split(&stream, &all, DEFAULT_MAX_LINE_BYTES), whole);
     }

@@ -24,6 +24,8 @@ use tokio::time::Instant;
 #[derive(Clone)]
 pub struct Interrupt {
     stop: watch::Sender<u8>,
+    /// Level 2 of `stop`, as the in-flight sends wait for it (`cancel`).
+    cancel: Arc<cancel::Cancel>,
     /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
     fail_fast: Option<Arc<std::sync::Mutex<FailFast>>>,
 }
@@ -38,6 +40,7 @@ impl Interrupt {
     pub fn new() -> Self {
         Interrupt {
             stop: watch::channel(0).0,
+            cancel: Arc::default(),
             fail_fast: None,
         }
     }
@@ -74,6 +77,7 @@ impl Interrupt {
     /// End in-flight requests now (they are recorded as `interrupted`).
     pub fn cancel(&self) {
         self.stop.send_replace(2);
+        self.cancel.cancel();
     }
     pub fn is_stopped(&self) -> bool {
         *self.stop.borrow() >= 1
@@ -601,6 +605,7 @@ async fn drain_records(
     }
 }
 
+mod cancel;
 mod request;
 
 use request::{one_request, RequestKey};

@@ -12,7 +12,6 @@ use crate::scenario::RetryPolicy;
 use rand::Rng;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::watch;
 use tokio::time::Instant;
 
 /// Who a request is, for its record.
@@ -32,16 +31,16 @@ async fn send_counted<B: Backend>(
     shared: &Shared<B>,
     body: &bytes::Bytes,
     attempt_id: &str,
-    cancel_rx: &mut watch::Receiver<u8>,
+    interrupt: &Interrupt,
 ) -> Option<Attempt> {
     shared.in_flight.fetch_add(1, Ordering::Relaxed);
     shared
         .progress
         .in_flight(shared.in_flight.load(Ordering::Relaxed));
-    let result = tokio::select! {
-        a = shared.backend.send(body.clone(), attempt_id) => Some(a),
-        _ = cancel_rx.wait_for(|v| *v >= 2) => None,
-    };
+    let result = interrupt
+        .cancel
+        .until_cancelled(shared.backend.send(body.clone(), attempt_id))
+        .await;
     shared.in_flight.fetch_sub(1, Ordering::Relaxed);
     shared
         .progress
@@ -70,7 +69,8 @@ pub(super) async fn one_request<B: Backend>(
     // The first attempt's write (docs/metrics.md `start`), so that started_at + TTFT is when the first
     // token arrived; connection setup is not part of the request's figures.
     let mut first_sent = None;
-    let mut cancel_rx = interrupt.subscribe();
+    // Only a retry's wait needs the stop signal (a send watches the cancel in `send_counted`).
+    let mut stop_rx = None;
     let mut attempts = 0u32;
     let mut stale_resends = 0u32;
     let mut retry_wait_ms = 0.0;
@@ -84,7 +84,7 @@ pub(super) async fn one_request<B: Backend>(
         } else {
             shared.ids.attempt(id_num, attempts)
         };
-        let a = match send_counted(shared, body, &attempt_id, &mut cancel_rx).await {
+        let a = match send_counted(shared, body, &attempt_id, interrupt).await {
             Some(a) => a,
             None => {
                 break Attempt {
@@ -113,7 +113,7 @@ pub(super) async fn one_request<B: Backend>(
         retry_wait_ms += wait.as_secs_f64() * 1000.0;
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = cancel_rx.wait_for(|v| *v >= 1) => break a,
+            _ = stop_rx.get_or_insert_with(|| interrupt.subscribe()).wait_for(|v| *v >= 1) => break a,
         }
     };
     let started_at_ms = first_sent

@@ -12,7 +12,7 @@ use super::chunk::{ChunkInfo, MalformedEvent};
 use super::connect_timer::{ConnectLog, ConnectTimerLayer};
 use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::server_timing::{self, ServerTimings};
-use super::sse::SseEvent;
+use super::sse::EventRef;
 use super::timing::TimingSummary;
 use super::tls::SystemRoots;
 use super::{anthropic, error_body, openai};
@@ -150,10 +150,10 @@ pub(super) enum EventReader {
 }
 
 impl EventReader {
-    pub(super) fn interpret(&mut self, ev: &SseEvent) -> Result<ChunkInfo, MalformedEvent> {
+    pub(super) fn interpret(&mut self, ev: EventRef<'_>) -> Result<ChunkInfo, MalformedEvent> {
         match self {
-            EventReader::OpenAi(reader) => reader.read(ev),
-            EventReader::Anthropic => anthropic::interpret_messages(ev),
+            EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
+            EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
         }
     }
 }

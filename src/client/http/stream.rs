@@ -5,10 +5,13 @@
 use super::{error_chain, ms_since, Attempt, EventReader, PreparedTarget};
 use crate::client::chunk::InBandError;
 use crate::client::chunk::MalformedEvent;
-use crate::client::sse::{SseEvent, SseParser};
+use crate::client::sse::{EventRef, SseParser};
 use crate::client::timing::{StreamTiming, TimingSummary};
 use crate::model::ErrorClass;
 use crate::scenario::Timeouts;
+use futures_util::Stream;
+use std::future::Future;
+use std::task::Poll;
 use tokio::time::Instant;
 
 /// Which deadline is next, so a timeout can be named.
@@ -43,7 +46,6 @@ struct StreamRead<'a> {
     parser: SseParser,
     reader: EventReader,
     timing: StreamTiming,
-    events: Vec<SseEvent>,
     received: usize,
     last_event: Instant,
 }
@@ -57,7 +59,6 @@ impl<'a> StreamRead<'a> {
             parser: SseParser::with_max_line_bytes(target.max_line_bytes),
             reader: target.events(),
             timing: StreamTiming::new(),
-            events: Vec::with_capacity(8),
             received: 0,
             last_event: start,
         }
@@ -99,7 +100,7 @@ impl<'a> StreamRead<'a> {
     /// soon as it is read; `finish` never completes an event, per the event-stream rules).
     fn ended_early(&mut self) -> Attempt {
         let now = Instant::now();
-        self.parser.finish(&mut self.events);
+        self.parser.finish(&mut Vec::new());
         self.fail(
             ErrorClass::Disconnect,
             "the stream ended without an end marker ([DONE] / message_stop)".into(),
@@ -116,108 +117,120 @@ impl<'a> StreamRead<'a> {
             let msg = format!("response larger than {limit} bytes; stopped reading");
             return Some(self.fail(ErrorClass::Protocol, msg, now));
         }
-        if let Err(e) = self.parser.feed(chunk, &mut self.events) {
+        let at = ms_since(self.start, now);
+        let (reader, timing) = (&mut self.reader, &mut self.timing);
+        let mut any_event = false;
+        // Every event of the read is framed (a framing error anywhere in it fails the stream),
+        // and read in order until the stream's end marker, an in-band error or a malformed event.
+        let mut ended: Option<Result<(), Box<Attempt>>> = None;
+        let fed = self.parser.feed_each(chunk, |ev| {
+            any_event = true;
+            if ended.is_none() {
+                ended = read_event(ev, reader, timing, at);
+            }
+        });
+        if let Err(e) = fed {
             return Some(self.fail(ErrorClass::Protocol, e.to_string(), now));
         }
-        if !self.events.is_empty() {
+        if any_event {
             self.last_event = now;
         }
-        let at = ms_since(self.start, now);
-        let events = Events {
-            list: &mut self.events,
-            parser: &mut self.parser,
-        };
-        match process_events(events, &mut self.reader, &mut self.timing, at) {
-            Ok(true) => Some(finish_ok(self.timing.finish(at), self.status)),
-            Ok(false) => None,
+        match ended? {
+            Ok(()) => Some(finish_ok(self.timing.finish(at), self.status)),
             Err(a) => Some(a.with_status(self.status)),
         }
     }
 }
 
 pub(super) async fn read_stream(
-    mut response: reqwest::Response,
+    response: reqwest::Response,
     target: &PreparedTarget,
     start: Instant,
     status: u16,
 ) -> Attempt {
     let mut read = StreamRead::new(target, start, status);
+    let body = response.bytes_stream();
+    tokio::pin!(body);
     // One timer for the whole stream, moved only when a deadline comes sooner or when it fires
     // for a deadline that has moved on; not created and cancelled around every read (the idle
     // deadline moves with every event, and timer-wheel churn is per-token CPU).
     let (mut armed, _) = read.deadline();
     let sleep = tokio::time::sleep_until(armed);
     tokio::pin!(sleep);
-    loop {
+    // The waker the timer holds since it was last polled: while it is this poll's and the
+    // timer has not fired, polling the timer again would change nothing.
+    let mut timer_waker: Option<std::task::Waker> = None;
+    // One poll function for the whole stream instead of a `select!` over a new read future per
+    // chunk: at each wake-up every chunk that is ready is taken, and the deadline is looked at
+    // only when the body has nothing more.
+    std::future::poll_fn(|cx| loop {
+        match body.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                if let Some(done) = read.take(&bytes, Instant::now()) {
+                    return Poll::Ready(done);
+                }
+                continue;
+            }
+            Poll::Ready(Some(Err(e))) => {
+                let msg = format!("stream broken: {}", error_chain(&e));
+                return Poll::Ready(read.fail(ErrorClass::Disconnect, msg, Instant::now()));
+            }
+            Poll::Ready(None) => return Poll::Ready(read.ended_early()),
+            Poll::Pending => {}
+        }
         let (deadline, deadline_class) = read.deadline();
         if deadline < armed {
             armed = deadline;
             sleep.as_mut().reset(armed);
+            timer_waker = None;
         }
-        let next = tokio::select! {
-            biased;
-            next = response.chunk() => Ok(next),
-            () = &mut sleep => Err(()),
-        };
-        let chunk = match next {
-            Err(()) if Instant::now() < deadline => {
-                armed = deadline;
-                sleep.as_mut().reset(armed);
-                continue;
-            }
-            Err(()) => return read.timed_out(deadline_class),
-            Ok(Err(e)) => {
-                let msg = format!("stream broken: {}", error_chain(&e));
-                return read.fail(ErrorClass::Disconnect, msg, Instant::now());
-            }
-            Ok(Ok(None)) => return read.ended_early(),
-            Ok(Ok(Some(bytes))) => bytes,
-        };
-        if let Some(done) = read.take(&chunk, Instant::now()) {
-            return done;
+        let holds_this_waker = timer_waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()));
+        if holds_this_waker && !sleep.is_elapsed() {
+            return Poll::Pending;
         }
-    }
+        if sleep.as_mut().poll(cx).is_pending() {
+            if !holds_this_waker {
+                timer_waker = Some(cx.waker().clone());
+            }
+            return Poll::Pending;
+        }
+        if Instant::now() >= deadline {
+            return Poll::Ready(read.timed_out(deadline_class));
+        }
+        // The timer fired for a deadline that has moved on (the idle one, with every event).
+        armed = deadline;
+        sleep.as_mut().reset(armed);
+        timer_waker = None;
+    })
+    .await
 }
 
-/// Feeds parsed events (all read at `at` ms) to the timing accumulator. `Ok(true)` once the end
-/// marker arrived; `Err` with the finished attempt on an in-band error or a malformed event.
-/// The events parsed from one read, and the parser that takes each back when it is read.
-struct Events<'a> {
-    list: &'a mut Vec<SseEvent>,
-    parser: &'a mut SseParser,
-}
-
-fn process_events(
-    events: Events<'_>,
+/// Feeds one event (read at `at` ms) to the timing accumulator. `Some(Ok)` when it is the end
+/// marker; `Some(Err)` with the finished attempt on an in-band error or a malformed event.
+fn read_event(
+    ev: EventRef<'_>,
     reader: &mut EventReader,
     timing: &mut StreamTiming,
     at: f64,
-) -> Result<bool, Box<Attempt>> {
-    for ev in events.list.drain(..) {
-        let read = reader.interpret(&ev);
-        events.parser.recycle(ev);
-        match read {
-            Ok(info) => {
-                timing.on_chunk(at, &info);
-                if let Some(err) = &info.error {
-                    return Err(Box::new(in_band_failure(err, timing.finish(at))));
-                }
-                if info.done {
-                    return Ok(true);
-                }
+) -> Option<Result<(), Box<Attempt>>> {
+    match reader.interpret(ev) {
+        Ok(info) => {
+            timing.on_chunk(at, &info);
+            if let Some(err) = &info.error {
+                return Some(Err(Box::new(in_band_failure(err, timing.finish(at)))));
             }
-            Err(MalformedEvent(msg)) => {
-                return Err(Box::new(Attempt {
-                    error_class: Some(ErrorClass::Protocol),
-                    error_message: Some(msg),
-                    timing: Some(timing.finish(at)),
-                    elapsed_ms: at,
-                    ..Default::default()
-                }));
-            }
+            info.done.then_some(Ok(()))
         }
+        Err(MalformedEvent(msg)) => Some(Err(Box::new(Attempt {
+            error_class: Some(ErrorClass::Protocol),
+            error_message: Some(msg),
+            timing: Some(timing.finish(at)),
+            elapsed_ms: at,
+            ..Default::default()
+        }))),
     }
-    Ok(false)
 }
 
 fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {

@@ -124,18 +124,14 @@ impl Template {
     /// reading it whole (and learning it when accepted); `None` when serde must read it.
     pub(super) fn read(&mut self, data: &str, dialect: Dialect) -> Option<ChunkInfo> {
         let data = data.as_bytes();
+        if let Some(info) = self.fit_chunk(data) {
+            return Some(info);
+        }
+        // A chunk that fits the template has no control byte: its fixed bytes are the
+        // template's, which had none, and each hole was checked (`fit_holes`). The template's
+        // bytes come from here, from text: valid UTF-8.
         if has_control_byte(data) {
             return None;
-        }
-        if self.learned {
-            if let Some((content, reasoning)) = self.fit(data) {
-                return Some(ChunkInfo {
-                    content,
-                    reasoning,
-                    finish_reason: self.finish_reason.clone(),
-                    ..ChunkInfo::default()
-                });
-            }
         }
         let found = full_scan(data, dialect, &mut self.holes);
         self.learned = found.is_some();
@@ -145,6 +141,24 @@ impl Template {
             self.finish_reason.clone_from(&found.finish_reason);
         }
         found.map(Found::info)
+    }
+
+    /// What `data` says when it fits the template (see [`Template::fit`]). `data` need not be
+    /// valid UTF-8: where it fits, its only bytes not taken from the template (valid text) are
+    /// inside the strings of its holes, and decoding replaces an invalid sequence there with
+    /// U+FFFD, which leaves the string valid JSON and exactly as empty as it was; so the answer
+    /// is the decoded text's (`reading_raw_bytes_means_what_reading_the_decoded_text_means`).
+    pub(super) fn fit_chunk(&self, data: &[u8]) -> Option<ChunkInfo> {
+        if !self.learned {
+            return None;
+        }
+        let (content, reasoning) = self.fit(data)?;
+        Some(ChunkInfo {
+            content,
+            reasoning,
+            finish_reason: self.finish_reason.clone(),
+            ..ChunkInfo::default()
+        })
     }
 
     /// The content and reasoning flags of `data` when it equals the template outside its holes
@@ -178,9 +192,9 @@ impl Template {
             if cursor.b.get(cursor.i..cursor.i + fixed.len())? != fixed {
                 return None;
             }
-            // `fixed` ends with the hole's opening quote; `string` reads from that quote.
+            // `fixed` ends with the hole's opening quote; the string is read from that quote.
             cursor.i += fixed.len() - 1;
-            let s = cursor.string()?;
+            let s = cursor.short_string()?;
             cursor.i -= 1;
             if !s.raw.is_empty() {
                 match hole.slot {
@@ -498,7 +512,8 @@ impl<'a> Cursor<'a, '_> {
     }
 
     /// A string (the cursor at its opening quote): only JSON's escapes, surrogates only in pairs.
-    /// Raw control characters were ruled out for the whole chunk (`common_chunk`).
+    /// Raw control characters were ruled out for the whole chunk (`common_chunk`), or are checked
+    /// in the string afterwards (`Template::fit_holes`).
     #[inline]
     fn string(&mut self) -> Option<RawStr<'a>> {
         self.i += 1;
@@ -513,6 +528,31 @@ impl<'a> Cursor<'a, '_> {
             }
             escaped = true;
             self.escape()?;
+        }
+    }
+
+    /// [`Cursor::string`] for a hole of a template, byte by byte, refusing raw control bytes:
+    /// a hole is mostly a token's few bytes, where a word-at-a-time search and a second pass for
+    /// control bytes cost more than they save (callgrind, benches/RESULTS.md, issue 24). The
+    /// escapes allowed are `string`'s, and an escape is ASCII without control bytes.
+    fn short_string(&mut self) -> Option<RawStr<'a>> {
+        self.i += 1;
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            match *self.b.get(self.i)? {
+                b'"' => {
+                    let raw = &self.b[start..self.i];
+                    self.i += 1;
+                    return Some(RawStr { raw, escaped });
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.escape()?;
+                }
+                byte if byte < 0x20 => return None,
+                _ => self.i += 1,
+            }
         }
     }
 

@@ -1,8 +1,9 @@
 //! The scanner against the serde reader: it answers for the shapes real servers send per token,
 //! leaves everything else to serde, and never answers differently from serde.
 
-use super::super::{read_chunk, Dialect};
-use super::{common_chunk, has_control_byte, Template};
+use super::super::{read_chunk, ChunkReader, Dialect};
+use super::{common_chunk, has_control_byte, Cursor, Template};
+use crate::client::sse::SseEvent;
 use proptest::prelude::*;
 
 /// Per-token chunks as servers send them (captured shapes; ids and times shortened).
@@ -434,6 +435,71 @@ proptest! {
                 prop_assert_eq!(Ok(fast), read_chunk(&next, dialect), "{:?} {}", dialect, next);
             }
         }
+    }
+
+    /// A stream read from its raw bytes (`read_raw`, as the client reads it: data not yet
+    /// checked for UTF-8) means what the same stream means decoded first (`read`), whatever the
+    /// next chunk holds where the template has a string: invalid UTF-8 (lone or truncated
+    /// sequences, an encoded surrogate), control bytes, quotes and escapes included.
+    #[test]
+    fn reading_raw_bytes_means_what_reading_the_decoded_text_means(
+        first in chunk(),
+        which in any::<usize>(),
+        with in prop::sample::select(vec![
+            &b""[..], b"x", b" the", b"\xff", b"a\xc3", b"\xc3\xa9", b"\xed\xa0\x80",
+            b"\xf0\x9f\x98", b"\xe2\x82\xac", b"\x01", b"a\"b", b"\\", b"\\u00e9",
+        ]),
+        name in prop::sample::select(vec!["message", "error", "x"]),
+    ) {
+        let marked = replace_string(&first, which, "\u{0}");
+        let mut next = Vec::new();
+        for (i, part) in marked.split('\u{0}').enumerate() {
+            if i > 0 {
+                next.extend_from_slice(with);
+            }
+            next.extend_from_slice(part.as_bytes());
+        }
+        let decoded = |data: &[u8]| SseEvent {
+            event: name.to_owned().into(),
+            data: String::from_utf8_lossy(data).into_owned(),
+            id: None,
+            retry: None,
+        };
+        for new in [ChunkReader::chat, ChunkReader::completions] {
+            let (mut raw, mut text) = (new(), new());
+            prop_assert_eq!(
+                raw.read_raw(name, first.as_bytes()),
+                text.read(&decoded(first.as_bytes()))
+            );
+            prop_assert_eq!(
+                raw.read_raw(name, &next),
+                text.read(&decoded(&next)),
+                "{} then {:?}", first, String::from_utf8_lossy(&next)
+            );
+        }
+    }
+
+    /// A template's hole is read byte by byte (`short_string`): the same string, the same end,
+    /// the same refusals as `string` followed by the check for control bytes.
+    #[test]
+    fn a_hole_is_read_as_a_string_without_control_bytes(
+        body in prop::collection::vec(prop::sample::select(vec![
+            &b"\""[..], b"\\", b"\\\"", b"\\n", b"\\u00e9", b"\\ud83d\\ude00", b"\\ud83d", b"\\q",
+            b"\x01", b"\t", b"\x1f", b" ", b"\x7f", "\u{e9}".as_bytes(), b"a", b" the",
+        ]), 0..6),
+    ) {
+        let mut text = b"\"".to_vec();
+        body.iter().for_each(|part| text.extend_from_slice(part));
+        text.extend_from_slice(b"\",\"z\":1}");
+        let (mut holes_a, mut holes_b) = (Vec::new(), Vec::new());
+        let mut short = Cursor { b: &text, i: 0, holes: &mut holes_a };
+        let mut whole = Cursor { b: &text, i: 0, holes: &mut holes_b };
+        let got = short.short_string().map(|s| (s.raw.to_vec(), s.escaped, short.i));
+        let want = whole
+            .string()
+            .filter(|s| !has_control_byte(s.raw))
+            .map(|s| (s.raw.to_vec(), s.escaped, whole.i));
+        prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&text));
     }
 
     #[test]
