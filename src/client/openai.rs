@@ -120,8 +120,7 @@ impl ChunkReader {
     /// UTF-8, and a string boundary is an ASCII quote); anything else is decoded as the
     /// event-stream rules say (invalid UTF-8 replaced) and read like [`ChunkReader::read`].
     pub fn read_raw(&mut self, event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
-        // Braces at both ends: nothing to trim, and neither `[DONE]` nor a keep-alive.
-        if event != "error" && data.first() == Some(&b'{') && data.last() == Some(&b'}') {
+        if reaches_template(event, data) {
             if let Some(info) = self.template.fit_chunk(data) {
                 return Ok(info);
             }
@@ -130,14 +129,26 @@ impl ChunkReader {
     }
 }
 
+/// The event name whose data is an error, whatever it holds.
+const ERROR_EVENT: &str = "error";
+
+/// Whether `interpret` hands this event to the template as it is: not an [`ERROR_EVENT`], and data
+/// in braces (nothing to trim, neither `[DONE]` nor a keep-alive). `read_raw` answers such an
+/// event from the template before decoding it, so every check `interpret` makes before the
+/// template must rule out data in braces, or be made here too.
+fn reaches_template(event: &str, data: &[u8]) -> bool {
+    event != ERROR_EVENT && data.first() == Some(&b'{') && data.last() == Some(&b'}')
+}
+
 fn interpret(
     event: &str,
     data: &str,
     dialect: Dialect,
     template: &mut scan::Template,
 ) -> Result<ChunkInfo, MalformedEvent> {
+    // What is checked before the template: see `reaches_template`.
     let data = trimmed(data);
-    if event == "error" {
+    if event == ERROR_EVENT {
         return Ok(ChunkInfo {
             error: Some(error_from_event_data(data)),
             ..ChunkInfo::default()

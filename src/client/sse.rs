@@ -299,32 +299,22 @@ impl SseParser {
         end: usize,
         out: &mut F,
     ) -> Option<&'r [u8]> {
-        let value = rest[..end].strip_prefix(b"data:")?;
-        if !self.data.is_empty() || rest[end] != b'\n' || rest.get(end + 1) != Some(&b'\n') {
+        let (field, value) = field_and_value(&rest[..end]);
+        if field != b"data"
+            || !self.data.is_empty()
+            || rest[end] != b'\n'
+            || rest.get(end + 1) != Some(&b'\n')
+        {
             return None;
         }
-        let value = value.strip_prefix(b" ").unwrap_or(value);
-        let retry = self.retry.take();
-        out(EventRef {
-            event: self.event_name(),
-            data: value,
-            id: self.id(),
-            retry,
-        });
-        self.event_type.clear();
+        emit(
+            &mut self.event_type,
+            &self.last_id,
+            &mut self.retry,
+            value,
+            out,
+        );
         Some(&rest[end + 2..])
-    }
-
-    fn event_name(&self) -> &str {
-        if self.event_type.is_empty() {
-            "message"
-        } else {
-            &self.event_type
-        }
-    }
-
-    fn id(&self) -> Option<&str> {
-        (!self.last_id.is_empty()).then_some(self.last_id.as_str())
     }
 
     fn check_len(&mut self, len: usize) -> Result<(), SseError> {
@@ -348,13 +338,7 @@ impl SseParser {
             self.comments += 1;
             return;
         }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
-            Some(colon) => {
-                let value = &line[colon + 1..];
-                (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
-            }
-            None => (line, &[][..]),
-        };
+        let (field, value) = field_and_value(line);
         match field {
             b"data" => {
                 self.data.extend_from_slice(value);
@@ -381,20 +365,56 @@ impl SseParser {
     }
 
     fn dispatch<F: FnMut(EventRef<'_>)>(&mut self, out: &mut F) {
-        let retry = self.retry.take();
-        if !self.data.is_empty() {
-            // The buffer ends with the LF after its last line, which is not part of the data.
-            let data = &self.data[..self.data.len() - 1];
-            out(EventRef {
-                event: self.event_name(),
-                data,
-                id: self.id(),
-                retry,
-            });
-            self.data.clear();
+        if self.data.is_empty() {
+            self.retry = None;
+            self.event_type.clear();
+            return;
         }
-        self.event_type.clear();
+        // The buffer ends with the LF after its last line, which is not part of the data.
+        let data = &self.data[..self.data.len() - 1];
+        emit(
+            &mut self.event_type,
+            &self.last_id,
+            &mut self.retry,
+            data,
+            out,
+        );
+        self.data.clear();
     }
+}
+
+/// A non-empty, non-comment line's field name and value: up to the first colon, and after it
+/// without one leading space; a line without a colon is a field with an empty value.
+fn field_and_value(line: &[u8]) -> (&[u8], &[u8]) {
+    match line.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let value = &line[colon + 1..];
+            (&line[..colon], value.strip_prefix(b" ").unwrap_or(value))
+        }
+        None => (line, &[][..]),
+    }
+}
+
+/// Hands one event out with its block's name (`"message"` when none), the stream's last event
+/// ID and the block's retry, and starts the next block.
+fn emit<F: FnMut(EventRef<'_>)>(
+    event_type: &mut String,
+    last_id: &str,
+    retry: &mut Option<u64>,
+    data: &[u8],
+    out: &mut F,
+) {
+    out(EventRef {
+        event: if event_type.is_empty() {
+            "message"
+        } else {
+            event_type
+        },
+        data,
+        id: (!last_id.is_empty()).then_some(last_id),
+        retry: retry.take(),
+    });
+    event_type.clear();
 }
 
 #[cfg(test)]

@@ -81,7 +81,7 @@ impl StreamTiming {
             if let Some(last) = self.last_token_ms {
                 if self.itl_ms.capacity() == 0 {
                     // Room for a typical answer's gaps at once, instead of growing by doubling
-                    // from 4 (five reallocations, each a copy, by 64 tokens).
+                    // from 4 (four reallocations, each a copy, by 64 gaps).
                     self.itl_ms.reserve(ITL_GAPS_RESERVED);
                 }
                 self.itl_ms.push(at_ms - last);

@@ -76,6 +76,7 @@ impl Interrupt {
     }
     /// End in-flight requests now (they are recorded as `interrupted`).
     pub fn cancel(&self) {
+        // Level 2 says so to whoever reads the stop signal; the sends wait on `cancel`.
         self.stop.send_replace(2);
         self.cancel.cancel();
     }

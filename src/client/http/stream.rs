@@ -158,7 +158,9 @@ pub(super) async fn read_stream(
     let sleep = tokio::time::sleep_until(armed);
     tokio::pin!(sleep);
     // The waker the timer holds since it was last polled: while it is this poll's and the
-    // timer has not fired, polling the timer again would change nothing.
+    // timer has not fired, polling the timer again would change nothing. The timer is polled
+    // outside tokio's cooperative budget, so a `Pending` always means it holds the waker (with
+    // the budget spent, a poll returns `Pending` without registering one).
     let mut timer_waker: Option<std::task::Waker> = None;
     // One poll function for the whole stream instead of a `select!` over a new read future per
     // chunk: at each wake-up every chunk that is ready is taken, and the deadline is looked at
@@ -190,7 +192,8 @@ pub(super) async fn read_stream(
         if holds_this_waker && !sleep.is_elapsed() {
             return Poll::Pending;
         }
-        if sleep.as_mut().poll(cx).is_pending() {
+        let fired = std::pin::pin!(tokio::task::coop::unconstrained(sleep.as_mut())).poll(cx);
+        if fired.is_pending() {
             if !holds_this_waker {
                 timer_waker = Some(cx.waker().clone());
             }

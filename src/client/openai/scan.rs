@@ -512,8 +512,8 @@ impl<'a> Cursor<'a, '_> {
     }
 
     /// A string (the cursor at its opening quote): only JSON's escapes, surrogates only in pairs.
-    /// Raw control characters were ruled out for the whole chunk (`common_chunk`), or are checked
-    /// in the string afterwards (`Template::fit_holes`).
+    /// Raw control characters were ruled out for the whole chunk before a full scan
+    /// (`Template::read`); a template's holes are read by [`Cursor::short_string`] instead.
     #[inline]
     fn string(&mut self) -> Option<RawStr<'a>> {
         self.i += 1;
