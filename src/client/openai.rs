@@ -147,7 +147,7 @@ fn interpret(
     template: &mut scan::Template,
 ) -> Result<ChunkInfo, MalformedEvent> {
     // What is checked before the template: see `reaches_template`.
-    let data = trimmed(data);
+    let data = data.trim();
     if event == ERROR_EVENT {
         return Ok(ChunkInfo {
             error: Some(error_from_event_data(data)),
@@ -167,15 +167,6 @@ fn interpret(
     match template.read(data, dialect) {
         Some(info) => Ok(info),
         None => read_chunk(data, dialect),
-    }
-}
-
-/// `str::trim`, without the search when the text starts and ends with a visible ASCII character
-/// (a JSON object's braces): every character `trim` removes is ASCII whitespace or not ASCII.
-fn trimmed(text: &str) -> &str {
-    match (text.as_bytes().first(), text.as_bytes().last()) {
-        (Some(first), Some(last)) if first.is_ascii_graphic() && last.is_ascii_graphic() => text,
-        _ => text.trim(),
     }
 }
 

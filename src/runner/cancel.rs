@@ -1,7 +1,7 @@
 //! Ending in-flight sends when the run is cancelled (a second Ctrl-C), for two atomic loads and
-//! a waker comparison per wake-up of a send. A `watch` receiver polled beside every send (`select!`) cost about 250
-//! instructions at every wake-up, that is for every streamed token (benches/RESULTS.md, issue
-//! 24). Here a send registers its task's waker once (again only if the waker changes), and
+//! a waker comparison per wake-up of a send. A `watch` receiver polled beside every send
+//! (`select!`) cost about 250 instructions at every wake-up, that is for every streamed token
+//! (benches/RESULTS.md, issue 24). Here a send registers its task's waker once (again only if the waker changes), and
 //! cancelling sets the flag and wakes every registered send.
 
 use std::collections::HashMap;

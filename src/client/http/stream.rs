@@ -154,14 +154,10 @@ pub(super) async fn read_stream(
     // One timer for the whole stream, moved only when a deadline comes sooner or when it fires
     // for a deadline that has moved on; not created and cancelled around every read (the idle
     // deadline moves with every event, and timer-wheel churn is per-token CPU).
-    let (mut armed, _) = read.deadline();
+    let (armed, _) = read.deadline();
     let sleep = tokio::time::sleep_until(armed);
     tokio::pin!(sleep);
-    // The waker the timer holds since it was last polled: while it is this poll's and the
-    // timer has not fired, polling the timer again would change nothing. The timer is polled
-    // outside tokio's cooperative budget, so a `Pending` always means it holds the waker (with
-    // the budget spent, a poll returns `Pending` without registering one).
-    let mut timer_waker: Option<std::task::Waker> = None;
+    let mut timer = Timer { armed, waker: None };
     // One poll function for the whole stream instead of a `select!` over a new read future per
     // chunk: at each wake-up every chunk that is ready is taken, and the deadline is looked at
     // only when the body has nothing more.
@@ -181,12 +177,11 @@ pub(super) async fn read_stream(
             Poll::Pending => {}
         }
         let (deadline, deadline_class) = read.deadline();
-        if deadline < armed {
-            armed = deadline;
-            sleep.as_mut().reset(armed);
-            timer_waker = None;
+        if deadline < timer.armed {
+            timer.rearm(sleep.as_mut(), deadline);
         }
-        let holds_this_waker = timer_waker
+        let holds_this_waker = timer
+            .waker
             .as_ref()
             .is_some_and(|w| w.will_wake(cx.waker()));
         if holds_this_waker && !sleep.is_elapsed() {
@@ -195,7 +190,7 @@ pub(super) async fn read_stream(
         let fired = std::pin::pin!(tokio::task::coop::unconstrained(sleep.as_mut())).poll(cx);
         if fired.is_pending() {
             if !holds_this_waker {
-                timer_waker = Some(cx.waker().clone());
+                timer.waker = Some(cx.waker().clone());
             }
             return Poll::Pending;
         }
@@ -203,11 +198,28 @@ pub(super) async fn read_stream(
             return Poll::Ready(read.timed_out(deadline_class));
         }
         // The timer fired for a deadline that has moved on (the idle one, with every event).
-        armed = deadline;
-        sleep.as_mut().reset(armed);
-        timer_waker = None;
+        timer.rearm(sleep.as_mut(), deadline);
     })
     .await
+}
+
+/// The stream's timer: when it is armed for, and the waker it holds since it was last polled.
+/// While that waker is the current poll's and the timer has not fired, polling the timer again
+/// would change nothing. The timer is polled outside tokio's cooperative budget, so a `Pending`
+/// always means it holds the waker (with the budget spent, a poll returns `Pending` without
+/// registering one).
+struct Timer {
+    armed: Instant,
+    waker: Option<std::task::Waker>,
+}
+
+impl Timer {
+    /// Moves the timer to `at`; it holds no waker until it is polled again.
+    fn rearm(&mut self, sleep: std::pin::Pin<&mut tokio::time::Sleep>, at: Instant) {
+        self.armed = at;
+        sleep.reset(at);
+        self.waker = None;
+    }
 }
 
 /// Feeds one event (read at `at` ms) to the timing accumulator. `Some(Ok)` when it is the end
