@@ -1,5 +1,7 @@
 //! Command-line definitions (clap derive). No logic: `app` turns these into actions.
 
+use crate::dialect::Api;
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -67,8 +69,8 @@ pub struct CheckArgs {
     pub model: Vec<String>,
     /// API dialect for --base-url (default openai-chat) or --from (default: anthropic-messages
     /// for a Claude Code settings.json, openai-chat for a Codex auth.json).
-    #[arg(long, value_enum)]
-    pub api: Option<ApiArg>,
+    #[arg(long, value_parser = api_parser())]
+    pub api: Option<Api>,
     /// Environment variable holding the API key for --base-url (default OPENAI_API_KEY, or
     /// ANTHROPIC_API_KEY with --api anthropic-messages).
     #[arg(long, value_name = "VAR")]
@@ -83,11 +85,10 @@ pub struct CheckArgs {
     pub timeout: std::time::Duration,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApiArg {
-    OpenaiChat,
-    OpenaiCompletions,
-    AnthropicMessages,
+/// `--api`: one of the dialects' names.
+fn api_parser() -> impl clap::builder::TypedValueParser<Value = Api> {
+    clap::builder::PossibleValuesParser::new(Api::names())
+        .map(|name| Api::from_name(&name).unwrap_or_default())
 }
 
 #[derive(Debug, Args)]
@@ -230,8 +231,8 @@ pub struct OverrideArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Vec<String>,
     /// API dialect (target.api; default openai-chat).
-    #[arg(long, value_enum)]
-    pub api: Option<ApiArg>,
+    #[arg(long, value_parser = api_parser())]
+    pub api: Option<Api>,
     /// The ladder (load.ladder), e.g. 1,8,32 (default for an ad-hoc run: 1,8,32).
     #[arg(long, value_name = "LEVELS", value_delimiter = ',')]
     pub ladder: Option<Vec<u32>>,
@@ -251,17 +252,6 @@ pub struct OverrideArgs {
     /// The prompt itself (request.prompt: {text: …}).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
-}
-
-impl From<ApiArg> for crate::scenario::Api {
-    fn from(a: ApiArg) -> Self {
-        use crate::scenario::Api;
-        match a {
-            ApiArg::OpenaiChat => Api::OpenAiChat,
-            ApiArg::OpenaiCompletions => Api::OpenAiCompletions,
-            ApiArg::AnthropicMessages => Api::AnthropicMessages,
-        }
-    }
 }
 
 #[derive(Debug, Args)]

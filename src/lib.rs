@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod client;
 pub mod compare;
+pub mod dialect;
 pub mod error;
 pub mod findings;
 pub mod model;

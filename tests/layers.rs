@@ -6,6 +6,9 @@
 //!   `crate::x`, `crate::{x, y::z}` and `super::` paths that climb out of a module all count, in
 //!   `use` lines and in code. Test code (`#[cfg(test)]` modules and the files they live in) may
 //!   reach anything: a test may wire a whole pipeline.
+//! - **One home per dialect.** The variants of `dialect::Api` are named only in
+//!   [`DIALECT_HOMES`]: the dialect registry and the client's and the simulator's dialect code;
+//!   everything else asks the dialect's `Spec`.
 //! - **Sizes.** No non-test source file over [`MAX_FILE_LINES`] lines, no function over
 //!   [`MAX_FN_LINES`] lines (from its `fn` line to its closing brace).
 //!
@@ -35,9 +38,15 @@ const LAYERS: &[&[&str]] = &[
     &["error"],
     &["scenario"],
     &["sim"],
+    &["dialect"],
     &["model"],
     &["util"],
 ];
+
+/// The files (or folders, ending in `/`) that may name a variant of `dialect::Api`: the registry
+/// of the dialects' facts, the client's registry of request bodies and stream readers, and the
+/// simulator's wire format.
+const DIALECT_HOMES: &[&str] = &["dialect/", "client/dialect.rs", "sim/wire.rs"];
 
 const MAX_FILE_LINES: usize = 700;
 const MAX_FN_LINES: usize = 100;
@@ -537,6 +546,74 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
+/// The variants of `dialect::Api`, read from its definition.
+fn api_variants(sources: &[Source]) -> Vec<String> {
+    let registry = sources
+        .iter()
+        .find(|s| s.rel == "dialect/mod.rs")
+        .expect("src/dialect/mod.rs defines the dialects");
+    let start = registry
+        .code
+        .find("pub enum Api")
+        .expect("`pub enum Api` in src/dialect/mod.rs");
+    let open = start + registry.code[start..].find('{').unwrap();
+    let end = block_end(registry.code.as_bytes(), open).unwrap();
+    registry.code[open + 1..end - 1]
+        .split(',')
+        .map(|v| {
+            // Attributes (`#[default]`) stay; the variant is the last word.
+            v.split_whitespace().last().unwrap_or("").to_string()
+        })
+        .filter(|v| v.chars().next().is_some_and(char::is_uppercase))
+        .collect()
+}
+
+/// Where `word` occurs in `code` as a whole identifier, as 1-based lines.
+fn word_lines(code: &str, word: &str) -> Vec<usize> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(word)
+        .filter(|(at, _)| {
+            !code[..*at].chars().next_back().is_some_and(is_ident)
+                && !code[at + word.len()..].chars().next().is_some_and(is_ident)
+        })
+        .map(|(at, _)| code[..at].matches('\n').count() + 1)
+        .collect()
+}
+
+fn dialect_home(rel: &str) -> bool {
+    DIALECT_HOMES.iter().any(|h| {
+        if h.ends_with('/') {
+            rel.starts_with(h)
+        } else {
+            rel == *h
+        }
+    })
+}
+
+#[test]
+fn api_variants_are_named_only_in_the_dialect_homes() {
+    let all = sources();
+    let variants = api_variants(&all);
+    assert!(
+        variants.len() >= 3,
+        "read the variants of Api: {variants:?}"
+    );
+    let mut problems = Vec::new();
+    for s in all.iter().filter(|s| !s.is_test && !dialect_home(&s.rel)) {
+        for v in &variants {
+            for line in word_lines(&s.code, v) {
+                problems.push(format!("src/{}:{line}: names the dialect `{v}`", s.rel));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "a dialect is named outside its homes ({DIALECT_HOMES:?}); ask its `Spec` \
+         (`api.spec()`) instead (docs/architecture.md, \"How to add an API dialect\"):\n{}",
+        problems.join("\n")
+    );
+}
+
 /// The checks above must be able to fail: a violation in a made-up file is found.
 #[test]
 fn the_checks_find_a_planted_violation() {
@@ -571,4 +648,8 @@ fn the_checks_find_a_planted_violation() {
     assert_eq!(against_known(&found, &["a.rs"], "file").len(), 0);
     assert_eq!(against_known(&found, &[], "file").len(), 1);
     assert_eq!(against_known(&BTreeMap::new(), &["a.rs"], "file").len(), 1);
+    let named = blank("let a = Api::OpenAiChat; // OpenAiCompletions\nlet b = OpenAiChatX;\n");
+    assert_eq!(word_lines(&named, "OpenAiChat"), [1]);
+    assert_eq!(word_lines(&named, "OpenAiCompletions"), Vec::<usize>::new());
+    assert!(dialect_home("dialect/openai.rs") && !dialect_home("client/http/mod.rs"));
 }

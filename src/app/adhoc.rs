@@ -16,7 +16,7 @@ fn overrides_of(args: &RunArgs) -> Result<Overrides> {
     Ok(Overrides {
         base_url: a.base_url.clone(),
         models: a.model.clone(),
-        api: a.api.map(|a| scenario::Api::from(a).as_str().to_string()),
+        api: a.api.map(|a| a.as_str().to_string()),
         ladder: a.ladder.clone(),
         requests_per_step: a.requests_per_step,
         duration: a.duration,

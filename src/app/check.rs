@@ -4,7 +4,7 @@
 use crate::check::{self, inputs};
 use crate::cli::CheckArgs;
 use crate::error::{ExitCode, UsageError};
-use crate::scenario::{self, Api};
+use crate::scenario;
 
 pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
     let args = inputs_of(args);
@@ -36,7 +36,7 @@ fn inputs_of(a: &CheckArgs) -> inputs::CheckInputs {
         scenario: a.scenario.clone(),
         base_url: a.base_url.clone(),
         model: a.model.clone(),
-        api: a.api.map(Api::from),
+        api: a.api,
         api_key_env: a.api_key_env.clone(),
         from: a.from.clone(),
         timeout: a.timeout,

@@ -209,7 +209,8 @@ fn unsupported_version(cx: &Context, status: u16) -> Diagnosis {
 mod tests {
     use super::*;
     use crate::check::key::inspect;
-    use crate::scenario::{Api, Secret};
+    use crate::dialect::Api;
+    use crate::scenario::Secret;
     use std::path::Path;
     use std::time::Duration;
 

@@ -10,7 +10,8 @@
 //! Pure: no I/O.
 
 use super::outcome::Outcome;
-use crate::scenario::{field_line, Api, Target};
+use crate::dialect::Usage;
+use crate::scenario::{field_line, Target};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -79,9 +80,7 @@ pub fn parts(target: &Target, extra_body: &Map<String, Value>) -> Vec<Part> {
     if let Some(h) = &target.request_id_header {
         out.push(Part::RequestIdHeader(h.clone()));
     }
-    if matches!(target.api, Api::OpenAiChat | Api::OpenAiCompletions)
-        && !extra_body.contains_key("stream_options")
-    {
+    if target.api.spec().usage == Usage::OptIn && !extra_body.contains_key("stream_options") {
         out.push(Part::StreamOptions);
     }
     out.extend(target.headers.iter().map(|h| Part::Header(h.name.clone())));
@@ -151,6 +150,7 @@ pub fn body_without_stream_options(body: &[u8]) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::Api;
     use crate::scenario::{Endpoint, Header, Secret, Timeouts};
     use serde_json::json;
 

@@ -10,8 +10,8 @@ use super::network::no_answer;
 use super::outcome::Outcome;
 use super::status::{html_page, status_error};
 use super::url::ProxyInfo;
+use crate::dialect::{Api, Usage};
 use crate::model::{ErrorClass, TokensSource};
-use crate::scenario::Api;
 use std::time::Duration;
 
 /// What is known about the target before sending.
@@ -191,11 +191,7 @@ impl Diagnosis {
 }
 
 pub(super) fn endpoint(api: Api) -> &'static str {
-    match api {
-        Api::OpenAiChat => "/chat/completions",
-        Api::OpenAiCompletions => "/completions",
-        Api::AnthropicMessages => "/messages",
-    }
+    api.spec().path
 }
 
 /// The diagnosis of one target/model.
@@ -270,9 +266,9 @@ fn streamed(
     };
     let mut d = match source {
         Some(TokensSource::Usage) => {
-            let how = match cx.api {
-                Api::AnthropicMessages => "",
-                _ => " (stream_options honoured)",
+            let how = match cx.api.spec().usage {
+                Usage::Always => "",
+                Usage::OptIn => " (stream_options honoured)",
             };
             Diagnosis::new(
                 Kind::Ok,
@@ -283,10 +279,7 @@ fn streamed(
             )
         }
         _ => {
-            let why = match cx.api {
-                Api::AnthropicMessages => "the server sent no usage in message_delta",
-                _ => "the server ignores stream_options.include_usage",
-            };
+            let why = cx.api.spec().no_usage;
             let mut d = Diagnosis::new(
                 Kind::OkNoUsage,
                 format!("TTFT {ttft:.0} ms, {events} token events, no usage in the stream"),

@@ -12,8 +12,9 @@
 //! `ANTHROPIC_BASE_URL` the base URL is `https://api.anthropic.com/v1`. Settings that the file
 //! does not have are taken from the process environment, as Claude Code does.
 
+use crate::dialect::{Api, Family, KeyHeader};
 use crate::scenario::{
-    Api, Endpoint, Header, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+    Endpoint, Header, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -189,14 +190,11 @@ pub fn from_flags(
     if args.model.is_empty() {
         return Err(InputError::MissingModel("--base-url".into()));
     }
-    let api = args.api.unwrap_or(Api::OpenAiChat);
-    let var = args.api_key_env.clone().unwrap_or_else(|| {
-        match api {
-            Api::AnthropicMessages => "ANTHROPIC_API_KEY",
-            _ => "OPENAI_API_KEY",
-        }
-        .to_string()
-    });
+    let api = args.api.unwrap_or_default();
+    let var = args
+        .api_key_env
+        .clone()
+        .unwrap_or_else(|| api.spec().family.key_env().to_string());
     let key_source = format!("${var}");
     let mut notes = Vec::new();
     let key = env(&var).map(|k| key_as_sent(&k, &key_source, &mut notes));
@@ -284,7 +282,7 @@ fn claude(
             None => return Err(InputError::NoClaudeModel(path.to_path_buf())),
         }
     };
-    let api = args.api.unwrap_or(Api::AnthropicMessages);
+    let api = args.api.unwrap_or(Family::Anthropic.default_api());
     let mut target = flag_target(api, base, models, args.timeout);
     let api_key = setting(path, obj, "ANTHROPIC_API_KEY", env)?;
     let token = setting(path, obj, "ANTHROPIC_AUTH_TOKEN", env)?;
@@ -300,7 +298,7 @@ fn claude(
         (None, Some((t, src))) => {
             let t = key_as_sent(&t, &src, &mut notes);
             // Claude Code sends ANTHROPIC_AUTH_TOKEN as `Authorization: Bearer`, not `x-api-key`.
-            if api == Api::AnthropicMessages {
+            if api.spec().key_header == KeyHeader::XApiKey {
                 target.headers.push(Header {
                     name: "authorization".into(),
                     value: Secret::new(format!("Bearer {}", t.expose())),
@@ -357,7 +355,7 @@ fn codex(
             path.display()
         )));
     }
-    let api = args.api.unwrap_or(Api::OpenAiChat);
+    let api = args.api.unwrap_or(Family::OpenAi.default_api());
     let mut target = flag_target(api, base, args.model.clone(), args.timeout);
     let key_source = format!("OPENAI_API_KEY in {}", path.display());
     let mut notes = Vec::new();

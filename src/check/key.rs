@@ -5,7 +5,8 @@
 //! the only way a key is ever shown, and redaction of server messages that echo the key.
 //! Pure: no I/O.
 
-use crate::scenario::{Api, Secret};
+use crate::dialect::{Api, Family};
+use crate::scenario::Secret;
 
 /// One visible defect of a key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,19 +160,16 @@ fn foreign(key: &str, api: Api, host: &str) -> Option<KeyProblem> {
             target: format!("{target}'s API ({host})"),
         }),
         Some(_) => None,
-        // An unknown host (gateway, self-hosted): only a mismatch with the API dialect says much.
-        None if *provider == "Anthropic" && api != Api::AnthropicMessages => {
+        // An unknown host (gateway, self-hosted): only a key of another dialect family than the
+        // target's says much.
+        None if [Family::OpenAi, Family::Anthropic]
+            .iter()
+            .any(|f| f.provider() == *provider && *f != api.spec().family) =>
+        {
             Some(KeyProblem::Foreign {
                 key_provider: provider,
                 prefix,
                 target: format!("an {} endpoint", api.as_str()),
-            })
-        }
-        None if *provider == "OpenAI" && api == Api::AnthropicMessages => {
-            Some(KeyProblem::Foreign {
-                key_provider: provider,
-                prefix,
-                target: "an anthropic-messages endpoint".into(),
             })
         }
         None => None,

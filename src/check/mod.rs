@@ -184,7 +184,8 @@ pub async fn check_target(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::{Api, Endpoint, Header, Secret, Target, Timeouts};
+    use crate::dialect::Api;
+    use crate::scenario::{Endpoint, Header, Secret, Target, Timeouts};
     use serde_json::json;
 
     fn target(key: Option<&str>, headers: Vec<Header>) -> CheckTarget {

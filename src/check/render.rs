@@ -6,7 +6,7 @@
 use super::diagnose::Diagnosis;
 use super::key::KeyShape;
 use super::url::display_url;
-use crate::scenario::Api;
+use crate::dialect::Api;
 use std::fmt::Write;
 
 /// What the block says about the target besides the diagnosis.

@@ -7,7 +7,7 @@ use super::diagnose::{endpoint, Context, Diagnosis, Evidence, Kind};
 use super::key::{explain, KeyProblem};
 use super::models::{did_you_mean, says_unknown_model, shown_models};
 use super::url::{endpoint_suffix, host_of};
-use crate::scenario::Api;
+use crate::dialect::KeyHeader;
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn status_error(
@@ -102,7 +102,7 @@ fn unauthorized(cx: &Context) -> Diagnosis {
                 "create or copy a valid key for {host} and put it in {}",
                 cx.key_source
             ));
-        if cx.api == Api::AnthropicMessages && !cx.key_source.contains("AUTH_TOKEN") {
+        if cx.api.spec().key_header == KeyHeader::XApiKey && !cx.key_source.contains("AUTH_TOKEN") {
             d = d.fix("ladder sends it as `x-api-key`; a gateway that expects `Authorization: Bearer` needs target.headers instead");
         }
     }

@@ -4,6 +4,7 @@
 pub mod anthropic;
 pub mod chunk;
 pub mod connect_timer;
+pub mod dialect;
 pub mod endpoint;
 pub mod error_body;
 pub mod http;

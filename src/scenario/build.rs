@@ -11,10 +11,11 @@ use super::raw::{
     dur_or, pos, RawGates, RawLoad, RawMetrics, RawRetry, RawScenario, RawTarget, RawTimeouts,
 };
 use super::{
-    Api, Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret,
-    Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
+    Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret, Slo,
+    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
 use super::{MetricsTarget, METRICS_EVERY};
+use crate::dialect::Api;
 use crate::model::ErrorClass;
 use crate::sim::SimParams;
 use crate::util::redact::is_secret_name;
@@ -225,19 +226,20 @@ fn build_target(
 /// `target.api`: the dialect, OpenAI chat by default.
 fn api_of(cx: &Ctx, raw: Option<&str>) -> Result<Api, ScenarioError> {
     let api = match raw {
-        None | Some("openai-chat") => Api::OpenAiChat,
-        Some("openai-completions") => Api::OpenAiCompletions,
-        Some("anthropic-messages") => Api::AnthropicMessages,
-        Some(other) => {
-            let names = ["openai-chat", "openai-completions", "anthropic-messages"];
-            let hint = did_you_mean(other, &names);
-            bail!(
-                cx,
-                "target.api",
-                "unknown api `{other}`{hint}; use one of {}",
-                names.join(", ")
-            )
-        }
+        None => Api::default(),
+        Some(name) => match Api::from_name(name) {
+            Some(api) => api,
+            None => {
+                let names = Api::names();
+                let hint = did_you_mean(name, &names);
+                bail!(
+                    cx,
+                    "target.api",
+                    "unknown api `{name}`{hint}; use one of {}",
+                    names.join(", ")
+                )
+            }
+        },
     };
     Ok(api)
 }

@@ -5,9 +5,8 @@
 use super::errors::{did_you_mean, Ctx};
 use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
 use super::raw::{pos, RawRequest, RawSession};
-use super::{
-    Api, LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError,
-};
+use super::{LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError};
+use crate::dialect::Api;
 use serde_yaml::Value as Yaml;
 use std::path::{Path, PathBuf};
 
@@ -68,12 +67,13 @@ fn check_trace_api(cx: &Ctx, load: &Load, api: Api) -> Result<(), ScenarioError>
             super::trace::TraceInput::Prompt(PromptContent::Messages(_))
         )
     });
-    if chat && api == Api::OpenAiCompletions {
+    if chat && !api.takes_messages() {
         bail!(
             cx,
             "load.trace",
-            "the trace holds chat messages, which openai-completions cannot send; use \
-             api: openai-chat or prompts as text"
+            "the trace holds chat messages, which {} cannot send; use api: {} or prompts as text",
+            api.as_str(),
+            Api::default().as_str()
         )
     }
     Ok(())
@@ -262,13 +262,15 @@ fn prompt_set(
         .items
         .iter()
         .any(|i| matches!(i.content, PromptContent::Messages(_)));
-    if chat && api == Api::OpenAiCompletions {
+    if chat && !api.takes_messages() {
         bail!(
             cx,
             "request.prompts",
-            "{} holds chat messages, which openai-completions cannot send; use \
-             api: openai-chat or plain {{\"prompt\": ...}} lines",
-            path.display()
+            "{} holds chat messages, which {} cannot send; use api: {} or plain \
+             {{\"prompt\": ...}} lines",
+            path.display(),
+            api.as_str(),
+            Api::default().as_str()
         )
     }
     Ok((
@@ -324,11 +326,17 @@ fn session_turns_of(
             Some(t) => t,
         },
     };
-    if session_turns > 1 && api == Api::OpenAiCompletions {
+    if session_turns > 1 && !api.takes_messages() {
+        let chat: Vec<_> = Api::ALL
+            .into_iter()
+            .filter(|a| a.takes_messages())
+            .map(Api::as_str)
+            .collect();
         bail!(
             cx,
             "request.session",
-            "sessions need a chat API (openai-chat or anthropic-messages)"
+            "sessions need a chat API ({})",
+            chat.join(" or ")
         )
     }
     if session_turns > 1 && load.mode.open_loop() {

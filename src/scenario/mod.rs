@@ -7,6 +7,7 @@
 //! and `lines` turn problems into located, redacted messages; `normalize` writes the canonical
 //! YAML that runs and baselines record.
 
+use crate::dialect::{Api, KeyHeader};
 use crate::model::ErrorClass;
 pub use crate::model::Slo;
 use crate::sim::SimParams;
@@ -109,26 +110,6 @@ impl std::fmt::Display for Secret {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// `POST {base_url}/chat/completions`
-    OpenAiChat,
-    /// `POST {base_url}/completions`
-    OpenAiCompletions,
-    /// `POST {base_url}/messages`
-    AnthropicMessages,
-}
-
-impl Api {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Api::OpenAiChat => "openai-chat",
-            Api::OpenAiCompletions => "openai-completions",
-            Api::AnthropicMessages => "anthropic-messages",
-        }
-    }
-}
-
 /// Where requests go.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)] // one per scenario: boxing buys nothing
@@ -224,7 +205,7 @@ impl Auth {
             ".cognitiveservices.azure.com",
             ".services.ai.azure.com",
         ];
-        if api == Api::AnthropicMessages {
+        if api.spec().key_header == KeyHeader::XApiKey {
             Auth::XApiKey
         } else if azure.iter().any(|d| host.ends_with(d)) {
             Auth::ApiKey

@@ -1,33 +1,9 @@
 //! Reads an incoming request body into the few facts the simulator needs (model, stream,
 //! max_tokens, include_usage, input size) and rejects what real servers reject with 400. Pure.
 
+use crate::dialect::{Api, Usage};
 use serde::Deserialize;
 use serde_json::Value;
-
-/// The API dialect of an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// `POST /v1/chat/completions`
-    Chat,
-    /// `POST /v1/completions`
-    Completions,
-    /// `POST /v1/messages` (Anthropic)
-    Messages,
-}
-
-impl Dialect {
-    pub fn path(self) -> &'static str {
-        match self {
-            Dialect::Chat => "/v1/chat/completions",
-            Dialect::Completions => "/v1/completions",
-            Dialect::Messages => "/v1/messages",
-        }
-    }
-
-    pub fn is_anthropic(self) -> bool {
-        self == Dialect::Messages
-    }
-}
 
 /// What the simulator takes from a request body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,21 +25,24 @@ pub struct SimRequest {
 struct Body {
     model: Option<Value>,
     stream: Option<Value>,
-    max_tokens: Option<Value>,
-    max_completion_tokens: Option<Value>,
     stream_options: Option<Value>,
     messages: Option<Value>,
     prompt: Option<Value>,
     system: Option<Value>,
 }
 
-/// Parses a body for `dialect`; the error is the message for a 400 answer.
-pub fn parse(dialect: Dialect, body: &[u8]) -> Result<SimRequest, String> {
+/// Parses a body for `api`; the error is the message for a 400 answer.
+pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| format!("We could not parse the JSON body of your request. ({e})"))?;
     if !value.is_object() {
         return Err("The request body must be a JSON object.".into());
     }
+    let spec = api.spec();
+    let max_field = spec
+        .max_tokens_fields
+        .iter()
+        .find_map(|f| value.get(*f).filter(|v| !v.is_null()).cloned());
     let b: Body =
         serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
     let model = match b.model {
@@ -78,10 +57,6 @@ pub fn parse(dialect: Dialect, body: &[u8]) -> Result<SimRequest, String> {
         Some(Value::Bool(s)) => s,
         Some(_) => return Err("`stream` must be a boolean".into()),
     };
-    let max_field = match dialect {
-        Dialect::Chat => b.max_completion_tokens.or(b.max_tokens),
-        _ => b.max_tokens,
-    };
     let max_tokens = match max_field {
         None | Some(Value::Null) => None,
         Some(v) => match v.as_u64() {
@@ -93,7 +68,7 @@ pub fn parse(dialect: Dialect, body: &[u8]) -> Result<SimRequest, String> {
             }
         },
     };
-    let include_usage = dialect.is_anthropic()
+    let include_usage = spec.usage == Usage::Always
         || b.stream_options
             .as_ref()
             .and_then(|o| o.get("include_usage"))
@@ -169,14 +144,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn p(d: Dialect, v: Value) -> Result<SimRequest, String> {
+    fn p(d: Api, v: Value) -> Result<SimRequest, String> {
         parse(d, v.to_string().as_bytes())
     }
 
     #[test]
     fn chat_body() {
         let r = p(
-            Dialect::Chat,
+            Api::OpenAiChat,
             json!({"model":"m","stream":true,"max_tokens":5,
                    "stream_options":{"include_usage":true},
                    "messages":[{"role":"user","content":"12345678"}]}),
@@ -198,19 +173,26 @@ mod tests {
     #[test]
     fn max_completion_tokens_wins_for_chat_only() {
         let body = json!({"model":"m","max_tokens":5,"max_completion_tokens":7});
-        assert_eq!(p(Dialect::Chat, body.clone()).unwrap().max_tokens, Some(7));
-        assert_eq!(p(Dialect::Completions, body).unwrap().max_tokens, Some(5));
+        assert_eq!(
+            p(Api::OpenAiChat, body.clone()).unwrap().max_tokens,
+            Some(7)
+        );
+        assert_eq!(p(Api::OpenAiCompletions, body).unwrap().max_tokens, Some(5));
     }
 
     #[test]
     fn defaults_when_absent() {
-        let r = p(Dialect::Completions, json!({"model":"m","prompt":"abcde"})).unwrap();
+        let r = p(
+            Api::OpenAiCompletions,
+            json!({"model":"m","prompt":"abcde"}),
+        )
+        .unwrap();
         assert!(!r.stream);
         assert_eq!(r.max_tokens, None);
         assert!(!r.include_usage);
         assert_eq!(r.input_tokens, 2);
         let r = p(
-            Dialect::Chat,
+            Api::OpenAiChat,
             json!({"model":"m","stream":null,"max_tokens":null}),
         )
         .unwrap();
@@ -221,7 +203,7 @@ mod tests {
     #[test]
     fn anthropic_counts_system_and_parts_and_always_has_usage() {
         let r = p(
-            Dialect::Messages,
+            Api::AnthropicMessages,
             json!({"model":"c","max_tokens":10,"system":"abcd",
                    "messages":[{"role":"user","content":[{"type":"text","text":"abcd"}]}]}),
         )
@@ -232,27 +214,29 @@ mod tests {
 
     #[test]
     fn rejects_bad_bodies() {
-        assert!(parse(Dialect::Chat, b"{not json")
+        assert!(parse(Api::OpenAiChat, b"{not json")
             .unwrap_err()
             .contains("parse the JSON"));
-        assert!(parse(Dialect::Chat, b"[1]")
+        assert!(parse(Api::OpenAiChat, b"[1]")
             .unwrap_err()
             .contains("JSON object"));
-        assert!(p(Dialect::Chat, json!({}))
+        assert!(p(Api::OpenAiChat, json!({}))
             .unwrap_err()
             .contains("model parameter"));
-        assert!(p(Dialect::Chat, json!({"model":""}))
+        assert!(p(Api::OpenAiChat, json!({"model":""}))
             .unwrap_err()
             .contains("model parameter"));
-        assert!(p(Dialect::Chat, json!({"model":3}))
+        assert!(p(Api::OpenAiChat, json!({"model":3}))
             .unwrap_err()
             .contains("`model`"));
-        assert!(p(Dialect::Chat, json!({"model":"m","stream":"yes"}))
+        assert!(p(Api::OpenAiChat, json!({"model":"m","stream":"yes"}))
             .unwrap_err()
             .contains("`stream`"));
-        assert!(p(Dialect::Messages, json!({"model":"m","max_tokens":-1}))
-            .unwrap_err()
-            .contains("max_tokens"));
+        assert!(
+            p(Api::AnthropicMessages, json!({"model":"m","max_tokens":-1}))
+                .unwrap_err()
+                .contains("max_tokens")
+        );
     }
 
     #[test]

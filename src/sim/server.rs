@@ -4,12 +4,13 @@
 use super::faults::{self, FaultKind};
 use super::limits::Decision;
 use super::params::SimParams;
-use super::request::{self, Dialect};
+use super::request;
 use super::respond;
-use super::state::{Guard, Shared, SimStats, TruthRecord};
+use super::state::{self, Guard, Shared, SimStats, TruthRecord};
 use super::stream::{self, Outcome, Pacer, Plan, TokenStream};
 use super::variation;
 use super::wire::{Finish, Frames};
+use crate::dialect::{Api, Family, KeyHeader};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, Uri};
@@ -158,37 +159,20 @@ async fn bind(
 }
 
 fn router(ctx: Arc<Shared>) -> Router {
-    Router::new()
-        .route(
-            "/v1/chat/completions",
-            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| complete(s, Dialect::Chat, h, b)),
-        )
-        .route(
-            "/v1/completions",
-            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| {
-                complete(s, Dialect::Completions, h, b)
-            }),
-        )
-        .route(
-            "/v1/messages",
-            post(|s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| {
-                complete(s, Dialect::Messages, h, b)
-            }),
-        )
+    let mut router = Router::new();
+    for api in Api::ALL {
+        router = router.route(
+            &state::route_path(api),
+            post(move |s: State<Arc<Shared>>, h: HeaderMap, b: Bytes| complete(s, api, h, b)),
+        );
+    }
+    router
         .route("/v1/models", get(models))
         .route("/sim/stats", get(stats))
         .route("/sim/truth", get(truth))
         .route("/metrics", get(metrics))
         .fallback(fallback)
         .with_state(ctx)
-}
-
-fn route_index(dialect: Dialect) -> usize {
-    match dialect {
-        Dialect::Chat => 0,
-        Dialect::Completions => 1,
-        Dialect::Messages => 2,
-    }
 }
 
 fn request_id(ctx: &Shared, headers: &HeaderMap) -> String {
@@ -199,7 +183,7 @@ fn request_id(ctx: &Shared, headers: &HeaderMap) -> String {
 }
 
 /// `Err(key it got)` when a key is required and the request does not carry it.
-fn check_auth(params: &SimParams, headers: &HeaderMap, anthropic: bool) -> Result<(), String> {
+fn check_auth(params: &SimParams, headers: &HeaderMap, x_api_key: bool) -> Result<(), String> {
     let Some(want) = &params.require_api_key else {
         return Ok(());
     };
@@ -210,7 +194,7 @@ fn check_auth(params: &SimParams, headers: &HeaderMap, anthropic: bool) -> Resul
     };
     let bearer =
         header("authorization").map(|a| a.strip_prefix("Bearer ").map(str::to_string).unwrap_or(a));
-    let got = if anthropic {
+    let got = if x_api_key {
         header("x-api-key").or(bearer)
     } else {
         bearer.or(header("x-api-key"))
@@ -228,17 +212,17 @@ fn applies(kind: FaultKind, stream: bool) -> bool {
 
 async fn complete(
     State(ctx): State<Arc<Shared>>,
-    dialect: Dialect,
+    dialect: Api,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let arrival = Instant::now();
-    ctx.count_route(route_index(dialect));
-    let anthropic = dialect.is_anthropic();
+    ctx.count_route(dialect.index());
+    let anthropic = dialect.spec().family == Family::Anthropic;
     let rid = request_id(&ctx, &headers);
     let mut truth = TruthRecord {
         request_id: rid.clone(),
-        path: dialect.path().to_string(),
+        path: state::route_path(dialect),
         arrival_ms: ctx.ms(arrival),
         ..TruthRecord::default()
     };
@@ -310,16 +294,16 @@ fn reject(ctx: &Shared, mut truth: TruthRecord, status: u16, response: Response)
 /// `Err` with the status and the answer of a rejected one.
 fn screen(
     ctx: &Shared,
-    dialect: Dialect,
+    dialect: Api,
     headers: &HeaderMap,
     body: &[u8],
     arrival: Instant,
     truth: &mut TruthRecord,
 ) -> Result<(request::SimRequest, Option<super::limits::Snapshot>), Rejected> {
-    let anthropic = dialect.is_anthropic();
+    let anthropic = dialect.spec().family == Family::Anthropic;
     let rid = truth.request_id.clone();
     let p = &ctx.params;
-    if let Err(got) = check_auth(p, headers, anthropic) {
+    if let Err(got) = check_auth(p, headers, dialect.spec().key_header == KeyHeader::XApiKey) {
         return Err(Box::new((
             401,
             respond::unauthorized(anthropic, &got, &rid),
@@ -364,12 +348,12 @@ struct Planned {
 /// the status and the answer of a fault that is an HTTP error.
 fn planned(
     ctx: &Shared,
-    dialect: Dialect,
+    dialect: Api,
     req: &request::SimRequest,
     truth: &mut TruthRecord,
 ) -> Result<Planned, Rejected> {
     let p = &ctx.params;
-    let anthropic = dialect.is_anthropic();
+    let anthropic = dialect.spec().family == Family::Anthropic;
     let timing = p.timing_for(&req.model);
     let (u, seed) = ctx.draw();
     let v = variation::draw(p, timing.output_tokens, seed);
@@ -395,14 +379,9 @@ fn planned(
         }
     }
     truth.status = 200;
-    let prefix = match dialect {
-        Dialect::Chat => "chatcmpl-sim",
-        Dialect::Completions => "cmpl-sim",
-        Dialect::Messages => "msg_sim",
-    };
     let frames = Frames::new(
         dialect,
-        format!("{prefix}{}", ctx.next_id()),
+        format!("{}sim{}", dialect.spec().id_prefix, ctx.next_id()),
         &req.model,
         ctx.created,
     );
@@ -467,7 +446,7 @@ fn whole_body(outcome: Outcome, plan: &Plan, frames: &Frames, anthropic: bool) -
 }
 
 async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    ctx.count_route(3);
+    ctx.count_route(state::ROUTE_MODELS);
     if let Err(got) = check_auth(&ctx.params, &headers, false) {
         ctx.count_rejected(401);
         return respond::unauthorized(false, &got, "");
@@ -482,7 +461,7 @@ async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response 
 }
 
 async fn stats(State(ctx): State<Arc<Shared>>) -> Response {
-    ctx.count_route(4);
+    ctx.count_route(state::ROUTE_SIM);
     Json(ctx.stats()).into_response()
 }
 
@@ -495,9 +474,10 @@ async fn metrics(State(ctx): State<Arc<Shared>>) -> Response {
         .concurrency_cap
         .map_or(0.0, |cap| s.active as f64 / f64::from(cap.max(1)));
     let model = &ctx.params.model_names().join(",");
-    let finished: u64 = s.requests.get("/v1/chat/completions").copied().unwrap_or(0)
-        + s.requests.get("/v1/completions").copied().unwrap_or(0)
-        + s.requests.get("/v1/messages").copied().unwrap_or(0);
+    let finished: u64 = Api::ALL
+        .into_iter()
+        .filter_map(|api| s.requests.get(&state::route_path(api)).copied())
+        .sum();
     let text = format!(
         "# HELP vllm:num_requests_waiting Number of requests waiting to be processed.\n\
          # TYPE vllm:num_requests_waiting gauge\n\
@@ -525,11 +505,11 @@ async fn metrics(State(ctx): State<Arc<Shared>>) -> Response {
 }
 
 async fn truth(State(ctx): State<Arc<Shared>>) -> Response {
-    ctx.count_route(4);
+    ctx.count_route(state::ROUTE_SIM);
     Json(ctx.truth()).into_response()
 }
 
 async fn fallback(State(ctx): State<Arc<Shared>>, method: Method, uri: Uri) -> Response {
-    ctx.count_route(5);
+    ctx.count_route(state::ROUTE_OTHER);
     respond::unknown_path(method.as_str(), uri.path())
 }

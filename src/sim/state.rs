@@ -5,6 +5,7 @@
 use super::faults::FaultKind;
 use super::limits::{Decision, Limiter};
 use super::params::SimParams;
+use crate::dialect::Api;
 use crate::model::LimitKind;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -18,15 +19,20 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Truth records kept at most (older ones are kept, newer ones dropped past this).
 const TRUTH_CAP: usize = 1_000_000;
 
-/// Routes counted in `/sim/stats`.
-pub const ROUTES: [&str; 6] = [
-    "/v1/chat/completions",
-    "/v1/completions",
-    "/v1/messages",
-    "/v1/models",
-    "/sim",
-    "other",
-];
+/// Routes counted in `/sim/stats` besides the dialects' (see [`route_path`]).
+pub const OTHER_ROUTES: [&str; 3] = ["/v1/models", "/sim", "other"];
+
+/// The counters' indices of the routes besides the dialects' (which come first, in
+/// `Api::ALL`'s order).
+pub const ROUTE_MODELS: usize = Api::ALL.len();
+pub const ROUTE_SIM: usize = ROUTE_MODELS + 1;
+pub const ROUTE_OTHER: usize = ROUTE_MODELS + 2;
+const ROUTES: usize = ROUTE_OTHER + 1;
+
+/// Where the simulator serves a dialect: under `/v1`, as a base URL ending in `/v1` expects.
+pub fn route_path(api: Api) -> String {
+    format!("/v1{}", api.spec().path)
+}
 
 /// What the server did for one request, on the server's monotonic clock (ms since start).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -74,7 +80,7 @@ pub struct SimStats {
 
 #[derive(Default)]
 struct Counters {
-    requests: [AtomicU64; ROUTES.len()],
+    requests: [AtomicU64; ROUTES],
     tokens: AtomicU64,
     faults: [AtomicU64; FaultKind::ALL.len()],
     limited: [AtomicU64; 2],
@@ -169,7 +175,7 @@ impl Shared {
     }
 
     pub fn count_route(&self, route: usize) {
-        self.counters.requests[route.min(ROUTES.len() - 1)].fetch_add(1, Relaxed);
+        self.counters.requests[route.min(ROUTES - 1)].fetch_add(1, Relaxed);
     }
 
     pub fn count_fault(&self, kind: FaultKind) {
@@ -212,10 +218,12 @@ impl Shared {
         let c = &self.counters;
         let get = |a: &AtomicU64| a.load(Relaxed);
         SimStats {
-            requests: ROUTES
-                .iter()
+            requests: Api::ALL
+                .into_iter()
+                .map(route_path)
+                .chain(OTHER_ROUTES.map(String::from))
                 .zip(&c.requests)
-                .map(|(r, n)| (r.to_string(), get(n)))
+                .map(|(r, n)| (r, get(n)))
                 .collect(),
             tokens_streamed: get(&c.tokens),
             faults: FaultKind::ALL

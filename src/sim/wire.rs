@@ -2,7 +2,7 @@
 //! and suffix serialized once per request (so a token costs one allocation and two copies), and
 //! the equivalent non-streaming JSON bodies. Pure.
 
-use super::request::Dialect;
+use crate::dialect::Api;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
@@ -32,12 +32,11 @@ pub enum Finish {
 }
 
 impl Finish {
-    fn name(self, dialect: Dialect) -> &'static str {
-        match (self, dialect.is_anthropic()) {
-            (Finish::Stop, false) => "stop",
-            (Finish::Length, false) => "length",
-            (Finish::Stop, true) => "end_turn",
-            (Finish::Length, true) => "max_tokens",
+    fn name(self, api: Api) -> &'static str {
+        let (stop, length) = api.spec().finish;
+        match self {
+            Finish::Stop => stop,
+            Finish::Length => length,
         }
     }
 }
@@ -48,7 +47,7 @@ pub const PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
 /// Pre-serialized frames of one response.
 #[derive(Debug, Clone)]
 pub struct Frames {
-    dialect: Dialect,
+    dialect: Api,
     id: String,
     model: String,
     created: u64,
@@ -64,22 +63,22 @@ pub struct Frames {
 
 impl Frames {
     /// Frames for response `id` of `model`, created at Unix time `created`.
-    pub fn new(dialect: Dialect, id: String, model: &str, created: u64) -> Frames {
+    pub fn new(dialect: Api, id: String, model: &str, created: u64) -> Frames {
         let model_json = Value::from(model).to_string();
         let (token_prefix, token_suffix): (String, &'static [u8]) = match dialect {
-            Dialect::Chat => (
+            Api::OpenAiChat => (
                 format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\""
                 ),
                 b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             ),
-            Dialect::Completions => (
+            Api::OpenAiCompletions => (
                 format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"text\":\""
                 ),
                 b"\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             ),
-            Dialect::Messages => (
+            Api::AnthropicMessages => (
                 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_string(),
                 b"\"}}\n\n",
             ),
@@ -125,11 +124,11 @@ impl Frames {
             ),
         };
         match self.dialect {
-            Dialect::Chat => Some(Bytes::from(format!(
+            Api::OpenAiChat => Some(Bytes::from(format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
             ))),
-            Dialect::Completions => None,
-            Dialect::Messages => {
+            Api::OpenAiCompletions => None,
+            Api::AnthropicMessages => {
                 let mut s = format!(
                     "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens}{cache},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
                 );
@@ -157,8 +156,8 @@ impl Frames {
         let reason = finish.name(self.dialect);
         let mut s = String::with_capacity(512);
         match self.dialect {
-            Dialect::Chat | Dialect::Completions => {
-                let (object, choice) = if self.dialect == Dialect::Chat {
+            Api::OpenAiChat | Api::OpenAiCompletions => {
+                let (object, choice) = if self.dialect == Api::OpenAiChat {
                     ("chat.completion.chunk", format!("{{\"index\":0,\"delta\":{{}},\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
                 } else {
                     ("text_completion", format!("{{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
@@ -179,7 +178,7 @@ impl Frames {
                         },
                         match self.reasoning {
                             0 => String::new(),
-                            r if self.dialect == Dialect::Chat => format!(",\"completion_tokens_details\":{{\"reasoning_tokens\":{r}}}"),
+                            r if self.dialect == Api::OpenAiChat => format!(",\"completion_tokens_details\":{{\"reasoning_tokens\":{r}}}"),
                             _ => String::new(),
                         }
                     ));
@@ -188,7 +187,7 @@ impl Frames {
                     s.push_str("data: [DONE]\n\n");
                 }
             }
-            Dialect::Messages => {
+            Api::AnthropicMessages => {
                 let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
                 s.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
                 s.push_str(&format!(
@@ -205,7 +204,7 @@ impl Frames {
     /// One data line that is not valid JSON (a truncated chunk).
     pub fn malformed(&self) -> Bytes {
         match self.dialect {
-            Dialect::Messages => Bytes::from_static(
+            Api::AnthropicMessages => Bytes::from_static(
                 b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
             ),
             _ => Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\n\n", self.id)),
@@ -215,7 +214,7 @@ impl Frames {
     /// An in-band error event (OpenAI error object, Anthropic `event: error`).
     pub fn inband_error(&self) -> Bytes {
         match self.dialect {
-            Dialect::Messages => Bytes::from_static(
+            Api::AnthropicMessages => Bytes::from_static(
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
             ),
             _ => Bytes::from_static(
@@ -234,20 +233,20 @@ impl Frames {
             "total_tokens": input_tokens + u64::from(n),
         });
         let v = match self.dialect {
-            Dialect::Chat => json!({
+            Api::OpenAiChat => json!({
                 "id": self.id, "object": "chat.completion", "created": self.created,
                 "model": self.model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                              "logprobs": null, "finish_reason": reason}],
                 "usage": usage,
             }),
-            Dialect::Completions => json!({
+            Api::OpenAiCompletions => json!({
                 "id": self.id, "object": "text_completion", "created": self.created,
                 "model": self.model,
                 "choices": [{"text": text, "index": 0, "logprobs": null, "finish_reason": reason}],
                 "usage": usage,
             }),
-            Dialect::Messages => json!({
+            Api::AnthropicMessages => json!({
                 "id": self.id, "type": "message", "role": "assistant", "model": self.model,
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": reason, "stop_sequence": null,

@@ -8,16 +8,16 @@ mod stream;
 pub use failure::{error_chain, out_of_file_descriptors, CLIENT_CERT_WANTED};
 pub use stream::MAX_PLAUSIBLE_TOKENS;
 
-use super::chunk::{ChunkInfo, MalformedEvent};
 use super::connect_timer::{ConnectLog, ConnectTimerLayer};
+use super::dialect::{self, EventReader};
+use super::error_body;
 use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::server_timing::{self, ServerTimings};
-use super::sse::EventRef;
 use super::timing::TimingSummary;
 use super::tls::SystemRoots;
-use super::{anthropic, error_body, openai};
+use crate::dialect::Api;
 use crate::model::ErrorClass;
-use crate::scenario::{Api, Auth, RequestSpec, Target, Timeouts};
+use crate::scenario::{Auth, RequestSpec, Target, Timeouts};
 use bytes::Bytes;
 use failure::{
     carries_error, describe_non_json_body, describe_redirect, read_small_body, send_error,
@@ -67,11 +67,7 @@ pub enum PrepareError {
 impl PreparedTarget {
     pub fn new(target: &Target, base_url: &str) -> Result<Self, PrepareError> {
         let base = base_url.trim_end_matches('/');
-        let path = match target.api {
-            Api::OpenAiChat => "/chat/completions",
-            Api::OpenAiCompletions => "/completions",
-            Api::AnthropicMessages => "/messages",
-        };
+        let spec = target.api.spec();
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         headers.insert(
@@ -88,10 +84,10 @@ impl PreparedTarget {
             value.set_sensitive(true);
             headers.insert(HeaderName::from_static(name), value);
         }
-        if target.api == Api::AnthropicMessages {
+        for (name, value) in spec.fixed_headers {
             headers.insert(
-                HeaderName::from_static("anthropic-version"),
-                HeaderValue::from_static("2023-06-01"),
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
             );
         }
         for h in &target.headers {
@@ -113,7 +109,7 @@ impl PreparedTarget {
         };
         Ok(PreparedTarget {
             api: target.api,
-            url: reqwest::Url::parse(&format!("{base}{path}{}", api_version_query(target)))
+            url: reqwest::Url::parse(&format!("{base}{}{}", spec.path, api_version_query(target)))
                 .map_err(|_| PrepareError::Url)?,
             headers,
             request_id_header,
@@ -125,36 +121,13 @@ impl PreparedTarget {
 
     /// The JSON body for one model, serialized once and reused for every request.
     pub fn body_for(&self, model: &str, req: &RequestSpec) -> Bytes {
-        let value = match self.api {
-            Api::OpenAiChat => openai::chat_body(model, req),
-            Api::OpenAiCompletions => openai::completions_body(model, req),
-            Api::AnthropicMessages => anthropic::messages_body(model, req),
-        };
+        let value = (dialect::of(self.api).body)(model, req);
         Bytes::from(serde_json::to_vec(&value).unwrap_or_default())
     }
 
     /// A reader for the events of one stream of this target.
     pub(super) fn events(&self) -> EventReader {
-        match self.api {
-            Api::OpenAiChat => EventReader::OpenAi(openai::ChunkReader::chat()),
-            Api::OpenAiCompletions => EventReader::OpenAi(openai::ChunkReader::completions()),
-            Api::AnthropicMessages => EventReader::Anthropic,
-        }
-    }
-}
-
-/// The meaning of one stream's events, in order, in the target's dialect.
-pub(super) enum EventReader {
-    OpenAi(openai::ChunkReader),
-    Anthropic,
-}
-
-impl EventReader {
-    pub(super) fn interpret(&mut self, ev: EventRef<'_>) -> Result<ChunkInfo, MalformedEvent> {
-        match self {
-            EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
-            EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
-        }
+        (dialect::of(self.api).reader)()
     }
 }
 

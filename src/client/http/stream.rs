@@ -2,9 +2,10 @@
 //! the SSE parser where they arrive, each event timed and interpreted, and the attempt that
 //! results (a success, a timeout, a broken or malformed stream).
 
-use super::{error_chain, ms_since, Attempt, EventReader, PreparedTarget};
+use super::{error_chain, ms_since, Attempt, PreparedTarget};
 use crate::client::chunk::InBandError;
 use crate::client::chunk::MalformedEvent;
+use crate::client::dialect::EventReader;
 use crate::client::sse::{EventRef, SseParser};
 use crate::client::timing::{StreamTiming, TimingSummary};
 use crate::model::ErrorClass;

@@ -32,7 +32,7 @@ fn events(bytes: &[u8]) -> Vec<(Option<String>, Value)> {
         .collect()
 }
 
-fn frames(d: Dialect) -> Frames {
+fn frames(d: Api) -> Frames {
     Frames::new(d, "id-1".into(), "m\"odel", 1700)
 }
 
@@ -46,7 +46,7 @@ fn words_cycle_and_text_concatenates() {
 
 #[test]
 fn chat_frames() {
-    let f = frames(Dialect::Chat);
+    let f = frames(Api::OpenAiChat);
     let open = events(&f.opening(10).unwrap());
     assert_eq!(open.len(), 1);
     assert_eq!(open[0].1["choices"][0]["delta"]["role"], "assistant");
@@ -72,7 +72,7 @@ fn chat_frames() {
 
 #[test]
 fn completions_frames() {
-    let f = frames(Dialect::Completions);
+    let f = frames(Api::OpenAiCompletions);
     assert!(f.opening(3).is_none());
     let t = events(&f.token(0));
     assert_eq!(t[0].1["choices"][0]["text"], " the");
@@ -85,7 +85,7 @@ fn completions_frames() {
 
 #[test]
 fn messages_frames() {
-    let f = frames(Dialect::Messages);
+    let f = frames(Api::AnthropicMessages);
     let open = events(&f.opening(7).unwrap());
     let names: Vec<_> = open.iter().map(|e| e.0.clone().unwrap()).collect();
     assert_eq!(names, ["message_start", "content_block_start", "ping"]);
@@ -111,14 +111,18 @@ fn messages_frames() {
 
 #[test]
 fn malformed_is_not_json_and_inband_error_is() {
-    for d in [Dialect::Chat, Dialect::Completions, Dialect::Messages] {
+    for d in [
+        Api::OpenAiChat,
+        Api::OpenAiCompletions,
+        Api::AnthropicMessages,
+    ] {
         let f = frames(d);
         let m = String::from_utf8(f.malformed().to_vec()).unwrap();
         assert!(m.ends_with("\n\n"));
         let data = m.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
         assert!(serde_json::from_str::<Value>(data).is_err(), "{data}");
         let e = events(&f.inband_error());
-        if d == Dialect::Messages {
+        if d == Api::AnthropicMessages {
             assert_eq!(e[0].0.as_deref(), Some("error"));
             assert_eq!(e[0].1["error"]["type"], "overloaded_error");
         } else {
@@ -130,17 +134,18 @@ fn malformed_is_not_json_and_inband_error_is() {
 #[test]
 fn full_bodies() {
     let v: Value =
-        serde_json::from_slice(&frames(Dialect::Chat).full_body(2, Finish::Stop, 3)).unwrap();
+        serde_json::from_slice(&frames(Api::OpenAiChat).full_body(2, Finish::Stop, 3)).unwrap();
     assert_eq!(v["choices"][0]["message"]["content"], " the quick");
     assert_eq!(v["choices"][0]["finish_reason"], "stop");
     assert_eq!(v["usage"]["total_tokens"], 5);
     let v: Value =
-        serde_json::from_slice(&frames(Dialect::Completions).full_body(1, Finish::Length, 0))
+        serde_json::from_slice(&frames(Api::OpenAiCompletions).full_body(1, Finish::Length, 0))
             .unwrap();
     assert_eq!(v["choices"][0]["text"], " the");
     assert_eq!(v["choices"][0]["finish_reason"], "length");
     let v: Value =
-        serde_json::from_slice(&frames(Dialect::Messages).full_body(1, Finish::Length, 4)).unwrap();
+        serde_json::from_slice(&frames(Api::AnthropicMessages).full_body(1, Finish::Length, 4))
+            .unwrap();
     assert_eq!(v["content"][0]["text"], " the");
     assert_eq!(v["stop_reason"], "max_tokens");
     assert_eq!(v["usage"]["input_tokens"], 4);

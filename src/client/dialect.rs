@@ -1,0 +1,76 @@
+//! The client's half of each API dialect: the registry from a `dialect::Api` to the code that
+//! builds its request bodies and reads its answers (the facts, such as its path and headers, are
+//! in `dialect`'s `Spec`). A new dialect adds its module (`client/<dialect>.rs`) and one entry
+//! here; nothing else in the client names a dialect.
+
+use super::chunk::{ChunkInfo, MalformedEvent};
+use super::sse::EventRef;
+use super::{anthropic, openai};
+use crate::dialect::Api;
+use crate::scenario::RequestSpec;
+use serde_json::Value;
+
+/// What the client does differently per dialect.
+pub struct ClientDialect {
+    /// The JSON body for one model, from the scenario's request and its per-request input
+    /// (prompt, messages); built once per model and reused.
+    pub body: fn(&str, &RequestSpec) -> Value,
+    /// A reader for the events of one answer.
+    pub reader: fn() -> EventReader,
+}
+
+const OPENAI_CHAT: ClientDialect = ClientDialect {
+    body: openai::chat_body,
+    reader: chat_reader,
+};
+
+const OPENAI_COMPLETIONS: ClientDialect = ClientDialect {
+    body: openai::completions_body,
+    reader: completions_reader,
+};
+
+const ANTHROPIC_MESSAGES: ClientDialect = ClientDialect {
+    body: anthropic::messages_body,
+    reader: messages_reader,
+};
+
+/// The registry.
+pub fn of(api: Api) -> &'static ClientDialect {
+    match api {
+        Api::OpenAiChat => &OPENAI_CHAT,
+        Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
+        Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
+    }
+}
+
+fn chat_reader() -> EventReader {
+    EventReader::OpenAi(openai::ChunkReader::chat())
+}
+
+fn completions_reader() -> EventReader {
+    EventReader::OpenAi(openai::ChunkReader::completions())
+}
+
+fn messages_reader() -> EventReader {
+    EventReader::Anthropic
+}
+
+/// The meaning of one answer's events, in order, in its dialect. An enum rather than a trait
+/// object, so the per-token call is a direct one and a dialect keeps its own fast path (OpenAI's
+/// `ChunkReader::read_raw` compares the common chunk with the stream's last one from its raw
+/// bytes). A dialect that answers with one JSON body would add a reader of that body here.
+pub enum EventReader {
+    OpenAi(openai::ChunkReader),
+    Anthropic,
+}
+
+impl EventReader {
+    /// The meaning of the answer's next event.
+    #[inline]
+    pub fn interpret(&mut self, ev: EventRef<'_>) -> Result<ChunkInfo, MalformedEvent> {
+        match self {
+            EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
+            EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! The API dialects ladder speaks, and what each one is on the wire: the only place that names
+//! them. A dialect's facts (its name in a scenario, its path, how its key travels, how usage is
+//! asked for, what its error bodies and finish reasons look like, what `check` says about it)
+//! are one [`Spec`] value; `scenario`, `client`, `sim` and `check` ask the spec instead of
+//! matching on the dialect. The per-dialect code that cannot be a fact (building a request body,
+//! reading a stream, writing one in the simulator) sits behind `client::dialect` and
+//! `sim::wire`. Pure; below `sim`, so the simulator serves the same definitions the client sends.
+
+/// An API dialect (`target.api`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Api {
+    /// `POST {base_url}/chat/completions`
+    #[default]
+    OpenAiChat,
+    /// `POST {base_url}/completions`
+    OpenAiCompletions,
+    /// `POST {base_url}/messages`
+    AnthropicMessages,
+}
+
+/// The provider family a dialect belongs to: whose keys, error bodies and rate-limit headers
+/// it shares. Several dialects may share one family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    OpenAi,
+    Anthropic,
+}
+
+impl Family {
+    /// The provider's name as people know it (and as `check` names a key's provider).
+    pub fn provider(self) -> &'static str {
+        match self {
+            Family::OpenAi => "OpenAI",
+            Family::Anthropic => "Anthropic",
+        }
+    }
+
+    /// The variable a provider's key is conventionally kept in.
+    pub fn key_env(self) -> &'static str {
+        match self {
+            Family::OpenAi => "OPENAI_API_KEY",
+            Family::Anthropic => "ANTHROPIC_API_KEY",
+        }
+    }
+
+    /// The dialect a tool of this family speaks when nothing says otherwise.
+    pub fn default_api(self) -> Api {
+        Api::ALL
+            .into_iter()
+            .find(|a| a.spec().family == self)
+            .unwrap_or_default()
+    }
+}
+
+/// Where a dialect's key goes by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyHeader {
+    /// `Authorization: Bearer KEY`
+    Bearer,
+    /// `x-api-key: KEY`
+    XApiKey,
+}
+
+/// What a request sends as its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Input {
+    /// A list of chat messages (roles; sessions and chat traces are possible).
+    Messages,
+    /// One prompt string (a system text is prepended).
+    Prompt,
+}
+
+/// How a stream comes to carry token usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Usage {
+    /// Only when asked: `stream_options.include_usage`.
+    OptIn,
+    /// Always, in the stream's own events.
+    Always,
+}
+
+/// Everything about a dialect that is a fact rather than code.
+#[derive(Debug)]
+pub struct Spec {
+    /// Its name in a scenario (`target.api`) and on the command line (`--api`).
+    pub name: &'static str,
+    /// The path appended to `target.base_url` (the simulator serves it under `/v1`).
+    pub path: &'static str,
+    pub family: Family,
+    /// Where the key goes unless `target.auth` says otherwise.
+    pub key_header: KeyHeader,
+    /// Headers every request carries.
+    pub fixed_headers: &'static [(&'static str, &'static str)],
+    pub input: Input,
+    pub usage: Usage,
+    /// The body fields a server reads the output limit from, first found wins.
+    pub max_tokens_fields: &'static [&'static str],
+    /// Finish reasons: the model's natural end, and a cut at the output limit.
+    pub finish: (&'static str, &'static str),
+    /// How the provider's response ids start.
+    pub id_prefix: &'static str,
+    /// The event that should have carried usage, for `check`'s "no usage" diagnosis.
+    pub no_usage: &'static str,
+}
+
+const OPENAI_CHAT: Spec = Spec {
+    name: "openai-chat",
+    path: "/chat/completions",
+    family: Family::OpenAi,
+    key_header: KeyHeader::Bearer,
+    fixed_headers: &[],
+    input: Input::Messages,
+    usage: Usage::OptIn,
+    max_tokens_fields: &["max_completion_tokens", "max_tokens"],
+    finish: ("stop", "length"),
+    id_prefix: "chatcmpl-",
+    no_usage: "the server ignores stream_options.include_usage",
+};
+
+const OPENAI_COMPLETIONS: Spec = Spec {
+    name: "openai-completions",
+    path: "/completions",
+    input: Input::Prompt,
+    max_tokens_fields: &["max_tokens"],
+    id_prefix: "cmpl-",
+    ..OPENAI_CHAT
+};
+
+const ANTHROPIC_MESSAGES: Spec = Spec {
+    name: "anthropic-messages",
+    path: "/messages",
+    family: Family::Anthropic,
+    key_header: KeyHeader::XApiKey,
+    fixed_headers: &[("anthropic-version", "2023-06-01")],
+    input: Input::Messages,
+    usage: Usage::Always,
+    max_tokens_fields: &["max_tokens"],
+    finish: ("end_turn", "max_tokens"),
+    id_prefix: "msg_",
+    no_usage: "the server sent no usage in message_delta",
+};
+
+impl Api {
+    /// Every dialect, in the order they are listed to people.
+    pub const ALL: [Api; 3] = [
+        Api::OpenAiChat,
+        Api::OpenAiCompletions,
+        Api::AnthropicMessages,
+    ];
+
+    /// The registry: each dialect's facts.
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Api::OpenAiChat => &OPENAI_CHAT,
+            Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
+            Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
+        }
+    }
+
+    /// Its name in a scenario (`openai-chat`).
+    pub fn as_str(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The dialect a scenario or the command line names.
+    pub fn from_name(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// Every dialect's name, in [`Api::ALL`]'s order.
+    pub fn names() -> [&'static str; Api::ALL.len()] {
+        Api::ALL.map(Api::as_str)
+    }
+
+    /// Its position in [`Api::ALL`] (a per-dialect counter's index).
+    pub fn index(self) -> usize {
+        Api::ALL.iter().position(|a| *a == self).unwrap_or(0)
+    }
+
+    /// Whether its requests send chat messages (sessions, chat traces).
+    pub fn takes_messages(self) -> bool {
+        self.spec().input == Input::Messages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_indices_round_trip() {
+        for (i, api) in Api::ALL.into_iter().enumerate() {
+            assert_eq!(Api::from_name(api.as_str()), Some(api));
+            assert_eq!(api.index(), i);
+        }
+        assert_eq!(Api::from_name("openai-responses"), None);
+        assert_eq!(Api::default(), Api::OpenAiChat);
+        let mut names = Api::names().to_vec();
+        names.dedup();
+        assert_eq!(names.len(), Api::ALL.len());
+    }
+
+    #[test]
+    fn a_family_defaults_to_its_first_dialect() {
+        assert_eq!(Family::Anthropic.default_api(), Api::AnthropicMessages);
+        assert_eq!(Family::OpenAi.default_api(), Api::OpenAiChat);
+    }
+
+    #[test]
+    fn every_path_starts_with_a_slash_and_is_unique() {
+        let mut paths: Vec<_> = Api::ALL.iter().map(|a| a.spec().path).collect();
+        assert!(paths.iter().all(|p| p.starts_with('/')));
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), Api::ALL.len());
+    }
+}
