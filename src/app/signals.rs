@@ -32,13 +32,13 @@ impl StopSignals {
         }
     }
 
-    /// The next stop signal that arrives at least [`TOGETHER`] after the last one; the ones
-    /// in between belong to the same stop and are dropped.
-    async fn next_deliberate(&mut self) {
+    /// The next stop signal that arrives at least `together` (see [`together`]) after the last
+    /// one; the ones in between belong to the same stop and are dropped.
+    async fn next_deliberate(&mut self, together: Duration) {
         let last = tokio::time::Instant::now();
         loop {
             self.next().await;
-            if last.elapsed() >= TOGETHER {
+            if last.elapsed() >= together {
                 return;
             }
         }
@@ -59,11 +59,16 @@ impl StopSignals {
     }
 }
 
-/// Signals closer together than this are one stop. GNU `timeout`, CI runners and container
-/// stops signal the process *and* its process group, so one stop arrives as two or three
-/// signals (SIGTERM twice, or SIGINT and SIGTERM) within milliseconds; only a later, deliberate
-/// one means "faster".
-pub(super) const TOGETHER: Duration = Duration::from_secs(1);
+/// Signals closer together than this are one stop: 1 s, or `LADDER_STOP_WINDOW` (a duration
+/// such as `250ms`; docs/running.md). GNU `timeout`, CI runners and container stops signal the
+/// process *and* its process group, so one stop arrives as two or three signals (SIGTERM twice,
+/// or SIGINT and SIGTERM) within milliseconds; only a later, deliberate one means "faster".
+fn together() -> Duration {
+    std::env::var("LADDER_STOP_WINDOW")
+        .ok()
+        .and_then(|v| crate::util::duration::parse(&v).ok())
+        .unwrap_or(Duration::from_secs(1))
+}
 
 /// How long in-flight requests get after the first stop: 2 s, or `LADDER_STOP_GRACE` (a
 /// duration such as `10s`; docs/running.md).
@@ -75,12 +80,12 @@ fn stop_grace() -> Duration {
 }
 
 /// First stop: no new requests, in-flight ones are cancelled after a grace period, everything
-/// collected is written. A second, deliberate stop (at least [`TOGETHER`] later) cancels the
+/// collected is written. A second, deliberate stop (at least [`together`] later) cancels the
 /// in-flight requests at once, and still everything collected is written (summary, findings,
 /// the `--against` document). A third exits at once (files are written atomically, so none is
 /// left half-written).
 pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
-    let grace = stop_grace();
+    let (grace, together) = (stop_grace(), together());
     tokio::spawn(async move {
         signals.next().await;
         interrupt.stop();
@@ -90,12 +95,17 @@ pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, 
             cancel.cancel();
         });
         if !quiet {
+            let later = if together == Duration::from_secs(1) {
+                "a second".to_string()
+            } else {
+                crate::util::duration::format(together)
+            };
             eprintln!(
-                "\ninterrupted: no new requests; in-flight ones get {}, then everything collected is written (Ctrl-C again, a second or more later, to cancel them now)",
+                "\ninterrupted: no new requests; in-flight ones get {}, then everything collected is written (Ctrl-C again, {later} or more later, to cancel them now)",
                 crate::util::duration::format(grace)
             );
         }
-        signals.next_deliberate().await;
+        signals.next_deliberate(together).await;
         // Said before cancelling: once cancelled, the run may write its files and exit before
         // this task runs again (it did on a loaded machine, and the notice was lost).
         if !quiet {
@@ -104,7 +114,7 @@ pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, 
             );
         }
         interrupt.cancel();
-        signals.next_deliberate().await;
+        signals.next_deliberate(together).await;
         eprintln!("interrupted three times: exiting now");
         std::process::exit(i32::from(ExitCode::Error.code()));
     });

@@ -84,13 +84,15 @@ impl Live {
     pub(super) async fn finish(self) {
         if let Some((stop, task)) = self.server {
             if let Some(wait) = self.telemetry.scrape_wait(SCRAPE_WAIT_CAP) {
+                // Listening before saying so: a scraper may answer the line at once.
+                let next = self.telemetry.next_scrape(wait);
                 if !self.quiet {
                     eprintln!(
                         "metrics: waiting up to {} s for the last scrape",
                         wait.as_secs()
                     );
                 }
-                if !self.telemetry.next_scrape(wait).await && !self.quiet {
+                if !next.await && !self.quiet {
                     eprintln!("warning: --metrics-addr: no scrape came after the run ended; the last counts did not reach Prometheus");
                 }
             }

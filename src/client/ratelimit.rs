@@ -2,13 +2,14 @@
 //! about requests or tokens (the "rate-limit wall" of docs/metrics.md), plus telling "too fast" apart from
 //! "out of money" (quota/billing 429s, which are never retried).
 //!
-//! Pure: headers come in as `(name, value)` pairs; nothing here reads a clock. An HTTP date in
-//! `Retry-After` is turned into a wait against the response's own `Date` header; Anthropic's
-//! RFC 3339 reset stamps are not turned into waits.
+//! Pure: headers come in as `(name, value)` pairs and the time the response arrived is given;
+//! nothing here reads a clock. An HTTP date in `Retry-After` is turned into a wait against the
+//! response's own `Date` header, else against the arrival time; Anthropic's RFC 3339 reset
+//! stamps are not turned into waits.
 
 use super::chunk::InBandError;
 use crate::model::LimitKind;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// What a rate-limited response says about the limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,10 +32,11 @@ const REQUESTS_REMAINING: [&str; 2] = [
 ];
 
 /// Reads the rate-limit headers (names case-insensitive) and, when they do not decide, the
-/// body's error, of a 429 (or 503) response.
+/// body's error, of a 429 (or 503) response that arrived at `received` (our clock).
 pub fn parse_rate_limit(
     headers: &[(&str, &str)],
     body_error: Option<&InBandError>,
+    received: SystemTime,
 ) -> RateLimitInfo {
     let get = |name: &str| {
         headers
@@ -61,7 +63,7 @@ pub fn parse_rate_limit(
             get("retry-after").and_then(|v| {
                 non_negative(v)
                     .map(Duration::from_secs_f64)
-                    .or_else(|| until_http_date(v, get("date")?))
+                    .or_else(|| until_http_date(v, get("date"), received))
             })
         })
         .or_else(|| reset.and_then(parse_go_duration));
@@ -69,11 +71,14 @@ pub fn parse_rate_limit(
 }
 
 /// `Retry-After: <HTTP-date>` (RFC 9110) as a wait: the date minus the response's own `Date`
-/// header (the server's clock on both sides, so no clock of ours is needed and the two
-/// machines' clocks need not agree). A date in the past is no wait.
-fn until_http_date(retry_at: &str, date: &str) -> Option<Duration> {
+/// header (the server's clock on both sides, so the two machines' clocks need not agree); a
+/// response without a readable `Date` is measured against `received`, the time it arrived by
+/// our clock. A date in the past is no wait.
+fn until_http_date(retry_at: &str, date: Option<&str>, received: SystemTime) -> Option<Duration> {
     let at = httpdate::parse_http_date(retry_at).ok()?;
-    let now = httpdate::parse_http_date(date).ok()?;
+    let now = date
+        .and_then(|d| httpdate::parse_http_date(d).ok())
+        .unwrap_or(received);
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
@@ -216,6 +221,18 @@ fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
 mod tests {
     use super::*;
 
+    /// A response received at 2015-10-21 07:27:50 UTC by our clock.
+    fn received() -> SystemTime {
+        httpdate::parse_http_date("Wed, 21 Oct 2015 07:27:50 GMT").unwrap()
+    }
+
+    fn parse_rate_limit(
+        headers: &[(&str, &str)],
+        body_error: Option<&InBandError>,
+    ) -> RateLimitInfo {
+        super::parse_rate_limit(headers, body_error, received())
+    }
+
     fn err(ty: Option<&str>, msg: &str) -> InBandError {
         InBandError {
             error_type: ty.map(Into::into),
@@ -274,11 +291,20 @@ mod tests {
         assert_eq!(info.retry_after, Some(Duration::from_secs(3)));
         let info = parse_rate_limit(&[("retry-after", "0.5")], None);
         assert_eq!(info.retry_after, Some(Duration::from_millis(500)));
+        // Without a `Date` header (or with one that cannot be read), the date is measured
+        // against the time the response arrived by our clock: 10 s.
         let info = parse_rate_limit(&[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")], None);
-        assert_eq!(
-            info.retry_after, None,
-            "an HTTP date needs the response's Date"
+        assert_eq!(info.retry_after, Some(Duration::from_secs(10)));
+        let info = parse_rate_limit(
+            &[
+                ("date", "yesterday"),
+                ("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT"),
+            ],
+            None,
         );
+        assert_eq!(info.retry_after, Some(Duration::from_secs(10)));
+        let info = parse_rate_limit(&[("retry-after", "Wed, 21 Oct 2015 07:27:00 GMT")], None);
+        assert_eq!(info.retry_after, Some(Duration::ZERO), "past");
         let dated = |retry: &'static str| {
             parse_rate_limit(
                 &[

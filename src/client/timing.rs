@@ -10,6 +10,10 @@ use crate::model::{RequestRecord, TokensSource};
 /// Gaps between token events reserved at a stream's second token.
 const ITL_GAPS_RESERVED: usize = 64;
 
+/// More tokens than any real request has (the largest context windows hold about 10 million):
+/// a server reporting such a count is broken, and its number must not reach TPM.
+pub const MAX_PLAUSIBLE_TOKENS: u64 = 100_000_000;
+
 /// Accumulates one stream's events.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StreamTiming {
@@ -60,6 +64,9 @@ pub struct TimingSummary {
     pub error: Option<InBandError>,
     /// The last timings the server sent in the body (llama.cpp `timings`).
     pub server: ServerTimings,
+    /// Why the server's usage was set aside (a count above [`MAX_PLAUSIBLE_TOKENS`]): the
+    /// tokens were then counted from the events, and no usage figure is kept.
+    pub usage_ignored: Option<String>,
 }
 
 impl StreamTiming {
@@ -119,7 +126,27 @@ impl StreamTiming {
 
     /// The figures for a stream that ended `end_ms` after the request started.
     pub fn finish(&self, end_ms: f64) -> TimingSummary {
-        let (output_tokens, tokens_source) = match self.usage_output {
+        // A usage count no real request can have (a broken server, or one near u64::MAX that
+        // would wrap a sum) sets the whole usage aside: the stream itself was fine, so its
+        // timings stand and its tokens are counted from the events.
+        let implausible = [
+            ("output", self.usage_output),
+            ("input", self.usage_input),
+            ("cached", self.usage_cached),
+            ("reasoning", self.usage_reasoning),
+        ]
+        .into_iter()
+        .find_map(|(what, n)| n.filter(|&n| n > MAX_PLAUSIBLE_TOKENS).map(|n| (what, n)));
+        let usage_ignored = implausible.map(|(what, n)| {
+            format!(
+                "usage ignored: the server reported {n} {what} tokens for one request (no real request has more than {MAX_PLAUSIBLE_TOKENS}); output tokens counted from the stream's events"
+            )
+        });
+        let usage = |n: Option<u64>| n.filter(|_| implausible.is_none());
+        let (usage_output, usage_input) = (usage(self.usage_output), usage(self.usage_input));
+        let (usage_cached, usage_reasoning) =
+            (usage(self.usage_cached), usage(self.usage_reasoning));
+        let (output_tokens, tokens_source) = match usage_output {
             Some(n) => (Some(n), Some(TokensSource::Usage)),
             None if self.token_events > 0 => (Some(self.token_events), Some(TokensSource::Chunks)),
             None => (None, None),
@@ -127,8 +154,8 @@ impl StreamTiming {
         // Reasoning the server counted but never streamed (o-series, gpt-5: hidden) was
         // generated before the first visible token: TPOT divides the visible span by the
         // visible tokens only. Streamed reasoning is inside the span and counts.
-        let visible = match (output_tokens, self.usage_reasoning) {
-            (Some(n), Some(r)) if self.reasoning_events == 0 && self.usage_output.is_some() => {
+        let visible = match (output_tokens, usage_reasoning) {
+            (Some(n), Some(r)) if self.reasoning_events == 0 && usage_output.is_some() => {
                 Some(n.saturating_sub(r))
             }
             (n, _) => n,
@@ -146,9 +173,9 @@ impl StreamTiming {
             tpot_ms,
             e2e_ms: end_ms,
             output_tokens,
-            input_tokens: self.usage_input,
-            cached_tokens: self.usage_cached,
-            reasoning_tokens: self.usage_reasoning,
+            input_tokens: usage_input,
+            cached_tokens: usage_cached,
+            reasoning_tokens: usage_reasoning,
             tokens_source,
             token_events: self.token_events,
             itl_ms: self.itl_ms.clone(),
@@ -156,6 +183,7 @@ impl StreamTiming {
             done: self.done,
             error: self.error.clone(),
             server: self.server.unwrap_or_default(),
+            usage_ignored,
         }
     }
 }
@@ -494,5 +522,40 @@ mod tests {
         let s = run(&events, 172.0);
         assert_eq!(s.tpot_ms, Some(10.0));
         assert_eq!(s.reasoning_tokens, Some(6));
+    }
+
+    #[test]
+    fn an_impossible_usage_count_is_set_aside_and_the_events_counted() {
+        for near_max in [u64::MAX, u64::MAX - 1, MAX_PLAUSIBLE_TOKENS + 1] {
+            let s = run(
+                &[
+                    (100.0, content()),
+                    (110.0, content()),
+                    (130.0, content()),
+                    (131.0, usage(near_max, 12)),
+                ],
+                140.0,
+            );
+            assert_eq!(s.output_tokens, Some(3), "{near_max}");
+            assert_eq!(s.tokens_source, Some(TokensSource::Chunks));
+            assert_eq!((s.input_tokens, s.ttft_ms), (None, Some(100.0)));
+            assert_eq!((s.tpot_ms, s.e2e_ms), (Some(15.0), 140.0));
+            let why = s.usage_ignored.expect("says why");
+            assert!(why.contains(&format!("{near_max} output tokens")), "{why}");
+        }
+        // Any one count out of reach sets the whole usage aside.
+        let s = run(&[(100.0, content()), (131.0, usage(20, u64::MAX))], 140.0);
+        assert_eq!((s.output_tokens, s.input_tokens), (Some(1), None));
+        assert!(s.usage_ignored.unwrap().contains("input tokens"));
+        // At the bound, usage is kept.
+        let s = run(
+            &[(100.0, content()), (131.0, usage(MAX_PLAUSIBLE_TOKENS, 3))],
+            140.0,
+        );
+        assert_eq!(s.output_tokens, Some(MAX_PLAUSIBLE_TOKENS));
+        assert_eq!(
+            (s.tokens_source, s.usage_ignored),
+            (Some(TokensSource::Usage), None)
+        );
     }
 }

@@ -235,7 +235,8 @@ pub struct RequestRecord {
     pub http_status: Option<u16>,
     /// Provider's error type or code (e.g. `rate_limit_exceeded`, `overloaded_error`).
     pub error_type: Option<String>,
-    /// Short, redacted error message.
+    /// Short, redacted error message; on a success, why the server's usage was set aside, if
+    /// it was (`client::timing::MAX_PLAUSIBLE_TOKENS`).
     pub error_message: Option<String>,
     pub ttft_ms: Option<f64>,
     pub ttfc_ms: Option<f64>,

@@ -3,7 +3,7 @@
 //! names file, line and field. Also the small message helpers the validators share
 //! (did-you-mean suggestions).
 
-use super::lines::{locate_span, path_at_line};
+use super::lines::{first_alias, locate_span, path_at_line};
 use super::ScenarioError;
 use crate::util::redact::Redactor;
 use std::path::Path;
@@ -100,10 +100,19 @@ impl Ctx<'_> {
             );
         }
         if msg.contains("repetition limit exceeded") {
+            // serde_yaml names no line here: point at the first alias, the bomb's fuse.
+            let (line, alias) = match (line, first_alias(self.text)) {
+                (Some(l), _) => (Some(l), "`*name`".to_string()),
+                (None, Some((l, alias))) => (Some(l), format!("`{alias}` from line {l} on")),
+                (None, None) => (None, "`*name`".to_string()),
+            };
+            if field.is_empty() {
+                field = line.map(|l| path_at_line(self.text, l)).unwrap_or_default();
+            }
             return self.err_at(
                 line,
                 field,
-                "aliases (`*name`) expand to far too much data (a \"billion laughs\" file?); write the values out or use fewer aliases".into(),
+                format!("aliases ({alias}) expand to far too much data (a \"billion laughs\" file?); write the values out or use fewer aliases"),
             );
         }
         if msg.contains("recursion limit exceeded") {

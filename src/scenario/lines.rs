@@ -1,6 +1,7 @@
 //! Finding lines in YAML text without a full parser: the line of a dotted field path (for
-//! errors about a field) and the field path of a line (for errors serde_yaml reports by line).
-//! Best effort over block indentation; flow mappings count as their parent's line.
+//! errors about a field), the field path of a line (for errors serde_yaml reports by line) and
+//! the first alias (for the alias bomb, which serde_yaml reports without a line). Best effort
+//! over block indentation; flow mappings count as their parent's line.
 
 /// `key` of a `key: value` / `key:` line (already trimmed at the start).
 fn key_of(t: &str) -> Option<&str> {
@@ -75,4 +76,32 @@ pub(super) fn path_at_line(text: &str, line: usize) -> String {
         }
     }
     parts.join(".")
+}
+
+/// The 1-based line of the first alias (`*name` where a value starts, outside quotes and
+/// comments) and the alias as written, best effort.
+pub(super) fn first_alias(text: &str) -> Option<(usize, &str)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let (mut quote, mut prev) = (None, ' ');
+        for (at, c) in line.char_indices() {
+            match (quote, c) {
+                (Some(q), _) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') if prev == ' ' => return None,
+                (None, '*') if matches!(prev, ' ' | '\t' | '[' | ',' | '{') => {
+                    let name = &line[at + 1..];
+                    let len = name
+                        .find(|c: char| c.is_whitespace() || ",]}".contains(c))
+                        .unwrap_or(name.len());
+                    if len > 0 {
+                        return Some((i + 1, &line[at..at + 1 + len]));
+                    }
+                }
+                _ => {}
+            }
+            prev = c;
+        }
+        None
+    })
 }

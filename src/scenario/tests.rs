@@ -2,7 +2,7 @@
 //! validation message with its line and field, secrecy, the fingerprint and the output YAML.
 
 use super::errors::strip_marks;
-use super::lines::{locate_span, path_at_line};
+use super::lines::{first_alias, locate_span, path_at_line};
 use super::normalize::fingerprint_of;
 use super::raw::parse_fraction;
 use super::*;
@@ -808,8 +808,14 @@ fn hostile_scenario_text_is_refused_quickly_and_clearly() {
         let refs = vec![format!("*{}", w[0]); 9].join(",");
         laughs.push_str(&format!("    {}: &{} [{refs}]\n", w[1], w[1]));
     }
-    let (_, _, msg) = err(&MIN.replace("load:\n", &format!("{laughs}load:\n")));
+    let bomb = MIN.replace("load:\n", &format!("{laughs}load:\n"));
+    let (line, field, msg) = err(&bomb);
     assert!(msg.contains("billion laughs"), "{msg}");
+    // Issue 39 §5: the message names the line and field of the first alias.
+    let fuse = bomb.lines().position(|l| l.contains("b: &b")).unwrap() + 1;
+    assert_eq!(line, Some(fuse), "{msg}");
+    assert_eq!(field, "request.extra_body.b", "{msg}");
+    assert!(msg.contains(&format!("`*a` from line {fuse} on")), "{msg}");
     // A name too long for a folder.
     let (_, field, msg) = err(&MIN.replace("name: t", &format!("name: {}", "a".repeat(300))));
     assert_eq!(field, "name");
@@ -835,4 +841,12 @@ fn prompt_files_must_be_regular_files_under_the_cap() {
     );
     let (_, _, msg) = err(&MIN.replace("prompt_file: prompts/support.txt", "prompts: /dev/zero"));
     assert!(msg.contains("not a regular file"), "{msg}");
+}
+
+#[test]
+fn the_first_alias_is_found_outside_quotes_and_comments() {
+    let text = "a: &x 1\nb: \"*x\" # *x\nc: 2*x\nd: [1, *x]\ne: *x\n";
+    assert_eq!(first_alias(text), Some((4, "*x")));
+    assert_eq!(first_alias("- *first\n"), Some((1, "*first")));
+    assert_eq!(first_alias("a: '*x'\nb: \"a * b\"\n"), None);
 }

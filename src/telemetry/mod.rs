@@ -102,12 +102,13 @@ impl Telemetry {
         Some(interval.mul_f64(1.5).clamp(Duration::from_secs(1), cap))
     }
 
-    /// Waits until a scrape after this call has been served, or `timeout`. Returns whether one
-    /// came.
-    pub async fn next_scrape(&self, timeout: Duration) -> bool {
+    /// Waits until a scrape after this call (not after the first poll: a scrape served
+    /// between the call and the `await` counts) has been served, or `timeout`. Resolves to
+    /// whether one came.
+    pub fn next_scrape(&self, timeout: Duration) -> impl std::future::Future<Output = bool> {
         let mut rx = self.scrapes.subscribe();
         rx.mark_unchanged();
-        tokio::time::timeout(timeout, rx.changed()).await.is_ok()
+        async move { tokio::time::timeout(timeout, rx.changed()).await.is_ok() }
     }
 }
 
@@ -399,5 +400,18 @@ mod tests {
             t.scrape_wait(Duration::from_secs(30)),
             Some(Duration::from_secs(1))
         );
+    }
+
+    /// The end of a run says it waits for the last scrape, then waits: a scraper that answers
+    /// the line at once (before the wait is polled) is the scrape waited for.
+    #[tokio::test(start_paused = true)]
+    async fn a_scrape_between_asking_and_waiting_counts() {
+        let t = Telemetry::new();
+        let next = t.next_scrape(Duration::from_secs(5));
+        let _ = t.scrape();
+        assert!(next.await);
+        let start = tokio::time::Instant::now();
+        assert!(!t.next_scrape(Duration::from_secs(5)).await);
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
     }
 }

@@ -32,32 +32,67 @@ fn runner() -> (&'static str, &'static str, &'static str) {
 }
 
 /// A release folder like GitHub's: `download/<tag>/` and `latest/download/` with the archive
-/// (`ladder` at its root, as release.yml packs it) and SHA256SUMS.
+/// (`ladder` at its root, as release.yml packs it) and SHA256SUMS. The archive is packed once
+/// per build of the binary and linked into each test's folder (packing the debug binary is
+/// seconds of gzip; three tests packing it twice each was the slowest part of the suite).
 fn release(dir: &Path, tag: &str, target: &str) {
-    let stage = dir.join("stage");
-    std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_ladder"), stage.join("ladder")).unwrap();
+    let (archive, sum) = packed();
+    let file = format!("ladder-{target}.tar.gz");
     for sub in [format!("download/{tag}"), "latest/download".to_string()] {
         let d = dir.join(sub);
         std::fs::create_dir_all(&d).unwrap();
-        let file = format!("ladder-{target}.tar.gz");
-        let ok = Command::new("tar")
-            .arg("-czf")
-            .arg(d.join(&file))
-            .arg("-C")
-            .arg(&stage)
-            .arg("ladder")
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let sums = Command::new("sha256sum")
-            .arg(&file)
-            .current_dir(&d)
-            .output()
-            .expect("sha256sum");
-        assert!(sums.status.success());
-        std::fs::write(d.join("SHA256SUMS"), sums.stdout).unwrap();
+        if std::fs::hard_link(archive, d.join(&file)).is_err() {
+            std::fs::copy(archive, d.join(&file)).unwrap();
+        }
+        std::fs::write(d.join("SHA256SUMS"), format!("{sum}  {file}\n")).unwrap();
     }
+}
+
+/// This build's binary packed as release.yml packs it, and its SHA-256 in hex: kept in cargo's
+/// scratch directory for integration tests, named by the binary's size and time, so that a
+/// rebuilt binary is packed again (older packs are removed then).
+fn packed() -> &'static (PathBuf, String) {
+    static PACKED: std::sync::OnceLock<(PathBuf, String)> = std::sync::OnceLock::new();
+    PACKED.get_or_init(|| {
+        use sha2::Digest;
+        let bin = Path::new(env!("CARGO_BIN_EXE_ladder"));
+        let meta = std::fs::metadata(bin).unwrap();
+        let stamp = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("action-release");
+        let archive = dir.join(format!("ladder-{}-{stamp}.tar.gz", meta.len()));
+        if !archive.is_file() {
+            for old in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if old.file_name().to_string_lossy().starts_with("ladder-") {
+                    let _ = std::fs::remove_file(old.path());
+                }
+            }
+            let stage = dir.join(format!("stage-{}", std::process::id()));
+            std::fs::create_dir_all(&stage).unwrap();
+            std::fs::copy(bin, stage.join("ladder")).unwrap();
+            let partial = stage.join("ladder.tar.gz");
+            let ok = Command::new("tar")
+                .arg("-czf")
+                .arg(&partial)
+                .arg("-C")
+                .arg(&stage)
+                .arg("ladder")
+                .status()
+                .unwrap();
+            assert!(ok.success());
+            std::fs::rename(&partial, &archive).unwrap();
+            let _ = std::fs::remove_dir_all(&stage);
+        }
+        let bytes = std::fs::read(&archive).unwrap();
+        let sum: String = sha2::Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        (archive, sum)
+    })
 }
 
 /// Evaluates the expressions the action's `env:` values use.

@@ -2,7 +2,7 @@
 //! raises the soft limit and runs a step wider than the old limit; when the hard limit is too
 //! low for the largest step, it refuses before any traffic (exit 2) with the `ulimit -n` number.
 
-use crate::support::{read_csv, sim_scenario, Project};
+use crate::support::{read_csv, sim_scenario, skip, Project};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
@@ -49,8 +49,15 @@ fn wide(name: &str, streams: u32) -> String {
 
 #[test]
 fn the_soft_limit_is_raised_towards_the_hard_one() {
-    if current_hard_limit() < 1024 {
-        eprintln!("skipped: this machine's hard limit on open files is below 1024");
+    let hard = current_hard_limit();
+    if skip::require(
+        (hard >= 1024).then_some(hard),
+        "the_soft_limit_is_raised_towards_the_hard_one",
+        "this machine's hard limit on open files is below 1024",
+        "raise it: `ulimit -Hn 1024` as root, or LimitNOFILE= for a service",
+    )
+    .is_none()
+    {
         return;
     }
     let p = Project::new();

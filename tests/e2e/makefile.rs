@@ -1,6 +1,7 @@
 //! Issue 19 §9: the Makefile works with `CARGO_TARGET_DIR` set (many developers set it
 //! globally): `make demo` runs the binary cargo built there, not `./target/release/ladder`.
 
+use crate::support::skip;
 use std::path::Path;
 use std::process::Command;
 
@@ -19,10 +20,19 @@ fn make_dry_run(target: &str, goal: &str) -> Option<String> {
 
 #[test]
 fn make_demo_uses_cargo_target_dir() {
-    let Some(demo) = make_dry_run("/tmp/elsewhere-target", "demo") else {
-        eprintln!("skipped: no `make` on this machine");
+    let make = skip::on_path(&["make"]);
+    let missing = "no `make` on PATH";
+    if skip::require(
+        make,
+        "make_demo_uses_cargo_target_dir",
+        missing,
+        "Debian: apt-get install make",
+    )
+    .is_none()
+    {
         return;
-    };
+    }
+    let demo = make_dry_run("/tmp/elsewhere-target", "demo").expect("make runs");
     assert!(
         demo.contains("/tmp/elsewhere-target/release/ladder run scenarios/demo.yaml"),
         "{demo}"

@@ -2,7 +2,7 @@
 //! in headless Chromium (screenshot not blank, axes, series and the knee band in the DOM), and a
 //! multi-model run whose report puts every model on shared axes and says the run was cut short.
 
-use crate::support::{sim_scenario, Project};
+use crate::support::{sim_scenario, skip, Project};
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 
@@ -210,17 +210,19 @@ const OVERVIEW_IDS: [&str; 6] = [
     "e2e-chart",
 ];
 
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-    ]
-    .iter()
-    .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
-    .find(|p| p.is_file())
+/// A Chromium on PATH, or the test's skip (a failure under `CI=true`).
+fn chromium(test: &str) -> Option<PathBuf> {
+    skip::require(
+        skip::on_path(&[
+            "chromium",
+            "chromium-browser",
+            "google-chrome",
+            "google-chrome-stable",
+        ]),
+        test,
+        "no chromium on PATH",
+        "Debian: apt-get install chromium",
+    )
 }
 
 fn headless(browser: &Path, profile: &Path, size: &str) -> Std {
@@ -242,11 +244,7 @@ fn headless(browser: &Path, profile: &Path, size: &str) -> Std {
 
 #[test]
 fn demo_report_renders_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        println!(
-            "SKIPPED demo_report_renders_in_headless_chromium: no chromium on PATH (Debian: apt-get install chromium)"
-        );
-        eprintln!("SKIPPED: no chromium on PATH; the browser check did not run");
+    let Some(browser) = chromium("demo_report_renders_in_headless_chromium") else {
         return;
     };
     let p = Project::new();
@@ -360,11 +358,7 @@ fn demo_report_renders_in_headless_chromium() {
 /// drawn charts, the steps labelled right of their lines.
 #[test]
 fn evidence_charts_render_by_their_ids_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        println!(
-            "SKIPPED evidence_charts_render_by_their_ids_in_headless_chromium: no chromium on PATH"
-        );
-        eprintln!("SKIPPED: no chromium on PATH; the browser check did not run");
+    let Some(browser) = chromium("evidence_charts_render_by_their_ids_in_headless_chromium") else {
         return;
     };
     let p = Project::new();

@@ -4,7 +4,7 @@
 //! scraping the endpoint and receiving the remote write, queried through its HTTP API. The
 //! Prometheus test skips, saying so, when no `prometheus` binary is found.
 
-use crate::support::{col, read_csv, sim_scenario, Project};
+use crate::support::{col, read_csv, sim_scenario, skip, Project};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -146,34 +146,32 @@ fn run_scraping(p: &Project, args: &[&str]) -> (String, String, i32) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut stderr = String::new();
-    let port = loop {
-        let mut line = String::new();
-        assert!(
-            err.read_line(&mut line).unwrap() > 0,
-            "no metrics line: {stderr}"
-        );
-        stderr.push_str(&line);
-        if let Some(rest) = line.strip_prefix("metrics: serving http://127.0.0.1:") {
-            break rest.split('/').next().unwrap().parse::<u16>().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    std::thread::spawn(move || {
+        for line in err.lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                return;
+            }
         }
-    };
-    let rest = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
     });
-    let mut last = String::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
-        if let Some((200, body)) = http_get(port, "/metrics") {
+    // Scraped like Prometheus, but paced by what ladder prints instead of a timer: once per
+    // stderr line (the endpoint's address, the banner, each step) while the run lasts, and
+    // once more when ladder says it waits for the last scrape, which then holds the final
+    // counts. No sleep decides what the test sees.
+    let (mut stderr, mut port, mut last) = (String::new(), None, String::new());
+    while let Ok(line) = lines.recv_timeout(Duration::from_secs(120)) {
+        stderr.push_str(&line);
+        stderr.push('\n');
+        if let Some(rest) = line.strip_prefix("metrics: serving http://127.0.0.1:") {
+            port = Some(rest.split('/').next().unwrap().parse::<u16>().unwrap());
+        }
+        if let Some((200, body)) = port.and_then(|port| http_get(port, "/metrics")) {
             last = body;
         }
-        std::thread::sleep(Duration::from_millis(200));
     }
+    assert!(port.is_some(), "no metrics line: {stderr}");
     let code = child.wait().unwrap().code().unwrap_or(-1);
-    stderr.push_str(&rest.join().unwrap());
     (last, stderr, code)
 }
 
@@ -415,10 +413,12 @@ fn by_step_outcome(rows: &[(BTreeMap<String, String>, f64)]) -> BTreeMap<(String
 
 #[test]
 fn a_real_prometheus_holds_the_runs_series_scraped_and_pushed() {
-    let Some(binary) = prometheus() else {
-        eprintln!(
-            "SKIPPED a_real_prometheus_holds_the_runs_series_scraped_and_pushed: no prometheus on PATH (Debian: apt-get install prometheus; or set LADDER_PROMETHEUS)"
-        );
+    let Some(binary) = skip::require(
+        prometheus(),
+        "a_real_prometheus_holds_the_runs_series_scraped_and_pushed",
+        "no prometheus on PATH",
+        "Debian: apt-get install prometheus; or set LADDER_PROMETHEUS",
+    ) else {
         return;
     };
     let p = Project::new();

@@ -1,7 +1,7 @@
 //! `ladder report --trend`: every committed version of a baseline from git history (one point
 //! per commit, a shallow clone says how many it found), or several run directories.
 
-use crate::support::{sim_scenario, Project};
+use crate::support::{sim_scenario, skip, Project};
 use std::path::Path;
 use std::process::Command;
 
@@ -42,8 +42,15 @@ fn trend_of_a_baseline_reads_every_commit_and_a_shallow_clone_says_how_many() {
     let p = Project::new();
     let repo = p.path().join("repo");
     std::fs::create_dir_all(repo.join("baselines")).unwrap();
-    if !git(&repo, &["init", "-q"]) {
-        println!("SKIPPED trend_of_a_baseline...: git is not available");
+    let initialised = git(&repo, &["init", "-q"]).then_some(());
+    if skip::require(
+        initialised,
+        "trend_of_a_baseline_reads_every_commit_and_a_shallow_clone_says_how_many",
+        "git is not available",
+        "Debian: apt-get install git",
+    )
+    .is_none()
+    {
         return;
     }
     for (i, factor) in [1.0, 1.1, 1.2].iter().enumerate() {

@@ -6,7 +6,6 @@ mod failure;
 mod stream;
 
 pub use failure::{error_chain, out_of_file_descriptors, CLIENT_CERT_WANTED};
-pub use stream::MAX_PLAUSIBLE_TOKENS;
 
 use super::connect_timer::{ConnectLog, ConnectTimerLayer};
 use super::dialect::{self, EventReader};
@@ -26,7 +25,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTEN
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
 
 /// Largest response body read from a streaming answer before it is cut as a `protocol` error.
@@ -358,9 +357,12 @@ async fn answer(
         .to_ascii_lowercase();
 
     if !(200..300).contains(&status) {
+        // When the answer arrived by the wall clock: a `Retry-After` date from a server that
+        // sends no `Date` header is measured against it.
+        let received = SystemTime::now();
         let body = read_small_body(response, start + timeouts.total).await;
         let err = error_body::parse_error_body(&body);
-        let rate_limit = parse_rate_limit(&header_pairs, err.as_ref());
+        let rate_limit = parse_rate_limit(&header_pairs, err.as_ref(), received);
         let mut class = ErrorClass::from_status(status);
         if status == 429 && err.as_ref().is_some_and(is_quota_error) {
             class = ErrorClass::Quota;

@@ -7,6 +7,7 @@
 
 pub mod process;
 pub mod session;
+pub mod skip;
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
