@@ -5,6 +5,7 @@
 //! other down before any request waits); no wait and a full KV cache is saturation. Without
 //! server data the client's inference stands, and the sentence says it is inferred.
 
+use super::rise::ShareShift;
 use super::ttft_parts::TtftParts;
 use super::KneeKind;
 use crate::stats::StepSummary;
@@ -46,8 +47,8 @@ pub struct ServerEvidence {
 pub(super) fn server_evidence(
     rows: &[&StepSummary],
     parts: &[Option<&TtftParts>],
-    reference: usize,
-    knee: usize,
+    (reference, knee): (usize, usize),
+    waited: Option<&ShareShift>,
     client: KneeKind,
 ) -> Option<ServerEvidence> {
     let (r, k) = (rows[reference], rows[knee]);
@@ -84,8 +85,11 @@ pub(super) fn server_evidence(
     }
     let get = |name: &str| series.iter().find(|s| s.series == name);
     let ttft_rise = k.ttft_p90_ms.unwrap_or(0.0) - r.ttft_p90_ms.unwrap_or(0.0);
-    let queue_explains = get("server_queue_p90_ms")
-        .is_some_and(|q| ttft_rise > 0.0 && q.at_knee - q.reference >= QUEUE_SHARE * ttft_rise);
+    // A share of requests that waited in the server's queue where none did (a cap just
+    // crossed: P90 barely moves, so its queue's P90 need not either) is a queue too.
+    let queue_explains = waited.is_some()
+        || get("server_queue_p90_ms")
+            .is_some_and(|q| ttft_rise > 0.0 && q.at_knee - q.reference >= QUEUE_SHARE * ttft_rise);
     let waits = get("waiting_mean")
         .is_some_and(|w| w.at_knee >= WAITING_MIN && w.reference < WAITING_MIN)
         || get("waiting_max")

@@ -1,6 +1,6 @@
-//! The TTFT knee: the first step from which on TTFT P90 stays well above the best earlier
-//! step, with confidence (each such step's lower 95% bound of P90 clears the threshold and every
-//! earlier step's upper bound, so a noisy server does not produce a knee at random), classified
+//! The TTFT knee: the first step from which on TTFT stays above the best earlier step, by the
+//! one rule of `findings::rise` (P90 well above, a tail that moved, or a queue the server
+//! reports, each with confidence, so a noisy server does not produce a knee at random), classified
 //! (queueing, saturation, rate-limited) by TPOT and the wall's 429 rule, with the estimated
 //! concurrency cap (queueing knees only) and the report sentence that describes it. On a
 //! prompt-size ladder TTFT grows with the prompt anyway, so a knee is only where that growth
@@ -8,13 +8,11 @@
 //! per 1k prompt tokens); a straight line is reported as its slope.
 
 use super::evidence::server_evidence;
+use super::rise::{first_rise, Rise, RiseSignal, StepSamples, KNEE_ABS_MS, KNEE_RATIO};
 use super::ttft_parts::TtftParts;
 use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
 use crate::stats::{LadderUnit, StepSummary};
 
-/// Knee threshold: TTFT P90 ≥ max(1.5 × best, best + 100 ms).
-const KNEE_RATIO: f64 = 1.5;
-const KNEE_ABS_MS: f64 = 100.0;
 /// TPOT P50 within +20% of the reference step: queueing, not saturation.
 const TPOT_FLAT: f64 = 1.2;
 
@@ -24,6 +22,7 @@ fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
         concurrency: s.concurrency,
         ttft_p50_ms: s.ttft_p50_ms,
         ttft_p90_ms: p90,
+        ttft_p99_ms: s.ttft_p99_ms,
         ttft_mean_ms: s.ttft_mean_ms,
         tpot_p50_ms: s.tpot_p50_ms,
     }
@@ -37,6 +36,7 @@ pub(super) fn find_knee(
     n429: &[u64],
     bounds: &[Option<(f64, f64)>],
     parts: &[Option<&TtftParts>],
+    samples: &[StepSamples],
 ) -> KneeFinding {
     let Some(last) = rows.last() else {
         return KneeFinding::NoSteps;
@@ -58,33 +58,16 @@ pub(super) fn find_knee(
     let confident: Option<Vec<(f64, f64)>> = (bounds.len() == rows.len())
         .then(|| bounds.iter().copied().collect::<Option<Vec<_>>>())
         .flatten();
-    for k in 1..p90.len() {
-        let (ref_idx, best) =
-            p90[..k]
-                .iter()
-                .copied()
-                .enumerate()
-                .fold(
-                    (0, f64::INFINITY),
-                    |acc, (i, v)| if v < acc.1 { (i, v) } else { acc },
-                );
-        let threshold = (KNEE_RATIO * best).max(best + KNEE_ABS_MS);
-        let clears = match &confident {
-            Some(b) => {
-                let ceiling = b[..k].iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max);
-                b[k..].iter().all(|x| x.0 >= threshold && x.0 > ceiling)
-            }
-            None => p90[k..].iter().all(|&v| v >= threshold),
-        };
-        // A prompt-size ladder's TTFT grows with the prompt anyway: only a bend is a knee.
-        if clears
-            && (rows[k].ladder_unit != LadderUnit::PromptTokens
-                || bends(rows, &p90, confident.as_deref(), k))
-        {
-            let mut knee = describe_knee(rows, n429, k, ref_idx, &p90, parts);
-            knee.with_confidence = confident.is_some();
-            return KneeFinding::Knee(knee);
-        }
+    // A prompt-size ladder's TTFT grows with the prompt anyway: only a bend is a knee.
+    let accept = |k: usize| {
+        rows[k].ladder_unit != LadderUnit::PromptTokens
+            || bends(rows, &p90, confident.as_deref(), k)
+    };
+    if let Some((k, ref_idx, rise)) = first_rise(rows, &p90, confident.as_deref(), samples, &accept)
+    {
+        let mut knee = describe_knee(rows, n429, (k, ref_idx), &p90, parts, rise);
+        knee.with_confidence = confident.is_some();
+        return KneeFinding::Knee(Box::new(knee));
     }
     KneeFinding::None {
         highest_step: last.step,
@@ -137,10 +120,10 @@ fn slope_per_1k(rows: &[&StepSummary], p90: &[f64]) -> Option<f64> {
 fn describe_knee(
     rows: &[&StepSummary],
     n429: &[u64],
-    k: usize,
-    r: usize,
+    (k, r): (usize, usize),
     p90: &[f64],
     parts: &[Option<&TtftParts>],
+    rise: Rise,
 ) -> Knee {
     let (knee, reference) = (rows[k], rows[r]);
     let rate_429 = rate(n429[k], knee.attempted);
@@ -156,7 +139,7 @@ fn describe_knee(
             _ => KneeKind::Unclassified,
         }
     };
-    let server = server_evidence(rows, parts, r, k, client);
+    let server = server_evidence(rows, parts, (r, k), rise.waited.as_ref(), client);
     // The server's own account wins over the client's inference, except for a 429 wall or a
     // prompt-size ladder (their cause is not a guess).
     let kind = match server.as_ref().and_then(|e| e.cause) {
@@ -200,6 +183,7 @@ fn describe_knee(
         reference: evidence(reference, p90[r]),
         at_knee: evidence(knee, p90[k]),
         server_evidence: server,
+        rise,
     }
 }
 
@@ -266,6 +250,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
     if let (Some(from), Some(to)) = (r.ttft_mean_ms, a.ttft_mean_ms) {
         s.push_str(&format!(", mean {from:.0} → {to:.0} ms"));
     }
+    s.push_str(&tail_words(k));
     s.push(')');
     if k.kind == KneeKind::Prefill && a.concurrency > r.concurrency {
         let per_1k =
@@ -286,11 +271,11 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
     }
     s.push_str(&format!("; {}.", max_clean(unit, k.max_clean_concurrency)));
     match k.estimated_cap {
-        // The cap estimate sits below the last "clean" step: that step already queued, by less
-        // than the knee's threshold (×1.5 and +100 ms). Say so rather than contradict ourselves.
+        // The cap estimate sits below the last "clean" step: that step already queued, by too
+        // little for the rise rule to tell from noise. Say so rather than contradict ourselves.
         Some(cap) if streams && cap.round() < f64::from(k.max_clean_concurrency) => {
             s.push_str(&format!(
-                " The cap estimate is below {0}: requests probably already waited {1}, by less than the knee threshold (×{2} and +{3:.0} ms); try {4} to confirm.",
+                " The cap estimate is below {0}: requests probably already waited {1}, by too few or too little to tell with confidence (P90 ×{2} and +{3:.0} ms, or 5 points more slow or waiting requests); try {4} to confirm.",
                 k.max_clean_concurrency,
                 unit.at(k.max_clean_concurrency),
                 KNEE_RATIO,
@@ -308,6 +293,39 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         s.push_str(" (Point values: no per-request samples for a confidence bound.)");
     }
     s
+}
+
+/// What moved when P90 did not move past the threshold (a cap just crossed: the tail or the
+/// server's queue made the knee): "; P99 754 → 2749 ms, requests slower than 1020 ms 0% → 11%,
+/// waited ≥ 170 ms in the server's queue 0% → 11%"; empty when P90 itself rose that far.
+fn tail_words(k: &Knee) -> String {
+    let (r, a) = (&k.reference, &k.at_knee);
+    let mut out = String::new();
+    let threshold = (KNEE_RATIO * r.ttft_p90_ms).max(r.ttft_p90_ms + KNEE_ABS_MS);
+    if k.rise.signals.contains(&RiseSignal::P90) || a.ttft_p90_ms >= threshold {
+        return out;
+    }
+    if let (Some(from), Some(to)) = (r.ttft_p99_ms, a.ttft_p99_ms) {
+        out.push_str(&format!("; P99 {from:.0} → {to:.0} ms"));
+    }
+    let pct = |v: f64| format!("{:.0}%", v * 100.0);
+    if let Some(t) = &k.rise.slow {
+        out.push_str(&format!(
+            ", requests slower than {:.0} ms {} → {}",
+            t.beyond_ms,
+            pct(t.reference),
+            pct(t.at_knee)
+        ));
+    }
+    if let Some(w) = &k.rise.waited {
+        out.push_str(&format!(
+            ", waited ≥ {:.0} ms in the server's queue {} → {}",
+            w.beyond_ms,
+            pct(w.reference),
+            pct(w.at_knee)
+        ));
+    }
+    out
 }
 
 /// The knee's cause in words: the server's evidence when there is some (confirming or

@@ -18,6 +18,7 @@ mod knee;
 mod rate;
 pub mod refine;
 pub mod replay;
+pub mod rise;
 pub mod search;
 #[cfg(test)]
 mod tests;
@@ -114,6 +115,8 @@ pub struct StepEvidence {
     pub concurrency: u32,
     pub ttft_p50_ms: Option<f64>,
     pub ttft_p90_ms: f64,
+    #[serde(default)]
+    pub ttft_p99_ms: Option<f64>,
     pub ttft_mean_ms: Option<f64>,
     pub tpot_p50_ms: Option<f64>,
 }
@@ -131,9 +134,9 @@ pub struct Knee {
     /// K̂ = steady-window RPS × (mean E2E − (mean TTFT − reference mean TTFT)), for queueing
     /// knees only, when defined and positive.
     pub estimated_cap: Option<f64>,
-    /// Whether the knee was established with confidence (each step from the knee on has a 95%
-    /// lower bound of TTFT P90 above the threshold and above every earlier step's upper bound);
-    /// false when per-request samples were missing and point values were used.
+    /// Whether the knee was established with confidence (each step from the knee on rose by
+    /// `findings::rise`'s rule on bounds and exact tests); false when per-request samples were
+    /// missing and point values of P90 were used.
     #[serde(default)]
     pub with_confidence: bool,
     /// Midpoint of the interval, when it is wider than 1.
@@ -144,6 +147,9 @@ pub struct Knee {
     /// What the server's own data (per-request timings, `/metrics`) says about the cause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_evidence: Option<ServerEvidence>,
+    /// What rose at the knee step (`findings::rise`): TTFT P90, the tail, the server's queue.
+    #[serde(default)]
+    pub rise: rise::Rise,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -166,7 +172,7 @@ pub enum KneeFinding {
         n: u64,
         needed: u64,
     },
-    Knee(Knee),
+    Knee(Box<Knee>),
 }
 
 impl KneeFinding {
@@ -335,7 +341,16 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .iter()
         .map(|s| ttft_parts.iter().find(|p| p.step == s.step))
         .collect();
-    let knee = find_knee(&rows, &n429, &bounds, &aligned);
+    let samples: Vec<rise::StepSamples> = extra
+        .iter()
+        .map(|e| {
+            rise::StepSamples::new(
+                e.parts.iter().map(|p| p.ttft_ms).collect(),
+                e.parts.iter().filter_map(|p| p.queue_ms).collect(),
+            )
+        })
+        .collect();
+    let knee = find_knee(&rows, &n429, &bounds, &aligned, &samples);
     let knee_says_saturation =
         matches!(&knee, KneeFinding::Knee(k) if k.kind == KneeKind::Saturation);
     if !knee_says_saturation {

@@ -22,6 +22,7 @@ mod interrupt;
 mod itl_gate;
 mod k8s;
 mod keepalive;
+mod knee;
 mod makefile;
 mod merge;
 mod one_truth;
