@@ -48,6 +48,7 @@ test:
 compat: build wheel
 	bash compat/actionlint.sh
 	LADDER_WHEEL_DIR=$(WHEEL_DIR)/dist bash compat/wheel.sh
+	LADDER=$(abspath $(LADDER)) bash compat/otlp.sh
 	LADDER=$(abspath $(LADDER)) bash compat/run.sh
 	LADDER=$(abspath $(LADDER)) bash compat/nginx.sh
 	LADDER=$(abspath $(LADDER)) bash compat/llama-server.sh

@@ -217,6 +217,15 @@ pub struct TelemetryArgs {
     /// LADDER_REMOTE_WRITE_TOKEN (bearer), never from the URL.
     #[arg(long, value_name = "URL")]
     pub prometheus_remote_write: Option<String>,
+    /// Export the run's metrics over OTLP/HTTP to this collector base URL (e.g.
+    /// http://127.0.0.1:4318; /v1/metrics goes under it), with the OpenTelemetry GenAI names.
+    /// Sets or replaces the scenario's telemetry.otlp.endpoint; headers, interval and spans
+    /// come from telemetry.otlp.
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
+    /// With --otlp: OTLP/HTTP JSON instead of protobuf (telemetry.otlp.protocol: http/json).
+    #[arg(long)]
+    pub otlp_json: bool,
 }
 
 /// Scenario fields set from the command line: an ad-hoc run without a file, or overrides of a

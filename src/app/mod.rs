@@ -11,6 +11,7 @@ mod fdlimit;
 mod gate;
 mod load;
 mod merge;
+mod otlp;
 mod persist;
 mod plan;
 mod preflight;

@@ -35,6 +35,14 @@ impl Family {
         }
     }
 
+    /// Its `gen_ai.provider.name` in the OpenTelemetry GenAI conventions (the OTLP export).
+    pub fn otel_provider(self) -> &'static str {
+        match self {
+            Family::OpenAi => "openai",
+            Family::Anthropic => "anthropic",
+        }
+    }
+
     /// The variable a provider's key is conventionally kept in.
     pub fn key_env(self) -> &'static str {
         match self {
@@ -68,6 +76,16 @@ pub enum Input {
     Messages,
     /// One prompt string (a system text is prepended).
     Prompt,
+}
+
+impl Input {
+    /// Its `gen_ai.operation.name` in the OpenTelemetry GenAI conventions (the OTLP export).
+    pub fn otel_operation(self) -> &'static str {
+        match self {
+            Input::Messages => "chat",
+            Input::Prompt => "text_completion",
+        }
+    }
 }
 
 /// How a stream comes to carry token usage.

@@ -114,6 +114,7 @@ pub(super) fn build(
         extra: raw.extra.unwrap_or_default(),
         compare_baseline,
         baselines_keep,
+        otlp: super::build_telemetry::build_telemetry(cx, raw.telemetry)?,
     })
 }
 

@@ -23,6 +23,7 @@ pub mod bounded;
 mod build;
 mod build_load;
 mod build_request;
+pub mod build_telemetry;
 mod defaults;
 mod errors;
 mod interpolate;
@@ -594,6 +595,22 @@ pub struct Scenario {
     /// `baselines: {keep: K}`: `--save-baseline` keeps the last K runs as a pooled baseline
     /// (K = 1, the default, replaces it). Storage policy, not part of the workload.
     pub baselines_keep: Option<u32>,
+    /// `telemetry.otlp`: the OTLP/HTTP export of the run's metrics (not part of the workload).
+    pub otlp: Option<OtlpTarget>,
+}
+
+/// `telemetry.otlp: {endpoint, headers, every, traces, protocol}` (docs/telemetry.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OtlpTarget {
+    /// The OTLP/HTTP base URL (`/v1/metrics` and `/v1/traces` go under it).
+    pub endpoint: String,
+    /// Sent with every export; values are secrets.
+    pub headers: Vec<(String, Secret)>,
+    pub every: std::time::Duration,
+    /// One span per request (`traces: true`).
+    pub traces: bool,
+    /// `protocol: http/json` instead of protobuf.
+    pub json: bool,
 }
 
 /// Most runs a pooled baseline keeps (`baselines.keep`).

@@ -23,6 +23,23 @@ pub(super) struct RawScenario {
     pub(super) extra: Option<BTreeMap<String, String>>,
     pub(super) compare: Option<RawCompare>,
     pub(super) baselines: Option<RawBaselines>,
+    pub(super) telemetry: Option<RawTelemetry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawTelemetry {
+    pub(super) otlp: Option<RawOtlp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawOtlp {
+    pub(super) endpoint: Option<String>,
+    pub(super) headers: Option<BTreeMap<String, String>>,
+    pub(super) every: Option<Dur>,
+    pub(super) traces: Option<bool>,
+    pub(super) protocol: Option<String>,
 }
 
 #[derive(Deserialize)]

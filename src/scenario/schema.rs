@@ -122,6 +122,8 @@ mod tests {
             "target.sim.models.m",
             "target.timeouts",
             "target.tls",
+            "telemetry",
+            "telemetry.otlp",
         ];
         assert_eq!(visited, expected, "objects compared with the loader");
     }

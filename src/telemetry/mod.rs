@@ -7,6 +7,8 @@
 //! prints what goes wrong.
 
 pub mod exposition;
+pub mod otlp;
+pub mod otlp_proto;
 pub mod registry;
 pub mod remote_write;
 

@@ -89,6 +89,19 @@ impl Histogram {
         self.count
     }
 
+    pub fn sum(&self) -> f64 {
+        self.sum
+    }
+
+    pub fn bounds(&self) -> &'static [f64] {
+        self.bounds
+    }
+
+    /// Observations per bucket, not cumulative (OTLP's `bucket_counts`); the last is +Inf.
+    pub fn bucket_counts(&self) -> &[u64] {
+        &self.counts
+    }
+
     /// `(le, cumulative count)` pairs, ending with `+Inf` (as `f64::INFINITY`).
     pub fn cumulative(&self) -> Vec<(f64, u64)> {
         let mut acc = 0;

@@ -26,6 +26,7 @@ mod knee;
 mod makefile;
 mod merge;
 mod one_truth;
+mod otlp;
 mod pairs;
 mod partial_diff;
 mod plan;

@@ -237,10 +237,8 @@ async fn run_one(
         crate::app::run::progress::Display::for_stderr(out.quiet),
         eta_plan(s),
     ));
-    let events: Arc<dyn runner::Progress> = match live {
-        Some(live) => live.progress(&s.name, &run_id, progress.clone()),
-        None => progress.clone(),
-    };
+    let (otlp, events) =
+        super::otlp::sinks(s, &args.telemetry, live, &run_id, out.quiet, &progress)?;
     let (scraper, events) = super::scrape::start_for(s, &base_url, events);
     let interrupted = runner::run_scheduled(
         s,
@@ -255,6 +253,7 @@ async fn run_one(
         super::search::then_refine(s, (backend, events), interrupt, &mut recorder, interrupted)
             .await;
     progress.finish();
+    super::otlp::finish(otlp).await;
     // Stopped before the simulator, whose /metrics it may be reading.
     let server_metrics = super::scrape::finish_for(scraper, &s.name).await;
     let sim_report = match sim_handle {

@@ -1,0 +1,142 @@
+//! What tokens cost (`pricing:` in a scenario or a shared pricing file; docs/cost.md): per
+//! model, the price of 1M input, cached input, cache-write input and output tokens, in one
+//! currency. One rule prices a request ([`Pricing::cost_of`]); every figure of cost (per
+//! record, per step, per hour in `plan`, the `diff` check) is made from it.
+
+use crate::model::RequestRecord;
+use std::collections::BTreeMap;
+
+/// Prices of one model, per 1M tokens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Price {
+    pub input: f64,
+    /// Prompt tokens served from the provider's cache (default: `input`).
+    pub cached_input: Option<f64>,
+    /// Prompt tokens written to the cache (Anthropic; default: `input`). ladder counts them in
+    /// `input_tokens` without a count of their own yet, so today they are billed at `input`.
+    pub cache_write_input: Option<f64>,
+    /// Output tokens, reasoning included.
+    pub output: f64,
+}
+
+/// The prices of a scenario's models.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pricing {
+    /// Named once, shown with every figure (`USD`).
+    pub currency: String,
+    pub models: BTreeMap<String, Price>,
+}
+
+impl Pricing {
+    /// What one request cost: its uncached input tokens at `input`, its cached ones at
+    /// `cached_input`, its output tokens (which count reasoning tokens: `completion_tokens`
+    /// and Anthropic's `output_tokens` include them) at `output`. `None` when the model has
+    /// no price or the server reported no token counts; a failed request that reported usage
+    /// is billed like any other.
+    pub fn cost_of(&self, r: &RequestRecord) -> Option<f64> {
+        let p = self.models.get(&r.model)?;
+        if r.input_tokens.is_none() && r.output_tokens.is_none() {
+            return None;
+        }
+        let input = r.input_tokens.unwrap_or(0);
+        let cached = r.cached_tokens.unwrap_or(0).min(input);
+        let output = r
+            .output_tokens
+            .unwrap_or(0)
+            .max(r.reasoning_tokens.unwrap_or(0));
+        let cost = (input - cached) as f64 * p.input
+            + cached as f64 * p.cached_input.unwrap_or(p.input)
+            + output as f64 * p.output;
+        Some(cost / 1e6)
+    }
+}
+
+/// A cost for people, about 4 significant digits: `1,234`, `123.4`, `12.34`, `1.234`,
+/// `0.2680`, `0.002680` (the table, the report, `plan` and `diff` print costs this way).
+pub fn cost_text(c: f64) -> String {
+    if c >= 1000.0 {
+        let digits = format!("{:.0}", c.round());
+        let mut out = String::new();
+        for (i, ch) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(ch);
+        }
+        return out;
+    }
+    let decimals = match c {
+        c if c >= 100.0 => 1,
+        c if c >= 10.0 => 2,
+        c if c >= 1.0 => 3,
+        c if c >= 0.01 => 4,
+        _ => 6,
+    };
+    format!("{c:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pricing() -> Pricing {
+        Pricing {
+            currency: "USD".into(),
+            models: [(
+                "m".to_string(),
+                Price {
+                    input: 2.0,
+                    cached_input: Some(0.5),
+                    cache_write_input: None,
+                    output: 8.0,
+                },
+            )]
+            .into(),
+        }
+    }
+
+    #[test]
+    fn costs_read_with_four_significant_digits() {
+        let texts: Vec<String> = [12345.6, 123.45, 12.345, 1.2345, 0.268, 0.00268]
+            .map(cost_text)
+            .to_vec();
+        assert_eq!(
+            texts,
+            ["12,346", "123.5", "12.35", "1.234", "0.2680", "0.002680"]
+        );
+    }
+
+    #[test]
+    fn input_cached_and_output_tokens_at_their_prices() {
+        let r = RequestRecord {
+            model: "m".into(),
+            input_tokens: Some(1000),
+            cached_tokens: Some(400),
+            output_tokens: Some(100),
+            reasoning_tokens: Some(60),
+            ..RequestRecord::default()
+        };
+        // 600 × 2 + 400 × 0.5 + 100 × 8 = 2200 per 1M.
+        let c = pricing().cost_of(&r).unwrap();
+        assert!((c - 0.0022).abs() < 1e-12, "{c}");
+        // Twice the reasoning (inside the output count): the output part doubles.
+        let more = RequestRecord {
+            output_tokens: Some(160),
+            reasoning_tokens: Some(120),
+            ..r.clone()
+        };
+        assert!((pricing().cost_of(&more).unwrap() - 0.00268).abs() < 1e-12);
+        assert_eq!(
+            pricing().cost_of(&RequestRecord {
+                model: "other".into(),
+                ..r.clone()
+            }),
+            None
+        );
+        let no_usage = RequestRecord {
+            model: "m".into(),
+            ..RequestRecord::default()
+        };
+        assert_eq!(pricing().cost_of(&no_usage), None);
+    }
+}
