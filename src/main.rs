@@ -14,7 +14,7 @@ fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
-            ladder::app::ExitCode::for_error(&err).into()
+            ladder::error::ExitCode::for_error(&err).into()
         }
     }
 }

@@ -9,6 +9,10 @@
 //! - **One home per dialect.** The variants of `dialect::Api` are named only in
 //!   [`DIALECT_HOMES`]: the dialect registry and the client's and the simulator's dialect code;
 //!   everything else asks the dialect's `Spec`.
+//! - **No loops inside a module.** Two files (or folders) of one module never import from each
+//!   other, directly or around a longer loop: a type both need gets its own file.
+//! - **No re-exports across modules.** A module never `pub use`s another top-level module's
+//!   items: each item is imported from its one home.
 //! - **Sizes.** No non-test source file over [`MAX_FILE_LINES`] lines, no function over
 //!   [`MAX_FN_LINES`] lines (from its `fn` line to its closing brace).
 //!
@@ -47,6 +51,16 @@ const LAYERS: &[&[&str]] = &[
 /// of the dialects' facts, the client's registry of request bodies and stream readers, and the
 /// simulator's wire format.
 const DIALECT_HOMES: &[&str] = &["dialect/", "client/dialect.rs", "sim/wire.rs"];
+
+/// Loops between the files of one module when the rule came in (`module: a -> b -> a`), to be
+/// broken; the same rule as [`OVERSIZE_FILES`].
+/// `app`'s loop runs through `app/run/` (`run` calls the helpers, which import
+/// `app::run::recorder` back): issue 39's "`run` gets its own wing" breaks it.
+const KNOWN_LOOPS: &[&str] = &["app: baseline -> extra_step -> gate -> persist -> preflight -> refine -> render -> run -> scrape -> search -> baseline"];
+
+/// Cross-module re-exports (`file: pub use crate::x::…`) when the rule came in, to be removed;
+/// the same rule as [`OVERSIZE_FILES`].
+const KNOWN_REEXPORTS: &[&str] = &[];
 
 const MAX_FILE_LINES: usize = 700;
 const MAX_FN_LINES: usize = 100;
@@ -614,6 +628,212 @@ fn api_variants_are_named_only_in_the_dialect_homes() {
     );
 }
 
+/// The module paths a file's code names through `crate::…` and `super::…` (groups expanded),
+/// absolute (`["check", "diagnose", "Kind"]`); items and modules alike.
+fn paths(s: &Source) -> Vec<Vec<String>> {
+    let code = &s.code;
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = code[from..].find(['c', 's']) {
+        let at = from + pos;
+        from = at + 1;
+        if code[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_ident(c) || c == ':')
+        {
+            continue;
+        }
+        let rest = &code[at..];
+        let (base, rest) = if let Some(r) = rest.strip_prefix("crate::") {
+            (Vec::new(), r)
+        } else if rest.starts_with("super::") {
+            // A file `x.rs` is module [.., x]; `super` is its parent. A `mod.rs` is the module
+            // itself, so its `super` is one level higher, the same arithmetic.
+            let mut base = s.module.clone();
+            let mut r = rest;
+            while let Some(next) = r.strip_prefix("super::") {
+                base.pop();
+                r = next;
+            }
+            (base, r)
+        } else {
+            continue;
+        };
+        expand(&base, rest, &mut out);
+    }
+    out
+}
+
+/// `prefix` followed by the path at the start of `rest` (`a::b::{c, d::e}`): every path it names.
+fn expand(prefix: &[String], rest: &str, out: &mut Vec<Vec<String>>) {
+    let mut path = prefix.to_vec();
+    let mut r = rest;
+    loop {
+        let name: String = r
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            if let Some(group) = r.strip_prefix('{') {
+                let end = block_end(r.as_bytes(), 0).unwrap_or(r.len());
+                let inner = &group[..end.saturating_sub(2)];
+                let mut depth = 0;
+                let mut start = 0;
+                for (i, c) in inner.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => {
+                            expand(&path, inner[start..i].trim_start(), out);
+                            start = i + 1;
+                        }
+                        _ => {}
+                    }
+                }
+                expand(&path, inner[start..].trim_start(), out);
+                return;
+            }
+            break;
+        }
+        r = &r[name.len()..];
+        if name != "self" {
+            path.push(name);
+        }
+        match r.strip_prefix("::") {
+            Some(next) => r = next,
+            None => break,
+        }
+    }
+    if path.len() > prefix.len() {
+        out.push(path);
+    }
+}
+
+/// Edges between the parts of one module: for each file, the sibling parts (files or folders
+/// next to the file's own part, under a common parent) that it names, keyed by that parent.
+fn sibling_edges(sources: &[Source]) -> BTreeMap<Vec<String>, BTreeSet<(String, String)>> {
+    let modules: BTreeSet<Vec<String>> = sources
+        .iter()
+        .flat_map(|s| (1..=s.module.len()).map(|n| s.module[..n].to_vec()))
+        .collect();
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<(String, String)>> = BTreeMap::new();
+    for s in sources.iter().filter(|s| !s.is_test) {
+        for p in paths(s) {
+            let k = s.module.iter().zip(&p).take_while(|(a, b)| a == b).count();
+            if k >= s.module.len() || k >= p.len() || !modules.contains(&p[..=k]) {
+                continue;
+            }
+            edges
+                .entry(p[..k].to_vec())
+                .or_default()
+                .insert((s.module[k].clone(), p[k].clone()));
+        }
+    }
+    edges
+}
+
+/// The loops among `edges` (one per strongly connected group of parts), as `a -> b -> a`.
+fn loops(edges: &BTreeSet<(String, String)>) -> Vec<String> {
+    let reach = |from: &str| -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![from.to_string()];
+        while let Some(n) = todo.pop() {
+            for (a, b) in edges {
+                if *a == n && seen.insert(b.clone()) {
+                    todo.push(b.clone());
+                }
+            }
+        }
+        seen
+    };
+    let nodes: BTreeSet<String> = edges.iter().map(|(a, _)| a.clone()).collect();
+    let mut done = BTreeSet::new();
+    let mut found = Vec::new();
+    for n in &nodes {
+        if done.contains(n) {
+            continue;
+        }
+        let from_n = reach(n);
+        if !from_n.contains(n) {
+            continue;
+        }
+        let group: Vec<String> = nodes
+            .iter()
+            .filter(|m| from_n.contains(*m) && reach(m).contains(n))
+            .cloned()
+            .collect();
+        done.extend(group.iter().cloned());
+        found.push(format!("{} -> {n}", group.join(" -> ")));
+    }
+    found
+}
+
+#[test]
+fn no_loop_between_the_files_of_a_module() {
+    let mut found = BTreeMap::new();
+    for (parent, edges) in sibling_edges(&sources()) {
+        let module = if parent.is_empty() {
+            "crate".to_string()
+        } else {
+            parent.join("::")
+        };
+        for l in loops(&edges) {
+            let key = format!("{module}: {l}");
+            found.insert(
+                key.clone(),
+                format!(
+                    "src/{}: a loop between its files: {l}",
+                    module.replace("::", "/")
+                ),
+            );
+        }
+    }
+    let problems = against_known(&found, KNOWN_LOOPS, "loop");
+    assert!(
+        problems.is_empty(),
+        "give the types both sides need their own file (docs/architecture.md):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn no_module_re_exports_another_modules_items() {
+    let mut found = BTreeMap::new();
+    for s in sources().iter().filter(|s| !s.is_test) {
+        let Some(top) = s.module.first() else {
+            continue;
+        };
+        for (i, line) in s.code.lines().enumerate() {
+            let l = line.trim_start();
+            let Some(rest) = ["pub use crate::", "pub(crate) use crate::"]
+                .iter()
+                .find_map(|p| l.strip_prefix(p))
+            else {
+                continue;
+            };
+            let theirs: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if theirs != *top && layer_of(&theirs).is_some() {
+                let key = format!("{}: pub use crate::{theirs}", s.rel);
+                found.insert(
+                    key,
+                    format!("src/{}:{}: re-exports `{theirs}`'s items", s.rel, i + 1),
+                );
+            }
+        }
+    }
+    let problems = against_known(&found, KNOWN_REEXPORTS, "re-export");
+    assert!(
+        problems.is_empty(),
+        "import each item from its home instead (docs/architecture.md):\n{}",
+        problems.join("\n")
+    );
+}
+
 /// The checks above must be able to fail: a violation in a made-up file is found.
 #[test]
 fn the_checks_find_a_planted_violation() {
@@ -652,4 +872,19 @@ fn the_checks_find_a_planted_violation() {
     assert_eq!(word_lines(&named, "OpenAiChat"), [1]);
     assert_eq!(word_lines(&named, "OpenAiCompletions"), Vec::<usize>::new());
     assert!(dialect_home("dialect/openai.rs") && !dialect_home("client/http/mod.rs"));
+    let file = |rel: &str, module: &[&str], text: &str| Source {
+        rel: rel.into(),
+        module: module.iter().map(|m| m.to_string()).collect(),
+        is_test: false,
+        raw_lines: 1,
+        code: blank(text),
+    };
+    let planted = [
+        file("m/a.rs", &["m", "a"], "use super::{b::X, c};\n"),
+        file("m/b/mod.rs", &["m", "b"], "fn f() { crate::m::a::y(); }\n"),
+        file("m/c.rs", &["m", "c"], "use super::super::m::b::Z;\n"),
+        file("m/d.rs", &["m", "d"], "use crate::m::a::Q;\n"),
+    ];
+    let edges = &sibling_edges(&planted)[&vec!["m".to_string()]];
+    assert_eq!(loops(edges), ["a -> b -> c -> a"]);
 }

@@ -7,11 +7,13 @@ mod adhoc;
 mod baseline;
 mod check;
 mod diff;
+mod extra_step;
 mod fdlimit;
 mod gate;
 mod load;
 mod merge;
 mod otlp;
+mod paths;
 mod persist;
 mod plan;
 mod preflight;
@@ -33,7 +35,7 @@ pub(crate) mod verdict;
 use crate::cli::{Cli, Command};
 use anyhow::{Context, Result};
 
-pub use crate::error::{ExitCode, UsageError};
+use crate::error::ExitCode;
 
 struct Output {
     quiet: bool,

@@ -1,7 +1,8 @@
 //! `ladder plan RUN --rps N`: reads the run (through `report::load_run`, so the SLO and limits
 //! are the run's own unless flags override them), plans, and prints plain words or JSON.
 
-use crate::app::report::{load_run, resolve_run};
+use crate::app::paths::resolve_run;
+use crate::app::report::load_run;
 use crate::cli::{PlanArgs, PlanFormatArg};
 use crate::error::{ExitCode, UsageError};
 use crate::scenario::Scenario;

@@ -52,7 +52,7 @@ pub(super) async fn refine_steps<B: Backend>(
             break;
         };
         let stopped =
-            crate::app::search::extra_step(s, value, &backend, &progress, interrupt, recorder)
+            crate::app::extra_step::extra_step(s, value, &backend, &progress, interrupt, recorder)
                 .await;
         values.push(value);
         if stopped {

@@ -4,10 +4,11 @@
 //! the planned ones; then the capacity each model's steps imply, kept in its findings and said
 //! first.
 
+use crate::app::extra_step::extra_step;
 use crate::app::run::recorder::Recorder;
 use crate::client::Backend;
 use crate::findings::{self, search};
-use crate::runner::{self, Interrupt, Schedule};
+use crate::runner::{self, Interrupt};
 use crate::scenario::Scenario;
 use crate::stats::StepSummary;
 use std::sync::Arc;
@@ -26,38 +27,6 @@ fn next_value(s: &Scenario, rows: &[StepSummary]) -> Option<u32> {
         })
         .filter(|v| !done.contains(v))
         .min()
-}
-
-/// One step chosen after the planned ones (by the search or by refine) at ladder `value`:
-/// after the scenario's pause, numbered after the steps already run, recorded like any other.
-/// Returns whether the run was interrupted.
-pub(super) async fn extra_step<B: Backend>(
-    s: &Scenario,
-    value: u32,
-    backend: &Arc<B>,
-    progress: &Arc<dyn runner::Progress>,
-    interrupt: &Interrupt,
-    recorder: &mut Recorder<'_>,
-) -> bool {
-    if !s.load.pause_between_steps.is_zero() {
-        tokio::time::sleep(s.load.pause_between_steps).await;
-    }
-    let mut step = s.clone();
-    step.load.ladder = vec![value];
-    let schedule = Schedule {
-        first_step: steps_run(recorder.summaries()),
-        ..Schedule::default()
-    };
-    let stopped = runner::run_scheduled(
-        &step,
-        backend.clone(),
-        progress.clone(),
-        interrupt.clone(),
-        recorder,
-        schedule,
-    )
-    .await;
-    stopped
 }
 
 /// Runs the search's steps; returns whether the run was interrupted.
@@ -122,11 +91,6 @@ fn search_order(s: &Scenario, mine: &[&StepSummary], refined: usize) -> Option<S
             values.join(", ")
         )
     })
-}
-
-/// Steps already run (the next one is numbered one more).
-pub(super) fn steps_run(rows: &[StepSummary]) -> u32 {
-    rows.iter().map(|r| r.step).max().unwrap_or(0)
 }
 
 /// Each model's capacity under the search's SLO, in its findings and as its first sentence,

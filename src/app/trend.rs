@@ -6,7 +6,7 @@
 
 use crate::cli::{ReportArgs, ReportFormatArg};
 use crate::error::{ExitCode, UsageError};
-pub use crate::render::html::trend::{Trend, TrendPoint};
+use crate::render::html::trend::{Trend, TrendPoint};
 use crate::store;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -114,7 +114,7 @@ pub fn from_runs(paths: &[PathBuf]) -> Result<Trend, TrendError> {
     let mut points = Vec::new();
     let mut notes = Vec::new();
     for p in paths {
-        let (path, _) = crate::app::report::resolve_run(p);
+        let (path, _) = crate::app::paths::resolve_run(p);
         let loaded = store::load_result(&path)?;
         if let Some(at) = &loaded.incomplete {
             notes.push(format!("{}: incomplete run ({at})", path.display()));
@@ -174,7 +174,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             let out = match &args.out {
                 Some(o) => o.clone(),
                 None => {
-                    let (path, note) = super::report::default_output(&args.runs, "trend");
+                    let (path, note) = crate::app::paths::default_output(&args.runs, "trend");
                     if let (Some(n), false) = (note, quiet) {
                         eprintln!("note: {n}");
                     }

@@ -13,7 +13,7 @@
 //! - `{"error":{"code":"404","message":"Resource not found"}}` (deployment URL, no api-version)
 //! - `{"error":{"code":"BadRequest","message":"API version not supported"}}`
 
-use super::diagnose::{Context, Diagnosis, Kind};
+use super::diagnosis::{Context, Diagnosis, Kind};
 use super::url::host_of;
 use crate::scenario::Auth;
 

@@ -17,6 +17,7 @@
 mod azure;
 pub mod culprit;
 pub mod diagnose;
+pub mod diagnosis;
 pub mod inputs;
 pub mod key;
 pub mod models;
@@ -27,11 +28,13 @@ pub mod render;
 mod status;
 pub mod url;
 
-use crate::client::http::{build_http_client, PreparedTarget};
+use crate::client::http::PreparedTarget;
+use crate::client::pool::build_http_client;
 use crate::client::untrusted::printable;
 use crate::scenario::{self, RequestSpec};
 use anyhow::Context as _;
-use diagnose::{diagnose, Context, Diagnosis};
+use diagnose::diagnose;
+use diagnosis::{Context, Diagnosis};
 use inputs::CheckTarget;
 use std::io::Write;
 use std::path::PathBuf;
@@ -103,7 +106,7 @@ pub async fn check_target(
     let api = ct.target.api;
     let shape = key::inspect(ct.key.as_ref(), api, &url::host_of(&base_url));
     let env = |k: &str| std::env::var(k).ok();
-    let proxy = url::proxy_for(&base_url, &env);
+    let proxy = crate::client::proxy::proxy_for(&base_url, &env);
     let req = request_spec(ct);
     if !quiet {
         for n in &ct.notes {

@@ -2,7 +2,7 @@
 //! timeouts, connections closed without a word. Each names the host, the likely cause and the
 //! setting to change. Pure: reads the error text reqwest/hyper/rustls produced, no I/O.
 
-use super::diagnose::{Context, Diagnosis, Kind};
+use super::diagnosis::{Context, Diagnosis, Kind};
 use super::url::{host_of, host_port};
 use crate::model::ErrorClass;
 

@@ -4,7 +4,8 @@
 //! when the path looks wrong). Everything it learns is handed to the pure diagnosis.
 
 use super::culprit::{self, Part};
-use super::diagnose::{wanted_probes, Evidence};
+use super::diagnose::wanted_probes;
+use super::diagnosis::Evidence;
 use super::models::{answers_like_api, parse_model_ids, ProbeAnswer};
 use super::outcome::{from_attempt, Outcome};
 use super::url::candidate_bases;

@@ -3,7 +3,7 @@
 //! key and where it comes from), the causes, the fixes, the server's own message and notes.
 //! Pure: returns text.
 
-use super::diagnose::Diagnosis;
+use super::diagnosis::Diagnosis;
 use super::key::KeyShape;
 use super::url::display_url;
 use crate::dialect::Api;
@@ -63,7 +63,7 @@ pub fn skipped(model: &str, first_model: &str, first: &Diagnosis) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::diagnose::Kind;
+    use crate::check::diagnosis::Kind;
 
     fn diag(kind: Kind, summary: &str) -> Diagnosis {
         Diagnosis {

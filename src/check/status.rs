@@ -3,7 +3,7 @@
 //! server errors. Pure: works on the status, the provider's error type and message, and the
 //! probes' evidence.
 
-use super::diagnose::{endpoint, Context, Diagnosis, Evidence, Kind};
+use super::diagnosis::{Context, Diagnosis, Evidence, Kind};
 use super::key::{explain, KeyProblem};
 use super::models::{did_you_mean, says_unknown_model, shown_models};
 use super::url::{endpoint_suffix, host_of};
@@ -19,7 +19,11 @@ pub(super) fn status_error(
     quota: bool,
     ev: &Evidence,
 ) -> Diagnosis {
-    let url = format!("{}{}", cx.base_url.trim_end_matches('/'), endpoint(cx.api));
+    let url = format!(
+        "{}{}",
+        cx.base_url.trim_end_matches('/'),
+        cx.api.spec().path
+    );
     if let Some(d) = super::azure::diagnose(cx, status, error_type, message) {
         return d;
     }
@@ -215,7 +219,7 @@ fn suggest_base(d: Diagnosis, cx: &Context, ev: &Evidence) -> Diagnosis {
     let d = match endpoint_suffix(cx.base_url) {
         Some(s) => d.fix(format!(
             "remove `{s}` from the base URL: ladder appends {} itself",
-            endpoint(cx.api)
+            cx.api.spec().path
         )),
         None => d,
     };
@@ -226,7 +230,7 @@ fn path_not_found(cx: &Context, status: u16, url: &str, html: bool, ev: &Evidenc
     if ev.base_answers && ev.working_base.is_none() {
         return Diagnosis::new(
             Kind::WrongApi,
-            format!("HTTP {status}: the server has no {}", endpoint(cx.api)),
+            format!("HTTP {status}: the server has no {}", cx.api.spec().path),
         )
         .cause(format!(
             "the base URL is right (GET {}/models answers), but the server does not serve POST {url}: it probably speaks another API than {}",

@@ -2,6 +2,7 @@
 //! turn events into `ChunkInfo`, `timing` turns timestamped chunks into a record's figures.
 
 pub mod anthropic;
+pub mod builder;
 pub mod chunk;
 pub mod connect_timer;
 pub mod dialect;
@@ -12,6 +13,7 @@ pub(crate) mod lenient;
 pub mod openai;
 pub mod pool;
 pub mod prom;
+pub mod proxy;
 pub mod ratelimit;
 pub mod request_id;
 pub mod server_timing;

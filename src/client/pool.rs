@@ -5,8 +5,8 @@
 //! than servers commonly keep them, and a request lost on a connection closed before any
 //! response byte is sent again once, on a new connection (what HTTP clients do for this case).
 
+use super::builder::{build_http_client_with, ClientError};
 use super::connect_timer::ConnectLog;
-use super::http::{build_http_client_with, ClientError};
 use super::tls::SystemRoots;
 use crate::scenario::{Timeouts, Tls};
 use std::sync::RwLock;
@@ -131,6 +131,24 @@ pub fn keep_alive_timeout(value: &str) -> Option<Duration> {
         let secs: u64 = v.trim().trim_matches('"').parse().ok()?;
         Some(Duration::from_secs(secs))
     })
+}
+
+/// Builds an HTTP client for one probe or a few requests (`ladder check`), with the run's pool
+/// rules (`client::pool`); its connections are timed into `connects`.
+pub fn build_http_client(
+    timeouts: &Timeouts,
+    tls: &crate::scenario::Tls,
+    max_concurrency: usize,
+    connects: &ConnectLog,
+) -> Result<reqwest::Client, ClientError> {
+    build_http_client_with(
+        timeouts,
+        tls,
+        &SystemRoots::load(),
+        max_concurrency,
+        Some(DEFAULT_IDLE),
+        connects,
+    )
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! - llama.cpp's `timings` object in the final chunk (`prompt_ms`: prefill, `predicted_ms`:
 //!   decode, `cache_n`: prompt tokens served from its cache); llama.cpp reports no queue time.
 
-pub use crate::model::TimingSource;
+use crate::model::TimingSource;
 use serde::Deserialize;
 use std::borrow::Cow;
 

@@ -209,7 +209,7 @@ impl TimingSummary {
         if !failed {
             record.tpot_ms = self.tpot_ms;
             record.e2e_ms = Some(self.e2e_ms);
-            record.itl = Some(crate::stats::ItlHistogram::from_gaps(&self.itl_ms));
+            record.itl = Some(crate::model::ItlHistogram::from_gaps(&self.itl_ms));
         }
     }
 }
@@ -447,7 +447,7 @@ mod tests {
         assert_eq!(rec.token_events, 2);
         assert_eq!(
             rec.itl,
-            Some(crate::stats::ItlHistogram::from_gaps(&[20.0]))
+            Some(crate::model::ItlHistogram::from_gaps(&[20.0]))
         );
         assert_eq!(rec.finish_reason.as_deref(), Some("length"));
         assert!(rec.is_ok());

@@ -9,12 +9,13 @@
 //! tell; the verdict says how many requests per step would decide it).
 
 use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
+use crate::model::ItlHistogram;
 use crate::scenario::MetricGate;
 use crate::stats::inference::{
     bootstrap_gaps_ratio_ci, bootstrap_ratio_ci, generator, lower_bound_order_stat, GapRequests,
     Resampled,
 };
-use crate::stats::{drift, quantile_sorted, ItlHistogram, PooledGaps};
+use crate::stats::{drift, quantile_sorted, PooledGaps};
 use crate::util::duration::signed_ms_text as signed_ms;
 
 /// Confidence of the bootstrap CI that gates a verdict.

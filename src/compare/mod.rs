@@ -19,11 +19,11 @@ mod types;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::model::ItlHistogram;
+use crate::model::LadderUnit;
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::{
-    drift, steady_window, ItlHistogram, LadderUnit, SteadyWindow, StepSummary, Timed,
-};
-pub(crate) use crate::util::duration::ms_text as fmt_ms;
+use crate::stats::{drift, steady_window, SteadyWindow, StepSummary, Timed};
+use crate::util::duration::ms_text as fmt_ms;
 pub(crate) use latency::requests_to_decide;
 pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
 use rules::findings_check;

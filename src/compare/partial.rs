@@ -9,8 +9,9 @@
 //! scenario); `of` takes the facts of a run still in memory (`run --against`).
 
 use crate::compare::{gate_for, requests_to_decide, Comparison, Metric, Verdict};
+use crate::model::LadderUnit;
 use crate::scenario::{Budget, Gates, Load};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 use crate::store::{LoadedResult, Meta};
 
 /// A step that ended before it sent what the scenario planned.

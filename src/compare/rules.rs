@@ -3,8 +3,9 @@
 
 use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};
 use super::{fmt_pct, Check, Method, Metric, Verdict};
+use crate::model::LadderUnit;
 use crate::stats::inference;
-use crate::stats::{LadderUnit, SteadyWindow, StepSummary};
+use crate::stats::{SteadyWindow, StepSummary};
 
 /// Significance level of the error-rate test.
 const ERROR_RATE_ALPHA: f64 = 0.01;

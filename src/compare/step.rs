@@ -8,7 +8,8 @@ use super::{
     gate_for, summary_q, Check, CompareOptions, Drift, Indexed, Method, Metric, Percentile,
     Verdict, MIN_THROUGHPUT_SAMPLES,
 };
-use crate::stats::{inference, ItlHistogram, StepSummary};
+use crate::model::ItlHistogram;
+use crate::stats::{inference, StepSummary};
 
 /// A latency's per-request values on one side of a step: sorted, and in start order.
 type Values = Option<(Vec<f64>, Vec<f64>)>;

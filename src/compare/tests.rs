@@ -912,7 +912,7 @@ fn gap_samples(step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample>
                 tpot_ms: Some(speed),
                 e2e_ms: Some(200.0 + 60.0 * speed),
                 output_tokens: Some(61),
-                itl: Some(crate::stats::ItlHistogram::from_gaps(&gaps)),
+                itl: Some(crate::model::ItlHistogram::from_gaps(&gaps)),
                 parts: None,
             }
         })

@@ -5,44 +5,18 @@
 //! left (first decode, tokenization). A part is named only when its CI excludes 0; the largest
 //! such rise is the cause. Pure and seeded, like the checks.
 
-use super::types::{Check, Metric, Percentile, RequestSample, Side, Verdict};
+use super::types::{
+    Check, Metric, PartChange, Percentile, RequestSample, Side, TtftCause, Verdict,
+};
 use crate::findings::ttft_parts::{least_overhead, PartValues};
 use crate::findings::PartSample;
 use crate::stats::inference::{generator, resampled_quantile};
-use crate::stats::LadderUnit;
 use crate::util::duration::signed_ms_text as signed;
-use serde::Serialize;
 
 /// Resamples per part (each a pair of P90 draws).
 const RESAMPLES: usize = 4_000;
 /// Two-sided confidence of the part CIs, as the checks' 99%.
 const CONFIDENCE: f64 = 0.99;
-
-/// One part's P90 on both sides.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PartChange {
-    /// `headers`, `server queue`, `prefill` or `rest`.
-    pub part: String,
-    pub base_p90_ms: f64,
-    pub new_p90_ms: f64,
-    pub change_ms: f64,
-    /// 99% CI of `change_ms`.
-    pub ci_ms: (f64, f64),
-}
-
-/// What moved in one TTFT P90 regression.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TtftCause {
-    pub model: String,
-    pub concurrency: u32,
-    pub ladder_unit: LadderUnit,
-    pub ttft_p90_change_ms: f64,
-    pub parts: Vec<PartChange>,
-    /// `network`, `queueing`, `prefill` or `other`; `None` when no part moved with confidence.
-    pub cause: Option<String>,
-    /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9], server queue +1.6 s [...]: queueing"
-    pub sentence: String,
-}
 
 /// The explanation of every regressed TTFT P90 check with per-request parts on both sides.
 pub(super) fn explain(base: &Side, new: &Side, checks: &[Check], seed: u64) -> Vec<TtftCause> {
@@ -180,6 +154,7 @@ fn p90(sorted: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::LadderUnit;
     use crate::model::TimingSource;
     use crate::stats::StepSummary;
 

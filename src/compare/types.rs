@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExitCode;
+use crate::model::LadderUnit;
 use crate::scenario::{Gates, MetricGate};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 
 /// One attempted request as far as `compare` cares (a projection of a `requests.csv` row).
 /// ITL is judged from each request's gap histogram (`itl`) when both sides kept them.
@@ -29,7 +30,7 @@ pub struct RequestSample {
     pub output_tokens: Option<u64>,
     /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
     #[serde(default)]
-    pub itl: Option<crate::stats::ItlHistogram>,
+    pub itl: Option<crate::model::ItlHistogram>,
     /// TTFT with the client's and the server's timings (successful requests), for naming the
     /// part of TTFT that moved.
     #[serde(default)]
@@ -352,7 +353,33 @@ pub struct Comparison {
     /// For each TTFT P90 regression: which part of TTFT moved (headers, server queue, prefill,
     /// rest), with CIs, and the cause it names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ttft_causes: Vec<super::ttft_cause::TtftCause>,
+    pub ttft_causes: Vec<TtftCause>,
+}
+
+/// One part's P90 on both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PartChange {
+    /// `headers`, `server queue`, `prefill` or `rest`.
+    pub part: String,
+    pub base_p90_ms: f64,
+    pub new_p90_ms: f64,
+    pub change_ms: f64,
+    /// 99% CI of `change_ms`.
+    pub ci_ms: (f64, f64),
+}
+
+/// What moved in one TTFT P90 regression.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TtftCause {
+    pub model: String,
+    pub concurrency: u32,
+    pub ladder_unit: LadderUnit,
+    pub ttft_p90_change_ms: f64,
+    pub parts: Vec<PartChange>,
+    /// `network`, `queueing`, `prefill` or `other`; `None` when no part moved with confidence.
+    pub cause: Option<String>,
+    /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9], server queue +1.6 s [...]: queueing"
+    pub sentence: String,
 }
 
 impl Comparison {

@@ -11,7 +11,8 @@ use super::evidence::server_evidence;
 use super::rise::{first_rise, Rise, RiseSignal, StepSamples, KNEE_ABS_MS, KNEE_RATIO};
 use super::ttft_parts::TtftParts;
 use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::model::LadderUnit;
+use crate::stats::StepSummary;
 
 /// TPOT P50 within +20% of the reference step: queueing, not saturation.
 const TPOT_FLAT: f64 = 1.2;

@@ -8,8 +8,9 @@
 //! (self-check notes, throughput efficiency); `knee` finds and describes the TTFT knee, `wall`
 //! the rate-limit wall.
 
+use crate::model::LadderUnit;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -423,7 +424,7 @@ fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> 
         }
         let target = f64::from(s.concurrency);
         // Only closed-loop steps promise a number of streams in flight.
-        let closed = s.ladder_unit == crate::stats::LadderUnit::Streams;
+        let closed = s.ladder_unit == crate::model::LadderUnit::Streams;
         if let Some(achieved) = s.achieved_concurrency.filter(|_| closed) {
             // Short steps are dominated by ramp-up and tail; only judge steps with real work.
             // Fast failures (a wrong key) are not a client bottleneck.

@@ -166,7 +166,7 @@ pub(super) fn rate_notes(rows: &[&StepSummary], fits: &[Option<Served>]) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::LadderUnit;
+    use crate::model::LadderUnit;
 
     /// A successful rate-mode record scheduled at `sched_ms`, sent `lag_ms` late, ending
     /// `e2e_ms` after it was sent.

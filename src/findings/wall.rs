@@ -2,8 +2,9 @@
 //! the rate-limit headers, and the report sentence with the throughput at the wall.
 
 use super::{rate, rate_limited, StepExtras, WallFinding};
+use crate::model::LadderUnit;
 use crate::model::LimitKind;
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 
 pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {
     let hit = |i: usize| rate_limited(n429[i], rows[i].attempted);

@@ -5,8 +5,9 @@
 //! simulator's parameters, else it is unknown and the estimate says so.
 
 use super::Limits;
+use crate::model::LadderUnit;
 use crate::scenario::{Budget, Endpoint, LadderOver, PromptContent, PromptSource, Scenario};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 use serde::Serialize;
 
 /// Where an estimate's latency and token figures come from.

@@ -18,11 +18,11 @@ pub use capacity::{CapacityPlan, Fit, SizedFrom};
 pub use words::plain_words;
 
 use crate::model::Slo;
-pub use crate::scenario::Limits;
+use crate::scenario::Limits;
 use crate::stats::StepSummary;
 use serde::Serialize;
 
-pub use crate::model::slo::MAX_FAILED_SHARE;
+use crate::model::slo::MAX_FAILED_SHARE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -45,7 +45,7 @@ pub struct StepBasis {
     pub step: u32,
     /// The step's ladder value, in `unit` (streams, offered requests/s or prompt tokens).
     pub concurrency: u32,
-    pub unit: crate::stats::LadderUnit,
+    pub unit: crate::model::LadderUnit,
     pub measured_rps: f64,
     pub e2e_mean_ms: f64,
     pub ttft_p90_ms: Option<f64>,
@@ -145,9 +145,9 @@ pub fn slo_miss(s: &StepSummary, slo: &Slo) -> Option<String> {
 
 /// A measured step in a sentence: `10 streams`, `the 8 req/s step` (offered; the achieved rate
 /// is said beside it), `2000-token prompts`.
-pub fn step_words(unit: crate::stats::LadderUnit, value: u32) -> String {
+pub fn step_words(unit: crate::model::LadderUnit, value: u32) -> String {
     match unit {
-        crate::stats::LadderUnit::Rps => format!("the {} step", unit.describe(value)),
+        crate::model::LadderUnit::Rps => format!("the {} step", unit.describe(value)),
         unit => unit.describe(value),
     }
 }

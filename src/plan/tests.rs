@@ -156,7 +156,7 @@ fn a_rate_step_lasts_its_arrivals_over_the_rate_plus_the_tail() {
     );
     let steps = estimate::estimate(&s, None);
     let e = &steps[0];
-    assert_eq!((e.value, e.unit), (10, crate::stats::LadderUnit::Rps));
+    assert_eq!((e.value, e.unit), (10, crate::model::LadderUnit::Rps));
     assert_eq!((e.offered_rps, e.requests), (Some(10.0), Some(120)));
     assert!((e.duration_s.unwrap() - 12.5).abs() < 1e-9, "{e:?}");
     assert!((steps[1].duration_s.unwrap() - 6.5).abs() < 1e-9);
@@ -221,7 +221,7 @@ fn a_prompt_size_ladder_runs_every_step_at_its_load_with_the_steps_prompt() {
         "  ladder_over: prompt_tokens\n  concurrency: 2\n  ladder: [1000, 4000]\n  requests_per_step: 40\n",
     );
     let steps = estimate::estimate(&s, None);
-    assert_eq!(steps[1].unit, crate::stats::LadderUnit::PromptTokens);
+    assert_eq!(steps[1].unit, crate::model::LadderUnit::PromptTokens);
     assert_eq!(steps[1].input_per_request, 4000.0);
     assert_eq!(steps[1].in_flight, Some(2.0), "2 streams, not 4000");
     // 0.1 + 0.4 + 0.1 s per request on 2 streams: 40 requests take 12 s.
@@ -245,7 +245,7 @@ fn a_prompt_size_ladder_runs_every_step_at_its_load_with_the_steps_prompt() {
 fn a_plan_from_a_rate_ladder_names_the_offered_step() {
     let mut rows = demo();
     for r in &mut rows {
-        r.ladder_unit = crate::stats::LadderUnit::Rps;
+        r.ladder_unit = crate::model::LadderUnit::Rps;
         r.offered_rps = Some(f64::from(r.concurrency));
     }
     let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);

@@ -3,8 +3,8 @@
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, Fit, LimitName, ModelPlan, Plan, StepBasis};
+use crate::model::LadderUnit;
 use crate::scenario::{LadderOver, LoadMode, Scenario};
-use crate::stats::LadderUnit;
 use crate::util::duration::ms_text as ms;
 use std::fmt::Write;
 use std::path::Path;

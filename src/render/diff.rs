@@ -275,7 +275,7 @@ pub(crate) fn grouped_skips(c: &Comparison) -> Vec<String> {
         model: String,
         pct: String,
         reason: String,
-        unit: crate::stats::LadderUnit,
+        unit: crate::model::LadderUnit,
         steps: Vec<u32>,
         metrics: Vec<String>,
     }

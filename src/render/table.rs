@@ -3,7 +3,8 @@
 //! several models, a side-by-side table that marks the fastest model at each step. Pure: rows in,
 //! a `String` out; numbers are formatted for people, not for machines (the CSVs are for those).
 
-use crate::stats::{LadderUnit, StepSummary};
+use crate::model::LadderUnit;
+use crate::stats::StepSummary;
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Rows};
 use tabled::settings::style::{BorderSpanCorrection, HorizontalLine};

@@ -3,7 +3,7 @@
 //! (headers) or the server sent timings; a run of older files without them shows nothing.
 
 use crate::findings::{ModelFindings, TtftParts};
-use crate::stats::LadderUnit;
+use crate::model::LadderUnit;
 
 /// The table of one model, or `None` without a decomposition.
 pub fn ttft_parts_text(f: &ModelFindings) -> Option<String> {

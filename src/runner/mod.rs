@@ -9,7 +9,7 @@
 use crate::client::request_id::RequestIds;
 use crate::client::Backend;
 use crate::model::RequestRecord;
-pub use crate::model::StepRun;
+use crate::model::StepRun;
 use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
 use crate::runner::workload::{Session, StepWorkload};
 use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
@@ -437,8 +437,8 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
 /// A step for the progress line: `16 streams`, `4 req/s`, `2000-token prompts at 4 req/s`.
 /// `load` is what this process runs: streams, or requests/s (`rate`); a shard's share of a rate
 /// need not be whole (`2.5 req/s`).
-fn step_label(unit: crate::stats::LadderUnit, value: u32, load: f64, rate: bool) -> String {
-    use crate::stats::LadderUnit;
+fn step_label(unit: crate::model::LadderUnit, value: u32, load: f64, rate: bool) -> String {
+    use crate::model::LadderUnit;
     let load = if unit == LadderUnit::Speed {
         return unit.describe(value);
     } else if rate {

@@ -257,7 +257,7 @@ async fn rate_shards_offer_exact_shares_on_independent_schedules() {
 
 #[test]
 fn steps_are_labelled_in_their_unit() {
-    use crate::stats::LadderUnit;
+    use crate::model::LadderUnit;
     assert_eq!(
         step_label(LadderUnit::Streams, 16, 16.0, false),
         "16 streams"

@@ -9,7 +9,7 @@
 
 use crate::dialect::{Api, KeyHeader};
 use crate::model::ErrorClass;
-pub use crate::model::Slo;
+use crate::model::Slo;
 use crate::sim::SimParams;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -101,7 +101,7 @@ fn synthetic_prompts_and_the_prompt_size_ladder() {
     );
     assert_eq!(
         sweep.load.ladder_unit(),
-        crate::stats::LadderUnit::PromptTokens
+        crate::model::LadderUnit::PromptTokens
     );
     let w = workload_yaml(&sweep);
     assert!(
@@ -133,7 +133,7 @@ fn rate_mode_arrivals_and_cap() {
             max_concurrency: Some(50)
         }
     );
-    assert_eq!(s.load.ladder_unit(), crate::stats::LadderUnit::Rps);
+    assert_eq!(s.load.ladder_unit(), crate::model::LadderUnit::Rps);
     let g = ok(
         "prompt_file: p.txt",
         "mode: rate\nladder: [2]\narrivals: {gamma: {burstiness: 0.5}}",

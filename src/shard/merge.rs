@@ -8,7 +8,7 @@
 //! dropped silently. No files here: `store::shards` reads and writes them.
 
 use crate::model::RequestRecord;
-use crate::scenario::Slo;
+use crate::model::Slo;
 use crate::shard::share;
 use crate::stats::{self, StepContext, StepSummary};
 use crate::store::Meta;

@@ -11,7 +11,7 @@ mod server;
 mod steady;
 mod step;
 
-pub use crate::model::{ItlHistogram, LadderUnit};
+use crate::model::LadderUnit;
 pub use itl::PooledGaps;
 pub use rebuild::{summarize_run, RunContext};
 pub use server::apply_server_metrics;
@@ -274,8 +274,9 @@ mod quantile_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ItlHistogram;
+    use crate::model::Slo;
     use crate::model::{ErrorClass, RequestRecord, TokensSource};
-    use crate::scenario::Slo;
     use std::time::Duration;
 
     fn close(actual: Option<f64>, expected: f64) {

@@ -4,8 +4,8 @@
 //! to `requests.csv` afterwards.
 
 use super::{summarize_step, StepContext, StepSummary};
+use crate::model::Slo;
 use crate::model::{RequestRecord, StepRun};
-use crate::scenario::Slo;
 
 /// What every row of a run shares.
 pub struct RunContext<'a> {

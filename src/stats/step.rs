@@ -5,8 +5,8 @@
 use super::{
     describe, p90_bounds, server, steady_window, PooledGaps, StepSummary, Timed, SCHEMA_VERSION,
 };
+use crate::model::Slo;
 use crate::model::{ErrorClass, RequestRecord, TokensSource};
-use crate::scenario::Slo;
 
 /// What `summarize_step` needs besides the records: identity of the row, the step's wall time
 /// (first request start to last request end) and the SLO used for goodput.

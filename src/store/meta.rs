@@ -24,7 +24,7 @@ pub struct Meta {
     pub ladder: Vec<u32>,
     /// What the ladder's values count (older runs: streams).
     #[serde(default)]
-    pub ladder_unit: crate::stats::LadderUnit,
+    pub ladder_unit: crate::model::LadderUnit,
     #[serde(default)]
     pub notes: Vec<String>,
     /// `false` from the start of a run until everything is written: a run directory whose

@@ -32,16 +32,12 @@ pub use load::{load_result, rebuild_run, run_dir_of, LoadedResult};
 pub use meta::{read_meta, MergedShard, Meta, ShardMeta};
 pub use requests_csv::{read_requests_csv, request_columns, requests_csv};
 pub use run_dir::{create_run_dir, create_run_dir_named, RunDir};
-pub use server_metrics_csv::{
-    read_server_metrics_csv, server_metrics_csv, MetricRow, SERVER_METRICS_COLUMNS,
-};
+pub use server_metrics_csv::{read_server_metrics_csv, server_metrics_csv, SERVER_METRICS_COLUMNS};
 pub use shards::{
     check_merge_output, find_runs, read_shard, shards_settled, stopped_early, write_merged,
     MergedFiles, ShardFiles,
 };
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_columns, summary_csv};
-
-pub use crate::model::Slo;
 
 /// File names inside a run directory.
 pub const SUMMARY_FILE: &str = "summary.csv";

@@ -9,8 +9,8 @@
 use super::columns::{self, col, optional, Column};
 use super::csv_io::{first_appearance, read_csv, MS};
 use super::StoreError;
+use crate::model::ItlHistogram;
 use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
-use crate::stats::ItlHistogram;
 use std::path::Path;
 
 /// `requests.csv`'s columns in file order, declared once: the header, the writer (whole files

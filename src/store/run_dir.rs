@@ -87,7 +87,7 @@ impl RunDir {
     }
 
     /// `server_metrics.csv` (the server's `/metrics` during the run), written atomically.
-    pub fn write_server_metrics(&self, rows: &[super::MetricRow]) -> Result<(), StoreError> {
+    pub fn write_server_metrics(&self, rows: &[crate::model::MetricRow]) -> Result<(), StoreError> {
         write_atomic(
             &self.path.join(SERVER_METRICS_FILE),
             &super::server_metrics_csv(rows),

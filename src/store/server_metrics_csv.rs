@@ -5,7 +5,7 @@
 
 use super::csv_io::{escape, fixed, opt_fixed, read_csv, write_csv, MS};
 use super::StoreError;
-pub use crate::model::MetricRow;
+use crate::model::MetricRow;
 use std::path::Path;
 
 /// `server_metrics.csv` columns in file order.

@@ -5,7 +5,8 @@
 use super::columns::{self, col, optional, Column};
 use super::csv_io::{first_appearance, parse_csv, MS, RATE, SHARE};
 use super::StoreError;
-use crate::stats::{LadderUnit, StepSummary, SCHEMA_VERSION};
+use crate::model::LadderUnit;
+use crate::stats::{StepSummary, SCHEMA_VERSION};
 use std::path::Path;
 
 /// `summary.csv`'s columns in file order (the `StepSummary` field order), declared once: the

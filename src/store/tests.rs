@@ -3,7 +3,7 @@
 use super::requests_csv::tests::request;
 use super::summary_csv::tests::summary_row;
 use super::*;
-use crate::model::StepRun;
+use crate::model::{Slo, StepRun};
 use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};

@@ -19,7 +19,8 @@ use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
 use crate::app::verdict::Against;
 use crate::cli::{DiffFormatArg, RunArgs};
-use crate::client::http::{ClientError, HttpBackend, PreparedTarget};
+use crate::client::builder::ClientError;
+use crate::client::http::{HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
 use crate::client::tls::{system_roots_needed, SystemRoots};
 use crate::compare;
@@ -357,8 +358,8 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
     // Unusable TLS files (unreadable, not PEM, an X.509 v1 client certificate) are the
     // scenario's fault: exit 2 before traffic, naming the file and the field.
     // The system's certificate store is read only when a connection can be TLS: an https
-    // target, or an https proxy for it (the proxy reqwest picks, by `check::url::proxy_for`).
-    let proxy = crate::check::url::proxy_for(base_url, &|name| std::env::var(name).ok());
+    // target, or an https proxy for it (the proxy reqwest picks, by `client::proxy::proxy_for`).
+    let proxy = crate::client::proxy::proxy_for(base_url, &|name| std::env::var(name).ok());
     let roots = if system_roots_needed(base_url, proxy.as_ref().map(|p| p.shown.as_str())) {
         SystemRoots::load()
     } else {

@@ -3,8 +3,12 @@
 
 use super::*;
 use crate::check::key::inspect;
+use crate::check::key::KeyShape;
 use crate::check::url::host_of;
+use crate::client::proxy::ProxyInfo;
+use crate::dialect::Api;
 use crate::scenario::Secret;
+use std::time::Duration;
 
 struct Setup {
     api: Api,

@@ -7,13 +7,12 @@ mod stream;
 
 pub use failure::{error_chain, out_of_file_descriptors, CLIENT_CERT_WANTED};
 
-use super::connect_timer::{ConnectLog, ConnectTimerLayer};
+use super::connect_timer::ConnectLog;
 use super::dialect::{self, EventReader};
 use super::error_body;
 use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::server_timing::{self, ServerTimings};
 use super::timing::TimingSummary;
-use super::tls::SystemRoots;
 use crate::dialect::Api;
 use crate::model::ErrorClass;
 use crate::scenario::{Auth, RequestSpec, Target, Timeouts};
@@ -427,64 +426,6 @@ async fn answer(
         .unwrap_or_default();
     attempt.server = server.or_from(from_body);
     attempt
-}
-
-/// Why the HTTP client could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    #[error(transparent)]
-    Tls(#[from] super::tls::TlsError),
-    #[error("{0}")]
-    Build(#[from] reqwest::Error),
-}
-
-/// Builds an HTTP client for one probe or a few requests (`ladder check`), with the run's pool
-/// rules (`client::pool`); its connections are timed into `connects`.
-pub fn build_http_client(
-    timeouts: &Timeouts,
-    tls: &crate::scenario::Tls,
-    max_concurrency: usize,
-    connects: &ConnectLog,
-) -> Result<reqwest::Client, ClientError> {
-    build_http_client_with(
-        timeouts,
-        tls,
-        &SystemRoots::load(),
-        max_concurrency,
-        Some(super::pool::DEFAULT_IDLE),
-        connects,
-    )
-}
-
-/// Builds an HTTP client: pool sized to the largest step, idle connections kept for
-/// `keep_idle` (`None` or zero: no pool, a new connection per request), no automatic
-/// decompression surprises, the connect timeout from the scenario, and its TLS settings
-/// (bundled roots, the system store's `roots`, `target.tls`); every connection it makes is timed
-/// into `connects` (`client::connect_timer`).
-pub fn build_http_client_with(
-    timeouts: &Timeouts,
-    tls: &crate::scenario::Tls,
-    roots: &SystemRoots,
-    max_concurrency: usize,
-    keep_idle: Option<Duration>,
-    connects: &ConnectLog,
-) -> Result<reqwest::Client, ClientError> {
-    let builder = reqwest::Client::builder()
-        .connector_layer(ConnectTimerLayer {
-            log: connects.clone(),
-        })
-        .connect_timeout(timeouts.connect);
-    let builder = match keep_idle.filter(|d| !d.is_zero()) {
-        Some(idle) => builder
-            .pool_max_idle_per_host(max_concurrency.max(1))
-            .pool_idle_timeout(idle),
-        None => builder.pool_max_idle_per_host(0),
-    };
-    let builder = builder
-        .tcp_nodelay(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("ladder/", env!("CARGO_PKG_VERSION")));
-    Ok(super::tls::configure(builder, tls, roots)?.build()?)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ fn check(model: &str, conc: Option<u32>, metric: Metric, p: Option<Percentile>) 
         model: model.into(),
         step: conc.map(|_| 3),
         concurrency: conc,
-        ladder_unit: crate::stats::LadderUnit::Streams,
+        ladder_unit: crate::model::LadderUnit::Streams,
         metric,
         percentile: p,
         gated: p != Some(Percentile::P50),

@@ -6,10 +6,11 @@
 use super::view::RunView;
 use crate::compare::{Comparison, Metric, Percentile, Verdict};
 use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
+use crate::model::LadderUnit;
 use crate::model::Slo;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
-use crate::stats::{LadderUnit, StepSummary};
+use crate::stats::StepSummary;
 use crate::util::duration::ms_text as fmt_ms;
 
 /// The x axis: what the ladder's values count.

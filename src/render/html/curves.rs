@@ -12,9 +12,10 @@
 
 use super::view::RunView;
 use crate::findings::KneeFinding;
+use crate::model::LadderUnit;
 use crate::model::RequestRecord;
 use crate::render::svg::{self, Body, Chart, Marker, Series, VLine, XAxis};
-use crate::stats::{LadderUnit, PooledGaps, StepSummary};
+use crate::stats::{PooledGaps, StepSummary};
 use std::fmt::Write;
 
 /// At most this many points per scatter (every k-th request beyond it, said in the title).

@@ -40,7 +40,7 @@ fn steps(t: &Trend, model: &str) -> Vec<u32> {
 }
 
 /// What the model's ladder values count (its latest point's rows; streams for older files).
-fn unit(t: &Trend, model: &str) -> crate::stats::LadderUnit {
+fn unit(t: &Trend, model: &str) -> crate::model::LadderUnit {
     t.points
         .iter()
         .rev()

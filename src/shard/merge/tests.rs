@@ -251,7 +251,7 @@ fn rate_shards_add_up_to_the_offered_rate() {
             r.worker = 0;
         }
         for row in &mut s.summaries {
-            row.ladder_unit = crate::stats::LadderUnit::Rps;
+            row.ladder_unit = crate::model::LadderUnit::Rps;
             row.offered_rps = Some(2.5);
         }
         s
@@ -267,7 +267,7 @@ fn rate_shards_add_up_to_the_offered_rate() {
     assert_eq!(merged.summaries[0].offered_rps, Some(5.0));
     assert_eq!(
         merged.summaries[0].ladder_unit,
-        crate::stats::LadderUnit::Rps
+        crate::model::LadderUnit::Rps
     );
     let workers: BTreeSet<u32> = merged.records.iter().map(|r| r.worker).collect();
     assert_eq!(

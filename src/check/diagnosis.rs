@@ -1,0 +1,152 @@
+//! What `ladder check` knows and concludes about one target, as data: the `Context` known
+//! before sending, the `Evidence` the follow-up probes found, and the `Diagnosis` (its `Kind`,
+//! causes, fixes, the server's own words). Its own file because every rule of `check`
+//! (`diagnose`, `status`, `network`, `azure`) builds these, and `diagnose` calls those rules.
+
+use super::key::KeyShape;
+use crate::client::proxy::ProxyInfo;
+use crate::dialect::Api;
+use std::time::Duration;
+
+/// What is known about the target before sending.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub api: Api,
+    pub base_url: &'a str,
+    pub model: &'a str,
+    pub key: &'a KeyShape,
+    /// Where the key comes from, e.g. `$OPENAI_API_KEY` or `target.api_key in x.yaml`.
+    pub key_source: &'a str,
+    /// The proxy the request goes through, if any.
+    pub proxy: Option<&'a ProxyInfo>,
+    pub timeout: Duration,
+    /// How the key was sent (`target.auth`).
+    pub auth: crate::scenario::Auth,
+    /// `target.api_version`, appended as `?api-version=` (Azure's deployment URLs).
+    pub api_version: Option<&'a str>,
+    /// The scenario the target came from, for fixes that name where to change a setting.
+    pub scenario_file: Option<&'a std::path::Path>,
+}
+
+/// What the follow-up probes found (see [`wanted_probes`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// Models listed by `GET {base_url}/models`, when that answered with a list.
+    pub models: Option<Vec<String>>,
+    /// `GET {base_url}/models` answered like an API (so the base URL itself is right).
+    pub base_answers: bool,
+    /// Another base URL whose `/models` answered like an API.
+    pub working_base: Option<String>,
+    /// The optional parts the request was retried without (after an unexplained 4xx).
+    pub tried: Vec<super::culprit::Part>,
+    /// The part whose removal made the server accept the request, and how to turn it off.
+    pub culprit: Option<super::culprit::Culprit>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Ok,
+    OkNoUsage,
+    KeyNotSendable,
+    Setup,
+    KeyMissing,
+    KeyRejected,
+    Forbidden,
+    PathNotFound,
+    WrongApi,
+    ModelNotFound,
+    HtmlPage,
+    BadRequest,
+    RateLimited,
+    Quota,
+    ServerError,
+    HttpError,
+    ConnectionRefused,
+    Dns,
+    Tls,
+    Proxy,
+    ConnectTimeout,
+    ConnectFailed,
+    ClosedWithoutAnswer,
+    ResponseTimeout,
+    NotStream,
+    StreamError,
+    StreamBroken,
+    StreamStalled,
+    Malformed,
+    Empty,
+    NoTokenEvents,
+}
+
+impl Kind {
+    /// A problem of the target (URL, key, network) rather than of one model: every model of the
+    /// target would fail the same way.
+    pub fn is_target_level(self) -> bool {
+        use Kind::*;
+        matches!(
+            self,
+            KeyNotSendable
+                | Setup
+                | KeyMissing
+                | KeyRejected
+                | PathNotFound
+                | WrongApi
+                | HtmlPage
+                | Quota
+                | ConnectionRefused
+                | Dns
+                | Tls
+                | Proxy
+                | ConnectTimeout
+                | ConnectFailed
+                | ClosedWithoutAnswer
+        )
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnosis {
+    pub kind: Kind,
+    /// One line: the figures when ok, else what went wrong.
+    pub summary: String,
+    pub causes: Vec<String>,
+    pub fixes: Vec<String>,
+    pub notes: Vec<String>,
+    /// The provider's own message (already redacted), when there was one.
+    pub server_said: Option<String>,
+}
+
+impl Diagnosis {
+    pub fn is_ok(&self) -> bool {
+        matches!(self.kind, Kind::Ok | Kind::OkNoUsage)
+    }
+
+    pub(super) fn new(kind: Kind, summary: impl Into<String>) -> Self {
+        Diagnosis {
+            kind,
+            summary: summary.into(),
+            causes: Vec::new(),
+            fixes: Vec::new(),
+            notes: Vec::new(),
+            server_said: None,
+        }
+    }
+
+    pub(super) fn cause(mut self, c: impl Into<String>) -> Self {
+        self.causes.push(c.into());
+        self
+    }
+
+    pub(super) fn fix(mut self, f: impl Into<String>) -> Self {
+        self.fixes.push(f.into());
+        self
+    }
+
+    pub(super) fn said(mut self, s: &str) -> Self {
+        let s = s.trim();
+        if !s.is_empty() {
+            self.server_said = Some(s.chars().take(300).collect());
+        }
+        self
+    }
+}
