@@ -92,7 +92,7 @@ pub(super) fn first_rise(
 ) -> Option<(usize, usize, Rise)> {
     let with_tail = rows
         .first()
-        .is_some_and(|s| s.ladder_unit != crate::stats::LadderUnit::PromptTokens);
+        .is_some_and(|s| s.ladder_unit != crate::model::LadderUnit::PromptTokens);
     for k in 1..p90.len() {
         let (r, best) =
             p90[..k]
