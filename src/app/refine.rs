@@ -10,30 +10,11 @@ use crate::runner::{self, Interrupt};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
-/// Why a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
-pub(super) fn slo_miss_why(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> Option<String> {
-    let slo = s.slo;
-    move |row| {
-        if slo.is_empty() {
-            None
-        } else {
-            crate::plan::slo_miss(row, &slo)
-        }
-    }
-}
-
-/// Whether a step misses the scenario's SLO (`plan::slo_miss`; no SLO: never).
-fn slo_misses(s: &Scenario) -> impl Fn(&crate::stats::StepSummary) -> bool {
-    let why = slo_miss_why(s);
-    move |row| why(row).is_some()
-}
-
 /// The intervals of every model's findings over `rows`.
 fn brackets_of(s: &Scenario, rows: &[crate::stats::StepSummary]) -> Vec<refine::Bracket> {
-    let misses = slo_misses(s);
     findings::analyze_run_with(rows, None)
         .iter()
-        .flat_map(|f| refine::brackets(rows, f, &misses))
+        .flat_map(|f| refine::brackets(rows, f, Some(&s.slo)))
         .collect()
 }
 
@@ -69,9 +50,8 @@ pub(super) fn add_notes(
     rows: &[crate::stats::StepSummary],
     findings: &mut [findings::ModelFindings],
 ) {
-    let misses = slo_misses(s);
     for f in findings.iter_mut() {
-        let b = refine::brackets(rows, f, &misses);
+        let b = refine::brackets(rows, f, Some(&s.slo));
         if let Some(n) = refine::note(values, &b, f.ladder_unit) {
             f.notes.insert(0, n);
         }
@@ -84,9 +64,8 @@ pub(super) fn add_breaks(
     rows: &[crate::stats::StepSummary],
     findings: &mut [findings::ModelFindings],
 ) {
-    let why = slo_miss_why(s);
     for f in findings.iter_mut() {
-        f.breaks_at = findings::replay::breaks_at(rows, f, &why);
+        f.breaks_at = findings::replay::breaks_at(rows, f, Some(&s.slo));
         if let Some(n) = findings::replay::sentence(f.breaks_at.as_ref(), rows, &f.model) {
             f.notes.insert(0, n);
         }

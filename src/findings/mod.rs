@@ -21,6 +21,7 @@ pub mod refine;
 pub mod replay;
 pub mod rise;
 pub mod search;
+pub mod slo;
 #[cfg(test)]
 mod tests;
 pub mod ttft_parts;

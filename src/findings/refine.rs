@@ -4,8 +4,9 @@
 //! step bisects the wider of the two (by ratio, as ladders are geometric); a step already run is
 //! never repeated, and an interval of adjacent whole values is done.
 
+use super::slo::miss;
 use super::{KneeFinding, ModelFindings};
-use crate::model::LadderUnit;
+use crate::model::{LadderUnit, Slo};
 use crate::stats::StepSummary;
 
 /// An open-closed interval `(lo, hi]` of ladder values and what it brackets.
@@ -22,13 +23,9 @@ pub enum Bracketed {
     Slo,
 }
 
-/// The knee's and the SLO's intervals of one model's rows. `misses` says whether a step fails
-/// the SLO (`plan::slo_miss`); without an SLO pass `|_| false`.
-pub fn brackets(
-    rows: &[StepSummary],
-    f: &ModelFindings,
-    misses: &dyn Fn(&StepSummary) -> bool,
-) -> Vec<Bracket> {
+/// The knee's and the SLO's intervals of one model's rows (a step misses the SLO by
+/// `findings::slo`; no SLO: it never does).
+pub fn brackets(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> Vec<Bracket> {
     let mut out = Vec::new();
     if let KneeFinding::Knee(k) = &f.knee {
         out.push(Bracket {
@@ -39,7 +36,7 @@ pub fn brackets(
     }
     let mut sorted: Vec<&StepSummary> = rows.iter().filter(|r| r.model == f.model).collect();
     sorted.sort_by_key(|r| r.concurrency);
-    if let Some(i) = sorted.iter().position(|r| misses(r)) {
+    if let Some(i) = sorted.iter().position(|r| miss(r, slo).is_some()) {
         if i > 0 {
             out.push(Bracket {
                 lo: sorted[i - 1].concurrency,

@@ -3,8 +3,9 @@
 //! the rate-limit wall, said the way people ask the question: "breaks at 2× production: TTFT
 //! P90 0.7 → 2.1 s, queueing".
 
+use super::slo::miss;
 use super::{KneeFinding, KneeKind, ModelFindings, WallFinding};
-use crate::model::LadderUnit;
+use crate::model::{LadderUnit, Slo};
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 
@@ -31,13 +32,9 @@ pub struct BreaksAt {
     pub why: String,
 }
 
-/// Where one model's replay breaks. `misses` says why a step misses the SLO (`plan::slo_miss`;
-/// without an SLO it says nothing). `None` outside replay and when no step was measured.
-pub fn breaks_at(
-    rows: &[StepSummary],
-    f: &ModelFindings,
-    misses: &dyn Fn(&StepSummary) -> Option<String>,
-) -> Option<BreaksAt> {
+/// Where one model's replay breaks (a step misses the SLO by `findings::slo`; no SLO: it never
+/// does). `None` outside replay and when no step was measured.
+pub fn breaks_at(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> Option<BreaksAt> {
     if f.ladder_unit != LadderUnit::Speed {
         return None;
     }
@@ -46,7 +43,7 @@ pub fn breaks_at(
     let first = *mine.first()?;
     let slo = mine
         .iter()
-        .find_map(|r| misses(r).map(|why| (r.concurrency, why)));
+        .find_map(|r| miss(r, slo).map(|why| (r.concurrency, why)));
     let knee = match &f.knee {
         KneeFinding::Knee(k) => Some((k.concurrency, k.kind)),
         _ => None,

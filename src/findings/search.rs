@@ -7,54 +7,11 @@
 //! are judged on their value). Undecided steps narrow nothing; the answer is a point with its
 //! uncertainty: "max concurrency meeting TTFT P90 ≤ 1 s: 23 (20–26)".
 
-use crate::model::slo::MAX_FAILED_SHARE;
+use super::slo::{judge, Verdict};
 use crate::model::{LadderUnit, Slo};
 use crate::stats::StepSummary;
 use crate::util::duration::ms_text;
 use serde::{Deserialize, Serialize};
-
-/// What one step says about the SLO.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Within every bound, with confidence.
-    Meets,
-    /// Beyond a bound with confidence, or more than 1% failed, or nothing succeeded.
-    Misses,
-    /// Within on the point value, not on the bound (or the other way round).
-    Undecided { point_meets: bool },
-}
-
-/// The step's verdict against `slo` (P90 of each bound set).
-pub fn judge(s: &StepSummary, slo: &Slo) -> Verdict {
-    if s.succeeded == 0 || s.failed as f64 / s.attempted.max(1) as f64 > MAX_FAILED_SHARE {
-        return Verdict::Misses;
-    }
-    let mut undecided = false;
-    let mut point_meets = true;
-    if let (Some(b), Some(p)) = (slo.ttft_ms(), s.ttft_p90_ms) {
-        let lo = s.ttft_p90_lo_ms.unwrap_or(p);
-        let hi = s.ttft_p90_hi_ms.unwrap_or(p);
-        if lo > b {
-            return Verdict::Misses;
-        }
-        if hi > b {
-            undecided = true;
-            point_meets &= p <= b;
-        }
-    }
-    for (bound, value) in [(slo.tpot_ms(), s.tpot_p90_ms), (slo.e2e_ms(), s.e2e_p90_ms)] {
-        if let (Some(b), Some(v)) = (bound, value) {
-            if v > b {
-                return Verdict::Misses;
-            }
-        }
-    }
-    if undecided {
-        Verdict::Undecided { point_meets }
-    } else {
-        Verdict::Meets
-    }
-}
 
 /// The answer: `max` is the highest step whose values meet the SLO below the first miss; the
 /// load meeting it lies in `lo`–`hi` (`lo` the highest step meeting it with confidence, `hi`
@@ -110,7 +67,7 @@ impl Capacity {
 fn verdicts(rows: &[&StepSummary], slo: &Slo) -> Vec<(u32, Verdict)> {
     let mut v: Vec<(u32, Verdict)> = rows
         .iter()
-        .map(|r| (r.concurrency, judge(r, slo)))
+        .map(|r| (r.concurrency, judge(r, slo).verdict))
         .collect();
     v.sort_by_key(|x| x.0);
     v.dedup_by_key(|x| x.0);
@@ -270,7 +227,7 @@ mod tests {
         ];
         let refs: Vec<&StepSummary> = rows.iter().collect();
         assert_eq!(
-            judge(&rows[1], &slo()),
+            judge(&rows[1], &slo()).verdict,
             Verdict::Undecided { point_meets: true }
         );
         let c = capacity(&refs, &slo()).unwrap();
@@ -307,7 +264,7 @@ mod tests {
         let mut bad = row(4, 100.0, 10.0);
         bad.succeeded = 90;
         bad.failed = 10;
-        assert_eq!(judge(&bad, &slo()), Verdict::Misses);
+        assert_eq!(judge(&bad, &slo()).verdict, Verdict::Misses);
         let rows = [row(1, 100.0, 10.0), row(2, 100.0, 10.0)];
         let refs: Vec<&StepSummary> = rows.iter().collect();
         assert_eq!(next_value(&refs, &slo(), 3), Some(3));

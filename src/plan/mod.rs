@@ -17,12 +17,11 @@ pub mod words;
 pub use capacity::{CapacityPlan, Fit, SizedFrom};
 pub use words::plain_words;
 
+use crate::findings::slo::judge;
 use crate::model::Slo;
 use crate::scenario::Limits;
 use crate::stats::StepSummary;
 use serde::Serialize;
-
-use crate::model::slo::MAX_FAILED_SHARE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -121,26 +120,6 @@ pub struct Plan {
     pub search_slo_tpot_ms: Option<f64>,
     pub search_slo_e2e_ms: Option<f64>,
     pub models: Vec<ModelPlan>,
-}
-
-/// Why a step does not meet the SLO (`None`: it does). P90s against the bounds; ≤ 1% failed.
-pub fn slo_miss(s: &StepSummary, slo: &Slo) -> Option<String> {
-    if s.succeeded == 0 {
-        return Some("no request succeeded".into());
-    }
-    let failed = s.failed as f64 / s.attempted.max(1) as f64;
-    if failed > MAX_FAILED_SHARE {
-        return Some(format!("{:.1}% of requests failed", failed * 100.0));
-    }
-    let measured = [s.ttft_p90_ms, s.tpot_p90_ms, s.e2e_p90_ms];
-    for ((name, bound), value) in slo.bounds_ms().into_iter().zip(measured) {
-        if let (Some(v), Some(b)) = (value, bound) {
-            if v > b {
-                return Some(format!("{name} P90 {v:.0} ms > {b:.0} ms"));
-            }
-        }
-    }
-    None
 }
 
 /// A measured step in a sentence: `10 streams`, `the 8 req/s step` (offered; the achieved rate
@@ -298,7 +277,7 @@ fn meeting_slo<'a>(steps: &[&'a StepSummary], slo: &Slo) -> Vec<&'a StepSummary>
     steps
         .iter()
         .copied()
-        .filter(|s| slo_miss(s, slo).is_none() && basis_of(s).is_some())
+        .filter(|s| judge(s, slo).miss.is_none() && basis_of(s).is_some())
         .collect()
 }
 
@@ -329,7 +308,9 @@ fn choose_basis(
                 notes.push(format!(
                     "No step met the SLO; even the lowest ({}) missed it: {}.",
                     step_words(first.ladder_unit, first.concurrency),
-                    slo_miss(first, slo).unwrap_or_else(|| "no latency measured".into())
+                    judge(first, slo)
+                        .miss
+                        .unwrap_or_else(|| "no latency measured".into())
                 ));
             }
             (Basis::NoStepMeetsSlo, None)

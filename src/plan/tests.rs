@@ -125,7 +125,10 @@ fn a_step_with_more_than_one_percent_failures_does_not_meet_the_slo() {
     let mut rows = demo();
     rows[1].failed = 2;
     rows[1].attempted = 122;
-    assert!(slo_miss(&rows[1], &slo_1s()).unwrap().contains("failed"));
+    assert!(crate::findings::slo::judge(&rows[1], &slo_1s())
+        .miss
+        .unwrap()
+        .contains("failed"));
     let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 20);
 }
