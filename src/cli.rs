@@ -46,6 +46,10 @@ pub enum Command {
     Report(ReportArgs),
     /// Capacity for a target rate from a run's measurements (Little's law) vs declared limits.
     Plan(PlanArgs),
+    /// Read production's request logs as a ladder: in-flight levels, the knee and the 429 wall
+    /// by the run's rules, a per-minute timeline and the incident in one sentence; writes a run
+    /// directory that `report`, `plan` and `diff` read like any run.
+    Logs(LogsArgs),
     /// Merge the run directories of the shards of one sharded run (`run --shard I/N`) into one
     /// run directory: exact percentiles from the union of the records.
     Merge(MergeArgs),
@@ -391,6 +395,69 @@ pub struct PlanArgs {
     /// Output format: table (a readable plan) or json (the same figures for scripts).
     #[arg(long, value_enum, default_value = "table")]
     pub format: PlanFormatArg,
+}
+
+/// The format of a request log (`ladder logs --format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// From the file's first bytes.
+    Auto,
+    /// ladder's own requests.csv.
+    Ladder,
+    /// CSV with a header; columns named with --map.
+    Csv,
+    /// One JSON object per line (or a JSON array); keys (dotted paths) named with --map.
+    Jsonl,
+    /// OpenTelemetry GenAI spans as OTLP JSON.
+    Otlp,
+    /// LiteLLM's StandardLoggingPayload (one JSON object per line) or spend-log rows.
+    Litellm,
+    /// Envoy / Envoy AI Gateway JSON access log.
+    Envoy,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Request logs (read together, as one log).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: LogFormatArg,
+    /// Which column holds what: `start=ts,ttft_ms=ttfb,e2e_s=duration,model=model,key=team`
+    /// (fields: start, end, first_token, ttft, e2e, model, key, status, error, input_tokens,
+    /// output_tokens, id; times as epoch s/ms/us/ns or RFC 3339; durations in _ms or _s).
+    #[arg(long, value_name = "SPEC")]
+    pub map: Option<String>,
+    /// Scenario whose name, fingerprint and SLO the production run takes (for goodput, `plan`
+    /// and `diff` against a load test of the same scenario).
+    #[arg(long, value_name = "SCENARIO")]
+    pub scenario: Option<PathBuf>,
+    /// TTFT bound on P90 for goodput (default: the scenario's `slo.ttft`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_ttft: Option<std::time::Duration>,
+    /// TPOT bound for goodput (default: the scenario's `slo.tpot`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_tpot: Option<std::time::Duration>,
+    /// E2E bound for goodput (default: the scenario's `slo.e2e`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_e2e: Option<std::time::Duration>,
+    /// Share of requests the log keeps (0.1 for 1 in 10): in-flight counts and rates are
+    /// divided by it.
+    #[arg(long, value_name = "RATE", default_value_t = 1.0)]
+    pub sample_rate: f64,
+    /// At most this many in-flight levels per model (counts are rounded to 2, 4, 8, ... to fit).
+    #[arg(long, value_name = "N", default_value_t = 12)]
+    pub levels: usize,
+    /// Successful requests every level needs (default 40, what the P90 gate needs per side;
+    /// at least 20, what the knee needs).
+    #[arg(long, value_name = "N")]
+    pub min_per_level: Option<u64>,
+    /// Directory of run directories (the run goes to OUT/<scenario>/<timestamp>/).
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    pub out: PathBuf,
+    /// Timeline rows printed (minutes are joined to fit; timeline.csv keeps every minute).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub timeline_rows: usize,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod dialect;
 pub mod error;
 pub mod findings;
+pub mod logs;
 pub mod model;
 pub mod plan;
 pub mod render;

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
     &["app"],
     &["cli"],
     &["render"],
-    &["check", "plan"],
+    &["check", "plan", "logs"],
     &["compare"],
     &["findings"],
     &["telemetry"],

@@ -11,6 +11,7 @@ mod extra_step;
 mod fdlimit;
 mod gate;
 mod load;
+mod logs;
 mod merge;
 mod otlp;
 mod paths;
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Validate(args) => validate::validate(&args, &out),
         Command::Summarize(args) => summarize::summarize(&args, &out),
         Command::Diff(args) => diff::diff(&args, &out),
+        Command::Logs(args) => logs::logs(&args, &out),
         Command::Merge(args) => merge::merge_runs(&args, &out),
         Command::Run(args) => runtime()?.block_on(run::run_scenarios(&args, &out)),
         Command::Sim(args) => runtime()?.block_on(sim::serve_sim(&args, &out)),

@@ -6,5 +6,6 @@ pub mod html;
 pub mod run_doc;
 pub mod svg;
 pub mod table;
+pub mod timeline;
 pub mod ttft_parts;
 pub mod xml;

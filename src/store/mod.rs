@@ -46,6 +46,8 @@ pub const SCENARIO_FILE: &str = crate::scenario::RECORDED_FILE;
 pub const WORKLOAD_FILE: &str = "workload.yaml";
 pub const META_FILE: &str = "meta.json";
 pub const FINDINGS_FILE: &str = "findings.json";
+/// `ladder logs`: the log minute by minute.
+pub const TIMELINE_FILE: &str = "timeline.csv";
 pub const SIM_STATS_FILE: &str = "sim_stats.json";
 pub const SIM_TRUTH_FILE: &str = "sim_truth.json";
 /// The server's `/metrics` scraped during the run (`target.metrics`).

@@ -4,7 +4,7 @@
 use super::{
     requests_csv, rfc3339_utc, summary_csv, write_atomic, write_json, Meta, RequestsAppender,
     StoreError, FINDINGS_FILE, META_FILE, REQUESTS_FILE, SCENARIO_FILE, SERVER_METRICS_FILE,
-    SIM_STATS_FILE, SIM_TRUTH_FILE, SUMMARY_FILE, WORKLOAD_FILE,
+    SIM_STATS_FILE, SIM_TRUTH_FILE, SUMMARY_FILE, TIMELINE_FILE, WORKLOAD_FILE,
 };
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
@@ -123,6 +123,11 @@ impl RunDir {
 
     pub fn write_meta(&self, meta: &Meta) -> Result<(), StoreError> {
         write_json(&self.path.join(META_FILE), meta)
+    }
+
+    /// `timeline.csv` of `ladder logs` (rendered by `render::timeline`).
+    pub fn write_timeline_csv(&self, csv: &[u8]) -> Result<(), StoreError> {
+        write_atomic(&self.path.join(TIMELINE_FILE), csv)
     }
 
     pub fn write_findings_json(&self, findings: &serde_json::Value) -> Result<(), StoreError> {

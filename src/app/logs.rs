@@ -1,0 +1,275 @@
+//! `ladder logs FILE...`: reads request logs (files, formats, the scenario), builds the
+//! production ladder (`logs`), judges it with the run's findings, writes a run directory through
+//! `store` and prints the table, the findings, the timeline and the incident's sentence.
+
+use super::load::{load_without_secrets, store_input};
+use super::Output;
+use crate::cli::{LogFormatArg, LogsArgs};
+use crate::error::{ExitCode, UsageError};
+use crate::findings::{self, KneeFinding, ModelFindings};
+use crate::logs::{self, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute};
+use crate::model::{Slo, StepRun};
+use crate::render;
+use crate::scenario::Scenario;
+use crate::store;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// What one group (model, or model and key) tells.
+struct GroupStory {
+    group: String,
+    minutes: Vec<Minute>,
+    shown: Vec<Minute>,
+    knee_above: Option<u32>,
+    sentence: String,
+}
+
+pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
+    if !(args.sample_rate > 0.0 && args.sample_rate <= 1.0) {
+        return Err(UsageError(format!(
+            "--sample-rate {}: the share of requests the log keeps, above 0 and at most 1 (0.1 for 1 in 10)",
+            args.sample_rate
+        ))
+        .into());
+    }
+    let mapping = match &args.map {
+        Some(spec) => Mapping::parse(spec).map_err(|e| UsageError(e.to_string()))?,
+        None => Mapping::default(),
+    };
+    let mut requests = Vec::new();
+    let mut notes = Vec::new();
+    for file in &args.files {
+        let (mut got, note) = read_file(file, args.format, &mapping)?;
+        requests.append(&mut got);
+        notes.extend(note);
+    }
+    let (requests, skew) = logs::limits::screen(requests);
+    notes.extend(skew.sentence());
+    notes.extend(logs::Honesty::of(&requests, args.sample_rate).notes);
+    let scenario = match &args.scenario {
+        Some(p) => Some(load_without_secrets(p).map_err(|e| UsageError(e.to_string()))?.0),
+        None => None,
+    };
+    let opts = options(args, scenario.as_ref());
+    let ladder = logs::build_ladder(&requests, &opts);
+    if ladder.ttft_from_e2e {
+        notes.push(
+            "The log has no first-token time: the TTFT columns, the knee and the timeline use E2E (start to end) instead; a knee in E2E mixes queueing with longer outputs."
+                .into(),
+        );
+    }
+    let mut found = findings::analyze_run(&ladder.summaries, Some(&ladder.records));
+    let stories = stories(&requests, &ladder, &found, args);
+    for f in &mut found {
+        if let Some(axis) = ladder.wall_axis.get(&f.model) {
+            f.notes.push(axis.sentence());
+        }
+        if let Some(s) = stories.iter().find(|s| s.group == f.model) {
+            f.notes.push(format!("Incident: {}", s.sentence));
+        }
+        f.notes.extend(notes.iter().cloned());
+    }
+    let dir = write_run(args, scenario.as_ref(), &opts, &ladder, &found, &stories, &notes)?;
+    print(out, &ladder, &found, &stories, &notes, &dir)?;
+    Ok(ExitCode::Ok)
+}
+
+fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
+    let base = scenario.map_or_else(Slo::default, |s| s.slo);
+    LogOptions {
+        sample_rate: args.sample_rate,
+        // As many as the P90 gate needs per side, never fewer than the knee needs.
+        min_per_level: args
+            .min_per_level
+            .unwrap_or(crate::compare::Percentile::P90.min_samples())
+            .max(findings::MIN_KNEE_SAMPLES),
+        max_levels: args.levels.max(1),
+        slo: Slo {
+            ttft: args.slo_ttft.or(base.ttft),
+            tpot: args.slo_tpot.or(base.tpot),
+            e2e: args.slo_e2e.or(base.e2e),
+        },
+        scenario: scenario.map_or_else(|| "logs".to_string(), |s| s.name.clone()),
+        fingerprint: scenario.map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
+    }
+}
+
+/// One file's requests, and a note on the rows it could not read.
+fn read_file(path: &Path, format: LogFormatArg, mapping: &Mapping) -> Result<(Vec<LogRequest>, Option<String>)> {
+    let bad = |message: String| UsageError(format!("{}: {message}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let format = match format {
+        LogFormatArg::Auto => LogFormat::detect(&text),
+        LogFormatArg::Ladder => LogFormat::Ladder,
+        LogFormatArg::Csv => LogFormat::Csv,
+        LogFormatArg::Jsonl => LogFormat::Jsonl,
+        LogFormatArg::Otlp => LogFormat::Otlp,
+        LogFormatArg::Litellm => LogFormat::Litellm,
+        LogFormatArg::Envoy => LogFormat::Envoy,
+    };
+    if format == LogFormat::Ladder {
+        return Ok((read_ladder(path)?, None));
+    }
+    let parsed = logs::parse_log(&text, format, mapping).map_err(|e| bad(e.to_string()))?;
+    let note = parsed.first_skipped.as_ref().map(|(line, why)| {
+        format!(
+            "{}: {} row(s) are not requests and were left out (first: line {line}, {why}).",
+            path.display(),
+            parsed.skipped
+        )
+    });
+    if parsed.requests.is_empty() {
+        let why = note.unwrap_or_else(|| "it holds no rows".into());
+        return Err(bad(format!(
+            "no requests read as {} ({why}); name the columns with --map or pick --format",
+            format.as_str()
+        ))
+        .into());
+    }
+    Ok((parsed.requests, note))
+}
+
+/// ladder's own `requests.csv`, its times made absolute with its run's `meta.json` when it sits
+/// in a run directory.
+fn read_ladder(path: &Path) -> Result<Vec<LogRequest>> {
+    let records = store::read_requests_csv(path, false).map_err(store_input)?;
+    let meta = path.parent().map(|d| d.join(store::META_FILE)).filter(|p| p.is_file());
+    let origin = meta
+        .and_then(|p| store::read_meta(&p).ok())
+        .and_then(|m| crate::util::timestamp::rfc3339_ms(&m.started_at))
+        .unwrap_or(0.0);
+    Ok(records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| LogRequest::from_record(r, i + 2, origin))
+        .collect())
+}
+
+/// The timeline and sentence of every group.
+fn stories(requests: &[LogRequest], ladder: &LogLadder, found: &[ModelFindings], args: &LogsArgs) -> Vec<GroupStory> {
+    let groups = logs::inflight::groups(requests);
+    let mut out = Vec::new();
+    for (group, idx) in groups {
+        let members: Vec<&LogRequest> = idx.iter().map(|&i| &requests[i]).collect();
+        let counts: Vec<u32> = idx.iter().map(|&i| ladder.in_flight[i]).collect();
+        let knee = found.iter().find(|f| f.model == group).map(|f| &f.knee);
+        let knee_above = match knee {
+            Some(KneeFinding::Knee(k)) => Some(k.max_clean_concurrency),
+            _ => None,
+        };
+        let e2e_only = ladder.ttft_from_e2e;
+        let ttft_of = |r: &LogRequest| if e2e_only { Some(r.e2e_ms()) } else { r.ttft_ms };
+        let minutes = logs::timeline(&members, &counts, args.sample_rate, knee_above, 1, ttft_of);
+        let per_row = minutes.len().div_ceil(args.timeline_rows.max(1)).max(1) as u32;
+        let shown = if per_row > 1 {
+            logs::timeline(&members, &counts, args.sample_rate, knee_above, per_row, ttft_of)
+        } else {
+            minutes.clone()
+        };
+        let levels: Vec<_> = ladder.summaries.iter().filter(|s| s.model == group).cloned().collect();
+        let sentence = match knee {
+            Some(k) => logs::story(&minutes, k, &levels, e2e_only),
+            None => logs::story(&minutes, &KneeFinding::NoSteps, &levels, e2e_only),
+        };
+        out.push(GroupStory { group, minutes, shown, knee_above, sentence });
+    }
+    out
+}
+
+fn write_run(
+    args: &LogsArgs,
+    scenario: Option<&Scenario>,
+    opts: &LogOptions,
+    ladder: &LogLadder,
+    found: &[ModelFindings],
+    stories: &[GroupStory],
+    notes: &[String],
+) -> Result<store::RunDir> {
+    let now = SystemTime::now();
+    let dir = store::create_run_dir(&args.out, &opts.scenario, now)?;
+    let at = |ms: f64| {
+        let secs = (ms / 1000.0).max(0.0) as u64;
+        store::rfc3339_utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+    };
+    let last_end = ladder
+        .records
+        .iter()
+        .map(|r| r.started_at_ms + r.e2e_ms.unwrap_or(0.0))
+        .fold(0.0, f64::max);
+    let mut values: Vec<u32> = ladder.summaries.iter().map(|s| s.concurrency).collect();
+    values.sort_unstable();
+    values.dedup();
+    let redactor = crate::util::redact::Redactor::new(std::iter::empty()).and_env().for_files();
+    let meta = store::Meta {
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        scenario: opts.scenario.clone(),
+        fingerprint: opts.fingerprint.clone(),
+        host: store::host_name(),
+        started_at: at(ladder.origin_ms),
+        finished_at: at(ladder.origin_ms + last_end),
+        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
+        interrupted: false,
+        models: stories.iter().map(|s| s.group.clone()).collect(),
+        ladder: values,
+        ladder_unit: Default::default(),
+        notes: notes.to_vec(),
+        complete: true,
+        steps: ladder
+            .summaries
+            .iter()
+            .map(|s| StepRun {
+                model: s.model.clone(),
+                step: s.step,
+                concurrency: s.concurrency,
+                duration_s: s.duration_s,
+                ..StepRun::default()
+            })
+            .collect(),
+        slo: opts.slo,
+        short_below: 0.0,
+        shard: None,
+        merged_from: Vec::new(),
+    };
+    dir.write_requests(&ladder.records)?;
+    dir.write_summary(&ladder.summaries)?;
+    dir.write_findings_json(&serde_json::to_value(found)?)?;
+    let rows: Vec<(String, Vec<Minute>)> = stories.iter().map(|s| (s.group.clone(), s.minutes.clone())).collect();
+    dir.write_timeline_csv(&render::timeline::csv(&rows))?;
+    if let Some(s) = scenario {
+        dir.write_scenario_yaml(&crate::scenario::normalized_yaml(s))?;
+    }
+    dir.write_meta(&meta).context("writing meta.json")?;
+    Ok(dir)
+}
+
+fn print(
+    out: &Output,
+    ladder: &LogLadder,
+    found: &[ModelFindings],
+    stories: &[GroupStory],
+    notes: &[String],
+    dir: &store::RunDir,
+) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", render::table::run_table(&ladder.summaries, out.color))?;
+    let metric = if ladder.ttft_from_e2e { "E2E" } else { "TTFT" };
+    for s in stories {
+        writeln!(stdout, "{} (times UTC):", s.group)?;
+        writeln!(stdout, "{}", render::timeline::table(&s.shown, s.knee_above, metric))?;
+    }
+    // The log's own notes go to stderr once, not once per model.
+    for f in found {
+        for line in f.sentences().iter().filter(|l| !notes.contains(l)) {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    if !out.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+        eprintln!("wrote {}", dir.path.display());
+    }
+    Ok(())
+}
