@@ -49,7 +49,11 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     notes.extend(skew.sentence());
     notes.extend(logs::Honesty::of(&requests, args.sample_rate).notes);
     let scenario = match &args.scenario {
-        Some(p) => Some(load_without_secrets(p).map_err(|e| UsageError(e.to_string()))?.0),
+        Some(p) => Some(
+            load_without_secrets(p)
+                .map_err(|e| UsageError(e.to_string()))?
+                .0,
+        ),
         None => None,
     };
     let opts = options(args, scenario.as_ref());
@@ -71,7 +75,15 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         }
         f.notes.extend(notes.iter().cloned());
     }
-    let dir = write_run(args, scenario.as_ref(), &opts, &ladder, &found, &stories, &notes)?;
+    let dir = write_run(
+        args,
+        scenario.as_ref(),
+        &opts,
+        &ladder,
+        &found,
+        &stories,
+        &notes,
+    )?;
     print(out, &ladder, &found, &stories, &notes, &dir)?;
     Ok(ExitCode::Ok)
 }
@@ -92,12 +104,17 @@ fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
             e2e: args.slo_e2e.or(base.e2e),
         },
         scenario: scenario.map_or_else(|| "logs".to_string(), |s| s.name.clone()),
-        fingerprint: scenario.map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
+        fingerprint: scenario
+            .map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
     }
 }
 
 /// One file's requests, and a note on the rows it could not read.
-fn read_file(path: &Path, format: LogFormatArg, mapping: &Mapping) -> Result<(Vec<LogRequest>, Option<String>)> {
+fn read_file(
+    path: &Path,
+    format: LogFormatArg,
+    mapping: &Mapping,
+) -> Result<(Vec<LogRequest>, Option<String>)> {
     let bad = |message: String| UsageError(format!("{}: {message}", path.display()));
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
     let format = match format {
@@ -135,7 +152,10 @@ fn read_file(path: &Path, format: LogFormatArg, mapping: &Mapping) -> Result<(Ve
 /// in a run directory.
 fn read_ladder(path: &Path) -> Result<Vec<LogRequest>> {
     let records = store::read_requests_csv(path, false).map_err(store_input)?;
-    let meta = path.parent().map(|d| d.join(store::META_FILE)).filter(|p| p.is_file());
+    let meta = path
+        .parent()
+        .map(|d| d.join(store::META_FILE))
+        .filter(|p| p.is_file());
     let origin = meta
         .and_then(|p| store::read_meta(&p).ok())
         .and_then(|m| crate::util::timestamp::rfc3339_ms(&m.started_at))
@@ -148,7 +168,12 @@ fn read_ladder(path: &Path) -> Result<Vec<LogRequest>> {
 }
 
 /// The timeline and sentence of every group.
-fn stories(requests: &[LogRequest], ladder: &LogLadder, found: &[ModelFindings], args: &LogsArgs) -> Vec<GroupStory> {
+fn stories(
+    requests: &[LogRequest],
+    ladder: &LogLadder,
+    found: &[ModelFindings],
+    args: &LogsArgs,
+) -> Vec<GroupStory> {
     let groups = logs::inflight::groups(requests);
     let mut out = Vec::new();
     for (group, idx) in groups {
@@ -160,20 +185,44 @@ fn stories(requests: &[LogRequest], ladder: &LogLadder, found: &[ModelFindings],
             _ => None,
         };
         let e2e_only = ladder.ttft_from_e2e;
-        let ttft_of = |r: &LogRequest| if e2e_only { Some(r.e2e_ms()) } else { r.ttft_ms };
+        let ttft_of = |r: &LogRequest| {
+            if e2e_only {
+                Some(r.e2e_ms())
+            } else {
+                r.ttft_ms
+            }
+        };
         let minutes = logs::timeline(&members, &counts, args.sample_rate, knee_above, 1, ttft_of);
         let per_row = minutes.len().div_ceil(args.timeline_rows.max(1)).max(1) as u32;
         let shown = if per_row > 1 {
-            logs::timeline(&members, &counts, args.sample_rate, knee_above, per_row, ttft_of)
+            logs::timeline(
+                &members,
+                &counts,
+                args.sample_rate,
+                knee_above,
+                per_row,
+                ttft_of,
+            )
         } else {
             minutes.clone()
         };
-        let levels: Vec<_> = ladder.summaries.iter().filter(|s| s.model == group).cloned().collect();
+        let levels: Vec<_> = ladder
+            .summaries
+            .iter()
+            .filter(|s| s.model == group)
+            .cloned()
+            .collect();
         let sentence = match knee {
             Some(k) => logs::story(&minutes, k, &levels, e2e_only),
             None => logs::story(&minutes, &KneeFinding::NoSteps, &levels, e2e_only),
         };
-        out.push(GroupStory { group, minutes, shown, knee_above, sentence });
+        out.push(GroupStory {
+            group,
+            minutes,
+            shown,
+            knee_above,
+            sentence,
+        });
     }
     out
 }
@@ -201,7 +250,9 @@ fn write_run(
     let mut values: Vec<u32> = ladder.summaries.iter().map(|s| s.concurrency).collect();
     values.sort_unstable();
     values.dedup();
-    let redactor = crate::util::redact::Redactor::new(std::iter::empty()).and_env().for_files();
+    let redactor = crate::util::redact::Redactor::new(std::iter::empty())
+        .and_env()
+        .for_files();
     let meta = store::Meta {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         scenario: opts.scenario.clone(),
@@ -235,7 +286,10 @@ fn write_run(
     dir.write_requests(&ladder.records)?;
     dir.write_summary(&ladder.summaries)?;
     dir.write_findings_json(&serde_json::to_value(found)?)?;
-    let rows: Vec<(String, Vec<Minute>)> = stories.iter().map(|s| (s.group.clone(), s.minutes.clone())).collect();
+    let rows: Vec<(String, Vec<Minute>)> = stories
+        .iter()
+        .map(|s| (s.group.clone(), s.minutes.clone()))
+        .collect();
     dir.write_timeline_csv(&render::timeline::csv(&rows))?;
     if let Some(s) = scenario {
         dir.write_scenario_yaml(&crate::scenario::normalized_yaml(s))?;
@@ -253,11 +307,19 @@ fn print(
     dir: &store::RunDir,
 ) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{}", render::table::run_table(&ladder.summaries, out.color))?;
+    writeln!(
+        stdout,
+        "{}",
+        render::table::run_table(&ladder.summaries, out.color)
+    )?;
     let metric = if ladder.ttft_from_e2e { "E2E" } else { "TTFT" };
     for s in stories {
         writeln!(stdout, "{} (times UTC):", s.group)?;
-        writeln!(stdout, "{}", render::timeline::table(&s.shown, s.knee_above, metric))?;
+        writeln!(
+            stdout,
+            "{}",
+            render::timeline::table(&s.shown, s.knee_above, metric)
+        )?;
     }
     // The log's own notes go to stderr once, not once per model.
     for f in found {

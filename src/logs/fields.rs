@@ -220,7 +220,8 @@ pub fn time_ms(cell: &Cell, unit: Unit) -> Option<f64> {
 
 fn rfc3339_or_naive(t: &str) -> Option<f64> {
     crate::util::timestamp::rfc3339_ms(t).or_else(|| {
-        let has_offset = t.ends_with(['Z', 'z']) || t.get(19..).is_some_and(|r| r.contains(['+', '-']));
+        let has_offset =
+            t.ends_with(['Z', 'z']) || t.get(19..).is_some_and(|r| r.contains(['+', '-']));
         (!has_offset)
             .then(|| crate::util::timestamp::rfc3339_ms(&format!("{t}Z")))
             .flatten()
@@ -247,7 +248,10 @@ mod tests {
     fn a_mapping_names_fields_units_and_alternatives() {
         let m = Mapping::parse("start=ts, ttft_s=ttfb ,model=a|b").unwrap();
         let ttft = m.source(Field::Ttft).unwrap();
-        assert_eq!((ttft.unit, ttft.columns.clone()), (Unit::Seconds, vec!["ttfb".into()]));
+        assert_eq!(
+            (ttft.unit, ttft.columns.clone()),
+            (Unit::Seconds, vec!["ttfb".into()])
+        );
         assert_eq!(m.source(Field::Model).unwrap().columns, ["a", "b"]);
         assert_eq!(m.source(Field::Start).unwrap().unit, Unit::Auto);
         let err = Mapping::parse("begin=ts").unwrap_err().to_string();
@@ -276,6 +280,9 @@ mod tests {
         assert_eq!(time_ms(&Cell::Number(2.0), Unit::Millis), Some(2.0));
         assert_eq!(time_ms(&Cell::Text("noon".into()), Unit::Auto), None);
         assert_eq!(duration_ms(&Cell::Number(1.5), Unit::Seconds), Some(1500.0));
-        assert_eq!(duration_ms(&Cell::Text("250".into()), Unit::Auto), Some(250.0));
+        assert_eq!(
+            duration_ms(&Cell::Text("250".into()), Unit::Auto),
+            Some(250.0)
+        );
     }
 }

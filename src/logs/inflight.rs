@@ -112,29 +112,45 @@ impl Levels {
             *hist.entry(c).or_insert(0) += u64::from(good);
         }
         let total: u64 = hist.values().sum();
+        let (Some(&min), Some(&max)) = (hist.keys().next(), hist.keys().next_back()) else {
+            return Levels::default();
+        };
+        if total < min_ok.max(1) * 2 {
+            // Not enough for two levels: one, over every count.
+            return Levels {
+                levels: vec![Level { lo: min, hi: max }],
+                width: 1,
+            };
+        }
         let mut width = 1u32;
         let bins = loop {
             let bins = rounded(&hist, width);
             let dense: Vec<u64> = bins.values().copied().filter(|&n| n >= min_ok).collect();
             let covered = dense.iter().sum::<u64>() * 2 >= total;
-            if (dense.len() <= max_levels.max(1) && covered) || width >= 1 << 20 {
+            if (dense.len() <= max_levels.max(1) && covered) || bins.len() <= 1 {
                 break bins;
             }
             width *= 2;
         };
         let mut levels: Vec<Level> = Vec::new();
-        let mut lo = None;
+        let mut pending: Option<(u32, u64)> = None;
         for (&hi, &n) in &bins {
-            let from = *lo.get_or_insert(hi + 1 - width.min(hi));
+            let first = levels.last().map_or(hi + 1 - width.min(hi), |l| l.hi + 1);
+            let (from, before) = *pending.get_or_insert((first, 0));
             if n >= min_ok {
                 levels.push(Level { lo: from, hi });
-                lo = None;
+                pending = None;
+            } else {
+                pending = Some((from, before + n));
             }
         }
-        if let (Some(from), Some(&top)) = (lo, bins.keys().next_back()) {
+        // Sparse values above the last dense one: a level of their own when together they
+        // hold enough (a capped step spreads its requests over several counts), else the top
+        // of the last level.
+        if let (Some((from, n)), Some(&top)) = (pending, bins.keys().next_back()) {
             match levels.last_mut() {
-                Some(last) => last.hi = top,
-                None => levels.push(Level { lo: from, hi: top }),
+                Some(last) if n < min_ok => last.hi = top,
+                _ => levels.push(Level { lo: from, hi: top }),
             }
         }
         Levels { levels, width }
@@ -176,7 +192,10 @@ mod tests {
         assert_eq!(counts_at_start(&rs, 0.5), [2, 4, 2, 4, 2]);
         let a: Vec<&LogRequest> = rs.iter().filter(|r| r.model == "a").collect();
         let f = step_function(&a, 1.0);
-        assert_eq!(f, [(0.0, 1), (1.0, 2), (5.0, 2), (8.0, 1), (10.0, 1), (12.0, 0)]);
+        assert_eq!(
+            f,
+            [(0.0, 1), (1.0, 2), (5.0, 2), (8.0, 1), (10.0, 1), (12.0, 0)]
+        );
         let t = time_at_counts(&f, 0.0, 100.0);
         assert_eq!((t[&1], t[&2]), (5.0, 7.0));
     }
@@ -186,7 +205,16 @@ mod tests {
         // A ladder read back: steps 1, 2, 4 and 8 with ramp-up requests in between (enough
         // at 7 for a level of their own by count, yet they belong to the step above).
         let mut counts = Vec::new();
-        for (c, n) in [(1, 50), (2, 50), (3, 3), (4, 50), (5, 2), (7, 25), (8, 60), (9, 3)] {
+        for (c, n) in [
+            (1, 50),
+            (2, 50),
+            (3, 3),
+            (4, 50),
+            (5, 2),
+            (7, 25),
+            (8, 60),
+            (9, 3),
+        ] {
             counts.extend(std::iter::repeat(c).take(n));
         }
         let ok = vec![true; counts.len()];
@@ -196,14 +224,27 @@ mod tests {
         assert_eq!(l.levels[3], Level { lo: 5, hi: 9 });
         assert_eq!(l.index_of(6), 3);
         // A day of traffic from 30 to 90 in flight: every value dense, rounded to 8s.
-        let counts: Vec<u32> = (30..=90).flat_map(|c| std::iter::repeat(c).take(40)).collect();
+        let counts: Vec<u32> = (30..=90)
+            .flat_map(|c| std::iter::repeat(c).take(40))
+            .collect();
         let ok = vec![true; counts.len()];
         let l = Levels::choose(&counts, &ok, 20, 12);
         assert_eq!(l.width, 8);
         assert!(l.levels.iter().any(|l| l.hi == 64 && l.lo == 57), "{l:?}");
         assert!(l.levels.len() <= 12);
+        // A capped step spreads its requests over the counts below its own: together a level.
+        let mut counts = Vec::new();
+        for (c, n) in [(2, 80), (4, 60), (10, 5), (12, 10), (14, 15), (16, 20)] {
+            counts.extend(std::iter::repeat(c).take(n));
+        }
+        let ok = vec![true; counts.len()];
+        let l = Levels::choose(&counts, &ok, 40, 12);
+        assert_eq!(l.levels.last(), Some(&Level { lo: 5, hi: 16 }));
+        assert_eq!(l.levels.len(), 3);
         // Thin traffic over many values: widened until levels hold enough.
-        let counts: Vec<u32> = (1..=200).flat_map(|c| std::iter::repeat(c).take(3)).collect();
+        let counts: Vec<u32> = (1..=200)
+            .flat_map(|c| std::iter::repeat(c).take(3))
+            .collect();
         let ok = vec![true; counts.len()];
         let l = Levels::choose(&counts, &ok, 40, 12);
         assert_eq!(l.width, 16);

@@ -74,18 +74,28 @@ pub struct LogLadder {
 pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
     let rate = opts.sample_rate;
     let in_flight = counts_at_start(requests, rate);
-    let origin_ms = requests.iter().map(|r| r.start_ms).fold(f64::INFINITY, f64::min);
+    let origin_ms = requests
+        .iter()
+        .map(|r| r.start_ms)
+        .fold(f64::INFINITY, f64::min);
     let ttft_from_e2e = !requests.iter().any(|r| r.ttft_ms.is_some());
     let mut out = LogLadder {
         in_flight: in_flight.clone(),
-        origin_ms: if origin_ms.is_finite() { origin_ms } else { 0.0 },
+        origin_ms: if origin_ms.is_finite() {
+            origin_ms
+        } else {
+            0.0
+        },
         ttft_from_e2e,
         records: vec![RequestRecord::default(); requests.len()],
         ..LogLadder::default()
     };
     for (group, idx) in groups(requests) {
         let counts: Vec<u32> = idx.iter().map(|&i| in_flight[i]).collect();
-        let ok: Vec<bool> = idx.iter().map(|&i| requests[i].error_class.is_none()).collect();
+        let ok: Vec<bool> = idx
+            .iter()
+            .map(|&i| requests[i].error_class.is_none())
+            .collect();
         let levels = Levels::choose(&counts, &ok, opts.min_per_level, opts.max_levels);
         for (&i, &c) in idx.iter().zip(&counts) {
             let level = levels.index_of(c);
@@ -138,9 +148,19 @@ pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
     out
 }
 
-fn record_of(r: &LogRequest, group: &str, level: usize, value: u32, l: &LogLadder) -> RequestRecord {
+fn record_of(
+    r: &LogRequest,
+    group: &str,
+    level: usize,
+    value: u32,
+    l: &LogLadder,
+) -> RequestRecord {
     let e2e = r.e2e_ms();
-    let ttft = if l.ttft_from_e2e { Some(e2e) } else { r.ttft_ms };
+    let ttft = if l.ttft_from_e2e {
+        Some(e2e)
+    } else {
+        r.ttft_ms
+    };
     let tpot = match (ttft, r.output_tokens) {
         (Some(t), Some(n)) if n > 1 && !l.ttft_from_e2e => Some((e2e - t) / (n - 1) as f64),
         _ => None,
@@ -200,7 +220,9 @@ pub fn wall_axis(members: &[&LogRequest], in_flight: &[u32]) -> Option<WallAxis>
     let (level, j_level) = threshold(&by_level);
     let (tokens, j_tpm) = threshold(&by_tpm);
     Some(if j_level >= j_tpm + AXIS_MARGIN {
-        WallAxis::Concurrency { level: level as u32 }
+        WallAxis::Concurrency {
+            level: level as u32,
+        }
     } else if j_tpm >= j_level + AXIS_MARGIN {
         WallAxis::Tokens { tpm: tokens }
     } else {
@@ -264,18 +286,28 @@ mod tests {
         }
         let refs: Vec<&LogRequest> = rs.iter().collect();
         let counts = counts_at_start(&rs, 1.0);
-        assert_eq!(wall_axis(&refs, &counts), Some(WallAxis::Concurrency { level: 6 }));
+        assert_eq!(
+            wall_axis(&refs, &counts),
+            Some(WallAxis::Concurrency { level: 6 })
+        );
         // Token wall: one request at a time, refused in minutes with many tokens.
         let mut rs = Vec::new();
         for minute in 0..20 {
             let t0 = minute as f64 * 60_000.0;
             let heavy = minute >= 10;
             for k in 0..10 {
-                rs.push(req(t0 + k as f64 * 2000.0, 100.0, if heavy { 5000 } else { 100 }, heavy && k >= 6));
+                rs.push(req(
+                    t0 + k as f64 * 2000.0,
+                    100.0,
+                    if heavy { 5000 } else { 100 },
+                    heavy && k >= 6,
+                ));
             }
         }
         let refs: Vec<&LogRequest> = rs.iter().collect();
         let counts = counts_at_start(&rs, 1.0);
-        assert!(matches!(wall_axis(&refs, &counts), Some(WallAxis::Tokens { tpm }) if tpm == 50_000.0));
+        assert!(
+            matches!(wall_axis(&refs, &counts), Some(WallAxis::Tokens { tpm }) if tpm == 50_000.0)
+        );
     }
 }

@@ -120,7 +120,14 @@ mod tests {
     use super::*;
 
     fn req(line: usize, start: f64, end: f64, ttft: Option<f64>, seq: Option<u64>) -> LogRequest {
-        LogRequest { line, start_ms: start, end_ms: end, ttft_ms: ttft, seq, ..LogRequest::default() }
+        LogRequest {
+            line,
+            start_ms: start,
+            end_ms: end,
+            ttft_ms: ttft,
+            seq,
+            ..LogRequest::default()
+        }
     }
 
     #[test]
@@ -132,7 +139,10 @@ mod tests {
             req(5, 100.0, 200.0, Some(50.0), None),
         ]);
         assert_eq!(kept.len(), 3);
-        assert_eq!((rep.end_before_start, rep.bad_ttft, rep.worst_ms), (1, 2, 50.0));
+        assert_eq!(
+            (rep.end_before_start, rep.bad_ttft, rep.worst_ms),
+            (1, 2, 50.0)
+        );
         assert_eq!(rep.lines, [2, 3, 4]);
         assert_eq!(kept[2].ttft_ms, Some(50.0));
         assert!(kept[0].ttft_ms.is_none());
@@ -141,10 +151,16 @@ mod tests {
 
     #[test]
     fn gaps_in_the_logs_own_numbers_say_it_lacks_requests() {
-        let rs: Vec<LogRequest> = (0..100).step_by(10).map(|i| req(1, 0.0, 1.0, None, Some(i))).collect();
+        let rs: Vec<LogRequest> = (0..100)
+            .step_by(10)
+            .map(|i| req(1, 0.0, 1.0, None, Some(i)))
+            .collect();
         let h = Honesty::of(&rs, 1.0);
         assert!(h.notes[0].contains("--sample-rate 0.11"), "{:?}", h.notes);
-        assert!(Honesty::of(&rs, 0.11).notes.iter().all(|n| !n.contains("span")));
+        assert!(Honesty::of(&rs, 0.11)
+            .notes
+            .iter()
+            .all(|n| !n.contains("span")));
         let all: Vec<LogRequest> = (0..100).map(|i| req(1, 0.0, 1.0, None, Some(i))).collect();
         assert!(Honesty::of(&all, 1.0).notes.is_empty());
     }

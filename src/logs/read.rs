@@ -102,7 +102,11 @@ fn parse_csv(text: &str, mapping: &Mapping) -> Result<ParsedLog, LogError> {
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
-    check_mapped(mapping, |c| header.iter().any(|h| h == c), &header.join(", "))?;
+    check_mapped(
+        mapping,
+        |c| header.iter().any(|h| h == c),
+        &header.join(", "),
+    )?;
     let mut out = ParsedLog::default();
     for (i, row) in reader.records().enumerate() {
         let line = i + 2;
@@ -131,7 +135,10 @@ fn parse_jsonl(text: &str, mapping: &Mapping) -> Result<ParsedLog, LogError> {
             line: e.line(),
             message: format!("not a JSON array of requests: {e}"),
         })?;
-        all.into_iter().enumerate().map(|(i, v)| (i + 1, v)).collect()
+        all.into_iter()
+            .enumerate()
+            .map(|(i, v)| (i + 1, v))
+            .collect()
     } else {
         let mut rows = Vec::new();
         for (i, l) in text.lines().enumerate() {
@@ -165,8 +172,16 @@ fn parse_jsonl(text: &str, mapping: &Mapping) -> Result<ParsedLog, LogError> {
 }
 
 /// A usage error when the times a request needs are mapped to columns the file lacks.
-fn check_mapped(mapping: &Mapping, has: impl Fn(&str) -> bool, present: &str) -> Result<(), LogError> {
-    let mapped = |f: Field| mapping.source(f).is_some_and(|s| s.columns.iter().any(|c| has(c)));
+fn check_mapped(
+    mapping: &Mapping,
+    has: impl Fn(&str) -> bool,
+    present: &str,
+) -> Result<(), LogError> {
+    let mapped = |f: Field| {
+        mapping
+            .source(f)
+            .is_some_and(|s| s.columns.iter().any(|c| has(c)))
+    };
     let start = mapped(Field::Start) || mapped(Field::End);
     let span = mapped(Field::End) || mapped(Field::E2e);
     if start && span {
@@ -225,7 +240,11 @@ fn request_of(
             Cell::Number(n) => format!("{n}"),
         })
     };
-    let count = |f: Field| cell(f).and_then(|(c, _)| duration_ms(&c, Unit::Millis)).map(|n| n.max(0.0) as u64);
+    let count = |f: Field| {
+        cell(f)
+            .and_then(|(c, _)| duration_ms(&c, Unit::Millis))
+            .map(|n| n.max(0.0) as u64)
+    };
     let e2e = dur(Field::E2e);
     let (start, end) = match (time(Field::Start), time(Field::End), e2e) {
         (Some(s), Some(e), _) => (s, e),
@@ -267,7 +286,12 @@ pub fn shown_key(k: &str) -> String {
 /// (a code, class or message: non-empty means failed).
 pub fn outcome(r: &mut LogRequest, status: Option<String>, error: Option<String>) {
     let status = status.map(|s| s.trim().to_ascii_lowercase());
-    let http = |s: &str| s.parse::<f64>().ok().filter(|n| (100.0..600.0).contains(n)).map(|n| n as u16);
+    let http = |s: &str| {
+        s.parse::<f64>()
+            .ok()
+            .filter(|n| (100.0..600.0).contains(n))
+            .map(|n| n as u16)
+    };
     r.http_status = status.as_deref().and_then(http);
     let word_failed = status
         .as_deref()
@@ -313,11 +337,23 @@ mod tests {
 
     #[test]
     fn formats_are_detected_from_their_first_bytes() {
-        assert_eq!(LogFormat::detect("{\"resourceSpans\": []}"), LogFormat::Otlp);
-        assert_eq!(LogFormat::detect("{\"startTime\": 1, \"completionStartTime\": 2}"), LogFormat::Litellm);
-        assert_eq!(LogFormat::detect("{\"start_time\":\"x\",\"response_duration\":3}"), LogFormat::Envoy);
+        assert_eq!(
+            LogFormat::detect("{\"resourceSpans\": []}"),
+            LogFormat::Otlp
+        );
+        assert_eq!(
+            LogFormat::detect("{\"startTime\": 1, \"completionStartTime\": 2}"),
+            LogFormat::Litellm
+        );
+        assert_eq!(
+            LogFormat::detect("{\"start_time\":\"x\",\"response_duration\":3}"),
+            LogFormat::Envoy
+        );
         assert_eq!(LogFormat::detect("{\"ts\": 1}"), LogFormat::Jsonl);
-        assert_eq!(LogFormat::detect("model,step,concurrency,worker,seq,request_id,started_at_ms\n"), LogFormat::Ladder);
+        assert_eq!(
+            LogFormat::detect("model,step,concurrency,worker,seq,request_id,started_at_ms\n"),
+            LogFormat::Ladder
+        );
         assert_eq!(LogFormat::detect("ts,ttfb\n"), LogFormat::Csv);
     }
 
@@ -327,11 +363,16 @@ mod tests {
                     2026-03-01T14:00:00Z,120,1.5,m,200,30\n\
                     ,120,1.5,m,200,30\n\
                     1772373601,90,2,m,429,\n";
-        let m = Mapping::parse("start=ts,ttft_ms=ttfb,e2e_s=duration,status=code,output_tokens=out").unwrap();
+        let m =
+            Mapping::parse("start=ts,ttft_ms=ttfb,e2e_s=duration,status=code,output_tokens=out")
+                .unwrap();
         let log = parse_log(text, LogFormat::Csv, &m).unwrap();
         assert_eq!(log.requests.len(), 2);
         let (a, b) = (&log.requests[0], &log.requests[1]);
-        assert_eq!((a.e2e_ms(), a.ttft_ms, a.output_tokens), (1500.0, Some(120.0), Some(30)));
+        assert_eq!(
+            (a.e2e_ms(), a.ttft_ms, a.output_tokens),
+            (1500.0, Some(120.0), Some(30))
+        );
         assert_eq!(a.error_class, None);
         assert_eq!((b.error_class, b.line), (Some(ErrorClass::Http429), 4));
         assert_eq!(log.skipped, 1);
@@ -344,13 +385,34 @@ mod tests {
     fn litellm_payloads_give_first_token_keys_and_error_codes() {
         let ok = r#"{"startTime": 1772373600.0, "endTime": 1772373601.5, "completionStartTime": 1772373600.25, "model": "openai/x", "model_group": "x", "status": "success", "prompt_tokens": 10, "completion_tokens": 20, "metadata": {"user_api_key_hash": "88dc28d0f030c55ed4ab77ed8faf098196cb1c05df778539800c9f1243fe6b4b"}}"#;
         let bad = r#"{"startTime": 1772373601.0, "endTime": 1772373601.1, "completionStartTime": null, "model_group": "x", "status": "failure", "error_information": {"error_code": "429", "error_message": "Rate limit: tokens per min"}}"#;
-        let log = parse_log(&format!("{ok}\n{bad}\n"), LogFormat::Litellm, &Mapping::default()).unwrap();
+        let log = parse_log(
+            &format!("{ok}\n{bad}\n"),
+            LogFormat::Litellm,
+            &Mapping::default(),
+        )
+        .unwrap();
         let (a, b) = (&log.requests[0], &log.requests[1]);
-        assert_eq!((a.model.as_str(), a.ttft_ms, a.output_tokens), ("x", Some(250.0), Some(20)));
-        assert!(a.key.as_deref().is_some_and(|k| k.starts_with('#') && k.len() == 9));
-        assert_eq!((b.error_class, b.http_status, b.ttft_ms), (Some(ErrorClass::Http429), Some(429), None));
+        assert_eq!(
+            (a.model.as_str(), a.ttft_ms, a.output_tokens),
+            ("x", Some(250.0), Some(20))
+        );
+        assert!(a
+            .key
+            .as_deref()
+            .is_some_and(|k| k.starts_with('#') && k.len() == 9));
+        assert_eq!(
+            (b.error_class, b.http_status, b.ttft_ms),
+            (Some(ErrorClass::Http429), Some(429), None)
+        );
         let mut r = LogRequest::default();
-        outcome(&mut r, None, Some("Rate limit reached: tokens per min (TPM)".into()));
-        assert_eq!((r.error_class, r.limit_kind), (Some(ErrorClass::Http429), Some(LimitKind::Tokens)));
+        outcome(
+            &mut r,
+            None,
+            Some("Rate limit reached: tokens per min (TPM)".into()),
+        );
+        assert_eq!(
+            (r.error_class, r.limit_kind),
+            (Some(ErrorClass::Http429), Some(LimitKind::Tokens))
+        );
     }
 }

@@ -23,10 +23,16 @@ pub fn parse_otlp(text: &str) -> Result<ParsedLog, LogError> {
         Ok(v) => vec![(1, v)],
         Err(_) => {
             let mut docs = Vec::new();
-            for (i, l) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            for (i, l) in text
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| !l.trim().is_empty())
+            {
                 let v = serde_json::from_str(l).map_err(|e| LogError::Line {
                     line: i + 1,
-                    message: format!("not OTLP JSON: {e}; expected {{\"resourceSpans\": [...]}} per line"),
+                    message: format!(
+                        "not OTLP JSON: {e}; expected {{\"resourceSpans\": [...]}} per line"
+                    ),
                 })?;
                 docs.push((i + 1, v));
             }
@@ -41,7 +47,9 @@ pub fn parse_otlp(text: &str) -> Result<ParsedLog, LogError> {
             for span in scopes.flat_map(|s| array(s, "spans")) {
                 n += 1;
                 let attr = |k: &str| attribute(span, k);
-                let Some(model) = attr("gen_ai.request.model").or_else(|| attr("gen_ai.response.model")) else {
+                let Some(model) =
+                    attr("gen_ai.request.model").or_else(|| attr("gen_ai.response.model"))
+                else {
                     continue;
                 };
                 match span_request(span, *line, n, text_of(&model)) {
@@ -63,7 +71,9 @@ fn span_request(span: &Value, line: usize, n: usize, model: String) -> Result<Lo
         }
     };
     let (Some(start), Some(end)) = (nanos("startTimeUnixNano"), nanos("endTimeUnixNano")) else {
-        return Err(format!("span {n} (document at line {line}) has no start or end time"));
+        return Err(format!(
+            "span {n} (document at line {line}) has no start or end time"
+        ));
     };
     let (start_ms, end_ms) = (start / 1e6, end / 1e6);
     let attr = |k: &str| attribute(span, k);
@@ -87,11 +97,16 @@ fn span_request(span: &Value, line: usize, n: usize, model: String) -> Result<Lo
             .map(|v| v.max(0.0) as u64),
         ..LogRequest::default()
     };
-    let errored = span.pointer("/status/code").is_some_and(|c| c == 2 || c == "STATUS_CODE_ERROR");
+    let errored = span
+        .pointer("/status/code")
+        .is_some_and(|c| c == 2 || c == "STATUS_CODE_ERROR");
     let status = attr("http.response.status_code").map(|v| text_of(&v));
-    let error = attr("error.type")
-        .map(|v| text_of(&v))
-        .or_else(|| errored.then(|| span.pointer("/status/message").map_or("error".into(), text_of)));
+    let error = attr("error.type").map(|v| text_of(&v)).or_else(|| {
+        errored.then(|| {
+            span.pointer("/status/message")
+                .map_or("error".into(), text_of)
+        })
+    });
     outcome(&mut r, status, error);
     Ok(r)
 }
@@ -127,7 +142,11 @@ fn number_of(v: &Value) -> Option<f64> {
 /// Epoch ms of the first span event whose name says "first" (first token or chunk).
 fn first_event_ms(span: &Value) -> Option<f64> {
     array(span, "events")
-        .filter(|e| e.get("name").and_then(Value::as_str).is_some_and(|n| n.contains("first")))
+        .filter(|e| {
+            e.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| n.contains("first"))
+        })
         .filter_map(|e| number_of(e.get("timeUnixNano")?))
         .map(|t| t / 1e6)
         .reduce(f64::min)
@@ -152,9 +171,16 @@ mod tests {
            "attributes":[{"key":"gen_ai.request.model","value":{"stringValue":"m"}},
                          {"key":"error.type","value":{"stringValue":"429"}}]}]}]}]}"#;
         let log = parse_otlp(doc).unwrap();
-        assert_eq!(log.requests.len(), 2, "the plain http span is not a request");
+        assert_eq!(
+            log.requests.len(),
+            2,
+            "the plain http span is not a request"
+        );
         let a = &log.requests[0];
-        assert_eq!((a.e2e_ms(), a.input_tokens, a.output_tokens), (1500.0, Some(12), Some(40)));
+        assert_eq!(
+            (a.e2e_ms(), a.input_tokens, a.output_tokens),
+            (1500.0, Some(12), Some(40))
+        );
         assert!((a.ttft_ms.unwrap() - 200.0).abs() < 1e-6);
         assert_eq!(log.requests[1].error_class, Some(ErrorClass::Http429));
         let lines = format!("{}\n{}\n", doc.replace('\n', " "), doc.replace('\n', " "));

@@ -53,7 +53,16 @@ pub fn timeline(
         return Vec::new();
     };
     for m in (bucket_of(first.0)..=bucket_of(last.0)).step_by(k as usize) {
-        rows.insert(m, (Minute { minute: m, ..Minute::default() }, Vec::new()));
+        rows.insert(
+            m,
+            (
+                Minute {
+                    minute: m,
+                    ..Minute::default()
+                },
+                Vec::new(),
+            ),
+        );
     }
     for w in steps.windows(2) {
         let (a, b, c) = (w[0].0, w[1].0, w[0].1);
@@ -114,7 +123,12 @@ pub fn clock(minute: i64) -> String {
 /// more than 64 were in flight (first at 14:17): queueing at a concurrency limit near 64, TPOT
 /// flat". `levels` are the group's summary rows; `e2e_only` names the metric E2E when the log
 /// has no first-token time.
-pub fn story(minutes: &[Minute], knee: &KneeFinding, levels: &[StepSummary], e2e_only: bool) -> String {
+pub fn story(
+    minutes: &[Minute],
+    knee: &KneeFinding,
+    levels: &[StepSummary],
+    e2e_only: bool,
+) -> String {
     let (Some(first), Some(last)) = (minutes.first(), minutes.last()) else {
         return "The log holds no requests.".into();
     };
@@ -126,7 +140,11 @@ pub fn story(minutes: &[Minute], knee: &KneeFinding, levels: &[StepSummary], e2e
         first.in_flight_mean,
         peak
     );
-    let metric = if e2e_only { "E2E P90 (the log has no first-token time)" } else { "TTFT P90" };
+    let metric = if e2e_only {
+        "E2E P90 (the log has no first-token time)"
+    } else {
+        "TTFT P90"
+    };
     match knee {
         KneeFinding::Knee(k) => {
             let top = levels
@@ -204,7 +222,13 @@ mod tests {
         assert_eq!(counts, [1, 2, 2, 2]);
         let m = timeline(&refs, &counts, 1.0, Some(1), 1, |r| r.ttft_ms);
         let joined = timeline(&refs, &counts, 1.0, Some(1), 2, |r| r.ttft_ms);
-        assert_eq!(joined.iter().map(|m| (m.minute, m.requests)).collect::<Vec<_>>(), [(0, 2), (2, 2)]);
+        assert_eq!(
+            joined
+                .iter()
+                .map(|m| (m.minute, m.requests))
+                .collect::<Vec<_>>(),
+            [(0, 2), (2, 2)]
+        );
         assert!((joined[0].rps - 2.0 / 120.0).abs() < 1e-9);
         assert_eq!(m.iter().map(|m| m.minute).collect::<Vec<_>>(), [1, 2, 3]);
         assert!((m[0].in_flight_mean - 1.5).abs() < 1e-9, "{m:?}");

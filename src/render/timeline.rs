@@ -62,8 +62,17 @@ pub fn table(rows: &[Minute], knee_above: Option<u32>, metric: &str) -> String {
 pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
-        "model", "minute", "in_flight_mean", "in_flight_max", "requests", "rps", "tpm",
-        "ttft_p50_ms", "ttft_p90_ms", "errors", "knee_crossed",
+        "model",
+        "minute",
+        "in_flight_mean",
+        "in_flight_max",
+        "requests",
+        "rps",
+        "tpm",
+        "ttft_p50_ms",
+        "ttft_p90_ms",
+        "errors",
+        "knee_crossed",
     ]);
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     for (group, rows) in groups {
@@ -71,7 +80,8 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
             let secs = u64::try_from(m.minute.max(0) * 60).unwrap_or(0);
             let _ = w.write_record([
                 group.clone(),
-                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs)).to_string(),
+                humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(secs))
+                    .to_string(),
                 format!("{:.2}", m.in_flight_mean),
                 m.in_flight_max.to_string(),
                 m.requests.to_string(),
@@ -94,11 +104,30 @@ mod tests {
     #[test]
     fn the_crossing_row_is_marked_and_the_csv_parses() {
         let rows = vec![
-            Minute { minute: 842, in_flight_mean: 30.0, in_flight_max: 34, ttft_p90_ms: Some(600.0), ..Minute::default() },
-            Minute { minute: 843, in_flight_mean: 66.0, in_flight_max: 70, ttft_p90_ms: Some(2300.0), knee_crossed: true, ..Minute::default() },
+            Minute {
+                minute: 842,
+                in_flight_mean: 30.0,
+                in_flight_max: 34,
+                ttft_p90_ms: Some(600.0),
+                ..Minute::default()
+            },
+            Minute {
+                minute: 843,
+                in_flight_mean: 66.0,
+                in_flight_max: 70,
+                ttft_p90_ms: Some(2300.0),
+                knee_crossed: true,
+                ..Minute::default()
+            },
         ];
         let t = table(&rows, Some(64), "TTFT");
-        assert!(t.lines().nth(2).unwrap().contains("◀ more than 64 in flight"), "{t}");
+        assert!(
+            t.lines()
+                .nth(2)
+                .unwrap()
+                .contains("◀ more than 64 in flight"),
+            "{t}"
+        );
         assert!(t.contains("14:02") && t.contains("2.30 s"));
         let bytes = csv(&[("m".into(), rows)]);
         let mut r = csv::Reader::from_reader(bytes.as_slice());

@@ -23,6 +23,7 @@ mod itl_gate;
 mod k8s;
 mod keepalive;
 mod knee;
+mod logs;
 mod makefile;
 mod merge;
 mod one_truth;
