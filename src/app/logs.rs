@@ -45,6 +45,7 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         requests.append(&mut got);
         notes.extend(note);
     }
+    logs::keys_where_several(&mut requests);
     let (requests, skew) = logs::limits::screen(requests);
     notes.extend(skew.sentence());
     notes.extend(logs::Honesty::of(&requests, args.sample_rate).notes);

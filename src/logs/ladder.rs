@@ -124,6 +124,10 @@ pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
                 .map(|&i| out.records[i].clone())
                 .collect();
             let ms: f64 = at.range(level.lo..=level.hi).map(|(_, t)| t).sum();
+            let weighted: f64 = at
+                .range(level.lo..=level.hi)
+                .map(|(&c, t)| f64::from(c) * t)
+                .sum();
             let ctx = StepContext {
                 scenario: &opts.scenario,
                 fingerprint: &opts.fingerprint,
@@ -138,6 +142,9 @@ pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
             for v in [&mut s.rps, &mut s.tpm, &mut s.tpm_total] {
                 *v /= rate;
             }
+            // In flight while the group was at this level (a run's is its requests' E2E over
+            // the step's time; a level's requests also live through other levels).
+            s.achieved_concurrency = (ms > 0.0).then(|| weighted / ms);
             out.summaries.push(s);
         }
         if let Some(axis) = axis {

@@ -84,11 +84,53 @@ impl LogRequest {
         }
     }
 
-    /// The group whose requests count toward each other's in-flight number.
+    /// The group whose requests count toward each other's in-flight number: the model, and the
+    /// key when the log names one (see [`keys_where_several`]).
     pub fn group(&self) -> String {
         match &self.key {
             Some(k) => format!("{} [{k}]", self.model),
             None => self.model.clone(),
         }
+    }
+}
+
+/// Keeps keys only for models that the log shows with several keys: a model used with one key
+/// (a gateway's single master key, a team's only token) is named by the model alone, so its
+/// rows pair with a load test's.
+pub fn keys_where_several(requests: &mut [LogRequest]) {
+    let mut keys: std::collections::BTreeMap<&str, std::collections::BTreeSet<&str>> =
+        std::collections::BTreeMap::new();
+    for r in requests.iter() {
+        if let Some(k) = &r.key {
+            keys.entry(&r.model).or_default().insert(k);
+        }
+    }
+    let single: std::collections::BTreeSet<String> = keys
+        .into_iter()
+        .filter(|(_, k)| k.len() == 1)
+        .map(|(m, _)| m.to_string())
+        .collect();
+    for r in requests.iter_mut() {
+        if single.contains(&r.model) {
+            r.key = None;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_with_one_key_is_named_by_the_model_alone() {
+        let r = |m: &str, k: &str| LogRequest {
+            model: m.into(),
+            key: Some(k.into()),
+            ..LogRequest::default()
+        };
+        let mut rs = vec![r("a", "x"), r("a", "x"), r("b", "x"), r("b", "y")];
+        keys_where_several(&mut rs);
+        let groups: Vec<String> = rs.iter().map(LogRequest::group).collect();
+        assert_eq!(groups, ["a", "a", "b [x]", "b [y]"]);
     }
 }
