@@ -87,6 +87,27 @@ pub struct CheckArgs {
     /// Give up on a target after this long.
     #[arg(long, default_value = "20s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,
+    /// The body field that carries the output-token limit (request.max_tokens_field; default
+    /// max_completion_tokens for openai-chat).
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub max_tokens_field: Option<LimitFieldArg>,
+}
+
+/// `--max-tokens-field`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum LimitFieldArg {
+    MaxCompletionTokens,
+    MaxTokens,
+}
+
+impl From<LimitFieldArg> for crate::scenario::LimitField {
+    fn from(a: LimitFieldArg) -> Self {
+        match a {
+            LimitFieldArg::MaxCompletionTokens => Self::MaxCompletionTokens,
+            LimitFieldArg::MaxTokens => Self::MaxTokens,
+        }
+    }
 }
 
 /// `--api`: one of the dialects' names.
@@ -258,6 +279,10 @@ pub struct OverrideArgs {
     /// Output tokens asked for (request.max_tokens; default 256).
     #[arg(long, value_name = "N")]
     pub max_tokens: Option<u32>,
+    /// The body field that carries the limit (request.max_tokens_field; default
+    /// max_completion_tokens for openai-chat, whose reasoning models refuse max_tokens).
+    #[arg(long, value_enum, value_name = "FIELD")]
+    pub max_tokens_field: Option<LimitFieldArg>,
     /// File holding the prompt (request.prompt_file; default for an ad-hoc run: a 256-token
     /// synthetic prompt).
     #[arg(long, value_name = "FILE", conflicts_with = "prompt")]

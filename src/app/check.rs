@@ -40,5 +40,6 @@ fn inputs_of(a: &CheckArgs) -> inputs::CheckInputs {
         api_key_env: a.api_key_env.clone(),
         from: a.from.clone(),
         timeout: a.timeout,
+        max_tokens_field: a.max_tokens_field.map(Into::into),
     }
 }

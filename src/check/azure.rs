@@ -238,6 +238,7 @@ mod tests {
             auth,
             api_version,
             scenario_file: Some(Path::new("scenarios/azure-openai.yaml")),
+            limit_field: crate::scenario::LimitField::MaxCompletionTokens,
         };
         diagnose(&cx, status, Some(code), message)
     }

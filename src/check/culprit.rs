@@ -181,6 +181,7 @@ mod tests {
             output_tokens: Some(1),
             tokens_source: None,
             token_events: 1,
+            reasoning_tokens: None,
         };
         assert!(!worth_trying(&streamed));
     }

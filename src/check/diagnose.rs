@@ -54,7 +54,11 @@ pub fn diagnose(cx: &Context, o: &Outcome, ev: &Evidence) -> Diagnosis {
             output_tokens,
             tokens_source,
             token_events,
-        } => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
+            reasoning_tokens,
+        } => match all_hidden_reasoning(*output_tokens, *reasoning_tokens) {
+            Some(d) => d,
+            None => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
+        },
         Outcome::NotSent {
             reason,
             key_related,
@@ -151,6 +155,23 @@ fn streamed(
         }
     }
     d
+}
+
+/// A reasoning model that spent the check's few tokens on hidden reasoning (OpenAI's o-series and
+/// GPT-5 at a limit of 5): the request was accepted and answered, with no answer token to time.
+fn all_hidden_reasoning(tokens: Option<u64>, reasoning: Option<u64>) -> Option<Diagnosis> {
+    let (n, r) = (tokens?, reasoning?);
+    if r == 0 || r < n {
+        return None;
+    }
+    let mut d = Diagnosis::new(
+        Kind::Ok,
+        format!("accepted; all {n} tokens went to hidden reasoning, so no answer token to time"),
+    );
+    d.notes.push(
+        "a reasoning model thinks before it answers: give runs a max_tokens well above its reasoning (OpenAI suggests reserving about 25,000 tokens at first), or answers end empty with finish_reason length".into(),
+    );
+    Some(d)
 }
 
 fn not_sent(cx: &Context, reason: &str, key_related: bool) -> Diagnosis {

@@ -26,6 +26,8 @@ pub struct Context<'a> {
     pub api_version: Option<&'a str>,
     /// The scenario the target came from, for fixes that name where to change a setting.
     pub scenario_file: Option<&'a std::path::Path>,
+    /// The field the request's output-token limit was sent under.
+    pub limit_field: crate::scenario::LimitField,
 }
 
 /// What the follow-up probes found (see [`wanted_probes`]).

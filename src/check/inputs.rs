@@ -14,7 +14,7 @@
 
 use crate::dialect::{Api, Family, KeyHeader};
 use crate::scenario::{
-    Endpoint, Header, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+    Endpoint, Header, LimitField, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -33,6 +33,8 @@ pub struct CheckInputs {
     pub api_key_env: Option<String>,
     pub from: Option<PathBuf>,
     pub timeout: Duration,
+    /// `--max-tokens-field`: over the scenario's `request.max_tokens_field` or the API's default.
+    pub max_tokens_field: Option<LimitField>,
 }
 
 /// One target to check, with what is needed to explain failures.
@@ -47,6 +49,8 @@ pub struct CheckTarget {
     pub key_source: String,
     /// Merged into the check request's body (the scenario's `request.extra_body`).
     pub extra_body: Map<String, Value>,
+    /// The field the limit is sent under (`request.max_tokens_field`, or the API's default).
+    pub max_tokens_field: LimitField,
     /// How the inputs were read (e.g. `/v1` appended), shown once before the results.
     pub notes: Vec<String>,
     /// The scenario file the target came from (for line numbers in fixes).
@@ -126,6 +130,9 @@ pub fn from_scenario(s: &Scenario, args: &CheckInputs) -> CheckTarget {
     if !args.model.is_empty() {
         ct.target.models = args.model.clone();
     }
+    if let Some(f) = args.max_tokens_field {
+        ct.max_tokens_field = f;
+    }
     ct
 }
 
@@ -139,6 +146,7 @@ pub fn from_scenario_for(s: &Scenario, limit: Duration) -> CheckTarget {
         key_source: format!("target.api_key in {}", s.path.display()),
         target,
         extra_body: s.request.extra_body.clone(),
+        max_tokens_field: s.request.max_tokens_field,
         notes: Vec::new(),
         scenario_file: Some(s.path.clone()),
     }
@@ -206,6 +214,9 @@ pub fn from_flags(
         key,
         key_source,
         extra_body: Map::new(),
+        max_tokens_field: args
+            .max_tokens_field
+            .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
     })
@@ -323,6 +334,9 @@ fn claude(
         key,
         key_source,
         extra_body: Map::new(),
+        max_tokens_field: args
+            .max_tokens_field
+            .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
     })
@@ -367,6 +381,9 @@ fn codex(
         key: Some(key),
         key_source,
         extra_body: Map::new(),
+        max_tokens_field: args
+            .max_tokens_field
+            .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
     })

@@ -20,6 +20,7 @@ pub mod diagnose;
 pub mod diagnosis;
 pub mod inputs;
 pub mod key;
+mod limit;
 pub mod models;
 mod network;
 pub mod outcome;
@@ -31,7 +32,7 @@ pub mod url;
 use crate::client::http::PreparedTarget;
 use crate::client::pool::build_http_client;
 use crate::client::untrusted::printable;
-use crate::scenario::{self, RequestSpec};
+use crate::scenario::{self, LimitField, RequestSpec};
 use anyhow::Context as _;
 use diagnose::diagnose;
 use diagnosis::{Context, Diagnosis};
@@ -43,19 +44,20 @@ use std::path::PathBuf;
 const PROMPT: &str = "Reply with one word: ok";
 const MAX_TOKENS: u32 = 5;
 
-/// The check request for one target: the scenario's `extra_body` without its token limits.
+/// The check request for one target: a limit of `MAX_TOKENS` under the field the scenario sends
+/// (its `extra_body` never holds a limit: the loader reads one into `max_tokens_field`).
 fn request_spec(ct: &CheckTarget) -> RequestSpec {
     let mut extra_body = ct.extra_body.clone();
-    extra_body.remove("max_tokens");
-    if extra_body.contains_key("max_completion_tokens") {
-        extra_body.insert("max_completion_tokens".into(), MAX_TOKENS.into());
+    for f in LimitField::ALL {
+        extra_body.remove(f.key());
     }
     RequestSpec {
         prompt: PROMPT.into(),
         prompt_file: PathBuf::new(),
         system: None,
         system_file: None,
-        max_tokens: MAX_TOKENS,
+        max_tokens: Some(MAX_TOKENS),
+        max_tokens_field: ct.max_tokens_field,
         temperature: None,
         extra_body,
         ..RequestSpec::default()
@@ -151,6 +153,7 @@ pub async fn check_target(
                 auth: ct.target.auth,
                 api_version: ct.target.api_version.as_deref(),
                 scenario_file: ct.scenario_file.as_deref(),
+                limit_field: req.max_tokens_field,
             };
             let d = diagnose(&cx, &outcome, &evidence);
             let block = render::block(
@@ -211,6 +214,7 @@ mod tests {
             key: key.map(Secret::new),
             key_source: "$K".into(),
             extra_body: serde_json::Map::new(),
+            max_tokens_field: LimitField::MaxCompletionTokens,
             notes: Vec::new(),
             scenario_file: None,
         }
@@ -261,10 +265,13 @@ mod tests {
             .cloned()
             .unwrap_or_default();
         let req = request_spec(&ct);
-        assert_eq!(req.max_tokens, 5);
+        assert_eq!(req.max_tokens, Some(5));
+        assert_eq!(req.max_tokens_field, LimitField::MaxCompletionTokens);
         assert_eq!(req.extra_body.get("max_tokens"), None);
-        assert_eq!(req.extra_body["max_completion_tokens"], 5);
+        assert_eq!(req.extra_body.get("max_completion_tokens"), None);
         assert_eq!(req.extra_body["top_p"], 0.5);
+        ct.max_tokens_field = LimitField::MaxTokens;
+        assert_eq!(request_spec(&ct).max_tokens_field, LimitField::MaxTokens);
         assert_eq!(req.temperature, None);
         let plain = request_spec(&target(None, Vec::new()));
         assert!(plain.extra_body.is_empty());

@@ -46,6 +46,8 @@ pub enum Outcome {
         output_tokens: Option<u64>,
         tokens_source: Option<TokensSource>,
         token_events: u64,
+        /// Reasoning tokens the server reported inside `output_tokens`.
+        reasoning_tokens: Option<u64>,
     },
 }
 
@@ -61,6 +63,7 @@ pub fn from_attempt(a: &Attempt, key: Option<&Secret>) -> Outcome {
             output_tokens: t.output_tokens,
             tokens_source: t.tokens_source,
             token_events: t.token_events,
+            reasoning_tokens: t.reasoning_tokens,
         };
     };
     let Some(status) = a.http_status else {
@@ -140,7 +143,8 @@ mod tests {
                 ttft_ms: Some(12.5),
                 output_tokens: Some(5),
                 tokens_source: Some(TokensSource::Usage),
-                token_events: 5
+                token_events: 5,
+                reasoning_tokens: None,
             }
         );
     }

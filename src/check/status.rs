@@ -39,6 +39,9 @@ pub(super) fn status_error(
     if html {
         return html_page(cx, &format!("HTTP {status}"), ev);
     }
+    if let Some(d) = super::limit::refused_limit_field(cx, status, message) {
+        return d;
+    }
     if let Some(c) = &ev.culprit {
         return Diagnosis::new(
             Kind::BadRequest,
@@ -149,10 +152,7 @@ fn bad_request(message: &str, status: u16, ev: &Evidence) -> Diagnosis {
         Kind::BadRequest,
         format!("HTTP {status}: the server rejected the request body"),
     );
-    if l.contains("max_completion_tokens") {
-        d.cause("this model wants `max_completion_tokens` instead of `max_tokens` (OpenAI reasoning models)")
-            .fix("add `max_completion_tokens` via request.extra_body in the scenario")
-    } else if l.contains("stream_options") {
+    if l.contains("stream_options") {
         d.cause("the server does not accept `stream_options` (not fully OpenAI-compatible)")
             .fix("set `stream_options: null` in request.extra_body; token counts will then come from chunks")
     } else if !ev.tried.is_empty() {

@@ -20,7 +20,10 @@ use std::borrow::Cow;
 pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
-    body.insert("max_tokens".into(), req.max_tokens.into());
+    // The Messages API requires a limit; the scenario loader refuses `max_tokens: null` for it.
+    if let Some(n) = req.max_tokens {
+        body.insert("max_tokens".into(), n.into());
+    }
     // Chat messages (prompt sets, sessions): system-role messages go to `system`.
     let mut system: Vec<String> = req.system.iter().cloned().collect();
     let messages: Vec<Value> = if req.messages.is_empty() {

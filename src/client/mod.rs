@@ -43,7 +43,7 @@ pub(crate) fn test_spec() -> crate::scenario::RequestSpec {
         prompt_file: std::path::PathBuf::from("p.txt"),
         system: None,
         system_file: None,
-        max_tokens: 64,
+        max_tokens: Some(64),
         temperature: None,
         extra_body: serde_json::Map::new(),
         ..Default::default()

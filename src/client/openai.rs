@@ -13,7 +13,7 @@ use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
 use super::lenient::NonEmpty;
 use super::sse::{decode, SseEvent};
-use crate::scenario::RequestSpec;
+use crate::scenario::{LimitField, RequestSpec};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -33,7 +33,7 @@ pub fn chat_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("messages".into(), Value::Array(messages));
-    openai_common(&mut body, req);
+    openai_common(&mut body, req, req.max_tokens_field.key());
     merge_extra(body, req)
 }
 
@@ -46,12 +46,16 @@ pub fn completions_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("prompt".into(), prompt.into());
-    openai_common(&mut body, req);
+    openai_common(&mut body, req, LimitField::MaxTokens.key());
     merge_extra(body, req)
 }
 
-fn openai_common(body: &mut Map<String, Value>, req: &RequestSpec) {
-    body.insert("max_tokens".into(), req.max_tokens.into());
+/// The fields both OpenAI dialects send; the limit under `limit_key`, and none when the
+/// scenario asks for no limit (`max_tokens: null`).
+fn openai_common(body: &mut Map<String, Value>, req: &RequestSpec, limit_key: &str) {
+    if let Some(n) = req.max_tokens {
+        body.insert(limit_key.into(), n.into());
+    }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());
     }
@@ -214,7 +218,7 @@ fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent>
 }
 
 /// A chunk's `choices` folded into what timing needs while they are read (no list is built):
-/// any generated delta (content or tool call), reasoning or legacy `text`, the last finish
+/// any generated delta (content or tool-call arguments), reasoning or legacy `text`, the last finish
 /// reason, whether any choice finished with `"error"`, and the first choice-level error.
 #[derive(Default)]
 struct Choices {
@@ -229,12 +233,13 @@ struct Choices {
 impl Choices {
     fn add(&mut self, choice: Choice) {
         if let Some(d) = &choice.delta {
+            // A tool call's generated text is its arguments: the opening delta that names the
+            // function with `arguments: ""` carries none yet (docs/metrics.md, TTFT).
             self.delta_content |= d.content.0
-                || d.tool_calls.iter().flatten().any(|t| {
-                    t.function
-                        .as_ref()
-                        .is_some_and(|f| f.name.0 || f.arguments.0)
-                });
+                || d.tool_calls
+                    .iter()
+                    .flatten()
+                    .any(|t| t.function.as_ref().is_some_and(|f| f.arguments.0));
             self.delta_reasoning |= d.reasoning_content.0 || d.reasoning.0;
         }
         self.text |= choice.text.0;
@@ -295,7 +300,6 @@ struct ToolCall {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Function {
-    name: NonEmpty,
     arguments: NonEmpty,
 }
 

@@ -111,8 +111,11 @@ pub struct Spec {
     pub fixed_headers: &'static [(&'static str, &'static str)],
     pub input: Input,
     pub usage: Usage,
-    /// The body fields a server reads the output limit from, first found wins.
+    /// The body fields a server reads the output limit from, first found wins; the first is
+    /// also the one a scenario's `max_tokens` is sent under by default.
     pub max_tokens_fields: &'static [&'static str],
+    /// Every request must carry an output limit (`max_tokens: null` is refused).
+    pub limit_required: bool,
     /// Finish reasons: the model's natural end, and a cut at the output limit.
     pub finish: (&'static str, &'static str),
     /// How the provider's response ids start.
@@ -130,6 +133,7 @@ const OPENAI_CHAT: Spec = Spec {
     input: Input::Messages,
     usage: Usage::OptIn,
     max_tokens_fields: &["max_completion_tokens", "max_tokens"],
+    limit_required: false,
     finish: ("stop", "length"),
     id_prefix: "chatcmpl-",
     no_usage: "the server ignores stream_options.include_usage",
@@ -153,6 +157,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     input: Input::Messages,
     usage: Usage::Always,
     max_tokens_fields: &["max_tokens"],
+    limit_required: true,
     finish: ("end_turn", "max_tokens"),
     id_prefix: "msg_",
     no_usage: "the server sent no usage in message_delta",

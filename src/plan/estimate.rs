@@ -70,9 +70,11 @@ fn prompt_tokens(s: &Scenario, value: u32) -> f64 {
             };
             set.items.iter().map(text).sum::<f64>() / set.items.len() as f64
         }
-        (PromptSource::Trace, _) => s.load.trace.as_ref().map_or(0.0, |t| {
-            t.mean_tokens(replayed(s, t, 1), s.request.max_tokens).0
-        }),
+        (PromptSource::Trace, _) => s
+            .load
+            .trace
+            .as_ref()
+            .map_or(0.0, |t| t.mean_tokens(replayed(s, t, 1), asked_output(s)).0),
         _ => guess_tokens(&s.request.prompt),
     };
     prompt + system
@@ -95,9 +97,17 @@ fn replay_rate(s: &Scenario, speed: u32) -> Option<f64> {
     Some(t.rate(n).unwrap_or(n.max(1) as f64) * f64::from(speed))
 }
 
+/// The output limit a request asks for; without one (`max_tokens: null`) the server decides, and
+/// the loader's default stands in for it.
+fn asked_output(s: &Scenario) -> u32 {
+    s.request
+        .max_tokens
+        .unwrap_or(crate::scenario::token_limit::DEFAULT_MAX_TOKENS)
+}
+
 /// Output tokens a request may ask for: `max_tokens`, or a prompt set's mean of its own.
 fn max_output(s: &Scenario) -> f64 {
-    let base = s.request.max_tokens;
+    let base = asked_output(s);
     match &s.request.prompts {
         PromptSource::Trace => s.load.trace.as_ref().map_or(f64::from(base), |t| {
             t.mean_tokens(replayed(s, t, 1), base).1

@@ -357,10 +357,13 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
     if let Some(e) = steps.first() {
         let _ = writeln!(
             out,
-            "per request: ≈ {} input tokens, {} output tokens (at most max_tokens {})",
+            "per request: ≈ {} input tokens, {} output tokens ({})",
             num(e.input_per_request),
             num(e.output_per_request),
-            s.request.max_tokens
+            match s.request.max_tokens {
+                Some(n) => format!("at most max_tokens {n}"),
+                None => "no max_tokens sent: a guess".into(),
+            }
         );
     }
     let _ = writeln!(out, "estimates from {from}");

@@ -15,7 +15,7 @@ use crate::scenario::{PromptContent, RequestSpec};
 pub(super) fn spec(base: &RequestSpec, req: &TraceRequest, seed: u64, n: u64) -> RequestSpec {
     let mut s = base.clone();
     if let Some(m) = req.output_tokens {
-        s.max_tokens = m;
+        s.max_tokens = Some(m);
     }
     match &req.input {
         TraceInput::Prompt(PromptContent::Text(t)) => s.prompt = t.clone(),
@@ -108,6 +108,6 @@ mod tests {
         let other = prompt(&req(200, vec![], Some("s2")), 3, 0);
         assert_ne!(t1[..64], other[..64]);
         let s = spec(&RequestSpec::default(), &req(5, vec![], None), 3, 0);
-        assert_eq!(s.max_tokens, 7);
+        assert_eq!(s.max_tokens, Some(7));
     }
 }

@@ -143,7 +143,7 @@ pub(super) async fn one_request<B: Backend>(
     );
     record.resent_stale = stale_resends > 0;
     record.send_lag_ms = send_lag_ms;
-    record.max_tokens = Some(prepared.max_tokens);
+    record.max_tokens = prepared.max_tokens;
     interrupt.observe(&record);
     record
 }

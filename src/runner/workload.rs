@@ -35,10 +35,10 @@ pub struct StepWorkload {
     trace: Option<std::sync::Arc<Trace>>,
 }
 
-/// One request's body and the `max_tokens` it asked for.
+/// One request's body and the `max_tokens` it asked for (`None`: it sent no limit).
 pub struct Prepared {
     pub body: Bytes,
-    pub max_tokens: u32,
+    pub max_tokens: Option<u32>,
 }
 
 /// A worker's conversation (`session.turns` > 1): the messages so far and the turn number.
@@ -166,7 +166,7 @@ fn item_spec(base: &RequestSpec, item: &PromptItem) -> RequestSpec {
         PromptContent::Messages(m) => s.messages = m.clone(),
     }
     if let Some(m) = item.max_tokens {
-        s.max_tokens = m;
+        s.max_tokens = Some(m);
     }
     s
 }

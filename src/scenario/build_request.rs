@@ -111,8 +111,14 @@ pub(super) fn build_request(
             "{t} is not allowed; write 0 or more, e.g. 0.7"
         )
     }
-    let extra_body = extra_body_of(cx, r.extra_body)?;
-    let max_tokens = pos(r.max_tokens).unwrap_or(256);
+    let mut extra_body = extra_body_of(cx, r.extra_body)?;
+    let (max_tokens, max_tokens_field) = super::token_limit::resolve(
+        cx,
+        api,
+        r.max_tokens,
+        r.max_tokens_field.as_deref(),
+        &mut extra_body,
+    )?;
     Ok(RequestSpec {
         prompt,
         messages: Vec::new(),
@@ -125,6 +131,7 @@ pub(super) fn build_request(
         system,
         system_file,
         max_tokens,
+        max_tokens_field,
         temperature,
         extra_body,
     })

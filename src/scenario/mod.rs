@@ -42,8 +42,11 @@ mod tests_overrides;
 #[cfg(test)]
 mod tests_replay;
 #[cfg(test)]
+mod tests_token_limit;
+#[cfg(test)]
 mod tests_workload;
 mod tls;
+pub mod token_limit;
 pub mod trace;
 
 pub use arrivals::ArrivalProcess;
@@ -56,6 +59,7 @@ pub use prompts::{
     seeded_words, synthetic_prompt, PromptContent, PromptItem, PromptSet, TOKENS_PER_WORD,
 };
 pub use recorded::Recorded;
+pub use token_limit::LimitField;
 
 /// The 1-based line of a dotted field (e.g. `["target", "headers"]`) in scenario text, when the
 /// whole path is there (a key inside a flow mapping counts as its parent's line).
@@ -309,9 +313,13 @@ pub struct RequestSpec {
     pub short_below: f64,
     pub system: Option<String>,
     pub system_file: Option<PathBuf>,
-    pub max_tokens: u32,
+    /// The output-token limit sent with each request; `None` (`max_tokens: null`) sends none.
+    pub max_tokens: Option<u32>,
+    /// The body field that carries `max_tokens` (`request.max_tokens_field`).
+    pub max_tokens_field: LimitField,
     pub temperature: Option<f64>,
-    /// Merged into the JSON body last (may override anything).
+    /// Merged into the JSON body last (may override anything but the limit: a limit key in
+    /// `request.extra_body` is read into `max_tokens` and `max_tokens_field` when loading).
     pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -333,7 +341,8 @@ impl Default for RequestSpec {
             short_below: DEFAULT_SHORT_BELOW,
             system: None,
             system_file: None,
-            max_tokens: 256,
+            max_tokens: Some(token_limit::DEFAULT_MAX_TOKENS),
+            max_tokens_field: LimitField::MaxCompletionTokens,
             temperature: None,
             extra_body: serde_json::Map::new(),
         }

@@ -209,7 +209,10 @@ pub fn workload_yaml(s: &Scenario) -> String {
     let mut entries = vec![
         ("api", Yaml::from(s.target.api.as_str())),
         ("models", Yaml::from(s.target.models.clone())),
-        ("max_tokens", Yaml::from(r.max_tokens)),
+        ("max_tokens", opt(r.max_tokens)),
+    ];
+    entries.extend(limit_field_entry(s));
+    entries.extend([
         ("temperature", opt(r.temperature)),
         (
             "extra_body",
@@ -218,7 +221,7 @@ pub fn workload_yaml(s: &Scenario) -> String {
         ("ladder", Yaml::from(s.load.ladder.clone())),
         budget_entry(s.load.budget),
         ("warmup_requests", Yaml::from(s.load.warmup_requests)),
-    ];
+    ]);
     entries.extend(load_entries(s));
     entries.extend(prompt_entries(s));
     render(&map(entries), s)
@@ -338,17 +341,26 @@ fn target_yaml(t: &Target) -> Yaml {
     ])
 }
 
+/// `max_tokens_field`, when it is not the API's default (so scenarios that never set it keep
+/// their fingerprint).
+fn limit_field_entry(s: &Scenario) -> Option<(&'static str, Yaml)> {
+    let f = s.request.max_tokens_field;
+    (f != super::LimitField::default_for(s.target.api))
+        .then(|| ("max_tokens_field", Yaml::from(f.key())))
+}
+
 /// `request:` as run, with where its prompts come from.
 fn request_yaml(s: &Scenario) -> Yaml {
     let r = &s.request;
-    let mut request = vec![
-        ("max_tokens", Yaml::from(r.max_tokens)),
+    let mut request = vec![("max_tokens", opt(r.max_tokens))];
+    request.extend(limit_field_entry(s));
+    request.extend([
         ("temperature", opt(r.temperature)),
         (
             "extra_body",
             json_sorted(&serde_json::Value::Object(r.extra_body.clone())),
         ),
-    ];
+    ]);
     request.extend(prompt_entries(s));
     request.push(("short_below", pct(r.short_below, "%")));
     map(request)

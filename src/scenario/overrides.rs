@@ -25,6 +25,8 @@ pub struct Overrides {
     pub duration: Option<Duration>,
     /// `request.max_tokens`.
     pub max_tokens: Option<u32>,
+    /// `request.max_tokens_field`, e.g. `max_tokens`.
+    pub max_tokens_field: Option<String>,
     /// `request.prompt_file`: absolute, or relative to the scenario's folder (the binary
     /// resolves the flag against the working directory).
     pub prompt_file: Option<PathBuf>,
@@ -125,6 +127,9 @@ impl Overrides {
         }
         if let Some(n) = self.max_tokens {
             block(root, "request")?.insert("max_tokens".into(), n.into());
+        }
+        if let Some(f) = &self.max_tokens_field {
+            block(root, "request")?.insert("max_tokens_field".into(), f.as_str().into());
         }
         let prompt = match (&self.prompt_file, &self.prompt) {
             (Some(file), _) => Some(("prompt_file", Yaml::from(relative_to(file, prompt_dir)))),

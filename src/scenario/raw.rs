@@ -98,8 +98,11 @@ pub(super) struct RawTls {
     pub(super) insecure: Option<bool>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<SimParams>>, D::Error> {
-    Option::<SimParams>::deserialize(d).map(Some)
+/// A field that is present (outer `Some`) even when its value is `null` (inner `None`).
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
 }
 
 #[derive(Deserialize, Default)]
@@ -122,7 +125,10 @@ pub(super) struct RawRequest {
     pub(super) session: Option<RawSession>,
     pub(super) short_below: Option<Fraction>,
     pub(super) system_file: Option<String>,
-    pub(super) max_tokens: Option<Pos<u32>>,
+    /// Outer `Some` when the key is present, so that `max_tokens: null` means "send no limit".
+    #[serde(default, deserialize_with = "present")]
+    pub(super) max_tokens: Option<Option<Pos<u32>>>,
+    pub(super) max_tokens_field: Option<String>,
     pub(super) temperature: Option<Num>,
     pub(super) extra_body: Option<Yaml>,
 }

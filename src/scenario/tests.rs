@@ -107,7 +107,7 @@ fn full_design_example_loads_every_field() {
         .system_file
         .as_ref()
         .is_some_and(|p| p.ends_with("prompts/system.txt")));
-    assert_eq!((r.max_tokens, r.temperature), (200, Some(0.0)));
+    assert_eq!((r.max_tokens, r.temperature), (Some(200), Some(0.0)));
     assert!(r.extra_body.is_empty());
     let l = &s.load;
     assert_eq!(
@@ -148,7 +148,11 @@ fn defaults_fill_everything_optional() {
         (s.target.api, s.target.api_key.clone()),
         (Api::OpenAiChat, None)
     );
-    assert_eq!((s.request.max_tokens, s.request.temperature), (256, None));
+    assert_eq!(
+        (s.request.max_tokens, s.request.temperature),
+        (Some(256), None)
+    );
+    assert_eq!(s.request.max_tokens_field, LimitField::MaxCompletionTokens);
     assert_eq!(s.request.system, None);
     assert_eq!(s.load.budget, Budget::RequestsPerStep(100));
     assert_eq!(
@@ -651,7 +655,7 @@ fn numbers_may_be_quoted_strings_after_interpolation() {
         "  max_tokens: \"${MAX:-8}\"\n  temperature: \"${TEMP:-0.5}\"\nload: {ladder: [\"${C:-1}\", 2], requests_per_step: \"${N:-10}\", warmup_requests: \"${W:-3}\"}\n",
     );
     let s = load_env(&yaml, &[]).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(s.request.max_tokens, 8);
+    assert_eq!(s.request.max_tokens, Some(8));
     assert_eq!(s.request.temperature, Some(0.5));
     assert_eq!(s.load.ladder, vec![1, 2]);
     assert_eq!(s.load.budget, Budget::RequestsPerStep(10));

@@ -40,10 +40,14 @@ fn each_override_equals_the_same_edit_of_the_file() {
             Overrides {
                 requests_per_step: Some(7),
                 max_tokens: Some(9),
+                max_tokens_field: Some("max_tokens".into()),
                 ..Default::default()
             },
             BASE.replace("requests_per_worker: 3", "requests_per_step: 7")
-                .replace("max_tokens: 20", "max_tokens: 9"),
+                .replace(
+                    "max_tokens: 20",
+                    "max_tokens: 9\n  max_tokens_field: max_tokens",
+                ),
         ),
         (
             Overrides {

@@ -70,11 +70,16 @@ pub struct SimParams {
     /// Keep a prefix cache: prompt tokens whose 16-token blocks (with everything before them)
     /// were seen before cost no prefill and are reported as cached in usage.
     pub prefix_cache: bool,
-    /// Hidden reasoning tokens per answer (0): generated at `tpot` each before the first
-    /// visible token (so they add to TTFT), never streamed, and reported in usage
-    /// (`completion_tokens` includes them; chat also says
-    /// `completion_tokens_details.reasoning_tokens`), like o-series / gpt-5 models.
+    /// Reasoning tokens per answer (0): generated at `tpot` each before the first answer
+    /// token and reported in usage (`completion_tokens` includes them; chat also says
+    /// `completion_tokens_details.reasoning_tokens`). Hidden (like o-series / gpt-5 models: they
+    /// add to TTFT) unless `stream_reasoning`.
     pub reasoning_tokens: u32,
+    /// Stream the reasoning tokens as reasoning deltas before the answer, as open-weight reasoning
+    /// models served by vLLM, SGLang or llama.cpp do (chat: `delta.reasoning_content`; Anthropic:
+    /// a `thinking` block of `thinking_delta`s): TTFT is then the first reasoning token and TTFC
+    /// the first answer token. Streaming requests only; legacy completions keep them hidden.
+    pub stream_reasoning: bool,
 }
 
 /// Partial per-model override; unset fields fall back to the top-level values.
@@ -162,6 +167,7 @@ impl Default for SimParams {
             known_models_only: false,
             prefix_cache: false,
             reasoning_tokens: 0,
+            stream_reasoning: false,
         }
     }
 }
@@ -192,6 +198,7 @@ impl fmt::Debug for SimParams {
             .field("known_models_only", &self.known_models_only)
             .field("prefix_cache", &self.prefix_cache)
             .field("reasoning_tokens", &self.reasoning_tokens)
+            .field("stream_reasoning", &self.stream_reasoning)
             .finish()
     }
 }
@@ -259,7 +266,11 @@ const KEYS: &[(&str, &str)] = &[
     ),
     (
         "reasoning_tokens",
-        "hidden reasoning tokens per answer: delay the first token, reported in usage, e.g. 200",
+        "reasoning tokens per answer, at tpot each before the answer, reported in usage; hidden (they delay the first token) unless stream_reasoning, e.g. 200",
+    ),
+    (
+        "stream_reasoning",
+        "stream reasoning_tokens as reasoning deltas (reasoning_content / thinking_delta), so TTFT and TTFC differ: true|false",
     ),
     (
         "known_models_only",
@@ -351,6 +362,7 @@ impl SimParams {
             "require_api_key" => self.require_api_key = opt(v, |v| Ok(v.to_string()))?,
             "known_models_only" => self.known_models_only = boolean(key, v)?,
             "reasoning_tokens" => self.reasoning_tokens = num(key, v)?,
+            "stream_reasoning" => self.stream_reasoning = boolean(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {

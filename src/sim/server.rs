@@ -390,19 +390,27 @@ fn planned(
     let frames = frames
         .with_cached(cached)
         .with_reasoning(p.reasoning_tokens);
+    // Streamed reasoning goes out as deltas after TTFT; hidden reasoning is decoded within it.
+    let streamed = p.stream_reasoning && req.stream && frames.can_stream_reasoning();
+    let (frames, streamed_reasoning, hidden_reasoning) = if streamed {
+        (frames.streaming_reasoning(), p.reasoning_tokens, 0)
+    } else {
+        (frames, 0, p.reasoning_tokens)
+    };
     let prefill = p
         .prefill_per_token
         .checked_mul(u32::try_from(req.input_tokens - cached).unwrap_or(u32::MAX))
         .unwrap_or(MAX_TTFT);
     let plan = Plan {
         n,
+        reasoning: streamed_reasoning,
         finish,
         // Hidden reasoning is decoded before the first visible token.
         ttft: scale(timing.ttft, drift * v.ttft_factor)
             .saturating_add(prefill)
             .saturating_add(
                 scale(timing.tpot, drift)
-                    .checked_mul(p.reasoning_tokens)
+                    .checked_mul(hidden_reasoning)
                     .unwrap_or(MAX_TTFT),
             )
             .min(MAX_TTFT),

@@ -20,8 +20,11 @@ use tokio::time::Sleep;
 /// How one admitted request is generated.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// Tokens to generate.
+    /// Answer tokens to generate.
     pub n: u32,
+    /// Reasoning tokens streamed before the answer (0 when reasoning is hidden: then it is
+    /// inside `ttft`).
+    pub reasoning: u32,
     pub finish: Finish,
     /// Base TTFT + prefill for this prompt, counted from the moment a slot is free.
     pub ttft: Duration,
@@ -122,7 +125,7 @@ impl TokenStream {
         let mut s = TokenStream {
             guard,
             frames,
-            strike: strike_after(plan.n),
+            strike: strike_after(plan.n + plan.reasoning),
             fault_armed: plan.fault.is_some(),
             plan,
             pacer,
@@ -179,11 +182,16 @@ impl TokenStream {
                 _ => {}
             }
         }
-        if self.sent < self.plan.n {
-            let frame = self.frames.token(self.sent);
+        let (reasoning, total) = (self.plan.reasoning, self.plan.reasoning + self.plan.n);
+        if self.sent < total {
+            let frame = if self.sent < reasoning {
+                self.frames.reasoning_token(self.sent)
+            } else {
+                self.answer_frame(self.frames.token(self.sent - reasoning))
+            };
             self.guard.token(Instant::now());
             self.sent += 1;
-            if self.sent < self.plan.n {
+            if self.sent < total {
                 self.deadline += self.pacer.next(self.guard.ctx().active());
                 self.arm();
                 if self.plan.ping_every > 0 && self.sent % self.plan.ping_every == 0 {
@@ -195,10 +203,21 @@ impl TokenStream {
         let usage = self
             .plan
             .include_usage
-            .then_some((self.plan.input_tokens, self.sent));
+            .then_some((self.plan.input_tokens, self.sent - reasoning));
         let done = self.plan.fault != Some(FaultKind::NoDone);
         self.finish();
-        Some(Ok(self.frames.closing(self.plan.finish, usage, done)))
+        let closing = self.frames.closing(self.plan.finish, usage, done);
+        Some(Ok(self.answer_frame(closing)))
+    }
+
+    /// `frame` preceded by the switch from reasoning to the answer when it is the first frame
+    /// after streamed reasoning (`Frames::answer_start`).
+    fn answer_frame(&self, frame: Bytes) -> Bytes {
+        let first = self.plan.reasoning > 0 && self.sent == self.plan.reasoning;
+        match self.frames.answer_start().filter(|_| first) {
+            Some(start) => [start, frame].concat().into(),
+            None => frame,
+        }
     }
 }
 

@@ -664,6 +664,7 @@ async fn start_rejects_invalid_params_and_shutdown_closes_the_port() {
 }
 
 mod faults;
+mod reasoning;
 
 /// Issue 11: hidden reasoning is counted in usage but never streamed.
 #[tokio::test]

@@ -57,8 +57,10 @@ pub struct Frames {
     token_suffix: &'static [u8],
     /// Prompt tokens served from the prefix cache (reported in usage when above 0).
     cached: u64,
-    /// Hidden reasoning tokens, counted in usage on top of the streamed ones.
+    /// Reasoning tokens, counted in usage on top of the answer's.
     reasoning: u64,
+    /// The reasoning is streamed as reasoning deltas before the answer (`streaming_reasoning`).
+    reasoning_streamed: bool,
 }
 
 impl Frames {
@@ -93,6 +95,7 @@ impl Frames {
             token_suffix,
             cached: 0,
             reasoning: 0,
+            reasoning_streamed: false,
         }
     }
 
@@ -112,6 +115,51 @@ impl Frames {
         self
     }
 
+    /// The same frames, streaming the reasoning before the answer ([`Frames::reasoning_token`]):
+    /// Anthropic's answer then goes in a second content block (index 1) after the thinking one.
+    pub fn streaming_reasoning(mut self) -> Frames {
+        self.reasoning_streamed = true;
+        if self.dialect == Api::AnthropicMessages {
+            self.token_prefix = b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_vec();
+        }
+        self
+    }
+
+    /// Whether the dialect has a reasoning field to stream (legacy completions have none).
+    pub fn can_stream_reasoning(&self) -> bool {
+        self.dialect != Api::OpenAiCompletions
+    }
+
+    /// The frame carrying reasoning token `i`: chat `delta.reasoning_content` (DeepSeek, vLLM,
+    /// SGLang), Anthropic `thinking_delta`. Legacy completions have no reasoning field.
+    pub fn reasoning_token(&self, i: u32) -> Bytes {
+        let (id, created, model) = (&self.id, self.created, &self.model_json);
+        let w = word(i);
+        Bytes::from(match self.dialect {
+            Api::AnthropicMessages => format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"thinking_delta\",\"thinking\":\"{w}\"}}}}\n\n"
+            ),
+            _ => format!(
+                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"reasoning_content\":\"{w}\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+            ),
+        })
+    }
+
+    /// What goes before the first answer token after streamed reasoning: Anthropic closes the
+    /// thinking block (with its signature) and opens the text block. Nothing for chat.
+    pub fn answer_start(&self) -> Option<Bytes> {
+        (self.reasoning_streamed && self.dialect == Api::AnthropicMessages).then(|| {
+            Bytes::from_static(
+                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sim\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            )
+        })
+    }
+
+    /// The index of the content block the answer goes in (Anthropic).
+    fn answer_block(&self) -> u32 {
+        u32::from(self.reasoning_streamed)
+    }
+
     /// What is sent when prefill starts: the chat role chunk, or Anthropic's message_start,
     /// content_block_start and a ping. Nothing for legacy completions.
     pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
@@ -129,8 +177,13 @@ impl Frames {
             ))),
             Api::OpenAiCompletions => None,
             Api::AnthropicMessages => {
+                let block = if self.reasoning_streamed {
+                    "{\"type\":\"thinking\",\"thinking\":\"\"}"
+                } else {
+                    "{\"type\":\"text\",\"text\":\"\"}"
+                };
                 let mut s = format!(
-                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens}{cache},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
+                    "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens}{cache},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{block}}}\n\n"
                 );
                 s.push_str(PING);
                 Some(Bytes::from(s))
@@ -189,7 +242,10 @@ impl Frames {
             }
             Api::AnthropicMessages => {
                 let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
-                s.push_str("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+                s.push_str(&format!(
+                    "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{}}}\n\n",
+                    self.answer_block()
+                ));
                 s.push_str(&format!(
                     "event: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{reason}\",\"stop_sequence\":null}},\"usage\":{{\"output_tokens\":{output}}}}}\n\n"
                 ));

@@ -63,7 +63,7 @@ pub(crate) type Answer = (&'static str, &'static str, String);
 /// records the request bodies it got.
 pub(crate) struct Fake {
     pub(crate) base: String,
-    bodies: Arc<Mutex<Vec<String>>>,
+    pub(crate) bodies: Arc<Mutex<Vec<String>>>,
 }
 
 /// Answers before `route` when it returns `Some`: gets the request head and body.
@@ -253,7 +253,8 @@ fn ok_without_usage_notes_chunk_counting_and_sends_a_tiny_request() {
     );
     let bodies = fake.bodies.lock().unwrap();
     let body: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
-    assert_eq!(body["max_tokens"], 5);
+    assert_eq!(body["max_completion_tokens"], 5);
+    assert!(body.get("max_tokens").is_none(), "{body}");
     assert_eq!(body["stream"], true);
     assert_eq!(body["model"], "m1");
 }

@@ -27,6 +27,7 @@ mod logs;
 mod makefile;
 mod merge;
 mod one_truth;
+mod openai_reasoning;
 mod otlp;
 mod pairs;
 mod partial_diff;

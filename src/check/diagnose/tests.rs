@@ -59,6 +59,7 @@ impl Setup {
             auth: self.auth,
             api_version: self.api_version.as_deref(),
             scenario_file: None,
+            limit_field: crate::scenario::LimitField::MaxTokens,
         };
         diagnose(&cx, o, ev)
     }
@@ -109,6 +110,7 @@ fn streamed(source: TokensSource) -> Outcome {
         output_tokens: Some(5),
         tokens_source: Some(source),
         token_events: 5,
+        reasoning_tokens: None,
     }
 }
 
@@ -168,11 +170,27 @@ fn usage_without_token_events_is_a_failure() {
         output_tokens: Some(5),
         tokens_source: Some(TokensSource::Usage),
         token_events: 0,
+        reasoning_tokens: None,
     };
     let d = local().run(&o, &Evidence::default());
     assert_eq!(d.kind, Kind::NoTokenEvents);
     assert!(!d.is_ok());
     assert_says(&d, &["TTFT cannot be measured", "target.api"]);
+}
+
+#[test]
+fn a_check_spent_on_hidden_reasoning_is_accepted() {
+    // OpenAI's reasoning models at a limit of 5: every token goes to hidden reasoning.
+    let o = Outcome::Streamed {
+        ttft_ms: None,
+        output_tokens: Some(5),
+        tokens_source: Some(TokensSource::Usage),
+        token_events: 0,
+        reasoning_tokens: Some(5),
+    };
+    let d = local().run(&o, &Evidence::default());
+    assert_eq!(d.kind, Kind::Ok);
+    assert_says(&d, &["all 5 tokens went to hidden reasoning", "max_tokens"]);
 }
 
 // ---------------------------------------------------------------- the key
@@ -526,7 +544,13 @@ fn bad_requests_with_known_hints() {
         &Evidence::default(),
     );
     assert_eq!(d.kind, Kind::BadRequest);
-    assert_says(&d, &["max_completion_tokens", "extra_body"]);
+    assert_says(
+        &d,
+        &[
+            "max_tokens_field: max_completion_tokens",
+            "--max-tokens-field",
+        ],
+    );
     let d = local().run(
         &status(422, None, "stream_options: extra fields not permitted"),
         &Evidence::default(),

@@ -13,6 +13,7 @@ fn args() -> CheckInputs {
         api_key_env: None,
         from: None,
         timeout: Duration::from_secs(20),
+        max_tokens_field: None,
     }
 }
 

@@ -48,12 +48,14 @@ fn chat_body_shape() {
     assert_eq!(
         chat_body("m", &req),
         json!({"model": "m", "messages": [{"role": "user", "content": "Say hi"}],
-               "max_tokens": 64, "stream": true, "stream_options": {"include_usage": true}})
+               "max_completion_tokens": 64, "stream": true,
+               "stream_options": {"include_usage": true}})
     );
     req.system = Some("Be brief".into());
     req.temperature = Some(0.0);
+    req.max_tokens = Some(5);
+    req.max_tokens_field = LimitField::MaxTokens;
     req.extra_body.insert("seed".into(), json!(7));
-    req.extra_body.insert("max_tokens".into(), json!(5));
     req.extra_body.insert("stream_options".into(), Value::Null);
     assert_eq!(
         chat_body("m", &req),
@@ -62,6 +64,16 @@ fn chat_body_shape() {
                "max_tokens": 5, "temperature": 0.0, "stream": true,
                "stream_options": null, "seed": 7})
     );
+}
+
+#[test]
+fn no_limit_sends_no_limit_field() {
+    let mut req = spec();
+    req.max_tokens = None;
+    for body in [chat_body("m", &req), completions_body("m", &req)] {
+        let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
+        assert!(!keys.iter().any(|k| k.starts_with("max_")), "{body}");
+    }
 }
 
 #[test]
@@ -294,7 +306,10 @@ fn multi_token_chunks_and_tool_calls() {
     let start = chat(
         r#"{"choices":[{"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}"#,
     );
-    assert!(start.content, "a tool call name is generated output");
+    assert!(
+        !start.content,
+        "a tool call's opening delta (its name, arguments \"\") is no generated text yet"
+    );
     let args = chat(
         r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}"#,
     );
@@ -303,6 +318,25 @@ fn multi_token_chunks_and_tool_calls() {
         r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"arguments":""}}]}}]}"#,
     );
     assert!(!empty.content);
+}
+
+#[test]
+fn a_tool_call_starts_ttft_with_its_first_arguments() {
+    // OpenAI's shape: role chunk, the call's opening (name, `arguments: ""`), then arguments.
+    let raw = r#"data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}
+
+data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}
+
+data: [DONE]
+
+"#;
+    let (_, s) = run_stream(raw, interpret_chat);
+    // The third event, read at 30 ms: the opening (20 ms) carries no generated text.
+    assert_eq!(s.ttft_ms, Some(30.0));
 }
 
 #[test]
