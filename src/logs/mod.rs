@@ -23,7 +23,20 @@ pub use fields::{Field, Mapping};
 pub use inflight::{Level, Levels};
 pub use ladder::{build_ladder, LogLadder, LogOptions, WallAxis};
 pub use limits::{Honesty, SkewReport};
-pub use read::{parse_log, LogFormat, ParsedLog};
+pub use read::{LogFormat, ParsedLog};
+
+/// Reads `text` in `format`: OTLP JSON through `read_otlp`, every line format through `read`
+/// (`Ladder` is the caller's: it needs `store`).
+pub fn parse_log(
+    text: &str,
+    format: LogFormat,
+    mapping: &Mapping,
+) -> Result<ParsedLog, LogError> {
+    match format {
+        LogFormat::Otlp => read_otlp::parse_otlp(text),
+        other => read::parse_lines(text, other, mapping),
+    }
+}
 pub use timeline::{story, timeline, Minute};
 
 /// What went wrong reading a log: the message names the line or field and the fix.

@@ -73,10 +73,10 @@ impl ParsedLog {
     }
 }
 
-/// Reads `text` in `format` (`Ladder` is the caller's: it needs `store`). `mapping` (the
-/// user's `--map`) refines the default names of CSV and JSON lines (`start`, `end`, `ttft_ms`,
-/// …) and the LiteLLM and Envoy presets.
-pub fn parse_log(text: &str, format: LogFormat, mapping: &Mapping) -> Result<ParsedLog, LogError> {
+/// Reads `text` in a line format (CSV or JSON lines; `Ladder` is the caller's: it needs
+/// `store`, and OTLP JSON is `read_otlp`'s). `mapping` (the user's `--map`) refines the default
+/// names of CSV and JSON lines (`start`, `end`, `ttft_ms`, …) and the LiteLLM and Envoy presets.
+pub(super) fn parse_lines(text: &str, format: LogFormat, mapping: &Mapping) -> Result<ParsedLog, LogError> {
     match format {
         LogFormat::Ladder => Err(LogError::Usage(
             "ladder's own requests.csv is read by the store".into(),
@@ -85,7 +85,9 @@ pub fn parse_log(text: &str, format: LogFormat, mapping: &Mapping) -> Result<Par
         LogFormat::Jsonl => parse_jsonl(text, &Mapping::identity().with(mapping.clone())),
         LogFormat::Litellm => parse_jsonl(text, &Mapping::litellm().with(mapping.clone())),
         LogFormat::Envoy => parse_jsonl(text, &Mapping::envoy().with(mapping.clone())),
-        LogFormat::Otlp => super::read_otlp::parse_otlp(text),
+        LogFormat::Otlp => Err(LogError::Usage(
+            "OTLP JSON is read by logs::read_otlp".into(),
+        )),
     }
 }
 
