@@ -27,11 +27,7 @@ pub use read::{LogFormat, ParsedLog};
 
 /// Reads `text` in `format`: OTLP JSON through `read_otlp`, every line format through `read`
 /// (`Ladder` is the caller's: it needs `store`).
-pub fn parse_log(
-    text: &str,
-    format: LogFormat,
-    mapping: &Mapping,
-) -> Result<ParsedLog, LogError> {
+pub fn parse_log(text: &str, format: LogFormat, mapping: &Mapping) -> Result<ParsedLog, LogError> {
     match format {
         LogFormat::Otlp => read_otlp::parse_otlp(text),
         other => read::parse_lines(text, other, mapping),

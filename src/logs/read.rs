@@ -76,7 +76,11 @@ impl ParsedLog {
 /// Reads `text` in a line format (CSV or JSON lines; `Ladder` is the caller's: it needs
 /// `store`, and OTLP JSON is `read_otlp`'s). `mapping` (the user's `--map`) refines the default
 /// names of CSV and JSON lines (`start`, `end`, `ttft_ms`, …) and the LiteLLM and Envoy presets.
-pub(super) fn parse_lines(text: &str, format: LogFormat, mapping: &Mapping) -> Result<ParsedLog, LogError> {
+pub(super) fn parse_lines(
+    text: &str,
+    format: LogFormat,
+    mapping: &Mapping,
+) -> Result<ParsedLog, LogError> {
     match format {
         LogFormat::Ladder => Err(LogError::Usage(
             "ladder's own requests.csv is read by the store".into(),
