@@ -340,6 +340,7 @@ fn limit_kind_of(msg: &str) -> Option<LimitKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::logs::parse_log;
 
     #[test]
     fn formats_are_detected_from_their_first_bytes() {
