@@ -301,6 +301,19 @@ impl RequestRecord {
             && (out as f64) < short_below * f64::from(max)
     }
 
+    /// The request reasoned before answering: the server counted reasoning tokens (hidden or
+    /// streamed), or a token arrived before the first answer token (streamed reasoning, also
+    /// from servers that report no count). A request that only reasoned never answered
+    /// (`ttfc_ms` is `None`) and counts too.
+    pub fn reasoned(&self) -> bool {
+        self.reasoning_tokens.is_some_and(|n| n > 0)
+            || match (self.ttft_ms, self.ttfc_ms) {
+                (Some(t), Some(c)) => c > t,
+                (Some(_), None) => true,
+                _ => false,
+            }
+    }
+
     pub fn status_str(&self) -> &'static str {
         if self.is_ok() {
             "ok"

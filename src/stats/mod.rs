@@ -149,6 +149,22 @@ pub struct StepSummary {
     pub server_running_max: Option<f64>,
     #[serde(default)]
     pub server_kv_max: Option<f64>,
+    /// TTFC (time to the first answer token, after any streamed reasoning) P50/P90/P99 of the
+    /// successful requests that answered; equal to TTFT's for a model that does not reason.
+    #[serde(default)]
+    pub ttfc_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub ttfc_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub ttfc_p99_ms: Option<f64>,
+    /// Successful requests that reasoned (`RequestRecord::reasoned`); 0 in files written
+    /// before it was kept.
+    #[serde(default)]
+    pub reasoned: u64,
+    /// Reasoning share: Σ reasoning tokens ÷ Σ output tokens of the successful requests (the
+    /// server's reported counts); `None` when no success reported a reasoning count.
+    #[serde(default)]
+    pub reasoning_share: Option<f64>,
 }
 
 impl StepSummary {
@@ -178,6 +194,11 @@ impl StepSummary {
         self.dropped = run.dropped;
         self.offered_rps = run.offered_rps;
         self.ladder_unit = run.ladder_unit;
+    }
+
+    /// Whether any successful request of the step reasoned: the reasoning columns are shown.
+    pub fn any_reasoning(&self) -> bool {
+        self.reasoned > 0
     }
 
     /// Short responses as a share of successes (`None` without successes).
@@ -375,6 +396,41 @@ mod tests {
             .collect();
         let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
         assert_eq!((s.output_tokens, s.input_tokens), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn ttfc_and_the_reasoning_share_come_from_the_answering_successes() {
+        let reasoning = |ttft: f64, ttfc: Option<f64>, out: u64, r: Option<u64>| RequestRecord {
+            ttfc_ms: ttfc,
+            reasoning_tokens: r,
+            ..ok(ttft, Some(10.0), 900.0, Some(out), None, &[10.0])
+        };
+        let records = vec![
+            // Streamed reasoning: the answer starts 400 ms after the first token.
+            reasoning(100.0, Some(500.0), 100, Some(60)),
+            // Hidden reasoning: the first token is the answer's.
+            reasoning(300.0, Some(300.0), 100, Some(20)),
+            // Reasoned to the limit: no answer token, no TTFC.
+            reasoning(100.0, None, 50, Some(50)),
+            // No reasoning and no count.
+            reasoning(200.0, Some(200.0), 50, None),
+            // A failure's figures are not counted.
+            RequestRecord {
+                error_class: Some(ErrorClass::Http5xx),
+                ..reasoning(1.0, Some(9000.0), 1000, Some(1000))
+            },
+        ];
+        let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
+        assert_eq!(s.reasoned, 3);
+        close(s.ttfc_p50_ms, 300.0);
+        close(s.ttfc_p99_ms, 496.0);
+        close(s.reasoning_share, 130.0 / 300.0);
+        // A step without reasoning shows TTFC = TTFT, no reasoning and no share.
+        let plain = vec![reasoning(100.0, Some(100.0), 10, None); 3];
+        let s = summarize_step(&ctx(&Slo::default(), 10.0), &plain);
+        assert_eq!((s.reasoned, s.reasoning_share), (0, None));
+        assert_eq!(s.ttfc_p90_ms, s.ttft_p90_ms);
+        assert!(!s.any_reasoning());
     }
 
     #[test]

@@ -66,8 +66,9 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
 
 /// What one pass over a step's records collects besides the counts it adds to the row.
 struct Tally {
-    /// Successful requests' TTFT, TPOT and E2E, ms.
+    /// Successful requests' TTFT, TTFC, TPOT and E2E, ms.
     ttft: Vec<f64>,
+    ttfc: Vec<f64>,
     tpot: Vec<f64>,
     e2e: Vec<f64>,
     itl: PooledGaps,
@@ -81,12 +82,15 @@ struct Tally {
     lag: Vec<f64>,
     ttft_sched: Vec<f64>,
     e2e_sched: Vec<f64>,
+    /// Sum of the successes' reported reasoning tokens; `None` when none reported a count.
+    reasoning_tokens: Option<u64>,
 }
 
 impl Tally {
     fn new() -> Self {
         Tally {
             ttft: Vec::new(),
+            ttfc: Vec::new(),
             tpot: Vec::new(),
             e2e: Vec::new(),
             itl: PooledGaps::default(),
@@ -96,6 +100,7 @@ impl Tally {
             lag: Vec::new(),
             ttft_sched: Vec::new(),
             e2e_sched: Vec::new(),
+            reasoning_tokens: None,
         }
     }
 
@@ -118,6 +123,14 @@ impl Tally {
             None => {
                 s.succeeded += 1;
                 self.ttft.extend(r.ttft_ms);
+                self.ttfc.extend(r.ttfc_ms);
+                if r.reasoned() {
+                    s.reasoned += 1;
+                }
+                if let Some(n) = r.reasoning_tokens {
+                    let sum = self.reasoning_tokens.get_or_insert(0);
+                    *sum = sum.saturating_add(n);
+                }
                 self.tpot.extend(r.tpot_ms);
                 self.e2e.extend(r.e2e_ms);
                 if let Some(h) = &r.itl {
@@ -170,6 +183,10 @@ fn latency_columns(s: &mut StepSummary, t: &Tally) {
     s.ttft_p90_ms = ttft.map(|d| d.p90);
     s.ttft_p99_ms = ttft.map(|d| d.p99);
     s.ttft_mean_ms = ttft.map(|d| d.mean);
+    let ttfc = describe(&t.ttfc);
+    s.ttfc_p50_ms = ttfc.map(|d| d.p50);
+    s.ttfc_p90_ms = ttfc.map(|d| d.p90);
+    s.ttfc_p99_ms = ttfc.map(|d| d.p99);
     s.tpot_p50_ms = tpot.map(|d| d.p50);
     s.tpot_p90_ms = tpot.map(|d| d.p90);
     s.tpot_p99_ms = tpot.map(|d| d.p99);
@@ -212,6 +229,15 @@ fn rate_columns(s: &mut StepSummary, t: &Tally, records: &[RequestRecord]) {
         .filter(|r| r.is_ok() && r.tokens_source == Some(TokensSource::Usage))
         .count();
     s.tokens_usage_share = (s.succeeded > 0).then(|| usage as f64 / s.succeeded as f64);
+    s.reasoning_share = reasoning_share(t.reasoning_tokens, s.output_tokens);
+}
+
+/// The reasoning share of a step (docs/metrics.md): its successes' reasoning tokens over their
+/// output tokens, both as the server reported them (reasoning is part of the output count);
+/// `None` when no success reported a reasoning count or nothing was output. At most 1.
+fn reasoning_share(reasoning_tokens: Option<u64>, output_tokens: u64) -> Option<f64> {
+    let r = reasoning_tokens?;
+    (output_tokens > 0).then(|| (r as f64 / output_tokens as f64).min(1.0))
 }
 
 /// Every SLO bound that is set must hold. An undefined TPOT (≤ 1 token) passes the TPOT bound;

@@ -87,6 +87,11 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(server_waiting_max: opt_fixed RATE, "a number")),
     optional(col!(server_running_max: opt_fixed RATE, "a number")),
     optional(col!(server_kv_max: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(ttfc_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttfc_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttfc_p99_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(reasoned: zero "a count")),
+    optional(col!(reasoning_share: opt_fixed SHARE, "a share between 0 and 1")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -199,6 +204,11 @@ pub(super) mod tests {
             server_waiting_max: Some(9.0),
             server_running_max: Some(16.0),
             server_kv_max: Some(0.875),
+            ttfc_p50_ms: Some(412.5),
+            ttfc_p90_ms: Some(520.25),
+            ttfc_p99_ms: Some(640.0),
+            reasoned: 190,
+            reasoning_share: Some(0.625),
         }
     }
 
@@ -233,7 +243,8 @@ pub(super) mod tests {
              send_lag_p50_ms,send_lag_p99_ms,ttft_sched_p90_ms,ttft_sched_p99_ms,\
              e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
              new_conn_share,server_queue_p90_ms,server_waiting_mean,server_waiting_max,\
-             server_running_max,server_kv_max"
+             server_running_max,server_kv_max,ttfc_p50_ms,ttfc_p90_ms,ttfc_p99_ms,reasoned,\
+             reasoning_share"
         ));
     }
 
@@ -283,7 +294,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(31, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(36, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -320,6 +331,11 @@ pub(super) mod tests {
             server_waiting_max: None,
             server_running_max: None,
             server_kv_max: None,
+            ttfc_p50_ms: None,
+            ttfc_p90_ms: None,
+            ttfc_p99_ms: None,
+            reasoned: 0,
+            reasoning_share: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);
