@@ -278,6 +278,7 @@ impl<'a> Pool<'a> {
                     match (c.metric, c.percentile) {
                         (Metric::Tpm, _) => Some(s.throughput(true)),
                         (Metric::Rps, _) => Some(s.throughput(false)),
+                        (Metric::DecodeRate, _) => s.decode_rate(),
                         (m, Some(p)) => summary_q(s, m, p),
                         _ => None,
                     }

@@ -8,7 +8,7 @@
 //! Pure: `read` takes a run as the store loaded it (its typed `meta.json` and recorded
 //! scenario); `of` takes the facts of a run still in memory (`run --against`).
 
-use crate::compare::{gate_for, requests_to_decide, Comparison, Metric, Verdict};
+use crate::compare::{gate_for, requests_to_decide, Comparison, Verdict};
 use crate::model::LadderUnit;
 use crate::scenario::{Budget, Gates, Load};
 use crate::stats::StepSummary;
@@ -270,7 +270,7 @@ pub fn restate_advice(
         let (bf, nf) = (full(bs, bn), full(ns, nn));
         let gate = match (k.metric, k.percentile) {
             (m, Some(p)) if m.is_latency() => Some(p.gate(gate_for(gates, m))),
-            (Metric::Tpm | Metric::Rps, _) => Some(gates.throughput),
+            (m, _) if m.is_throughput() => Some(gates.throughput),
             _ => None,
         };
         let about = if plan.estimated { "about " } else { "" };
@@ -330,7 +330,7 @@ fn plan_side(base: bool, new: bool) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::{Check, Method, Percentile};
+    use crate::compare::{Check, Method, Metric, Percentile};
 
     fn row(model: &str, value: u32, attempted: u64, succeeded: u64) -> StepSummary {
         StepSummary {

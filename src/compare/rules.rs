@@ -5,7 +5,7 @@ use super::latency::{requests_to_decide, widen_for_drift, CI_LEVEL};
 use super::{fmt_pct, Check, Method, Metric, Verdict};
 use crate::model::LadderUnit;
 use crate::stats::inference;
-use crate::stats::{SteadyWindow, StepSummary};
+use crate::stats::{Progress, SteadyWindow, StepSummary};
 
 /// Significance level of the error-rate test.
 const ERROR_RATE_ALPHA: f64 = 0.01;
@@ -101,8 +101,15 @@ pub(super) struct Rate<'a> {
 
 impl Rate<'_> {
     /// The judged value: the step's steady-window rate as `summary.csv` has it
-    /// (`StepSummary::throughput`), from the window when an older summary lacks it.
+    /// (`StepSummary::throughput`), from the window when an older summary lacks it; the decode
+    /// rate from the window, or from the summary's means without one.
     fn point(&self, metric: Metric) -> f64 {
+        if metric == Metric::DecodeRate {
+            return match &self.window {
+                Some(w) => w.rate().decode_rate(),
+                None => self.summary.decode_rate().unwrap_or(f64::NAN),
+            };
+        }
         let tpm = metric == Metric::Tpm;
         let recorded = if tpm {
             self.summary.tpm_steady
@@ -110,14 +117,7 @@ impl Rate<'_> {
             self.summary.rps_steady
         };
         match (recorded, &self.window) {
-            (None, Some(w)) if w.rate().length_ms > 0.0 => {
-                let p = w.rate();
-                if tpm {
-                    p.tpm()
-                } else {
-                    p.rps()
-                }
-            }
+            (None, Some(w)) if w.rate().length_ms > 0.0 => rate_of(&w.rate(), metric),
             _ => self.summary.throughput(tpm),
         }
     }
@@ -125,21 +125,21 @@ impl Rate<'_> {
     /// The spread of the steady rate, from the window's time blocks.
     fn spread(&self, metric: Metric) -> Option<inference::RateSpread> {
         let blocks = self.window.as_ref()?.blocks();
-        let rates: Vec<f64> = blocks
-            .iter()
-            .map(|b| {
-                if metric == Metric::Tpm {
-                    b.tpm()
-                } else {
-                    b.rps()
-                }
-            })
-            .collect();
+        let rates: Vec<f64> = blocks.iter().map(|b| rate_of(b, metric)).collect();
         inference::rate_spread(&rates)
     }
 }
 
-/// Throughput (TPM, RPS) over the steady windows: the recorded steady rates, judged with a 99%
+/// One throughput metric of a stretch of the steady window.
+fn rate_of(p: &Progress, metric: Metric) -> f64 {
+    match metric {
+        Metric::Tpm => p.tpm(),
+        Metric::DecodeRate => p.decode_rate(),
+        _ => p.rps(),
+    }
+}
+
+/// Throughput (TPM, RPS, decode rate) over the steady windows: the recorded steady rates, judged with a 99%
 /// CI of their ratio from batch means over time blocks of about one service cycle (see
 /// `stats::steady` and `inference::rate_factor_ci`) when both sides have windows, the point rule
 /// on the summaries otherwise.
@@ -152,6 +152,12 @@ pub(super) fn throughput(
     let name = c.metric.label();
     let (bv, nv) = (base.point(c.metric), new.point(c.metric));
     (c.base, c.new) = (Some(bv), Some(nv));
+    if c.metric == Metric::DecodeRate && !(bv > 0.0 && nv > 0.0) {
+        return skip(
+            c,
+            format!("{name}: a side has no successful request that streamed more than one token"),
+        );
+    }
     if !(bv > 0.0 && nv.is_finite()) {
         return skip(
             c,

@@ -22,12 +22,15 @@ struct Step<'a> {
     bs: &'a StepSummary,
     ni: &'a Indexed<'a>,
     ns: &'a StepSummary,
-    /// Why token-based checks (TPOT, TPM) cannot compare the two sides, if they cannot.
+    /// Why token-based checks (TPOT, TPM, decode rate) cannot compare the two sides, if they cannot.
     tokens_differ: Option<String>,
+    /// Why TPM and RPS are shown but not gated: the answers' lengths differ (`lengths_differ`).
+    lengths_differ: Option<String>,
 }
 
 /// Appends the checks of one matched step to `out`, in the order the tables show them:
-/// latencies × percentiles, error rate, short share (when either side saw one), TPM, RPS.
+/// latencies × percentiles, error rate, short share (when either side saw one), TPM, RPS,
+/// decode rate.
 pub(super) fn step_checks(
     out: &mut Vec<Check>,
     opts: &CompareOptions,
@@ -43,6 +46,7 @@ pub(super) fn step_checks(
         ni,
         ns,
         tokens_differ: tokens_differ(bs, ns),
+        lengths_differ: lengths_differ(bs, ns, opts.gates.throughput),
     };
     for metric in Metric::LATENCIES {
         step.latency_checks(out, metric);
@@ -57,7 +61,7 @@ pub(super) fn step_checks(
         short_rate(&mut c, bs, ns, opts.gates.error_rate);
         out.push(c);
     }
-    for metric in [Metric::Tpm, Metric::Rps] {
+    for metric in [Metric::Tpm, Metric::Rps, Metric::DecodeRate] {
         out.push(step.throughput_check(metric));
     }
 }
@@ -129,10 +133,24 @@ impl Step<'_> {
         }
     }
 
-    /// TPM or RPS: skipped with too few successes on a side (a rate from a handful of requests
-    /// is mostly the step's start-up and tail) or, for TPM, tokens counted differently;
-    /// otherwise judged over the steady windows (`rules::throughput`).
+    /// TPM, RPS or the decode rate: skipped with too few successes on a side (a rate from a
+    /// handful of requests is mostly the step's start-up and tail) or, for the token rates,
+    /// tokens counted differently; otherwise judged over the steady windows
+    /// (`rules::throughput`). TPM and RPS are information only when the answers' lengths
+    /// differ: then they measure the answers, and the decode rate alone judges the server.
     fn throughput_check(&self, metric: Metric) -> Check {
+        let mut c = self.judge_throughput(metric);
+        if let (Metric::Tpm | Metric::Rps, Some(why)) = (metric, &self.lengths_differ) {
+            c.gated = false;
+            if !matches!(c.verdict, Verdict::Skipped { .. }) {
+                c.detail = format!("{why}: {}", c.detail);
+                c.verdict = Verdict::Info;
+            }
+        }
+        c
+    }
+
+    fn judge_throughput(&self, metric: Metric) -> Check {
         let (bs, ns) = (self.bs, self.ns);
         let mut c = self.blank(metric, None, true);
         let fewest = bs.succeeded.min(ns.succeeded);
@@ -151,8 +169,8 @@ impl Step<'_> {
             );
             return c;
         }
-        if let (Metric::Tpm, Some(why)) = (metric, &self.tokens_differ) {
-            rules::skip(&mut c, format!("TPM {why}"));
+        if let (Metric::Tpm | Metric::DecodeRate, Some(why)) = (metric, &self.tokens_differ) {
+            rules::skip(&mut c, format!("{} {why}", metric.label()));
             return c;
         }
         let rate = |i: &Indexed<'_>, s| rules::Rate {
@@ -231,6 +249,21 @@ fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
     (b != n).then(|| {
         format!(
             "skipped: the baseline counted tokens from {b}, the new run from {n}; token counts are not comparable"
+        )
+    })
+}
+
+/// Why TPM and RPS cannot judge the server, if they cannot: the mean answer differs by more than
+/// the throughput gate between the sides (a model that answers in half the tokens halves TPM
+/// on an unchanged server, and raises RPS). The decode rate does not depend on it.
+fn lengths_differ(bs: &StepSummary, ns: &StepSummary, gate: f64) -> Option<String> {
+    let (b, n) = (bs.mean_output_tokens()?, ns.mean_output_tokens()?);
+    let r = n / b - 1.0;
+    (b > 0.0 && r.abs() > gate).then(|| {
+        format!(
+            "answers {:.0}% {} ({b:.0} → {n:.0} tokens per success): TPM and RPS follow the answers' length, so they are shown, not gated; the decode rate judges the server",
+            r.abs() * 100.0,
+            if r < 0.0 { "shorter" } else { "longer" }
         )
     })
 }

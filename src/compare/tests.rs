@@ -26,6 +26,9 @@ fn row(model: &str, step: u32, conc: u32, n: u64, ttft_p90: f64) -> StepSummary 
         e2e_p50_ms: Some(3000.0),
         e2e_p90_ms: Some(3500.0),
         e2e_p99_ms: Some(4000.0),
+        ttft_mean_ms: Some(ttft_p90 * 0.6),
+        e2e_mean_ms: Some(3000.0),
+        output_tokens: n * 100,
         tpm: 60_000.0,
         rps: 5.0,
         duration_s: 80.0,
@@ -144,8 +147,8 @@ fn matches_steps_by_concurrency_and_lists_unmatched() {
         .checks
         .iter()
         .all(|k| k.model == "m" && k.concurrency == Some(10) && k.step == Some(2)));
-    // 4 latencies × 3 percentiles + error rate + TPM + RPS.
-    assert_eq!(c.checks.len(), 15);
+    // 4 latencies × 3 percentiles + error rate + TPM + RPS + decode rate.
+    assert_eq!(c.checks.len(), 16);
     let k = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90));
     assert_eq!(
         (k.verdict.clone(), k.method),
@@ -181,7 +184,7 @@ fn summaries_only_regression_and_exit_code() {
             regressed: 2,
             improved: 0,
             below_gate: 0,
-            no_change: 7,
+            no_change: 8,
             inconclusive: 0,
             skipped: 0
         }
@@ -241,12 +244,13 @@ fn sample_size_advice_counts_the_failed_requests() {
 #[test]
 fn exit_codes_inconclusive_and_strict() {
     // n = 20: every P90/P99 gate is skipped → inconclusive even without --strict (and so are
-    // TPM and RPS, which need 40 successes per side).
+    // TPM, RPS and the decode rate, which need 40 successes per side).
     let b = side("base", vec![row("m", 1, 10, 20, 800.0)]);
     let n = side("new", vec![row("m", 1, 10, 20, 800.0)]);
     let c = compare(&b, &n, &opts());
-    // 8 gated skips: P90/P99 of TTFT, TPOT, E2E, plus TPM and RPS (ITL is information only).
-    assert_eq!(c.counts().skipped, 8);
+    // 9 gated skips: P90/P99 of TTFT, TPOT, E2E, plus TPM, RPS and the decode rate (ITL is
+    // information only).
+    assert_eq!(c.counts().skipped, 9);
     assert_eq!(
         (c.outcome(), c.exit_code()),
         (Outcome::Inconclusive, ExitCode::Inconclusive)
@@ -1026,4 +1030,41 @@ fn a_pooled_baseline_widens_checks_by_the_drift_its_runs_show() {
         (plain.verdict, plain.ci)
     );
     assert!(steady.detail.contains("not widened"), "{}", steady.detail);
+}
+
+/// Answers half as long on an unchanged server: TPM and RPS are shown, not gated (they follow
+/// the answers' length), and the decode rate, which holds, is the throughput gate; with the same
+/// lengths TPM is gated as before.
+#[test]
+fn tpm_and_rps_follow_answer_length_and_are_not_gated_when_it_changes() {
+    let b = side("base", vec![row("m", 1, 10, 400, 800.0)]);
+    let mut short = row("m", 1, 10, 400, 800.0);
+    short.output_tokens /= 2;
+    short.tpm /= 2.0;
+    short.e2e_mean_ms = Some(480.0 + (3000.0 - 480.0) * 49.0 / 99.0);
+    let c = compare(&b, &side("new", vec![short]), &opts());
+    for metric in [Metric::Tpm, Metric::Rps] {
+        let k = find(&c, "m", Some(10), metric, None);
+        assert!(!k.gated, "{k:?}");
+        assert!(
+            k.detail
+                .starts_with("answers 50% shorter (100 → 50 tokens per success)"),
+            "{}",
+            k.detail
+        );
+    }
+    assert_eq!(
+        find(&c, "m", Some(10), Metric::Tpm, None).verdict,
+        Verdict::Info
+    );
+    let d = find(&c, "m", Some(10), Metric::DecodeRate, None);
+    assert!(d.gated && d.verdict == Verdict::NoChange, "{d:?}");
+    assert!(d.ratio.unwrap().abs() < 1e-9, "{d:?}");
+    assert_eq!(c.exit_code(), ExitCode::Ok);
+    // Same lengths, TPM halved: gated, a regression.
+    let mut slow = row("m", 1, 10, 400, 800.0);
+    slow.tpm /= 2.0;
+    let c = compare(&b, &side("new", vec![slow]), &opts());
+    let k = find(&c, "m", Some(10), Metric::Tpm, None);
+    assert!(k.gated && k.verdict == Verdict::Regressed, "{k:?}");
 }

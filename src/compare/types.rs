@@ -118,6 +118,9 @@ pub enum Metric {
     ShortRate,
     Tpm,
     Rps,
+    /// Output tokens per second of one stream while it streams (`stats::Progress::decode_rate`):
+    /// the server's token speed, whatever the answers' length. The gated throughput check.
+    DecodeRate,
     Knee,
     Wall,
     /// `load.search`: the highest load meeting the search's SLO.
@@ -137,6 +140,7 @@ impl Metric {
             Metric::ShortRate => "short share",
             Metric::Tpm => "TPM",
             Metric::Rps => "RPS",
+            Metric::DecodeRate => "decode rate",
             Metric::Knee => "knee",
             Metric::Wall => "wall",
             Metric::Capacity => "capacity",
@@ -145,6 +149,12 @@ impl Metric {
 
     pub fn is_latency(self) -> bool {
         Metric::LATENCIES.contains(&self)
+    }
+
+    /// TPM, RPS and the decode rate: rates judged over the steady windows, where a fall is the
+    /// regression.
+    pub fn is_throughput(self) -> bool {
+        matches!(self, Metric::Tpm | Metric::Rps | Metric::DecodeRate)
     }
 }
 

@@ -112,6 +112,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         Metric::ErrorRate | Metric::ShortRate => format!("{:.2}%", v * 100.0),
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
+        Metric::DecodeRate => format!("{v:.1} tok/s"),
         Metric::Knee | Metric::Wall | Metric::Capacity => c.ladder_unit.describe(v.round() as u32),
         _ => format!("{v:.1} ms"),
     }

@@ -162,7 +162,7 @@ struct Tally {
     /// Per check: how often its 99% CI excluded 0 on the regression side, gate or not (an
     /// unchanged server should see that for 0.5% of pairs per check).
     excluded: std::collections::BTreeMap<String, usize>,
-    /// Throughput (TPM, RPS) checks alone: pairs with at least one regressed, and the judged
+    /// Throughput (TPM, RPS, decode rate) checks alone: pairs with at least one regressed, and the judged
     /// checks by verdict (regressed, inconclusive, no change or below gate, improved).
     throughput_pairs: u64,
     throughput: [usize; 4],
@@ -176,10 +176,7 @@ impl Tally {
             _ => self.passed += 1,
         }
         self.inconclusive += c.counts().inconclusive;
-        let rates = c
-            .checks
-            .iter()
-            .filter(|k| matches!(k.metric, compare::Metric::Tpm | compare::Metric::Rps));
+        let rates = c.checks.iter().filter(|k| k.metric.is_throughput());
         let mut any = false;
         for k in rates {
             let slot = match k.verdict {
@@ -197,7 +194,7 @@ impl Tally {
             |k: &&compare::Check| k.gated && !matches!(k.verdict, compare::Verdict::Skipped { .. });
         for k in c.checks.iter().filter(judged) {
             let worse = match (k.metric, k.ci) {
-                (compare::Metric::Tpm | compare::Metric::Rps, Some((_, hi))) => hi < 0.0,
+                (m, Some((_, hi))) if m.is_throughput() => hi < 0.0,
                 (_, Some((lo, _))) => lo > 0.0,
                 _ => false,
             };

@@ -187,6 +187,23 @@ impl StepSummary {
         }
     }
 
+    /// Output tokens per second of one stream while it streams, from the step's means: the
+    /// tokens after each first one over the mean decode span (E2E − TTFT). The decode rate's
+    /// point value for a side without per-request samples (with them, `steady::Progress`
+    /// measures it over the steady window). `None` without successes or both means.
+    pub fn decode_rate(&self) -> Option<f64> {
+        let (e2e, ttft) = (self.e2e_mean_ms?, self.ttft_mean_ms?);
+        let n = self.succeeded as f64;
+        let span = e2e - ttft;
+        (n > 0.0 && span > 0.0)
+            .then(|| (self.output_tokens as f64 - n).max(0.0) / n / (span / 1000.0))
+    }
+
+    /// Mean output tokens of a successful request (`None` without successes).
+    pub fn mean_output_tokens(&self) -> Option<f64> {
+        (self.succeeded > 0).then(|| self.output_tokens as f64 / self.succeeded as f64)
+    }
+
     /// Copies what only the runner knows about a step (self-check, rate-mode figures).
     pub fn apply_step_run(&mut self, run: &crate::model::StepRun) {
         self.client_cpu_pct = run.client_cpu_pct;

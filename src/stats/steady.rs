@@ -82,12 +82,18 @@ impl Decode {
     }
 }
 
-/// Output progress over a stretch of time: requests (fractional) and output tokens.
+/// Output progress over a stretch of time: requests (fractional) and output tokens, and the
+/// streaming behind them (decode time and the tokens after each first one) for the decode rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Progress {
     pub length_ms: f64,
     pub requests: f64,
     pub tokens: f64,
+    /// Σ time the requests spent streaming inside the stretch (their decode spans' overlap).
+    pub decode_ms: f64,
+    /// The tokens streamed in that time after each request's first one (a request of n tokens
+    /// has n − 1 gaps over its decode span).
+    pub decode_tokens: f64,
 }
 
 impl Progress {
@@ -98,6 +104,16 @@ impl Progress {
     /// Output tokens per minute.
     pub fn tpm(&self) -> f64 {
         self.tokens / (self.length_ms / 60_000.0)
+    }
+    /// Output tokens per second of one stream while it streams: the server's decode speed,
+    /// which does not depend on how long the answers are (TPM and RPS do). `NaN` without a
+    /// decode span of any length.
+    pub fn decode_rate(&self) -> f64 {
+        if self.decode_ms > 0.0 {
+            self.decode_tokens / (self.decode_ms / 1000.0)
+        } else {
+            f64::NAN
+        }
     }
 }
 
@@ -120,6 +136,10 @@ impl SteadyWindow {
             let s = d.share(a, b);
             p.requests += s;
             p.tokens += s * d.tokens;
+            if d.to_ms > d.from_ms {
+                p.decode_ms += s * (d.to_ms - d.from_ms);
+                p.decode_tokens += s * (d.tokens - 1.0).max(0.0);
+            }
         }
         p
     }
@@ -284,5 +304,35 @@ mod tests {
         for b in &blocks {
             assert!((b.rps() / truth - 1.0).abs() < 0.05, "{b:?}");
         }
+    }
+
+    /// Four streams at 5 ms a token with a 30 ms prefill: answers of 48 and of 24 tokens give
+    /// the same decode rate (200 tokens/s a stream), while TPM falls with the shorter answers;
+    /// tokens 30% slower lower the decode rate by the same factor.
+    #[test]
+    fn decode_rate_follows_the_server_not_the_answer_length() {
+        let run = |tokens: u64, tpot: f64| {
+            let mut reqs = Vec::new();
+            for w in 0..4u32 {
+                let e2e = 30.0 + tpot * (tokens - 1) as f64;
+                for k in 0..40 {
+                    reqs.push(Timed {
+                        worker: w,
+                        start_ms: e2e * f64::from(k) + f64::from(w),
+                        ttft_ms: Some(30.0),
+                        e2e_ms: Some(e2e),
+                        ok: true,
+                        output_tokens: tokens,
+                    });
+                }
+            }
+            steady_window(&reqs).unwrap().rate()
+        };
+        let (long, short, slow) = (run(48, 5.0), run(24, 5.0), run(48, 6.5));
+        assert!((long.decode_rate() - 200.0).abs() < 1e-6, "{long:?}");
+        assert!((short.decode_rate() - 200.0).abs() < 1e-6, "{short:?}");
+        assert!(short.tpm() < long.tpm() * 0.95, "{short:?} {long:?}");
+        assert!((slow.decode_rate() / long.decode_rate() - 5.0 / 6.5).abs() < 1e-6);
+        assert!(Progress::default().decode_rate().is_nan());
     }
 }

@@ -46,6 +46,7 @@ mod secrets;
 mod shards;
 mod snapshots;
 mod telemetry;
+mod throughput_gate;
 mod timeouts;
 mod tls;
 mod trend;
