@@ -101,6 +101,7 @@ fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
         max_levels: args.levels.max(1),
         slo: Slo {
             ttft: args.slo_ttft.or(base.ttft),
+            ttfc: base.ttfc,
             tpot: args.slo_tpot.or(base.tpot),
             e2e: args.slo_e2e.or(base.e2e),
         },

@@ -466,6 +466,7 @@ impl<'a> Indexed<'a> {
     fn values(&self, s: &StepSummary, metric: Metric) -> Option<(Vec<f64>, Vec<f64>)> {
         let pick: fn(&RequestSample) -> Option<f64> = match metric {
             Metric::Ttft => |r| r.ttft_ms,
+            Metric::Ttfc => |r| r.ttfc_ms,
             Metric::Tpot => |r| r.tpot_ms,
             Metric::E2e => |r| r.e2e_ms,
             _ => return None,
@@ -492,6 +493,9 @@ fn summary_q(s: &StepSummary, metric: Metric, p: Percentile) -> Option<f64> {
         (Metric::Ttft, P50) => s.ttft_p50_ms,
         (Metric::Ttft, P90) => s.ttft_p90_ms,
         (Metric::Ttft, P99) => s.ttft_p99_ms,
+        (Metric::Ttfc, P50) => s.ttfc_p50_ms,
+        (Metric::Ttfc, P90) => s.ttfc_p90_ms,
+        (Metric::Ttfc, P99) => s.ttfc_p99_ms,
         (Metric::Tpot, P50) => s.tpot_p50_ms,
         (Metric::Tpot, P90) => s.tpot_p90_ms,
         (Metric::Tpot, P99) => s.tpot_p99_ms,
@@ -507,6 +511,7 @@ fn summary_q(s: &StepSummary, metric: Metric, p: Percentile) -> Option<f64> {
 
 pub(crate) fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
     match metric {
+        Metric::Ttfc => &g.ttfc,
         Metric::Tpot => &g.tpot,
         Metric::Itl => &g.itl,
         Metric::E2e => &g.e2e,

@@ -84,6 +84,7 @@ impl RequestSample {
             ttft_ms: x.ttft_ms,
             tpot_ms: x.tpot_ms,
             e2e_ms: x.e2e_ms,
+            ttfc_ms: x.ttfc_ms,
             output_tokens: x.output_tokens,
             itl: x.itl.clone(),
             parts: crate::findings::PartSample::of(x),

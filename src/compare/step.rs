@@ -48,8 +48,13 @@ pub(super) fn step_checks(
         tokens_differ: tokens_differ(bs, ns),
         lengths_differ: lengths_differ(bs, ns, opts.gates.throughput),
     };
+    // TTFC only when either side reasoned: otherwise it is TTFT again, and older baselines
+    // and runs of models that do not reason add nothing to the verdict table.
+    let reasoned = bs.any_reasoning() || ns.any_reasoning();
     for metric in Metric::LATENCIES {
-        step.latency_checks(out, metric);
+        if metric != Metric::Ttfc || reasoned {
+            step.latency_checks(out, metric);
+        }
     }
     let mut c = step.blank(Metric::ErrorRate, None, true);
     error_rate(&mut c, bs, ns, opts.gates.error_rate);

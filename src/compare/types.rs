@@ -27,6 +27,9 @@ pub struct RequestSample {
     pub ttft_ms: Option<f64>,
     pub tpot_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
+    /// Time to the first answer token; `None` without one (and in older sidecars).
+    #[serde(default)]
+    pub ttfc_ms: Option<f64>,
     pub output_tokens: Option<u64>,
     /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
     #[serde(default)]
@@ -125,14 +128,25 @@ pub enum Metric {
     Wall,
     /// `load.search`: the highest load meeting the search's SLO.
     Capacity,
+    /// Time to the first answer token (after any streamed reasoning): judged when either side
+    /// of a step reasoned. Last, so the other metrics keep their per-check seeds
+    /// (`compare::step::check_seed`).
+    Ttfc,
 }
 
 impl Metric {
-    pub const LATENCIES: [Metric; 4] = [Metric::Ttft, Metric::Tpot, Metric::Itl, Metric::E2e];
+    pub const LATENCIES: [Metric; 5] = [
+        Metric::Ttft,
+        Metric::Ttfc,
+        Metric::Tpot,
+        Metric::Itl,
+        Metric::E2e,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Metric::Ttft => "TTFT",
+            Metric::Ttfc => "TTFC",
             Metric::Tpot => "TPOT",
             Metric::Itl => "ITL",
             Metric::E2e => "E2E",

@@ -1,7 +1,7 @@
 //! The one rule for "a step meets its SLO", used by the plan, the search, refine and replay.
 //! A step misses when nothing succeeded, when more than 1% of its requests failed, or when a
 //! P90 is beyond its bound. The search decides on confidence bounds (TTFT P90's interval from
-//! `summary.csv`; TPOT and E2E P90 have none and are judged on their value), so a step whose
+//! `summary.csv`; TTFC, TPOT and E2E P90 have none and are judged on their value), so a step whose
 //! TTFT bound straddles the SLO is undecided for it; the plan, refine and replay read the point
 //! values and say why a step misses. Both readings come from the same pass. Pure.
 
@@ -42,13 +42,15 @@ pub fn judge(s: &StepSummary, slo: &Slo) -> Judgement {
     if failed > MAX_FAILED_SHARE {
         return missed(format!("{:.1}% of requests failed", failed * 100.0));
     }
-    let measured = [s.ttft_p90_ms, s.tpot_p90_ms, s.e2e_p90_ms];
+    let measured = [s.ttft_p90_ms, s.ttfc_p90_ms, s.tpot_p90_ms, s.e2e_p90_ms];
     let mut miss = None;
     let mut confident_miss = false;
     let mut undecided = false;
     let mut point_meets = true;
     for (i, ((name, bound), value)) in slo.bounds_ms().into_iter().zip(measured).enumerate() {
-        let (Some(b), Some(v)) = (bound, value) else {
+        let Some(b) = bound else { continue };
+        // A TTFC bound on a step where no request answered (all reasoned to the limit) misses.
+        let Some(v) = value.or((name == "TTFC").then_some(f64::INFINITY)) else {
             continue;
         };
         if v > b && miss.is_none() {
@@ -123,6 +125,24 @@ mod tests {
         let tpot = judge(&step(800.0, 700.0, 900.0), &slo(1000, Some(30)));
         assert_eq!(tpot.verdict, Verdict::Misses);
         assert_eq!(tpot.miss.as_deref(), Some("TPOT P90 40 ms > 30 ms"));
+    }
+
+    #[test]
+    fn a_ttfc_bound_judges_the_answers_wait() {
+        let ttfc = Slo {
+            ttfc: Some(Duration::from_millis(800)),
+            ..Slo::default()
+        };
+        let mut s = step(100.0, 90.0, 110.0);
+        s.ttfc_p90_ms = Some(900.0);
+        let j = judge(&s, &ttfc);
+        assert_eq!(j.verdict, Verdict::Misses);
+        assert_eq!(j.miss.as_deref(), Some("TTFC P90 900 ms > 800 ms"));
+        s.ttfc_p90_ms = Some(700.0);
+        assert_eq!(judge(&s, &ttfc).verdict, Verdict::Meets);
+        // No request answered (all reasoning): the wait for an answer is unbounded.
+        s.ttfc_p90_ms = None;
+        assert_eq!(judge(&s, &ttfc).verdict, Verdict::Misses);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Service-level objectives: the scenario's `slo:` bounds, the one SLO type every command uses
 //! (the runner's goodput, `plan`, `refine`, the report). `meta.json` keeps it in milliseconds
-//! (`ttft_ms`, `tpot_ms`, `e2e_ms`), which its serde form reads and writes.
+//! (`ttft_ms`, `ttfc_ms`, `tpot_ms`, `e2e_ms`), which its serde form reads and writes.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::time::Duration;
@@ -10,6 +10,14 @@ use std::time::Duration;
 pub struct Slo {
     #[serde(rename = "ttft_ms", default, with = "millis")]
     pub ttft: Option<Duration>,
+    /// Time to the first answer token (after any streamed reasoning).
+    #[serde(
+        rename = "ttfc_ms",
+        default,
+        with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ttfc: Option<Duration>,
     #[serde(rename = "tpot_ms", default, with = "millis")]
     pub tpot: Option<Duration>,
     #[serde(rename = "e2e_ms", default, with = "millis")]
@@ -19,11 +27,15 @@ pub struct Slo {
 impl Slo {
     /// No bound set.
     pub fn is_empty(&self) -> bool {
-        self.ttft.is_none() && self.tpot.is_none() && self.e2e.is_none()
+        self.ttft.is_none() && self.ttfc.is_none() && self.tpot.is_none() && self.e2e.is_none()
     }
 
     pub fn ttft_ms(&self) -> Option<f64> {
         self.ttft.map(as_ms)
+    }
+
+    pub fn ttfc_ms(&self) -> Option<f64> {
+        self.ttfc.map(as_ms)
     }
 
     pub fn tpot_ms(&self) -> Option<f64> {
@@ -35,9 +47,10 @@ impl Slo {
     }
 
     /// The bounds with their names, in the order the product shows them.
-    pub fn bounds_ms(&self) -> [(&'static str, Option<f64>); 3] {
+    pub fn bounds_ms(&self) -> [(&'static str, Option<f64>); 4] {
         [
             ("TTFT", self.ttft_ms()),
+            ("TTFC", self.ttfc_ms()),
             ("TPOT", self.tpot_ms()),
             ("E2E", self.e2e_ms()),
         ]
@@ -76,6 +89,7 @@ mod tests {
     fn meta_json_keeps_milliseconds_and_reads_older_forms() {
         let slo = Slo {
             ttft: Some(Duration::from_millis(1500)),
+            ttfc: None,
             tpot: None,
             e2e: Some(Duration::from_micros(2500)),
         };
@@ -91,6 +105,15 @@ mod tests {
         assert_eq!(old.tpot, Some(Duration::from_millis(40)));
         assert_eq!(old.e2e, None);
         assert!(Slo::default().is_empty() && !old.is_empty());
-        assert_eq!(old.bounds_ms()[1], ("TPOT", Some(40.0)));
+        assert_eq!(old.bounds_ms()[2], ("TPOT", Some(40.0)));
+        // A TTFC bound is kept when set, and absent from meta.json otherwise (as before it).
+        let ttfc = Slo {
+            ttfc: Some(Duration::from_millis(800)),
+            ..Slo::default()
+        };
+        let json = serde_json::to_value(ttfc).unwrap();
+        assert_eq!(json["ttfc_ms"], 800.0);
+        assert_eq!(serde_json::from_value::<Slo>(json).unwrap(), ttfc);
+        assert_eq!(ttfc.bounds_ms()[1], ("TTFC", Some(800.0)));
     }
 }

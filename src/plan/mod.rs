@@ -110,6 +110,8 @@ pub struct ModelPlan {
 pub struct Plan {
     pub target_rps: f64,
     pub slo_ttft_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slo_ttfc_ms: Option<f64>,
     pub slo_tpot_ms: Option<f64>,
     pub slo_e2e_ms: Option<f64>,
     pub limit_concurrency: Option<u32>,
@@ -117,6 +119,8 @@ pub struct Plan {
     pub limit_rpm: Option<u64>,
     /// The SLO the run's search aimed at (`None`: the run did not search).
     pub search_slo_ttft_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_slo_ttfc_ms: Option<f64>,
     pub search_slo_tpot_ms: Option<f64>,
     pub search_slo_e2e_ms: Option<f64>,
     pub models: Vec<ModelPlan>,
@@ -170,12 +174,14 @@ pub fn plan(
     Plan {
         target_rps,
         slo_ttft_ms: slo.ttft_ms(),
+        slo_ttfc_ms: slo.ttfc_ms(),
         slo_tpot_ms: slo.tpot_ms(),
         slo_e2e_ms: slo.e2e_ms(),
         limit_concurrency: limits.concurrency,
         limit_tpm: limits.tpm,
         limit_rpm: limits.rpm,
         search_slo_ttft_ms: search.and_then(Slo::ttft_ms),
+        search_slo_ttfc_ms: search.and_then(Slo::ttfc_ms),
         search_slo_tpot_ms: search.and_then(Slo::tpot_ms),
         search_slo_e2e_ms: search.and_then(Slo::e2e_ms),
         models: models

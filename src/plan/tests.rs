@@ -34,6 +34,7 @@ fn demo() -> Vec<StepSummary> {
 fn slo_1s() -> Slo {
     Slo {
         ttft: Some(std::time::Duration::from_secs(1)),
+        ttfc: None,
         tpot: Some(std::time::Duration::from_millis(50)),
         e2e: None,
     }
@@ -109,6 +110,7 @@ fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
 
     let strict = Slo {
         ttft: Some(std::time::Duration::from_millis(100)),
+        ttfc: None,
         ..Slo::default()
     };
     let p = plan(&demo(), 1.0, &strict, &none, None);
@@ -305,6 +307,7 @@ fn searched() -> Vec<StepSummary> {
 fn ttft_1s() -> Slo {
     Slo {
         ttft: Some(std::time::Duration::from_secs(1)),
+        ttfc: None,
         ..Slo::default()
     }
 }
@@ -376,6 +379,7 @@ fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
     // A plan SLO other than the search's: the capacity under it, said so.
     let strict = Slo {
         ttft: Some(std::time::Duration::from_millis(500)),
+        ttfc: None,
         ..Slo::default()
     };
     let p = plan(&rows, 50.0, &strict, &none, Some(&ttft_1s()));
@@ -414,6 +418,7 @@ fn a_search_that_never_missed_bounds_the_copies_from_above_only() {
     // Nothing meets the SLO: no capacity, no plan, sized from the steps.
     let strict = Slo {
         ttft: Some(std::time::Duration::from_millis(100)),
+        ttfc: None,
         ..Slo::default()
     };
     let p = plan(&rows, 1.0, &strict, &Limits::default(), Some(&strict));

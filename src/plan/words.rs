@@ -47,6 +47,7 @@ pub fn slo_text(p: &Plan) -> String {
     let ms = |v: Option<f64>| v.map(|v| std::time::Duration::from_secs_f64(v / 1000.0));
     let bounds = bounds_text(&crate::model::Slo {
         ttft: ms(p.slo_ttft_ms),
+        ttfc: ms(p.slo_ttfc_ms),
         tpot: ms(p.slo_tpot_ms),
         e2e: ms(p.slo_e2e_ms),
     });

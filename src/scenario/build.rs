@@ -8,11 +8,12 @@ use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
 use super::raw::{
-    dur_or, pos, RawGates, RawLoad, RawMetrics, RawRetry, RawScenario, RawTarget, RawTimeouts,
+    dur_or, pos, RawGates, RawLoad, RawMetricGate, RawMetrics, RawRetry, RawScenario, RawTarget,
+    RawTimeouts,
 };
 use super::{
-    Auth, Endpoint, Gates, Header, Limits, Load, RetryPolicy, Scenario, ScenarioError, Secret, Slo,
-    Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
+    Auth, Endpoint, Gates, Header, Limits, Load, MetricGate, RetryPolicy, Scenario, ScenarioError,
+    Secret, Slo, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER, MAX_BASELINE_RUNS,
 };
 use super::{MetricsTarget, METRICS_EVERY};
 use crate::dialect::Api;
@@ -74,6 +75,7 @@ pub(super) fn build(
     });
     let slo = raw.slo.map_or_else(Slo::default, |s| Slo {
         ttft: s.ttft.map(|d| d.0),
+        ttfc: s.ttfc.map(|d| d.0),
         tpot: s.tpot.map(|d| d.0),
         e2e: s.e2e.map(|d| d.0),
     });
@@ -576,6 +578,17 @@ pub fn load_from_yaml(text: &str) -> Result<Load, String> {
     build_load(&cx, raw).map_err(|e| e.to_string())
 }
 
+fn override_gate(gate: &mut MetricGate, over: Option<&RawMetricGate>) {
+    if let Some(o) = over {
+        gate.p90 = o.p90.as_ref().map_or(gate.p90, |f| f.0);
+        gate.p99 = o.p99.as_ref().map_or(gate.p99, |f| f.0);
+        gate.floor_ms = o
+            .floor
+            .as_ref()
+            .map_or(gate.floor_ms, |d| d.0.as_secs_f64() * 1000.0);
+    }
+}
+
 fn build_gates(raw: Option<RawGates>) -> Gates {
     let mut g = Gates::default();
     let Some(r) = raw else { return g };
@@ -586,14 +599,11 @@ fn build_gates(raw: Option<RawGates>) -> Gates {
         (&mut g.e2e, r.e2e),
     ];
     for (gate, over) in pairs {
-        if let Some(o) = over {
-            gate.p90 = o.p90.map_or(gate.p90, |f| f.0);
-            gate.p99 = o.p99.map_or(gate.p99, |f| f.0);
-            gate.floor_ms = o
-                .floor
-                .map_or(gate.floor_ms, |d| d.0.as_secs_f64() * 1000.0);
-        }
+        override_gate(gate, over.as_ref());
     }
+    // TTFC follows TTFT's gate (as overridden) in what it does not set itself.
+    g.ttfc = g.ttft;
+    override_gate(&mut g.ttfc, r.ttfc.as_ref());
     g.error_rate = r.error_rate.map_or(g.error_rate, |f| f.0);
     g.throughput = r.throughput.map_or(g.throughput, |f| f.0);
     g

@@ -304,6 +304,7 @@ fn build_search(cx: &Ctx, l: &RawLoad) -> Result<Option<Search>, ScenarioError> 
     };
     let slo = raw.slo.as_ref().map_or_else(Slo::default, |s| Slo {
         ttft: s.ttft_p90.as_ref().map(|d| d.0),
+        ttfc: s.ttfc_p90.as_ref().map(|d| d.0),
         tpot: s.tpot_p90.as_ref().map(|d| d.0),
         e2e: s.e2e_p90.as_ref().map(|d| d.0),
     });

@@ -510,6 +510,8 @@ pub struct MetricGate {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gates {
     pub ttft: MetricGate,
+    /// Time to the first answer token: what is not set follows `ttft`'s gate.
+    pub ttfc: MetricGate,
     pub tpot: MetricGate,
     pub itl: MetricGate,
     pub e2e: MetricGate,
@@ -521,12 +523,14 @@ pub struct Gates {
 
 impl Default for Gates {
     fn default() -> Self {
+        let ttft = MetricGate {
+            p90: 0.10,
+            p99: 0.20,
+            floor_ms: 50.0,
+        };
         Gates {
-            ttft: MetricGate {
-                p90: 0.10,
-                p99: 0.20,
-                floor_ms: 50.0,
-            },
+            ttft,
+            ttfc: ttft,
             tpot: MetricGate {
                 p90: 0.10,
                 p99: 0.20,
@@ -562,8 +566,15 @@ impl Gates {
                 trim(format!("{:.3}", g.floor_ms))
             )
         };
+        // TTFC is named only when its gate is not TTFT's (it is judged only when a step
+        // reasoned, and follows TTFT's gate unless set).
+        let ttfc = if self.ttfc == self.ttft {
+            String::new()
+        } else {
+            format!("; {}", metric("TTFC", &self.ttfc))
+        };
         format!(
-            "{}; {}; {}; {}; error rate +{}pp; throughput -{}%",
+            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%",
             metric("TTFT", &self.ttft),
             metric("TPOT", &self.tpot),
             metric("ITL", &self.itl),

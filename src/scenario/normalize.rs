@@ -184,6 +184,7 @@ fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
         let bound = |d: Option<Duration>| d.map(dur);
         let slo = [
             ("ttft_p90", bound(search.slo.ttft)),
+            ("ttfc_p90", bound(search.slo.ttfc)),
             ("tpot_p90", bound(search.slo.tpot)),
             ("e2e_p90", bound(search.slo.e2e)),
         ];
@@ -252,6 +253,7 @@ pub fn normalized_yaml(s: &Scenario) -> String {
     let gates = gates_yaml(&s.gates);
     let slo = [
         ("ttft", s.slo.ttft),
+        ("ttfc", s.slo.ttfc),
         ("tpot", s.slo.tpot),
         ("e2e", s.slo.e2e),
     ];
@@ -404,6 +406,7 @@ fn gates_yaml(g: &Gates) -> Yaml {
     };
     map([
         ("ttft", gate(&g.ttft)),
+        ("ttfc", gate(&g.ttfc)),
         ("tpot", gate(&g.tpot)),
         ("itl", gate(&g.itl)),
         ("e2e", gate(&g.e2e)),

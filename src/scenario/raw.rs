@@ -225,6 +225,7 @@ pub(super) struct RawSearch {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSearchSlo {
     pub(super) ttft_p90: Option<Dur>,
+    pub(super) ttfc_p90: Option<Dur>,
     pub(super) tpot_p90: Option<Dur>,
     pub(super) e2e_p90: Option<Dur>,
 }
@@ -243,6 +244,7 @@ pub(super) struct RawRetry {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawGates {
     pub(super) ttft: Option<RawMetricGate>,
+    pub(super) ttfc: Option<RawMetricGate>,
     pub(super) tpot: Option<RawMetricGate>,
     pub(super) itl: Option<RawMetricGate>,
     pub(super) e2e: Option<RawMetricGate>,
@@ -262,6 +264,7 @@ pub(super) struct RawMetricGate {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSlo {
     pub(super) ttft: Option<Dur>,
+    pub(super) ttfc: Option<Dur>,
     pub(super) tpot: Option<Dur>,
     pub(super) e2e: Option<Dur>,
 }

@@ -39,6 +39,7 @@ impl Recorded {
             load: load_from_yaml(&yaml).ok(),
             slo: Slo {
                 ttft: duration("ttft"),
+                ttfc: duration("ttfc"),
                 tpot: duration("tpot"),
                 e2e: duration("e2e"),
             },

@@ -104,6 +104,7 @@ mod tests {
             "gates.e2e",
             "gates.itl",
             "gates.tpot",
+            "gates.ttfc",
             "gates.ttft",
             "limits",
             "load",

@@ -125,6 +125,7 @@ fn full_design_example_loads_every_field() {
     );
     let slo = Slo {
         ttft: Some(Duration::from_secs(1)),
+        ttfc: None,
         tpot: Some(Duration::from_millis(50)),
         e2e: None,
     };
@@ -200,6 +201,46 @@ fn other_forms_and_overrides() {
     assert!((s.gates.error_rate - 0.02).abs() < 1e-12);
     assert!((s.gates.throughput - 0.05).abs() < 1e-12);
     assert_eq!(s.gates.ttft, Gates::default().ttft);
+}
+
+#[test]
+fn the_ttfc_gate_follows_ttfts_unless_set_and_ttfc_is_an_slo_bound() {
+    let s = ok(&(MIN.to_string() + "gates: {ttft: {p90: 25%, floor: 10ms}}\nslo: {ttfc: 800ms}"));
+    assert_eq!(s.gates.ttfc, s.gates.ttft);
+    assert_eq!(s.slo.ttfc, Some(Duration::from_millis(800)));
+    // Named in the gates line only when it is not TTFT's.
+    assert!(
+        !s.gates.describe().contains("TTFC"),
+        "{}",
+        s.gates.describe()
+    );
+    let s = ok(&(MIN.to_string() + "gates: {ttft: {p90: 25%}, ttfc: {p99: 40%}}"));
+    assert_eq!(
+        s.gates.ttfc,
+        MetricGate {
+            p90: 0.25,
+            p99: 0.40,
+            floor_ms: 50.0
+        }
+    );
+    assert!(
+        s.gates
+            .describe()
+            .contains("; TTFC P90 +25% P99 +40% (floor 50 ms); TPOT"),
+        "{}",
+        s.gates.describe()
+    );
+    // The normalized scenario keeps both, and reads back the same.
+    let yaml = crate::scenario::normalized_yaml(&s);
+    assert!(yaml.contains("ttfc:"), "{yaml}");
+    let (line, field, message) = err(&(MIN.to_string() + "gates:\n  ttfc: {p90: fast}"));
+    assert_eq!(
+        (line, field.as_str()),
+        (Some(10), "gates.ttfc.p90"),
+        "{message}"
+    );
+    let (_, field, message) = err(&(MIN.to_string() + "slo: {ttfc_p90: 1s}"));
+    assert!(message.contains("ttfc"), "{field}: {message}");
 }
 
 #[test]

@@ -451,6 +451,26 @@ mod tests {
     }
 
     #[test]
+    fn goodput_counts_a_ttfc_bound_and_an_answer_that_never_came_misses_it() {
+        let slo = Slo {
+            ttfc: Some(Duration::from_millis(300)),
+            ..Slo::default()
+        };
+        let answered = |ttfc: Option<f64>| RequestRecord {
+            ttfc_ms: ttfc,
+            ..ok(100.0, Some(10.0), 900.0, Some(20), None, &[10.0])
+        };
+        let records = vec![
+            answered(Some(250.0)),
+            answered(Some(350.0)),
+            answered(None),
+            answered(Some(100.0)),
+        ];
+        let s = summarize_step(&ctx(&slo, 10.0), &records);
+        close(s.goodput, 0.5);
+    }
+
+    #[test]
     fn error_classes_are_counted_by_name() {
         let records = vec![
             err(ErrorClass::Http401, Some(5.0)),
@@ -466,6 +486,7 @@ mod tests {
     fn summarize_step_checks_every_column() {
         let slo = Slo {
             ttft: Some(Duration::from_millis(350)),
+            ttfc: None,
             tpot: Some(Duration::from_millis(30)),
             e2e: Some(Duration::from_secs(3)),
         };
@@ -523,6 +544,7 @@ mod tests {
         close(s.goodput, 0.4);
         let slo = Slo {
             ttft: Some(Duration::from_secs(1)),
+            ttfc: None,
             ..Slo::default()
         };
         let mut no_ttft = ok(1.0, None, 5.0, Some(1), None, &[]);

@@ -241,7 +241,7 @@ fn reasoning_share(reasoning_tokens: Option<u64>, output_tokens: u64) -> Option<
 }
 
 /// Every SLO bound that is set must hold. An undefined TPOT (≤ 1 token) passes the TPOT bound;
-/// a missing TTFT or E2E fails its bound.
+/// a missing TTFT, TTFC (no answer token: all of it was reasoning) or E2E fails its bound.
 fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
     let within = |value: Option<f64>, bound: Option<std::time::Duration>, missing_ok: bool| match (
         value.filter(|v| !v.is_nan()),
@@ -252,6 +252,7 @@ fn meets_slo(r: &RequestRecord, slo: &Slo) -> bool {
         (None, Some(_)) => missing_ok,
     };
     within(r.ttft_ms, slo.ttft, false)
+        && within(r.ttfc_ms, slo.ttfc, false)
         && within(r.tpot_ms, slo.tpot, true)
         && within(r.e2e_ms, slo.e2e, false)
 }

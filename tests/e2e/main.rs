@@ -51,5 +51,6 @@ mod timeouts;
 mod tls;
 mod trend;
 mod truth;
+mod ttfc;
 mod validate;
 mod workloads;
