@@ -56,11 +56,25 @@ pub fn markdown(d: &RunDoc) -> String {
     if d.interrupted {
         out.push_str("**Interrupted**: the last step is partial.\n\n");
     }
-    out.push_str("| model | load | ok / sent | TTFT P90 | TPOT P90 | E2E P90 | output tok/min |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    // TTFC (the answer's wait) only when a request reasoned: other runs look as before.
+    let reasoning = d.summary.iter().any(StepSummary::any_reasoning);
+    let (ttfc_head, ttfc_rule) = if reasoning {
+        (" TTFC P90 |", "---:|")
+    } else {
+        ("", "")
+    };
+    out.push_str(&format!(
+        "| model | load | ok / sent | TTFT P90 |{ttfc_head} TPOT P90 | E2E P90 | output tok/min |\n"
+    ));
+    out.push_str(&format!("|---|---:|---:|---:|{ttfc_rule}---:|---:|---:|\n"));
     for r in d.summary {
+        let ttfc = if reasoning {
+            format!(" {} |", ms(r.ttfc_p90_ms))
+        } else {
+            String::new()
+        };
         out.push_str(&format!(
-            "| {} | {} | {} / {} | {} | {} | {} | {:.0} |\n",
+            "| {} | {} | {} / {} | {} |{ttfc} {} | {} | {:.0} |\n",
             r.model.replace('|', "\\|"),
             r.concurrency,
             r.succeeded,
@@ -129,5 +143,20 @@ mod tests {
         assert!(md.contains("| m | 8 | 9 / 10 | 250 ms |"), "{md}");
         assert!(md.contains("Interrupted"));
         assert!(md.contains("`runs/s/x`"));
+        assert!(!md.contains("TTFC"), "{md}");
+        // A run that reasoned shows the answer's wait next to TTFT.
+        let mut reasoned = rows.clone();
+        reasoned[1].reasoned = 9;
+        reasoned[1].ttfc_p90_ms = Some(900.0);
+        let md = markdown(&RunDoc {
+            summary: &reasoned,
+            ..d
+        });
+        assert!(md.contains("| TTFT P90 | TTFC P90 | TPOT P90 |"), "{md}");
+        assert!(md.contains("| m | 8 | 9 / 10 | 250 ms | 900 ms |"), "{md}");
+        assert!(
+            md.contains("|---|---:|---:|---:|---:|---:|---:|---:|"),
+            "{md}"
+        );
     }
 }

@@ -24,6 +24,9 @@ const RUN_HEADER: [&str; 10] = [
 ];
 const COMPARE_METRICS: [&str; 4] = ["TTFT P90", "TPOT P50", "TPM", "errors"];
 const ERRORS_COLUMN: usize = 2;
+/// Where the reasoning columns go (after TTFT) when a model's steps reasoned.
+const REASONING_AT: usize = 4;
+const REASONING_HEADER: [&str; 2] = ["TTFC P50/P90/P99", "reasoning"];
 
 /// Per-model step tables: a `model: <name>` heading line, then the table; models in order of
 /// first appearance, steps ascending. `color` only makes the heading bold; without it the
@@ -63,8 +66,17 @@ pub fn run_table_marked(
         // Rate ladders add the send lag and TTFT from the scheduled time; prompt caches their share.
         let rate = steps.iter().any(|r| r.offered_rps.is_some());
         let cached = steps.iter().any(|r| r.cached_tokens > 0);
+        // A model that reasoned: the answer's wait (TTFC) and the reasoning share of its
+        // tokens, next to TTFT. Hidden otherwise, so other runs look as they always did.
+        let reasoning = steps.iter().any(|r| r.any_reasoning());
         let mut header: Vec<String> = RUN_HEADER.iter().map(|h| h.to_string()).collect();
         header[0] = unit_header(steps.first().map(|r| r.ladder_unit)).into();
+        if reasoning {
+            header.splice(
+                REASONING_AT..REASONING_AT,
+                REASONING_HEADER.map(String::from),
+            );
+        }
         if rate {
             header.extend(["send lag P99".into(), "TTFT P90 sched".into()]);
         }
@@ -72,47 +84,13 @@ pub fn run_table_marked(
             header.push("cached".into());
         }
         b.push_record(header);
+        let shown = Shown {
+            rate,
+            cached,
+            reasoning,
+        };
         for r in steps {
-            let mut extra = Vec::new();
-            if rate {
-                extra.push(fmt_ms(r.send_lag_p99_ms));
-                extra.push(fmt_ms(r.ttft_sched_p90_ms));
-            }
-            if cached {
-                let share =
-                    (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
-                extra.push(fmt_share(share));
-            }
-            // A shard's share of a rate step need not be whole: show the rate it offered.
-            let value = match r.offered_rps {
-                Some(o) if r.ladder_unit == LadderUnit::Rps && o != f64::from(r.concurrency) => {
-                    crate::scenario::arrivals::rate_text(o)
-                }
-                _ => r.concurrency.to_string(),
-            };
-            b.push_record(
-                [
-                    value,
-                    match interrupted {
-                        Some(i) if i.model == r.model && i.step == r.step => format!(
-                            "{}/{} (interrupted)",
-                            r.succeeded,
-                            i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
-                        ),
-                        _ => format!("{}/{}", r.succeeded, r.attempted),
-                    },
-                    errors_cell(r),
-                    triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
-                    triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
-                    fmt_ms(r.itl_p99_ms),
-                    fmt_ms(r.e2e_p90_ms),
-                    fmt_tpm(r.throughput(true)),
-                    fmt_rps(r.throughput(false)),
-                    fmt_share(r.goodput),
-                ]
-                .into_iter()
-                .chain(extra),
-            );
+            b.push_record(step_cells(r, interrupted, shown));
         }
         let mut table = b.build();
         table
@@ -124,6 +102,69 @@ pub fn run_table_marked(
         out.push('\n');
     }
     out
+}
+
+/// Which optional columns a model's table has.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    /// Rate ladders: the send lag and TTFT from the scheduled time.
+    rate: bool,
+    /// Prompt caches: their share.
+    cached: bool,
+    /// A model that reasoned: TTFC and the reasoning share, after TTFT.
+    reasoning: bool,
+}
+
+/// One step's row of the run table.
+fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -> Vec<String> {
+    let mut extra = Vec::new();
+    if shown.rate {
+        extra.push(fmt_ms(r.send_lag_p99_ms));
+        extra.push(fmt_ms(r.ttft_sched_p90_ms));
+    }
+    if shown.cached {
+        let share = (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
+        extra.push(fmt_share(share));
+    }
+    // A shard's share of a rate step need not be whole: show the rate it offered.
+    let value = match r.offered_rps {
+        Some(o) if r.ladder_unit == LadderUnit::Rps && o != f64::from(r.concurrency) => {
+            crate::scenario::arrivals::rate_text(o)
+        }
+        _ => r.concurrency.to_string(),
+    };
+    let mut cells: Vec<String> = [
+        value,
+        match interrupted {
+            Some(i) if i.model == r.model && i.step == r.step => format!(
+                "{}/{} (interrupted)",
+                r.succeeded,
+                i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
+            ),
+            _ => format!("{}/{}", r.succeeded, r.attempted),
+        },
+        errors_cell(r),
+        triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
+        triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
+        fmt_ms(r.itl_p99_ms),
+        fmt_ms(r.e2e_p90_ms),
+        fmt_tpm(r.throughput(true)),
+        fmt_rps(r.throughput(false)),
+        fmt_share(r.goodput),
+    ]
+    .into_iter()
+    .chain(extra)
+    .collect();
+    if shown.reasoning {
+        cells.splice(
+            REASONING_AT..REASONING_AT,
+            [
+                triple(r.ttfc_p50_ms, r.ttfc_p90_ms, r.ttfc_p99_ms),
+                fmt_share(r.reasoning_share),
+            ],
+        );
+    }
+    cells
 }
 
 /// Side-by-side comparison per step (streams, then per model TTFT P90, TPOT P50, TPM, failed
@@ -390,6 +431,26 @@ mod tests {
     #[test]
     fn run_table_snapshot() {
         insta::assert_snapshot!(run_table(&ladder(), false));
+    }
+
+    #[test]
+    fn reasoning_columns_only_for_a_model_that_reasoned() {
+        let mut rows = two_models();
+        for r in rows.iter_mut().filter(|r| r.model == "gpt-4o") {
+            r.reasoned = r.succeeded;
+            r.ttfc_p50_ms = r.ttft_p50_ms.map(|v| v + 400.0);
+            r.ttfc_p90_ms = r.ttft_p90_ms.map(|v| v + 450.0);
+            r.ttfc_p99_ms = r.ttft_p99_ms.map(|v| v + 500.0);
+            r.reasoning_share = Some(0.625);
+        }
+        let text = run_table(&rows, false);
+        insta::assert_snapshot!(text);
+        let (first, second) = text.split_once("\n\n").unwrap();
+        assert!(
+            first.contains("TTFC P50/P90/P99") && first.contains("62.5%"),
+            "{text}"
+        );
+        assert!(!second.contains("TTFC"), "{text}");
     }
 
     #[test]

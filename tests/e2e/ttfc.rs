@@ -50,11 +50,7 @@ fn run_against(p: &Project, reasoning_tokens: u32, save: bool) -> (i32, Value, S
     let out = cmd.arg(&f).output().unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
-    let doc = if save {
-        Value::Null
-    } else {
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
-    };
+    let doc = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
     (out.status.code().unwrap_or(-1), doc, stderr)
 }
 
@@ -71,8 +67,17 @@ fn verdict(doc: &Value, metric: &str, percentile: &str) -> String {
 #[test]
 fn longer_streamed_reasoning_fails_the_ttfc_gate_while_ttft_passes() {
     let p = Project::new();
-    let (code, _, stderr) = run_against(&p, 40, true);
+    let (code, run, stderr) = run_against(&p, 40, true);
     assert_eq!(code, 0, "{stderr}");
+    // The run's JSON and table carry TTFC and the reasoning share: 40 of 50 tokens reasoned.
+    let step = &run["summary"][0];
+    assert_eq!(step["reasoned"], 60, "{run}");
+    assert_eq!(step["reasoning_share"], 0.8, "{run}");
+    assert!(
+        step["ttfc_p90_ms"].as_f64() > step["ttft_p90_ms"].as_f64(),
+        "{run}"
+    );
+    assert!(stderr.contains("TTFC P50/P90/P99"), "{stderr}");
     // The baseline keeps the TTFC columns: 40 reasoning tokens at 2 ms before every answer.
     let summary = std::fs::read_to_string(p.path().join("baselines/think.csv")).unwrap();
     let (headers, rows) = crate::support::read_csv(&p.path().join("baselines/think.csv"));
@@ -108,6 +113,7 @@ fn a_run_without_reasoning_judges_no_ttfc() {
     let p = Project::new();
     let (code, _, stderr) = run_against(&p, 0, true);
     assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("TTFC"), "{stderr}");
     let (code, doc, stderr) = run_against(&p, 0, false);
     assert_eq!(code, 0, "{doc}\n{stderr}");
     let ttfc = doc["checks"]
