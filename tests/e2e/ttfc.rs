@@ -106,6 +106,31 @@ fn longer_streamed_reasoning_fails_the_ttfc_gate_while_ttft_passes() {
         regressed.iter().all(|c| c["metric"] == "ttfc"),
         "only TTFC regresses: {regressed:?}"
     );
+
+    // The report charts TTFC like TTFT, the regressed check ringed on it.
+    let page = p.path().join("think.html");
+    p.ladder()
+        .arg("report")
+        .arg(p.path().join(doc["run_dir"].as_str().unwrap()))
+        .arg("--baseline")
+        .arg(p.path().join("baselines/think.csv"))
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("time to the first answer token"),
+        "no TTFC chart"
+    );
+    assert!(
+        html.contains("regressed: TTFC P90"),
+        "no ring on the TTFC chart"
+    );
+    assert!(
+        html.contains("TTFC P50 / P90 / P99"),
+        "no TTFC in the steps table"
+    );
 }
 
 #[test]
@@ -114,6 +139,19 @@ fn a_run_without_reasoning_judges_no_ttfc() {
     let (code, _, stderr) = run_against(&p, 0, true);
     assert_eq!(code, 0, "{stderr}");
     assert!(!stderr.contains("TTFC"), "{stderr}");
+    let page = p.path().join("plain.html");
+    p.ladder()
+        .arg("report")
+        .arg(p.path().join("baselines/think.csv"))
+        .arg("-o")
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("TTFC"),
+        "a run without reasoning charts no TTFC"
+    );
     let (code, doc, stderr) = run_against(&p, 0, false);
     assert_eq!(code, 0, "{doc}\n{stderr}");
     let ttfc = doc["checks"]

@@ -1,14 +1,16 @@
 //! The report's charts for one run, built from summary rows, findings and the verdicts: per
-//! model (TTFT and TPOT percentiles, TPM and RPS against the ideal linear line, the error mix,
-//! goodput) and, with several models, one chart per metric with every model on shared axes.
+//! model (TTFT and TPOT percentiles, TTFC when the model reasoned, TPM and RPS against the
+//! ideal linear line, the error mix, goodput) and, with several models, one chart per metric
+//! with every model on shared axes.
 //! Values come straight from `summary.csv` rows; nothing is recomputed here.
 
+use super::marks::{knee_band, wall_line};
 use super::view::RunView;
 use crate::compare::{Comparison, Metric, Percentile, Verdict};
-use crate::findings::{KneeFinding, KneeKind, ModelFindings, WallFinding};
+use crate::findings::ModelFindings;
 use crate::model::LadderUnit;
 use crate::model::Slo;
-use crate::model::{ErrorClass, LimitKind, RequestRecord};
+use crate::model::{ErrorClass, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
 use crate::stats::StepSummary;
 use crate::util::duration::ms_text as fmt_ms;
@@ -47,6 +49,7 @@ struct Axes {
     ticks: Vec<f64>,
     unit: LadderUnit,
     ttft: f64,
+    ttfc: f64,
     tpot: f64,
     tpm: f64,
     rps: f64,
@@ -68,6 +71,7 @@ fn axes(view: &RunView) -> Axes {
             .map(|r| r.ladder_unit)
             .unwrap_or_default(),
         ttft: 0.0,
+        ttfc: 0.0,
         tpot: 0.0,
         tpm: 0.0,
         rps: 0.0,
@@ -84,6 +88,7 @@ fn axes(view: &RunView) -> Axes {
             a.ticks.push(c);
         }
         m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
+        m(&mut a.ttfc, r.ttfc_p99_ms.or(r.ttfc_p90_ms));
         m(&mut a.tpot, r.tpot_p90_ms);
         m(&mut a.tpm, Some(r.throughput(true)));
         m(&mut a.rps, Some(r.throughput(false)));
@@ -123,51 +128,6 @@ fn baseline_series(s: Series) -> Series {
         dashed: true,
         kind: "baseline",
         ..s
-    }
-}
-
-/// The knee interval, shaded, labelled with its cause.
-pub fn knee_band(f: &ModelFindings) -> Vec<Band> {
-    match &f.knee {
-        KneeFinding::Knee(k) => {
-            let cause = match k.kind {
-                KneeKind::Queueing => "queueing",
-                KneeKind::Saturation => "saturation",
-                KneeKind::RateLimited => "rate-limited",
-                KneeKind::Unclassified => "unclassified",
-                KneeKind::Prefill => "prefill",
-            };
-            vec![Band {
-                x0: f64::from(k.max_clean_concurrency),
-                x1: f64::from(k.concurrency),
-                label: format!(
-                    "knee ({}, {}]: {cause}",
-                    k.max_clean_concurrency, k.concurrency
-                ),
-            }]
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// The rate-limit wall, marked.
-pub fn wall_line(f: &ModelFindings) -> Vec<VLine> {
-    match &f.wall {
-        WallFinding::Wall {
-            concurrency, kind, ..
-        } => {
-            let what = match kind {
-                Some(LimitKind::Tokens) => "429 wall (token limit)",
-                Some(LimitKind::Requests) => "429 wall (request limit)",
-                None => "429 wall",
-            };
-            vec![VLine {
-                x: f64::from(*concurrency),
-                label: what.to_string(),
-                class: "wall",
-            }]
-        }
-        _ => Vec::new(),
     }
 }
 
@@ -245,8 +205,58 @@ fn lines(
     }
 }
 
-/// The six charts of one model: TTFT, TPOT, TPM, RPS, error mix, goodput.
+/// The six charts of one model: TTFT, TPOT, TPM, RPS, error mix, goodput; and TTFC after TTFT
+/// when the model reasoned on either side.
 pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
+    let mut charts = ladder_charts(view, f, prefix);
+    if let Some(ttfc) = ttfc_chart(view, f, prefix) {
+        charts.insert(1, ttfc);
+    }
+    charts
+}
+
+/// The answer's wait (TTFC) of a model that reasoned (on either side), drawn like TTFT: its
+/// percentiles, the baseline's dashed, the knee and the wall, the SLO's TTFC bound and the
+/// regressed TTFC checks ringed. `None` when no step reasoned.
+fn ttfc_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Option<Chart> {
+    let model = f.model.as_str();
+    let rows = model_rows(&view.result.summaries, model);
+    let base_rows = view
+        .baseline
+        .as_ref()
+        .map(|b| model_rows(&b.summaries, model))
+        .unwrap_or_default();
+    if !rows.iter().chain(&base_rows).any(|r| r.any_reasoning()) {
+        return None;
+    }
+    let ax = axes(view);
+    let mut series = ttfc_series(&rows);
+    series.extend(ttfc_series(&base_rows).into_iter().map(baseline_series));
+    series.retain(|s| !s.points.is_empty());
+    let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
+    Some(chart(
+        format!("{prefix}-ttfc"),
+        format!("{model} · time to the first answer token (after reasoning)"),
+        "TTFC (ms)",
+        ax.ttfc,
+        &ax,
+        lines(
+            series,
+            knee_band(f),
+            wall_line(f),
+            slo_line(view.slo.ttfc_ms(), "TTFC"),
+            rings(view, model, Metric::Ttfc, &all_p),
+        ),
+    ))
+}
+
+/// A model's TTFC percentiles per step.
+fn ttfc_series(rs: &[&StepSummary]) -> Vec<Series> {
+    percentile_series(rs, |r| [r.ttfc_p50_ms, r.ttfc_p90_ms, r.ttfc_p99_ms])
+}
+
+/// The six charts every model has.
+fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
     let ax = axes(view);
     let model = f.model.as_str();
     let rows = model_rows(&view.result.summaries, model);
@@ -333,10 +343,19 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
 
 /// A model's TTFT percentiles per step.
 fn ttft_series(rs: &[&StepSummary]) -> Vec<Series> {
+    percentile_series(rs, |r| [r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms])
+}
+
+/// P50, P90 and P99 per step, as `pick` reads them from a row.
+fn percentile_series(
+    rs: &[&StepSummary],
+    pick: fn(&StepSummary) -> [Option<f64>; 3],
+) -> Vec<Series> {
+    let at = |i: usize| points(rs, |r| pick(r)[i]);
     vec![
-        series("P50", 0, Marker::Circle, points(rs, |r| r.ttft_p50_ms)),
-        series("P90", 1, Marker::Square, points(rs, |r| r.ttft_p90_ms)),
-        series("P99", 5, Marker::Triangle, points(rs, |r| r.ttft_p99_ms)),
+        series("P50", 0, Marker::Circle, at(0)),
+        series("P90", 1, Marker::Square, at(1)),
+        series("P99", 5, Marker::Triangle, at(2)),
     ]
 }
 

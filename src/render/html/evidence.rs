@@ -86,8 +86,8 @@ pub fn ttft_parts_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Char
     let body = Body::Stacked {
         bars,
         legend,
-        bands: super::charts::knee_band(f),
-        vlines: super::charts::wall_line(f),
+        bands: super::marks::knee_band(f),
+        vlines: super::marks::wall_line(f),
     };
     Chart {
         empty_note: Some("no successful requests".to_string()),

@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod curves;
 pub mod evidence;
+mod marks;
 mod style;
 pub mod trend;
 pub mod view;
@@ -234,11 +235,30 @@ fn steps_table(s: &mut String, rows: &[&StepSummary]) {
         "<table class=\"steps\"><thead><tr><th>{}</th>",
         unit.header()
     );
-    s.push_str("<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th><th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
+    // A model that reasoned: the answer's wait and the reasoning share, after TTFT.
+    let reasoning = rows.iter().any(|r| r.any_reasoning());
+    let ttfc_head = if reasoning {
+        "<th>TTFC P50 / P90 / P99 (ms)</th><th>reasoning</th>"
+    } else {
+        ""
+    };
+    let _ = write!(s, "<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th>{ttfc_head}<th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
     for r in rows {
+        let ttfc = if reasoning {
+            format!(
+                "<td>{} / {} / {}</td><td>{}</td>",
+                opt_ms(r.ttfc_p50_ms),
+                opt_ms(r.ttfc_p90_ms),
+                opt_ms(r.ttfc_p99_ms),
+                r.reasoning_share
+                    .map_or("-".into(), |g| format!("{:.1}%", g * 100.0))
+            )
+        } else {
+            String::new()
+        };
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{} / {}</td><td>{} / {} / {}</td><td>{} / {}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{} / {}</td><td>{} / {} / {}</td>{ttfc}<td>{} / {}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
             r.concurrency,
             r.succeeded,
             r.attempted,
