@@ -5,6 +5,7 @@
 
 mod adhoc;
 mod baseline;
+mod budget;
 mod check;
 mod diff;
 mod extra_step;

@@ -1,11 +1,14 @@
 //! `ladder validate`: checks scenario files without sending traffic, as `run` would check them.
 
+use super::baseline::default_baselines_dir;
+use super::budget;
 use super::load::load_without_secrets;
 use super::Output;
 use crate::cli::ValidateArgs;
 use crate::client::http::PreparedTarget;
 use crate::compare;
 use crate::error::ExitCode;
+use crate::store;
 use anyhow::Result;
 
 pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
@@ -44,6 +47,10 @@ pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                         );
                     }
                     for n in compare::sample_size_notes(&s.load) {
+                        eprintln!("note: {}: {n}", path.display());
+                    }
+                    let baseline = store::baseline_paths(&default_baselines_dir(path), &s.name);
+                    for n in budget::lines_from_path(&s, &s.gates, &baseline.summary) {
                         eprintln!("note: {}: {n}", path.display());
                     }
                 }

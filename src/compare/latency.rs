@@ -164,8 +164,16 @@ pub(crate) fn success_words(min: u64, sides: &[(u64, u64)]) -> String {
     }
 }
 
-/// Requests per step that would shrink a CI of half-width `half` (relative) to the gate: the
-/// width of a CI falls like 1/√n, so about n × (half-width / gate)², rounded up to 10.
+/// The half-width at `n_to` requests of a CI whose half-width is `half` at `n_from`: the width
+/// of a CI falls like 1/√n. The one rule for how a CI's width moves with the sample size: the
+/// inconclusive verdict's advice (`requests_to_decide`, its inverse) and the smallest change a
+/// gate can detect before a run (`budget`).
+pub(crate) fn half_width_at(half: f64, n_from: f64, n_to: f64) -> f64 {
+    half * (n_from / n_to).sqrt()
+}
+
+/// Requests per step that would shrink a CI of half-width `half` (relative) at `n` to the gate
+/// (`half_width_at` solved for the sample size): about n × (half-width / gate)², rounded up to 10.
 pub(crate) fn requests_to_decide(n: u64, half: f64, gate: f64) -> Option<u64> {
     let need = n as f64 * (half / gate).powi(2);
     need.is_finite()

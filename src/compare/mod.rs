@@ -6,6 +6,7 @@
 //! Steps are matched by model and concurrency (not by step index), so inserting a step into a
 //! ladder does not shift every comparison. User-facing text names a step by its concurrency.
 
+pub mod budget;
 mod latency;
 mod pair;
 pub mod partial;

@@ -81,15 +81,28 @@ fn share_rule(
     };
 }
 
-/// Requests per side for a one-sided 1% test to confirm a rise of max(|d|, gate) at the pooled
-/// rate (normal approximation: n ≈ 2 z² p̄(1 − p̄) / d²), rounded up to 10.
-fn error_rate_requests(br: f64, nr: f64, gate: f64, n: u64) -> Option<u64> {
+/// The variance term of a share's rise between two sides of n requests each, for a one-sided
+/// 1% test (normal approximation): 2 z² p̄(1 − p̄), with p̄ kept within [1e-4, 0.5]. A rise d
+/// is confirmed with about this / d² requests per side.
+fn share_test_scale(pooled: f64) -> f64 {
     const Z_99: f64 = 2.326_347_874;
-    let pooled = ((br + nr) / 2.0).clamp(1e-4, 0.5);
+    let p = pooled.clamp(1e-4, 0.5);
+    2.0 * Z_99 * Z_99 * p * (1.0 - p)
+}
+
+/// Requests per side for a one-sided 1% test to confirm a rise of max(|d|, gate) at the pooled
+/// rate (n ≈ 2 z² p̄(1 − p̄) / d²), rounded up to 10.
+fn error_rate_requests(br: f64, nr: f64, gate: f64, n: u64) -> Option<u64> {
     let d = (nr - br).abs().max(gate);
-    let need = 2.0 * Z_99 * Z_99 * pooled * (1.0 - pooled) / (d * d);
+    let need = share_test_scale((br + nr) / 2.0) / (d * d);
     need.is_finite()
         .then(|| ((need / 10.0).ceil() as u64 * 10).max(n + 10))
+}
+
+/// The smallest rise of a share (as a fraction) that `n` requests per side confirm at a share
+/// of `p`: the same approximation solved for d (`budget`).
+pub(super) fn share_change_detectable(p: f64, n: f64) -> f64 {
+    (share_test_scale(p) / n.max(1.0)).sqrt()
 }
 
 /// One side's throughput evidence: the summary values, and the steady window when the side kept

@@ -1072,3 +1072,55 @@ fn tpm_and_rps_follow_answer_length_and_are_not_gated_when_it_changes() {
     let k = find(&c, "m", Some(10), Metric::Tpm, None);
     assert!(k.gated && k.verdict == Verdict::Regressed, "{k:?}");
 }
+
+/// Before a run: the smallest change a gate can detect comes from the baseline compared with
+/// itself, its CI scaled to the planned requests per step by the rule of the inconclusive
+/// advice (a quarter of the requests, twice the half-width); P99 below 400 is said to be skipped.
+#[test]
+fn the_smallest_detectable_change_scales_the_baselines_own_spread() {
+    use super::budget::{detectable, lines, Bound, ChangeUnit, Reach};
+    let mut b = side("baselines/b.csv", vec![row("m", 1, 10, 400, 800.0)]);
+    b.samples = Some(samples("m", 1, 400, 1.0, 1));
+    let gates = crate::scenario::Gates::default();
+    let ttft_p90 = |planned: u64| {
+        let all = detectable(&b, &gates, &|_| Some(planned));
+        let d = all.iter().find(|d| d.name == "TTFT P90").unwrap().clone();
+        (all, d)
+    };
+    let (_, at50) = ttft_p90(50);
+    let (all, at100) = ttft_p90(100);
+    let (
+        Reach::Change { smallest: s50, .. },
+        Reach::Change {
+            smallest: s100,
+            unit,
+            bound,
+            ..
+        },
+    ) = (&at50.what, &at100.what)
+    else {
+        panic!("{at50:?} {at100:?}");
+    };
+    assert_eq!(
+        (*unit, *bound),
+        (ChangeUnit::Rise, Bound::Spread),
+        "{at100:?}"
+    );
+    assert!(*s100 > gates.ttft.p90, "{s100}");
+    // Half the requests, √2 the half-width.
+    assert!((s50 / s100 - 2f64.sqrt()).abs() < 1e-9, "{s50} {s100}");
+    // The inverse rule: the requests per step that would bring it to half the width.
+    assert_eq!(super::requests_to_decide(100, *s100, s100 / 2.0), Some(400));
+    let p99 = all.iter().find(|d| d.name == "TTFT P99").unwrap();
+    assert_eq!(
+        p99.what,
+        Reach::Cannot("skipped: needs 400 successful requests per step".into())
+    );
+    let said = lines(&all, &b.label).join("\n");
+    assert!(
+        said.starts_with("smallest change each gate can detect at 100 requests per step (from the spread of baselines/b.csv):"),
+        "{said}"
+    );
+    assert!(said.contains("  TTFT P90: +"), "{said}");
+    assert!(said.contains("(the spread) at 10 streams"), "{said}");
+}

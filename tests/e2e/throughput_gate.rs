@@ -22,13 +22,18 @@ fn scenario() -> String {
 }
 
 /// `run --against` the saved baseline with one simulator change: the exit code must be `code`;
-/// returns the JSON comparison.
+/// returns the JSON comparison. Before any traffic, stderr says what each gate can detect.
 fn against(s: &Session, sim_set: &str, code: i32) -> Value {
     let done = s
-        .args(["run", "--quiet", "--format", "json", "--sim-set", sim_set])
+        .args(["run", "--format", "json", "--sim-set", sim_set])
         .args(["--against", "baselines/tput.csv", "scenarios/tput.yaml"])
         .code(code)
+        .stderr("smallest change each gate can detect at 96 requests per step (from the spread of baselines/tput.csv):")
+        .stderr("decode rate: ")
         .run();
+    let said = done.stderr.find("smallest change each gate");
+    let started = done.stderr.find("progress: ");
+    assert!(said < started, "not said before the run: {}", done.stderr);
     serde_json::from_str(&done.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", done.stdout, done.stderr))
 }
@@ -50,17 +55,14 @@ fn shorter_answers_pass_and_slower_tokens_fail_the_throughput_gate() {
         .run();
 
     // Half the tokens per answer at the same speed: TPM falls with the answers, the server
-    // did not change; the decode rate holds and the gate passes.
+    // did not change; the decode rate holds and the gate passes (exit 0). On a loaded machine
+    // the simulator's late timers can leave the decode rate's CI reaching past the gate
+    // (inconclusive, which does not fail without --strict); it must never regress.
     let doc = against(&s, "output_tokens=12", 0);
     let decode = check(&doc, "decode_rate");
     assert_eq!(decode["gated"], true, "{decode}");
-    assert!(
-        matches!(
-            decode["verdict"]["kind"].as_str(),
-            Some("no_change" | "below_gate" | "improved")
-        ),
-        "{decode}"
-    );
+    assert_ne!(decode["verdict"]["kind"], "regressed", "{decode}");
+    assert!(decode["ratio"].as_f64().unwrap().abs() < 0.1, "{decode}");
     let tpm = check(&doc, "tpm");
     assert!(
         tpm["ratio"].as_f64().unwrap() < -0.1,

@@ -254,3 +254,23 @@ fn an_unknown_chat_role_is_refused_with_the_allowed_list() {
         "{stderr}"
     );
 }
+
+/// Before any traffic, `validate` says for each gate the smallest change it can detect at the
+/// scenario's requests per step, from the saved baseline's own spread; without a baseline it
+/// says where one would come from.
+#[test]
+fn validate_says_what_each_gate_can_detect() {
+    Session::in_repo()
+        .args(["validate", "scenarios/demo.yaml"])
+        .stderr("smallest change each gate can detect at 120 requests per step (from the spread of baselines/demo.csv):")
+        .stderr("TPOT P90, ITL P90: the gate (+10%) at every step")
+        .stderr("TTFT P99, TPOT P99, ITL P99, E2E P99: skipped: needs 400 successful requests per step at every step")
+        .stderr("TTFT P90: +33% (the 50 ms floor) at 5 and 10 streams; +")
+        .run();
+    let s = Session::new();
+    s.scenario("ok", GOOD);
+    s.args(["validate", "scenarios/ok.yaml"])
+        .stderr("no baseline at ")
+        .stderr("save one with `ladder run scenarios/ok.yaml --save-baseline`")
+        .run();
+}

@@ -77,6 +77,13 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         store::baseline_paths(&dir, &s.name).summary
     };
     if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
+        for s in &scenarios {
+            let gates = compare_options(&args.gates, s.gates.clone()).gates;
+            let path = args.against.clone().unwrap_or_else(|| baselines(s));
+            for line in super::budget::lines_from_path(s, &gates, &path) {
+                println!("{line}");
+            }
+        }
         return Ok(ExitCode::Ok);
     }
     if !args.dry_run {
@@ -98,6 +105,11 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
                 base.side.label, base.side.fingerprint, s.fingerprint
             );
             return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
+        }
+        if !out.quiet {
+            for line in super::budget::lines_from_side(s, &opts.gates, &base.side) {
+                eprintln!("{line}");
+            }
         }
     }
     let live = super::telemetry::Live::start(&args.telemetry, out.quiet).await?;
