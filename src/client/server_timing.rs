@@ -5,7 +5,12 @@
 //! - TGI's `x-queue-time`, `x-inference-time` and `x-time-per-token` (whole milliseconds; TGI
 //!   sets them on non-streaming answers, so streams usually carry none);
 //! - OpenAI's (and Azure OpenAI's) `openai-processing-ms`: the time the API spent before it
-//!   answered, queue and prefill together (OpenAI does not split it), kept as prefill;
+//!   answered, queue and prefill together (OpenAI does not split it), kept as such
+//!   (`processing_ms`), never as prefill: which of the two grew is for the findings to infer;
+//!   (also under LiteLLM's `llm_provider-` prefix, as a LiteLLM gateway passes it on);
+//! - a LiteLLM gateway's `x-litellm-response-duration-ms` less its `x-litellm-overhead-duration-ms`
+//!   (the gateway's own work): the time the provider behind it took to start answering, queue
+//!   and prefill together, the same kind of number;
 //! - llama.cpp's `timings` object in the final chunk (`prompt_ms`: prefill, `predicted_ms`:
 //!   decode, `cache_n`: prompt tokens served from its cache); llama.cpp reports no queue time.
 
@@ -19,6 +24,9 @@ pub struct ServerTimings {
     pub queue_ms: Option<f64>,
     pub prefill_ms: Option<f64>,
     pub decode_ms: Option<f64>,
+    /// The server's time before it answered, queue and prefill together, not split
+    /// (`openai-processing-ms`, LiteLLM's response duration less its overhead).
+    pub processing_ms: Option<f64>,
     /// Prompt tokens the server served from its cache (llama.cpp `cache_n`).
     pub cached_tokens: Option<u64>,
     pub source: Option<TimingSource>,
@@ -26,7 +34,10 @@ pub struct ServerTimings {
 
 impl ServerTimings {
     pub fn is_empty(&self) -> bool {
-        self.queue_ms.is_none() && self.prefill_ms.is_none() && self.decode_ms.is_none()
+        self.queue_ms.is_none()
+            && self.prefill_ms.is_none()
+            && self.decode_ms.is_none()
+            && self.processing_ms.is_none()
     }
 
     /// `other`'s parts where it has them, ours elsewhere (a body report overrides headers).
@@ -41,6 +52,7 @@ impl ServerTimings {
             queue_ms: other.queue_ms.or(self.queue_ms),
             prefill_ms: other.prefill_ms.or(self.prefill_ms),
             decode_ms: other.decode_ms.or(self.decode_ms),
+            processing_ms: other.processing_ms.or(self.processing_ms),
             cached_tokens: other.cached_tokens.or(self.cached_tokens),
             source: other.source.or(self.source),
         }
@@ -53,12 +65,14 @@ fn ms(v: f64) -> Option<f64> {
 }
 
 /// The timings in a response's headers (`(name, value)` pairs, names in any case). The W3C
-/// header wins over TGI's, TGI's over OpenAI's, when a gateway adds one to another's. Read for
+/// header wins over TGI's, TGI's over OpenAI's, OpenAI's over LiteLLM's, when a gateway adds
+/// one to another's (the one nearest the model wins). Read for
 /// every response, so nothing is allocated on the way (issue 24).
 pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -> ServerTimings {
     let mut st = ServerTimings::default();
     let mut sim = false;
     let (mut tgi, mut openai) = (ServerTimings::default(), ServerTimings::default());
+    let (mut litellm_total, mut litellm_overhead) = (None, None);
     for (name, value) in headers {
         let num = || value.trim().parse::<f64>().ok().and_then(ms);
         if name.eq_ignore_ascii_case("server-timing") {
@@ -84,20 +98,39 @@ pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -
         } else if name.eq_ignore_ascii_case("x-inference-time") {
             // TGI: validation excluded, queue excluded; prefill and decode together.
             tgi.decode_ms = num();
-        } else if name.eq_ignore_ascii_case("openai-processing-ms") {
-            openai.prefill_ms = num();
+        } else if name.eq_ignore_ascii_case("openai-processing-ms")
+            || name.eq_ignore_ascii_case("llm_provider-openai-processing-ms")
+        {
+            // LiteLLM passes the provider's headers on with an `llm_provider-` prefix.
+            openai.processing_ms = num();
+        } else if name.eq_ignore_ascii_case("x-litellm-response-duration-ms") {
+            litellm_total = num();
+        } else if name.eq_ignore_ascii_case("x-litellm-overhead-duration-ms") {
+            litellm_overhead = num();
         }
     }
-    first_found(st, sim, tgi, openai)
+    let litellm = ServerTimings {
+        processing_ms: litellm_total.map(|t| (t - litellm_overhead.unwrap_or(0.0)).max(0.0)),
+        ..ServerTimings::default()
+    };
+    first_found(
+        st,
+        sim,
+        [
+            (tgi, TimingSource::Tgi),
+            (openai, TimingSource::OpenAi),
+            (litellm, TimingSource::LiteLlm),
+        ],
+    )
 }
 
 /// Which headers' timings a response's record gets: `Server-Timing` (the simulator's own when it
-/// said so), else TGI's, else OpenAI's processing time.
+/// said so), else the first of `others` (TGI's, OpenAI's processing time, LiteLLM's) that says
+/// something.
 fn first_found(
     mut st: ServerTimings,
     sim: bool,
-    mut tgi: ServerTimings,
-    mut openai: ServerTimings,
+    others: [(ServerTimings, TimingSource); 3],
 ) -> ServerTimings {
     if !st.is_empty() {
         st.source = Some(if sim {
@@ -107,15 +140,14 @@ fn first_found(
         });
         return st;
     }
-    if !tgi.is_empty() {
-        tgi.source = Some(TimingSource::Tgi);
-        return tgi;
-    }
-    if !openai.is_empty() {
-        openai.source = Some(TimingSource::OpenAi);
-        return openai;
-    }
-    ServerTimings::default()
+    others
+        .into_iter()
+        .find(|(t, _)| !t.is_empty())
+        .map(|(t, source)| ServerTimings {
+            source: Some(source),
+            ..t
+        })
+        .unwrap_or_default()
 }
 
 /// One `Server-Timing` metric: `name;dur=123.4;desc="text"`.
@@ -237,6 +269,7 @@ impl LlamaTimings {
             queue_ms: None,
             prefill_ms: self.prompt_ms.and_then(ms),
             decode_ms: self.predicted_ms.and_then(ms),
+            processing_ms: None,
             cached_tokens: self
                 .cache_n
                 .filter(|n| n.is_finite() && *n >= 0.0 && n.fract() == 0.0)
@@ -295,10 +328,34 @@ mod tests {
             (st.queue_ms, st.decode_ms, st.source),
             (Some(1520.0), Some(2210.0), Some(TimingSource::Tgi))
         );
+        // Queue and prefill together: never read as prefill.
         let st = from_headers([("openai-processing-ms", "412")]);
         assert_eq!(
-            (st.prefill_ms, st.source),
-            (Some(412.0), Some(TimingSource::OpenAi))
+            (st.processing_ms, st.prefill_ms, st.source),
+            (Some(412.0), None, Some(TimingSource::OpenAi))
+        );
+        // A LiteLLM gateway: its response duration less its own overhead; the provider's own
+        // header, when the gateway passes it on, is nearer the model and wins.
+        let litellm = [
+            ("x-litellm-response-duration-ms", "530.5"),
+            ("x-litellm-overhead-duration-ms", "30.5"),
+            ("x-litellm-attempted-retries", "0"),
+        ];
+        let st = from_headers(litellm);
+        assert_eq!(
+            (st.processing_ms, st.source),
+            (Some(500.0), Some(TimingSource::LiteLlm))
+        );
+        let st = from_headers(litellm.into_iter().chain([("openai-processing-ms", "412")]));
+        assert_eq!(st.source, Some(TimingSource::OpenAi));
+        let st = from_headers(
+            litellm
+                .into_iter()
+                .chain([("llm_provider-openai-processing-ms", "401")]),
+        );
+        assert_eq!(
+            (st.processing_ms, st.source),
+            (Some(401.0), Some(TimingSource::OpenAi))
         );
         // Negative or non-numeric values are dropped.
         assert!(
@@ -332,6 +389,7 @@ mod tests {
     /// The parser as it was before it stopped allocating (issue 24), to compare with.
     mod before {
         use super::super::{ms, ServerTimings, TimingMetric};
+        use crate::model::TimingSource;
 
         pub(super) fn from_headers<'a>(
             headers: impl IntoIterator<Item = (&'a str, &'a str)>,
@@ -360,11 +418,19 @@ mod tests {
                     }
                     "x-queue-time" => tgi.queue_ms = num(),
                     "x-inference-time" => tgi.decode_ms = num(),
-                    "openai-processing-ms" => openai.prefill_ms = num(),
+                    "openai-processing-ms" => openai.processing_ms = num(),
                     _ => {}
                 }
             }
-            super::super::first_found(st, sim, tgi, openai)
+            super::super::first_found(
+                st,
+                sim,
+                [
+                    (tgi, TimingSource::Tgi),
+                    (openai, TimingSource::OpenAi),
+                    (ServerTimings::default(), TimingSource::LiteLlm),
+                ],
+            )
         }
 
         pub(super) fn parse_server_timing(value: &str) -> Vec<TimingMetric> {

@@ -31,7 +31,7 @@ use rules::findings_check;
 use step::step_checks;
 pub use types::{
     Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, PooledRun,
-    RequestSample, Side, Verdict, WorkloadMismatch,
+    RequestSample, Side, TtftCause, Verdict, WorkloadMismatch,
 };
 
 /// Fewest successful requests per side for a throughput (TPM, RPS) verdict.

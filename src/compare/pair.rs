@@ -37,7 +37,7 @@ impl std::str::FromStr for Pair {
     }
 }
 
-/// `side` with model `from` renamed to `to` everywhere (summaries, samples, knee, wall).
+/// `side` with model `from` renamed to `to` everywhere (summaries, samples, knee, its cause, wall).
 fn rename(side: &mut Side, from: &str, to: &str) {
     for s in &mut side.summaries {
         if s.model == from {
@@ -53,6 +53,9 @@ fn rename(side: &mut Side, from: &str, to: &str) {
         if let Some(v) = map.remove(from) {
             map.insert(to.to_string(), v);
         }
+    }
+    if let Some(v) = side.knee_cause.remove(from) {
+        side.knee_cause.insert(to.to_string(), v);
     }
 }
 
@@ -107,6 +110,7 @@ pub fn only_models(side: &Side, models: &[&str]) -> Side {
         v.retain(|x| models.contains(&x.model.as_str()));
     }
     s.knee.retain(|k, _| models.contains(&k.as_str()));
+    s.knee_cause.retain(|k, _| models.contains(&k.as_str()));
     s.wall.retain(|k, _| models.contains(&k.as_str()));
     s
 }
@@ -211,6 +215,7 @@ mod tests {
             summaries: vec![summary],
             samples: Some(vec![]),
             knee,
+            knee_cause: BTreeMap::new(),
             wall: BTreeMap::new(),
             pool: Vec::new(),
         }

@@ -49,7 +49,11 @@ impl Side {
     ) -> Side {
         let mut knee = BTreeMap::new();
         let mut wall = BTreeMap::new();
+        let mut knee_cause = BTreeMap::new();
         for f in findings {
+            if let findings::KneeFinding::Knee(k) = &f.knee {
+                knee_cause.insert(f.model.clone(), (k.concurrency, k.cause()));
+            }
             // A knee that was not analysed stays out of the map: never "no knee".
             if let Some(status) = f.knee_status() {
                 knee.insert(f.model.clone(), status);
@@ -66,6 +70,7 @@ impl Side {
             summaries,
             samples,
             knee,
+            knee_cause,
             wall,
             pool: Vec::new(),
         }

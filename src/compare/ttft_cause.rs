@@ -3,12 +3,17 @@
 //! 99% bootstrap CI, and the cause the part that moved names: headers is the network (or a
 //! gateway's admission), the server queue is queueing, prefill is the model, the rest is what is
 //! left (first decode, tokenization). A part is named only when its CI excludes 0; the largest
-//! such rise is the cause. Pure and seeded, like the checks.
+//! such rise is the cause. A server time that covers queue and prefill together
+//! (`server: queue + prefill, not split`, e.g. `openai-processing-ms`) names neither by itself:
+//! at or past the new run's knee the cause is the run's own (`findings::Knee::cause`, the knee
+//! line's words: queueing inferred when that time grew with load while TPOT stayed flat);
+//! below it, or without a knee, the time did not grow with this run's load and the sentence
+//! says queue and prefill cannot be told apart. Pure and seeded, like the checks.
 
 use super::types::{
     Check, Metric, PartChange, Percentile, RequestSample, Side, TtftCause, Verdict,
 };
-use crate::findings::ttft_parts::{least_overhead, PartValues};
+use crate::findings::ttft_parts::{least_overhead, PartValues, PROCESSING};
 use crate::findings::PartSample;
 use crate::stats::inference::{generator, resampled_quantile};
 use crate::util::duration::signed_ms_text as signed;
@@ -34,7 +39,11 @@ pub(super) fn explain(base: &Side, new: &Side, checks: &[Check], seed: u64) -> V
             let conc = c.concurrency?;
             let b = step_values(base, bs, &c.model, conc)?;
             let n = step_values(new, ns, &c.model, conc)?;
-            Some(explain_step(c, &b, &n, seed))
+            let mut cause = explain_step(c, &b, &n, seed);
+            if cause.cause.as_deref() == Some(PROCESSING) {
+                unsplit_cause(&mut cause, new, &c.model, conc);
+            }
+            Some(cause)
         })
         .collect()
 }
@@ -116,7 +125,7 @@ fn explain_step(c: &Check, b: &PartValues, n: &PartValues, seed: u64) -> TtftCau
         "{}: TTFT P90 {}: {}: {}",
         c.title(),
         signed(ttft_change),
-        shown.join(", "),
+        shown.join("; "),
         cause
             .as_deref()
             .unwrap_or("no single part moved with confidence")
@@ -128,6 +137,8 @@ fn explain_step(c: &Check, b: &PartValues, n: &PartValues, seed: u64) -> TtftCau
         ttft_p90_change_ms: ttft_change,
         parts,
         cause,
+        inferred: false,
+        evidence: None,
         sentence,
     }
 }
@@ -137,7 +148,47 @@ fn cause_of(part: &str) -> &'static str {
         "headers" => "network",
         "server queue" => "queueing",
         "prefill" => "prefill",
+        PROCESSING => PROCESSING,
         _ => "other",
+    }
+}
+
+/// The server's unsplit time (queue + prefill) moved most at `conc`: at or past the new run's
+/// knee, the run's own cause (the knee line's words, seen or inferred); otherwise neither queue
+/// nor prefill is named, since the time did not grow with this run's load (a slower model or a
+/// queue behind other traffic look the same) and the server does not split them.
+fn unsplit_cause(cause: &mut TtftCause, new: &Side, model: &str, conc: u32) {
+    let head = cause
+        .sentence
+        .strip_suffix(PROCESSING)
+        .unwrap_or(&cause.sentence)
+        .to_string();
+    let unit = cause.ladder_unit;
+    match new.knee_cause.get(model).filter(|(at, _)| *at <= conc) {
+        Some((at, run)) => {
+            cause.cause = Some(run.kind.name().to_string());
+            cause.inferred = !run.seen;
+            cause.evidence = Some(run.words.clone());
+            cause.sentence = format!(
+                "{head}{} (the new run's cause, from its knee {})",
+                run.words,
+                unit.at(*at)
+            );
+        }
+        None => {
+            let why = match new.knee.get(model) {
+                Some(Some(at)) => format!("the new run's knee is only {}", unit.at(*at)),
+                Some(None) => "the new run has no knee".to_string(),
+                None => "the new run's knee was not analysed".to_string(),
+            };
+            let evidence = format!(
+                "{why}, so it did not grow with this run's load; the server reports queue and prefill as one time, so a slower prefill and a queue behind other traffic cannot be told apart"
+            );
+            cause.cause = Some(PROCESSING.to_string());
+            cause.inferred = false;
+            cause.sentence = format!("{head}{PROCESSING} ({evidence})");
+            cause.evidence = Some(evidence);
+        }
     }
 }
 
@@ -154,6 +205,7 @@ fn p90(sorted: &[f64]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::findings::{KneeKind, RunCause};
     use crate::model::LadderUnit;
     use crate::model::TimingSource;
     use crate::stats::StepSummary;
@@ -173,6 +225,7 @@ mod tests {
                         headers_ms: Some(h + q),
                         queue_ms: Some(q),
                         prefill_ms: Some(100.0),
+                        processing_ms: None,
                         source: Some(TimingSource::Sim),
                     }),
                     ..RequestSample::default()
@@ -247,5 +300,66 @@ mod tests {
             ..side(0.0, 2.0)
         };
         assert!(explain(&bare, &side(0.0, 2.0), &[regressed(1.0, 2.0)], 7).is_empty());
+    }
+
+    /// A hosted API's side: the server reports queue + prefill as one time (`openai`).
+    fn unsplit_side(server_ms: f64) -> Side {
+        let mut s = side(0.0, 2.0);
+        for r in s.samples.iter_mut().flatten() {
+            let p = r.parts.as_mut().unwrap();
+            let jitter = p.headers_ms.unwrap() - 2.0;
+            let server = server_ms + jitter;
+            (p.ttft_ms, p.headers_ms) = (server + 3.0, Some(server + 2.0));
+            (p.queue_ms, p.prefill_ms, p.processing_ms) = (None, None, Some(server));
+            p.source = Some(TimingSource::OpenAi);
+            r.ttft_ms = Some(p.ttft_ms);
+        }
+        s
+    }
+
+    #[test]
+    fn an_unsplit_server_time_takes_the_new_runs_cause_never_prefill() {
+        let run = RunCause {
+            kind: KneeKind::Queueing,
+            seen: false,
+            words: "queueing, inferred (the server's time grew with load, TPOT flat): server: queue + prefill, not split, P90 150 → 1250 ms (openai)".into(),
+        };
+        let mut new = unsplit_side(1250.0);
+        new.knee.insert("m".into(), Some(20));
+        new.knee_cause.insert("m".into(), (20, run.clone()));
+        let c = explain(&unsplit_side(150.0), &new, &[regressed(153.0, 1253.0)], 7);
+        let c = &c[0];
+        let names: Vec<&str> = c.parts.iter().map(|p| p.part.as_str()).collect();
+        assert_eq!(
+            names,
+            ["headers", "server: queue + prefill, not split", "rest"]
+        );
+        assert_eq!(
+            (c.cause.as_deref(), c.inferred, c.evidence.as_deref()),
+            (Some("queueing"), true, Some(run.words.as_str()))
+        );
+        assert!(
+            c.sentence.ends_with(&format!(
+                "server: queue + prefill, not split +1.1 s [+1.1 s, +1.1 s]; rest +0.0 ms [+0.0 ms, +0.0 ms]: {} (the new run's cause, from its knee at 20 streams)",
+                run.words
+            )),
+            "{}",
+            c.sentence
+        );
+        assert!(!c.sentence.contains(": prefill"), "{}", c.sentence);
+        // Below the new run's knee (or without one) the time did not grow with this run's load:
+        // neither queue nor prefill is named.
+        new.knee.insert("m".into(), Some(40));
+        new.knee_cause.insert("m".into(), (40, run));
+        let c = explain(&unsplit_side(150.0), &new, &[regressed(153.0, 1253.0)], 7);
+        assert_eq!(
+            (c[0].cause.as_deref(), c[0].inferred),
+            (Some("server: queue + prefill, not split"), false)
+        );
+        assert!(
+            c[0].sentence.ends_with(": server: queue + prefill, not split (the new run's knee is only at 40 streams, so it did not grow with this run's load; the server reports queue and prefill as one time, so a slower prefill and a queue behind other traffic cannot be told apart)"),
+            "{}",
+            c[0].sentence
+        );
     }
 }

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExitCode;
+use crate::findings::RunCause;
 use crate::model::LadderUnit;
 use crate::scenario::{Gates, MetricGate};
 use crate::stats::StepSummary;
@@ -53,6 +54,9 @@ pub struct Side {
     pub samples: Option<Vec<RequestSample>>,
     /// Knee concurrency per model (`None` = no knee); a model absent from the map was not analysed.
     pub knee: BTreeMap<String, Option<u32>>,
+    /// The knee's concurrency and its cause per model, for models with a knee: `diff` names
+    /// this cause for a step at or past the knee whose server time moved without a split.
+    pub knee_cause: BTreeMap<String, (u32, RunCause)>,
     /// Rate-limit wall concurrency per model, same convention as `knee`.
     pub wall: BTreeMap<String, Option<u32>>,
     /// A pooled baseline's runs (oldest first, the latest included): each run's summary rows
@@ -400,8 +404,16 @@ pub struct TtftCause {
     pub ladder_unit: LadderUnit,
     pub ttft_p90_change_ms: f64,
     pub parts: Vec<PartChange>,
-    /// `network`, `queueing`, `prefill` or `other`; `None` when no part moved with confidence.
+    /// `network`, `queueing`, `prefill`, `other`, or `server: queue + prefill, not split` when
+    /// the server's unsplit time moved and its variation with load cannot tell; `None` when no
+    /// part moved with confidence.
     pub cause: Option<String>,
+    /// Whether the cause is inferred (from a server time that does not split queue from
+    /// prefill), rather than seen in the part the server or the client measured.
+    pub inferred: bool,
+    /// Why an inferred cause was named: "the server's time … grew with load …".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
     /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9], server queue +1.6 s [...]: queueing"
     pub sentence: String,
 }

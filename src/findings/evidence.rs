@@ -2,11 +2,14 @@
 //! or llama.cpp's derived ones, and the `waiting` series of its `/metrics`), how many requests
 //! it ran at once, and its KV-cache use. Requests waiting in the server's queue at the knee, and
 //! not before, is queueing, whatever TPOT did (two sequences decoded together on a CPU slow each
-//! other down before any request waits); no wait and a full KV cache is saturation. Without
-//! server data the client's inference stands, and the sentence says it is inferred.
+//! other down before any request waits); no wait and a full KV cache is saturation. A server
+//! that reports queue and prefill only as one time (`openai-processing-ms`, a LiteLLM gateway)
+//! shows no queue; that time growing with load while TPOT stays flat is queueing, inferred, not
+//! seen ([`unsplit_server_cause`]; `diff` gives the knee's cause for a step at or past it). Without server data the client's
+//! inference stands, and the sentence says it is inferred.
 
 use super::rise::ShareShift;
-use super::ttft_parts::TtftParts;
+use super::ttft_parts::{TtftParts, PROCESSING};
 use super::KneeKind;
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
@@ -18,11 +21,32 @@ const QUEUE_SHARE: f64 = 0.5;
 const WAITING_MIN: f64 = 1.0;
 /// KV-cache use at which a server cannot admit more: saturation.
 const KV_FULL: f64 = 0.9;
+/// TPOT P50 within +20% of the reference step: decode did not slow down.
+pub(super) const TPOT_FLAT: f64 = 1.2;
+
+/// Whether TPOT P50 `at` stayed within +20% of `reference`'s.
+pub(super) fn tpot_flat(at: f64, reference: f64) -> bool {
+    at <= TPOT_FLAT * reference
+}
+
+/// The one rule for a server time that covers queue and prefill together, between a step with
+/// less load and one with more at the same prompt size: it grew by at least half of TTFT P90's
+/// rise while TPOT stayed flat, so requests waited (prefill does not grow with load when decode
+/// does not slow down): queueing, inferred. `None`: it cannot tell.
+fn unsplit_server_cause(
+    processing_rise_ms: f64,
+    ttft_rise_ms: f64,
+    tpot_is_flat: bool,
+) -> Option<KneeKind> {
+    (ttft_rise_ms > 0.0 && processing_rise_ms >= QUEUE_SHARE * ttft_rise_ms && tpot_is_flat)
+        .then_some(KneeKind::Queueing)
+}
 
 /// One series compared between the reference step and the knee step.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvidenceSeries {
-    /// `server_queue_p90_ms`, `waiting_max`, `waiting_mean`, `running_max` or `kv_cache_max`.
+    /// `server_queue_p90_ms`, `server_processing_p90_ms` (queue + prefill, not split),
+    /// `waiting_max`, `waiting_mean`, `running_max` or `kv_cache_max`.
     pub series: String,
     pub reference: f64,
     pub at_knee: f64,
@@ -37,6 +61,10 @@ pub struct ServerEvidence {
     pub cause: Option<KneeKind>,
     /// Whether the server's data agrees with the client-side classification.
     pub confirms_client: bool,
+    /// The cause is inferred from a server time that does not split queue from prefill (it
+    /// grew with load while TPOT stayed flat), not seen in a queue the server reported.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
     pub series: Vec<EvidenceSeries>,
     /// The same steps' `running_max` from the knee on, when it stays at one value (the cap).
     pub running_cap: Option<f64>,
@@ -68,6 +96,21 @@ pub(super) fn server_evidence(
             source: qk.source.clone(),
         });
     }
+    let processing_of = |i: usize| {
+        parts
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(|p| p.server_processing.as_ref())
+    };
+    if let (Some(pr), Some(pk)) = (processing_of(reference), processing_of(knee)) {
+        series.push(EvidenceSeries {
+            series: "server_processing_p90_ms".into(),
+            reference: pr.p90_ms,
+            at_knee: pk.p90_ms,
+            source: pk.source.clone(),
+        });
+    }
     let metric = |name: &str, f: fn(&StepSummary) -> Option<f64>| {
         Some(EvidenceSeries {
             series: name.into(),
@@ -95,12 +138,16 @@ pub(super) fn server_evidence(
         || get("waiting_max")
             .is_some_and(|w| w.at_knee >= WAITING_MIN && w.reference < WAITING_MIN);
     let kv_full = get("kv_cache_max").is_some_and(|s| s.at_knee >= KV_FULL);
-    let cause = if queue_explains || waits {
-        Some(KneeKind::Queueing)
+    let tpot_is_flat =
+        matches!((k.tpot_p50_ms, r.tpot_p50_ms), (Some(a), Some(b)) if tpot_flat(a, b));
+    let unsplit = get("server_processing_p90_ms")
+        .and_then(|p| unsplit_server_cause(p.at_knee - p.reference, ttft_rise, tpot_is_flat));
+    let (cause, inferred) = if queue_explains || waits {
+        (Some(KneeKind::Queueing), false)
     } else if kv_full {
-        Some(KneeKind::Saturation)
+        (Some(KneeKind::Saturation), false)
     } else {
-        None
+        (unsplit, unsplit.is_some())
     };
     let running: Vec<f64> = rows[knee..]
         .iter()
@@ -113,6 +160,7 @@ pub(super) fn server_evidence(
     .filter(|_| cause == Some(KneeKind::Queueing));
     Some(ServerEvidence {
         confirms_client: cause == Some(client),
+        inferred,
         cause,
         series,
         running_cap,
@@ -120,6 +168,13 @@ pub(super) fn server_evidence(
 }
 
 impl ServerEvidence {
+    /// Whether the only server data is a time that does not split queue from prefill.
+    pub fn only_unsplit(&self) -> bool {
+        self.series
+            .iter()
+            .all(|s| s.series == "server_processing_p90_ms")
+    }
+
     /// "confirmed by the server: waiting 0 → 31, running capped at 16" and the like.
     pub fn words(&self) -> String {
         let shown: Vec<String> = self
@@ -129,6 +184,10 @@ impl ServerEvidence {
             .map(|s| match s.series.as_str() {
                 "server_queue_p90_ms" => format!(
                     "server queue P90 {:.0} → {:.0} ms ({})",
+                    s.reference, s.at_knee, s.source
+                ),
+                "server_processing_p90_ms" => format!(
+                    "{PROCESSING}, P90 {:.0} → {:.0} ms ({})",
                     s.reference, s.at_knee, s.source
                 ),
                 "waiting_max" => format!("waiting {:.0} → {:.0}", s.reference, s.at_knee),

@@ -7,15 +7,14 @@
 //! bends upwards beyond its uncertainty (prefill: no queueing class and no cap, with the slope
 //! per 1k prompt tokens); a straight line is reported as its slope.
 
-use super::evidence::server_evidence;
+use super::evidence::{server_evidence, tpot_flat, TPOT_FLAT};
 use super::rise::{first_rise, Rise, RiseSignal, StepSamples, KNEE_ABS_MS, KNEE_RATIO};
 use super::ttft_parts::TtftParts;
-use super::{rate, rate_limited, Knee, KneeFinding, KneeKind, StepEvidence, MIN_KNEE_SAMPLES};
+use super::{
+    rate, rate_limited, Knee, KneeFinding, KneeKind, RunCause, StepEvidence, MIN_KNEE_SAMPLES,
+};
 use crate::model::LadderUnit;
 use crate::stats::StepSummary;
-
-/// TPOT P50 within +20% of the reference step: queueing, not saturation.
-const TPOT_FLAT: f64 = 1.2;
 
 fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
     StepEvidence {
@@ -135,7 +134,7 @@ fn describe_knee(
         KneeKind::Prefill
     } else {
         match (knee.tpot_p50_ms, reference.tpot_p50_ms) {
-            (Some(at), Some(base)) if at <= TPOT_FLAT * base => KneeKind::Queueing,
+            (Some(at), Some(base)) if tpot_flat(at, base) => KneeKind::Queueing,
             (Some(_), Some(_)) => KneeKind::Saturation,
             _ => KneeKind::Unclassified,
         }
@@ -235,11 +234,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
         KneeFinding::Knee(k) => k,
     };
     let (r, a) = (&k.reference, &k.at_knee);
-    let tpot_change = match (a.tpot_p50_ms, r.tpot_p50_ms) {
-        (Some(at), Some(base)) if base > 0.0 => Some((at / base - 1.0) * 100.0),
-        _ => None,
-    };
-    let cause = cause_words(k, tpot_change);
+    let cause = k.cause().words;
     let mut s = format!(
         "TTFT knee in ({}, {}] {}: {cause} (TTFT P90 {:.0} → {:.0} ms",
         k.max_clean_concurrency,
@@ -329,46 +324,76 @@ fn tail_words(k: &Knee) -> String {
     out
 }
 
-/// The knee's cause in words: the server's evidence when there is some (confirming or
-/// correcting the client-side reading), else what the client timings suggest, said to be
-/// inferred. `tpot_change` is the TPOT P50 change from the reference step, in percent.
-fn cause_words(k: &Knee, tpot_change: Option<f64>) -> String {
+impl Knee {
+    /// The knee's cause, seen or inferred, with its evidence in words: the server's evidence
+    /// when there is some (confirming or correcting the client-side reading), else what the
+    /// client timings suggest, said to be inferred. The knee line, `diff` (for a step at or past
+    /// the knee whose server time moved) and the report all give these words.
+    pub fn cause(&self) -> RunCause {
+        let (r, a) = (&self.reference, &self.at_knee);
+        let tpot_change = match (a.tpot_p50_ms, r.tpot_p50_ms) {
+            (Some(at), Some(base)) if base > 0.0 => Some((at / base - 1.0) * 100.0),
+            _ => None,
+        };
+        let (seen, words) = cause_words(self, tpot_change);
+        RunCause {
+            kind: self.kind,
+            seen,
+            words,
+        }
+    }
+}
+
+/// Whether the cause was seen (the server's queue, waiting requests or KV cache, or 429s) and
+/// the words. `tpot_change` is the TPOT P50 change from the reference step, in percent.
+fn cause_words(k: &Knee, tpot_change: Option<f64>) -> (bool, String) {
     let tpot_words = match tpot_change {
         Some(c) if c.abs() < (TPOT_FLAT - 1.0) * 100.0 => "TPOT flat".to_string(),
         Some(c) => format!("TPOT {c:+.0}%"),
         None => "no TPOT".to_string(),
     };
+    let inferred = |words: String| (false, words);
     match (k.kind, &k.server_evidence) {
-        (KneeKind::RateLimited, _) => format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
-        (KneeKind::Prefill, _) => "prefill".to_string(),
+        (KneeKind::RateLimited, _) => (
+            true,
+            format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
+        ),
+        (KneeKind::Prefill, _) => inferred(
+            "prefill, inferred: TTFT grew with the prompt size at the same load".to_string(),
+        ),
+        (kind, Some(e)) if e.cause == Some(kind) && e.inferred => inferred(format!(
+            "{}, inferred (the server's time grew with load, {tpot_words}): {}",
+            kind.name(),
+            e.words()
+        )),
         (kind, Some(e)) if e.cause == Some(kind) => {
             let how = if e.confirms_client {
                 "confirmed by the server".to_string()
             } else {
                 format!("by the server's own data ({tpot_words} misleads)")
             };
-            format!("{}, {how}: {}", kind_name(kind), e.words())
+            (true, format!("{}, {how}: {}", kind.name(), e.words()))
         }
-        (kind, Some(e)) => format!(
-            "{}, {tpot_words}; the server's data does not show a queue: {}",
-            kind_name(kind),
+        // A time that does not split queue from prefill cannot show a queue either way.
+        (kind, Some(e)) if e.only_unsplit() => inferred(format!(
+            "{}, {tpot_words} (inferred from client timings; the server's time did not grow with TTFT: {})",
+            kind.name(),
             e.words()
-        ),
-        (KneeKind::Queueing, None) => "queueing, TPOT flat (inferred from client timings)".into(),
-        (KneeKind::Saturation, None) => match tpot_change {
+        )),
+        (kind, Some(e)) => inferred(format!(
+            "{}, {tpot_words}; the server's data does not show a queue: {}",
+            kind.name(),
+            e.words()
+        )),
+        (KneeKind::Queueing, None) => {
+            inferred("queueing, TPOT flat (inferred from client timings)".into())
+        }
+        (KneeKind::Saturation, None) => inferred(match tpot_change {
             Some(c) => format!("saturation, TPOT up {c:.0}% (inferred from client timings)"),
             None => "saturation, TPOT up (inferred from client timings)".to_string(),
-        },
-        (KneeKind::Unclassified, None) => "cause unclear (no TPOT to compare)".to_string(),
-    }
-}
-
-fn kind_name(kind: KneeKind) -> &'static str {
-    match kind {
-        KneeKind::Queueing => "queueing",
-        KneeKind::Saturation => "saturation",
-        KneeKind::RateLimited => "rate-limited",
-        KneeKind::Unclassified => "cause unclear",
-        KneeKind::Prefill => "prefill",
+        }),
+        (KneeKind::Unclassified, None) => {
+            inferred("cause unclear (no TPOT to compare)".to_string())
+        }
     }
 }

@@ -110,6 +110,33 @@ pub enum KneeKind {
     Prefill,
 }
 
+/// The cause of a run's TTFT knee, as the knee line, `diff` and the report give it (one cause
+/// per model and run: [`Knee::cause`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunCause {
+    pub kind: KneeKind,
+    /// Seen: the server's queue, waiting requests or KV cache showed it, or 429s did. Otherwise
+    /// inferred from what varied with load: TPOT, a server time that does not split queue from
+    /// prefill, the prompt size.
+    pub seen: bool,
+    /// "queueing, confirmed by the server: server queue P90 0 → 724 ms (sim)", "queueing,
+    /// inferred: the server's time grew with load while TPOT stayed flat: …".
+    pub words: String,
+}
+
+impl KneeKind {
+    /// "queueing", "saturation", "rate-limited", "cause unclear", "prefill".
+    pub fn name(self) -> &'static str {
+        match self {
+            KneeKind::Queueing => "queueing",
+            KneeKind::Saturation => "saturation",
+            KneeKind::RateLimited => "rate-limited",
+            KneeKind::Unclassified => "cause unclear",
+            KneeKind::Prefill => "prefill",
+        }
+    }
+}
+
 /// TTFT (and TPOT) at one step, reported as evidence for the knee.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct StepEvidence {

@@ -747,6 +747,7 @@ fn server_evidence_overrides_a_tpot_rise_that_is_not_the_cause() {
         headers_ms: Some(ttft - 0.5),
         queue_ms: None,
         prefill_ms: Some(30.0),
+        processing_ms: None,
         source: Some(TimingSource::LlamaCpp),
     };
     let extras: Vec<StepExtras> = steps
@@ -891,4 +892,72 @@ fn a_linear_prefill_is_a_slope_not_a_knee() {
     let f = analyze("m", &steps, None);
     let k = knee(&f);
     assert_eq!((k.concurrency, k.kind), (4096, KneeKind::Prefill));
+}
+
+/// Issue 34: a hosted API (or a gateway) reports one time for queue and prefill together
+/// (`openai-processing-ms`). It is never read as prefill: growing with load while TPOT stays
+/// flat, it makes the knee queueing, inferred, with the series named for what it is; flat
+/// while TTFT grows, the wait was outside the server's time and the client's reading stands.
+#[test]
+fn an_unsplit_server_time_growing_with_load_is_queueing_inferred() {
+    use crate::model::TimingSource;
+    let mut steps = ladder(
+        &[10, 20, 40],
+        &[(300.0, 320.0), (302.0, 322.0), (900.0, 1300.0)],
+        &[20.0, 20.0, 20.5],
+    );
+    steps[2].ttft_mean_ms = Some(800.0);
+    let extras = |in_server: bool| -> Vec<StepExtras> {
+        steps
+            .iter()
+            .map(|s| StepExtras {
+                parts: (0..100)
+                    .map(|i| {
+                        let (p50, p90) = (s.ttft_p50_ms.unwrap(), s.ttft_p90_ms.unwrap());
+                        let ttft = p50 + (p90 - p50) * f64::from(i) / 89.0;
+                        PartSample {
+                            ttft_ms: ttft,
+                            headers_ms: Some(ttft - 1.0),
+                            queue_ms: None,
+                            prefill_ms: None,
+                            processing_ms: Some(if in_server { ttft - 3.0 } else { 297.0 }),
+                            source: Some(TimingSource::OpenAi),
+                        }
+                    })
+                    .collect(),
+                ..StepExtras::default()
+            })
+            .collect()
+    };
+    let f = analyze("m", &steps, Some(&extras(true)));
+    let k = knee(&f);
+    assert_eq!((k.concurrency, k.kind), (40, KneeKind::Queueing));
+    assert!(k.estimated_cap.is_some());
+    let e = k.server_evidence.as_ref().unwrap();
+    assert!(e.inferred && e.confirms_client && e.only_unsplit(), "{e:?}");
+    let cause = k.cause();
+    assert!(!cause.seen);
+    assert!(
+        cause.words.starts_with(
+            "queueing, inferred (the server's time grew with load, TPOT flat): server: queue + prefill, not split, P90 "
+        ) && cause.words.ends_with(" ms (openai)"),
+        "{}",
+        cause.words
+    );
+    let sentence = &f.sentences()[0];
+    assert!(sentence.contains(&cause.words), "{sentence}");
+    assert!(!sentence.contains(": prefill"), "{sentence}");
+    let p = f.ttft_parts.last().unwrap();
+    assert!(p.prefill.is_none() && p.server_queue.is_none());
+    assert_eq!(p.server_processing.as_ref().unwrap().source, "openai");
+
+    let f = analyze("m", &steps, Some(&extras(false)));
+    let k = knee(&f);
+    assert_eq!(k.kind, KneeKind::Queueing);
+    assert!(!k.server_evidence.as_ref().unwrap().inferred);
+    let words = k.cause().words;
+    assert!(
+        words.starts_with("queueing, TPOT flat (inferred from client timings; the server's time did not grow with TTFT: server: queue + prefill, not split, P90 297 → 297 ms (openai))"),
+        "{words}"
+    );
 }

@@ -2,9 +2,13 @@
 //! of TTFT outside the server's reported work, at most start -> response headers), `server_queue`
 //! (waiting for a slot), `prefill`, and `rest` (what is left: the first decode, tokenization,
 //! the gap between headers and the first token). The parts of one request add up to its TTFT.
+//! A server that reports one time for queue and prefill together (`openai-processing-ms`, a
+//! LiteLLM gateway) gets that one part instead, `server: queue + prefill`, never called prefill:
+//! which of the two grew is inferred from how it varies with load (`findings::evidence`).
 //!
 //! Per request, with TTFT `T`, headers `H`, the server's queue `Q` and prefill `P` (0 when not
-//! reported): `headers = min(H, T − Q − P)`, `rest = T − headers − Q − P` (clamped at 0). A
+//! reported; or their unsplit sum): `headers = min(H, T − Q − P)`, `rest = T − headers − Q − P`
+//! (clamped at 0). A
 //! server that sends its headers only once the first token is ready (llama.cpp, the simulator
 //! after admission) has its queue and prefill inside `H`, hence the minimum.
 //!
@@ -17,6 +21,9 @@ use crate::model::{RequestRecord, TimingSource};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The name of the part a server reports as one time for queue and prefill together.
+pub const PROCESSING: &str = "server: queue + prefill, not split";
+
 /// What one successful request contributes (kept per step until the findings are made).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PartSample {
@@ -24,6 +31,9 @@ pub struct PartSample {
     pub headers_ms: Option<f64>,
     pub queue_ms: Option<f64>,
     pub prefill_ms: Option<f64>,
+    /// Queue and prefill together, not split (only when neither is reported on its own).
+    #[serde(default)]
+    pub processing_ms: Option<f64>,
     pub source: Option<TimingSource>,
 }
 
@@ -36,6 +46,7 @@ impl PartSample {
             headers_ms: r.headers_ms,
             queue_ms: r.server_queue_ms,
             prefill_ms: r.server_prefill_ms,
+            processing_ms: r.server_processing_ms,
             source: r.server_timing_source,
         })
     }
@@ -56,12 +67,17 @@ impl PartSample {
             .zip(floor)
             .map(|(o, f)| (o - f).max(0.0));
         let queue = self.queue_ms.or(derived);
-        let known = queue.unwrap_or(0.0) + self.prefill_ms.unwrap_or(0.0);
+        let processing = self
+            .processing_ms
+            .filter(|_| queue.is_none() && self.prefill_ms.is_none());
+        let known =
+            queue.unwrap_or(0.0) + self.prefill_ms.unwrap_or(0.0) + processing.unwrap_or(0.0);
         let headers = self.headers_ms.map(|h| h.min(t - known).max(0.0));
         Split {
             headers,
             queue,
             prefill: self.prefill_ms,
+            processing,
             rest: (t - headers.unwrap_or(0.0) - known).max(0.0),
             derived: derived.is_some() && self.queue_ms.is_none(),
         }
@@ -72,6 +88,7 @@ struct Split {
     headers: Option<f64>,
     queue: Option<f64>,
     prefill: Option<f64>,
+    processing: Option<f64>,
     rest: f64,
     derived: bool,
 }
@@ -100,6 +117,9 @@ pub struct TtftParts {
     pub headers: Option<Part>,
     pub server_queue: Option<Part>,
     pub prefill: Option<Part>,
+    /// The server's queue and prefill together, when it reports only their sum.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_processing: Option<Part>,
     pub rest: Part,
 }
 
@@ -118,6 +138,7 @@ pub struct PartValues {
     pub headers: Vec<f64>,
     pub server_queue: Vec<f64>,
     pub prefill: Vec<f64>,
+    pub server_processing: Vec<f64>,
     pub rest: Vec<f64>,
 }
 
@@ -130,17 +151,19 @@ impl PartValues {
             v.headers.extend(sp.headers);
             v.server_queue.extend(sp.queue);
             v.prefill.extend(sp.prefill);
+            v.server_processing.extend(sp.processing);
             v.rest.push(sp.rest);
         }
         v
     }
 
     /// (name, values) in timeline order.
-    pub fn named(&self) -> [(&'static str, &[f64]); 4] {
+    pub fn named(&self) -> [(&'static str, &[f64]); 5] {
         [
             ("headers", &self.headers),
             ("server queue", &self.server_queue),
             ("prefill", &self.prefill),
+            (PROCESSING, &self.server_processing),
             ("rest", &self.rest),
         ]
     }
@@ -178,6 +201,7 @@ fn step_parts(
         headers: part(splits.iter().map(|s| s.headers), "client"),
         server_queue: part(splits.iter().map(|s| s.queue), &queue_source),
         prefill: part(splits.iter().map(|s| s.prefill), server_name),
+        server_processing: part(splits.iter().map(|s| s.processing), server_name),
         rest: part(splits.iter().map(|s| Some(s.rest)), "client − server")?,
         ttft,
     })
@@ -210,6 +234,7 @@ impl TtftParts {
         out.extend(self.headers.as_ref().map(|p| ("headers", p)));
         out.extend(self.server_queue.as_ref().map(|p| ("server queue", p)));
         out.extend(self.prefill.as_ref().map(|p| ("prefill", p)));
+        out.extend(self.server_processing.as_ref().map(|p| (PROCESSING, p)));
         out.push(("rest", &self.rest));
         out
     }
@@ -225,6 +250,7 @@ mod tests {
             headers_ms: Some(h),
             queue_ms: q,
             prefill_ms: p,
+            processing_ms: None,
             source: Some(src),
         }
     }

@@ -152,19 +152,24 @@ pub enum TimingSource {
     ServerTiming,
     #[serde(rename = "tgi")]
     Tgi,
+    /// `openai-processing-ms` (OpenAI, Azure OpenAI): queue and prefill together.
     #[serde(rename = "openai")]
     OpenAi,
+    /// A LiteLLM gateway's `x-litellm-response-duration-ms` less its overhead.
+    #[serde(rename = "litellm")]
+    LiteLlm,
     /// ladder's embedded simulator (a `Server-Timing` header with `desc="ladder-sim"`).
     #[serde(rename = "sim")]
     Sim,
 }
 
 impl TimingSource {
-    pub const ALL: [TimingSource; 5] = [
+    pub const ALL: [TimingSource; 6] = [
         TimingSource::LlamaCpp,
         TimingSource::ServerTiming,
         TimingSource::Tgi,
         TimingSource::OpenAi,
+        TimingSource::LiteLlm,
         TimingSource::Sim,
     ];
 
@@ -174,6 +179,7 @@ impl TimingSource {
             TimingSource::ServerTiming => "server-timing",
             TimingSource::Tgi => "tgi",
             TimingSource::OpenAi => "openai",
+            TimingSource::LiteLlm => "litellm",
             TimingSource::Sim => "sim",
         }
     }
@@ -282,6 +288,9 @@ pub struct RequestRecord {
     pub server_queue_ms: Option<f64>,
     pub server_prefill_ms: Option<f64>,
     pub server_decode_ms: Option<f64>,
+    /// The server's time before it answered, queue and prefill together, not split
+    /// (`openai-processing-ms`, LiteLLM's response duration less its overhead).
+    pub server_processing_ms: Option<f64>,
     pub server_timing_source: Option<TimingSource>,
 }
 

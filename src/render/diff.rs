@@ -552,6 +552,8 @@ struct JsonDoc<'a> {
     unmatched: &'a [String],
     notes: &'a [String],
     incomplete: &'a [String],
+    /// Which part of TTFT moved in each TTFT P90 regression, and its cause (seen or inferred).
+    ttft_causes: &'a [crate::compare::TtftCause],
 }
 
 /// A check with its human name beside its fields, so scripts need not rebuild it.
@@ -588,6 +590,7 @@ fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()
         unmatched: &c.unmatched,
         notes: &c.notes,
         incomplete: &c.incomplete,
+        ttft_causes: &c.ttft_causes,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;
     writeln!(out)

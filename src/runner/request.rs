@@ -210,6 +210,7 @@ fn to_record<B>(
         headers_ms: a.headers_ms,
         server_queue_ms: a.server.queue_ms,
         server_prefill_ms: a.server.prefill_ms,
+        server_processing_ms: a.server.processing_ms,
         server_decode_ms: a.server.decode_ms,
         server_timing_source: a.server.source,
         ..Default::default()

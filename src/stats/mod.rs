@@ -139,6 +139,10 @@ pub struct StepSummary {
     /// The server's own queue time (where it reports one), successful requests.
     #[serde(default)]
     pub server_queue_p90_ms: Option<f64>,
+    /// The server's time before it answered, queue and prefill together, not split
+    /// (`openai-processing-ms`, a LiteLLM gateway's), successful requests.
+    #[serde(default)]
+    pub server_processing_p90_ms: Option<f64>,
     /// The server's `/metrics` during the step (`server_metrics.csv`): requests waiting (mean,
     /// max), running (max) and KV-cache use (max, 0-1).
     #[serde(default)]

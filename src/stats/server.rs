@@ -5,7 +5,8 @@
 use super::{describe, StepSummary};
 use crate::model::{MetricRow, RequestRecord};
 
-/// Fills `headers_p50_ms`, `headers_p90_ms` and `server_queue_p90_ms` (successful requests)
+/// Fills `headers_p50_ms`, `headers_p90_ms`, `server_queue_p90_ms` and
+/// `server_processing_p90_ms` (queue + prefill, not split) of successful requests
 /// and `new_conn_share` (attempted requests that opened a connection).
 pub(super) fn client_split(s: &mut StepSummary, records: &[RequestRecord]) {
     let ok = || records.iter().filter(|r| r.is_ok());
@@ -14,6 +15,12 @@ pub(super) fn client_split(s: &mut StepSummary, records: &[RequestRecord]) {
     s.headers_p90_ms = headers.map(|d| d.p90);
     s.server_queue_p90_ms =
         describe(&ok().filter_map(|r| r.server_queue_ms).collect::<Vec<_>>()).map(|d| d.p90);
+    s.server_processing_p90_ms = describe(
+        &ok()
+            .filter_map(|r| r.server_processing_ms)
+            .collect::<Vec<_>>(),
+    )
+    .map(|d| d.p90);
     let new_conns = records.iter().filter(|r| r.connect_ms.is_some()).count();
     s.new_conn_share = (s.attempted > 0).then(|| new_conns as f64 / s.attempted as f64);
 }

@@ -130,6 +130,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
             r.server_timing_source = row.opt("server_timing_source", "a timing source")?;
             Ok(())
         })),
+    optional(col!(server_processing_ms: opt_fixed MS, "milliseconds")),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -206,6 +207,7 @@ pub(super) mod tests {
             server_queue_ms: Some(12.0),
             server_prefill_ms: Some(25.5),
             server_decode_ms: None,
+            server_processing_ms: Some(130.25),
             server_timing_source: Some(crate::model::TimingSource::Sim),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
@@ -251,7 +253,7 @@ pub(super) mod tests {
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
-                 server_timing_source"
+                 server_timing_source,server_processing_ms"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
@@ -292,7 +294,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(16, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(17, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -306,6 +308,7 @@ pub(super) mod tests {
             headers_ms: None,
             server_queue_ms: None,
             server_prefill_ms: None,
+            server_processing_ms: None,
             server_timing_source: None,
             ..request("m", 1, 0, 0)
         };

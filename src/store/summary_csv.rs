@@ -92,6 +92,7 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(ttfc_p99_ms: opt_fixed MS, "milliseconds")),
     optional(col!(reasoned: zero "a count")),
     optional(col!(reasoning_share: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(server_processing_p90_ms: opt_fixed MS, "milliseconds")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -209,6 +210,7 @@ pub(super) mod tests {
             ttfc_p99_ms: Some(640.0),
             reasoned: 190,
             reasoning_share: Some(0.625),
+            server_processing_p90_ms: Some(480.5),
         }
     }
 
@@ -244,7 +246,7 @@ pub(super) mod tests {
              e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
              new_conn_share,server_queue_p90_ms,server_waiting_mean,server_waiting_max,\
              server_running_max,server_kv_max,ttfc_p50_ms,ttfc_p90_ms,ttfc_p99_ms,reasoned,\
-             reasoning_share"
+             reasoning_share,server_processing_p90_ms"
         ));
     }
 
@@ -294,7 +296,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(36, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(37, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -336,6 +338,7 @@ pub(super) mod tests {
             ttfc_p99_ms: None,
             reasoned: 0,
             reasoning_share: None,
+            server_processing_p90_ms: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

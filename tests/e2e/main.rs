@@ -17,6 +17,7 @@ mod faults;
 #[cfg(unix)]
 mod fdlimit;
 mod home;
+mod hosted_gateway;
 mod hostile;
 mod interrupt;
 mod itl_gate;

@@ -5,19 +5,36 @@
 //! Nothing is recomputed here: the findings and the scraped rows are drawn as they are.
 
 use super::view::RunView;
-use crate::findings::ttft_parts::Part;
+use crate::findings::ttft_parts::{Part, PROCESSING};
 use crate::findings::{ModelFindings, TtftParts};
 use crate::model::MetricRow;
 use crate::render::svg::{self, escape, Bar, Body, Chart, Marker, Series, VLine, XAxis};
 use std::fmt::Write;
 
 /// Colour slots of the parts, in timeline order (the legend and the table use the same names).
-const PARTS: [(usize, &str); 4] = [
+const PARTS: [(usize, &str); 5] = [
     (4, "headers"),
     (5, "server queue"),
     (2, "prefill"),
+    (3, PROCESSING),
     (7, "rest"),
 ];
+
+/// The parts a model's chart and table show: a server that reports queue and prefill only as
+/// one time gets that column instead of two empty ones.
+fn shown_parts(f: &ModelFindings) -> Vec<(usize, &'static str)> {
+    let any = |name: &str| f.ttft_parts.iter().any(|p| part_of(p, name).is_some());
+    let split = any("server queue") || any("prefill");
+    let unsplit = any(PROCESSING);
+    PARTS
+        .into_iter()
+        .filter(|(_, name)| match *name {
+            "server queue" | "prefill" => split || !unsplit,
+            PROCESSING => unsplit,
+            _ => true,
+        })
+        .collect()
+}
 
 /// Whether a model has a decomposition worth showing: the client split TTFT (headers) at
 /// some step. Runs from before the split have none and show nothing.
@@ -33,7 +50,7 @@ pub fn ttft_parts_section(s: &mut String, view: &RunView, f: &ModelFindings, pre
     let anchor = stable_id(s, "ttft-parts");
     let _ = write!(
         s,
-        "<section class=\"ttft-parts\" id=\"{prefix}-ttft-parts\"><h4>Where TTFT went</h4><p class=\"muted\">Headers: request start to the response headers, less what the server says it spent (network and admission). Server queue and prefill: the server's own timings. Rest: TTFT less the others (first decode, tokenization, the gap to the first token).</p><div class=\"charts\"{}>",
+        "<section class=\"ttft-parts\" id=\"{prefix}-ttft-parts\"><h4>Where TTFT went</h4><p class=\"muted\">Headers: request start to the response headers, less what the server says it spent (network and admission). Server queue and prefill: the server's own timings (a server that reports only their sum, as OpenAI's <code>openai-processing-ms</code>, gets one part, queue + prefill, not split). Rest: TTFT less the others (first decode, tokenization, the gap to the first token).</p><div class=\"charts\"{}>",
         anchor
     );
     s.push_str(&svg::render(&ttft_parts_chart(view, f, prefix)));
@@ -58,6 +75,7 @@ fn part_of<'a>(p: &'a TtftParts, name: &str) -> Option<&'a Part> {
         "headers" => p.headers.as_ref(),
         "server queue" => p.server_queue.as_ref(),
         "prefill" => p.prefill.as_ref(),
+        PROCESSING => p.server_processing.as_ref(),
         _ => Some(&p.rest),
     }
 }
@@ -66,19 +84,20 @@ fn part_of<'a>(p: &'a TtftParts, name: &str) -> Option<&'a Part> {
 /// percentiles would not), on the ladder's shared x axis with the knee and the wall marked, as
 /// the model's other charts.
 pub fn ttft_parts_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Chart {
+    let shown = shown_parts(f);
     let bars: Vec<Bar> = f
         .ttft_parts
         .iter()
         .map(|p| Bar {
             x: f64::from(p.concurrency),
             label: p.concurrency.to_string(),
-            segments: PARTS
+            segments: shown
                 .iter()
                 .map(|(c, name)| (*c, part_of(p, name).map_or(0.0, |x| x.mean_ms)))
                 .collect(),
         })
         .collect();
-    let legend = PARTS
+    let legend = shown
         .iter()
         .filter(|(_, name)| f.ttft_parts.iter().any(|p| part_of(p, name).is_some()))
         .map(|(c, name)| (*c, name.to_string()))
@@ -107,7 +126,8 @@ fn ttft_parts_table(s: &mut String, f: &ModelFindings) {
         "<table class=\"steps ttft-parts\"><thead><tr><th>{}</th><th>TTFT P50 / P90 (ms)</th>",
         f.ladder_unit.header()
     );
-    for (_, name) in PARTS {
+    let shown = shown_parts(f);
+    for (_, name) in &shown {
         let _ = write!(s, "<th>{name} P50 / P90 (ms)</th>");
     }
     s.push_str("</tr></thead><tbody>");
@@ -118,7 +138,7 @@ fn ttft_parts_table(s: &mut String, f: &ModelFindings) {
             p.concurrency,
             cell(Some(&p.ttft))
         );
-        for (_, name) in PARTS {
+        for (_, name) in &shown {
             let part = part_of(p, name);
             let _ = write!(
                 s,
@@ -158,7 +178,7 @@ fn sources(parts: &[TtftParts]) -> String {
         .map(|(name, p)| format!("{name}: {}", p.source))
         .collect();
     let mut out = named.join("; ");
-    if best.server_queue.is_none() && best.prefill.is_none() {
+    if best.server_queue.is_none() && best.prefill.is_none() && best.server_processing.is_none() {
         out.push_str(" (the server sent no timings of its own)");
     }
     out
