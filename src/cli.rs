@@ -402,6 +402,10 @@ pub struct PlanArgs {
     /// TTFT bound on P90 (default: the run's `slo.ttft`).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub slo_ttft: Option<std::time::Duration>,
+    /// TTFC bound on P90: the first answer token, after reasoning (default: the run's
+    /// `slo.ttfc`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub slo_ttfc: Option<std::time::Duration>,
     /// TPOT bound on P90 (default: the run's `slo.tpot`).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub slo_tpot: Option<std::time::Duration>,

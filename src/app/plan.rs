@@ -27,6 +27,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     }
     let mut slo = view.slo;
     slo.ttft = args.slo_ttft.or(slo.ttft);
+    slo.ttfc = args.slo_ttfc.or(slo.ttfc);
     slo.tpot = args.slo_tpot.or(slo.tpot);
     slo.e2e = args.slo_e2e.or(slo.e2e);
     let mut limits = view.limits;

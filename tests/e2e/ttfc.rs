@@ -85,6 +85,28 @@ fn longer_streamed_reasoning_fails_the_ttfc_gate_while_ttft_passes() {
     let ttft = crate::support::num(&rows[0], &headers, "ttft_p90_ms");
     assert!(ttfc >= ttft + 70.0, "TTFC {ttfc} vs TTFT {ttft}: {summary}");
     assert_eq!(crate::support::num(&rows[0], &headers, "reasoned"), 60.0);
+    // plan takes a TTFC bound: the answer's wait, not the first (reasoning) token's.
+    let plan = |bound: &str| {
+        let out = p
+            .ladder()
+            .args([
+                "plan",
+                "baselines/think.csv",
+                "--rps",
+                "5",
+                "--slo-ttfc",
+                bound,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let missed = plan("50ms");
+    assert!(
+        missed.contains("TTFC P90") && missed.contains("> 50 ms"),
+        "{missed}"
+    );
+    assert!(plan("10s").contains("concurrency needed"));
 
     // The same server: nothing regresses, TTFC is judged (the step reasoned).
     let (code, doc, stderr) = run_against(&p, 40, false);
