@@ -153,6 +153,22 @@ fn longer_streamed_reasoning_fails_the_ttfc_gate_while_ttft_passes() {
         html.contains("TTFC P50 / P90 / P99"),
         "no TTFC in the steps table"
     );
+    // And the trend of the three runs has a TTFC chart.
+    let runs = p.run_dirs("think");
+    assert_eq!(runs.len(), 3);
+    let trend = p.path().join("trend.html");
+    p.ladder()
+        .args(["report", "--trend"])
+        .args(&runs)
+        .arg("-o")
+        .arg(&trend)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&trend).unwrap();
+    assert!(
+        html.contains("TTFC P90 per step over time"),
+        "no TTFC trend"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! The trend, drawn and tabled: per model, P90 TTFT and P90 TPOT of every step (one series per
-//! concurrency) across the versions of a baseline or a set of runs; and the same numbers as a
-//! markdown table for a weekly job summary.
+//! The trend, drawn and tabled: per model, P90 TTFT (and TTFC, when the model reasoned) and P90
+//! TPOT of every step (one series per concurrency) across the versions of a baseline or a set
+//! of runs; and the TTFT and TPOT numbers as a markdown table for a weekly job summary.
 
 use super::charts::models;
 use super::{page_end, page_start};
@@ -145,6 +145,21 @@ pub fn page(t: &Trend, generator: &str) -> String {
             "TTFT",
             |r| r.ttft_p90_ms,
         )));
+        // The answer's wait, when the model reasoned in any version.
+        let reasoned = t
+            .points
+            .iter()
+            .flat_map(|p| p.summaries.iter())
+            .any(|r| r.model == *m && r.any_reasoning());
+        if reasoned {
+            s.push_str(&svg::render(&chart(
+                t,
+                m,
+                format!("t-m{mi}-ttfc"),
+                "TTFC",
+                |r| r.ttfc_p90_ms,
+            )));
+        }
         s.push_str(&svg::render(&chart(
             t,
             m,
