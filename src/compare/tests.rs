@@ -1124,3 +1124,53 @@ fn the_smallest_detectable_change_scales_the_baselines_own_spread() {
     assert!(said.contains("  TTFT P90: +"), "{said}");
     assert!(said.contains("(the spread) at 10 streams"), "{said}");
 }
+
+/// TTFC is judged when either side reasoned, from the requests' `ttfc_ms`; a baseline written
+/// before TTFC was kept (no TTFC columns, `reasoned` 0) is still judged against from its
+/// sidecar samples, and a summary-only old baseline is skipped saying it lacks the figure.
+#[test]
+fn ttfc_is_judged_when_a_side_reasoned_also_against_an_older_baseline() {
+    let with_ttfc = |mut v: Vec<RequestSample>, think: f64| {
+        for s in &mut v {
+            s.ttfc_ms = s.ttft_ms.map(|t| t + think);
+        }
+        v
+    };
+    let old = row("m", 1, 10, 400, 800.0);
+    let mut reasoned = row("m", 1, 10, 400, 800.0);
+    reasoned.reasoned = 400;
+    reasoned.ttfc_p90_ms = Some(2400.0);
+    let mut b = side("b", vec![old.clone()]);
+    let mut n = side("n", vec![reasoned.clone()]);
+    b.samples = Some(with_ttfc(samples("m", 1, 400, 1.0, 1), 0.0));
+    n.samples = Some(with_ttfc(samples("m", 1, 400, 1.0, 1), 1500.0));
+    let c = compare(&b, &n, &opts());
+    let ttfc = find(&c, "m", Some(10), Metric::Ttfc, Some(Percentile::P90));
+    assert_eq!(
+        (ttfc.method, ttfc.verdict.clone()),
+        (Method::Bootstrap, Verdict::Regressed),
+        "{}",
+        ttfc.detail
+    );
+    let ttft = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90));
+    assert_ne!(ttft.verdict, Verdict::Regressed, "{}", ttft.detail);
+    // Summaries only: the old baseline has no TTFC figure to compare with.
+    let c = compare(
+        &side("b", vec![old.clone()]),
+        &side("n", vec![reasoned]),
+        &opts(),
+    );
+    let ttfc = find(&c, "m", Some(10), Metric::Ttfc, Some(Percentile::P90));
+    assert!(
+        matches!(ttfc.verdict, Verdict::Skipped { .. }) && ttfc.detail.contains("baseline"),
+        "{}",
+        ttfc.detail
+    );
+    // Neither side reasoned: no TTFC check at all.
+    let c = compare(
+        &side("b", vec![old.clone()]),
+        &side("n", vec![old]),
+        &opts(),
+    );
+    assert!(c.checks.iter().all(|k| k.metric != Metric::Ttfc));
+}
