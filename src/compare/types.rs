@@ -414,7 +414,7 @@ pub struct TtftCause {
     /// Why an inferred cause was named: "the server's time … grew with load …".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
-    /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9], server queue +1.6 s [...]: queueing"
+    /// "TTFT P90 +1.7 s at 20 streams: headers +4 ms [-1, +9]; server queue +1.6 s [...]: queueing"
     pub sentence: String,
 }
 
