@@ -150,6 +150,10 @@ fn longer_streamed_reasoning_fails_the_ttfc_gate_while_ttft_passes() {
         "no ring on the TTFC chart"
     );
     assert!(
+        html.contains("reasoning share of the output tokens"),
+        "no share chart"
+    );
+    assert!(
         html.contains("TTFC P50 / P90 / P99"),
         "no TTFC in the steps table"
     );

@@ -205,20 +205,20 @@ fn lines(
     }
 }
 
-/// The six charts of one model: TTFT, TPOT, TPM, RPS, error mix, goodput; and TTFC after TTFT
-/// when the model reasoned on either side.
+/// The six charts of one model: TTFT, TPOT, TPM, RPS, error mix, goodput; and after TTFT, when
+/// the model reasoned on either side, TTFC and the reasoning share.
 pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
     let mut charts = ladder_charts(view, f, prefix);
-    if let Some(ttfc) = ttfc_chart(view, f, prefix) {
-        charts.insert(1, ttfc);
-    }
+    let reasoning = reasoning_charts(view, f, prefix);
+    charts.splice(1..1, reasoning);
     charts
 }
 
-/// The answer's wait (TTFC) of a model that reasoned (on either side), drawn like TTFT: its
-/// percentiles, the baseline's dashed, the knee and the wall, the SLO's TTFC bound and the
-/// regressed TTFC checks ringed. `None` when no step reasoned.
-fn ttfc_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Option<Chart> {
+/// A model that reasoned (on either side): the answer's wait (TTFC), drawn like TTFT (its
+/// percentiles, the baseline's dashed, the knee and the wall, the SLO's TTFC bound, regressed
+/// TTFC checks ringed), and the reasoning share of its output tokens when the server counted
+/// them. None when no step reasoned.
+fn reasoning_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
     let model = f.model.as_str();
     let rows = model_rows(&view.result.summaries, model);
     let base_rows = view
@@ -227,27 +227,48 @@ fn ttfc_chart(view: &RunView, f: &ModelFindings, prefix: &str) -> Option<Chart> 
         .map(|b| model_rows(&b.summaries, model))
         .unwrap_or_default();
     if !rows.iter().chain(&base_rows).any(|r| r.any_reasoning()) {
-        return None;
+        return Vec::new();
     }
     let ax = axes(view);
-    let mut series = ttfc_series(&rows);
-    series.extend(ttfc_series(&base_rows).into_iter().map(baseline_series));
-    series.retain(|s| !s.points.is_empty());
+    let both = |make: fn(&[&StepSummary]) -> Vec<Series>| {
+        let mut v = make(&rows);
+        v.extend(make(&base_rows).into_iter().map(baseline_series));
+        v.retain(|s| !s.points.is_empty());
+        v
+    };
     let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
-    Some(chart(
+    let mut charts = vec![chart(
         format!("{prefix}-ttfc"),
         format!("{model} · time to the first answer token (after reasoning)"),
         "TTFC (ms)",
         ax.ttfc,
         &ax,
         lines(
-            series,
+            both(ttfc_series),
             knee_band(f),
             wall_line(f),
             slo_line(view.slo.ttfc_ms(), "TTFC"),
             rings(view, model, Metric::Ttfc, &all_p),
         ),
-    ))
+    )];
+    let share = both(|rs| {
+        let pct = points(rs, |r| r.reasoning_share.map(|v| v * 100.0));
+        vec![series("reasoning", 3, Marker::Circle, pct)]
+    });
+    if !share.is_empty() {
+        let body = lines(share, knee_band(f), wall_line(f), vec![], vec![]);
+        let title = format!("{model} · reasoning share of the output tokens");
+        let id = format!("{prefix}-reasoning");
+        charts.push(chart(
+            id,
+            title,
+            "reasoning (% of output tokens)",
+            100.0,
+            &ax,
+            body,
+        ));
+    }
+    charts
 }
 
 /// A model's TTFC percentiles per step.
