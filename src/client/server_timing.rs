@@ -124,6 +124,32 @@ pub fn from_headers<'a>(headers: impl IntoIterator<Item = (&'a str, &'a str)>) -
     )
 }
 
+/// Response headers that carry the provider's or gateway's id of a request, nearest the model
+/// first: Azure OpenAI's `apim-request-id`, Anthropic's `request-id`, a provider's id passed on by
+/// LiteLLM (`llm_provider-x-request-id`), OpenAI's `x-request-id` (a server that echoes ladder's
+/// own is left out by the caller), a LiteLLM gateway's `x-litellm-call-id`, Portkey's
+/// `x-portkey-trace-id`.
+const REQUEST_ID_HEADERS: [&str; 7] = [
+    "apim-request-id",
+    "request-id",
+    "llm_provider-apim-request-id",
+    "llm_provider-x-request-id",
+    "x-request-id",
+    "x-litellm-call-id",
+    "x-portkey-trace-id",
+];
+
+/// The id the server (or the gateway in front of it) gave this request, the one to quote to its
+/// support, from the first of [`REQUEST_ID_HEADERS`] present with a non-empty value.
+pub fn request_id<'a>(headers: &[(&str, &'a str)]) -> Option<&'a str> {
+    REQUEST_ID_HEADERS.iter().find_map(|want| {
+        headers
+            .iter()
+            .find(|(name, v)| name.eq_ignore_ascii_case(want) && !v.trim().is_empty())
+            .map(|(_, v)| v.trim())
+    })
+}
+
 /// Which headers' timings a response's record gets: `Server-Timing` (the simulator's own when it
 /// said so), else the first of `others` (TGI's, OpenAI's processing time, LiteLLM's) that says
 /// something.
@@ -348,6 +374,18 @@ mod tests {
         );
         let st = from_headers(litellm.into_iter().chain([("openai-processing-ms", "412")]));
         assert_eq!(st.source, Some(TimingSource::OpenAi));
+        // The request's id as the provider gave it, the provider's before a gateway's.
+        let azure = [
+            ("x-request-id", "ladder-1"),
+            ("x-litellm-call-id", "9acf"),
+            ("llm_provider-apim-request-id", " 0bd6 "),
+        ];
+        assert_eq!(super::request_id(&azure), Some("0bd6"));
+        assert_eq!(
+            super::request_id(&[("Request-Id", "req_011")]),
+            Some("req_011")
+        );
+        assert_eq!(super::request_id(&[("x-request-id", " ")]), None);
         let st = from_headers(
             litellm
                 .into_iter()

@@ -292,6 +292,9 @@ pub struct RequestRecord {
     /// (`openai-processing-ms`, LiteLLM's response duration less its overhead).
     pub server_processing_ms: Option<f64>,
     pub server_timing_source: Option<TimingSource>,
+    /// The id the provider or a gateway gave the request (`apim-request-id`, `request-id`,
+    /// `x-request-id`, …), the one its support asks for; `None` when it sent none or echoed ours.
+    pub server_request_id: Option<String>,
 }
 
 impl RequestRecord {

@@ -183,6 +183,11 @@ fn to_record<B>(
     retry_wait_ms: f64,
     first_attempt_429: bool,
 ) -> RequestRecord {
+    // Server text is data (`client::untrusted`); a server that echoes our id adds nothing.
+    let server_request_id = a
+        .server_request_id
+        .filter(|id| *id != key.request_id)
+        .map(|id| short(&printable(&id)));
     let mut r = RequestRecord {
         model: key.model.to_string(),
         step: key.step,
@@ -213,6 +218,7 @@ fn to_record<B>(
         server_processing_ms: a.server.processing_ms,
         server_decode_ms: a.server.decode_ms,
         server_timing_source: a.server.source,
+        server_request_id,
         ..Default::default()
     };
     if let Some(t) = a.timing {

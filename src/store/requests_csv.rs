@@ -131,6 +131,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
             Ok(())
         })),
     optional(col!(server_processing_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(server_request_id: opt_text)),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -208,6 +209,7 @@ pub(super) mod tests {
             server_prefill_ms: Some(25.5),
             server_decode_ms: None,
             server_processing_ms: Some(130.25),
+            server_request_id: Some("req_0b1c".into()),
             server_timing_source: Some(crate::model::TimingSource::Sim),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
@@ -253,7 +255,7 @@ pub(super) mod tests {
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
-                 server_timing_source,server_processing_ms"
+                 server_timing_source,server_processing_ms,server_request_id"
         ));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
@@ -294,7 +296,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(17, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(18, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -309,6 +311,7 @@ pub(super) mod tests {
             server_queue_ms: None,
             server_prefill_ms: None,
             server_processing_ms: None,
+            server_request_id: None,
             server_timing_source: None,
             ..request("m", 1, 0, 0)
         };

@@ -72,6 +72,8 @@ fn server_timings_join_the_simulators_truth_and_decompose_ttft() {
             "prefill {got_p} vs truth {pf}"
         );
         assert_eq!(row[col(&h, "server_timing_source")], "sim");
+        // The simulator echoes ladder's own id: nothing of the server's to keep.
+        assert_eq!(row[col(&h, "server_request_id")], "");
         // The simulator answers once admitted: its headers come after the queue, before prefill.
         let headers = cell(&h, row, "headers_ms").expect("headers_ms");
         let ttft = cell(&h, row, "ttft_ms").unwrap();

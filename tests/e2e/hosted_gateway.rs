@@ -162,8 +162,12 @@ fn a_hosted_apis_processing_time_is_queue_plus_prefill_and_a_crossed_cap_is_queu
     let run = p.run_dirs("gateway").last().unwrap().clone();
     let (h, rows) = read_csv(&run.join("requests.csv"));
     assert_eq!(rows.len(), 540);
+    let mut ids = std::collections::BTreeSet::new();
     for row in &rows {
         assert_eq!(row[col(&h, "server_timing_source")], "openai");
+        // The gateway's own id for the request, not ladder's (which the simulator echoes).
+        let id = &row[col(&h, "server_request_id")];
+        assert!(id.starts_with("req_") && ids.insert(id.clone()), "{id}");
         assert!(row[col(&h, "server_prefill_ms")].is_empty(), "{row:?}");
         assert!(row[col(&h, "server_queue_ms")].is_empty(), "{row:?}");
         let processing: f64 = row[col(&h, "server_processing_ms")].parse().unwrap();

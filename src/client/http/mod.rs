@@ -214,6 +214,8 @@ pub struct Attempt {
     pub headers_ms: Option<f64>,
     /// What the server said about its own work on this request (headers, then the body).
     pub server: ServerTimings,
+    /// The id the server or a gateway gave the request (`server_timing::request_id`).
+    pub server_request_id: Option<String>,
 }
 
 impl Attempt {
@@ -329,8 +331,14 @@ async fn answered(response: reqwest::Response, target: &PreparedTarget, start: I
         .get("keep-alive")
         .and_then(|v| v.to_str().ok())
         .and_then(super::pool::keep_alive_timeout);
+    let pairs: Vec<(&str, &str)> = headers
+        .iter()
+        .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
+        .collect();
+    let server_request_id = server_timing::request_id(&pairs).map(str::to_string);
     let mut attempt = answer(response, target, start, status, headers).await;
     attempt.keep_alive = keep_alive;
+    attempt.server_request_id = server_request_id;
     attempt
 }
 
