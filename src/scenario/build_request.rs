@@ -4,7 +4,7 @@
 
 use super::errors::{did_you_mean, Ctx};
 use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
-use super::raw::{pos, RawRequest, RawSession};
+use super::raw::{pos, RawRequest, RawSession, PROMPT_FORMS};
 use super::{LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError};
 use crate::dialect::Api;
 use serde_yaml::Value as Yaml;
@@ -154,7 +154,7 @@ fn prompt_sources(
         bail!(
             cx,
             "request.prompt",
-            "says nothing; write e.g. prompt: {{synthetic_tokens: 2000}} or prompt: {{text: \"Hello\"}}"
+            "says nothing; write one of: {PROMPT_FORMS}"
         )
     }
     if synthetic.is_some() && inline.is_some() {

@@ -40,6 +40,8 @@ mod tests;
 #[cfg(test)]
 mod tests_overrides;
 #[cfg(test)]
+mod tests_prompt;
+#[cfg(test)]
 mod tests_replay;
 #[cfg(test)]
 mod tests_token_limit;

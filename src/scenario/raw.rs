@@ -120,6 +120,7 @@ pub(super) struct RawRequest {
     pub(super) prompt_file: Option<String>,
     pub(super) prompts: Option<String>,
     pub(super) prompt_order: Option<String>,
+    #[serde(default, deserialize_with = "prompt_of_any")]
     pub(super) prompt: Option<RawPrompt>,
     pub(super) cache_bust: Option<bool>,
     pub(super) session: Option<RawSession>,
@@ -133,12 +134,76 @@ pub(super) struct RawRequest {
     pub(super) extra_body: Option<Yaml>,
 }
 
+/// `prompt: "text"` (the text itself, never a file name) or `prompt: {text: …}` /
+/// `prompt: {synthetic_tokens: N}`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawPrompt {
     pub(super) synthetic_tokens: Option<Pos<u32>>,
     /// One prompt written inline (`ladder run --prompt TEXT`).
     pub(super) text: Option<String>,
+}
+
+/// The forms `request.prompt` takes, for messages about any other shape.
+pub(super) const PROMPT_FORMS: &str = "prompt: \"Hello\" (the text itself), \
+     prompt: {text: \"Hello\"} or prompt: {synthetic_tokens: 2000}; a file is prompt_file: prompts/p.txt";
+
+/// `request.prompt`: a plain string is the `text` form; a mapping is read field by field;
+/// anything else (a number, a list, a boolean) is refused naming the accepted forms.
+pub(super) fn prompt_of_any<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<RawPrompt>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Option<RawPrompt>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(PROMPT_FORMS)
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok(Some(RawPrompt {
+                synthetic_tokens: None,
+                text: Some(v.to_string()),
+            }))
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            Err(E::custom(format_args!(
+                "a number is not a prompt; for a synthetic prompt of {v} tokens write \
+                 prompt: {{synthetic_tokens: {v}}}; the forms are: {PROMPT_FORMS}"
+            )))
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(not_a_prompt("a number"))
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(not_a_prompt("a number"))
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(not_a_prompt("true or false"))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(not_a_prompt(
+                "a list (chat messages go in a prompt set: prompts: prompts/set.jsonl)",
+            ))
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<Self::Value, A::Error> {
+            let de = serde::de::value::MapAccessDeserializer::new(m);
+            RawPrompt::deserialize(de).map(Some)
+        }
+    }
+    d.deserialize_any(V)
+}
+
+fn not_a_prompt<E: serde::de::Error>(what: &str) -> E {
+    E::custom(format_args!("{what} is not a prompt; write {PROMPT_FORMS}"))
 }
 
 #[derive(Deserialize)]

@@ -37,6 +37,7 @@ mod pooled;
 mod readme_ci;
 mod reasoning;
 mod recipes;
+mod reference;
 mod refine;
 mod replay;
 mod report;

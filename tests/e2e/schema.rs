@@ -242,6 +242,10 @@ fn cases() -> Vec<(&'static str, String, bool)> {
             true,
         ),
         ("synthetic prompt", b(prompt, "  prompt: {synthetic_tokens: 50}\n"), true),
+        ("text prompt", b(prompt, "  prompt: {text: Hello}\n"), true),
+        ("plain text prompt", b(prompt, "  prompt: \"Hello there\"\n"), true),
+        ("number prompt", b(prompt, "  prompt: 2000\n"), false),
+        ("list prompt", b(prompt, "  prompt: [Hello]\n"), false),
         ("unknown mode", b("ladder: [1, 2]", "mode: open\n  ladder: [1, 2]"), false),
         (
             "unknown arrivals",
