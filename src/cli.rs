@@ -343,7 +343,8 @@ pub struct SimArgs {
     /// Set a parameter, e.g. `--set ttft=200ms --set concurrency_cap=16` (see --list).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
-    /// List the parameters and exit.
+    /// List every parameter (the keys of --set, --sim-set and a scenario's `target.sim`) with
+    /// its unit, default and meaning, and exit.
     #[arg(long)]
     pub list: bool,
 }

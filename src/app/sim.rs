@@ -10,9 +10,7 @@ use std::io::Write;
 /// Serves until Ctrl-C; prints the base URL on stdout for scripts.
 pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> {
     if args.list {
-        for (key, help) in SimParams::describe_keys() {
-            println!("{key:<30} {help}");
-        }
+        print!("{}", list());
         return Ok(ExitCode::Ok);
     }
     let mut params = match &args.config {
@@ -46,4 +44,36 @@ pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> 
     let _ = tokio::signal::ctrl_c().await;
     handle.shutdown().await;
     Ok(ExitCode::Ok)
+}
+
+/// `ladder sim --list`: one row per parameter (key, unit, default, meaning), aligned.
+fn list() -> String {
+    let params = SimParams::params();
+    let width = |f: fn(&sim::Param) -> &str, head: &str| {
+        params
+            .iter()
+            .map(|p| f(p).chars().count())
+            .chain([head.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (k, u, d) = (
+        width(|p| p.key, "KEY"),
+        width(|p| p.unit, "UNIT"),
+        width(|p| p.default, "DEFAULT"),
+    );
+    let row = |key: &str, unit: &str, default: &str, meaning: &str| {
+        let pad = |s: &str, w: usize| format!("{s}{}", " ".repeat(w - s.chars().count()));
+        format!(
+            "{}  {}  {}  {meaning}\n",
+            pad(key, k),
+            pad(unit, u),
+            pad(default, d)
+        )
+    };
+    let mut out = row("KEY", "UNIT", "DEFAULT", "MEANING");
+    for p in params {
+        out.push_str(&row(p.key, p.unit, p.default, p.meaning));
+    }
+    out
 }

@@ -16,7 +16,7 @@ mod stream;
 mod variation;
 mod wire;
 
-pub use params::{FaultRates, ModelOverride, ModelTiming, SimParams, DEFAULT_MODEL};
+pub use params::{FaultRates, ModelOverride, ModelTiming, Param, SimParams, DEFAULT_MODEL};
 pub use server::{serve_forever, start, SimHandle, SimServer};
 pub use state::{SimStats, TruthRecord};
 

@@ -1,8 +1,12 @@
 //! The simulator's knobs (docs/simulator.md): what the server models, with the defaults documented on each
-//! field, plus `--sim-set key=value` overrides and the key list for help output. Pure data: no
-//! clock, no I/O.
+//! field, plus `--sim-set key=value` overrides of the keys in `keys::PARAMS` (the one table of
+//! keys, units, defaults and meanings that `ladder sim --list` prints). Pure data: no clock, no
+//! I/O.
+
+mod keys;
 
 use crate::util::duration;
+pub use keys::Param;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -211,115 +215,10 @@ pub struct ModelTiming {
     pub output_tokens: u32,
 }
 
-/// Keys accepted by [`SimParams::set`], with one line of help each.
-const KEYS: &[(&str, &str)] = &[
-    ("ttft", "base time to first token, e.g. 200ms"),
-    (
-        "prefill_per_token",
-        "extra TTFT per input token (chars/4), e.g. 50us",
-    ),
-    ("tpot", "time per output token, e.g. 20ms"),
-    (
-        "tpot_jitter",
-        "jitter on each token interval, fraction of tpot in [0,1], e.g. 0.05",
-    ),
-    (
-        "output_tokens",
-        "tokens per response (capped by the request's max_tokens), e.g. 64",
-    ),
-    (
-        "ttft_sigma",
-        "lognormal spread of TTFT around ttft (0 = none), e.g. 0.5",
-    ),
-    (
-        "output_tokens_min",
-        "shortest output: lengths uniform in [min, output_tokens]; `none` = fixed",
-    ),
-    (
-        "drift",
-        "run-level drift: all times × e^(drift·Z), Z from the seed (0 = none), e.g. 0.04",
-    ),
-    (
-        "concurrency_cap",
-        "streams served at once, FIFO queue above it; `none` = unlimited",
-    ),
-    (
-        "saturation",
-        "extra TPOT fraction per active stream above saturation_from, e.g. 0.01",
-    ),
-    (
-        "saturation_from",
-        "active streams before TPOT starts to grow, e.g. 8",
-    ),
-    (
-        "rpm",
-        "requests per minute before 429 `requests`; `none` = unlimited",
-    ),
-    (
-        "tpm",
-        "tokens per minute (prompt + max_tokens) before 429 `tokens`; `none` = unlimited",
-    ),
-    ("seed", "seed for faults and jitter, e.g. 42"),
-    (
-        "require_api_key",
-        "key that requests must carry, else 401; `none` = no auth",
-    ),
-    (
-        "reasoning_tokens",
-        "reasoning tokens per answer, at tpot each before the answer, reported in usage; hidden (they delay the first token) unless stream_reasoning, e.g. 200",
-    ),
-    (
-        "stream_reasoning",
-        "stream reasoning_tokens as reasoning deltas (reasoning_content / thinking_delta), so TTFT and TTFC differ: true|false",
-    ),
-    (
-        "known_models_only",
-        "404 model_not_found for unconfigured models: true|false",
-    ),
-    ("faults.http_500", "rate of HTTP 500 answers in [0,1]"),
-    ("faults.http_502", "rate of HTTP 502 answers in [0,1]"),
-    ("faults.http_503", "rate of HTTP 503 answers in [0,1]"),
-    (
-        "faults.overloaded_529",
-        "rate of Anthropic-style 529 overloaded answers in [0,1]",
-    ),
-    (
-        "faults.disconnect",
-        "rate of connections dropped mid-stream in [0,1]",
-    ),
-    (
-        "faults.stall",
-        "rate of mid-stream stalls of faults.stall_for in [0,1]",
-    ),
-    ("faults.stall_for", "how long a stall lasts, e.g. 5s"),
-    (
-        "faults.malformed",
-        "rate of streams with one invalid JSON line in [0,1]",
-    ),
-    (
-        "faults.inband_error",
-        "rate of streams ending with an in-band error in [0,1]",
-    ),
-    (
-        "faults.no_done",
-        "rate of streams ending without [DONE]/message_stop in [0,1]",
-    ),
-    (
-        "faults.json_body",
-        "rate of plain JSON bodies answering a stream request in [0,1]",
-    ),
-    ("models.<name>.ttft", "TTFT override for one model"),
-    ("models.<name>.tpot", "TPOT override for one model"),
-    (
-        "models.<name>.output_tokens",
-        "output_tokens override for one model",
-    ),
-];
-
 impl SimParams {
-    /// Every key `set` accepts, with help text (for `ladder sim --help`-like listings).
-    pub fn describe_keys() -> &'static [(&'static str, &'static str)] {
-        KEYS
+    /// Every parameter `set` accepts, with its unit, default and meaning (`ladder sim --list`).
+    pub fn params() -> &'static [Param] {
+        keys::PARAMS
     }
 
     /// Applies `KEY=VALUE` overrides in order (`ladder sim --set`, `run --sim-set`); an error
@@ -344,6 +243,9 @@ impl SimParams {
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let key = key.trim();
         let v = value.trim();
+        let Some(param) = keys::find(key) else {
+            return Err(unknown_key(key));
+        };
         match key {
             "ttft" => self.ttft = dur(key, v)?,
             "ttft_sigma" => self.ttft_sigma = non_negative(key, v)?,
@@ -363,6 +265,7 @@ impl SimParams {
             "known_models_only" => self.known_models_only = boolean(key, v)?,
             "reasoning_tokens" => self.reasoning_tokens = num(key, v)?,
             "stream_reasoning" => self.stream_reasoning = boolean(key, v)?,
+            "prefix_cache" => self.prefix_cache = boolean(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {
@@ -377,7 +280,11 @@ impl SimParams {
                         }
                     }
                 }
-                return Err(unknown_key(key));
+                // A row of the table this match does not parse: a test keeps this unreachable.
+                return Err(format!(
+                    "sim parameter `{}` cannot be set from the command line; set it in target.sim",
+                    param.key
+                ));
             }
         }
         Ok(())
@@ -522,7 +429,7 @@ impl FaultRates {
 }
 
 fn unknown_key(key: &str) -> String {
-    let names: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+    let names: Vec<&str> = keys::keys().collect();
     let hint = names
         .iter()
         .map(|k| (strsim::jaro_winkler(key, k), *k))

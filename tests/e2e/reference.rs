@@ -52,3 +52,63 @@ fn a_prompt_of_another_shape_names_the_file_line_field_and_forms() {
         .stderr("prompt: \"Hello\" (the text itself), prompt: {text: \"Hello\"}")
         .run();
 }
+
+#[test]
+fn sim_list_names_every_parameter_with_unit_default_and_meaning() {
+    let out = Project::new()
+        .ladder()
+        .args(["sim", "--list"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("KEY") && lines[0].contains("DEFAULT"),
+        "{text}"
+    );
+    let row = |key: &str| {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(key))
+            .unwrap_or_else(|| panic!("no row for {key} in\n{text}"))
+            .to_string()
+    };
+    let cache = row("prefix_cache");
+    assert!(
+        cache.contains("true or false") && cache.contains("false"),
+        "{cache}"
+    );
+    assert!(cache.contains("16-token blocks"), "{cache}");
+    let tpot = row("tpot");
+    assert!(tpot.contains("duration") && tpot.contains("20ms"), "{tpot}");
+    for key in [
+        "stream_reasoning",
+        "faults.stall_for",
+        "models.<name>.output_tokens",
+        "rpm",
+    ] {
+        row(key);
+    }
+    // A listed key is one `--sim-set` takes: the same long prompt twice hits the prefix cache.
+    let p = Project::new();
+    let long = "word ".repeat(200);
+    let f = p.scenario(
+        "cached",
+        &PLAIN
+            .replace("name: plain", "name: cached")
+            .replace("Say hello to the load tester in a few words.", &long)
+            .replace("requests_per_step: 3", "requests_per_step: 2"),
+    );
+    p.ladder()
+        .args(["run", "--sim-set", "prefix_cache=true"])
+        .arg(&f)
+        .assert()
+        .success();
+    let (h, rows) = read_csv(&p.run_dirs("cached")[0].join("requests.csv"));
+    let cached = col(&h, "cached_tokens");
+    assert!(
+        rows.iter()
+            .any(|r| r[cached].parse::<u32>().unwrap_or(0) > 100),
+        "no cached prompt tokens with prefix_cache=true: {rows:?}"
+    );
+}

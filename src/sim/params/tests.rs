@@ -114,7 +114,7 @@ fn set_errors_name_the_key_and_list_valid_ones() {
     assert!(e.contains("unknown sim parameter `tpott`"), "{e}");
     assert!(e.contains("did you mean `tpot`?"), "{e}");
     assert!(
-        e.contains("valid keys: ttft, prefill_per_token, tpot,"),
+        e.contains("valid keys: ttft, ttft_sigma, prefill_per_token, tpot,"),
         "{e}"
     );
     let e = p.set("bogus", "1").unwrap_err();
@@ -152,24 +152,114 @@ fn set_errors_name_the_key_and_list_valid_ones() {
     assert_eq!(p, SimParams::default());
 }
 
+/// A concrete key for a table row (`models.<name>.tpot` → `models.m.tpot`).
+fn concrete(key: &str) -> String {
+    key.replace("<name>", "m")
+}
+
 #[test]
-fn describe_keys_covers_set() {
-    let keys = SimParams::describe_keys();
-    assert!(keys
-        .iter()
-        .all(|(k, help)| !k.is_empty() && !help.is_empty()));
-    for (key, _) in keys {
-        let concrete = key.replace("<name>", "m");
-        let value = match concrete.as_str() {
-            "require_api_key" => "sk-test",
-            "known_models_only" => "false",
-            k if k.ends_with("ttft") || k.ends_with("tpot") || k.ends_with("_for") => "1ms",
-            k if k.ends_with("prefill_per_token") => "1ms",
-            _ => "1",
-        };
+fn every_row_of_the_table_is_settable_and_its_default_is_the_real_one() {
+    for row in SimParams::params() {
+        assert!(!row.unit.is_empty() && !row.meaning.is_empty(), "{row:?}");
+        let key = concrete(row.key);
         let mut p = SimParams::default();
-        assert!(p.set(&concrete, value).is_ok(), "{concrete}={value}");
+        if row.key.starts_with("models.") {
+            // Its default is the top-level value of the same name.
+            assert_eq!(Some(row.default), row.key.rsplit('.').next(), "{row:?}");
+            let value = if row.unit == "duration" { "1ms" } else { "3" };
+            p.set(&key, value)
+                .unwrap_or_else(|e| panic!("{key}={value}: {e}"));
+            assert_ne!(p, SimParams::default(), "{key}");
+        } else {
+            p.set(&key, row.default)
+                .unwrap_or_else(|e| panic!("{key}={}: {e}", row.default));
+            assert_eq!(
+                p,
+                SimParams::default(),
+                "{key}'s default is not {}",
+                row.default
+            );
+        }
     }
+    // Keys outside the table are refused, and the message lists the table's keys.
+    let e = SimParams::default().set("prefix_cach", "true").unwrap_err();
+    assert!(e.contains("did you mean `prefix_cache`"), "{e}");
+    assert!(e.contains("faults.json_body"), "{e}");
+    assert!(SimParams::default().set("models..tpot", "1ms").is_err());
+}
+
+/// Every key a `target.sim:` block can hold, from a `SimParams` with every field set.
+fn yaml_keys() -> std::collections::BTreeSet<String> {
+    let mut p = SimParams::default();
+    for key in ["output_tokens_min", "concurrency_cap", "rpm", "tpm"] {
+        p.set(key, "1").unwrap();
+    }
+    p.set("require_api_key", "k").unwrap();
+    p.set("models.m.ttft", "1ms").unwrap();
+    p.set("models.m.tpot", "1ms").unwrap();
+    p.set("models.m.output_tokens", "1").unwrap();
+    let yaml = serde_yaml::to_value(&p).unwrap();
+    let mut keys = std::collections::BTreeSet::new();
+    for (k, v) in yaml.as_mapping().unwrap() {
+        let k = k.as_str().unwrap();
+        match (k, v) {
+            ("models", serde_yaml::Value::Mapping(models)) => {
+                for (_, fields) in models {
+                    for (f, _) in fields.as_mapping().unwrap() {
+                        keys.insert(format!("models.<name>.{}", f.as_str().unwrap()));
+                    }
+                }
+            }
+            (_, serde_yaml::Value::Mapping(inner)) => {
+                for (f, _) in inner {
+                    keys.insert(format!("{k}.{}", f.as_str().unwrap()));
+                }
+            }
+            _ => {
+                keys.insert(k.to_string());
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn the_table_covers_every_field_of_target_sim() {
+    let table: std::collections::BTreeSet<String> = SimParams::params()
+        .iter()
+        .map(|p| p.key.to_string())
+        .collect();
+    assert_eq!(
+        yaml_keys(),
+        table,
+        "left: SimParams' fields, right: the rows of src/sim/params/keys.rs; add the missing rows"
+    );
+}
+
+/// The row of docs/simulator.md's parameter table for `p`.
+fn docs_row(p: &Param) -> String {
+    format!(
+        "| `{}` | {} | `{}` | {} |",
+        p.key, p.unit, p.default, p.meaning
+    )
+}
+
+#[test]
+fn docs_simulator_md_lists_every_parameter_as_the_table_says() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/simulator.md");
+    let docs = std::fs::read_to_string(path).unwrap();
+    let missing: Vec<&str> = SimParams::params()
+        .iter()
+        .filter(|p| !docs.lines().any(|l| l == docs_row(p)))
+        .map(|p| p.key)
+        .collect();
+    let table: Vec<String> = SimParams::params().iter().map(docs_row).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/simulator.md lacks or differs on the rows of {missing:?}; its table should read:\n\
+         | key | unit | default | meaning |\n|---|---|---|---|\n{}",
+        table.join("\n")
+    );
 }
 
 #[test]
