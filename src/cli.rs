@@ -30,6 +30,10 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run each scenario's concurrency ladder and write a run directory.
+    #[command(
+        override_usage = "ladder run [OPTIONS] <SCENARIO>...\n       ladder run [OPTIONS] --base-url <URL> --model <MODEL>   (no file: flags only)",
+        after_help = "Examples:\n  ladder run scenarios/demo.yaml\n  ladder run --base-url http://localhost:8000/v1 --model my-model --ladder 1,8,32"
+    )]
     Run(Box<RunArgs>),
     /// Compare a run (or baseline) with a baseline: per model × step × metric verdicts.
     Diff(DiffArgs),
@@ -153,7 +157,7 @@ pub struct GateArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Scenario files (YAML). Without one, --base-url and --model describe an ad-hoc run.
-    #[arg(value_name = "SCENARIO", required_unless_present = "base_url")]
+    #[arg(value_name = "SCENARIO")]
     pub scenarios: Vec<PathBuf>,
     #[command(flatten)]
     pub overrides: OverrideArgs,

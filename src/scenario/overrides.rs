@@ -156,15 +156,23 @@ impl Overrides {
     /// Defaults: ladder [1, 8, 32], 32 requests per step, a 256-token synthetic prompt.
     /// `prompt_dir` is where the document will live (the `--save-scenario` file's folder).
     pub fn adhoc(&self, name: &str, prompt_dir: &Path) -> Result<String, OverrideError> {
-        if self.base_url.is_none() {
-            return Err(OverrideError::Flags(
-                "no scenario file: give --base-url URL and --model M (or a scenario file)".into(),
-            ));
-        }
-        if self.models.is_empty() {
-            return Err(OverrideError::Flags(
-                "--base-url without a scenario file needs --model M (repeatable)".into(),
-            ));
+        match (&self.base_url, self.models.as_slice()) {
+            (None, []) => return Err(OverrideError::Flags(FLAGS_ONLY.into())),
+            (None, models) => {
+                let models: Vec<String> = models.iter().map(|m| format!("--model {m}")).collect();
+                return Err(OverrideError::Flags(format!(
+                    "{} without a scenario file needs the server's base URL, e.g.\n  \
+                     ladder run --base-url http://localhost:8000/v1 {0}",
+                    models.join(" ")
+                )));
+            }
+            (Some(url), []) => {
+                return Err(OverrideError::Flags(format!(
+                    "--base-url without a scenario file needs --model (repeatable), e.g.\n  \
+                     ladder run --base-url {url} --model MODEL"
+                )))
+            }
+            _ => {}
         }
         let api = self.api.as_deref().unwrap_or("openai-chat");
         let key_var = if api == "anthropic-messages" {
@@ -211,6 +219,17 @@ fn relative_to(path: &Path, dir: &Path) -> String {
         .display()
         .to_string()
 }
+
+/// What `ladder run` without a scenario file or flags says: the two forms, each ready to paste.
+const FLAGS_ONLY: &str = "no scenario file: `ladder run` takes scenario files \
+(ladder run scenarios/demo.yaml) or, without a file, the server's base URL and a model:
+  ladder run --base-url http://localhost:8000/v1 --model my-model
+  ladder run --base-url https://api.openai.com/v1 --model gpt-4o-mini --ladder 1,4 --requests-per-step 20
+Against the built-in simulator, nothing else needed:
+  ladder sim --port 8080 & sleep 1; ladder run --base-url http://127.0.0.1:8080/v1 --model sim-model
+The key comes from $OPENAI_API_KEY ($ANTHROPIC_API_KEY with --api anthropic-messages); \
+--ladder, --requests-per-step, --max-tokens, --prompt and --prompt-file shape the run \
+(docs/workloads.md), and --save-scenario FILE keeps it as a scenario.";
 
 /// A document as scenario text.
 pub fn to_text(doc: &Yaml) -> String {

@@ -138,6 +138,38 @@ fn adhoc_scenario_loads_and_its_text_reloads_to_the_same_fingerprint() {
 }
 
 #[test]
+fn adhoc_without_a_url_or_a_model_says_the_flags_only_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = Overrides::default()
+        .adhoc("x", dir.path())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("ladder run scenarios/demo.yaml"), "{e}");
+    assert!(
+        e.contains("\n  ladder run --base-url http://localhost:8000/v1 --model my-model\n"),
+        "{e}"
+    );
+    let models = Overrides {
+        models: vec!["a".into(), "b".into()],
+        ..Default::default()
+    };
+    let e = models.adhoc("x", dir.path()).unwrap_err().to_string();
+    assert!(
+        e.ends_with("ladder run --base-url http://localhost:8000/v1 --model a --model b"),
+        "{e}"
+    );
+    let url = Overrides {
+        base_url: Some("http://h:1/v1".into()),
+        ..Default::default()
+    };
+    let e = url.adhoc("x", dir.path()).unwrap_err().to_string();
+    assert!(
+        e.ends_with("ladder run --base-url http://h:1/v1 --model MODEL"),
+        "{e}"
+    );
+}
+
+#[test]
 fn rewrite_keeps_variables_and_applies_the_overrides() {
     let dir = tempfile::tempdir().unwrap();
     let yaml = BASE.replace(

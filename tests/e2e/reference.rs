@@ -112,3 +112,44 @@ fn sim_list_names_every_parameter_with_unit_default_and_meaning() {
         "no cached prompt tokens with prefix_cache=true: {rows:?}"
     );
 }
+
+#[test]
+fn run_without_a_scenario_shows_the_flags_only_form_ready_to_paste() {
+    let s = Session::new();
+    let out = s
+        .args(["run"])
+        .code(2)
+        .stdout_is_empty()
+        .stderr("no scenario file")
+        .stderr("ladder run scenarios/demo.yaml")
+        .stderr("  ladder run --base-url http://localhost:8000/v1 --model my-model\n")
+        .run();
+    // The simulator line works as written: start it, then run its second half.
+    let line = out
+        .stderr_filtered()
+        .lines()
+        .find(|l| l.contains("ladder sim --port"))
+        .expect("a simulator example")
+        .to_string();
+    assert!(line.contains("--model sim-model"), "{line}");
+    let sim = crate::support::start_sim(&["ttft=1ms", "tpot=1ms", "output_tokens=2"]);
+    let run = line.split("; ").nth(1).unwrap().trim();
+    let run = run.replace("http://127.0.0.1:8080/v1", &sim.base_url);
+    let args: Vec<&str> = run.split_whitespace().skip(1).collect();
+    s.args(args)
+        .args(["--ladder", "1", "--requests-per-step", "2"])
+        .run();
+    // Half the flags: the missing one, with the given ones in a pasteable line.
+    s.args(["run", "--model", "m"])
+        .code(2)
+        .stderr("ladder run --base-url http://localhost:8000/v1 --model m")
+        .run();
+    s.args(["run", "--base-url", "http://127.0.0.1:9/v1"])
+        .code(2)
+        .stderr("needs --model")
+        .run();
+    // --help shows both forms.
+    s.args(["run", "--help"])
+        .stdout("ladder run [OPTIONS] --base-url <URL> --model <MODEL>")
+        .run();
+}
