@@ -33,7 +33,7 @@ load:
   pause_between_steps: 2s
 retry:                             # default: none, so 429s are measured, not hidden
   max_attempts: 1
-gates:                             # overrides of the defaults in §5
+gates:                             # overrides of the default gates
   ttft: {p90: 10%, p99: 20%, floor: 50ms}
   tpot: {p90: 10%, p99: 20%, floor: 1ms}
   error_rate: 1pp

@@ -228,7 +228,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
         .unwrap();
     let json: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    // Never a pass (DESIGN §7): the same data on both sides, so incomplete, exit 1.
+    // Never a pass (docs/gate.md: an incomplete run is never a pass): the same data on both sides, so incomplete, exit 1.
     assert_eq!(out.status.code(), Some(1), "{json}");
     assert_eq!(json["outcome"], "incomplete", "{json}");
     let warnings = json["warnings"].as_array().expect("warnings");
