@@ -8,9 +8,13 @@ use crate::store;
 use anyhow::Result;
 use std::path::Path;
 
-/// Loads a scenario for checks that send no traffic (`validate`, `diff --gates-from`): an unset
-/// variable that holds a secret (`redact::is_secret_name`) reads as empty, so a
-/// CI job without secrets can still validate; the names are returned for a note.
+/// What an unset or empty secret reads as when nothing will be sent.
+const SECRET_STAND_IN: &str = "ladder-validate-stand-in";
+
+/// Loads a scenario for checks that send no traffic (`validate`, `diff --gates-from`): a
+/// variable that holds a secret (`redact::is_secret_name`) and is unset or empty reads as a
+/// stand-in, so a CI job without secrets can still validate; what is wrong with each is returned
+/// for a note (`OPENAI_API_KEY is not set`, `… is set but empty`).
 pub(super) fn load_without_secrets(path: &Path) -> Result<(Scenario, Vec<String>), ScenarioError> {
     let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Read {
         path: path.to_path_buf(),
@@ -27,21 +31,27 @@ pub(super) fn load_text_without_secrets(
 ) -> Result<(Scenario, Vec<String>), ScenarioError> {
     let missing = std::cell::RefCell::new(Vec::new());
     let lookup = |name: &str| -> Option<String> {
-        std::env::var(name).ok().or_else(|| {
-            if crate::util::redact::is_secret_name(name) {
-                missing.borrow_mut().push(name.to_string());
-                Some(String::new())
-            } else {
-                None
-            }
-        })
+        let value = std::env::var(name).ok();
+        let secret = crate::util::redact::is_secret_name(name);
+        if !secret || value.as_deref().is_some_and(|v| !v.is_empty()) {
+            return value;
+        }
+        let how = if value.is_some() {
+            "is set but empty"
+        } else {
+            "is not set"
+        };
+        missing.borrow_mut().push((name.to_string(), how));
+        // Nothing is sent: the stand-in only lets the rest of the file be checked.
+        Some(SECRET_STAND_IN.to_string())
     };
     let s = scenario::load_str_with(text, path, &lookup, overrides)?;
     // `${NAME:-default}` needs no variable: only a use without a default does.
     let mut names: Vec<String> = missing
         .into_inner()
         .into_iter()
-        .filter(|n| text.contains(&format!("${{{n}}}")))
+        .filter(|(n, _)| text.contains(&format!("${{{n}}}")))
+        .map(|(n, how)| format!("{n} {how}"))
         .collect();
     names.sort();
     names.dedup();

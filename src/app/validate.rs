@@ -40,9 +40,9 @@ pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                         s.load.ladder,
                         s.fingerprint
                     );
-                    for name in unset {
+                    for what in unset {
                         eprintln!(
-                            "note: {}: {name} is not set; `ladder run` will need it",
+                            "note: {}: {what}; `ladder run` will need it",
                             path.display()
                         );
                     }

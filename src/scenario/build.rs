@@ -194,6 +194,17 @@ fn build_target(
         .api_key
         .map(|k| Secret::api_key(&k))
         .filter(|k| !k.expose().is_empty());
+    // An empty `${VAR}` leaves `api_key:` with nothing after it, which YAML reads as no key.
+    let empty_var = api_key.is_none().then(|| empty_key_var(cx, interp));
+    if let Some(Some(var)) = empty_var {
+        bail!(
+            cx,
+            "target.api_key",
+            "{var} is set but empty, so no key would be sent; put the key in {var} (in CI: \
+             is the secret passed to this job? a secret the job cannot read arrives empty), or \
+             write ${{{var}:-}} for a server that needs no key"
+        )
+    }
     let models = models_of(cx, t.models, t.model)?;
     let headers = headers_of(cx, t.headers, interp)?;
     let timeouts = timeouts_of(cx, t.timeouts)?;
@@ -319,6 +330,17 @@ fn models_of(
         }
     }
     Ok(models)
+}
+
+/// The variable that left `target.api_key` empty: `${VAR}` (no default) on its lines, set but
+/// empty.
+fn empty_key_var<'a>(cx: &Ctx, interp: &'a Interpolated) -> Option<&'a str> {
+    let (start, end, _) = locate_span(cx.text, &["target", "api_key"]).filter(|s| s.2)?;
+    interp
+        .subs
+        .iter()
+        .find(|s| s.set_but_empty && (start..=end).contains(&s.line))
+        .map(|s| s.var.as_str())
 }
 
 /// `target.headers`: valid names and values; secret when the name says so or a variable

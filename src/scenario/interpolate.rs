@@ -9,6 +9,9 @@ pub(super) struct Sub {
     pub(super) line: usize,
     pub(super) var: String,
     pub(super) value: String,
+    /// `${VAR}` without a default whose variable is set but empty (a CI secret that did not
+    /// reach the job reads so), as opposed to one that is not set at all (an error here).
+    pub(super) set_but_empty: bool,
 }
 
 pub(super) struct Interpolated {
@@ -116,8 +119,10 @@ fn scan_line(
         if !valid || default.is_some_and(|d| d.contains("${")) {
             return Err((n, format!("`${{{inner}}}` is not supported; {usage}")));
         }
+        let found = env(var);
+        let set_but_empty = default.is_none() && found.as_deref() == Some("");
         let value = match (
-            env(var).filter(|v| !v.is_empty() || default.is_none()),
+            found.filter(|v| !v.is_empty() || default.is_none()),
             default,
         ) {
             (Some(v), _) => v,
@@ -134,6 +139,7 @@ fn scan_line(
             line: n,
             var: var.to_string(),
             value,
+            set_but_empty,
         });
         pos = end;
     }

@@ -295,6 +295,35 @@ fn unset_variable_names_it_and_the_line() {
 }
 
 #[test]
+fn an_empty_key_variable_is_named_as_set_but_empty() {
+    let e = load_env(FULL, &[("OPENAI_API_KEY", "")])
+        .expect_err("empty")
+        .to_string();
+    assert!(
+        e.contains(":7: target.api_key: OPENAI_API_KEY is set but empty"),
+        "{e}"
+    );
+    assert!(e.contains("${OPENAI_API_KEY:-}"), "{e}");
+    // A default says an empty key is meant (a local server); so does a key written out.
+    let optional = FULL.replace("${OPENAI_API_KEY}", "${OPENAI_API_KEY:-}");
+    let s = load_env(&optional, &[("OPENAI_API_KEY", "")]).expect("loads");
+    assert_eq!(s.target.api_key, None);
+    // Another variable on the key's line that is empty does not matter when the key is not.
+    let joined = FULL.replace("${OPENAI_API_KEY}", "\"${PREFIX}${OPENAI_API_KEY}\"");
+    let s = load_env(&joined, &[("OPENAI_API_KEY", KEY), ("PREFIX", "")]).expect("loads");
+    assert_eq!(
+        s.target.api_key.map(|k| k.expose().to_string()),
+        Some(KEY.into())
+    );
+    // An empty variable elsewhere is not a key problem.
+    let elsewhere = FULL.replace(
+        "description: customer-support answers, short prompt",
+        "description: \"${NOTE}\"",
+    );
+    assert!(load_env(&elsewhere, &[("OPENAI_API_KEY", KEY), ("NOTE", "")]).is_ok());
+}
+
+#[test]
 fn unknown_field_suggests_the_right_name_at_its_line() {
     let (line, field, msg) = err(&FULL.replace("requests_per_step: 200", "requests_per_stp: 2"));
     assert_eq!((line, field.as_str()), (Some(19), "load.requests_per_stp"));

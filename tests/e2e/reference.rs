@@ -153,3 +153,36 @@ fn run_without_a_scenario_shows_the_flags_only_form_ready_to_paste() {
         .stdout("ladder run [OPTIONS] --base-url <URL> --model <MODEL>")
         .run();
 }
+
+#[test]
+fn an_empty_key_variable_is_named_not_reported_as_a_missing_key() {
+    let s = Session::new();
+    let keyed = PLAIN.replace(
+        "  models: [sim-model]\n",
+        "  api_key: ${OPENAI_API_KEY}\n  models: [sim-model]\n",
+    );
+    s.scenario("keyed", &keyed);
+    let says = "scenarios/keyed.yaml:4: target.api_key: OPENAI_API_KEY is set but empty";
+    for cmd in [
+        vec!["run", "scenarios/keyed.yaml"],
+        vec!["check", "scenarios/keyed.yaml"],
+    ] {
+        s.args(cmd)
+            .env("OPENAI_API_KEY", "")
+            .code(2)
+            .stderr(says)
+            .stderr("${OPENAI_API_KEY:-}")
+            .stderr_lacks("not set")
+            .run();
+    }
+    assert!(s.project().run_dirs("keyed").is_empty(), "nothing ran");
+    // validate needs no secrets, and says what run will refuse.
+    s.args(["validate", "scenarios/keyed.yaml"])
+        .env("OPENAI_API_KEY", "")
+        .stderr("OPENAI_API_KEY is set but empty; `ladder run` will need it")
+        .run();
+    s.args(["validate", "scenarios/keyed.yaml"])
+        .env_remove("OPENAI_API_KEY")
+        .stderr("OPENAI_API_KEY is not set; `ladder run` will need it")
+        .run();
+}
