@@ -56,6 +56,8 @@ pub enum Kind {
     Forbidden,
     PathNotFound,
     WrongApi,
+    /// The model is served through another dialect's endpoint, or not through this one.
+    ModelWrongApi,
     ModelNotFound,
     HtmlPage,
     BadRequest,

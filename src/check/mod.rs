@@ -14,6 +14,7 @@
 //! 2 for bad input. The key is only ever shown masked (`…a1b2`); every printed block is
 //! redacted once more before it is written.
 
+mod api_fit;
 mod azure;
 pub mod culprit;
 pub mod diagnose;
@@ -44,8 +45,9 @@ use std::path::PathBuf;
 const PROMPT: &str = "Reply with one word: ok";
 const MAX_TOKENS: u32 = 5;
 
-/// The check request for one target: a limit of `MAX_TOKENS` under the field the scenario sends
-/// (its `extra_body` never holds a limit: the loader reads one into `max_tokens_field`).
+/// The check request for one target: a limit of `MAX_TOKENS` (or the dialect's smallest, when
+/// that is more) under the field the scenario sends (its `extra_body` never holds a limit: the
+/// loader reads one into `max_tokens_field`).
 fn request_spec(ct: &CheckTarget) -> RequestSpec {
     let mut extra_body = ct.extra_body.clone();
     for f in LimitField::ALL {
@@ -56,7 +58,7 @@ fn request_spec(ct: &CheckTarget) -> RequestSpec {
         prompt_file: PathBuf::new(),
         system: None,
         system_file: None,
-        max_tokens: Some(MAX_TOKENS),
+        max_tokens: Some(MAX_TOKENS.max(ct.target.api.spec().min_limit)),
         max_tokens_field: ct.max_tokens_field,
         temperature: None,
         extra_body,

@@ -27,6 +27,9 @@ pub(super) fn status_error(
     if let Some(d) = super::azure::diagnose(cx, status, error_type, message) {
         return d;
     }
+    if let Some(d) = super::api_fit::diagnose(cx, status, message) {
+        return d;
+    }
     if says_unknown_model(status, error_type, message) {
         return model_not_found(cx, status, message, ev);
     }
@@ -237,7 +240,10 @@ fn path_not_found(cx: &Context, status: u16, url: &str, html: bool, ev: &Evidenc
             cx.base_url.trim_end_matches('/'),
             cx.api.as_str()
         ))
-        .fix("set target.api (or --api) to the API the server speaks: openai-chat, openai-completions or anthropic-messages");
+        .fix(format!(
+            "set target.api (or --api) to the API the server speaks: {}",
+            crate::dialect::Api::names().join(", ")
+        ));
     }
     let page = if html { " (an HTML error page)" } else { "" };
     let d = Diagnosis::new(

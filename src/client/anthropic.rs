@@ -319,7 +319,8 @@ data: {"type":"message_stop"}
             Some(InBandError {
                 error_type: Some("overloaded_error".into()),
                 message: "Overloaded".into(),
-                status: None
+                status: None,
+                class: None,
             })
         );
         // Type taken from JSON even if the SSE event name is absent, and vice versa.

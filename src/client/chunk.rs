@@ -10,6 +10,9 @@ pub struct InBandError {
     pub message: String,
     /// HTTP-like status carried in the payload (TGI `http_status_code`, vLLM `code`).
     pub status: Option<u16>,
+    /// The record's class when the dialect names it (the Responses API's `error.code`:
+    /// `rate_limit_exceeded` is a 429, `server_error` a 5xx); `None`: `stream_error`.
+    pub class: Option<crate::model::ErrorClass>,
 }
 
 /// The meaning of one SSE event.

@@ -5,7 +5,7 @@
 
 use super::chunk::{ChunkInfo, MalformedEvent};
 use super::sse::EventRef;
-use super::{anthropic, openai};
+use super::{anthropic, openai, responses};
 use crate::dialect::Api;
 use crate::scenario::RequestSpec;
 use serde_json::Value;
@@ -34,12 +34,18 @@ const ANTHROPIC_MESSAGES: ClientDialect = ClientDialect {
     reader: messages_reader,
 };
 
+const OPENAI_RESPONSES: ClientDialect = ClientDialect {
+    body: responses::responses_body,
+    reader: responses_reader,
+};
+
 /// The registry.
 pub fn of(api: Api) -> &'static ClientDialect {
     match api {
         Api::OpenAiChat => &OPENAI_CHAT,
         Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
         Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
+        Api::OpenAiResponses => &OPENAI_RESPONSES,
     }
 }
 
@@ -55,6 +61,10 @@ fn messages_reader() -> EventReader {
     EventReader::Anthropic
 }
 
+fn responses_reader() -> EventReader {
+    EventReader::Responses
+}
+
 /// The meaning of one answer's events, in order, in its dialect. An enum rather than a trait
 /// object, so the per-token call is a direct one and a dialect keeps its own fast path (OpenAI's
 /// `ChunkReader::read_raw` compares the common chunk with the stream's last one from its raw
@@ -62,6 +72,7 @@ fn messages_reader() -> EventReader {
 pub enum EventReader {
     OpenAi(openai::ChunkReader),
     Anthropic,
+    Responses,
 }
 
 impl EventReader {
@@ -71,6 +82,7 @@ impl EventReader {
         match self {
             EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
             EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
+            EventReader::Responses => responses::responses_event(ev.event, ev.data),
         }
     }
 }

@@ -35,6 +35,7 @@ pub(crate) fn error_from_event_data(data: &str) -> InBandError {
             truncate(data)
         },
         status: None,
+        class: None,
     })
 }
 
@@ -186,6 +187,7 @@ impl ErrorObj {
                 .unwrap_or_else(|| "error".into()),
             error_type,
             status,
+            class: None,
         })
     }
 }
@@ -202,6 +204,7 @@ impl ErrorField {
                 error_type: outer_type.and_then(Scalar::text).map(str::to_owned),
                 message: truncate(t),
                 status: outer_status,
+                class: None,
             }),
             ObjOrText::Text(_) | ObjOrText::Other => None,
         }

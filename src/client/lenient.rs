@@ -17,6 +17,8 @@ pub(crate) struct Usage {
     pub output_tokens: Count,
     /// OpenAI: `prompt_tokens_details.cached_tokens` (part of `prompt_tokens`).
     pub prompt_tokens_details: Option<PromptDetails>,
+    /// Responses: `input_tokens_details.cached_tokens` (part of `input_tokens`).
+    pub input_tokens_details: Option<PromptDetails>,
     /// Anthropic: prompt tokens read from / written to the cache (not part of `input_tokens`).
     pub cache_read_input_tokens: Count,
     pub cache_creation_input_tokens: Count,
@@ -41,11 +43,10 @@ pub(crate) struct OutputDetails {
 impl Usage {
     /// Prompt tokens served from the provider's prompt cache, in either naming.
     pub(crate) fn cached_tokens(&self) -> Option<u64> {
-        let openai = self
-            .prompt_tokens_details
-            .as_ref()
-            .and_then(|d| d.cached_tokens.0);
-        openai.or(self.cache_read_input_tokens.0)
+        let of = |d: &Option<PromptDetails>| d.as_ref().and_then(|d| d.cached_tokens.0);
+        of(&self.prompt_tokens_details)
+            .or(of(&self.input_tokens_details))
+            .or(self.cache_read_input_tokens.0)
     }
 
     /// Reasoning tokens counted inside the output tokens, in either naming.

@@ -16,6 +16,7 @@ pub mod prom;
 pub mod proxy;
 pub mod ratelimit;
 pub mod request_id;
+pub mod responses;
 pub mod server_timing;
 pub mod sse;
 pub mod timing;

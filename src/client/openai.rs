@@ -212,6 +212,7 @@ fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent>
             error_type: None,
             message: "stream ended with finish_reason \"error\"".into(),
             status: None,
+            class: None,
         });
     }
     Ok(info)

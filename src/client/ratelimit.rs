@@ -238,6 +238,7 @@ mod tests {
             error_type: ty.map(Into::into),
             message: msg.into(),
             status: Some(429),
+            class: None,
         }
     }
 

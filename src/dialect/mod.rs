@@ -16,6 +16,8 @@ pub enum Api {
     OpenAiCompletions,
     /// `POST {base_url}/messages`
     AnthropicMessages,
+    /// `POST {base_url}/responses`
+    OpenAiResponses,
 }
 
 /// The provider family a dialect belongs to: whose keys, error bodies and rate-limit headers
@@ -116,12 +118,18 @@ pub struct Spec {
     pub max_tokens_fields: &'static [&'static str],
     /// Every request must carry an output limit (`max_tokens: null` is refused).
     pub limit_required: bool,
+    /// The smallest output limit the provider takes (`check`'s tiny request asks for at least
+    /// this many tokens).
+    pub min_limit: u32,
     /// Finish reasons: the model's natural end, and a cut at the output limit.
     pub finish: (&'static str, &'static str),
     /// How the provider's response ids start.
     pub id_prefix: &'static str,
     /// The event that should have carried usage, for `check`'s "no usage" diagnosis.
     pub no_usage: &'static str,
+    /// The server keeps every response unless the request says `store: false` (the Responses
+    /// API): ladder sends `store: false`, and `check` explains a server that refuses the field.
+    pub stores: bool,
 }
 
 const OPENAI_CHAT: Spec = Spec {
@@ -134,9 +142,11 @@ const OPENAI_CHAT: Spec = Spec {
     usage: Usage::OptIn,
     max_tokens_fields: &["max_completion_tokens", "max_tokens"],
     limit_required: false,
+    min_limit: 1,
     finish: ("stop", "length"),
     id_prefix: "chatcmpl-",
     no_usage: "the server ignores stream_options.include_usage",
+    stores: false,
 };
 
 const OPENAI_COMPLETIONS: Spec = Spec {
@@ -158,17 +168,38 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     usage: Usage::Always,
     max_tokens_fields: &["max_tokens"],
     limit_required: true,
+    min_limit: 1,
     finish: ("end_turn", "max_tokens"),
     id_prefix: "msg_",
     no_usage: "the server sent no usage in message_delta",
+    stores: false,
+};
+
+/// The Responses API: typed events, usage always in `response.completed`. Its finish reasons are
+/// the ones ladder records, since the API has none of its own: `stop` for `response.completed`,
+/// `length` for `response.incomplete` cut at `max_output_tokens` (another reason of an incomplete
+/// response, e.g. `content_filter`, is recorded as it is).
+const OPENAI_RESPONSES: Spec = Spec {
+    name: "openai-responses",
+    path: "/responses",
+    input: Input::Messages,
+    usage: Usage::Always,
+    max_tokens_fields: &["max_output_tokens"],
+    // OpenAI refuses a `max_output_tokens` below 16.
+    min_limit: 16,
+    id_prefix: "resp_",
+    no_usage: "the server sent no usage in response.completed",
+    stores: true,
+    ..OPENAI_CHAT
 };
 
 impl Api {
     /// Every dialect, in the order they are listed to people.
-    pub const ALL: [Api; 3] = [
+    pub const ALL: [Api; 4] = [
         Api::OpenAiChat,
         Api::OpenAiCompletions,
         Api::AnthropicMessages,
+        Api::OpenAiResponses,
     ];
 
     /// The registry: each dialect's facts.
@@ -177,6 +208,7 @@ impl Api {
             Api::OpenAiChat => &OPENAI_CHAT,
             Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
             Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
+            Api::OpenAiResponses => &OPENAI_RESPONSES,
         }
     }
 
@@ -216,7 +248,8 @@ mod tests {
             assert_eq!(Api::from_name(api.as_str()), Some(api));
             assert_eq!(api.index(), i);
         }
-        assert_eq!(Api::from_name("openai-responses"), None);
+        assert_eq!(Api::from_name("openai-responses"), Some(Api::OpenAiResponses));
+        assert_eq!(Api::from_name("openai-embeddings"), None);
         assert_eq!(Api::default(), Api::OpenAiChat);
         let mut names = Api::names().to_vec();
         names.dedup();

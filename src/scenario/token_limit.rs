@@ -16,17 +16,24 @@ pub enum LimitField {
     MaxTokens,
     /// `max_completion_tokens`: OpenAI chat completions (required by o-series and GPT-5).
     MaxCompletionTokens,
+    /// `max_output_tokens`: the Responses API's only limit field.
+    MaxOutputTokens,
 }
 
 impl LimitField {
     /// Both fields, in the order they are listed to users.
-    pub const ALL: [LimitField; 2] = [LimitField::MaxCompletionTokens, LimitField::MaxTokens];
+    pub const ALL: [LimitField; 3] = [
+        LimitField::MaxCompletionTokens,
+        LimitField::MaxTokens,
+        LimitField::MaxOutputTokens,
+    ];
 
     /// The JSON key, which is also the value written in `request.max_tokens_field`.
     pub fn key(self) -> &'static str {
         match self {
             LimitField::MaxTokens => "max_tokens",
             LimitField::MaxCompletionTokens => "max_completion_tokens",
+            LimitField::MaxOutputTokens => "max_output_tokens",
         }
     }
 

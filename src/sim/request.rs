@@ -29,6 +29,9 @@ struct Body {
     messages: Option<Value>,
     prompt: Option<Value>,
     system: Option<Value>,
+    /// The Responses API's prompt (a string or input items) and system prompt.
+    input: Option<Value>,
+    instructions: Option<Value>,
 }
 
 /// Parses a body for `api`; the error is the message for a 400 answer.
@@ -74,13 +77,14 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
             .and_then(|o| o.get("include_usage"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-    let chars: usize = [&b.messages, &b.prompt, &b.system]
+    let chars: usize = [&b.messages, &b.prompt, &b.system, &b.input, &b.instructions]
         .into_iter()
         .flatten()
         .map(text_chars)
         .sum();
     let mut text = String::new();
-    for v in [&b.system, &b.messages, &b.prompt].into_iter().flatten() {
+    let parts = [&b.system, &b.instructions, &b.messages, &b.prompt, &b.input];
+    for v in parts.into_iter().flatten() {
         push_text(v, &mut text);
     }
     Ok(SimRequest {
@@ -198,6 +202,21 @@ mod tests {
         .unwrap();
         assert!(!r.stream);
         assert_eq!(r.input_tokens, 0);
+    }
+
+    #[test]
+    fn responses_counts_instructions_and_input_items_and_always_has_usage() {
+        let r = p(
+            Api::OpenAiResponses,
+            json!({"model":"m","max_output_tokens":16,"instructions":"abcd","stream":true,
+                   "input":[{"role":"user","content":[{"type":"input_text","text":"abcd"}]}]}),
+        )
+        .unwrap();
+        assert_eq!((r.input_tokens, r.max_tokens), (2, Some(16)));
+        assert!(r.include_usage && r.stream);
+        let r = p(Api::OpenAiResponses, json!({"model":"m","input":"abcdefgh","max_tokens":3}))
+            .unwrap();
+        assert_eq!((r.input_tokens, r.max_tokens), (2, None));
     }
 
     #[test]

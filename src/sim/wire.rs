@@ -84,6 +84,14 @@ impl Frames {
                 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_string(),
                 b"\"}}\n\n",
             ),
+            Api::OpenAiResponses => {
+                let ids = responses::Ids {
+                    id: &id,
+                    created,
+                    model_json: &model_json,
+                };
+                responses::token_parts(&ids, false)
+            }
         };
         Frames {
             dialect,
@@ -119,6 +127,9 @@ impl Frames {
     /// Anthropic's answer then goes in a second content block (index 1) after the thinking one.
     pub fn streaming_reasoning(mut self) -> Frames {
         self.reasoning_streamed = true;
+        if self.dialect == Api::OpenAiResponses {
+            self.token_prefix = responses::token_parts(&self.ids(), true).0.into_bytes();
+        }
         if self.dialect == Api::AnthropicMessages {
             self.token_prefix = b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_vec();
         }
@@ -130,12 +141,23 @@ impl Frames {
         self.dialect != Api::OpenAiCompletions
     }
 
+    /// The Responses API's identity of this response.
+    fn ids(&self) -> responses::Ids<'_> {
+        responses::Ids {
+            id: &self.id,
+            created: self.created,
+            model_json: &self.model_json,
+        }
+    }
+
     /// The frame carrying reasoning token `i`: chat `delta.reasoning_content` (DeepSeek, vLLM,
-    /// SGLang), Anthropic `thinking_delta`. Legacy completions have no reasoning field.
+    /// SGLang), Anthropic `thinking_delta`, a Responses reasoning summary's delta. Legacy
+    /// completions have no reasoning field.
     pub fn reasoning_token(&self, i: u32) -> Bytes {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let w = word(i);
         Bytes::from(match self.dialect {
+            Api::OpenAiResponses => responses::reasoning_token(&self.ids(), i, w),
             Api::AnthropicMessages => format!(
                 "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"thinking_delta\",\"thinking\":\"{w}\"}}}}\n\n"
             ),
@@ -146,8 +168,13 @@ impl Frames {
     }
 
     /// What goes before the first answer token after streamed reasoning: Anthropic closes the
-    /// thinking block (with its signature) and opens the text block. Nothing for chat.
+    /// thinking block (with its signature) and opens the text block; Responses closes the
+    /// reasoning item and opens the message. Nothing for chat.
     pub fn answer_start(&self) -> Option<Bytes> {
+        if self.reasoning_streamed && self.dialect == Api::OpenAiResponses {
+            let r = u32::try_from(self.reasoning).unwrap_or(u32::MAX);
+            return Some(Bytes::from(responses::answer_start(&self.ids(), r)));
+        }
         (self.reasoning_streamed && self.dialect == Api::AnthropicMessages).then(|| {
             Bytes::from_static(
                 b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sim\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
@@ -160,8 +187,9 @@ impl Frames {
         u32::from(self.reasoning_streamed)
     }
 
-    /// What is sent when prefill starts: the chat role chunk, or Anthropic's message_start,
-    /// content_block_start and a ping. Nothing for legacy completions.
+    /// What is sent when prefill starts: the chat role chunk, Anthropic's message_start,
+    /// content_block_start and a ping, or the Responses API's response created and in progress
+    /// and its first item opened. Nothing for legacy completions.
     pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let (input_tokens, cache) = match self.cached {
@@ -176,6 +204,10 @@ impl Frames {
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
             ))),
             Api::OpenAiCompletions => None,
+            Api::OpenAiResponses => Some(Bytes::from(responses::opening(
+                &self.ids(),
+                self.reasoning_streamed,
+            ))),
             Api::AnthropicMessages => {
                 let block = if self.reasoning_streamed {
                     "{\"type\":\"thinking\",\"thinking\":\"\"}"
@@ -199,12 +231,43 @@ impl Frames {
         buf.extend_from_slice(&self.token_prefix);
         buf.extend_from_slice(w);
         buf.extend_from_slice(self.token_suffix);
+        if self.dialect == Api::OpenAiResponses {
+            // Each event's number ends its object.
+            let seq = responses::first_answer_seq(self.streamed()) + u64::from(i);
+            buf.extend_from_slice(seq.to_string().as_bytes());
+            buf.extend_from_slice(b"}\n\n");
+        }
         Bytes::from(buf)
     }
 
+    /// The reasoning tokens streamed before the answer, when they are.
+    fn streamed(&self) -> Option<u64> {
+        self.reasoning_streamed.then_some(self.reasoning)
+    }
+
+    /// The Responses API's ending of an answer of `n` tokens from `input` prompt tokens.
+    fn responses_usage(&self, input: u64, n: u32) -> String {
+        let output = u64::from(n) + self.reasoning;
+        responses::usage(input, output, self.cached, self.reasoning)
+    }
+
     /// Everything after the last token: finish chunk, usage chunk (if asked), `[DONE]` (if
-    /// `done`); for Anthropic content_block_stop, message_delta and message_stop (if `done`).
+    /// `done`); for Anthropic content_block_stop, message_delta and message_stop (if `done`);
+    /// for Responses the text, part and item done and `response.completed` or
+    /// `response.incomplete` (if `done`).
     pub fn closing(&self, finish: Finish, usage: Option<(u64, u32)>, done: bool) -> Bytes {
+        if self.dialect == Api::OpenAiResponses {
+            let (input, n) = usage.unwrap_or((0, 0));
+            let ending = responses::Ending {
+                n,
+                cut: finish == Finish::Length,
+                reasoning_streamed: self
+                    .streamed()
+                    .map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
+                usage: &self.responses_usage(input, n),
+            };
+            return Bytes::from(responses::closing(&self.ids(), &ending, done));
+        }
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let reason = finish.name(self.dialect);
         let mut s = String::with_capacity(512);
@@ -240,6 +303,7 @@ impl Frames {
                     s.push_str("data: [DONE]\n\n");
                 }
             }
+            Api::OpenAiResponses => {}
             Api::AnthropicMessages => {
                 let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
                 s.push_str(&format!(
@@ -260,6 +324,7 @@ impl Frames {
     /// One data line that is not valid JSON (a truncated chunk).
     pub fn malformed(&self) -> Bytes {
         match self.dialect {
+            Api::OpenAiResponses => Bytes::from_static(responses::MALFORMED),
             Api::AnthropicMessages => Bytes::from_static(
                 b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
             ),
@@ -267,9 +332,11 @@ impl Frames {
         }
     }
 
-    /// An in-band error event (OpenAI error object, Anthropic `event: error`).
+    /// An in-band error event (OpenAI error object, Anthropic `event: error`, Responses
+    /// `response.failed`).
     pub fn inband_error(&self) -> Bytes {
         match self.dialect {
+            Api::OpenAiResponses => Bytes::from(responses::failed(&self.ids())),
             Api::AnthropicMessages => Bytes::from_static(
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
             ),
@@ -308,10 +375,21 @@ impl Frames {
                 "stop_reason": reason, "stop_sequence": null,
                 "usage": {"input_tokens": input_tokens, "output_tokens": n},
             }),
+            Api::OpenAiResponses => {
+                let ending = responses::Ending {
+                    n,
+                    cut: finish == Finish::Length,
+                    reasoning_streamed: None,
+                    usage: &self.responses_usage(input_tokens, n),
+                };
+                return responses::full_body(&self.ids(), &ending).into_bytes();
+            }
         };
         v.to_string().into_bytes()
     }
 }
+
+mod responses;
 
 #[cfg(test)]
 mod tests;

@@ -104,7 +104,7 @@ impl<'a> StreamRead<'a> {
         self.parser.finish(&mut Vec::new());
         self.fail(
             ErrorClass::Disconnect,
-            "the stream ended without an end marker ([DONE] / message_stop)".into(),
+            "the stream ended without an end marker ([DONE] / message_stop / response.completed)".into(),
             now,
         )
     }
@@ -252,7 +252,7 @@ fn read_event(
 fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {
     let elapsed = summary.e2e_ms;
     Attempt {
-        error_class: Some(ErrorClass::StreamError),
+        error_class: Some(err.class.unwrap_or(ErrorClass::StreamError)),
         error_type: err.error_type.clone(),
         error_message: Some(err.message.clone()),
         timing: Some(summary),

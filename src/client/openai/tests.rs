@@ -259,7 +259,8 @@ data: {"id":"gen-1","object":"chat.completion.chunk","created":1,"model":"openai
         Some(InBandError {
             error_type: None,
             message: "Upstream error".into(),
-            status: Some(502)
+            status: Some(502),
+            class: None,
         })
     );
 }
@@ -390,7 +391,8 @@ fn in_band_error_shapes() {
         Some(InBandError {
             error_type: Some("server_error".into()),
             message: "The server had an error".into(),
-            status: None
+            status: None,
+            class: None,
         })
     );
     let info = chat(
@@ -401,7 +403,8 @@ fn in_band_error_shapes() {
         Some(InBandError {
             error_type: Some("BadRequestError".into()),
             message: "max_tokens too large".into(),
-            status: Some(400)
+            status: Some(400),
+            class: None,
         })
     );
     // A top-level `message` is not an error in a chunk unless `object` says so.
@@ -488,7 +491,8 @@ fn error_bodies_in_every_shape() {
         Some(InBandError {
             error_type: Some("overloaded_error".into()),
             message: "Overloaded".into(),
-            status: None
+            status: None,
+            class: None,
         })
     );
     let tgi = br#"{"error":"Model is overloaded","error_type":"overloaded"}"#;
@@ -504,7 +508,8 @@ fn error_bodies_in_every_shape() {
         Some(InBandError {
             error_type: Some("RESOURCE_EXHAUSTED".into()),
             message: "Resource has been exhausted".into(),
-            status: Some(429)
+            status: Some(429),
+            class: None,
         })
     );
     let fastapi = br#"{"detail":"Not Found"}"#;

@@ -111,11 +111,7 @@ fn messages_frames() {
 
 #[test]
 fn malformed_is_not_json_and_inband_error_is() {
-    for d in [
-        Api::OpenAiChat,
-        Api::OpenAiCompletions,
-        Api::AnthropicMessages,
-    ] {
+    for d in Api::ALL {
         let f = frames(d);
         let m = String::from_utf8(f.malformed().to_vec()).unwrap();
         assert!(m.ends_with("\n\n"));
@@ -125,6 +121,9 @@ fn malformed_is_not_json_and_inband_error_is() {
         if d == Api::AnthropicMessages {
             assert_eq!(e[0].0.as_deref(), Some("error"));
             assert_eq!(e[0].1["error"]["type"], "overloaded_error");
+        } else if d == Api::OpenAiResponses {
+            assert_eq!(e[0].0.as_deref(), Some("response.failed"));
+            assert_eq!(e[0].1["response"]["error"]["code"], "server_error");
         } else {
             assert_eq!(e[0].1["error"]["type"], "server_error");
         }
@@ -150,4 +149,114 @@ fn full_bodies() {
     assert_eq!(v["stop_reason"], "max_tokens");
     assert_eq!(v["usage"]["input_tokens"], 4);
     assert_eq!(v["usage"]["output_tokens"], 1);
+    let v: Value =
+        serde_json::from_slice(&frames(Api::OpenAiResponses).full_body(1, Finish::Length, 4))
+            .unwrap();
+    assert_eq!(v["object"], "response");
+    assert_eq!(v["status"], "incomplete");
+    assert_eq!(v["output"][0]["content"][0]["text"], " the");
+    assert_eq!(v["usage"]["input_tokens"], 4);
+}
+
+/// A whole Responses stream: every event named twice, numbered 0, 1, 2, … without a gap, in the
+/// order OpenAI sends them.
+fn responses_stream(f: &Frames, reasoning: u32, n: u32, finish: Finish) -> Vec<(String, Value)> {
+    let mut bytes = f.opening(12).unwrap().to_vec();
+    for i in 0..reasoning {
+        bytes.extend_from_slice(&f.reasoning_token(i));
+    }
+    if let Some(start) = f.answer_start() {
+        bytes.extend_from_slice(&start);
+    }
+    for i in 0..n {
+        bytes.extend_from_slice(&f.token(i));
+    }
+    bytes.extend_from_slice(&f.closing(finish, Some((12, n)), true));
+    let events: Vec<(String, Value)> = events(&bytes)
+        .into_iter()
+        .map(|(name, v)| (name.unwrap(), v))
+        .collect();
+    for (i, (name, v)) in events.iter().enumerate() {
+        assert_eq!(v["type"], name.as_str());
+        assert_eq!(v["sequence_number"], i as u64, "{name}");
+    }
+    events
+}
+
+#[test]
+fn responses_frames() {
+    let f = frames(Api::OpenAiResponses);
+    let e = responses_stream(&f, 0, 3, Finish::Stop);
+    let names: Vec<&str> = e.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    );
+    assert_eq!(e[0].1["response"]["id"], "id-1");
+    assert_eq!(e[0].1["response"]["model"], "m\"odel");
+    assert_eq!(e[4].1["delta"], " the");
+    assert_eq!(e[7].1["text"], " the quick brown");
+    let done = &e[10].1["response"];
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["output"][0]["content"][0]["text"], " the quick brown");
+    assert_eq!(done["usage"]["input_tokens"], 12);
+    assert_eq!(done["usage"]["output_tokens"], 3);
+    assert_eq!(done["usage"]["total_tokens"], 15);
+    // Cut at the limit: incomplete, with its reason.
+    let e = responses_stream(&f, 0, 2, Finish::Length);
+    let last = &e.last().unwrap().1;
+    assert_eq!(last["type"], "response.incomplete");
+    assert_eq!(last["response"]["incomplete_details"]["reason"], "max_output_tokens");
+    // Without the terminal event (the no_done fault).
+    let c = events(&f.closing(Finish::Stop, Some((1, 1)), false));
+    assert_eq!(c.last().unwrap().0.as_deref(), Some("response.output_item.done"));
+}
+
+#[test]
+fn responses_reasoning_goes_first_in_its_own_item() {
+    let f = frames(Api::OpenAiResponses)
+        .with_cached(4)
+        .with_reasoning(2)
+        .streaming_reasoning();
+    let e = responses_stream(&f, 2, 2, Finish::Stop);
+    let names: Vec<&str> = e.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names[2..13],
+        [
+            "response.output_item.added",
+            "response.reasoning_summary_part.added",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.delta",
+            "response.reasoning_summary_text.done",
+            "response.reasoning_summary_part.done",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.delta",
+        ]
+    );
+    assert_eq!(e[2].1["item"]["type"], "reasoning");
+    assert_eq!(e[9].1["item"]["type"], "message");
+    assert_eq!(e[9].1["output_index"], 1);
+    assert_eq!(e[11].1["output_index"], 1);
+    let usage = &e.last().unwrap().1["response"]["usage"];
+    assert_eq!(usage["output_tokens"], 4);
+    assert_eq!(usage["output_tokens_details"]["reasoning_tokens"], 2);
+    assert_eq!(usage["input_tokens_details"]["cached_tokens"], 4);
+    let output = &e.last().unwrap().1["response"]["output"];
+    assert_eq!(output[0]["summary"][0]["text"], " the quick");
+    assert_eq!(output[1]["content"][0]["text"], " the quick");
 }

@@ -1,0 +1,231 @@
+//! OpenAI Responses API (`POST {base_url}/responses`): request body and event interpretation.
+//!
+//! The stream is typed events, each named twice (the SSE `event:` and the JSON `type`) and
+//! numbered (`sequence_number`): `response.created`, `response.in_progress`, output items and
+//! content parts opening and closing, then the deltas. `response.output_text.delta` (and a
+//! refusal's, a function call's arguments) is content; `response.reasoning_summary_text.delta`
+//! and `response.reasoning_text.delta` are reasoning, which counts toward TTFT but not TTFC. The
+//! stream ends with `response.completed` (usage), `response.incomplete` (a cut, with its reason)
+//! or `response.failed` (an error); there is no `[DONE]`, so a stream that ends without one of
+//! the three is a disconnect. An `error` event carries `code` and `message` at its top level.
+//! Errors are classified by their code: `rate_limit_exceeded` is a 429, `insufficient_quota`
+//! out of quota, `server_error` a 5xx. Unknown event types are ignored.
+
+use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
+use super::error_body::{error_from_event_data, malformed, ErrorField};
+use super::lenient::{NonEmpty, Usage};
+use super::openai::merge_extra;
+use super::sse::decode;
+use crate::model::ErrorClass;
+use crate::scenario::{LimitField, RequestSpec};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Body for `POST {base_url}/responses`. `store: false` unless `extra_body` says otherwise: the
+/// API keeps every response for 30 days by default, and a load test must not fill the account's
+/// stored responses. `store: null` in `extra_body` sends no `store` field at all (for a server
+/// that refuses it).
+pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), model.into());
+    body.insert("input".into(), input(req));
+    if let Some(system) = &req.system {
+        body.insert("instructions".into(), system.clone().into());
+    }
+    if let Some(n) = req.max_tokens {
+        body.insert(LimitField::MaxOutputTokens.key().into(), n.into());
+    }
+    if let Some(t) = req.temperature {
+        body.insert("temperature".into(), t.into());
+    }
+    body.insert("stream".into(), true.into());
+    body.insert("store".into(), false.into());
+    let mut body = merge_extra(body, req);
+    if let Some(map) = body.as_object_mut() {
+        if map.get("store").is_some_and(Value::is_null) {
+            map.remove("store");
+        }
+    }
+    body
+}
+
+/// The prompt as one string, or the conversation (prompt sets, sessions) as input items.
+fn input(req: &RequestSpec) -> Value {
+    if req.messages.is_empty() {
+        return req.prompt.clone().into();
+    }
+    Value::Array(req.messages.iter().map(input_item).collect())
+}
+
+/// A chat message as a Responses input item: `{role, content}` is one already when its content
+/// is a string; a list of chat content parts gets the Responses part types (`input_text` or, for
+/// the assistant, `output_text`; `input_image` with the image's URL).
+fn input_item(message: &Value) -> Value {
+    let Some(Value::Array(parts)) = message.get("content") else {
+        return message.clone();
+    };
+    let assistant = message.get("role").and_then(Value::as_str) == Some("assistant");
+    let parts = parts.iter().map(|p| input_part(p, assistant)).collect();
+    let mut item = message.clone();
+    item["content"] = Value::Array(parts);
+    item
+}
+
+fn input_part(part: &Value, assistant: bool) -> Value {
+    match part.get("type").and_then(Value::as_str) {
+        Some("text") => {
+            let ty = if assistant { "output_text" } else { "input_text" };
+            let text = part.get("text").cloned().unwrap_or_default();
+            serde_json::json!({"type": ty, "text": text})
+        }
+        Some("image_url") => {
+            let url = match part.get("image_url") {
+                Some(Value::Object(o)) => o.get("url").cloned().unwrap_or_default(),
+                Some(other) => other.clone(),
+                None => Value::Null,
+            };
+            serde_json::json!({"type": "input_image", "image_url": url})
+        }
+        _ => part.clone(),
+    }
+}
+
+/// Meaning of one Responses stream event, from its name and its data as received (not yet
+/// checked for UTF-8: read as it is, and decoded with invalid sequences replaced only when that
+/// fails). The type comes from the JSON `type`, or from the SSE event name when the JSON has
+/// none.
+pub fn responses_event(event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    match serde_json::from_slice::<Event>(data) {
+        Ok(parsed) => Ok(meaning(event, parsed, data)),
+        Err(_) => {
+            let text = decode(data);
+            let text = text.trim();
+            if text.is_empty() || text == "[DONE]" {
+                // A keep-alive, or a gateway's `[DONE]` (the Responses API sends none: only a
+                // terminal event ends the stream).
+                return Ok(ChunkInfo::default());
+            }
+            match serde_json::from_str::<Event>(text) {
+                Ok(parsed) => Ok(meaning(event, parsed, text.as_bytes())),
+                Err(_) if event == "error" => Ok(with_error(error_from_event_data(text))),
+                Err(e) => Err(malformed("event", text, &e)),
+            }
+        }
+    }
+}
+
+fn meaning(event: &str, parsed: Event, data: &[u8]) -> ChunkInfo {
+    let mut info = ChunkInfo::default();
+    let kind = parsed.ty.as_deref().unwrap_or(event);
+    match kind {
+        "response.output_text.delta"
+        | "response.refusal.delta"
+        | "response.function_call_arguments.delta"
+        | "response.custom_tool_call_input.delta" => info.content = parsed.delta.0,
+        "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+            info.reasoning = parsed.delta.0
+        }
+        "response.completed" => {
+            info.done = true;
+            info.finish_reason = Some("stop".into());
+            read_response(&mut info, parsed.response);
+        }
+        "response.incomplete" => {
+            info.done = true;
+            let reason = parsed
+                .response
+                .as_ref()
+                .and_then(|r| r.incomplete_details.as_ref())
+                .and_then(|d| d.reason.clone());
+            info.finish_reason = Some(match reason.as_deref() {
+                Some("max_output_tokens") => "length".into(),
+                Some(other) => other.into(),
+                None => "incomplete".into(),
+            });
+            read_response(&mut info, parsed.response);
+        }
+        "response.failed" => {
+            let error = parsed
+                .response
+                .as_ref()
+                .and_then(|r| r.error.as_ref())
+                .and_then(|e| e.to_in_band(None, None))
+                .unwrap_or_else(|| InBandError {
+                    message: "the response failed (response.failed without an error)".into(),
+                    ..InBandError::default()
+                });
+            read_response(&mut info, parsed.response);
+            info.error = Some(classified(error));
+        }
+        "error" => {
+            let text = String::from_utf8_lossy(data);
+            info.error = Some(classified(error_from_event_data(text.trim())));
+        }
+        _ => {
+            // Unknown and bookkeeping types; an untyped body that is an error is one.
+            if parsed.ty.is_none() {
+                if let Some(err) = parsed.error.as_ref().and_then(|e| e.to_in_band(None, None)) {
+                    info.error = Some(classified(err));
+                }
+            }
+        }
+    }
+    info
+}
+
+fn with_error(err: InBandError) -> ChunkInfo {
+    ChunkInfo {
+        error: Some(classified(err)),
+        ..ChunkInfo::default()
+    }
+}
+
+/// The record's class of an error, from its code.
+fn classified(mut err: InBandError) -> InBandError {
+    err.class = match err.error_type.as_deref() {
+        Some("rate_limit_exceeded") => Some(ErrorClass::Http429),
+        Some("insufficient_quota") => Some(ErrorClass::Quota),
+        Some("server_error") => Some(ErrorClass::Http5xx),
+        _ => None,
+    };
+    err
+}
+
+/// Usage of a terminal event's response.
+fn read_response(info: &mut ChunkInfo, response: Option<Response>) {
+    let Some(usage) = response.and_then(|r| r.usage) else {
+        return;
+    };
+    info.input_tokens = usage.input_tokens.0;
+    info.output_tokens = usage.output_tokens.0;
+    info.cached_tokens = usage.cached_tokens();
+    info.reasoning_tokens = usage.reasoning_tokens();
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Cow<'a, str>>,
+    delta: NonEmpty,
+    response: Option<Response>,
+    error: Option<ErrorField>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Response {
+    usage: Option<Usage>,
+    error: Option<ErrorField>,
+    incomplete_details: Option<Incomplete>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Incomplete {
+    reason: Option<String>,
+}
+
+#[cfg(test)]
+mod tests;
