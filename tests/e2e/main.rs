@@ -41,6 +41,7 @@ mod reference;
 mod refine;
 mod replay;
 mod report;
+mod responses;
 mod run_sim;
 mod schema;
 mod search;

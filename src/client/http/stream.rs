@@ -104,7 +104,8 @@ impl<'a> StreamRead<'a> {
         self.parser.finish(&mut Vec::new());
         self.fail(
             ErrorClass::Disconnect,
-            "the stream ended without an end marker ([DONE] / message_stop / response.completed)".into(),
+            "the stream ended without an end marker ([DONE] / message_stop / response.completed)"
+                .into(),
             now,
         )
     }

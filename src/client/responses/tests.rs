@@ -172,7 +172,11 @@ fn failures_are_classified_by_their_code() {
     let e = failed("rate_limit_exceeded");
     assert_eq!(
         (e.class, e.error_type.as_deref(), e.message.as_str()),
-        (Some(ErrorClass::Http429), Some("rate_limit_exceeded"), "boom")
+        (
+            Some(ErrorClass::Http429),
+            Some("rate_limit_exceeded"),
+            "boom"
+        )
     );
     assert_eq!(failed("server_error").class, Some(ErrorClass::Http5xx));
     assert_eq!(failed("insufficient_quota").class, Some(ErrorClass::Quota));
@@ -189,21 +193,36 @@ fn failures_are_classified_by_their_code() {
     let e = info("error", "upstream went away").error.expect("an error");
     assert_eq!((e.class, e.message.as_str()), (None, "upstream went away"));
     // A failure without an error object still fails.
-    let e = info("response.failed", r#"{"type":"response.failed","response":{}}"#);
+    let e = info(
+        "response.failed",
+        r#"{"type":"response.failed","response":{}}"#,
+    );
     assert!(e.error.is_some() && !e.done);
     // A gateway's untyped error body.
-    let e = info("message", r#"{"error":{"message":"overloaded","code":"server_error"}}"#);
+    let e = info(
+        "message",
+        r#"{"error":{"message":"overloaded","code":"server_error"}}"#,
+    );
     assert_eq!(e.error.expect("an error").class, Some(ErrorClass::Http5xx));
 }
 
 #[test]
 fn unknown_keep_alive_and_malformed_events() {
     for (name, data) in [
-        ("response.web_search_call.searching", r#"{"type":"response.web_search_call.searching","item_id":"ws_1","output_index":0,"sequence_number":3}"#),
-        ("response.future_thing", r#"{"type":"response.future_thing","delta":"x"}"#),
+        (
+            "response.web_search_call.searching",
+            r#"{"type":"response.web_search_call.searching","item_id":"ws_1","output_index":0,"sequence_number":3}"#,
+        ),
+        (
+            "response.future_thing",
+            r#"{"type":"response.future_thing","delta":"x"}"#,
+        ),
         ("message", ""),
         ("message", "[DONE]"),
-        ("response.audio.delta", r#"{"type":"response.audio.delta","delta":"UklGRg=="}"#),
+        (
+            "response.audio.delta",
+            r#"{"type":"response.audio.delta","delta":"UklGRg=="}"#,
+        ),
     ] {
         assert_eq!(info(name, data), ChunkInfo::default(), "{name}");
     }
@@ -215,7 +234,11 @@ fn unknown_keep_alive_and_malformed_events() {
     // Invalid UTF-8 in a delta is replaced, not fatal.
     let mut data = br#"{"type":"response.output_text.delta","delta":"a"#.to_vec();
     data.extend_from_slice(b"\xff\"}");
-    assert!(responses_event("response.output_text.delta", &data).unwrap().content);
+    assert!(
+        responses_event("response.output_text.delta", &data)
+            .unwrap()
+            .content
+    );
 }
 
 /// A stream that ends without `response.completed`, `response.incomplete` or `response.failed`
@@ -242,8 +265,10 @@ fn body_shape() {
     req.system = Some("Be brief".into());
     req.temperature = Some(0.5);
     req.max_tokens = None;
-    req.extra_body
-        .insert("reasoning".into(), json!({"effort": "low", "summary": "auto"}));
+    req.extra_body.insert(
+        "reasoning".into(),
+        json!({"effort": "low", "summary": "auto"}),
+    );
     assert_eq!(
         responses_body("o4-mini", &req),
         json!({"model": "o4-mini", "input": "Say hi", "instructions": "Be brief",

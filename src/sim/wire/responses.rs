@@ -17,7 +17,7 @@ use super::text;
 const OPENING_EVENTS: u64 = 4;
 /// Events between the last reasoning token and the first answer token: the summary's text and
 /// part done, the reasoning item done, the message item and its part added.
-const SWITCH_EVENTS: u64 = 5;
+pub(super) const SWITCH_EVENTS: u64 = 5;
 
 /// One response's identity.
 pub(super) struct Ids<'a> {
@@ -43,7 +43,13 @@ impl Ids<'_> {
 
     /// The response object: `status`, its `output` items (JSON text), usage and why it is
     /// incomplete.
-    fn response(&self, status: &str, output: &str, usage: Option<&str>, reason: Option<&str>) -> String {
+    fn response(
+        &self,
+        status: &str,
+        output: &str,
+        usage: Option<&str>,
+        reason: Option<&str>,
+    ) -> String {
         let (id, created, model) = (self.id, self.created, self.model_json);
         let usage = usage.unwrap_or("null");
         let incomplete = reason.map_or("null".to_string(), |r| format!("{{\"reason\":\"{r}\"}}"));
@@ -54,7 +60,9 @@ impl Ids<'_> {
 
     fn message_item(&self, status: &str, text: Option<&str>) -> String {
         let content = match text {
-            Some(t) => format!("{{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],\"text\":\"{t}\"}}"),
+            Some(t) => format!(
+                "{{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],\"text\":\"{t}\"}}"
+            ),
             None => String::new(),
         };
         format!(
@@ -87,7 +95,12 @@ pub(super) fn opening(ids: &Ids, reasoning_streamed: bool) -> String {
     let mut s = String::with_capacity(1024);
     let r = ids.response("in_progress", "", None, None);
     event(&mut s, "response.created", &format!("\"response\":{r}"), 0);
-    event(&mut s, "response.in_progress", &format!("\"response\":{r}"), 1);
+    event(
+        &mut s,
+        "response.in_progress",
+        &format!("\"response\":{r}"),
+        1,
+    );
     if reasoning_streamed {
         let item = ids.reasoning_item(None);
         let fields = format!("\"output_index\":0,\"item\":{item}");
@@ -142,7 +155,12 @@ pub(super) fn reasoning_token(ids: &Ids, i: u32, word: &str) -> String {
         "\"item_id\":\"{}\",\"output_index\":0,\"summary_index\":0,\"delta\":\"{word}\"",
         ids.reasoning_id()
     );
-    event(&mut s, "response.reasoning_summary_text.delta", &fields, OPENING_EVENTS + u64::from(i));
+    event(
+        &mut s,
+        "response.reasoning_summary_text.delta",
+        &fields,
+        OPENING_EVENTS + u64::from(i),
+    );
     s
 }
 
@@ -153,13 +171,19 @@ pub(super) fn answer_start(ids: &Ids, reasoning: u32) -> String {
     let seq = OPENING_EVENTS + u64::from(reasoning);
     let summary = text(reasoning);
     let rs = ids.reasoning_id();
-    let fields =
-        format!("\"item_id\":\"{rs}\",\"output_index\":0,\"summary_index\":0,\"text\":\"{summary}\"");
+    let fields = format!(
+        "\"item_id\":\"{rs}\",\"output_index\":0,\"summary_index\":0,\"text\":\"{summary}\""
+    );
     event(&mut s, "response.reasoning_summary_text.done", &fields, seq);
     let fields = format!(
         "\"item_id\":\"{rs}\",\"output_index\":0,\"summary_index\":0,\"part\":{{\"type\":\"summary_text\",\"text\":\"{summary}\"}}"
     );
-    event(&mut s, "response.reasoning_summary_part.done", &fields, seq + 1);
+    event(
+        &mut s,
+        "response.reasoning_summary_part.done",
+        &fields,
+        seq + 1,
+    );
     let fields = format!(
         "\"output_index\":0,\"item\":{}",
         ids.reasoning_item(Some(&summary))
@@ -225,23 +249,24 @@ pub(super) fn closing(ids: &Ids, e: &Ending, done: bool) -> String {
 }
 
 /// `usage` as JSON text: `output` tokens in all (reasoning included), `cached` of the input
-/// served from the cache.
+/// served from the cache (the simulator writes no cache entries it counts: `cache_write_tokens`
+/// is 0, and present because the SDK's model requires it).
 pub(super) fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> String {
     format!(
-        "{{\"input_tokens\":{input},\"input_tokens_details\":{{\"cached_tokens\":{cached}}},\"output_tokens\":{output},\"output_tokens_details\":{{\"reasoning_tokens\":{reasoning}}},\"total_tokens\":{}}}",
+        "{{\"input_tokens\":{input},\"input_tokens_details\":{{\"cached_tokens\":{cached},\"cache_write_tokens\":0}},\"output_tokens\":{output},\"output_tokens_details\":{{\"reasoning_tokens\":{reasoning}}},\"total_tokens\":{}}}",
         input + output
     )
 }
 
-/// The in-band error: `response.failed` with a `server_error`.
-pub(super) fn failed(ids: &Ids) -> String {
+/// The in-band error: `response.failed` with a `server_error`, event number `seq`.
+pub(super) fn failed(ids: &Ids, seq: u64) -> String {
     let mut s = String::with_capacity(1024);
     let r = ids.response("failed", "", None, None).replacen(
         "\"error\":null",
         "\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error while processing your request. Sorry about that!\"}",
         1,
     );
-    event(&mut s, "response.failed", &format!("\"response\":{r}"), 0);
+    event(&mut s, "response.failed", &format!("\"response\":{r}"), seq);
     s
 }
 

@@ -117,13 +117,14 @@ fn malformed_is_not_json_and_inband_error_is() {
         assert!(m.ends_with("\n\n"));
         let data = m.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
         assert!(serde_json::from_str::<Value>(data).is_err(), "{data}");
-        let e = events(&f.inband_error());
+        let e = events(&f.inband_error(3));
         if d == Api::AnthropicMessages {
             assert_eq!(e[0].0.as_deref(), Some("error"));
             assert_eq!(e[0].1["error"]["type"], "overloaded_error");
         } else if d == Api::OpenAiResponses {
             assert_eq!(e[0].0.as_deref(), Some("response.failed"));
             assert_eq!(e[0].1["response"]["error"]["code"], "server_error");
+            assert_eq!(e[0].1["sequence_number"], 7);
         } else {
             assert_eq!(e[0].1["error"]["type"], "server_error");
         }
@@ -218,10 +219,16 @@ fn responses_frames() {
     let e = responses_stream(&f, 0, 2, Finish::Length);
     let last = &e.last().unwrap().1;
     assert_eq!(last["type"], "response.incomplete");
-    assert_eq!(last["response"]["incomplete_details"]["reason"], "max_output_tokens");
+    assert_eq!(
+        last["response"]["incomplete_details"]["reason"],
+        "max_output_tokens"
+    );
     // Without the terminal event (the no_done fault).
     let c = events(&f.closing(Finish::Stop, Some((1, 1)), false));
-    assert_eq!(c.last().unwrap().0.as_deref(), Some("response.output_item.done"));
+    assert_eq!(
+        c.last().unwrap().0.as_deref(),
+        Some("response.output_item.done")
+    );
 }
 
 #[test]

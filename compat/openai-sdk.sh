@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `make compat`, the Responses API (issue 36): the official `openai` Python SDK (PyPI, pinned) in a
+# scratch venv reads `ladder sim`'s /v1/responses: its own event models validate streams recorded
+# from the simulator, `responses.create(stream=True)` and the accumulating `responses.stream()`
+# parse every event (plain, cut at max_output_tokens, with streamed reasoning), and the SDK's
+# usage agrees with what `ladder run --api openai-responses` recorded for the same request
+# (compat/openai_sdk.py says what each check is).
+#
+# Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat), LADDER (the binary).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
+LADDER=${LADDER:-$ROOT/target/release/ladder}
+OPENAI=3.51.0
+mkdir -p "$SCRATCH"
+SCRATCH=$(cd "$SCRATCH" && pwd)
+DIR="$SCRATCH/openai-sdk"
+PY="$DIR/venv/bin/python"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$SCRATCH/pip-cache"
+[ -x "$LADDER" ] || { echo "openai-sdk: $LADDER not found; run make build" >&2; exit 1; }
+if ! "$PY" -c "import importlib.metadata as m; assert m.version('openai') == '$OPENAI'" 2>/dev/null; then
+  echo "== install openai $OPENAI (PyPI) into $DIR/venv"
+  rm -rf "$DIR/venv"
+  python3 -m venv "$DIR/venv"
+  "$DIR/venv/bin/pip" install --quiet "openai==$OPENAI"
+fi
+rm -rf "$DIR/work" && mkdir -p "$DIR/work/recorded"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# sim NAME ARGS...: a simulator on a free port; prints its base URL.
+sim() {
+  local name=$1 port
+  shift
+  port=$(free_port)
+  "$LADDER" sim --quiet --port "$port" --set ttft=20ms --set tpot=2ms --set output_tokens=12 "$@" \
+    >"$DIR/work/$name.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    curl -fsS -o /dev/null "http://127.0.0.1:$port/v1/models" 2>/dev/null && break
+    sleep 0.1
+  done
+  echo "http://127.0.0.1:$port/v1"
+}
+PLAIN=$(sim plain)
+REASONING=$(sim reasoning --set reasoning_tokens=5 --set stream_reasoning=true)
+FAILING=$(sim failing --set faults.inband_error=1)
+
+echo "== record raw streams from ladder sim ($PLAIN, $REASONING, $FAILING)"
+record() {
+  curl -fsSN -H 'content-type: application/json' -d "$2" "$1/responses" >"$DIR/work/recorded/$3.sse"
+}
+record "$PLAIN" '{"model":"sim-model","input":"Say hello.","instructions":"Be brief.","max_output_tokens":32,"stream":true,"store":false}' plain
+record "$PLAIN" '{"model":"sim-model","input":[{"role":"user","content":"Say hello."}],"max_output_tokens":4,"stream":true,"store":false}' cut
+record "$REASONING" '{"model":"sim-model","input":"Say hello.","max_output_tokens":32,"stream":true,"store":false,"reasoning":{"effort":"low","summary":"auto"}}' reasoning
+record "$FAILING" '{"model":"sim-model","input":"Say hello.","max_output_tokens":32,"stream":true,"store":false}' failed
+
+echo "== ladder run --api openai-responses against $PLAIN"
+"$LADDER" run --quiet --no-color --base-url "$PLAIN" --api openai-responses --model sim-model \
+  --ladder 1,2 --requests-per-step 6 --max-tokens 32 --prompt "Say hello." --out "$DIR/work/runs"
+CSV=$(ls -t "$DIR"/work/runs/*/*/requests.csv | head -1)
+
+echo "== the openai SDK $OPENAI against ladder sim"
+"$PY" "$ROOT/compat/openai_sdk.py" "$PLAIN" "$REASONING" "$DIR/work/recorded" "$CSV"
