@@ -103,6 +103,7 @@ pub struct CheckArgs {
 pub enum LimitFieldArg {
     MaxCompletionTokens,
     MaxTokens,
+    MaxOutputTokens,
 }
 
 impl From<LimitFieldArg> for crate::scenario::LimitField {
@@ -110,6 +111,7 @@ impl From<LimitFieldArg> for crate::scenario::LimitField {
         match a {
             LimitFieldArg::MaxCompletionTokens => Self::MaxCompletionTokens,
             LimitFieldArg::MaxTokens => Self::MaxTokens,
+            LimitFieldArg::MaxOutputTokens => Self::MaxOutputTokens,
         }
     }
 }
