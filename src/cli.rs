@@ -154,6 +154,11 @@ pub struct GateArgs {
     /// Actions sets it; the verdict then shows on the job's summary page).
     #[arg(long)]
     pub no_step_summary: bool,
+    /// Print every check (the table format's per-model tables; markdown's table of gated
+    /// checks). By default the verdict is short: what was judged, what could not be decided and
+    /// why, and the regressed and inconclusive checks. JSON and JUnit always hold every check.
+    #[arg(long)]
+    pub full: bool,
 }
 
 #[derive(Debug, Args)]

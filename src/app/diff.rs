@@ -67,6 +67,7 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         run_dir: new_run.dir.as_ref().map(|d| d.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),
         warnings,
+        full: args.gates.full,
     };
     Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
 }

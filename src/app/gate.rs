@@ -114,6 +114,7 @@ fn judge(
             &verdict::GatesSource::Scenario(s.path.clone()),
         )),
         warnings,
+        full: args.gates.full,
     };
     Ok(sink.emit(&comparison, &ctx)?)
 }

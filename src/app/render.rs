@@ -41,7 +41,12 @@ pub(super) fn compare_models_in_run(
             }
         };
         writeln!(human, "\n{} vs {} (same run, same steps):", p.new, p.old)?;
-        crate::render::diff::render(&comparison, DiffFormat::Table, human)?;
+        // Every check: the point is which model is faster at which load, improvements too.
+        let ctx = crate::render::diff::DiffContext {
+            full: true,
+            ..Default::default()
+        };
+        crate::render::diff::render_with(&comparison, &ctx, DiffFormat::Table, human)?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! `compare`; this module only chooses words and layout, and writes into any `io::Write`.
 
 mod junit;
+mod short;
 #[cfg(test)]
 mod tests;
 
@@ -35,12 +36,15 @@ pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Re
 /// were applied (both also in the JSON document as `run_dir` and `gates`), and warnings about
 /// the inputs (a run that did not finish). Gates are shown as notes; warnings come right after
 /// the heading in the table and markdown, in `warnings` in the JSON, and as a `ladder.warning`
-/// property and in `<system-out>` of every JUnit suite.
+/// property and in `<system-out>` of every JUnit suite. `full`: the terminal and markdown
+/// formats print every check (`--full`) rather than the short verdict (`short`); JSON and JUnit
+/// always hold every check.
 #[derive(Debug, Clone, Default)]
 pub struct DiffContext {
     pub run_dir: Option<String>,
     pub gates: Option<String>,
     pub warnings: Vec<String>,
+    pub full: bool,
 }
 
 pub fn render_with(
@@ -60,8 +64,8 @@ pub fn render_with(
         c
     };
     match format {
-        DiffFormat::Table => table(c, &ctx.warnings, out),
-        DiffFormat::Markdown => markdown(c, &ctx.warnings, out),
+        DiffFormat::Table => table(c, &ctx.warnings, ctx.full, out),
+        DiffFormat::Markdown => markdown(c, &ctx.warnings, ctx.full, out),
         DiffFormat::Json => json(c, ctx, out),
         DiffFormat::Junit => junit::render(c, &ctx.warnings, out),
     }
@@ -179,7 +183,7 @@ pub(crate) fn gated_ranked(c: &Comparison) -> Vec<&Check> {
     v
 }
 
-fn table(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
+fn table(c: &Comparison, warnings: &[String], full: bool, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "ladder diff: {}", c.outcome().label())?;
     writeln!(
         out,
@@ -209,6 +213,9 @@ fn table(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result
     }
     if let Some(why) = c.incomplete_reason() {
         writeln!(out, "incomplete: {why}")?;
+    }
+    if !full {
+        return short::table(c, out);
     }
     for k in c
         .checks
@@ -375,7 +382,12 @@ fn longest_backtick_run(s: &str) -> usize {
     s.split(|ch| ch != '`').map(str::len).max().unwrap_or(0)
 }
 
-fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Result<()> {
+fn markdown(
+    c: &Comparison,
+    warnings: &[String],
+    full: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(out, "## ladder diff: {}\n", c.outcome().label())?;
     writeln!(
         out,
@@ -397,6 +409,9 @@ fn markdown(c: &Comparison, warnings: &[String], out: &mut dyn Write) -> io::Res
     }
     if let Some(why) = c.incomplete_reason() {
         writeln!(out, "Incomplete: {}.\n", md_text(&why))?;
+    }
+    if !full {
+        return short::markdown(c, out);
     }
     let gated = gated_ranked(c);
     md_gated_table(c, &gated, out)?;

@@ -26,24 +26,61 @@ fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
     s.args(["run", "--quiet", "--save-baseline", "scenarios/gate.yaml"])
         .run();
 
-    // Same server, same workload: no regression.
-    s.args(["run", "--quiet", "scenarios/gate.yaml"])
+    // Same server, same workload: no regression, said in a few lines (issue 34, part 5): what
+    // was judged, what was not decided; no per-check table without --full.
+    let pass = s
+        .args(["run", "--quiet", "scenarios/gate.yaml"])
         .args(["--against", "baselines/gate.csv"])
-        .run();
+        .run()
+        .stdout;
+    let verdict = &pass[pass.find("ladder diff: PASS").expect(&pass)..];
+    assert!(
+        verdict.contains("judged: ")
+            && verdict.contains(" checks of sim-model at 8 streams: TTFT P90, TPOT P90"),
+        "{verdict}"
+    );
+    assert!(!verdict.contains("│ metric"), "{verdict}");
+    assert!(verdict.contains("): --full"), "{verdict}");
+    assert!(verdict.lines().count() <= 16, "{verdict}");
 
-    // Decode twice as slow: TPOT regression, exit 3, names the metric.
-    s.args([
-        "run",
-        "--quiet",
-        "--sim-set",
-        "tpot=40ms",
-        "scenarios/gate.yaml",
-    ])
-    .args(["--against", "baselines/gate.csv"])
-    .code(3)
-    .stdout("TPOT")
-    .stdout("P90")
-    .run();
+    // Decode twice as slow: TPOT regression, exit 3, names the metric in the grid of what
+    // regressed; the other checks are not rows.
+    let slow = s
+        .args([
+            "run",
+            "--quiet",
+            "--sim-set",
+            "tpot=40ms",
+            "scenarios/gate.yaml",
+        ])
+        .args(["--against", "baselines/gate.csv"])
+        .code(3)
+        .stdout("TPOT")
+        .stdout("P90")
+        .run()
+        .stdout;
+    let verdict = &slow[slow.find("ladder diff: REGRESSION").expect(&slow)..];
+    let row = verdict
+        .lines()
+        .find(|l| l.starts_with("│ TPOT P90"))
+        .unwrap_or_else(|| panic!("no TPOT P90 row:\n{verdict}"));
+    assert!(row.contains("✗ +"), "{row}");
+    assert!(!verdict.contains("│ error rate"), "{verdict}");
+
+    // `--full` on `diff` prints every check, P50 and passing ones included.
+    let run = s.project().run_dirs("gate").pop().unwrap();
+    let full = s
+        .args(["diff", "--full", "baselines/gate.csv"])
+        .arg(&run)
+        .code(3)
+        .run()
+        .stdout;
+    assert!(full.contains("model: sim-model"), "{full}");
+    assert!(full.contains("│ 8       │ error rate  │"), "{full}");
+    assert!(
+        full.contains("REGRESSED sim-model · TPOT P90 at 8 streams"),
+        "{full}"
+    );
 
     // A different workload (max_tokens changed) refuses to judge and shows the diff.
     s.scenario("gate", &gate_scenario(12));

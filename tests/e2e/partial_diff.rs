@@ -122,9 +122,9 @@ fn diff_of_a_killed_run_warns_in_every_format() {
     );
     assert!(warning_line.contains(WHERE), "{warning_line}");
     assert!(warning_line.contains(CUT), "{warning_line}");
-    // Near the top: before the per-model tables.
+    // Near the top: before what was judged.
     assert!(
-        table.find(WHERE).unwrap() < table.find("model: sim-model").unwrap(),
+        table.find(WHERE).unwrap() < table.find("judged: ").unwrap(),
         "{table}"
     );
 

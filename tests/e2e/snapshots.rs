@@ -31,12 +31,17 @@ fn the_demo_baseline_diffed_against_itself() {
     let s = Session::in_repo();
     let diff = || s.args(["diff", "baselines/demo.csv", "baselines/demo.csv"]);
     let text = diff().run().stdout_filtered();
+    let full = diff().arg("--full").run().stdout_filtered();
     let markdown = diff()
         .args(["--format", "markdown"])
         .run()
         .stdout_filtered();
+    // A passing diff is a few lines; the 50 rows of checks are `--full`'s (issue 34, part 5).
+    assert!(text.lines().count() <= 20, "{text}");
+    assert!(full.lines().count() > 60, "{full}");
     snapshot_settings(Figures::Keep).bind(|| {
         insta::assert_snapshot!("diff_demo_self", text);
+        insta::assert_snapshot!("diff_demo_self_full", full);
         insta::assert_snapshot!("diff_demo_self_markdown", markdown);
     });
 }

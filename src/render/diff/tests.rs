@@ -153,7 +153,19 @@ fn refused() -> Comparison {
     }
 }
 
+/// Every check (`--full`).
 fn text(c: &Comparison, f: DiffFormat) -> String {
+    let mut buf = Vec::new();
+    let ctx = DiffContext {
+        full: true,
+        ..DiffContext::default()
+    };
+    render_with(c, &ctx, f, &mut buf).unwrap();
+    String::from_utf8(buf).unwrap()
+}
+
+/// The default: the short verdict.
+fn short_text(c: &Comparison, f: DiffFormat) -> String {
     let mut buf = Vec::new();
     render(c, f, &mut buf).unwrap();
     String::from_utf8(buf).unwrap()
@@ -404,4 +416,82 @@ fn markdown_headings_for_pass_and_inconclusive() {
     ));
     let t = text(&c, DiffFormat::Table);
     assert!(t.starts_with("ladder diff: INCONCLUSIVE\n"), "{t}");
+}
+
+#[test]
+fn the_short_table_says_what_was_judged_and_lists_only_what_failed_or_could_not_decide() {
+    let s = short_text(&fixture(), DiffFormat::Table);
+    // 10 gated checks, 2 of them skipped: 8 judged, over both models and both steps.
+    assert!(
+        s.contains("judged: 8 checks of 2 models (gpt-4o, deep<seek> & \"co\") at 5 and 20 streams: TTFT P90, TPOT P90, E2E P90, ITL P90, error rate, TPM, knee\n"),
+        "{s}"
+    );
+    // The skipped P99 and the inconclusive E2E P90 say why, one line per group.
+    assert!(
+        s.contains("gpt-4o · P99 at 20 streams (TTFT): needs ≥ 400 samples per side"),
+        "{s}"
+    );
+    assert!(
+        s.contains("gpt-4o · P90 at 20 streams (E2E): about 780 requests per step would decide it"),
+        "{s}"
+    );
+    // The grid holds the regressed and inconclusive checks only; passing ones are not rows.
+    assert!(s.contains("│ gpt-4o · TTFT P90 │ ✗ +25.0%"), "{s}");
+    assert!(s.contains("│ gpt-4o · E2E P90  │ ? +10.0%"), "{s}");
+    assert!(!s.contains("TPOT P90 │"), "{s}");
+    assert!(!s.contains("TPM  "), "{s}");
+    // The knee regressed at no step: a line of its own.
+    assert!(
+        s.contains("✗ gpt-4o · knee: knee moved down from 50 to 20 streams"),
+        "{s}"
+    );
+    assert!(
+        s.contains("every check (9 rows, with the reasons): --full"),
+        "{s}"
+    );
+    insta::assert_snapshot!("diff_table_short", s);
+}
+
+#[test]
+fn a_passing_short_table_is_a_few_lines() {
+    let mut c = fixture();
+    c.checks.retain(|k| {
+        k.model == "gpt-4o"
+            && !matches!(k.verdict, Verdict::Regressed | Verdict::Inconclusive { .. })
+    });
+    c.unmatched.clear();
+    c.notes.clear();
+    let s = short_text(&c, DiffFormat::Table);
+    assert!(s.starts_with("ladder diff: PASS\n"), "{s}");
+    assert!(
+        !s.contains('╭'),
+        "no grid when nothing regressed or was inconclusive:\n{s}"
+    );
+    assert!(s.lines().count() <= 8, "{s}");
+    assert!(
+        s.contains(
+            "judged: 4 checks of gpt-4o at 20 streams: TPOT P90, ITL P90, error rate, TPM\n"
+        ),
+        "{s}"
+    );
+}
+
+#[test]
+fn the_short_markdown_folds_every_check_away() {
+    let s = short_text(&fixture(), DiffFormat::Markdown);
+    assert!(s.contains("### Regressed and inconclusive checks"), "{s}");
+    assert!(!s.contains("### Gated checks"), "{s}");
+    assert!(
+        s.contains("<details><summary>All checks with explanations (9)</summary>"),
+        "{s}"
+    );
+    assert!(s.contains("| gpt-4o · TTFT P90 | ✗ +25.0% |"), "{s}");
+    insta::assert_snapshot!("diff_markdown_short", s);
+}
+
+#[test]
+fn json_and_junit_do_not_depend_on_full() {
+    for f in [DiffFormat::Json, DiffFormat::Junit] {
+        assert_eq!(text(&fixture(), f), short_text(&fixture(), f));
+    }
 }

@@ -169,6 +169,7 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
         run_dir: None,
         gates: gates.map(str::to_string),
         warnings: Vec::new(),
+        full: true,
     };
     if crate::render::diff::render_with(c, &ctx, crate::render::diff::DiffFormat::Json, &mut json)
         .is_ok()
