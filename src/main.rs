@@ -9,21 +9,14 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = ladder::cli::Cli::parse();
+    // A closed stdout (`ladder … | head -1`) is no error: `app::pipe`, the one writer to
+    // stdout, ends the output there and the command returns its own exit code. A broken pipe
+    // that reaches here came from elsewhere (a server's connection) and is reported.
     match ladder::app::run(cli) {
         Ok(code) => code.into(),
-        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");
             ladder::error::ExitCode::for_error(&err).into()
         }
     }
-}
-
-/// `ladder diff ... | head` closes the pipe early: that is not an error worth reporting.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-            || c.to_string().contains("Broken pipe")
-    })
 }

@@ -888,3 +888,28 @@ fn the_checks_find_a_planted_violation() {
     let edges = &sibling_edges(&planted)[&vec!["m".to_string()]];
     assert_eq!(loops(edges), ["a -> b -> c -> a"]);
 }
+
+/// The one home of writing to stdout (docs/architecture.md): a closed pipe ends the output
+/// there, quietly, for every command.
+const STDOUT_HOME: &str = "app/pipe.rs";
+
+#[test]
+fn only_app_pipe_writes_to_stdout() {
+    let mut problems = Vec::new();
+    for s in sources()
+        .iter()
+        .filter(|s| !s.is_test && s.rel != STDOUT_HOME)
+    {
+        for word in ["println!", "print!", "io::stdout"] {
+            for line in word_lines(&s.code, word) {
+                problems.push(format!("src/{}:{line}: `{word}`", s.rel));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "stdout is written only through `app::pipe` (`out!`, `outln!`, `pipe::stdout()`): \
+         `println!` panics on a closed pipe (`ladder … | head -1`):\n{}",
+        problems.join("\n")
+    );
+}

@@ -16,13 +16,12 @@ pub async fn run(args: &CheckArgs, quiet: bool) -> anyhow::Result<ExitCode> {
                 .map_err(|e| UsageError(e.to_string()))?
         }
     };
-    let (total, failed) =
-        check::check_target(&target, quiet, &mut std::io::stdout().lock()).await?;
+    let (total, failed) = check::check_target(&target, quiet, &mut super::pipe::stdout()).await?;
     if !quiet {
-        println!(
+        outln!(
             "checked {total} model(s): {} ok, {failed} failed",
             total - failed
-        );
+        )?;
     }
     Ok(if failed > 0 {
         ExitCode::Error

@@ -308,7 +308,7 @@ fn print(
     notes: &[String],
     dir: &store::RunDir,
 ) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",

@@ -60,7 +60,7 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
             findings: &serde_json::to_value(&findings)?,
         },
     )?;
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",
@@ -71,7 +71,6 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
             writeln!(stdout, "{}: {line}", f.model)?;
         }
     }
-    drop(stdout);
     for p in &merged.problems {
         eprintln!("warning: {p}");
     }

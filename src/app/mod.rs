@@ -3,6 +3,10 @@
 //! dispatches commands; each command or concern has its own file under `app/`, and `app/run.rs`
 //! wires a run's stages (plan → execute → summarize → analyze → persist → render → gate).
 
+// First: its `out!`/`outln!` macros are then in scope in every module below.
+#[macro_use]
+mod pipe;
+
 mod adhoc;
 mod baseline;
 mod budget;
@@ -49,9 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let out = Output {
         quiet: cli.quiet,
         verbose: cli.verbose,
-        color: !cli.no_color
-            && std::env::var_os("NO_COLOR").is_none()
-            && std::io::IsTerminal::is_terminal(&std::io::stdout()),
+        color: !cli.no_color && std::env::var_os("NO_COLOR").is_none() && pipe::is_terminal(),
     };
     match cli.command {
         Command::Validate(args) => validate::validate(&args, &out),
@@ -71,13 +73,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Plan(args) => crate::app::plan::run(&args),
         Command::Schema => {
-            println!("{}", crate::scenario::schema::SCENARIO_SCHEMA.trim_end());
+            outln!("{}", crate::scenario::schema::SCENARIO_SCHEMA.trim_end())?;
             Ok(ExitCode::Ok)
         }
         Command::Completions(args) => {
             use clap::CommandFactory;
             let mut cmd = Cli::command();
-            clap_complete::generate(args.shell, &mut cmd, "ladder", &mut std::io::stdout());
+            clap_complete::generate(args.shell, &mut cmd, "ladder", &mut pipe::stdout());
             Ok(ExitCode::Ok)
         }
     }

@@ -47,8 +47,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         search.as_ref(),
     );
     match args.format {
-        PlanFormatArg::Table => print!("{}", crate::plan::plain_words(&plan)),
-        PlanFormatArg::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
+        PlanFormatArg::Table => out!("{}", crate::plan::plain_words(&plan))?,
+        PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,
     }
     Ok(ExitCode::Ok)
 }
@@ -62,7 +62,7 @@ pub fn before_traffic(
     baseline_of: &dyn Fn(&Scenario) -> PathBuf,
     dry_run: bool,
     quiet: bool,
-) -> bool {
+) -> std::io::Result<bool> {
     for s in scenarios {
         let path = baseline_of(s);
         let rows = read_baseline(&path, &s.fingerprint);
@@ -70,10 +70,10 @@ pub fn before_traffic(
         let limits = s.limits.clone();
         let warnings = crate::plan::estimate::limit_warnings(&limits, &steps);
         if dry_run {
-            print!(
+            out!(
                 "{}",
                 crate::plan::words::dry_run(s, &steps, rows.is_some().then_some(path.as_path()))
-            );
+            )?;
         }
         if !quiet || dry_run {
             for w in warnings {
@@ -81,7 +81,7 @@ pub fn before_traffic(
             }
         }
     }
-    dry_run
+    Ok(dry_run)
 }
 
 /// The baseline's rows when they were measured with this workload (same fingerprint).

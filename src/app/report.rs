@@ -97,7 +97,7 @@ pub fn command(
             }
         }
     }
-    println!("{}", output.display());
+    outln!("{}", output.display())?;
     Ok(ExitCode::Ok)
 }
 

@@ -5,12 +5,11 @@ use crate::cli::SimArgs;
 use crate::error::{ExitCode, UsageError};
 use crate::sim::{self, SimParams};
 use anyhow::{Context, Result};
-use std::io::Write;
 
 /// Serves until Ctrl-C; prints the base URL on stdout for scripts.
 pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> {
     if args.list {
-        print!("{}", list());
+        out!("{}", list())?;
         return Ok(ExitCode::Ok);
     }
     let mut params = match &args.config {
@@ -39,8 +38,7 @@ pub(super) async fn serve_sim(args: &SimArgs, out: &Output) -> Result<ExitCode> 
             handle.base_url()
         );
     }
-    println!("{}", handle.base_url());
-    let _ = std::io::stdout().flush();
+    outln!("{}", handle.base_url())?;
     let _ = tokio::signal::ctrl_c().await;
     handle.shutdown().await;
     Ok(ExitCode::Ok)

@@ -40,7 +40,7 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
     if !out.quiet {
         eprintln!("wrote {} and {}", store::SUMMARY_FILE, store::FINDINGS_FILE);
     }
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",

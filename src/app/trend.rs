@@ -165,9 +165,9 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             match &args.out {
                 Some(o) => {
                     store::write_atomic(o, md.as_bytes())?;
-                    println!("{}", o.display());
+                    outln!("{}", o.display())?;
                 }
-                None => print!("{md}"),
+                None => out!("{md}")?,
             }
         }
         ReportFormatArg::Html => {
@@ -184,7 +184,7 @@ pub fn command(args: &ReportArgs, quiet: bool) -> anyhow::Result<ExitCode> {
             let generator = format!("ladder {}", env!("CARGO_PKG_VERSION"));
             let html = crate::render::html::trend::page(&trend, &generator);
             store::write_atomic(&out, html.as_bytes())?;
-            println!("{}", out.display());
+            outln!("{}", out.display())?;
         }
     }
     Ok(ExitCode::Ok)

@@ -32,14 +32,14 @@ pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                     );
                 }
                 if !out.quiet {
-                    println!(
+                    outln!(
                         "ok  {}  ({}; {} model(s); ladder {:?}; fingerprint {})",
                         path.display(),
                         s.name,
                         s.target.models.len(),
                         s.load.ladder,
                         s.fingerprint
-                    );
+                    )?;
                     for what in unset {
                         eprintln!(
                             "note: {}: {what}; `ladder run` will need it",

@@ -42,7 +42,8 @@ impl Sink {
     }
 
     /// Writes the verdict and returns its exit code. A reader that left (`| head`) does not
-    /// change the verdict; a step summary that cannot be written is a warning, not a failure.
+    /// change the verdict (`app::pipe`); a step summary that cannot be written is a warning,
+    /// not a failure.
     pub fn emit(&self, c: &Comparison, ctx: &DiffContext) -> std::io::Result<ExitCode> {
         let code = c.exit_code();
         if let Some(path) = &self.step_summary {
@@ -53,14 +54,10 @@ impl Sink {
                 );
             }
         }
-        let mut stdout = std::io::stdout().lock();
-        let written = crate::render::diff::render_with(c, ctx, self.format, &mut stdout)
-            .and_then(|()| stdout.flush());
-        match written {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(code),
-            Err(e) => Err(e),
-            Ok(()) => Ok(code),
-        }
+        let mut stdout = crate::app::pipe::stdout();
+        crate::render::diff::render_with(c, ctx, self.format, &mut stdout)?;
+        stdout.flush()?;
+        Ok(code)
     }
 }
 

@@ -9,6 +9,8 @@ mod apis;
 mod check;
 mod check_azure;
 mod ci_contract;
+#[cfg(unix)]
+mod closed_stdout;
 mod crash;
 mod diff_gate;
 mod evidence;

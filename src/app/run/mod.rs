@@ -76,12 +76,12 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
             .unwrap_or_else(|| default_baselines_dir(&s.path));
         store::baseline_paths(&dir, &s.name).summary
     };
-    if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet) {
+    if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet)? {
         for s in &scenarios {
             let gates = compare_options(&args.gates, s.gates.clone()).gates;
             let path = args.against.clone().unwrap_or_else(|| baselines(s));
             for line in super::budget::lines_from_path(s, &gates, &path) {
-                println!("{line}");
+                outln!("{line}")?;
             }
         }
         return Ok(ExitCode::Ok);
@@ -293,7 +293,7 @@ async fn run_one(
         baseline.is_none() && matches!(args.format, DiffFormatArg::Json | DiffFormatArg::Markdown);
     let machine = (baseline.is_some() && sink.is_machine()) || run_doc;
     let mut human: Box<dyn Write> = match (machine, out.quiet) {
-        (false, _) => Box::new(std::io::stdout()),
+        (false, _) => Box::new(crate::app::pipe::stdout()),
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
     };
@@ -346,7 +346,7 @@ fn print_run_doc(
         DiffFormatArg::Json => run_doc::json(&doc),
         _ => run_doc::markdown(&doc),
     };
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::app::pipe::stdout();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
