@@ -62,7 +62,7 @@ fn messages_reader() -> EventReader {
 }
 
 fn responses_reader() -> EventReader {
-    EventReader::Responses
+    EventReader::Responses(responses::ResponsesReader::default())
 }
 
 /// The meaning of one answer's events, in order, in its dialect. An enum rather than a trait
@@ -72,7 +72,7 @@ fn responses_reader() -> EventReader {
 pub enum EventReader {
     OpenAi(openai::ChunkReader),
     Anthropic,
-    Responses,
+    Responses(responses::ResponsesReader),
 }
 
 impl EventReader {
@@ -82,7 +82,16 @@ impl EventReader {
         match self {
             EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
             EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
-            EventReader::Responses => responses::responses_event(ev.event, ev.data),
+            EventReader::Responses(reader) => reader.read(ev.event, ev.data),
+        }
+    }
+
+    /// The id the server gave the answer, when the dialect has one a later request can refer to
+    /// (the Responses API's `resp_…`, for a chained session).
+    pub fn take_response_id(&mut self) -> Option<String> {
+        match self {
+            EventReader::Responses(reader) => reader.take_id(),
+            EventReader::OpenAi(_) | EventReader::Anthropic => None,
         }
     }
 }

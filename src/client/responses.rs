@@ -95,13 +95,36 @@ fn input_part(part: &Value, assistant: bool) -> Value {
     }
 }
 
+/// The events of one answer, read in order: their meanings, and the response's id (from its
+/// first lifecycle event), which a chained session's next turn sends as `previous_response_id`.
+#[derive(Default)]
+pub struct ResponsesReader {
+    id: Option<String>,
+}
+
+impl ResponsesReader {
+    /// Meaning of the answer's next event ([`responses_event`]).
+    pub fn read(&mut self, event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+        read(event, data, &mut self.id)
+    }
+
+    /// The response's id, once an event carried it.
+    pub fn take_id(&mut self) -> Option<String> {
+        self.id.take()
+    }
+}
+
 /// Meaning of one Responses stream event, from its name and its data as received (not yet
 /// checked for UTF-8: read as it is, and decoded with invalid sequences replaced only when that
 /// fails). The type comes from the JSON `type`, or from the SSE event name when the JSON has
 /// none.
 pub fn responses_event(event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    read(event, data, &mut None)
+}
+
+fn read(event: &str, data: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEvent> {
     match serde_json::from_slice::<Event>(data) {
-        Ok(parsed) => Ok(meaning(event, parsed, data)),
+        Ok(parsed) => Ok(meaning(event, parsed, data, id)),
         Err(_) => {
             let text = decode(data);
             let text = text.trim();
@@ -111,7 +134,7 @@ pub fn responses_event(event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedE
                 return Ok(ChunkInfo::default());
             }
             match serde_json::from_str::<Event>(text) {
-                Ok(parsed) => Ok(meaning(event, parsed, text.as_bytes())),
+                Ok(parsed) => Ok(meaning(event, parsed, text.as_bytes(), id)),
                 Err(_) if event == "error" => Ok(with_error(error_from_event_data(text))),
                 Err(e) => Err(malformed("event", text, &e)),
             }
@@ -119,8 +142,11 @@ pub fn responses_event(event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedE
     }
 }
 
-fn meaning(event: &str, parsed: Event, data: &[u8]) -> ChunkInfo {
+fn meaning(event: &str, mut parsed: Event, data: &[u8], id: &mut Option<String>) -> ChunkInfo {
     let mut info = ChunkInfo::default();
+    if id.is_none() {
+        *id = parsed.response.as_mut().and_then(|r| r.id.take());
+    }
     let kind = parsed.ty.as_deref().unwrap_or(event);
     match kind {
         "response.output_text.delta"
@@ -220,6 +246,7 @@ struct Event<'a> {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Response {
+    id: Option<String>,
     usage: Option<Usage>,
     error: Option<ErrorField>,
     incomplete_details: Option<Incomplete>,

@@ -130,6 +130,9 @@ pub struct Spec {
     /// The server keeps every response unless the request says `store: false` (the Responses
     /// API): ladder sends `store: false`, and `check` explains a server that refuses the field.
     pub stores: bool,
+    /// The body field that continues a stored response (`previous_response_id`): a session may
+    /// send only its new turn and the previous answer's id (`session: {chain: …}`).
+    pub chain_field: Option<&'static str>,
 }
 
 const OPENAI_CHAT: Spec = Spec {
@@ -147,6 +150,7 @@ const OPENAI_CHAT: Spec = Spec {
     id_prefix: "chatcmpl-",
     no_usage: "the server ignores stream_options.include_usage",
     stores: false,
+    chain_field: None,
 };
 
 const OPENAI_COMPLETIONS: Spec = Spec {
@@ -173,6 +177,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     id_prefix: "msg_",
     no_usage: "the server sent no usage in message_delta",
     stores: false,
+    chain_field: None,
 };
 
 /// The Responses API: typed events, usage always in `response.completed`. Its finish reasons are
@@ -190,6 +195,7 @@ const OPENAI_RESPONSES: Spec = Spec {
     id_prefix: "resp_",
     no_usage: "the server sent no usage in response.completed",
     stores: true,
+    chain_field: Some("previous_response_id"),
     ..OPENAI_CHAT
 };
 

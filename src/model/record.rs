@@ -295,6 +295,9 @@ pub struct RequestRecord {
     /// The id the provider or a gateway gave the request (`apim-request-id`, `request-id`,
     /// `x-request-id`, …), the one its support asks for; `None` when it sent none or echoed ours.
     pub server_request_id: Option<String>,
+    /// The id the server gave a finished answer that a later request can refer to (the
+    /// Responses API's `resp_…`), for a chained session's next turn; not written to any file.
+    pub response_id: Option<String>,
 }
 
 impl RequestRecord {

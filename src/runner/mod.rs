@@ -542,7 +542,7 @@ async fn run_step<B: Backend>(
                 };
                 let rec = one_request(&shared, key, prepared, None, &interrupt).await;
                 if let Some(s) = session.as_mut() {
-                    s.answered(rec.output_tokens.filter(|_| rec.is_ok()), turns);
+                    s.answered(&rec, turns);
                 }
                 seq += 1;
                 if record {

@@ -219,6 +219,7 @@ fn to_record<B>(
         server_decode_ms: a.server.decode_ms,
         server_timing_source: a.server.source,
         server_request_id,
+        response_id: a.response_id,
         ..Default::default()
     };
     if let Some(t) = a.timing {

@@ -7,6 +7,7 @@
 
 use super::replay;
 use crate::client::Backend;
+use crate::model::RequestRecord;
 use crate::scenario::arrivals::step_seed;
 use crate::scenario::trace::Trace;
 use crate::scenario::{
@@ -41,11 +42,13 @@ pub struct Prepared {
     pub max_tokens: Option<u32>,
 }
 
-/// A worker's conversation (`session.turns` > 1): the messages so far and the turn number.
+/// A worker's conversation (`session.turns` > 1): the messages so far and the turn number; in a
+/// chained session (`session.chain`), the previous answer's id instead of the history.
 #[derive(Default)]
 pub struct Session {
     history: Vec<Value>,
     turn: u32,
+    previous: Option<String>,
 }
 
 impl StepWorkload {
@@ -128,8 +131,22 @@ impl StepWorkload {
         }
         let mut spec = self.specs[i].clone();
         if let Some(s) = session {
-            s.history.extend(user_messages(&spec));
-            spec.messages = s.history.clone();
+            match (spec.session_chain, &s.previous) {
+                // A chained turn: its own messages and the previous answer's id.
+                (Some(field), Some(previous)) => {
+                    spec.messages = user_messages(&spec);
+                    spec.extra_body
+                        .insert(field.into(), Value::from(previous.as_str()));
+                }
+                (chain, _) => {
+                    if chain.is_some() && s.turn > 0 {
+                        // The previous turn failed: nothing to continue, a new conversation.
+                        *s = Session::default();
+                    }
+                    s.history.extend(user_messages(&spec));
+                    spec.messages = s.history.clone();
+                }
+            }
         }
         if self.cache_bust {
             // Unique over the whole run (every step, model and warmup), not only this step.
@@ -145,13 +162,17 @@ impl StepWorkload {
 
 impl Session {
     /// After a turn: the answer joins the conversation (a stand-in of the same number of tokens:
-    /// ladder does not keep response text), and after `turns` turns a new conversation starts.
-    pub fn answered(&mut self, output_tokens: Option<u64>, turns: u32) {
+    /// ladder does not keep response text; in a chained session, the answer's id), and after
+    /// `turns` turns a new conversation starts. A failed turn leaves a chain nothing to continue:
+    /// the next request starts a new conversation.
+    pub fn answered(&mut self, rec: &RequestRecord, turns: u32) {
         self.turn += 1;
         if self.turn >= turns {
             *self = Session::default();
             return;
         }
+        self.previous = rec.response_id.clone().filter(|_| rec.is_ok());
+        let output_tokens = rec.output_tokens.filter(|_| rec.is_ok());
         let n = output_tokens.unwrap_or(1).clamp(1, 100_000) as u32;
         self.history
             .push(json!({"role": "assistant", "content": synthetic_prompt(n)}));
@@ -216,14 +237,78 @@ mod tests {
         assert_eq!(s.system.as_deref(), Some("[z] sys"));
     }
 
+    fn ok(output_tokens: u64, id: Option<&str>) -> RequestRecord {
+        RequestRecord {
+            output_tokens: Some(output_tokens),
+            response_id: id.map(Into::into),
+            ..Default::default()
+        }
+    }
+
     #[test]
     fn sessions_grow_by_the_answer_and_restart_after_the_last_turn() {
         let mut s = Session::default();
         s.history.push(json!({"role": "user", "content": "a"}));
-        s.answered(Some(3), 2);
+        s.answered(&ok(3, None), 2);
         assert_eq!(s.history.len(), 2);
         assert_eq!(s.history[1]["content"], synthetic_prompt(3));
-        s.answered(Some(3), 2);
+        s.answered(&ok(3, None), 2);
         assert!(s.history.is_empty() && s.turn == 0);
+    }
+
+    /// Bodies as the JSON of what a dialect would build from: messages and extra_body.
+    struct Echo;
+
+    impl Backend for Echo {
+        fn body_for(&self, _: &str, r: &RequestSpec) -> Bytes {
+            Bytes::from(json!({"messages": r.messages, "extra": r.extra_body}).to_string())
+        }
+        async fn send(&self, _: Bytes, _: &str) -> crate::client::http::Attempt {
+            unreachable!("not sent")
+        }
+    }
+
+    #[test]
+    fn a_chained_session_sends_its_turn_and_the_previous_answers_id() {
+        let spec = RequestSpec {
+            prompt: "next question".into(),
+            session_turns: 3,
+            session_chain: Some("previous_response_id"),
+            ..Default::default()
+        };
+        let work = StepWorkload {
+            bodies: vec![Echo.body_for("m", &spec)],
+            specs: vec![spec],
+            order: PromptOrder::RoundRobin,
+            seed: 1,
+            cache_bust: false,
+            run_tag: "t".into(),
+            model: "m".into(),
+            trace: None,
+        };
+        let body = |s: &mut Session, n| -> Value {
+            serde_json::from_slice(&work.prepare(&Echo, n, Some(s)).body).unwrap()
+        };
+        let mut s = Session::default();
+        let first = body(&mut s, 0);
+        assert_eq!(first["messages"].as_array().unwrap().len(), 1);
+        assert!(first["extra"].get("previous_response_id").is_none());
+        s.answered(&ok(5, Some("resp_1")), 3);
+        let second = body(&mut s, 1);
+        assert_eq!(
+            second["messages"],
+            json!([{"role": "user", "content": "next question"}])
+        );
+        assert_eq!(second["extra"]["previous_response_id"], "resp_1");
+        // A failed turn leaves nothing to continue: the next request starts over.
+        let failed = RequestRecord {
+            error_class: Some(crate::model::ErrorClass::Http5xx),
+            ..Default::default()
+        };
+        s.answered(&failed, 3);
+        let third = body(&mut s, 2);
+        assert_eq!(third["messages"].as_array().unwrap().len(), 1);
+        assert!(third["extra"].get("previous_response_id").is_none());
+        assert_eq!(s.turn, 0);
     }
 }

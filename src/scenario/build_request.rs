@@ -94,6 +94,7 @@ pub(super) fn build_request(
     };
     let (prompt, prompt_file, prompts) = prompt_of(cx, &r, load, api)?;
     let prompt_order = prompt_order_of(cx, r.prompt_order.as_deref(), &prompts)?;
+    let chain = r.session.as_ref().and_then(|s| s.chain.clone());
     let session_turns = session_turns_of(cx, r.session, load, api)?;
     let (system_file, system) = match r.system_file.filter(|p| !p.trim().is_empty()) {
         Some(sf) => read_text(cx, "system_file", &sf).map(|(p, t)| (Some(p), Some(t)))?,
@@ -119,6 +120,7 @@ pub(super) fn build_request(
         r.max_tokens_field.as_deref(),
         &mut extra_body,
     )?;
+    let session_chain = session_chain_of(cx, chain.as_deref(), session_turns, api, &extra_body)?;
     Ok(RequestSpec {
         prompt,
         messages: Vec::new(),
@@ -127,6 +129,7 @@ pub(super) fn build_request(
         prompt_order,
         cache_bust: r.cache_bust.unwrap_or(false),
         session_turns,
+        session_chain,
         short_below,
         system,
         system_file,
@@ -354,6 +357,59 @@ fn session_turns_of(
         )
     }
     Ok(session_turns)
+}
+
+/// `request.session.chain`: the dialect's field that continues a stored response, when the
+/// dialect has one and the server keeps responses (`store: true` in `extra_body`).
+fn session_chain_of(
+    cx: &Ctx,
+    chain: Option<&str>,
+    turns: u32,
+    api: Api,
+    extra_body: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<&'static str>, ScenarioError> {
+    let Some(chain) = chain else {
+        return Ok(None);
+    };
+    let Some(field) = api.spec().chain_field else {
+        let chaining: Vec<_> = Api::ALL
+            .into_iter()
+            .filter(|a| a.spec().chain_field.is_some())
+            .map(Api::as_str)
+            .collect();
+        bail!(
+            cx,
+            "request.session.chain",
+            "{} has no chained responses; use {} or remove chain (each turn then sends the history)",
+            api.as_str(),
+            chaining.join(" or ")
+        )
+    };
+    if chain != field {
+        bail!(
+            cx,
+            "request.session.chain",
+            "`{chain}` is not a chain of {}; write chain: {field}",
+            api.as_str()
+        )
+    }
+    if turns < 2 {
+        bail!(
+            cx,
+            "request.session.chain",
+            "chains the turns of a session; write turns: 2 or more"
+        )
+    }
+    if extra_body.get("store") != Some(&serde_json::Value::Bool(true)) {
+        bail!(
+            cx,
+            "request.session.chain",
+            "{field} needs the server to keep each response: add store: true to \
+             request.extra_body (ladder sends store: false, and then there is no response to \
+             chain to; stored responses stay in the account, 30 days on OpenAI)"
+        )
+    }
+    Ok(Some(field))
 }
 
 /// `request.extra_body`: a mapping, turned into JSON, that does not turn streaming off.

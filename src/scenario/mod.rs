@@ -310,6 +310,9 @@ pub struct RequestSpec {
     pub cache_bust: bool,
     /// Turns per conversation (`session.turns`); 1 = independent requests.
     pub session_turns: u32,
+    /// `session.chain`: the body field (`previous_response_id`) through which each turn after the
+    /// first sends only its new messages and the previous answer's id, instead of the history.
+    pub session_chain: Option<&'static str>,
     /// A successful response with fewer output tokens than this share of its `max_tokens` and
     /// no `finish_reason: length` counts as short (possible truncation).
     pub short_below: f64,
@@ -340,6 +343,7 @@ impl Default for RequestSpec {
             prompt_order: PromptOrder::RoundRobin,
             cache_bust: false,
             session_turns: 1,
+            session_chain: None,
             short_below: DEFAULT_SHORT_BELOW,
             system: None,
             system_file: None,

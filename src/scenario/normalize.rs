@@ -127,7 +127,11 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
         out.push(("cache_bust", Yaml::from(true)));
     }
     if r.session_turns > 1 {
-        out.push(("session", map([("turns", Yaml::from(r.session_turns))])));
+        let turns = ("turns", Yaml::from(r.session_turns));
+        out.push(match r.session_chain {
+            Some(field) => ("session", map([turns, ("chain", Yaml::from(field))])),
+            None => ("session", map([turns])),
+        });
     }
     out
 }

@@ -210,6 +210,7 @@ fn not_a_prompt<E: serde::de::Error>(what: &str) -> E {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSession {
     pub(super) turns: Option<Pos<u32>>,
+    pub(super) chain: Option<String>,
 }
 
 /// `arrivals: poisson` or `arrivals: {gamma: {burstiness: 0.5}}`.

@@ -19,6 +19,11 @@ pub struct SimRequest {
     /// Hash of the prompt up to the end of each whole 64-character (16-token) block, in order:
     /// two prompts share a cached prefix of k blocks when their first k hashes agree.
     pub prefix_blocks: Vec<u64>,
+    /// The server keeps the answer for a later `previous_response_id` (`store`, whose default is
+    /// the dialect's: true for the Responses API).
+    pub store: bool,
+    /// The stored answer this request continues (the Responses API's `previous_response_id`).
+    pub previous_response_id: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -32,6 +37,8 @@ struct Body {
     /// The Responses API's prompt (a string or input items) and system prompt.
     input: Option<Value>,
     instructions: Option<Value>,
+    store: Option<Value>,
+    previous_response_id: Option<Value>,
 }
 
 /// Parses a body for `api`; the error is the message for a 400 answer.
@@ -71,6 +78,16 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
             }
         },
     };
+    let store = match b.store {
+        None | Some(Value::Null) => spec.stores,
+        Some(Value::Bool(s)) => s,
+        Some(_) => return Err("`store` must be a boolean".into()),
+    };
+    let previous_response_id = match b.previous_response_id {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(id),
+        Some(_) => return Err("`previous_response_id` must be a string".into()),
+    };
     let include_usage = spec.usage == Usage::Always
         || b.stream_options
             .as_ref()
@@ -94,6 +111,8 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         include_usage,
         input_tokens: (chars as u64).div_ceil(4),
         prefix_blocks: prefix_blocks(&text),
+        store,
+        previous_response_id,
     })
 }
 
@@ -170,6 +189,8 @@ mod tests {
                 include_usage: true,
                 input_tokens: 2,
                 prefix_blocks: Vec::new(),
+                store: false,
+                previous_response_id: None,
             }
         );
     }
@@ -214,12 +235,18 @@ mod tests {
         .unwrap();
         assert_eq!((r.input_tokens, r.max_tokens), (2, Some(16)));
         assert!(r.include_usage && r.stream);
+        // The Responses API stores unless told not to.
+        assert!(r.store && r.previous_response_id.is_none());
         let r = p(
             Api::OpenAiResponses,
-            json!({"model":"m","input":"abcdefgh","max_tokens":3}),
+            json!({"model":"m","input":"abcdefgh","max_tokens":3,"store":false,
+                   "previous_response_id":"resp_1"}),
         )
         .unwrap();
         assert_eq!((r.input_tokens, r.max_tokens), (2, None));
+        assert!(!r.store);
+        assert_eq!(r.previous_response_id.as_deref(), Some("resp_1"));
+        assert!(p(Api::OpenAiResponses, json!({"model":"m","store":"no"})).is_err());
     }
 
     #[test]

@@ -309,10 +309,20 @@ fn screen(
             respond::unauthorized(anthropic, &got, &rid),
         )));
     }
-    let req = match request::parse(dialect, body) {
+    let mut req = match request::parse(dialect, body) {
         Ok(r) => r,
         Err(msg) => return Err(Box::new((400, respond::bad_request(anthropic, &msg, &rid)))),
     };
+    // A continued response: its conversation so far is input too.
+    if let Some(previous) = &req.previous_response_id {
+        match ctx.stored_tokens(previous) {
+            Some(tokens) => req.input_tokens += tokens,
+            None => {
+                let msg = format!("Previous response with id '{previous}' not found.");
+                return Err(Box::new((400, respond::bad_request(anthropic, &msg, &rid))));
+            }
+        }
+    }
     truth.model.clone_from(&req.model);
     if p.known_models_only && !p.knows_model(&req.model) {
         let r = respond::model_not_found(anthropic, &req.model, &rid);
@@ -379,12 +389,12 @@ fn planned(
         }
     }
     truth.status = 200;
-    let frames = Frames::new(
-        dialect,
-        format!("{}sim{}", dialect.spec().id_prefix, ctx.next_id()),
-        &req.model,
-        ctx.created,
-    );
+    let id = format!("{}sim{}", dialect.spec().id_prefix, ctx.next_id());
+    if req.store {
+        let output = u64::from(n) + u64::from(p.reasoning_tokens);
+        ctx.store_response(id.clone(), req.input_tokens + output);
+    }
+    let frames = Frames::new(dialect, id, &req.model, ctx.created);
     // Cached prompt tokens cost no prefill (`prefix_cache`).
     let cached = ctx.cached_tokens(&req.prefix_blocks).min(req.input_tokens);
     let frames = frames

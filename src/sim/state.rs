@@ -105,6 +105,9 @@ pub struct Shared {
     next_id: AtomicU64,
     /// Prefix-cache blocks seen so far (`prefix_cache: true`); cleared when it grows too big.
     prefixes: Mutex<std::collections::HashSet<u64>>,
+    /// Stored responses (`store`): id -> the conversation's tokens so far (input and output), for
+    /// a later `previous_response_id`; cleared when it grows too big.
+    stored: Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl Shared {
@@ -125,6 +128,7 @@ impl Shared {
             truth: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
             prefixes: Mutex::new(std::collections::HashSet::new()),
+            stored: Mutex::new(std::collections::HashMap::new()),
             params,
         }
     }
@@ -152,6 +156,21 @@ impl Shared {
         }
         seen.extend(blocks.iter().copied());
         (hits * crate::sim::request::BLOCK_CHARS / 4) as u64
+    }
+
+    /// Keeps response `id`, whose conversation holds `tokens` tokens so far.
+    pub fn store_response(&self, id: String, tokens: u64) {
+        let mut stored = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
+        if stored.len() >= 100_000 {
+            stored.clear();
+        }
+        stored.insert(id, tokens);
+    }
+
+    /// The tokens of the stored conversation response `id` ends, if it was stored.
+    pub fn stored_tokens(&self, id: &str) -> Option<u64> {
+        let stored = self.stored.lock().unwrap_or_else(PoisonError::into_inner);
+        stored.get(id).copied()
     }
 
     /// The per-request draw: a uniform number for the fault and a seed for this stream's jitter.

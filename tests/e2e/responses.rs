@@ -261,3 +261,72 @@ fn check_names_the_endpoint_a_model_needs_and_a_refused_store() {
     );
     assert_eq!(sent["input"], "Reply with one word: ok", "{sent}");
 }
+
+#[test]
+fn a_chained_session_sends_the_previous_response_id() {
+    let p = Project::new();
+    let yaml = scenario(
+        "chain",
+        "ttft: 5ms, tpot: 1ms, output_tokens: 40",
+        "  max_tokens: 40\n  session: {turns: 3, chain: previous_response_id}\n  \
+         extra_body: {store: true}\n",
+        "  ladder: [1]\n  requests_per_step: 3",
+    );
+    let dir = run(&p, "chain", &yaml);
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sim_stats.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        stats["rejected"]["400"], 0,
+        "every previous_response_id found: {stats}"
+    );
+    let (h, all) = read_csv(&dir.join("requests.csv"));
+    assert_eq!(all.len(), 3);
+    let input: Vec<f64> = all.iter().map(|r| num(r, &h, "input_tokens")).collect();
+    let output: Vec<f64> = all.iter().map(|r| num(r, &h, "output_tokens")).collect();
+    // Each turn sends only its own prompt (as large as the first turn's) and the previous id;
+    // the simulator adds the stored conversation, as the API does.
+    assert_eq!(
+        input[1],
+        input[0] + output[0] + input[0],
+        "{input:?} {output:?}"
+    );
+    assert_eq!(
+        input[2],
+        input[1] + output[1] + input[0],
+        "{input:?} {output:?}"
+    );
+}
+
+#[test]
+fn a_chain_needs_stored_responses_and_the_responses_api() {
+    let p = Project::new();
+    let refused = |name: &str, yaml: &str, words: &[&str]| {
+        let f = p.scenario(name, yaml);
+        let out = p.ladder().arg("validate").arg(&f).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        for w in words {
+            assert!(stderr.contains(w), "missing `{w}` in {stderr}");
+        }
+    };
+    let chain = "  max_tokens: 40\n  session: {turns: 3, chain: previous_response_id}\n";
+    refused(
+        "nostore",
+        &scenario("nostore", "ttft: 5ms", chain, "  ladder: [1]"),
+        &[
+            "request.session.chain",
+            "add store: true to request.extra_body",
+        ],
+    );
+    let on_chat = scenario("chat", "ttft: 5ms", chain, "  ladder: [1]")
+        .replace("api: openai-responses", "api: openai-chat");
+    refused(
+        "chat",
+        &on_chat,
+        &[
+            "openai-chat has no chained responses",
+            "use openai-responses",
+        ],
+    );
+}

@@ -216,6 +216,9 @@ pub struct Attempt {
     pub server: ServerTimings,
     /// The id the server or a gateway gave the request (`server_timing::request_id`).
     pub server_request_id: Option<String>,
+    /// The id the server gave a finished answer that a later request can refer to (the
+    /// Responses API's `resp_…`: a chained session's next turn).
+    pub response_id: Option<String>,
 }
 
 impl Attempt {

@@ -138,7 +138,11 @@ impl<'a> StreamRead<'a> {
             self.last_event = now;
         }
         match ended? {
-            Ok(()) => Some(finish_ok(self.timing.finish(at), self.status)),
+            Ok(()) => {
+                let mut done = finish_ok(self.timing.finish(at), self.status);
+                done.response_id = self.reader.take_response_id();
+                Some(done)
+            }
             Err(a) => Some(a.with_status(self.status)),
         }
     }
