@@ -19,8 +19,6 @@
 //! `FIRST:c1/c2/c3` (bins FIRST, FIRST+1, … with those counts; 0 allowed inside a run), e.g.
 //! `426:3/5/0/1 470:1`. An empty cell is a request without gaps.
 
-use crate::util::digits::push_u64;
-
 /// Bins per doubling of the gap.
 pub const BINS_PER_OCTAVE: u32 = 32;
 /// The last bin (gaps of 2^30 µs and more).
@@ -115,9 +113,9 @@ impl ItlHistogram {
         out
     }
 
-    /// Appends [`encode`](Self::encode)'s text to `out` (a `requests.csv` row is written in
-    /// place).
+    /// Appends [`encode`](Self::encode)'s text to `out` (a `requests.csv` cell).
     pub fn encode_into(&self, out: &mut String) {
+        use std::fmt::Write as _;
         let mut prev: Option<u16> = None;
         for &(b, c) in &self.bins {
             match prev {
@@ -130,15 +128,15 @@ impl ItlHistogram {
                 }
                 Some(_) => {
                     out.push(' ');
-                    push_u64(out, u64::from(b));
+                    let _ = write!(out, "{b}");
                     out.push(':');
                 }
                 None => {
-                    push_u64(out, u64::from(b));
+                    let _ = write!(out, "{b}");
                     out.push(':');
                 }
             }
-            push_u64(out, u64::from(c));
+            let _ = write!(out, "{c}");
             prev = Some(b);
         }
     }

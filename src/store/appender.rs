@@ -3,6 +3,7 @@
 //! second on disk. Rows are buffered in memory and written whole (a crash can tear at most the
 //! last row, which readers of incomplete runs drop) at least every second and at each step end.
 
+use super::csv_io::Records;
 use super::requests_csv::{append_request_row, requests_csv_header};
 use super::StoreError;
 use crate::model::RequestRecord;
@@ -20,7 +21,7 @@ pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 pub struct RequestsAppender {
     path: PathBuf,
     file: File,
-    buf: String,
+    rows: Records,
     last_flush: Instant,
 }
 
@@ -37,14 +38,14 @@ impl RequestsAppender {
         Ok(RequestsAppender {
             path: path.to_path_buf(),
             file,
-            buf: String::with_capacity(64 << 10),
+            rows: Records::new(),
             last_flush: Instant::now(),
         })
     }
 
     /// Buffers one row; writes the buffer when the last write is [`FLUSH_EVERY`] old.
     pub fn push(&mut self, r: &RequestRecord) -> Result<(), StoreError> {
-        append_request_row(&mut self.buf, r);
+        append_request_row(&mut self.rows, r);
         self.flush_if_due()
     }
 
@@ -59,11 +60,11 @@ impl RequestsAppender {
     /// Writes every buffered row (whole rows only, in one write).
     pub fn flush(&mut self) -> Result<(), StoreError> {
         self.last_flush = Instant::now();
-        if self.buf.is_empty() {
+        let buf = self.rows.take();
+        if buf.is_empty() {
             return Ok(());
         }
-        let result = self.file.write_all(self.buf.as_bytes());
-        self.buf.clear();
+        let result = self.file.write_all(&buf);
         result.map_err(|e| StoreError::io("append to", &self.path, e))
     }
 

@@ -1,10 +1,10 @@
 //! A CSV file's columns declared once: each column is one entry (header name, whether older
 //! files may lack it, how a value is written to a cell and read back), and the header, the
 //! writer and the reader all come from that one list. Adding a column is adding one line, in
-//! file order; nothing else has to stay in step with it. Cells are written in place into the
-//! row's text (no `String` per cell: `requests.csv` gets a row per request, issue 24).
+//! file order; nothing else has to stay in step with it. Cells are written into one reused
+//! cell and handed to the `csv` crate's writer (`csv_io::Records`; no `String` per cell).
 
-use super::csv_io::{push_record, Row};
+use super::csv_io::{Records, Row};
 use super::StoreError;
 
 /// One column of a CSV file whose rows are `T`s.
@@ -14,8 +14,6 @@ pub(super) struct Column<T> {
     pub optional: bool,
     /// Appends the cell's text (quoting is the row writer's job).
     pub write: fn(&T, &mut String),
-    /// Whether the text may need CSV quotes (text does; numbers and flags never do).
-    pub quote: bool,
     pub read: fn(&Row<'_>, &mut T) -> Result<(), StoreError>,
 }
 
@@ -41,19 +39,13 @@ pub(super) fn required<T>(cols: &[Column<T>]) -> Vec<&'static str> {
 }
 
 /// Appends the header line.
-pub(super) fn push_header<T>(cols: &[Column<T>], out: &mut String) {
-    push_record(out, cols.len(), |i, out| {
-        out.push_str(cols[i].name);
-        true
-    });
+pub(super) fn push_header<T>(cols: &[Column<T>], out: &mut Records) {
+    out.push(cols.len(), |i, cell| cell.push_str(cols[i].name));
 }
 
-/// Appends `r`'s row (ending in `\n`).
-pub(super) fn push_row<T>(cols: &[Column<T>], r: &T, out: &mut String) {
-    push_record(out, cols.len(), |i, out| {
-        (cols[i].write)(r, out);
-        cols[i].quote
-    });
+/// Appends `r`'s row.
+pub(super) fn push_row<T>(cols: &[Column<T>], r: &T, out: &mut Records) {
+    out.push(cols.len(), |i, cell| (cols[i].write)(r, cell));
 }
 
 /// A whole file: the header, then the rows in the order given.
@@ -61,12 +53,12 @@ pub(super) fn csv_file<'a, T: 'a>(
     cols: &[Column<T>],
     rows: impl Iterator<Item = &'a T>,
 ) -> Vec<u8> {
-    let mut out = String::new();
+    let mut out = Records::new();
     push_header(cols, &mut out);
     for r in rows {
         push_row(cols, r, &mut out);
     }
-    out.into_bytes()
+    out.take()
 }
 
 /// One row read column by column into a default `T`.
@@ -88,15 +80,13 @@ pub(super) fn read_row<T: Default>(cols: &[Column<T>], row: &Row<'_>) -> Result<
 /// - `zero "what"`: an integer that reads as 0 when the cell is empty;
 /// - `text` / `opt_text`: text kept on one line;
 /// - `flag`: `true`/`false` (an empty cell or `0` is false);
-/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text,
-///   which is checked for characters that need quotes).
+/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text).
 macro_rules! col {
     ($f:ident: parse $what:expr) => {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
-            write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
+            write: |r, out| $crate::store::csv_io::push_whole(out, r.$f),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
                 Ok(())
@@ -107,7 +97,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
             write: |r, out| $crate::store::csv_io::push_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.parse(stringify!($f), $what)?;
@@ -119,7 +108,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
             write: |r, out| $crate::store::csv_io::push_opt_fixed(out, r.$f, $d),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?;
@@ -131,10 +119,9 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
             write: |r, out| {
                 if let Some(v) = r.$f {
-                    $crate::store::csv_io::WholeCell::push_cell(v, out);
+                    $crate::store::csv_io::push_whole(out, v);
                 }
             },
             read: |row, r| {
@@ -147,8 +134,7 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
-            write: |r, out| $crate::store::csv_io::WholeCell::push_cell(r.$f, out),
+            write: |r, out| $crate::store::csv_io::push_whole(out, r.$f),
             read: |row, r| {
                 r.$f = row.opt(stringify!($f), $what)?.unwrap_or(0);
                 Ok(())
@@ -159,7 +145,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: true,
             write: |r, out| out.push_str(&$crate::store::csv_io::escape(&r.$f)),
             read: |row, r| {
                 r.$f = row.text(stringify!($f));
@@ -171,7 +156,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: true,
             write: |r, out| {
                 if let Some(s) = r.$f.as_deref() {
                     out.push_str(&$crate::store::csv_io::escape(s));
@@ -187,7 +171,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: false,
             write: |r, out| out.push_str(if r.$f { "true" } else { "false" }),
             read: |row, r| {
                 r.$f = row.flag(stringify!($f))?;
@@ -199,7 +182,6 @@ macro_rules! col {
         $crate::store::columns::Column {
             name: stringify!($f),
             optional: false,
-            quote: true,
             write: $write,
             read: $read,
         }

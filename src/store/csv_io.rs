@@ -26,92 +26,72 @@ pub(super) fn first_appearance<'a>(
     order
 }
 
-/// A whole CSV file: the header, then the rows, each written by [`push_record`].
+/// Writes CSV records into memory with the `csv` crate's writer (its default "necessary"
+/// quoting, which the reader expects; `\n` line ends), one field at a time from a reused cell,
+/// so a row costs no allocation of its own. Whole records are taken out with [`Records::take`]
+/// and written to a file by `store`.
+pub(super) struct Records {
+    csv: csv::Writer<Vec<u8>>,
+    cell: String,
+}
+
+fn memory_writer(capacity: usize) -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        // Every file's rows have its header's length; the readers name a ragged row.
+        .flexible(true)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::with_capacity(capacity))
+}
+
+impl Records {
+    pub(super) fn new() -> Self {
+        Records {
+            csv: memory_writer(0),
+            cell: String::new(),
+        }
+    }
+
+    /// Appends one record of `fields` fields: `field(i, cell)` writes field `i`'s text into an
+    /// empty `cell`.
+    pub(super) fn push(&mut self, fields: usize, mut field: impl FnMut(usize, &mut String)) {
+        for i in 0..fields {
+            self.cell.clear();
+            field(i, &mut self.cell);
+            self.csv
+                .write_field(&self.cell)
+                .expect("writing CSV into memory cannot fail");
+        }
+        self.csv
+            .write_record(None::<&[u8]>)
+            .expect("writing CSV into memory cannot fail");
+    }
+
+    /// The records written since the last `take`, whole; the next ones go into a new buffer of
+    /// the same capacity (the appender takes once a second, not once a row).
+    pub(super) fn take(&mut self) -> Vec<u8> {
+        let capacity = self.csv.get_ref().capacity();
+        std::mem::replace(&mut self.csv, memory_writer(capacity))
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .expect("writing CSV into memory cannot fail")
+    }
+}
+
+/// A whole CSV file: the header, then the rows.
 pub(super) fn write_csv(header: &[&str], rows: impl Iterator<Item = Vec<String>>) -> Vec<u8> {
-    let mut out = String::new();
-    push_record(&mut out, header.len(), |i, out| {
-        out.push_str(header[i]);
-        true
-    });
+    let mut out = Records::new();
+    out.push(header.len(), |i, cell| cell.push_str(header[i]));
     for row in rows {
-        push_record(&mut out, row.len(), |i, out| {
-            out.push_str(&row[i]);
-            true
-        });
+        out.push(row.len(), |i, cell| cell.push_str(&row[i]));
     }
-    out.into_bytes()
+    out.take()
 }
 
-/// Appends one CSV record of `fields` fields, ending in `\n`, as the `csv` crate's writer
-/// writes it (its default "necessary" quoting, which the reader expects): `field(i, out)`
-/// appends field `i`'s text, and a field holding a comma, a double quote, CR or LF is put in
-/// double quotes with its quotes doubled; a record of one empty field is written `""`.
-/// Fields are written in place, so a row costs no allocation (issue 24). `field` returns
-/// whether its text may need quotes: `false` (numbers, flags) skips the search, and debug
-/// builds (the tests) check that it was right.
-pub(super) fn push_record(
-    out: &mut String,
-    fields: usize,
-    mut field: impl FnMut(usize, &mut String) -> bool,
-) {
-    let record_start = out.len();
-    for i in 0..fields {
-        if i > 0 {
-            out.push(',');
-        }
-        let start = out.len();
-        if field(i, out) {
-            quote_if_needed(out, start);
-        } else {
-            debug_assert!(
-                !out.as_bytes()[start..].iter().any(needs_quotes),
-                "field {i} `{}` needs quotes",
-                &out[start..]
-            );
-        }
-    }
-    if out.len() == record_start {
-        out.push_str("\"\"");
-    }
-    out.push('\n');
+/// A whole number written to a cell.
+pub(super) fn push_whole(out: &mut String, n: impl std::fmt::Display) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{n}");
 }
-
-/// The bytes that make a field need quotes.
-fn needs_quotes(b: &u8) -> bool {
-    matches!(b, b',' | b'"' | b'\r' | b'\n')
-}
-
-/// Quotes the field `out[start..]` if it needs quotes (see [`push_record`]).
-fn quote_if_needed(out: &mut String, start: usize) {
-    if !out.as_bytes()[start..].iter().any(needs_quotes) {
-        return;
-    }
-    let text = out.split_off(start);
-    out.push('"');
-    for c in text.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-}
-
-/// A whole number written to a cell (`Display`'s digits, without `core::fmt`).
-pub(super) trait WholeCell: Copy {
-    fn push_cell(self, out: &mut String);
-}
-
-macro_rules! whole_cell {
-    ($($t:ty),*) => {$(
-        impl WholeCell for $t {
-            fn push_cell(self, out: &mut String) {
-                crate::util::digits::push_u64(out, self as u64);
-            }
-        }
-    )*};
-}
-whole_cell!(u8, u16, u32, u64, usize);
 
 /// Fixed-precision number; `-0.000` is written as `0.000`; NaN/inf as Rust spells them (and
 /// reads them back).
@@ -123,12 +103,13 @@ pub(super) fn fixed(v: f64, decimals: usize) -> String {
 
 /// Appends [`fixed`]'s text to `out`.
 pub(super) fn push_fixed(out: &mut String, v: f64, decimals: usize) {
+    use std::fmt::Write as _;
     if !v.is_finite() {
         out.push_str(&v.to_string());
         return;
     }
     let start = out.len();
-    crate::util::digits::push_fixed(out, v, decimals);
+    let _ = write!(out, "{v:.decimals$}");
     if let Some(rest) = out[start..].strip_prefix('-') {
         if rest.bytes().all(|b| b == b'0' || b == b'.') {
             out.remove(start);
@@ -388,92 +369,32 @@ pub(super) mod tests {
         assert_eq!(opt_fixed(Some(12.0), 4), "12.0000");
     }
 
-    /// The rule as it was written with `format!` before rows were written in place (issue 24).
-    fn fixed_by_format(v: f64, decimals: usize) -> String {
-        if !v.is_finite() {
-            return v.to_string();
-        }
-        let s = format!("{v:.decimals$}");
-        match s.strip_prefix('-') {
-            Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
-            _ => s,
-        }
-    }
-
     #[test]
-    fn fixed_is_the_format_rule() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(3);
-        let mut values = vec![-0.0, -0.0004, -0.0005, -0.00051, f64::NAN, -f64::NAN];
-        values.extend([
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            1e300,
-            -1e300,
-            0.0625,
-            -0.0625,
-        ]);
-        values.extend((0..50_000).map(|_| f64::from_bits(rng.gen())));
-        values.extend((0..50_000).map(|_| rng.gen_range(-2.0..1e6)));
-        for v in values {
-            for d in [MS, RATE, SHARE, 6] {
-                let mut cell = String::from("x");
-                push_fixed(&mut cell, v, d);
-                assert_eq!(
-                    cell,
-                    format!("x{}", fixed_by_format(v, d)),
-                    "{v:e} with {d}"
-                );
-            }
-        }
-    }
-
-    /// How rows were written before (the csv crate's writer), to compare `push_record` with.
-    fn csv_crate_record(fields: &[String]) -> String {
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
-        w.write_record(fields).unwrap();
-        String::from_utf8(w.into_inner().unwrap()).unwrap()
-    }
-
-    #[test]
-    fn records_are_written_as_the_csv_crate_writes_them() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        let alphabet = ['a', ',', '"', '\n', '\r', ' ', '\\', 'é', ';', '\t', '\''];
-        let mut rows: Vec<Vec<String>> = vec![
-            vec![],
+    fn records_quote_what_needs_quotes_and_read_back() {
+        let rows: Vec<Vec<String>> = vec![
             vec![String::new()],
-            vec![String::new(), String::new()],
-            vec!["\"".into()],
-            vec!["a,b".into(), "\"q\"".into(), "x\ny".into(), "\r".into()],
+            vec![
+                "a,b".into(),
+                "\"q\"".into(),
+                "x\ny".into(),
+                "\r".into(),
+                "é".into(),
+            ],
+            vec!["plain".into(), String::new()],
         ];
-        for _ in 0..20_000 {
-            let n = rng.gen_range(0..6);
-            rows.push(
-                (0..n)
-                    .map(|_| {
-                        let len = rng.gen_range(0..8);
-                        (0..len)
-                            .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
-                            .collect()
-                    })
-                    .collect(),
-            );
-        }
-        for row in rows {
-            let mut out = String::from("before\n");
-            push_record(&mut out, row.len(), |i, out| {
-                out.push_str(&row[i]);
-                true
-            });
-            assert_eq!(
-                out,
-                format!("before\n{}", csv_crate_record(&row)),
-                "{row:?}"
-            );
-        }
+        let bytes = write_csv(&["h"], rows.clone().into_iter());
+        assert_eq!(
+            String::from_utf8(bytes.clone()).unwrap(),
+            "h\n\"\"\n\"a,b\",\"\"\"q\"\"\",\"x\ny\",\"\r\",é\nplain,\n"
+        );
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .from_reader(bytes.as_slice());
+        let back: Vec<Vec<String>> = reader
+            .records()
+            .map(|r| r.unwrap().iter().map(str::to_string).collect())
+            .collect();
+        assert_eq!(back, rows);
     }
 
     #[test]

@@ -29,7 +29,6 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     Column {
         name: "status",
         optional: false,
-        quote: false,
         write: |r, out| out.push_str(r.status_str()),
         read: |row, _| {
             let error_class: Option<ErrorClass> = row.opt("error_class", "an error class")?;
@@ -100,8 +99,6 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(Column {
         name: "itl_hist",
         optional: false,
-        // Bins and counts: digits, `:`, `/` and spaces.
-        quote: false,
         write: |r, out| {
             if let Some(h) = &r.itl {
                 h.encode_into(out);
@@ -159,8 +156,8 @@ pub fn requests_csv_header() -> Vec<u8> {
     columns::csv_file(COLUMNS, std::iter::empty())
 }
 
-/// Appends one `requests.csv` row (ending in `\n`) to `out`.
-pub fn append_request_row(out: &mut String, r: &RequestRecord) {
+/// Appends one `requests.csv` row to `out`.
+pub(super) fn append_request_row(out: &mut super::csv_io::Records, r: &RequestRecord) {
     columns::push_row(COLUMNS, r, out);
 }
 

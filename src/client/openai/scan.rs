@@ -24,7 +24,6 @@
 
 use super::Dialect;
 use crate::client::chunk::ChunkInfo;
-use crate::util::bytes::find_either;
 
 /// Nesting deeper than this goes to serde (which has its own limit).
 const MAX_DEPTH: u32 = 32;
@@ -520,7 +519,7 @@ impl<'a> Cursor<'a, '_> {
         let start = self.i;
         let mut escaped = false;
         loop {
-            self.i += find_either(self.b.get(self.i..)?, b'"', b'\\')?;
+            self.i += memchr::memchr2(b'"', b'\\', self.b.get(self.i..)?)?;
             if self.b[self.i] == b'"' {
                 let raw = &self.b[start..self.i];
                 self.i += 1;
