@@ -247,7 +247,7 @@ fn stream_failed(
 ) -> Diagnosis {
     let d = match class {
         ErrorClass::Empty => Diagnosis::new(Kind::Empty, "the stream ended without any generated token")
-            .cause("the model produced nothing ladder recognizes as text within 5 tokens, or sends text in a field ladder does not read")
+            .cause("the model produced nothing ladder recognizes as text within the few tokens the check asks for, or sends text in a field ladder does not read")
             .fix("check the model with a longer request; check that target.api matches the server"),
         ErrorClass::Disconnect => Diagnosis::new(Kind::StreamBroken, "the stream broke off after it started")
             .cause("the server closed the stream without its end marker, or a proxy / load balancer cut it")
