@@ -26,12 +26,16 @@ pub(super) fn gate(
     sink: &verdict::Sink,
 ) -> Result<ExitCode> {
     if interrupted {
+        let how = run.meta.stopped_by.as_ref().map_or_else(
+            || "was interrupted".to_string(),
+            crate::model::StoppedBy::how,
+        );
         eprintln!(
-            "run interrupted: partial results written to {}",
+            "the run {how}; partial results written to {}",
             run.dir.path.display()
         );
         if args.save_baseline {
-            eprintln!("baseline not saved: the run was interrupted (an incomplete ladder is never a baseline)");
+            eprintln!("baseline not saved: the run stopped before its plan ended (an incomplete ladder is never a baseline)");
         }
         // Judged on what was collected, by the rule `ladder diff` applies to the same data: a
         // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).

@@ -284,6 +284,7 @@ fn write_run(
         short_below: 0.0,
         shard: None,
         merged_from: Vec::new(),
+        stopped_by: None,
     };
     dir.write_requests(&ladder.records)?;
     dir.write_summary(&ladder.summaries)?;

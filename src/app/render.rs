@@ -60,8 +60,14 @@ pub(super) fn render_run(
     interrupted: bool,
     human: &mut dyn Write,
 ) -> Result<()> {
+    use crate::model::StoppedBy;
     use crate::render::table::{compare_models_table, run_table_marked, Interrupted};
     // The step the run stopped in: the last one summarized, unless it got all it planned.
+    let why = run
+        .meta
+        .stopped_by
+        .as_ref()
+        .map_or_else(|| "interrupted".to_string(), StoppedBy::short);
     let stopped_in = run
         .summaries
         .last()
@@ -73,6 +79,7 @@ pub(super) fn render_run(
                 .iter()
                 .find(|e| e.model == r.model && e.value == r.concurrency)
                 .and_then(|e| e.requests),
+            why: &why,
         })
         .filter(|i| {
             let got = run.summaries.last().map_or(0, |r| r.attempted);

@@ -242,10 +242,13 @@ fn run_warnings(result: &LoadedResult) -> Vec<String> {
         ));
     }
     if result.interrupted() {
-        out.push(
-            "Interrupted run: stopped by a signal; the last step holds fewer requests than planned."
-                .to_string(),
+        let how = result.stopped_by().map_or_else(
+            || crate::model::stopped::STOPPED_UNKNOWN.to_string(),
+            crate::model::StoppedBy::how,
         );
+        out.push(format!(
+            "Stopped early: the run {how}; the last step holds fewer requests than planned."
+        ));
     }
     out
 }
@@ -274,6 +277,20 @@ mod tests {
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
             w[0].contains("(stopped in step 3 of 4 (concurrency 20))"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("does not say which"), "{w:?}");
+        let mut stopped = meta(true);
+        stopped.stopped_by = Some(crate::model::StoppedBy::FailFast {
+            class: "connect".into(),
+            model: "m".into(),
+            requests: 5,
+            message: "Connection refused".into(),
+        });
+        r.meta = Some(stopped);
+        let w = run_warnings(&r);
+        assert!(
+            w[1].contains("the run stopped early: the first 5 requests to m all failed with connect (Connection refused)"),
             "{w:?}"
         );
         r.incomplete = None;

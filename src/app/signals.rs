@@ -44,17 +44,19 @@ impl StopSignals {
         }
     }
 
-    async fn next(&mut self) {
+    /// The next stop signal, by name.
+    async fn next(&mut self) -> &'static str {
         #[cfg(unix)]
         {
             tokio::select! {
-                _ = self.interrupt.recv() => {}
-                _ = self.terminate.recv() => {}
+                _ = self.interrupt.recv() => "SIGINT",
+                _ = self.terminate.recv() => "SIGTERM",
             }
         }
         #[cfg(not(unix))]
         {
             let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
         }
     }
 }
@@ -87,8 +89,8 @@ fn stop_grace() -> Duration {
 pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
     let (grace, together) = (stop_grace(), together());
     tokio::spawn(async move {
-        signals.next().await;
-        interrupt.stop();
+        let signal = signals.next().await;
+        interrupt.stop_by_signal(signal);
         let cancel = interrupt.clone();
         tokio::spawn(async move {
             tokio::time::sleep(grace).await;

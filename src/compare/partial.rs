@@ -9,7 +9,8 @@
 //! scenario); `of` takes the facts of a run still in memory (`run --against`).
 
 use crate::compare::{gate_for, requests_to_decide, Comparison, Verdict};
-use crate::model::LadderUnit;
+use crate::model::stopped::STOPPED_UNKNOWN;
+use crate::model::{LadderUnit, StoppedBy};
 use crate::scenario::{Budget, Gates, Load};
 use crate::stats::StepSummary;
 use crate::store::{LoadedResult, Meta};
@@ -36,8 +37,11 @@ pub struct Partial {
     pub side: &'static str,
     /// The path shown to users.
     pub label: String,
-    /// Killed (no `complete: true` in `meta.json`) rather than interrupted with Ctrl-C.
+    /// Killed (no `complete: true` in `meta.json`) rather than stopped early.
     pub killed: bool,
+    /// Why it stopped early (`meta.json`'s `stopped_by`): a signal, or the fail-fast rule and
+    /// the failure it saw. `None` for a killed run, or one written before it was kept.
+    pub stopped_by: Option<StoppedBy>,
     /// Where it stopped, in words: `stopped in step 3 of 4 (at 20 streams)`.
     pub stopped: Option<String>,
     pub short: Vec<ShortStep>,
@@ -122,6 +126,7 @@ pub fn of(
         side,
         label,
         killed,
+        stopped_by: meta.stopped_by.clone().filter(|_| !killed),
         stopped,
         short,
         never_ran,
@@ -162,22 +167,30 @@ fn short_step(load: &Load, row: &StepSummary) -> Option<ShortStep> {
 }
 
 impl Partial {
-    /// One line for the verdict: "the new run (runs/x) was interrupted".
+    /// One line for the verdict, naming the cause: "the new run (runs/x) stopped early: the
+    /// first 5 requests to m all failed with connect (…)", "… was interrupted by SIGTERM".
     pub fn unfinished(&self) -> String {
         let how = if self.killed {
-            "was killed before it finished"
+            "was killed before it finished".to_string()
         } else {
-            "was interrupted"
+            self.how()
         };
         format!("{} ({}) {how}", self.side, self.label)
+    }
+
+    /// Why it stopped, in the words of [`StoppedBy::how`].
+    fn how(&self) -> String {
+        self.stopped_by
+            .as_ref()
+            .map_or_else(|| STOPPED_UNKNOWN.to_string(), StoppedBy::how)
     }
 
     /// The warning shown in every diff format.
     pub fn warning(&self) -> String {
         let how = if self.killed {
-            "was killed before it finished (meta.json says complete: false)"
+            "was killed before it finished (meta.json says complete: false)".to_string()
         } else {
-            "was interrupted (Ctrl-C or SIGTERM)"
+            self.how()
         };
         let mut w = format!(
             "{} ({}) is an incomplete run: it {how}",
@@ -387,6 +400,7 @@ mod tests {
             side: "the new run",
             label: "runs/x/t".into(),
             killed: true,
+            stopped_by: None,
             stopped: Some("stopped in step 2 of 3 (at 4 streams)".into()),
             short: vec![ShortStep {
                 model: "m".into(),
@@ -464,8 +478,31 @@ mod tests {
         p.killed = false;
         p.short[0].estimated = true;
         let w = p.warning();
-        assert!(w.contains("was interrupted (Ctrl-C or SIGTERM)"), "{w}");
+        assert!(w.contains("does not say which"), "{w}");
         assert!(w.contains("50 of about 200 planned"), "{w}");
+        p.stopped_by = Some(StoppedBy::Interrupted {
+            signal: Some("SIGTERM".into()),
+        });
+        assert!(p
+            .warning()
+            .contains("it was interrupted by SIGTERM and stopped in step 2"));
+        assert!(p
+            .unfinished()
+            .ends_with("(runs/x/t) was interrupted by SIGTERM"));
+        p.stopped_by = Some(StoppedBy::FailFast {
+            class: "connect".into(),
+            model: "m".into(),
+            requests: 5,
+            message: "Connection refused".into(),
+        });
+        let why =
+            "stopped early: the first 5 requests to m all failed with connect (Connection refused)";
+        assert!(
+            p.warning().contains(&format!("it {why}")),
+            "{}",
+            p.warning()
+        );
+        assert!(p.unfinished().ends_with(why), "{}", p.unfinished());
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The facts every layer shares, and nothing else: one `RequestRecord` per attempted request
-//! (with its `ErrorClass` and `ItlHistogram`), the unit a ladder's steps count (`LadderUnit`) and
-//! the SLO bounds. Imports nothing of ours, so any module may use it.
+//! (with its `ErrorClass` and `ItlHistogram`), the unit a ladder's steps count (`LadderUnit`),
+//! the SLO bounds and why a run stopped early (`StoppedBy`). Imports nothing of ours, so any module may use it.
 
 pub mod itl;
 pub mod ladder_unit;
 pub mod record;
 pub mod slo;
+pub mod stopped;
 
 pub use itl::ItlHistogram;
 pub use ladder_unit::LadderUnit;
 pub use record::*;
 pub use slo::Slo;
+pub use stopped::StoppedBy;

@@ -3,6 +3,7 @@
 //! the findings (structured, and in the sentences the terminal prints). Pure: data in, text out.
 
 use crate::findings::ModelFindings;
+use crate::model::StoppedBy;
 use crate::stats::StepSummary;
 use serde_json::json;
 
@@ -12,12 +13,15 @@ pub struct RunDoc<'a> {
     pub fingerprint: &'a str,
     pub run_dir: &'a str,
     pub interrupted: bool,
+    /// Why it stopped early, when it did (`meta.json`'s `stopped_by`).
+    pub stopped_by: Option<&'a StoppedBy>,
     pub summary: &'a [StepSummary],
     pub findings: &'a [ModelFindings],
 }
 
-/// One JSON object: `{scenario, fingerprint, run_dir, interrupted, summary: [rows as in
-/// summary.csv], findings: [as in findings.json, plus `sentences`]}`.
+/// One JSON object: `{scenario, fingerprint, run_dir, interrupted, stopped_by (as in
+/// meta.json, with `words`: what the other formats say; null for a run that ran its plan),
+/// summary: [rows as in summary.csv], findings: [as in findings.json, plus `sentences`]}`.
 pub fn json(d: &RunDoc) -> String {
     let findings: Vec<serde_json::Value> = d
         .findings
@@ -35,6 +39,13 @@ pub fn json(d: &RunDoc) -> String {
         "fingerprint": d.fingerprint,
         "run_dir": d.run_dir,
         "interrupted": d.interrupted,
+        "stopped_by": d.stopped_by.map(|s| {
+            let mut v = serde_json::to_value(s).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.insert("words".into(), json!(format!("the run {}", s.how())));
+            }
+            v
+        }),
         "summary": d.summary,
         "findings": findings,
     });
@@ -53,8 +64,13 @@ pub fn markdown(d: &RunDoc) -> String {
         "### ladder run: {} (workload {})\n\n",
         d.scenario, d.fingerprint
     );
-    if d.interrupted {
-        out.push_str("**Interrupted**: the last step is partial.\n\n");
+    match (d.interrupted, d.stopped_by) {
+        (_, Some(s)) => out.push_str(&format!(
+            "**Incomplete**: the run {}; the last step is partial.\n\n",
+            s.how()
+        )),
+        (true, None) => out.push_str("**Interrupted**: the last step is partial.\n\n"),
+        (false, None) => {}
     }
     // TTFC (the answer's wait) only when a request reasoned: other runs look as before.
     let reasoning = d.summary.iter().any(StepSummary::any_reasoning);
@@ -118,11 +134,13 @@ mod tests {
             fingerprint: "abc",
             run_dir: "runs/s/x",
             interrupted: false,
+            stopped_by: None,
             summary: &rows,
             findings: &[],
         };
         let v: serde_json::Value = serde_json::from_str(&json(&d)).unwrap();
         assert_eq!(v["run_dir"], "runs/s/x");
+        assert!(v["stopped_by"].is_null());
         assert_eq!(v["summary"][1]["concurrency"], 8);
         assert_eq!(v["summary"][1]["ttft_p90_ms"], 250.0);
         assert!(v["findings"].as_array().unwrap().is_empty());
@@ -136,12 +154,29 @@ mod tests {
             fingerprint: "abc",
             run_dir: "runs/s/x",
             interrupted: true,
+            stopped_by: None,
             summary: &rows,
             findings: &[],
         };
         let md = markdown(&d);
         assert!(md.contains("| m | 8 | 9 / 10 | 250 ms |"), "{md}");
         assert!(md.contains("Interrupted"));
+        // Stopped by the fail-fast rule: markdown and JSON name the failure.
+        let ff = StoppedBy::FailFast {
+            class: "connect".into(),
+            model: "m".into(),
+            requests: 5,
+            message: "Connection refused".into(),
+        };
+        let stopped = RunDoc {
+            stopped_by: Some(&ff),
+            ..d
+        };
+        let why = "the run stopped early: the first 5 requests to m all failed with connect (Connection refused)";
+        assert!(markdown(&stopped).contains(&format!("**Incomplete**: {why}")));
+        let v: serde_json::Value = serde_json::from_str(&json(&stopped)).unwrap();
+        assert_eq!(v["stopped_by"]["cause"], "fail-fast");
+        assert_eq!(v["stopped_by"]["words"], why);
         assert!(md.contains("`runs/s/x`"));
         assert!(!md.contains("TTFC"), "{md}");
         // A run that reasoned shows the answer's wait next to TTFT.

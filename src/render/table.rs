@@ -35,13 +35,15 @@ pub fn run_table(rows: &[StepSummary], color: bool) -> String {
     run_table_marked(rows, color, None)
 }
 
-/// The step a run was interrupted in, and the requests it planned there (`None` for a step
-/// that runs for a duration): its `n` cell reads `26/48 (interrupted)`.
+/// The step a run stopped in, the requests it planned there (`None` for a step that runs for a
+/// duration) and why it stopped, in short (`StoppedBy::short`): its `n` cell reads
+/// `26/48 (interrupted)` or `0/40 (fail-fast: connect)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interrupted<'a> {
     pub model: &'a str,
     pub step: u32,
     pub planned: Option<u64>,
+    pub why: &'a str,
 }
 
 /// `run_table`, with the interrupted step marked.
@@ -137,9 +139,10 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
         value,
         match interrupted {
             Some(i) if i.model == r.model && i.step == r.step => format!(
-                "{}/{} (interrupted)",
+                "{}/{} ({})",
                 r.succeeded,
-                i.planned.map_or_else(|| "?".to_string(), |p| p.to_string())
+                i.planned.map_or_else(|| "?".to_string(), |p| p.to_string()),
+                i.why
             ),
             _ => format!("{}/{}", r.succeeded, r.attempted),
         },

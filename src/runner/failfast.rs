@@ -3,7 +3,7 @@
 //! missing model or path, a connection that cannot be made), the run stops before spending its
 //! budget. One success or a different class among them and the rule is off for the run.
 
-use crate::model::{ErrorClass, RequestRecord};
+use crate::model::{ErrorClass, RequestRecord, StoppedBy};
 
 /// How many of the first requests to finish decide.
 pub const FIRST: u32 = 5;
@@ -31,13 +31,20 @@ pub struct Tripped {
 }
 
 impl Tripped {
+    /// The stop as `meta.json` keeps it.
+    pub fn stopped_by(&self) -> StoppedBy {
+        StoppedBy::FailFast {
+            class: self.class.as_str().to_string(),
+            model: self.model.clone(),
+            requests: self.requests,
+            message: self.message.clone(),
+        }
+    }
+
     pub fn sentence(&self) -> String {
         format!(
-            "stopped early: the first {} requests to {} all failed with {} ({}); nothing more was sent (--no-fail-fast sends the whole plan anyway)",
-            self.requests,
-            self.model,
-            self.class.as_str(),
-            self.message
+            "{}; nothing more was sent (--no-fail-fast sends the whole plan anyway)",
+            self.stopped_by().how()
         )
     }
 }

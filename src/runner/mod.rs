@@ -10,6 +10,7 @@ use crate::client::request_id::RequestIds;
 use crate::client::Backend;
 use crate::model::RequestRecord;
 use crate::model::StepRun;
+use crate::model::StoppedBy;
 use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
 use crate::runner::workload::{Session, StepWorkload};
 use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
@@ -28,6 +29,8 @@ pub struct Interrupt {
     cancel: Arc<cancel::Cancel>,
     /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
     fail_fast: Option<Arc<std::sync::Mutex<FailFast>>>,
+    /// The signal that stopped the run, when one did (`stop_by_signal`).
+    signal: Arc<std::sync::OnceLock<String>>,
 }
 
 impl Default for Interrupt {
@@ -42,6 +45,7 @@ impl Interrupt {
             stop: watch::channel(0).0,
             cancel: Arc::default(),
             fail_fast: None,
+            signal: Arc::default(),
         }
     }
     /// Also stop when the first requests show the target cannot work (`failfast`).
@@ -62,6 +66,21 @@ impl Interrupt {
         self.fail_fast
             .as_ref()
             .and_then(|ff| ff.lock().ok().and_then(|g| g.tripped.clone()))
+    }
+    /// Why the run stopped before its plan ended: the fail-fast rule, else a signal; `None`
+    /// while it has not stopped.
+    pub fn stopped_by(&self) -> Option<StoppedBy> {
+        if let Some(t) = self.tripped() {
+            return Some(t.stopped_by());
+        }
+        self.is_stopped().then(|| StoppedBy::Interrupted {
+            signal: self.signal.get().cloned(),
+        })
+    }
+    /// Start no new request, because of the stop signal `name` (`SIGTERM`).
+    pub fn stop_by_signal(&self, name: &str) {
+        let _ = self.signal.set(name.to_string());
+        self.stop();
     }
     /// Start no new request.
     pub fn stop(&self) {

@@ -475,6 +475,8 @@ fn merged_meta(shards: &[ShardRun], problems: &[Problem]) -> Meta {
     meta.finished_at = finished_at.unwrap_or_default();
     meta.command_line = Vec::new();
     meta.interrupted = problems.iter().any(Problem::is_partial);
+    // The first shard that stopped early says why the merged run is partial.
+    meta.stopped_by = shards.iter().find_map(|s| s.meta.stopped_by.clone());
     meta.notes = problems.iter().map(ToString::to_string).collect();
     meta.shard = None;
     meta.complete = true;

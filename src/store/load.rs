@@ -8,7 +8,7 @@ use super::{
     baseline_paths, read_meta, read_pool, read_requests_csv, read_summary_csv, Meta, StoreError,
     META_FILE, REQUESTS_FILE, SCENARIO_FILE, SUMMARY_FILE, WORKLOAD_FILE,
 };
-use crate::model::{RequestRecord, StepRun};
+use crate::model::{RequestRecord, StepRun, StoppedBy};
 use crate::scenario::Recorded;
 use crate::stats::StepSummary;
 use std::fs;
@@ -35,9 +35,15 @@ pub struct LoadedResult {
 }
 
 impl LoadedResult {
-    /// Stopped with Ctrl-C or SIGTERM (`meta.json` says `interrupted`).
+    /// Stopped before its plan ended, by a signal or the fail-fast rule (`meta.json` says
+    /// `interrupted`).
     pub fn interrupted(&self) -> bool {
         self.meta.as_ref().is_some_and(|m| m.interrupted)
+    }
+
+    /// Why it stopped early (`meta.json`'s `stopped_by`), when it says.
+    pub fn stopped_by(&self) -> Option<&StoppedBy> {
+        self.meta.as_ref().and_then(|m| m.stopped_by.as_ref())
     }
 
     /// The recorded scenario's file, for messages.

@@ -1,8 +1,8 @@
 //! `meta.json`: the facts of a run that are not results (tool version, host, start, scenario
-//! identity, SLO, shard, whether and where it stopped).
+//! identity, SLO, shard, whether, where and why it stopped).
 
 use super::StoreError;
-use crate::model::{RequestRecord, Slo, StepRun};
+use crate::model::{RequestRecord, Slo, StepRun, StoppedBy};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
@@ -49,6 +49,11 @@ pub struct Meta {
     /// For a merged run (`ladder merge`): the shards it was made from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<MergedShard>,
+    /// Why the run stopped before its plan ended (a signal, or the fail-fast rule and the
+    /// failure it saw); absent for a run that ran its plan, and in runs written before it was
+    /// kept (`interrupted` then says only that it stopped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_by: Option<StoppedBy>,
 }
 
 fn yes() -> bool {
@@ -89,6 +94,7 @@ impl Meta {
             short_below: s.request.short_below,
             shard: None,
             merged_from: Vec::new(),
+            stopped_by: None,
         }
     }
 

@@ -250,6 +250,7 @@ mod tests {
                 clock_offset_error_ms: None,
             }),
             merged_from: vec![],
+            stopped_by: None,
         };
         run.write_meta(&meta).unwrap();
         run.path

@@ -102,6 +102,7 @@ fn run_dir_writes_every_file_and_meta_round_trips() {
         short_below: 0.1,
         shard: None,
         merged_from: vec![],
+        stopped_by: None,
     };
     run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
     run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();
@@ -324,5 +325,6 @@ fn read_meta_fixture() -> Meta {
         short_below: 0.1,
         shard: None,
         merged_from: vec![],
+        stopped_by: None,
     }
 }

@@ -70,3 +70,82 @@ fn no_fail_fast_sends_the_whole_plan_and_the_table_names_the_class() {
     }
     assert!(stdout.contains("50 (401×50)"), "{stdout}");
 }
+
+/// Issue 34 part 5: a run `--against` a baseline whose target is down (a 127.0.0.1 port nobody
+/// listens on) stops by the fail-fast rule, and its JUnit names the refused connection, not an
+/// interruption; meta.json keeps why, and `diff` of the run afterwards says the same.
+#[test]
+fn a_dead_target_is_named_in_the_junit_markdown_and_meta() {
+    let p = Project::new();
+    let load = "  ladder: [2]\n  requests_per_step: 10\n  warmup_requests: 0";
+    let live = crate::support::sim_scenario(
+        "dead",
+        "    ttft: 2ms\n    tpot: 1ms\n    output_tokens: 4",
+        load,
+        4,
+    );
+    let f = p.scenario("dead", &live);
+    p.ladder().args(["-q", "run"]).arg(&f).assert().success();
+    let baseline = p.run_dirs("dead")[0].clone();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    p.scenario("dead", &crate::support::url_scenario("dead", &url, load, 4));
+    let out = p
+        .ladder()
+        .args(["run", "--no-step-summary", "--format", "junit", "--against"])
+        .arg(&baseline)
+        .arg(&f)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    let xml = String::from_utf8_lossy(&out.stdout).to_string();
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("run complete"))
+        .and_then(|c| c.children().find(|n| n.has_tag_name("failure")))
+        .unwrap_or_else(|| panic!("no completeness failure in {xml}"));
+    let message = failure.attribute("message").unwrap().to_lowercase();
+    assert!(message.contains("connection refused"), "{message}");
+    assert!(message.contains("stopped early"), "{message}");
+    assert!(!xml.contains("Ctrl-C"), "{xml}");
+    assert!(!xml.contains("was interrupted"), "{xml}");
+    // meta.json keeps why; the terminal says the same words.
+    let run = p
+        .run_dirs("dead")
+        .into_iter()
+        .find(|d| d != &baseline)
+        .unwrap();
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("meta.json")).unwrap()).unwrap();
+    assert_eq!(meta["stopped_by"]["cause"], "fail-fast", "{meta}");
+    assert_eq!(meta["stopped_by"]["class"], "connect", "{meta}");
+    assert!(
+        stderr.contains(
+            "the run stopped early: the first 5 requests to sim-model all failed with connect"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("(fail-fast: connect)"),
+        "the table's cell: {stderr}"
+    );
+    // Read back later by diff (markdown) through the store's loader: the same cause.
+    let out = p
+        .ladder()
+        .args(["diff", "--no-step-summary", "--format", "markdown"])
+        .arg(&baseline)
+        .arg(&run)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout).to_lowercase();
+    assert!(
+        md.contains("stopped early") && md.contains("connection refused"),
+        "{md}"
+    );
+}

@@ -239,7 +239,7 @@ fn sigint_mid_step_keeps_every_completed_request() {
     );
     let w = warnings[1].as_str().unwrap();
     assert!(w.starts_with("the new run"), "{w}");
-    assert!(w.contains("was interrupted (Ctrl-C or SIGTERM)"), "{w}");
+    assert!(w.contains("was interrupted by SIGINT"), "{w}");
     assert!(w.contains("stopped in step 1 of 1 (at 4 streams)"), "{w}");
     assert!(w.contains(&format!("has {} of about", rows.len())), "{w}");
 }

@@ -433,7 +433,10 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     let out = p.ladder().args(["report", "runs/two"]).assert().success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("reporting the latest"), "{stderr}");
-    assert!(stderr.contains("Interrupted run"), "{stderr}");
+    assert!(
+        stderr.contains("Stopped early: the run was stopped before its plan ended"),
+        "{stderr}"
+    );
     let html = std::fs::read_to_string(run.join("report.html")).unwrap();
     // A second report keeps the first and says where the new one went; --trend writes next to
     // the runs, never into the working directory.
@@ -484,7 +487,7 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
         "a section per model"
     );
     assert!(html.contains("Incomplete run"), "complete: false shown");
-    assert!(html.contains("Interrupted run"));
+    assert!(html.contains("Stopped early"));
     assert!(html.contains("SLO TTFT ≤ 50 ms"));
     assert!(
         html.contains("slow against fast (same run)"),

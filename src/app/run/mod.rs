@@ -280,6 +280,8 @@ async fn run_one(
     if let Some(t) = interrupt.tripped() {
         run.meta.notes.push(t.sentence());
     }
+    // Why it stopped, when it did: meta.json keeps it, and every document below says it.
+    run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
     super::scrape::keep(&mut run, server_metrics.as_deref())?;
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
@@ -339,6 +341,7 @@ fn print_run_doc(
         fingerprint: &s.fingerprint,
         run_dir: &run_dir,
         interrupted,
+        stopped_by: run.meta.stopped_by.as_ref(),
         summary: &run.summaries,
         findings,
     };

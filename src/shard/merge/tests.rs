@@ -30,6 +30,7 @@ fn meta(index: u32, total: u32) -> Meta {
             clock_offset_error_ms: Some(5.0),
         }),
         merged_from: vec![],
+        stopped_by: None,
     }
 }
 
