@@ -10,7 +10,9 @@ usage: openai_sdk.py BASE_URL REASONING_BASE_URL RECORDED_DIR REQUESTS_CSV
   plain and with streamed reasoning; the text of the deltas is the text of the final response.
 - `client.responses.stream(...)`, the SDK's accumulating helper, rebuilds the same final
   response from the events (it follows output and content indices, so they must agree).
-- `client.responses.create()` without streaming parses the whole response.
+- `client.responses.create()` without streaming parses the whole response; a second one with
+  `previous_response_id` continues the first (the simulator counts the stored conversation as
+  input), and an unknown id is refused as the API refuses it.
 - The SDK's text and usage agree with what `ladder run` recorded for the same request
   (REQUESTS_CSV: output and input tokens, finish reason).
 """
@@ -134,7 +136,23 @@ check(
     isinstance(whole, Response) and whole.output_text and whole.usage.output_tokens > 0,
 )
 
-# 5. What ladder recorded for the same request.
+# 5. A chained turn: previous_response_id continues a stored response (session.chain).
+first = client.responses.create(model="sim-model", input=PROMPT, max_output_tokens=32, store=True)
+second = client.responses.create(
+    model="sim-model", input=PROMPT, max_output_tokens=32, store=True, previous_response_id=first.id
+)
+u1, u2 = first.usage, second.usage
+check(
+    f"previous_response_id={first.id}: input {u2.input_tokens} = the stored {u1.input_tokens + u1.output_tokens} + the new turn's {u1.input_tokens}",
+    u2.input_tokens == 2 * u1.input_tokens + u1.output_tokens,
+)
+try:
+    client.responses.create(model="sim-model", input=PROMPT, previous_response_id="resp_never_stored")
+    check("an unknown previous_response_id is refused", False)
+except openai.BadRequestError as e:
+    check(f"an unknown previous_response_id is refused: {e.message}", "not found" in e.message)
+
+# 6. What ladder recorded for the same request.
 rows = list(csv.DictReader(open(REQUESTS, newline="")))
 ok_rows = [r for r in rows if r["status"] == "ok"]
 outs = {r["output_tokens"] for r in ok_rows}

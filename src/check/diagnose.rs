@@ -255,6 +255,17 @@ fn stream_failed(
         ErrorClass::Protocol => Diagnosis::new(Kind::Malformed, "the stream is not what this API sends")
             .cause(format!("the events are not valid {} stream events", cx.api.as_str()))
             .fix("check that target.api (or --api) matches the server"),
+        // A dialect that classifies its in-stream errors (the Responses API's `response.failed`
+        // with `rate_limit_exceeded`, `insufficient_quota`, `server_error`).
+        ErrorClass::Http429 => Diagnosis::new(Kind::RateLimited, "rate-limited right now (inside the stream)")
+            .cause("the request was accepted (HTTP 200), then the stream failed with a rate-limit error: the account is over its request or token rate limit at the moment")
+            .fix("wait a minute and check again; `ladder run` counts these as 429s in the rate-limit wall"),
+        ErrorClass::Quota => Diagnosis::new(Kind::Quota, "the account is out of quota or credit (inside the stream)")
+            .cause("the request was accepted (HTTP 200), then the stream failed with insufficient_quota")
+            .fix("add credit / raise the spend limit in the provider's console, or use another project's key"),
+        ErrorClass::Http5xx => Diagnosis::new(Kind::ServerError, "the server failed inside the stream")
+            .cause("the request was accepted (HTTP 200), then the stream failed with a server error; not a configuration problem as far as the client can tell")
+            .fix("retry later; if it persists, check the provider's status page or the server's logs"),
         ErrorClass::TimeoutFirstToken | ErrorClass::TimeoutIdle | ErrorClass::TimeoutTotal => {
             Diagnosis::new(Kind::StreamStalled, "the stream started but stalled")
                 .cause(format!("no token within {}: the server is overloaded, or the model is loading", humantime::format_duration(cx.timeout)))

@@ -830,6 +830,9 @@ fn failures_inside_the_stream() {
             Kind::StreamError,
             "(overloaded_error)",
         ),
+        // Classified in the stream (the Responses API's `response.failed` by `error.code`).
+        (ErrorClass::Http429, Kind::RateLimited, "rate limit"),
+        (ErrorClass::Http5xx, Kind::ServerError, "server error"),
     ];
     for (class, kind, word) in cases {
         let o = Outcome::StreamFailed {
