@@ -33,7 +33,9 @@ cleanup() {
 trap cleanup EXIT
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# sim NAME ARGS...: a simulator on a free port; prints its base URL.
+# sim NAME ARGS...: a simulator on a free port, its base URL in $BASE. (Not called as $(sim …):
+# a command substitution's subshell would keep the PID to itself, and the simulator would outlive
+# the script.)
 sim() {
   local name=$1 port
   shift
@@ -45,11 +47,14 @@ sim() {
     curl -fsS -o /dev/null "http://127.0.0.1:$port/v1/models" 2>/dev/null && break
     sleep 0.1
   done
-  echo "http://127.0.0.1:$port/v1"
+  BASE="http://127.0.0.1:$port/v1"
 }
-PLAIN=$(sim plain)
-REASONING=$(sim reasoning --set reasoning_tokens=5 --set stream_reasoning=true)
-FAILING=$(sim failing --set faults.inband_error=1)
+sim plain
+PLAIN=$BASE
+sim reasoning --set reasoning_tokens=5 --set stream_reasoning=true
+REASONING=$BASE
+sim failing --set faults.inband_error=1
+FAILING=$BASE
 
 echo "== record raw streams from ladder sim ($PLAIN, $REASONING, $FAILING)"
 record() {
