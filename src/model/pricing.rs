@@ -27,33 +27,61 @@ pub struct Pricing {
     pub models: BTreeMap<String, Price>,
 }
 
+/// The token counts a request is billed on, as the server reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    /// Prompt tokens, cached ones included (`prompt_tokens`; Anthropic's cache reads and
+    /// writes are added in by the client).
+    pub input: Option<u64>,
+    pub cached: Option<u64>,
+    /// Output tokens, reasoning included (`completion_tokens`, Anthropic's `output_tokens`).
+    pub output: Option<u64>,
+    pub reasoning: Option<u64>,
+}
+
+impl Usage {
+    pub fn of(r: &RequestRecord) -> Usage {
+        Usage {
+            input: r.input_tokens,
+            cached: r.cached_tokens,
+            output: r.output_tokens,
+            reasoning: r.reasoning_tokens,
+        }
+    }
+}
+
 impl Pricing {
     /// What one request cost: its uncached input tokens at `input`, its cached ones at
     /// `cached_input`, its output tokens (which count reasoning tokens: `completion_tokens`
     /// and Anthropic's `output_tokens` include them) at `output`. `None` when the model has
-    /// no price or the server reported no token counts; a failed request that reported usage
-    /// is billed like any other.
-    pub fn cost_of(&self, r: &RequestRecord) -> Option<f64> {
-        let p = self.models.get(&r.model)?;
-        if r.input_tokens.is_none() && r.output_tokens.is_none() {
-            return None;
-        }
-        let input = r.input_tokens.unwrap_or(0);
-        let cached = r.cached_tokens.unwrap_or(0).min(input);
-        let output = r
-            .output_tokens
-            .unwrap_or(0)
-            .max(r.reasoning_tokens.unwrap_or(0));
+    /// no price or the server reported no input count (without usage the output count is the
+    /// client's count of chunks and the prompt is unknown: a guess is not a bill); a failed
+    /// request that reported usage is billed like any other.
+    pub fn cost(&self, model: &str, u: Usage) -> Option<f64> {
+        let p = self.models.get(model)?;
+        let input = u.input?;
+        let cached = u.cached.unwrap_or(0).min(input);
+        // Reasoning is inside the output count; a server that reports more reasoning than
+        // output is billed for the reasoning.
+        let output = u.output.unwrap_or(0).max(u.reasoning.unwrap_or(0));
         let cost = (input - cached) as f64 * p.input
             + cached as f64 * p.cached_input.unwrap_or(p.input)
             + output as f64 * p.output;
         Some(cost / 1e6)
+    }
+
+    /// [`Pricing::cost`] of a record.
+    pub fn cost_of(&self, r: &RequestRecord) -> Option<f64> {
+        self.cost(&r.model, Usage::of(r))
     }
 }
 
 /// A cost for people, about 4 significant digits: `1,234`, `123.4`, `12.34`, `1.234`,
 /// `0.2680`, `0.002680` (the table, the report, `plan` and `diff` print costs this way).
 pub fn cost_text(c: f64) -> String {
+    if c == 0.0 {
+        return "0".into();
+    }
     if c >= 1000.0 {
         let digits = format!("{:.0}", c.round());
         let mut out = String::new();
@@ -104,6 +132,7 @@ mod tests {
             texts,
             ["12,346", "123.5", "12.35", "1.234", "0.2680", "0.002680"]
         );
+        assert_eq!(cost_text(0.0), "0");
     }
 
     #[test]
@@ -138,5 +167,15 @@ mod tests {
             ..RequestRecord::default()
         };
         assert_eq!(pricing().cost_of(&no_usage), None);
+        // Output counted from chunks, no usage: no input count, no bill.
+        let chunks_only = RequestRecord {
+            input_tokens: None,
+            ..r.clone()
+        };
+        assert_eq!(pricing().cost_of(&chunks_only), None);
+        // Without a cached price, cached tokens cost what input does.
+        let mut p = pricing();
+        p.models.get_mut("m").unwrap().cached_input = None;
+        assert!((p.cost_of(&r).unwrap() - 0.0028).abs() < 1e-12);
     }
 }

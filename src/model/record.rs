@@ -298,6 +298,9 @@ pub struct RequestRecord {
     /// The id the server gave a finished answer that a later request can refer to (the
     /// Responses API's `resp_…`), for a chained session's next turn; not written to any file.
     pub response_id: Option<String>,
+    /// What the request cost at the scenario's `pricing:` (`Pricing::cost_of`), in its
+    /// currency; `None` without pricing, without a price for the model or without usage.
+    pub cost: Option<f64>,
 }
 
 impl RequestRecord {

@@ -80,6 +80,7 @@ pub(super) fn build(
         e2e: s.e2e.map(|d| d.0),
     });
     let target = build_target(cx, raw.target, interp)?;
+    let target_models = target.models.clone();
     let load = build_load(cx, raw.load)?;
     let request = build_request(cx, raw.request, &load, target.api)?;
     let compare_baseline = raw.compare.and_then(|c| c.baseline);
@@ -117,6 +118,7 @@ pub(super) fn build(
         compare_baseline,
         baselines_keep,
         otlp: super::build_telemetry::build_telemetry(cx, raw.telemetry)?,
+        pricing: super::build_pricing::build_pricing(cx, raw.pricing, &target_models)?,
     })
 }
 
@@ -628,5 +630,6 @@ fn build_gates(raw: Option<RawGates>) -> Gates {
     override_gate(&mut g.ttfc, r.ttfc.as_ref());
     g.error_rate = r.error_rate.map_or(g.error_rate, |f| f.0);
     g.throughput = r.throughput.map_or(g.throughput, |f| f.0);
+    g.cost = r.cost.and_then(|c| c.mean).map_or(g.cost, |f| f.0);
     g
 }

@@ -5,7 +5,7 @@
 //! the run so `diff`, `report` and `plan` price it the same way.
 
 use super::errors::Ctx;
-use super::raw::{RawPrice, RawPricing, RawPricingSpec};
+use super::raw::{Num, RawPrice, RawPricing, RawPricingSpec};
 use super::ScenarioError;
 use crate::model::{Price, Pricing};
 use std::path::Path;
@@ -68,8 +68,8 @@ pub(super) fn build_pricing(
 
 fn price_of(cx: &Ctx, model: &str, p: RawPrice, origin: &str) -> Result<Price, ScenarioError> {
     let field = |f: &str| format!("pricing.models.{model}.{f}");
-    let check = |f: &str, v: Option<f64>| -> Result<Option<f64>, ScenarioError> {
-        match v {
+    let check = |f: &str, v: Option<Num>| -> Result<Option<f64>, ScenarioError> {
+        match v.map(|n| n.0) {
             Some(x) if !x.is_finite() || x < 0.0 => Err(cx.err(
                 &field(f),
                 format!("{x} is not a price{origin}; a number ≥ 0, per 1M tokens"),
@@ -90,4 +90,24 @@ fn price_of(cx: &Ctx, model: &str, p: RawPrice, origin: &str) -> Result<Price, S
         cache_write_input: check("cache_write_input", p.cache_write_input)?,
         output,
     })
+}
+
+/// The `pricing:` block of a run's recorded `scenario.yaml` (always inline there), read on its
+/// own like `gates_from_yaml`: `Ok(None)` when the run had no pricing.
+pub fn pricing_from_yaml(text: &str) -> Result<Option<Pricing>, String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+    let raw: Option<RawPricing> = match doc.get("pricing") {
+        None | Some(serde_yaml::Value::Null) => None,
+        Some(v) => Some(serde_yaml::from_value(v.clone()).map_err(|e| format!("pricing: {e}"))?),
+    };
+    if matches!(raw, Some(RawPricing::File(_))) {
+        return Err("pricing: a recorded scenario keeps its prices inline".into());
+    }
+    let cx = Ctx {
+        file: Path::new(super::RECORDED_FILE),
+        text,
+        secrets: Vec::new(),
+        prompt_cap: super::bounded::prompt_cap(&|_| None),
+    };
+    build_pricing(&cx, raw, &[]).map_err(|e| e.to_string())
 }

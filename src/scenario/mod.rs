@@ -22,6 +22,7 @@ pub mod arrivals;
 pub mod bounded;
 mod build;
 mod build_load;
+pub mod build_pricing;
 mod build_request;
 pub mod build_telemetry;
 mod defaults;
@@ -39,6 +40,8 @@ pub mod schema;
 mod tests;
 #[cfg(test)]
 mod tests_overrides;
+#[cfg(test)]
+mod tests_pricing;
 #[cfg(test)]
 mod tests_prompt;
 #[cfg(test)]
@@ -525,6 +528,9 @@ pub struct Gates {
     pub error_rate: f64,
     /// Relative drop of TPM/RPS that counts as a regression (0.10).
     pub throughput: f64,
+    /// `cost: {mean: 10%}`: relative rise of the mean cost per successful request that counts
+    /// as a regression (judged only when the new run has `pricing:`; docs/cost.md).
+    pub cost: f64,
 }
 
 impl Default for Gates {
@@ -554,6 +560,7 @@ impl Default for Gates {
             },
             error_rate: 0.01,
             throughput: 0.10,
+            cost: 0.10,
         }
     }
 }
@@ -579,8 +586,14 @@ impl Gates {
         } else {
             format!("; {}", metric("TTFC", &self.ttfc))
         };
+        // Cost is judged only for priced runs: named when it differs from its default.
+        let cost = if self.cost == Gates::default().cost {
+            String::new()
+        } else {
+            format!("; cost mean +{}%", trim(pct(self.cost)))
+        };
         format!(
-            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%",
+            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%{cost}",
             metric("TTFT", &self.ttft),
             metric("TPOT", &self.tpot),
             metric("ITL", &self.itl),
@@ -623,6 +636,9 @@ pub struct Scenario {
     pub baselines_keep: Option<u32>,
     /// `telemetry.otlp`: the OTLP/HTTP export of the run's metrics (not part of the workload).
     pub otlp: Option<OtlpTarget>,
+    /// `pricing:` (inline or a shared file): what each model's tokens cost. Not part of the
+    /// workload; recorded in the run's `scenario.yaml` so every reader prices it the same way.
+    pub pricing: Option<crate::model::Pricing>,
 }
 
 /// `telemetry.otlp: {endpoint, headers, every, traces, protocol}` (docs/telemetry.md).

@@ -284,6 +284,7 @@ pub fn normalized_yaml(s: &Scenario) -> String {
                 ("tpm", opt(limits.tpm)),
             ]),
         ),
+        ("pricing", pricing_yaml(s)),
         (
             "extra",
             map(s
@@ -416,5 +417,30 @@ fn gates_yaml(g: &Gates) -> Yaml {
         ("e2e", gate(&g.e2e)),
         ("error_rate", pct(g.error_rate, "pp")),
         ("throughput", pct(g.throughput, "%")),
+        ("cost", map([("mean", pct(g.cost, "%"))])),
+    ])
+}
+
+/// `pricing:` as the run priced it, inline (a shared file's prices copied in), for the
+/// scenario's models only: `diff`, `report` and `plan` read the prices from the run itself.
+fn pricing_yaml(s: &Scenario) -> Yaml {
+    let Some(p) = &s.pricing else {
+        return Yaml::Null;
+    };
+    let models = s.target.models.iter().filter_map(|m| {
+        let price = p.models.get(m)?;
+        let mut entries = vec![("input", Yaml::from(price.input))];
+        if let Some(c) = price.cached_input {
+            entries.push(("cached_input", Yaml::from(c)));
+        }
+        if let Some(c) = price.cache_write_input {
+            entries.push(("cache_write_input", Yaml::from(c)));
+        }
+        entries.push(("output", Yaml::from(price.output)));
+        Some((m.as_str(), map(entries)))
+    });
+    map([
+        ("currency", Yaml::from(p.currency.as_str())),
+        ("models", map(models)),
     ])
 }

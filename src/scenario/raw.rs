@@ -24,6 +24,53 @@ pub(super) struct RawScenario {
     pub(super) compare: Option<RawCompare>,
     pub(super) baselines: Option<RawBaselines>,
     pub(super) telemetry: Option<RawTelemetry>,
+    pub(super) pricing: Option<RawPricing>,
+}
+
+/// `pricing: {currency: USD, models: {…}}`, or the path of a shared pricing file of the same
+/// shape (relative to the scenario).
+pub(super) enum RawPricing {
+    File(String),
+    Spec(RawPricingSpec),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPricingSpec {
+    pub(super) currency: Option<String>,
+    pub(super) models: Option<BTreeMap<String, RawPrice>>,
+}
+
+/// One model's prices, per 1M tokens.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPrice {
+    pub(super) input: Option<Num>,
+    pub(super) cached_input: Option<Num>,
+    pub(super) cache_write_input: Option<Num>,
+    pub(super) output: Option<Num>,
+}
+
+impl<'de> Deserialize<'de> for RawPricing {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = RawPricing;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a pricing file (pricing: pricing/openai.yaml) or {currency: USD, models: {MODEL: {input: 2.5, output: 10}}}",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawPricing, E> {
+                Ok(RawPricing::File(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<RawPricing, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(m);
+                RawPricingSpec::deserialize(de).map(RawPricing::Spec)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -316,6 +363,14 @@ pub(super) struct RawGates {
     pub(super) e2e: Option<RawMetricGate>,
     pub(super) error_rate: Option<Fraction>,
     pub(super) throughput: Option<Fraction>,
+    pub(super) cost: Option<RawCostGate>,
+}
+
+/// `gates.cost: {mean: 10%}`: the rise of the mean cost per successful request that fails.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawCostGate {
+    pub(super) mean: Option<Fraction>,
 }
 
 #[derive(Deserialize)]

@@ -22,6 +22,8 @@ pub struct Recorded {
     pub limits: Limits,
     /// `compare: {baseline: A}`.
     pub compare_baseline: Option<String>,
+    /// `pricing:`, when the run was priced (and it can be read).
+    pub pricing: Option<crate::model::Pricing>,
 }
 
 impl Recorded {
@@ -48,6 +50,9 @@ impl Recorded {
                 rpm: limit("rpm"),
                 tpm: limit("tpm"),
             },
+            pricing: super::build_pricing::pricing_from_yaml(&yaml)
+                .ok()
+                .flatten(),
             compare_baseline: at("compare", "baseline")
                 .and_then(|b| b.as_str().map(str::to_string)),
             yaml,
