@@ -169,6 +169,14 @@ pub struct StepSummary {
     /// server's reported counts); `None` when no success reported a reasoning count.
     #[serde(default)]
     pub reasoning_share: Option<f64>,
+    /// Cost of 1,000 successful requests at the run's `pricing:` (the mean cost of a priced
+    /// success × 1,000), in the pricing's currency; `None` without pricing or usage.
+    #[serde(default)]
+    pub cost_per_1k_ok: Option<f64>,
+    /// Cost of 1M output tokens of the priced successes (input included: what the answers
+    /// cost per token they produced).
+    #[serde(default)]
+    pub cost_per_1m_output: Option<f64>,
 }
 
 impl StepSummary {
@@ -417,6 +425,33 @@ mod tests {
             .collect();
         let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
         assert_eq!((s.output_tokens, s.input_tokens), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn cost_per_1k_successes_and_per_1m_output_tokens_come_from_the_priced_successes() {
+        let priced = |out: u64, cost: Option<f64>| RequestRecord {
+            cost,
+            ..ok(100.0, Some(10.0), 500.0, Some(out), Some(10), &[10.0])
+        };
+        let records = vec![
+            priced(100, Some(0.002)),
+            priced(300, Some(0.004)),
+            // No usage reported: not priced, in neither figure.
+            priced(1000, None),
+            // A billed failure keeps its cost in requests.csv, not in the step's figures.
+            RequestRecord {
+                error_class: Some(ErrorClass::Http5xx),
+                ..priced(100, Some(1.0))
+            },
+        ];
+        let s = summarize_step(&ctx(&Slo::default(), 10.0), &records);
+        close(s.cost_per_1k_ok, 3.0);
+        close(s.cost_per_1m_output, 0.006 / 400.0 * 1e6);
+        let unpriced = summarize_step(&ctx(&Slo::default(), 10.0), &[priced(10, None)]);
+        assert_eq!(
+            (unpriced.cost_per_1k_ok, unpriced.cost_per_1m_output),
+            (None, None)
+        );
     }
 
     #[test]

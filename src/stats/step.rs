@@ -84,6 +84,10 @@ struct Tally {
     e2e_sched: Vec<f64>,
     /// Sum of the successes' reported reasoning tokens; `None` when none reported a count.
     reasoning_tokens: Option<u64>,
+    /// The priced successes (`cost` set): how many, their cost and their output tokens.
+    priced: u64,
+    cost: f64,
+    priced_output_tokens: u64,
 }
 
 impl Tally {
@@ -101,6 +105,9 @@ impl Tally {
             ttft_sched: Vec::new(),
             e2e_sched: Vec::new(),
             reasoning_tokens: None,
+            priced: 0,
+            cost: 0.0,
+            priced_output_tokens: 0,
         }
     }
 
@@ -143,6 +150,12 @@ impl Tally {
                 s.cached_tokens = s.cached_tokens.saturating_add(r.cached_tokens.unwrap_or(0));
                 if meets_slo(r, ctx.slo) {
                     self.good += 1;
+                }
+                if let Some(c) = r.cost.filter(|c| c.is_finite()) {
+                    self.priced += 1;
+                    self.cost += c;
+                    let out = r.output_tokens.unwrap_or(0);
+                    self.priced_output_tokens = self.priced_output_tokens.saturating_add(out);
                 }
             }
             Some(c) => {
@@ -230,6 +243,21 @@ fn rate_columns(s: &mut StepSummary, t: &Tally, records: &[RequestRecord]) {
         .count();
     s.tokens_usage_share = (s.succeeded > 0).then(|| usage as f64 / s.succeeded as f64);
     s.reasoning_share = reasoning_share(t.reasoning_tokens, s.output_tokens);
+    cost_columns(s, t);
+}
+
+/// What the step cost (docs/cost.md), from its priced successful requests (those with a
+/// `cost`: a scenario with `pricing:` and a server that reported usage): per 1,000 of them (the
+/// mean cost per successful request, the figure `diff` judges, × 1,000) and per 1M of their
+/// output tokens. `None` when no success was priced. A failed request the server billed keeps
+/// its cost in `requests.csv` but is not an answer, so it is in neither figure.
+fn cost_columns(s: &mut StepSummary, t: &Tally) {
+    if t.priced == 0 {
+        return;
+    }
+    s.cost_per_1k_ok = Some(t.cost / t.priced as f64 * 1000.0);
+    s.cost_per_1m_output =
+        (t.priced_output_tokens > 0).then(|| t.cost / t.priced_output_tokens as f64 * 1e6);
 }
 
 /// The reasoning share of a step (docs/metrics.md): its successes' reasoning tokens over their

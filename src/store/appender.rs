@@ -99,7 +99,7 @@ mod tests {
         a.finish().unwrap();
         let mut bytes = std::fs::read(&path).unwrap();
         let full = bytes.len();
-        bytes.truncate(full - 10);
+        bytes.truncate(full - 30);
         std::fs::write(&path, &bytes).unwrap();
         assert_eq!(read_requests_csv(&path, true).unwrap().len(), 2);
         assert!(read_requests_csv(&path, false).is_err());

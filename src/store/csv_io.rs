@@ -13,6 +13,8 @@ use std::str::FromStr;
 pub(super) const MS: usize = 3; // milliseconds and seconds
 pub(super) const RATE: usize = 3; // tpm, tpm_total, rps, achieved concurrency
 pub(super) const SHARE: usize = 4; // goodput, percentages
+pub(super) const COST: usize = 9; // a request's cost, in the pricing's currency
+pub(super) const COST_STEP: usize = 6; // a step's cost per 1,000 requests or 1M tokens
 
 /// Index of each model's first appearance: the stable "model order as given".
 pub(super) fn first_appearance<'a>(

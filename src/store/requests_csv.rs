@@ -2,12 +2,13 @@
 //! appended rate-limit columns (`first_attempt_429, limit_kind, retry_after_ms`) and workload
 //! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens`,
 //! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`) and
-//! `resent_stale` (sent again on a new connection after a closed keep-alive connection lost it). Error
+//! `resent_stale` (sent again on a new connection after a closed keep-alive connection lost it),
+//! the server's timings and ids, and `cost` (at the scenario's `pricing:`, docs/cost.md). Error
 //! text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
 use super::columns::{self, col, optional, Column};
-use super::csv_io::{first_appearance, read_csv, MS};
+use super::csv_io::{first_appearance, read_csv, COST, MS};
 use super::StoreError;
 use crate::model::ItlHistogram;
 use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
@@ -129,6 +130,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
         })),
     optional(col!(server_processing_ms: opt_fixed MS, "milliseconds")),
     optional(col!(server_request_id: opt_text)),
+    optional(col!(cost: opt_fixed COST, "a cost")),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -208,6 +210,7 @@ pub(super) mod tests {
             server_processing_ms: Some(130.25),
             server_request_id: Some("req_0b1c".into()),
             server_timing_source: Some(crate::model::TimingSource::Sim),
+            cost: Some(0.002_680_125),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
             ])),
@@ -252,8 +255,9 @@ pub(super) mod tests {
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
-                 server_timing_source,server_processing_ms,server_request_id"
+                 server_timing_source,server_processing_ms,server_request_id,cost"
         ));
+        assert!(text.contains(",0.002680125\n"), "{text}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -293,7 +297,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(18, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(19, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -310,6 +314,7 @@ pub(super) mod tests {
             server_processing_ms: None,
             server_request_id: None,
             server_timing_source: None,
+            cost: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);

@@ -3,7 +3,7 @@
 //! trailing columns) and ignores unknown columns. Baselines use the same format.
 
 use super::columns::{self, col, optional, Column};
-use super::csv_io::{first_appearance, parse_csv, MS, RATE, SHARE};
+use super::csv_io::{first_appearance, parse_csv, COST_STEP, MS, RATE, SHARE};
 use super::StoreError;
 use crate::model::LadderUnit;
 use crate::stats::{StepSummary, SCHEMA_VERSION};
@@ -93,6 +93,8 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(reasoned: zero "a count")),
     optional(col!(reasoning_share: opt_fixed SHARE, "a share between 0 and 1")),
     optional(col!(server_processing_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(cost_per_1k_ok: opt_fixed COST_STEP, "a cost")),
+    optional(col!(cost_per_1m_output: opt_fixed COST_STEP, "a cost")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -211,6 +213,8 @@ pub(super) mod tests {
             reasoned: 190,
             reasoning_share: Some(0.625),
             server_processing_p90_ms: Some(480.5),
+            cost_per_1k_ok: Some(2.68),
+            cost_per_1m_output: Some(16.75),
         }
     }
 
@@ -246,7 +250,7 @@ pub(super) mod tests {
              e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
              new_conn_share,server_queue_p90_ms,server_waiting_mean,server_waiting_max,\
              server_running_max,server_kv_max,ttfc_p50_ms,ttfc_p90_ms,ttfc_p99_ms,reasoned,\
-             reasoning_share,server_processing_p90_ms"
+             reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output"
         ));
     }
 
@@ -296,7 +300,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(37, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(39, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -339,6 +343,8 @@ pub(super) mod tests {
             reasoned: 0,
             reasoning_share: None,
             server_processing_p90_ms: None,
+            cost_per_1k_ok: None,
+            cost_per_1m_output: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

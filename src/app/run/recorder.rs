@@ -110,7 +110,11 @@ impl<'a> Recorder<'a> {
 }
 
 impl RunSink for Recorder<'_> {
-    fn record(&mut self, r: RequestRecord) {
+    fn record(&mut self, mut r: RequestRecord) {
+        // Priced here, once: the file, the step's cost figures and the samples read this.
+        if let Some(p) = &self.scenario.pricing {
+            r.cost = p.cost_of(&r);
+        }
         if let Some(a) = &mut self.requests {
             let written = a.push(&r);
             self.appended(written);
