@@ -56,13 +56,19 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         .iter()
         .find_map(|r| r.recorded.as_ref()?.load.as_ref()?.search)
         .map(|x| x.slo);
-    let (comparison, warnings) = verdict::judge(
+    let pricing = |r: &store::LoadedResult| r.recorded.as_ref()?.pricing.clone();
+    opts.pricing = pricing(&new_run);
+    let (mut comparison, warnings) = verdict::judge(
         &base,
         &new,
         [partials[0].as_ref(), partials[1].as_ref()],
         &gates,
         &opts,
     );
+    comparison.notes.extend(verdict::pricing_note(
+        opts.pricing.as_ref(),
+        pricing(&base_run).as_ref(),
+    ));
     let ctx = DiffContext {
         run_dir: new_run.dir.as_ref().map(|d| d.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),

@@ -91,6 +91,7 @@ fn judge(
     new.fingerprint = s.fingerprint.clone();
     let mut opts = compare_options(&args.gates, s.gates.clone());
     opts.search = s.load.search.map(|x| x.slo);
+    opts.pricing = s.pricing.clone();
     // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
     // steps it cut short against the scenario's plan, the advice for the planned count.
     let partial = interrupted.then(|| {

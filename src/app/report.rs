@@ -138,7 +138,8 @@ pub fn view_of(
         .map(|(_, g, source)| crate::app::verdict::describe(g, source));
     let mut warnings = run_warnings(&result);
     let comparison = baseline.as_ref().map(|(b, g, _)| {
-        let opts = CompareOptions::for_cli(g.clone(), false, false);
+        let mut opts = CompareOptions::for_cli(g.clone(), false, false);
+        opts.pricing = recorded.as_ref().and_then(|r| r.pricing.clone());
         let partials = [
             partial::read(b, "the baseline"),
             partial::read(&result, "the new run"),

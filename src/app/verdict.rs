@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::compare::partial::{self, Partial};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::ExitCode;
+use crate::model::Pricing;
 use crate::render::diff::{DiffContext, DiffFormat};
 use crate::scenario::{Gates, Scenario};
 use crate::store::LoadedResult;
@@ -120,6 +121,31 @@ pub fn gates_for(
         },
         _ => Ok((Gates::default(), GatesSource::Default)),
     }
+}
+
+/// What a comparison says of its prices (docs/cost.md): both sides' tokens are priced at the
+/// new run's prices, so when the baseline recorded other prices (or none) a note says so; the
+/// baseline's own `summary.csv` cost figures are at its prices. `None` when there is nothing
+/// to say.
+pub fn pricing_note(new: Option<&Pricing>, base: Option<&Pricing>) -> Option<String> {
+    let new = new?;
+    let same = base.is_some_and(|b| {
+        b.currency == new.currency
+            && b.models
+                .iter()
+                .all(|(m, p)| new.models.get(m).is_none_or(|q| q == p))
+    });
+    (!same).then(|| {
+        let what = if base.is_some() {
+            "recorded other prices"
+        } else {
+            "was not priced"
+        };
+        format!(
+            "cost: both sides' tokens are priced at the new run's prices ({}); the baseline {what}, so its own summary.csv cost figures differ from the ones judged here",
+            new.currency
+        )
+    })
 }
 
 /// The baseline of `run --against`, loaded before any traffic: its side of the comparison and,

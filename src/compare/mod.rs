@@ -7,6 +7,7 @@
 //! ladder does not shift every comparison. User-facing text names a step by its concurrency.
 
 pub mod budget;
+pub mod cost;
 mod latency;
 mod pair;
 pub mod partial;
@@ -414,6 +415,15 @@ impl<'a> Indexed<'a> {
             m
         });
         Indexed { steps, samples }
+    }
+    /// A step's per-request samples in start order (none when it has no row there); `None`
+    /// when the side kept no samples.
+    fn rows<'s>(&'s self, s: &'s StepSummary) -> Option<&'s [&'s RequestSample]> {
+        let all = self.samples.as_ref()?;
+        Some(
+            all.get(&(s.model.as_str(), s.step))
+                .map_or(&[][..], Vec::as_slice),
+        )
     }
     /// The steady window of a step, from its per-request samples (start times and E2E).
     fn window(&self, s: &StepSummary) -> Option<SteadyWindow> {

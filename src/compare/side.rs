@@ -91,6 +91,9 @@ impl RequestSample {
             e2e_ms: x.e2e_ms,
             ttfc_ms: x.ttfc_ms,
             output_tokens: x.output_tokens,
+            input_tokens: x.input_tokens,
+            cached_tokens: x.cached_tokens,
+            reasoning_tokens: x.reasoning_tokens,
             itl: x.itl.clone(),
             parts: crate::findings::PartSample::of(x),
         }

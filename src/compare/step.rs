@@ -2,6 +2,7 @@
 //! at each percentile, the error and short-response rates, and throughput. `compare` walks the
 //! models and steps; this file judges one step, so that each reads on its own.
 
+use super::cost::cost_check;
 use super::latency::{self, Evidence, Rule};
 use super::rules::{self, error_rate, short_rate, throughput};
 use super::{
@@ -30,7 +31,7 @@ struct Step<'a> {
 
 /// Appends the checks of one matched step to `out`, in the order the tables show them:
 /// latencies × percentiles, error rate, short share (when either side saw one), TPM, RPS,
-/// decode rate.
+/// decode rate, and cost per success (when the new run was priced).
 pub(super) fn step_checks(
     out: &mut Vec<Check>,
     opts: &CompareOptions,
@@ -68,6 +69,25 @@ pub(super) fn step_checks(
     }
     for metric in [Metric::Tpm, Metric::Rps, Metric::DecodeRate] {
         out.push(step.throughput_check(metric));
+    }
+    // Cost per success, when the new run was priced: both sides at its prices.
+    if let Some(pricing) = &opts.pricing {
+        let mut c = step.blank(Metric::Cost, None, true);
+        let seed = check_seed(
+            opts.seed,
+            &ns.model,
+            ns.concurrency,
+            Metric::Cost,
+            Percentile::P50,
+        );
+        cost_check(
+            &mut c,
+            pricing,
+            (bi.rows(bs), ni.rows(ns)),
+            opts.gates.cost,
+            (opts.resamples, seed),
+        );
+        out.push(c);
     }
 }
 

@@ -435,6 +435,9 @@ fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<Reque
                 e2e_ms: Some(3000.0 + 100.0 * z),
                 ttfc_ms: None,
                 output_tokens: Some(100),
+                input_tokens: None,
+                cached_tokens: None,
+                reasoning_tokens: None,
                 itl: None,
                 parts: None,
             }
@@ -535,6 +538,9 @@ fn closed_loop(
                 e2e_ms: Some(d),
                 ttfc_ms: None,
                 output_tokens: Some(100),
+                input_tokens: None,
+                cached_tokens: None,
+                reasoning_tokens: None,
                 itl: None,
                 parts: None,
             });
@@ -627,6 +633,9 @@ fn throughput_at_a_cap_decides() {
                 e2e_ms: Some(free[slot] - at),
                 ttfc_ms: None,
                 output_tokens: Some(40),
+                input_tokens: None,
+                cached_tokens: None,
+                reasoning_tokens: None,
                 itl: None,
                 parts: None,
             });
@@ -920,6 +929,9 @@ fn gap_samples(step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample>
                 e2e_ms: Some(200.0 + 60.0 * speed),
                 ttfc_ms: None,
                 output_tokens: Some(61),
+                input_tokens: None,
+                cached_tokens: None,
+                reasoning_tokens: None,
                 itl: Some(crate::model::ItlHistogram::from_gaps(&gaps)),
                 parts: None,
             }

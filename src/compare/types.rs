@@ -32,6 +32,14 @@ pub struct RequestSample {
     #[serde(default)]
     pub ttfc_ms: Option<f64>,
     pub output_tokens: Option<u64>,
+    /// The other counts a request is billed on (the cost check prices both sides at the new
+    /// run's prices, `Pricing::cost`).
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
     /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
     #[serde(default)]
     pub itl: Option<crate::model::ItlHistogram>,
@@ -83,6 +91,9 @@ pub struct CompareOptions {
     /// Bootstrap resamples (the gate uses ≥ 10,000).
     pub resamples: usize,
     pub seed: u64,
+    /// The new run's `pricing:`: both sides' token counts are priced with it (the cost check,
+    /// docs/cost.md), so a price change never reads as a regression; `None`: no cost check.
+    pub pricing: Option<crate::model::Pricing>,
 }
 
 impl Default for CompareOptions {
@@ -94,6 +105,7 @@ impl Default for CompareOptions {
             search: None,
             resamples: 10_000,
             seed: 0x1add_e5ed,
+            pricing: None,
         }
     }
 }
@@ -109,6 +121,7 @@ impl CompareOptions {
             search: None,
             resamples: 10_000,
             seed: 0x001a_dde5,
+            pricing: None,
         }
     }
 }
@@ -136,6 +149,9 @@ pub enum Metric {
     /// of a step reasoned. Last, so the other metrics keep their per-check seeds
     /// (`compare::step::check_seed`).
     Ttfc,
+    /// Mean cost per successful request, both sides priced at the new run's prices
+    /// (`compare::cost`): judged when the new run has `pricing:`.
+    Cost,
 }
 
 impl Metric {
@@ -162,6 +178,7 @@ impl Metric {
             Metric::Knee => "knee",
             Metric::Wall => "wall",
             Metric::Capacity => "capacity",
+            Metric::Cost => "cost per success",
         }
     }
 

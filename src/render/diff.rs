@@ -117,6 +117,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
         Metric::DecodeRate => format!("{v:.1} tok/s"),
+        Metric::Cost => format!("{}/1k", crate::model::cost_text(v)),
         Metric::Knee | Metric::Wall | Metric::Capacity => c.ladder_unit.describe(v.round() as u32),
         _ => format!("{v:.1} ms"),
     }

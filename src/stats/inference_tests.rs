@@ -533,3 +533,46 @@ fn gap_resampler_matches_pooling_the_drawn_requests() {
         }
     }
 }
+
+#[test]
+fn the_mean_ratio_ci_covers_the_change_and_its_normal_limit_agrees() {
+    // Costs of 1 or 3 (mean 2, SD 1) against the same values doubled: the ratio is +100%; each
+    // mean of 400 is known within 2.5% (SE), the ratio within √2 × 2.5% × 2 ≈ 7% (SE), so the
+    // 99% CI is about ±18% around +100%.
+    let base: Vec<f64> = (0..400)
+        .map(|i| if i % 2 == 0 { 1.0 } else { 3.0 })
+        .collect();
+    let new: Vec<f64> = base.iter().map(|v| v * 2.0).collect();
+    fn side(v: &[f64], m: usize) -> Resampled<'_> {
+        Resampled { sorted: v, m }
+    }
+    let mut rng = generator(3);
+    let (lo, hi) =
+        bootstrap_mean_ratio_ci(side(&base, 400), side(&new, 400), 4000, 0.99, &mut rng).unwrap();
+    assert!(
+        lo > 0.75 && lo < 0.95 && hi > 1.05 && hi < 1.25,
+        "[{lo}, {hi}]"
+    );
+    // The same sides compared with themselves straddle 0.
+    let (lo, hi) =
+        bootstrap_mean_ratio_ci(side(&base, 400), side(&base, 400), 4000, 0.99, &mut rng).unwrap();
+    assert!(lo < 0.0 && hi > 0.0, "[{lo}, {hi}]");
+    // Past EXACT_MEAN_DRAWS the normal limit: SE 0.25% per side, 99% half-width ≈ 0.9%.
+    let many: Vec<f64> = (0..40_000)
+        .map(|i| if i % 2 == 0 { 1.0 } else { 3.0 })
+        .collect();
+    let (lo, hi) = bootstrap_mean_ratio_ci(
+        side(&many, 40_000),
+        side(&many, 40_000),
+        4000,
+        0.99,
+        &mut rng,
+    )
+    .unwrap();
+    let half = (hi - lo) / 2.0;
+    assert!(half > 0.0075 && half < 0.011, "half-width {half}");
+    assert_eq!(
+        bootstrap_mean_ratio_ci(side(&[], 0), side(&new, 4), 10, 0.99, &mut rng),
+        None
+    );
+}
