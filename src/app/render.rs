@@ -61,7 +61,7 @@ pub(super) fn render_run(
     human: &mut dyn Write,
 ) -> Result<()> {
     use crate::model::StoppedBy;
-    use crate::render::table::{compare_models_table, run_table_marked, Interrupted};
+    use crate::render::table::{compare_models_table, run_table_priced, Interrupted};
     // The step the run stopped in: the last one summarized, unless it got all it planned.
     let why = run
         .meta
@@ -88,7 +88,12 @@ pub(super) fn render_run(
     writeln!(
         human,
         "{}",
-        run_table_marked(&run.summaries, out.color, stopped_in)
+        run_table_priced(
+            &run.summaries,
+            out.color,
+            stopped_in,
+            s.pricing.as_ref().map(|p| p.currency.as_str())
+        )
     )?;
     if let Some(t) = compare_models_table(&run.summaries) {
         writeln!(human, "{t}")?;

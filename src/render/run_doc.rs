@@ -17,11 +17,15 @@ pub struct RunDoc<'a> {
     pub stopped_by: Option<&'a StoppedBy>,
     pub summary: &'a [StepSummary],
     pub findings: &'a [ModelFindings],
+    /// The currency of the run's `pricing:` (its summary rows' `cost_per_1k_ok` and
+    /// `cost_per_1m_output` are in it); `None` for a run without pricing.
+    pub currency: Option<&'a str>,
 }
 
 /// One JSON object: `{scenario, fingerprint, run_dir, interrupted, stopped_by (as in
 /// meta.json, with `words`: what the other formats say; null for a run that ran its plan),
-/// summary: [rows as in summary.csv], findings: [as in findings.json, plus `sentences`]}`.
+/// summary: [rows as in summary.csv], findings: [as in findings.json, plus `sentences`]}`, and `currency` for a
+/// priced run.
 pub fn json(d: &RunDoc) -> String {
     let findings: Vec<serde_json::Value> = d
         .findings
@@ -34,7 +38,7 @@ pub fn json(d: &RunDoc) -> String {
             v
         })
         .collect();
-    let doc = json!({
+    let mut doc = json!({
         "scenario": d.scenario,
         "fingerprint": d.fingerprint,
         "run_dir": d.run_dir,
@@ -49,6 +53,9 @@ pub fn json(d: &RunDoc) -> String {
         "summary": d.summary,
         "findings": findings,
     });
+    if let (Some(c), Some(o)) = (d.currency, doc.as_object_mut()) {
+        o.insert("currency".into(), json!(c));
+    }
     let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
     s.push('\n');
     s
@@ -137,6 +144,7 @@ mod tests {
             stopped_by: None,
             summary: &rows,
             findings: &[],
+            currency: None,
         };
         let v: serde_json::Value = serde_json::from_str(&json(&d)).unwrap();
         assert_eq!(v["run_dir"], "runs/s/x");
@@ -157,6 +165,7 @@ mod tests {
             stopped_by: None,
             summary: &rows,
             findings: &[],
+            currency: None,
         };
         let md = markdown(&d);
         assert!(md.contains("| m | 8 | 9 / 10 | 250 ms |"), "{md}");

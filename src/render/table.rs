@@ -52,6 +52,18 @@ pub fn run_table_marked(
     color: bool,
     interrupted: Option<Interrupted>,
 ) -> String {
+    run_table_priced(rows, color, interrupted, None)
+}
+
+/// `run_table_marked`, with the currency of the run's `pricing:` named in the cost columns'
+/// headers (`USD/1k ok`, `USD/1M out`). A model whose steps were priced gets the two cost
+/// columns (per 1,000 successful requests, per 1M output tokens) at the end; others do not.
+pub fn run_table_priced(
+    rows: &[StepSummary],
+    color: bool,
+    interrupted: Option<Interrupted>,
+    currency: Option<&str>,
+) -> String {
     let mut out = String::new();
     for (i, model) in models(rows).into_iter().enumerate() {
         if i > 0 {
@@ -85,11 +97,17 @@ pub fn run_table_marked(
         if cached {
             header.push("cached".into());
         }
+        let priced = steps.iter().any(|r| r.cost_per_1k_ok.is_some());
+        if priced {
+            let unit = currency.unwrap_or("cost");
+            header.extend([format!("{unit}/1k ok"), format!("{unit}/1M out")]);
+        }
         b.push_record(header);
         let shown = Shown {
             rate,
             cached,
             reasoning,
+            priced,
         };
         for r in steps {
             b.push_record(step_cells(r, interrupted, shown));
@@ -115,6 +133,8 @@ struct Shown {
     cached: bool,
     /// A model that reasoned: TTFC and the reasoning share, after TTFT.
     reasoning: bool,
+    /// A priced run: cost per 1,000 successes and per 1M output tokens, last.
+    priced: bool,
 }
 
 /// One step's row of the run table.
@@ -127,6 +147,11 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
     if shown.cached {
         let share = (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
         extra.push(fmt_share(share));
+    }
+    if shown.priced {
+        let cost = |c: Option<f64>| c.map_or_else(|| "-".to_string(), crate::model::cost_text);
+        extra.push(cost(r.cost_per_1k_ok));
+        extra.push(cost(r.cost_per_1m_output));
     }
     // A shard's share of a rate step need not be whole: show the rate it offered.
     let value = match r.offered_rps {
@@ -454,6 +479,25 @@ mod tests {
             "{text}"
         );
         assert!(!second.contains("TTFC"), "{text}");
+    }
+
+    #[test]
+    fn cost_columns_only_for_a_priced_model_with_its_currency() {
+        let mut rows = two_models();
+        for r in rows.iter_mut().filter(|r| r.model == "gpt-4o") {
+            r.cost_per_1k_ok = Some(2.68);
+            r.cost_per_1m_output = Some(13.4);
+        }
+        let text = run_table_priced(&rows, false, None, Some("USD"));
+        let (first, second) = text.split_once("\n\n").unwrap();
+        assert!(
+            first.contains("USD/1k ok") && first.contains("USD/1M out"),
+            "{text}"
+        );
+        assert!(first.contains("2.680") && first.contains("13.40"), "{text}");
+        assert!(!second.contains("USD"), "{text}");
+        // Without the currency (a table rebuilt from files), the columns say cost.
+        assert!(run_table(&rows, false).contains("cost/1k ok"));
     }
 
     #[test]

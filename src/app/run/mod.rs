@@ -344,6 +344,7 @@ fn print_run_doc(
         stopped_by: run.meta.stopped_by.as_ref(),
         summary: &run.summaries,
         findings,
+        currency: s.pricing.as_ref().map(|p| p.currency.as_str()),
     };
     let text = match format {
         DiffFormatArg::Json => run_doc::json(&doc),
