@@ -100,7 +100,12 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
             s.push_str(&svg::render(&c));
         }
         s.push_str("</div>");
-        steps_table(s, &charts::model_rows(&v.result.summaries, &f.model));
+        let currency = v.result.recorded.as_ref().and_then(|r| r.pricing.as_ref());
+        steps_table(
+            s,
+            &charts::model_rows(&v.result.summaries, &f.model),
+            currency.map(|p| p.currency.as_str()),
+        );
         evidence::ttft_parts_section(s, v, f, &format!("{prefix}-m{mi}"));
         s.push_str("</section>");
     }
@@ -229,7 +234,9 @@ fn opt_ms(v: Option<f64>) -> String {
     v.map_or("-".into(), crate::util::duration::ms_figure)
 }
 
-fn steps_table(s: &mut String, rows: &[&StepSummary]) {
+/// One model's steps; a priced run (`currency`, or cost figures in its rows) adds the cost per
+/// 1,000 successful requests and per 1M output tokens.
+fn steps_table(s: &mut String, rows: &[&StepSummary], currency: Option<&str>) {
     let unit = rows.first().map(|r| r.ladder_unit).unwrap_or_default();
     let _ = write!(
         s,
@@ -243,8 +250,25 @@ fn steps_table(s: &mut String, rows: &[&StepSummary]) {
     } else {
         ""
     };
-    let _ = write!(s, "<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th>{ttfc_head}<th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th></tr></thead><tbody>");
+    let priced = rows.iter().any(|r| r.cost_per_1k_ok.is_some());
+    let cost_head = if priced {
+        let unit = escape(currency.unwrap_or("cost"));
+        format!("<th>{unit} per 1,000 ok</th><th>{unit} per 1M output tokens</th>")
+    } else {
+        String::new()
+    };
+    let _ = write!(s, "<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th>{ttfc_head}<th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>TPM</th><th>RPS</th><th>failed</th><th>goodput</th>{cost_head}</tr></thead><tbody>");
     for r in rows {
+        let cost = |c: Option<f64>| c.map_or_else(|| "-".to_string(), crate::model::cost_text);
+        let costs = if priced {
+            format!(
+                "<td>{}</td><td>{}</td>",
+                cost(r.cost_per_1k_ok),
+                cost(r.cost_per_1m_output)
+            )
+        } else {
+            String::new()
+        };
         let ttfc = if reasoning {
             format!(
                 "<td>{} / {} / {}</td><td>{}</td>",
@@ -259,7 +283,7 @@ fn steps_table(s: &mut String, rows: &[&StepSummary]) {
         };
         let _ = write!(
             s,
-            "<tr><td>{}</td><td>{} / {}</td><td>{} / {} / {}</td>{ttfc}<td>{} / {}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{} / {}</td><td>{} / {} / {}</td>{ttfc}<td>{} / {}</td><td>{}</td><td>{:.0}</td><td>{:.2}</td><td>{}</td><td>{}</td>{costs}</tr>",
             r.concurrency,
             r.succeeded,
             r.attempted,
