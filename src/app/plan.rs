@@ -39,13 +39,19 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         .and_then(|r| r.load)
         .and_then(|l| l.search)
         .map(|s| s.slo);
-    let plan = crate::plan::plan(
+    let mut plan = crate::plan::plan(
         &view.result.summaries,
         args.rps,
         &slo,
         &limits,
         search.as_ref(),
     );
+    plan.currency = view
+        .result
+        .recorded
+        .as_ref()
+        .and_then(|r| r.pricing.as_ref())
+        .map(|p| p.currency.clone());
     match args.format {
         PlanFormatArg::Table => out!("{}", crate::plan::plain_words(&plan))?,
         PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,

@@ -52,6 +52,9 @@ pub struct StepBasis {
     pub e2e_p90_ms: Option<f64>,
     pub input_tokens_per_request: f64,
     pub output_tokens_per_request: f64,
+    /// The step's cost per 1,000 successful requests, when the run was priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_1k_ok: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -103,6 +106,10 @@ pub struct ModelPlan {
     pub max_sustainable_rps: Option<f64>,
     /// Highest RPS measured at a step that met the SLO.
     pub measured_slo_rps: Option<f64>,
+    /// What an hour at the target rate costs (docs/cost.md): RPS × 3,600 × the basis step's
+    /// cost per successful request, in `Plan::currency`; `None` for an unpriced run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_per_hour: Option<f64>,
     pub notes: Vec<String>,
 }
 
@@ -124,6 +131,10 @@ pub struct Plan {
     pub search_slo_tpot_ms: Option<f64>,
     pub search_slo_e2e_ms: Option<f64>,
     pub models: Vec<ModelPlan>,
+    /// The currency of the run's `pricing:` (the models' `cost_per_hour`), set by the caller
+    /// that read it; `None` for an unpriced run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
 }
 
 /// A measured step in a sentence: `10 streams`, `the 8 req/s step` (offered; the achieved rate
@@ -148,6 +159,7 @@ fn basis_of(s: &StepSummary) -> Option<StepBasis> {
         e2e_p90_ms: s.e2e_p90_ms,
         input_tokens_per_request: s.input_tokens as f64 / n,
         output_tokens_per_request: s.output_tokens as f64 / n,
+        cost_per_1k_ok: s.cost_per_1k_ok,
     })
 }
 
@@ -192,6 +204,7 @@ pub fn plan(
                 plan_model(m, &steps, target_rps, slo, limits, search)
             })
             .collect(),
+        currency: None,
     }
 }
 
@@ -245,6 +258,7 @@ fn plan_model(
             binding_limit: None,
             max_sustainable_rps: None,
             measured_slo_rps,
+            cost_per_hour: None,
             notes,
         };
     };
@@ -272,6 +286,7 @@ fn plan_model(
         binding_limit: binding.map(|c| c.limit),
         max_sustainable_rps: binding.map(|c| c.max_rps),
         limits: checks,
+        cost_per_hour: b.cost_per_1k_ok.map(|c| c / 1000.0 * rps * 3600.0),
         step: Some(b),
         measured_slo_rps,
         notes,

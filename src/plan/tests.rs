@@ -425,3 +425,28 @@ fn a_search_that_never_missed_bounds_the_copies_from_above_only() {
     assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
     assert_eq!(p.models[0].sized_from, SizedFrom::Steps);
 }
+
+#[test]
+fn a_priced_run_costs_the_target_rate_for_an_hour_at_the_recommended_step() {
+    let mut rows = demo();
+    for (r, c) in rows.iter_mut().zip([0.5, 0.67, 0.9, 1.2]) {
+        r.cost_per_1k_ok = Some(c);
+    }
+    let mut p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
+    p.currency = Some("USD".into());
+    let m = &p.models[0];
+    // The plan rests on 10 streams: 10 req/s × 3,600 s × 0.67 / 1,000 = 24.12 per hour.
+    assert!((m.cost_per_hour.unwrap() - 24.12).abs() < 1e-9);
+    let words = plain_words(&p);
+    assert!(
+        words.contains("cost per hour       24.12 USD at 10 RPS (0.6700 USD per 1,000 successful requests at 10 streams)"),
+        "{words}"
+    );
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["currency"], "USD");
+    // An unpriced run says nothing of cost, in words or JSON.
+    let plain = plan(&demo(), 10.0, &slo_1s(), &Limits::default(), None);
+    assert!(!plain_words(&plain).contains("cost"));
+    let json = serde_json::to_value(&plain).unwrap();
+    assert!(json.get("currency").is_none() && json["models"][0].get("cost_per_hour").is_none());
+}

@@ -79,10 +79,35 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
     basis_line(s, m, b);
     sized_rows(s, p, m);
     needs_rows(s, p, m, b);
+    cost_row(s, p, m, b);
     limit_rows(s, m);
     for n in &m.notes {
         let _ = writeln!(s, "  note: {n}");
     }
+}
+
+/// "cost per hour  12.06 USD (0.6700 USD per 1,000 successful requests at 4 streams)" for a
+/// priced run.
+fn cost_row(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
+    let (Some(hour), Some(per_1k)) = (m.cost_per_hour, b.cost_per_1k_ok) else {
+        return;
+    };
+    // A baseline CSV keeps the figures but not the pricing's currency.
+    let cur = p
+        .currency
+        .as_deref()
+        .map_or_else(String::new, |c| format!(" {c}"));
+    row(
+        s,
+        "cost per hour",
+        format!(
+            "{}{cur} at {} RPS ({}{cur} per 1,000 successful requests at {})",
+            crate::model::cost_text(hour),
+            num(p.target_rps),
+            crate::model::cost_text(per_1k),
+            super::step_words(b.unit, b.concurrency)
+        ),
+    );
 }
 
 /// One labelled row of a model's block.
