@@ -65,10 +65,11 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         &gates,
         &opts,
     );
-    comparison.notes.extend(verdict::pricing_note(
-        opts.pricing.as_ref(),
-        pricing(&base_run).as_ref(),
-    ));
+    // A baseline CSV keeps no scenario: its prices are unknown, nothing to compare.
+    if base_run.dir.is_some() {
+        let note = verdict::pricing_note(opts.pricing.as_ref(), pricing(&base_run).as_ref());
+        comparison.notes.extend(note);
+    }
     let ctx = DiffContext {
         run_dir: new_run.dir.as_ref().map(|d| d.display().to_string()),
         gates: Some(verdict::describe(&gates, &source)),

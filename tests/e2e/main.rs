@@ -11,6 +11,7 @@ mod check_azure;
 mod ci_contract;
 #[cfg(unix)]
 mod closed_stdout;
+mod cost;
 mod crash;
 mod diff_gate;
 mod evidence;
