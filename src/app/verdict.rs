@@ -133,7 +133,7 @@ pub fn pricing_note(new: Option<&Pricing>, base: Option<&Pricing>) -> Option<Str
         b.currency == new.currency
             && b.models
                 .iter()
-                .all(|(m, p)| new.models.get(m).is_none_or(|q| q == p))
+                .all(|(m, p)| new.models.get(m).map_or(true, |q| q == p))
     });
     (!same).then(|| {
         let what = if base.is_some() {

@@ -145,9 +145,23 @@ pub(super) fn cost_check(
         fmt_pct(hi),
         cur = pricing.currency
     );
-    let why = why(&b, &n);
+    (c.verdict, c.detail) = decide(&change, (lo, hi), r, gate, bn.max(nn), &why(&b, &n));
+}
+
+/// The verdict on the CI `lo..hi` of the relative change `r`, like a latency's against its
+/// gate (no floor: any rise beyond the gate costs money): regressed or improved when it
+/// excludes 0 and the change passes the gate, below gate when it excludes 0 otherwise,
+/// inconclusive when it spans 0 and reaches past the gate, else no change.
+fn decide(
+    change: &str,
+    (lo, hi): (f64, f64),
+    r: f64,
+    gate: f64,
+    n: u64,
+    why: &str,
+) -> (Verdict, String) {
     let thresholds = format!("gate ±{:.0}%", gate * 100.0);
-    (c.verdict, c.detail) = if lo > 0.0 && r > gate {
+    if lo > 0.0 && r > gate {
         (
             Verdict::Regressed,
             format!("{change}: beyond {thresholds}; {why}"),
@@ -165,7 +179,7 @@ pub(super) fn cost_check(
             ),
         )
     } else if hi > gate || lo < -gate {
-        let needed = requests_to_decide(bn.max(nn), (hi - lo) / 2.0, gate);
+        let needed = requests_to_decide(n, (hi - lo) / 2.0, gate);
         let more = needed.map_or_else(String::new, |k| {
             format!("; about {k} requests per step would decide it")
         });
@@ -180,7 +194,7 @@ pub(super) fn cost_check(
             Verdict::NoChange,
             format!("no change: {change} lies within the {thresholds}"),
         )
-    };
+    }
 }
 
 /// Which tokens moved the cost, in words: "more reasoning: reasoning tokens per success

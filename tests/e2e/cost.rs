@@ -39,7 +39,7 @@ fn check<'a>(doc: &'a Value, metric: &str, percentile: Option<&str>) -> &'a Valu
         .as_array()
         .unwrap()
         .iter()
-        .find(|c| c["metric"] == metric && percentile.is_none_or(|p| c["percentile"] == p))
+        .find(|c| c["metric"] == metric && percentile.map_or(true, |p| c["percentile"] == p))
         .unwrap_or_else(|| panic!("no {metric} {percentile:?} check: {doc}"))
 }
 
