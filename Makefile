@@ -18,13 +18,20 @@ build:
 
 ## demo: a real ladder against the embedded simulator (no API key), the knee, a passing diff
 ## against the committed baseline, then a 30%-slower-decode rerun that the gate catches (exit 3).
+## At most 80 lines once built (--quiet: no progress or notes; the verdicts are the short ones;
+## the second run's table is left out: its verdict shows what changed); `ladder diff --full`
+## prints every check.
 demo: build
 	@echo "== 1/3  run scenarios/demo.yaml against the embedded simulator (cap 16 streams) and diff it against baselines/demo.csv"
-	$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --against baselines/demo.csv
+	$(LADDER) run scenarios/demo.yaml --quiet --no-step-summary --out $(DEMO_OUT) --against baselines/demo.csv
 	@echo
 	@echo "== 2/3  same workload, simulator decode made 30% slower (--sim-set tpot=19.5ms): the gate must catch it"
-	@$(LADDER) run scenarios/demo.yaml --out $(DEMO_OUT) --against baselines/demo.csv --sim-set tpot=19.5ms; \
-	  code=$$?; echo; echo "== 3/3  exit code $$code (3 = regression found)"; test $$code -eq 3
+	@$(LADDER) run scenarios/demo.yaml --quiet --no-step-summary --out $(DEMO_OUT) --against baselines/demo.csv \
+	  --sim-set tpot=19.5ms --format json > $(DEMO_OUT)/demo-verdict.json; \
+	  code=$$?; run=$$(ls -d $(DEMO_OUT)/demo/*/ | tail -n 1); \
+	  $(LADDER) diff --no-step-summary baselines/demo.csv "$${run%/}"; \
+	  echo; echo "== 3/3  run --against exited $$code (3 = regression found); its JSON verdict: $(DEMO_OUT)/demo-verdict.json"; \
+	  test $$code -eq 3
 	@echo
 	@echo "== report: charts of the slower run against the baseline (open it in a browser)"
 	@$(LADDER) report --quiet $(DEMO_OUT)/demo --baseline baselines/demo.csv

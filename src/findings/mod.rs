@@ -438,6 +438,7 @@ pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
 fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> {
     let fits: Vec<Option<rate::Served>> = extra.iter().map(|e| e.backlog.served()).collect();
     let mut notes = rate::rate_notes(rows, &fits);
+    let mut late: Vec<(u32, f64)> = Vec::new();
     for s in rows {
         let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
         if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
@@ -446,9 +447,7 @@ fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> 
             ));
         }
         if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
-            notes.push(format!(
-                "{step}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay."
-            ));
+            late.push((s.concurrency, lag));
         }
         let target = f64::from(s.concurrency);
         // Only closed-loop steps promise a number of streams in flight.
@@ -468,7 +467,33 @@ fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> 
             }
         }
     }
+    let unit = rows.first().map_or(LadderUnit::Streams, |s| s.ladder_unit);
+    notes.extend(late_loop_note(unit, &late));
     notes
+}
+
+/// One note for every step whose client event loop ran late (P99 above
+/// `LOOP_LAG_SUSPECT_MS`): "At 5, 10 and 20 streams: the client's event loop ran late (P99 10.0,
+/// 6.2 and 5.6 ms): …", so a busy client is one line, not one per step.
+fn late_loop_note(unit: LadderUnit, late: &[(u32, f64)]) -> Option<String> {
+    match late {
+        [] => None,
+        [(value, lag)] => Some(format!(
+            "At {}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay.",
+            unit.describe(*value)
+        )),
+        many => {
+            let values: Vec<u32> = many.iter().map(|(v, _)| *v).collect();
+            let lags: Vec<String> = many.iter().map(|(_, l)| format!("{l:.1}")).collect();
+            let (init, last) = lags.split_at(lags.len() - 1);
+            Some(format!(
+                "At {}: the client's event loop ran late (P99 {} and {} ms): timings at these steps include client delay.",
+                unit.describe_all(&values),
+                init.join(", "),
+                last[0]
+            ))
+        }
+    }
 }
 
 fn rate(count: u64, attempted: u64) -> f64 {

@@ -521,8 +521,27 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     let notes = self_check_notes(&[&busy], &[]);
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(notes[0].contains("client CPU 97%"));
-    assert!(notes[1].contains("12.0 ms late"));
-    assert!(notes[2].contains("20.0 requests were in flight"));
+    assert!(notes[1].contains("20.0 requests were in flight"));
+    assert_eq!(
+        notes[2],
+        "At 50 streams: the client's event loop ran 12.0 ms late (P99): timings at this step include client delay."
+    );
+    // Several late steps are one note, not one per step.
+    let mut other = busy.clone();
+    other.concurrency = 80;
+    other.loop_lag_p99_ms = Some(6.3);
+    other.client_cpu_pct = None;
+    other.achieved_concurrency = None;
+    let mut third = other.clone();
+    third.concurrency = 100;
+    third.loop_lag_p99_ms = Some(7.0);
+    let notes = self_check_notes(&[&busy, &other, &third], &[]);
+    let late: Vec<&String> = notes.iter().filter(|n| n.contains("event loop")).collect();
+    assert_eq!(
+        late,
+        ["At 50, 80 and 100 streams: the client's event loop ran late (P99 12.0, 6.3 and 7.0 ms): timings at these steps include client delay."],
+        "{notes:?}"
+    );
     busy.client_cpu_pct = Some(40.0);
     busy.loop_lag_p99_ms = Some(0.4);
     busy.achieved_concurrency = Some(49.0);
