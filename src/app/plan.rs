@@ -45,6 +45,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         &slo,
         &limits,
         search.as_ref(),
+        &view.findings,
     );
     plan.currency = view
         .result

@@ -540,6 +540,22 @@ impl ModelFindings {
         }
     }
 
+    /// Whether requests at the step of ladder value `value` were below the TTFT knee, not yet
+    /// waiting in a queue: at most the knee's max clean value and, on a streams ladder whose
+    /// cap estimate sits lower (the knee line then says those steps probably waited already),
+    /// at most the cap. Every step is, without a knee or when the knee was not analysed. The
+    /// one rule for "a step that did not queue" (`plan` sizes from such steps).
+    pub fn below_knee(&self, value: u32) -> bool {
+        let KneeFinding::Knee(k) = &self.knee else {
+            return true;
+        };
+        let cap = k
+            .estimated_cap
+            .filter(|_| self.ladder_unit == LadderUnit::Streams)
+            .map_or(u32::MAX, |c| c.round().max(1.0) as u32);
+        value <= k.max_clean_concurrency && value <= cap
+    }
+
     /// Concurrency of the rate-limit wall step; `None` without a wall.
     pub fn wall_concurrency(&self) -> Option<u32> {
         match self.wall {

@@ -1,23 +1,28 @@
 //! `ladder plan`: capacity from measured numbers (Little's law; docs/plan.md). For a target rate
-//! and an SLO, per model: the lowest measured step that met the SLO while carrying that rate,
-//! the concurrency that rate needs there (RPS × mean E2E), the tokens and requests per minute it
-//! needs, how that compares with the account's declared `limits:`, which limit binds first and
-//! the largest rate the account sustains. When the run searched (`load.search`), the plan is
+//! and an SLO, per model: the lowest measured step below the TTFT knee (not yet queueing) that
+//! met the SLO while carrying that rate, the concurrency that rate needs there (RPS × mean
+//! E2E) and how many copies of the service that takes at the knee's cap (`cap`), the tokens and
+//! requests per minute it needs, how that compares with the account's declared `limits:`,
+//! which limit binds first and the largest rate the account sustains (at one step whatever the
+//! target: the run's, not the question's). When the run searched (`load.search`), the plan is
 //! sized from the capacity the search found (`capacity`): the highest load meeting the SLO
 //! with its uncertainty, the rate it carries, and the copies of it a larger rate needs. Pure:
 //! summary rows in, a `Plan` out; `estimate` does the same arithmetic before a run (dry run,
 //! limit warnings).
 
+pub mod cap;
 pub mod capacity;
 pub mod estimate;
 #[cfg(test)]
 mod tests;
 pub mod words;
 
+pub use cap::{CapFit, CapSource};
 pub use capacity::{CapacityPlan, Fit, SizedFrom};
 pub use words::plain_words;
 
 use crate::findings::slo::judge;
+use crate::findings::ModelFindings;
 use crate::model::Slo;
 use crate::scenario::Limits;
 use crate::stats::StepSummary;
@@ -97,13 +102,21 @@ pub struct ModelPlan {
     pub step: Option<StepBasis>,
     /// RPS × mean E2E (s), rounded up to whole streams.
     pub concurrency_needed: Option<u32>,
+    /// That concurrency against the cap the run's knee shows: how many copies of the measured
+    /// service it takes (`None` when the run cannot say, or the search already spread it).
+    pub cap: Option<CapFit>,
     pub tpm_needed: Option<f64>,
     pub rpm_needed: f64,
     pub limits: Vec<LimitCheck>,
     /// The declared limit with the lowest `max_rps`.
     pub binding_limit: Option<LimitName>,
-    /// min over declared limits of `max_rps`.
+    /// min over declared limits of `max_rps`: a property of the run and the limits, not of the
+    /// target rate (computed at `limits_at`).
     pub max_sustainable_rps: Option<f64>,
+    /// The step whose latency and tokens each limit's `max_rps` uses: the highest step below
+    /// the knee that met the SLO (a search's capacity step when sized from a search), whatever
+    /// the target rate.
+    pub limits_at: Option<StepBasis>,
     /// Highest RPS measured at a step that met the SLO.
     pub measured_slo_rps: Option<f64>,
     /// What an hour at the target rate costs (docs/cost.md): RPS × 3,600 × the basis step's
@@ -165,13 +178,17 @@ fn basis_of(s: &StepSummary) -> Option<StepBasis> {
 
 /// Plans every model in `rows` (models in order of first appearance). `search` is the SLO of
 /// the run's `load.search`, when it searched: the plan is then sized from the capacity it
-/// found, under `slo` (the search's own SLO when `slo` sets no bound).
+/// found, under `slo` (the search's own SLO when `slo` sets no bound). `findings` are the run's
+/// (`findings::analyze_run`): a model's plan rests on steps below its knee
+/// (`ModelFindings::below_knee`) and relates what it needs to the knee's cap; a model without
+/// findings is planned on every step.
 pub fn plan(
     rows: &[StepSummary],
     target_rps: f64,
     slo: &Slo,
     limits: &Limits,
     search: Option<&Slo>,
+    findings: &[ModelFindings],
 ) -> Plan {
     let slo = match search {
         Some(s) if slo.is_empty() => s,
@@ -201,7 +218,8 @@ pub fn plan(
             .map(|m| {
                 let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == m).collect();
                 steps.sort_by_key(|r| r.step);
-                plan_model(m, &steps, target_rps, slo, limits, search)
+                let f = findings.iter().find(|f| f.model == m);
+                plan_model(m, &steps, target_rps, (slo, search), limits, f)
             })
             .collect(),
         currency: None,
@@ -212,32 +230,34 @@ fn plan_model(
     model: &str,
     steps: &[&StepSummary],
     rps: f64,
-    slo: &Slo,
+    (slo, search): (&Slo, Option<&Slo>),
     limits: &Limits,
-    search: Option<&Slo>,
+    findings: Option<&ModelFindings>,
 ) -> ModelPlan {
     let measured_slo_rps = meeting_slo(steps, slo)
         .iter()
         .map(|s| s.rps)
         .reduce(f64::max);
+    let below_knee = |s: &StepSummary| findings.map_or(true, |f| f.below_knee(s.concurrency));
+    let clean: Vec<&StepSummary> = meeting_slo(steps, slo)
+        .into_iter()
+        .filter(|s| below_knee(s))
+        .collect();
     let mut notes = Vec::new();
-    let cap = search.and_then(|aimed| {
-        let c = capacity::capacity_plan(steps, slo, rps)
-            .map_err(|why| notes.push(why))
-            .ok()
-            .flatten()?;
-        if aimed != slo {
-            notes.push(format!(
-                "The search aimed at {}; this plan's SLO differs, so its capacity comes from steps the search chose for another bound.",
-                words::bounds_text(aimed)
-            ));
-        }
-        Some(c)
-    });
+    let cap = search.and_then(|aimed| search_capacity(steps, rps, slo, aimed, &mut notes));
     let (basis, step) = match &cap {
-        Some(c) => capacity_basis(steps, rps, slo, c, &mut notes),
-        None => choose_basis(steps, rps, slo, &mut notes),
+        Some(c) => capacity_basis(steps, &clean, rps, c, &mut notes),
+        None => choose_basis(steps, &clean, rps, slo, findings, &mut notes),
     };
+    // The step each limit's largest rate is computed at: fixed by the run, not the target.
+    let limits_at = match &cap {
+        Some(c) => steps
+            .iter()
+            .find(|s| s.concurrency == c.step_value())
+            .and_then(|s| basis_of(s)),
+        None => clean.last().and_then(|s| basis_of(s)),
+    }
+    .or_else(|| step.clone());
     let sized_from = if cap.is_some() {
         SizedFrom::Search
     } else {
@@ -252,17 +272,24 @@ fn plan_model(
             basis,
             step: None,
             concurrency_needed: None,
+            cap: None,
             tpm_needed: None,
             rpm_needed,
             limits: Vec::new(),
             binding_limit: None,
             max_sustainable_rps: None,
+            limits_at: None,
             measured_slo_rps,
             cost_per_hour: None,
             notes,
         };
     };
     let concurrency = rps * (b.e2e_mean_ms / 1000.0);
+    let needed = concurrency.ceil().max(1.0) as u32;
+    // A rate beyond a search's capacity is already spread over its copies (`capacity`).
+    let cap_fit = findings
+        .filter(|_| basis != Basis::BeyondCapacity)
+        .and_then(|f| cap::cap_fit(f, needed));
     if b.input_tokens_per_request == 0.0 {
         notes.push(
             "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
@@ -270,7 +297,8 @@ fn plan_model(
         );
     }
     let tpm_needed = rps * 60.0 * (b.input_tokens_per_request + b.output_tokens_per_request);
-    let checks = limit_checks(&b, limits, concurrency, tpm_needed, rpm_needed);
+    let at = limits_at.as_ref().unwrap_or(&b);
+    let checks = limit_checks(at, limits, (concurrency, tpm_needed, rpm_needed));
     let binding = checks
         .iter()
         .filter(|c| c.max_rps.is_finite())
@@ -280,17 +308,41 @@ fn plan_model(
         sized_from,
         capacity: cap,
         basis,
-        concurrency_needed: Some(concurrency.ceil().max(1.0) as u32),
+        concurrency_needed: Some(needed),
+        cap: cap_fit,
         tpm_needed: Some(tpm_needed),
         rpm_needed,
         binding_limit: binding.map(|c| c.limit),
         max_sustainable_rps: binding.map(|c| c.max_rps),
         limits: checks,
         cost_per_hour: b.cost_per_1k_ok.map(|c| c / 1000.0 * rps * 3600.0),
+        limits_at,
         step: Some(b),
         measured_slo_rps,
         notes,
     }
+}
+
+/// The capacity the run's search found under the plan's SLO, with a note when the search aimed
+/// at another bound; `None` (and why, in `notes`) when it cannot size the plan.
+fn search_capacity(
+    steps: &[&StepSummary],
+    rps: f64,
+    slo: &Slo,
+    aimed: &Slo,
+    notes: &mut Vec<String>,
+) -> Option<CapacityPlan> {
+    let c = capacity::capacity_plan(steps, slo, rps)
+        .map_err(|why| notes.push(why))
+        .ok()
+        .flatten()?;
+    if aimed != slo {
+        notes.push(format!(
+            "The search aimed at {}; this plan's SLO differs, so its capacity comes from steps the search chose for another bound.",
+            words::bounds_text(aimed)
+        ));
+    }
+    Some(c)
 }
 
 /// The steps (in ladder order) that met the SLO and have a usable mean E2E.
@@ -302,22 +354,41 @@ fn meeting_slo<'a>(steps: &[&'a StepSummary], slo: &Slo) -> Vec<&'a StepSummary>
         .collect()
 }
 
-/// The step the plan rests on: the lowest one that met the SLO while carrying `rps`
-/// (measured); else the highest that met it (extrapolated, said in `notes`); else none (why the
-/// lowest step missed, in `notes`).
+/// The step the plan rests on: the lowest step below the knee that met the SLO while carrying
+/// `rps` (measured); else the highest such step (extrapolated, said in `notes`); else none (why,
+/// in `notes`). `clean` are the steps below the knee that met the SLO, in ladder order.
 fn choose_basis(
     steps: &[&StepSummary],
+    clean: &[&StepSummary],
     rps: f64,
     slo: &Slo,
+    findings: Option<&ModelFindings>,
     notes: &mut Vec<String>,
 ) -> (Basis, Option<StepBasis>) {
-    let meeting = meeting_slo(steps, slo);
-    let chosen = meeting.iter().find(|s| s.rps >= rps);
-    match (chosen, meeting.last()) {
+    let chosen = clean.iter().find(|s| s.rps >= rps);
+    // Steps that met the SLO but queued: named when they are why no step carried the rate.
+    let knee = findings.and_then(|f| match &f.knee {
+        crate::findings::KneeFinding::Knee(k) => Some((f.ladder_unit, k.concurrency)),
+        _ => None,
+    });
+    let queued = meeting_slo(steps, slo).len() > clean.len();
+    match (chosen, clean.last()) {
         (Some(s), _) => (Basis::Measured, basis_of(s)),
         (None, Some(best)) => {
+            let which = match knee {
+                Some((unit, k)) if queued => format!(
+                    "No step below the knee (at {}) carried {rps} RPS within the SLO",
+                    unit.describe(k)
+                ),
+                _ => format!("No measured step carried {rps} RPS within the SLO"),
+            };
+            let holds = if findings.is_some_and(|f| cap::cap_fit(f, 1).is_some()) {
+                "which holds while no replica carries more than the cap (the `replicas` line)"
+            } else {
+                "which is true only if the service adds capacity"
+            };
             notes.push(format!(
-                "No measured step carried {rps} RPS within the SLO (the most was {:.2} RPS at {}). The figures assume the latency measured at {} holds at {rps} RPS, which is true only if the service adds capacity; measure a ladder that reaches the rate to confirm.",
+                "{which} (the most was {:.2} RPS at {}). The figures assume the latency measured at {} holds at {rps} RPS, {holds}; measure a ladder that reaches the rate to confirm.",
                 best.rps,
                 step_words(best.ladder_unit, best.concurrency),
                 step_words(best.ladder_unit, best.concurrency)
@@ -325,14 +396,22 @@ fn choose_basis(
             (Basis::Extrapolated, basis_of(best))
         }
         (None, None) => {
-            if let Some(first) = steps.first() {
-                notes.push(format!(
-                    "No step met the SLO; even the lowest ({}) missed it: {}.",
-                    step_words(first.ladder_unit, first.concurrency),
-                    judge(first, slo)
-                        .miss
-                        .unwrap_or_else(|| "no latency measured".into())
-                ));
+            match (knee, queued) {
+                (Some((unit, k)), true) => notes.push(format!(
+                    "No step below the knee (at {}) met the SLO: the steps that met it were already queueing, and a plan sized from them would count the queue as service time.",
+                    unit.describe(k)
+                )),
+                _ => {
+                    if let Some(first) = steps.first() {
+                        notes.push(format!(
+                            "No step met the SLO; even the lowest ({}) missed it: {}.",
+                            step_words(first.ladder_unit, first.concurrency),
+                            judge(first, slo)
+                                .miss
+                                .unwrap_or_else(|| "no latency measured".into())
+                        ));
+                    }
+                }
             }
             (Basis::NoStepMeetsSlo, None)
         }
@@ -345,8 +424,8 @@ fn choose_basis(
 /// the SLO on its point values is never used: the search judged past it.
 fn capacity_basis(
     steps: &[&StepSummary],
+    clean: &[&StepSummary],
     rps: f64,
-    slo: &Slo,
     c: &CapacityPlan,
     notes: &mut Vec<String>,
 ) -> (Basis, Option<StepBasis>) {
@@ -362,22 +441,21 @@ fn capacity_basis(
         ));
         return (Basis::BeyondCapacity, at_capacity);
     }
-    let carrying = meeting_slo(steps, slo)
-        .into_iter()
+    let carrying = clean
+        .iter()
         .filter(|s| s.concurrency <= c.step_value())
         .find(|s| s.rps >= rps)
-        .and_then(basis_of);
+        .and_then(|s| basis_of(s));
     (Basis::Measured, carrying.or(at_capacity))
 }
 
 /// Each declared limit (concurrency, TPM, RPM; 0 means none) against what the plan needs, with
-/// the largest RPS it allows at the basis step's latency and tokens.
+/// the largest RPS it allows at the latency and tokens of `b` (`limits_at`: the same step
+/// whatever the target rate, so the largest sustainable rate is the run's, not the question's).
 fn limit_checks(
     b: &StepBasis,
     limits: &Limits,
-    concurrency: f64,
-    tpm_needed: f64,
-    rpm_needed: f64,
+    (concurrency, tpm_needed, rpm_needed): (f64, f64, f64),
 ) -> Vec<LimitCheck> {
     let e2e_s = b.e2e_mean_ms / 1000.0;
     let tokens = b.input_tokens_per_request + b.output_tokens_per_request;

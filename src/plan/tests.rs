@@ -47,7 +47,7 @@ fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
         rpm: None,
         tpm: Some(2_000_000),
     };
-    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None);
+    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None, &[]);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Measured);
     let b = m.step.as_ref().unwrap();
@@ -59,8 +59,11 @@ fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
     let conc = &m.limits[0];
     assert!((conc.headroom_pct - (50.0 - 7.37) / 50.0 * 100.0).abs() < 1e-9);
     assert_eq!(m.binding_limit, Some(LimitName::Concurrency));
+    // Each limit's largest rate is taken at the highest step that met the SLO (no findings
+    // here, so no knee: 20 streams), whatever the target rate.
     let max = m.max_sustainable_rps.unwrap();
-    assert!((max - 50.0 / 0.737).abs() < 1e-9, "{max}");
+    assert!((max - 50.0 / 0.910).abs() < 1e-9, "{max}");
+    assert_eq!(m.limits_at.as_ref().map(|b| b.concurrency), Some(20));
     assert_eq!(
         m.measured_slo_rps,
         Some(20.3),
@@ -76,7 +79,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
         rpm: Some(6000),
         tpm: Some(60_000),
     };
-    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None);
+    let p = plan(&demo(), 10.0, &slo_1s(), &limits, None, &[]);
     let m = &p.models[0];
     assert_eq!(m.binding_limit, Some(LimitName::Tpm));
     let tpm = m.limits.iter().find(|c| c.limit == LimitName::Tpm).unwrap();
@@ -92,7 +95,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
 #[test]
 fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
     let none = Limits::default();
-    let p = plan(&demo(), 30.0, &slo_1s(), &none, None);
+    let p = plan(&demo(), 30.0, &slo_1s(), &none, None, &[]);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Extrapolated);
     assert_eq!(
@@ -113,7 +116,7 @@ fn a_rate_no_step_carried_is_extrapolated_and_an_unmet_slo_gives_no_plan() {
         ttfc: None,
         ..Slo::default()
     };
-    let p = plan(&demo(), 1.0, &strict, &none, None);
+    let p = plan(&demo(), 1.0, &strict, &none, None, &[]);
     assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
     assert!(
         p.models[0].notes[0].contains("TTFT P90 152 ms > 100 ms"),
@@ -131,7 +134,7 @@ fn a_step_with_more_than_one_percent_failures_does_not_meet_the_slo() {
         .miss
         .unwrap()
         .contains("failed"));
-    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None, &[]);
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 20);
 }
 
@@ -253,13 +256,13 @@ fn a_plan_from_a_rate_ladder_names_the_offered_step() {
         r.ladder_unit = crate::model::LadderUnit::Rps;
         r.offered_rps = Some(f64::from(r.concurrency));
     }
-    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None, &[]);
     let text = plain_words(&p);
     assert!(
         text.contains("m: measured at the 10 req/s step (13.5 RPS achieved"),
         "{text}"
     );
-    let p = plan(&rows, 30.0, &slo_1s(), &Limits::default(), None);
+    let p = plan(&rows, 30.0, &slo_1s(), &Limits::default(), None, &[]);
     assert!(
         p.models[0].notes[0].contains("(the most was 20.30 RPS at the 20 req/s step)"),
         "{:?}",
@@ -317,7 +320,7 @@ fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
     let rows = searched();
     let none = Limits::default();
     // No SLO of its own: the search's.
-    let p = plan(&rows, 50.0, &Slo::default(), &none, Some(&ttft_1s()));
+    let p = plan(&rows, 50.0, &Slo::default(), &none, Some(&ttft_1s()), &[]);
     assert_eq!(p.slo_ttft_ms, Some(1000.0));
     let m = &p.models[0];
     assert_eq!(m.sized_from, SizedFrom::Search);
@@ -344,17 +347,17 @@ fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
     }
 
     // Between the confident step's rate and the capacity's: at its edge, on the capacity step.
-    let p = plan(&rows, 100.0, &ttft_1s(), &none, Some(&ttft_1s()));
+    let p = plan(&rows, 100.0, &ttft_1s(), &none, Some(&ttft_1s()), &[]);
     let m = &p.models[0];
     assert_eq!(m.capacity.as_ref().unwrap().fit, Fit::Edge);
     assert_eq!(m.step.as_ref().unwrap().concurrency, 20);
 
     // Beyond: never the lucky 48-stream step above the first miss (the steps alone pick it).
-    let p = plan(&rows, 150.0, &ttft_1s(), &none, None);
+    let p = plan(&rows, 150.0, &ttft_1s(), &none, None, &[]);
     assert_eq!(p.models[0].sized_from, SizedFrom::Steps);
     assert_eq!(p.models[0].step.as_ref().unwrap().concurrency, 48);
     assert!(plain_words(&p).contains("the ladder's steps (the run has no `load.search`)"));
-    let p = plan(&rows, 500.0, &ttft_1s(), &none, Some(&ttft_1s()));
+    let p = plan(&rows, 500.0, &ttft_1s(), &none, Some(&ttft_1s()), &[]);
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::BeyondCapacity);
     assert_eq!(m.step.as_ref().unwrap().concurrency, 20);
@@ -382,7 +385,7 @@ fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
         ttfc: None,
         ..Slo::default()
     };
-    let p = plan(&rows, 50.0, &strict, &none, Some(&ttft_1s()));
+    let p = plan(&rows, 50.0, &strict, &none, Some(&ttft_1s()), &[]);
     let m = &p.models[0];
     assert_eq!(m.capacity.as_ref().unwrap().capacity.max, 8);
     assert!(
@@ -406,6 +409,7 @@ fn a_search_that_never_missed_bounds_the_copies_from_above_only() {
         &ttft_1s(),
         &Limits::default(),
         Some(&ttft_1s()),
+        &[],
     );
     let c = p.models[0].capacity.as_ref().unwrap();
     assert!(c.capacity.open_ended);
@@ -421,7 +425,7 @@ fn a_search_that_never_missed_bounds_the_copies_from_above_only() {
         ttfc: None,
         ..Slo::default()
     };
-    let p = plan(&rows, 1.0, &strict, &Limits::default(), Some(&strict));
+    let p = plan(&rows, 1.0, &strict, &Limits::default(), Some(&strict), &[]);
     assert_eq!(p.models[0].basis, Basis::NoStepMeetsSlo);
     assert_eq!(p.models[0].sized_from, SizedFrom::Steps);
 }
@@ -432,7 +436,7 @@ fn a_priced_run_costs_the_target_rate_for_an_hour_at_the_recommended_step() {
     for (r, c) in rows.iter_mut().zip([0.5, 0.67, 0.9, 1.2]) {
         r.cost_per_1k_ok = Some(c);
     }
-    let mut p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None);
+    let mut p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None, &[]);
     p.currency = Some("USD".into());
     let m = &p.models[0];
     // The plan rests on 10 streams: 10 req/s × 3,600 s × 0.67 / 1,000 = 24.12 per hour.
@@ -445,8 +449,127 @@ fn a_priced_run_costs_the_target_rate_for_an_hour_at_the_recommended_step() {
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["currency"], "USD");
     // An unpriced run says nothing of cost, in words or JSON.
-    let plain = plan(&demo(), 10.0, &slo_1s(), &Limits::default(), None);
+    let plain = plan(&demo(), 10.0, &slo_1s(), &Limits::default(), None, &[]);
     assert!(!plain_words(&plain).contains("cost"));
     let json = serde_json::to_value(&plain).unwrap();
     assert!(json.get("currency").is_none() && json["models"][0].get("cost_per_hour").is_none());
+}
+
+/// The demo's rows with what the knee needs to name its cause and estimate its cap: mean TTFT
+/// (152 ms, then 323 ms at 20 streams: queueing) and a flat TPOT.
+fn demo_with_knee() -> (Vec<StepSummary>, Vec<crate::findings::ModelFindings>) {
+    let mut rows = demo();
+    for (r, mean) in rows.iter_mut().zip([152.0, 152.0, 323.0, 1_500.0]) {
+        r.ttft_mean_ms = Some(mean);
+        r.tpot_p50_ms = Some(15.0);
+        r.ttft_p50_ms = Some(mean);
+    }
+    let f = crate::findings::analyze("m", &rows, None);
+    (rows, vec![f])
+}
+
+#[test]
+fn the_plan_rests_on_steps_below_the_knee_and_the_limits_do_not_depend_on_the_target() {
+    let (rows, findings) = demo_with_knee();
+    let crate::findings::KneeFinding::Knee(k) = &findings[0].knee else {
+        panic!("no knee: {:?}", findings[0].knee);
+    };
+    assert_eq!((k.max_clean_concurrency, k.concurrency), (10, 20));
+    assert_eq!(k.estimated_cap.map(f64::round), Some(16.0), "{k:?}");
+    let limits = Limits {
+        concurrency: Some(16),
+        ..Limits::default()
+    };
+    let at = |rps: f64| plan(&rows, rps, &slo_1s(), &limits, None, &findings);
+    // 15 RPS: 20 streams carried it within the SLO, but queueing; the plan rests on 10 streams.
+    let p = at(15.0);
+    let m = &p.models[0];
+    assert_eq!(m.basis, Basis::Extrapolated);
+    assert_eq!(m.step.as_ref().unwrap().concurrency, 10);
+    assert!(
+        m.notes[0].starts_with("No step below the knee (at 20 streams) carried 15 RPS"),
+        "{:?}",
+        m.notes
+    );
+    assert!(
+        m.notes[0].contains("no replica carries more than the cap"),
+        "{:?}",
+        m.notes
+    );
+    // The largest sustainable rate is the run's: the same at 10, 15 and 30 RPS.
+    let maxes: Vec<f64> = [10.0, 15.0, 30.0]
+        .iter()
+        .map(|r| at(*r).models[0].max_sustainable_rps.unwrap())
+        .collect();
+    assert!(
+        maxes.iter().all(|m| (m - 16.0 / 0.737).abs() < 1e-9),
+        "{maxes:?}"
+    );
+    let words = plain_words(&at(30.0));
+    assert!(
+        words.contains("max sustainable     21.71 RPS under the declared limits, at the latency measured at 10 streams"),
+        "{words}"
+    );
+}
+
+#[test]
+fn the_needed_concurrency_is_related_to_the_knees_cap() {
+    let (rows, findings) = demo_with_knee();
+    let none = Limits::default();
+    let at = |rps: f64| plan(&rows, rps, &slo_1s(), &none, None, &findings);
+    // 10 RPS × 0.737 s: 8 streams, under the cap ≈ 16.
+    let p = at(10.0);
+    let cap = p.models[0].cap.as_ref().unwrap();
+    assert_eq!(
+        (cap.source, cap.per_replica, cap.replicas),
+        (CapSource::KneeCap, 16.0, 1)
+    );
+    // 30 RPS × 0.737 s = 22.11: 23 streams, two copies of a 16-stream cap.
+    let p = at(30.0);
+    let m = &p.models[0];
+    assert_eq!(m.concurrency_needed, Some(23));
+    assert_eq!(m.cap.as_ref().unwrap().replicas, 2);
+    let words = plain_words(&p);
+    assert!(
+        words.contains(
+            "replicas            needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas"
+        ),
+        "{words}"
+    );
+    let json = serde_json::to_value(&p).unwrap();
+    assert_eq!(json["models"][0]["cap"]["source"], "knee_cap");
+    assert_eq!(json["models"][0]["cap"]["replicas"], 2);
+
+    // No knee up to the top step: one copy held at least that many; more is an upper bound.
+    let flat: Vec<StepSummary> = rows.iter().take(2).cloned().collect();
+    let f = vec![crate::findings::analyze("m", &flat, None)];
+    let p = plan(&flat, 30.0, &slo_1s(), &none, None, &f);
+    let cap = p.models[0].cap.as_ref().unwrap();
+    assert_eq!(
+        (cap.source, cap.replicas, cap.at_most),
+        (CapSource::NoKnee, 3, true)
+    );
+    assert!(
+        plain_words(&p).contains("no knee up to 10 streams → at most 3 replicas"),
+        "{}",
+        plain_words(&p)
+    );
+}
+
+#[test]
+fn steps_that_met_the_slo_only_past_the_knee_give_no_plan() {
+    let (mut rows, findings) = demo_with_knee();
+    // Half the requests of the clean steps failed, so only the queueing steps meet the SLO.
+    for r in rows.iter_mut().take(2) {
+        r.failed = 60;
+        r.succeeded = 60;
+    }
+    let p = plan(&rows, 10.0, &slo_1s(), &Limits::default(), None, &findings);
+    let m = &p.models[0];
+    assert_eq!(m.basis, Basis::NoStepMeetsSlo, "{:?}", m.notes);
+    assert!(
+        m.notes[0].starts_with("No step below the knee (at 20 streams) met the SLO"),
+        "{:?}",
+        m.notes
+    );
 }

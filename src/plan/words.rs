@@ -218,6 +218,9 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
             num(p.target_rps * b.e2e_mean_ms / 1000.0)
         ),
     );
+    if let Some(c) = &m.cap {
+        row(s, "replicas", super::cap::words(c, conc, b.unit));
+    }
     row(
         s,
         "tokens per request",
@@ -274,10 +277,16 @@ fn limit_rows(s: &mut String, m: &ModelPlan) {
                 "binds first",
                 format!("{} (at {} RPS)", l.label(), num(max)),
             );
+            let at = m.limits_at.as_ref().map_or_else(String::new, |a| {
+                format!(
+                    ", at the latency measured at {}",
+                    super::step_words(a.unit, a.concurrency)
+                )
+            });
             row(
                 s,
                 "max sustainable",
-                format!("{} RPS under the declared limits", num(max)),
+                format!("{} RPS under the declared limits{at}", num(max)),
             );
         }
         _ => row(

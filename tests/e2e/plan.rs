@@ -64,6 +64,76 @@ fn plan_for_the_demo_in_words_and_json() {
         .stderr(predicates::str::contains("--rps 0"));
 }
 
+/// Issue 34, part 5: the run's capacity does not depend on the rate asked, the plan rests on
+/// steps below the knee (the demo's 20 streams met a 1 s TTFT bound while queueing), and the
+/// concurrency needed is set against the knee's cap.
+#[test]
+fn plan_rests_below_the_knee_and_relates_the_need_to_its_cap() {
+    let p = Project::new();
+    let plan = |rps: &str, json: bool| {
+        let mut cmd = p.ladder();
+        cmd.arg("plan").arg(demo_baseline()).args([
+            "--rps",
+            rps,
+            "--slo-ttft",
+            "1s",
+            "--limit-concurrency",
+            "16",
+        ]);
+        if json {
+            cmd.args(["--format", "json"]);
+        }
+        let out = cmd.assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).to_string()
+    };
+    let sustained = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("max sustainable"))
+            .unwrap_or_else(|| panic!("no max sustainable line:\n{text}"))
+            .to_string()
+    };
+    let at10 = plan("10", false);
+    let at15 = plan("15", false);
+    let at30 = plan("30", false);
+    // The same run, the same largest sustainable rate, whatever the target.
+    assert_eq!(sustained(&at10), sustained(&at15));
+    assert_eq!(sustained(&at10), sustained(&at30));
+    assert!(
+        sustained(&at10).ends_with("at the latency measured at 10 streams"),
+        "{at10}"
+    );
+    // 15 RPS: 20 streams carried it within the SLO, but past the knee; sized from 10 streams.
+    assert!(
+        at15.contains("sim-model: EXTRAPOLATED from 10 streams"),
+        "{at15}"
+    );
+    assert!(
+        at15.contains("No step below the knee (at 20 streams) carried 15 RPS"),
+        "{at15}"
+    );
+    assert!(!at15.contains("from 20 streams"), "{at15}");
+    assert!(
+        at10.contains(
+            "needs 8 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 1 replica"
+        ),
+        "{at10}"
+    );
+    assert!(
+        at30.contains(
+            "needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas"
+        ),
+        "{at30}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&plan("30", true)).unwrap();
+    let m = &v["models"][0];
+    assert_eq!(m["basis"], "extrapolated", "{m}");
+    assert_eq!(m["step"]["concurrency"], 10, "{m}");
+    assert_eq!(m["limits_at"]["concurrency"], 10, "{m}");
+    assert_eq!(m["cap"]["source"], "knee_cap", "{m}");
+    assert_eq!(m["cap"]["per_replica"], 16.0, "{m}");
+    assert_eq!(m["cap"]["replicas"], 2, "{m}");
+}
+
 fn limited(p: &Project) -> PathBuf {
     let yaml = sim_scenario(
         "lim",

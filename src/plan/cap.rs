@@ -1,0 +1,119 @@
+//! The concurrency a plan needs against what one copy of the measured service holds before its
+//! requests queue, as the run's knee says it (`findings`): the knee's estimated cap ("estimated
+//! cap ≈ 16" in the knee line), else the knee's highest clean step, else (no knee on a streams
+//! ladder) the highest step measured, which only bounds the cap from below. "Needs 40 concurrent
+//! streams; the run's knee shows a cap ≈ 31 per replica → 2 replicas."
+
+use crate::findings::{KneeFinding, ModelFindings};
+use crate::model::LadderUnit;
+use serde::Serialize;
+
+/// Where the per-replica concurrency came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapSource {
+    /// The knee's estimated cap (a queueing knee): requests in flight one copy serves at once.
+    KneeCap,
+    /// A knee without a cap estimate (saturation, rate limits, cause unclear): its highest
+    /// clean step, the most streams one copy was seen to hold without TTFT rising.
+    MaxClean,
+    /// No knee up to the highest step: one copy held at least that many streams.
+    NoKnee,
+}
+
+/// How many copies of the measured service the needed concurrency takes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CapFit {
+    /// Requests in flight one copy holds before they queue (see `source`).
+    pub per_replica: f64,
+    pub source: CapSource,
+    /// The knee's cause ("queueing", "saturation", …) and its interval (max clean, knee], when
+    /// the run has a knee.
+    pub knee_kind: Option<String>,
+    pub knee_interval: Option<(u32, u32)>,
+    /// The concurrency needed over `per_replica`, rounded up (at least 1).
+    pub replicas: u32,
+    /// `replicas` is an upper bound (no knee: each copy holds at least `per_replica`).
+    pub at_most: bool,
+}
+
+/// The copies `needed` concurrent requests take, from the model's findings; `None` when the run
+/// cannot say (a prompt-size ladder, a rate ladder without a cap estimate, a knee not analysed).
+pub fn cap_fit(f: &ModelFindings, needed: u32) -> Option<CapFit> {
+    if f.ladder_unit == LadderUnit::PromptTokens {
+        return None;
+    }
+    let streams = f.ladder_unit == LadderUnit::Streams;
+    let (per_replica, source, knee) = match &f.knee {
+        KneeFinding::Knee(k) => match k.estimated_cap {
+            Some(cap) => (cap, CapSource::KneeCap, Some(k)),
+            None if streams => (
+                f64::from(k.max_clean_concurrency),
+                CapSource::MaxClean,
+                Some(k),
+            ),
+            None => return None,
+        },
+        KneeFinding::None {
+            highest_concurrency,
+            ..
+        } if streams => (f64::from(*highest_concurrency), CapSource::NoKnee, None),
+        _ => return None,
+    };
+    // A cap estimate is a count of requests: the plan sizes in whole ones.
+    let per_replica = if source == CapSource::KneeCap {
+        per_replica.round().max(1.0)
+    } else {
+        per_replica
+    };
+    if per_replica <= 0.0 {
+        return None;
+    }
+    let replicas = (f64::from(needed) / per_replica).ceil().max(1.0) as u32;
+    Some(CapFit {
+        per_replica,
+        source,
+        knee_kind: knee.map(|k| k.kind.name().to_string()),
+        knee_interval: knee.map(|k| (k.max_clean_concurrency, k.concurrency)),
+        replicas,
+        at_most: source == CapSource::NoKnee && replicas > 1,
+    })
+}
+
+/// "needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas".
+pub fn words(c: &CapFit, needed: u32, unit: LadderUnit) -> String {
+    let copies = |n: u32| {
+        if n == 1 {
+            "1 replica".to_string()
+        } else {
+            format!("{n} replicas")
+        }
+    };
+    let needs = format!(
+        "needs {needed} concurrent {}",
+        if needed == 1 { "stream" } else { "streams" }
+    );
+    let per = c.per_replica;
+    match (c.source, c.knee_interval) {
+        (CapSource::KneeCap, _) => format!(
+            "{needs}; the run's knee shows a cap ≈ {per:.0} per replica → {}",
+            copies(c.replicas)
+        ),
+        (CapSource::MaxClean, Some((lo, hi))) => format!(
+            "{needs}; the run's knee ({}) is in ({lo}, {hi}] {}, clean up to {per:.0} per replica → {}",
+            c.knee_kind.as_deref().unwrap_or("cause unclear"),
+            unit.plural(),
+            copies(c.replicas)
+        ),
+        _ if c.at_most => format!(
+            "{needs}; no knee up to {} → at most {} (each held {per:.0} without queueing)",
+            unit.describe(per as u32),
+            copies(c.replicas)
+        ),
+        _ => format!(
+            "{needs}; no knee up to {} → {}",
+            unit.describe(per as u32),
+            copies(c.replicas)
+        ),
+    }
+}
