@@ -72,7 +72,10 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
     }
     let ctx = DiffContext {
         run_dir: new_run.dir.as_ref().map(|d| d.display().to_string()),
-        gates: Some(verdict::describe(&gates, &source)),
+        gates: Some(
+            verdict::describe(&gates, &source)
+                + verdict::cost_gate_words(&gates, opts.pricing.as_ref()),
+        ),
         warnings,
         full: args.gates.full,
     };

@@ -114,10 +114,10 @@ fn judge(
     );
     let ctx = DiffContext {
         run_dir: Some(label),
-        gates: Some(verdict::describe(
-            &s.gates,
-            &verdict::GatesSource::Scenario(s.path.clone()),
-        )),
+        gates: Some(
+            verdict::describe(&s.gates, &verdict::GatesSource::Scenario(s.path.clone()))
+                + verdict::cost_gate_words(&s.gates, opts.pricing.as_ref()),
+        ),
         warnings,
         full: args.gates.full,
     };

@@ -32,7 +32,9 @@ pub(super) fn compare_models_in_run(
         None,
     );
     for p in &pairs {
-        let opts = CompareOptions::for_cli(s.gates.clone(), false, false);
+        let mut opts = CompareOptions::for_cli(s.gates.clone(), false, false);
+        // Each model's tokens at its own price: which model costs more per answer.
+        opts.pricing = s.pricing.clone();
         let comparison = match compare::compare_in_run(&side, p, &opts) {
             Ok(c) => c,
             Err(e) => {

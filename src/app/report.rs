@@ -133,9 +133,10 @@ pub fn view_of(
         _ => None,
     };
     let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
-    let gates = baseline
-        .as_ref()
-        .map(|(_, g, source)| crate::app::verdict::describe(g, source));
+    let gates = baseline.as_ref().map(|(_, g, source)| {
+        let pricing = recorded.as_ref().and_then(|r| r.pricing.as_ref());
+        crate::app::verdict::describe(g, source) + crate::app::verdict::cost_gate_words(g, pricing)
+    });
     let mut warnings = run_warnings(&result);
     let comparison = baseline.as_ref().map(|(b, g, _)| {
         let mut opts = CompareOptions::for_cli(g.clone(), false, false);
@@ -223,7 +224,9 @@ fn run_pairs(
         return Vec::new();
     }
     let side = Side::from_result(result);
-    let opts = CompareOptions::for_cli(Default::default(), false, false);
+    let mut opts = CompareOptions::for_cli(Default::default(), false, false);
+    // Each model's tokens at its own price: which model costs more per answer.
+    opts.pricing = recorded.and_then(|r| r.pricing.clone());
     pairs
         .into_iter()
         .filter_map(|p| {

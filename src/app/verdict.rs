@@ -100,6 +100,16 @@ pub fn describe(gates: &Gates, source: &GatesSource) -> String {
     format!("{from}: {}", gates.describe())
 }
 
+/// The cost gate in the gates line when the new side is priced and the gate is the default
+/// (`Gates::describe` names it only when it is not: an unpriced run judges no cost).
+pub fn cost_gate_words(gates: &Gates, pricing: Option<&Pricing>) -> &'static str {
+    if pricing.is_some() && gates.cost == Gates::default().cost {
+        "; cost mean +10%"
+    } else {
+        ""
+    }
+}
+
 /// The gates a comparison whose new side is `run` is judged with, and where they came from:
 /// `--gates-from` when given (its gates and path), else the gates recorded with the run, else the
 /// defaults. The one rule for `ladder diff` and `ladder report --baseline`. `Err` when the

@@ -25,6 +25,8 @@ struct Priced {
     cached: f64,
     output: f64,
     reasoning: f64,
+    /// A model of the side's successes that the pricing does not list.
+    unlisted: Option<String>,
 }
 
 impl Priced {
@@ -35,6 +37,7 @@ impl Priced {
             cached: 0.0,
             output: 0.0,
             reasoning: 0.0,
+            unlisted: None,
         };
         for r in rows.iter().filter(|r| r.ok) {
             let usage = Usage {
@@ -43,7 +46,11 @@ impl Priced {
                 output: r.output_tokens,
                 reasoning: r.reasoning_tokens,
             };
-            let Some(c) = pricing.cost(&r.model, usage).filter(|c| c.is_finite()) else {
+            let model = r.sent_to.as_deref().unwrap_or(&r.model);
+            if !pricing.models.contains_key(model) {
+                p.unlisted.get_or_insert_with(|| model.to_string());
+            }
+            let Some(c) = pricing.cost(model, usage).filter(|c| c.is_finite()) else {
                 continue;
             };
             p.costs.push(c);
@@ -91,6 +98,14 @@ pub(super) fn cost_check(
     let (bn, nn) = (b.costs.len() as u64, n.costs.len() as u64);
     c.base = b.mean().map(|m| m * 1000.0);
     c.new = n.mean().map(|m| m * 1000.0);
+    if let Some(m) = b.unlisted.as_ref().or(n.unlisted.as_ref()) {
+        return skip(
+            c,
+            format!(
+                "cost per success: `{m}` has no price in the new run's pricing (both sides are priced with it): list every compared model there, e.g. in a shared pricing file"
+            ),
+        );
+    }
     if bn < MIN_COST_SAMPLES || nn < MIN_COST_SAMPLES {
         return skip(
             c,
@@ -216,7 +231,11 @@ fn why(b: &Priced, n: &Priced) -> String {
         t(n.cached)
     );
     let more = |d: f64| if d >= 0.0 { "more" } else { "less" };
-    let cause = if d_out.abs() >= d_in.abs() {
+    let same = |a: f64, b: f64| (a - b).abs() <= 0.005 * a.abs().max(b.abs()).max(1.0);
+    let cause = if same(b.output, n.output) && same(b.input, n.input) && same(b.cached, n.cached) {
+        // The same tokens: the two sides are models of different prices (a pair).
+        "the price (the same tokens per success)".to_string()
+    } else if d_out.abs() >= d_in.abs() {
         let d_reason = n.reasoning - b.reasoning;
         if d_out != 0.0 && d_reason / d_out >= 0.5 {
             format!("{} reasoning", more(d_reason))
@@ -314,6 +333,50 @@ mod tests {
         let c = judge(&rows(60, 400, 50, 0), &rows(60, 100, 50, 0));
         assert_eq!(c.verdict, Verdict::Improved, "{}", c.detail);
         assert!(c.detail.contains("less input"), "{}", c.detail);
+    }
+
+    #[test]
+    fn a_pair_is_priced_under_the_names_sent_and_an_unlisted_model_is_named() {
+        let mut p = pricing();
+        p.models.insert(
+            "big".into(),
+            Price {
+                input: 10.0,
+                cached_input: None,
+                cache_write_input: None,
+                output: 40.0,
+            },
+        );
+        let renamed = |model: &str| -> Vec<RequestSample> {
+            rows(60, 100, 50, 0)
+                .into_iter()
+                .map(|r| RequestSample {
+                    model: "m→big".into(),
+                    sent_to: Some(model.into()),
+                    ..r
+                })
+                .collect()
+        };
+        let (b, n) = (renamed("m"), renamed("big"));
+        let (b, n): (Vec<&RequestSample>, Vec<&RequestSample>) =
+            (b.iter().collect(), n.iter().collect());
+        let mut c = judge(&rows(60, 100, 50, 0), &rows(60, 100, 50, 0));
+        cost_check(&mut c, &p, (Some(&b), Some(&n)), 0.10, (500, 1));
+        assert_eq!(c.verdict, Verdict::Regressed, "{}", c.detail);
+        assert!(
+            (c.ratio.unwrap() - 9.0).abs() < 1e-9,
+            "ten times the price: {}",
+            c.detail
+        );
+        assert!(
+            c.detail.contains("the price (the same tokens per success)"),
+            "{}",
+            c.detail
+        );
+        let other = renamed("gpt-x");
+        let other: Vec<&RequestSample> = other.iter().collect();
+        cost_check(&mut c, &p, (Some(&other), Some(&n)), 0.10, (500, 1));
+        assert!(c.detail.contains("`gpt-x` has no price"), "{}", c.detail);
     }
 
     #[test]

@@ -46,6 +46,8 @@ fn rename(side: &mut Side, from: &str, to: &str) {
     }
     for r in side.samples.iter_mut().flatten() {
         if r.model == from {
+            // Priced under the name it was sent to.
+            r.sent_to.get_or_insert_with(|| from.to_string());
             r.model = to.to_string();
         }
     }

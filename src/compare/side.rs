@@ -94,6 +94,7 @@ impl RequestSample {
             input_tokens: x.input_tokens,
             cached_tokens: x.cached_tokens,
             reasoning_tokens: x.reasoning_tokens,
+            sent_to: None,
             itl: x.itl.clone(),
             parts: crate::findings::PartSample::of(x),
         }

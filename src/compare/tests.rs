@@ -438,6 +438,7 @@ fn samples(model: &str, step: u32, n: usize, scale: f64, seed: u64) -> Vec<Reque
                 input_tokens: None,
                 cached_tokens: None,
                 reasoning_tokens: None,
+                sent_to: None,
                 itl: None,
                 parts: None,
             }
@@ -541,6 +542,7 @@ fn closed_loop(
                 input_tokens: None,
                 cached_tokens: None,
                 reasoning_tokens: None,
+                sent_to: None,
                 itl: None,
                 parts: None,
             });
@@ -636,6 +638,7 @@ fn throughput_at_a_cap_decides() {
                 input_tokens: None,
                 cached_tokens: None,
                 reasoning_tokens: None,
+                sent_to: None,
                 itl: None,
                 parts: None,
             });
@@ -932,6 +935,7 @@ fn gap_samples(step: u32, n: usize, scale: f64, seed: u64) -> Vec<RequestSample>
                 input_tokens: None,
                 cached_tokens: None,
                 reasoning_tokens: None,
+                sent_to: None,
                 itl: Some(crate::model::ItlHistogram::from_gaps(&gaps)),
                 parts: None,
             }

@@ -40,6 +40,10 @@ pub struct RequestSample {
     pub cached_tokens: Option<u64>,
     #[serde(default)]
     pub reasoning_tokens: Option<u64>,
+    /// The model the request was sent to, when `model` was renamed for a pair (`OLD→NEW`): the
+    /// name its price is listed under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_to: Option<String>,
     /// Inter-token gaps; `None` when not recorded (files written before `itl_hist`).
     #[serde(default)]
     pub itl: Option<crate::model::ItlHistogram>,
