@@ -173,6 +173,10 @@ fn more_reasoning_fails_the_cost_gate_while_ttft_and_tpot_pass() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3));
     assert!(table.contains("cost per success"), "{table}");
+    assert!(
+        table.contains("; cost mean +10%"),
+        "the gates line names the cost gate: {table}"
+    );
     // A baseline CSV keeps no prices: nothing is said about them.
     assert!(!table.contains("was not priced"), "{table}");
     // Against the baseline's own run directory (priced the same), no note either; against a
