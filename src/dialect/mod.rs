@@ -249,6 +249,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_dialects_cut_at_the_output_limit_is_known_to_the_record() {
+        for api in Api::ALL {
+            let (natural, cut) = api.spec().finish;
+            let record = |finish: &str| crate::model::RequestRecord {
+                finish_reason: Some(finish.to_string()),
+                ..Default::default()
+            };
+            assert!(record(cut).hit_output_limit(), "{api:?}: {cut}");
+            assert!(!record(natural).hit_output_limit(), "{api:?}: {natural}");
+        }
+    }
+
+    #[test]
     fn names_and_indices_round_trip() {
         for (i, api) in Api::ALL.into_iter().enumerate() {
             assert_eq!(Api::from_name(api.as_str()), Some(api));

@@ -309,14 +309,20 @@ impl RequestRecord {
     }
 
     /// A success with fewer output tokens than `short_below` × its `max_tokens` and no
-    /// `finish_reason: length`: the provider may have cut the stream (possible truncation).
+    /// finish reason saying the output limit cut it: the provider may have cut the stream
+    /// (possible truncation).
     pub fn is_short(&self, short_below: f64) -> bool {
         let (Some(out), Some(max)) = (self.output_tokens, self.max_tokens) else {
             return false;
         };
-        self.is_ok()
-            && self.finish_reason.as_deref() != Some("length")
-            && (out as f64) < short_below * f64::from(max)
+        self.is_ok() && !self.hit_output_limit() && (out as f64) < short_below * f64::from(max)
+    }
+
+    /// The server said the output limit ended the answer: OpenAI's `length` (the Responses
+    /// client records `max_output_tokens` as `length`) or Anthropic's `max_tokens`: the cut of
+    /// every dialect (`dialect::Spec::finish`, whose test checks this list).
+    pub fn hit_output_limit(&self) -> bool {
+        matches!(self.finish_reason.as_deref(), Some("length" | "max_tokens"))
     }
 
     /// The request reasoned before answering: the server counted reasoning tokens (hidden or
