@@ -85,6 +85,7 @@ pub fn messages_event(event: &str, data: &str) -> Result<ChunkInfo, MalformedEve
                 info.input_tokens = usage.anthropic_input_tokens();
                 info.output_tokens = usage.output_tokens.0;
                 info.cached_tokens = usage.cached_tokens();
+                info.cache_write_tokens = usage.cache_write_tokens();
             }
         }
         "content_block_delta" => {
@@ -102,6 +103,7 @@ pub fn messages_event(event: &str, data: &str) -> Result<ChunkInfo, MalformedEve
                 info.output_tokens = usage.output_tokens.0;
                 info.input_tokens = usage.anthropic_input_tokens();
                 info.cached_tokens = usage.cached_tokens();
+                info.cache_write_tokens = usage.cache_write_tokens();
             }
             info.finish_reason = parsed.delta.as_ref().and_then(|d| d.stop_reason.clone());
         }
@@ -386,5 +388,7 @@ data: {"type":"message_stop"}
             (start.input_tokens, start.cached_tokens),
             (Some(2015), Some(2000))
         );
+        // The cache writes are kept too: they are billed at their own price (docs/cost.md).
+        assert_eq!(start.cache_write_tokens, Some(5));
     }
 }

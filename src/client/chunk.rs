@@ -28,6 +28,8 @@ pub struct ChunkInfo {
     pub input_tokens: Option<u64>,
     /// Server-reported prompt tokens served from its prompt cache.
     pub cached_tokens: Option<u64>,
+    /// Server-reported prompt tokens written to its prompt cache (Anthropic).
+    pub cache_write_tokens: Option<u64>,
     /// Server-reported reasoning tokens inside `output_tokens` (OpenAI
     /// `completion_tokens_details.reasoning_tokens`).
     pub reasoning_tokens: Option<u64>,

@@ -49,6 +49,11 @@ impl Usage {
             .or(self.cache_read_input_tokens.0)
     }
 
+    /// Anthropic: prompt tokens written to the prompt cache (billed at their own price).
+    pub(crate) fn cache_write_tokens(&self) -> Option<u64> {
+        self.cache_creation_input_tokens.0
+    }
+
     /// Reasoning tokens counted inside the output tokens, in either naming.
     pub(crate) fn reasoning_tokens(&self) -> Option<u64> {
         let of = |d: &Option<OutputDetails>| d.as_ref().and_then(|d| d.reasoning_tokens.0);

@@ -28,6 +28,7 @@ pub struct StreamTiming {
     usage_reasoning: Option<u64>,
     usage_input: Option<u64>,
     usage_cached: Option<u64>,
+    usage_cache_write: Option<u64>,
     finish_reason: Option<String>,
     done: bool,
     error: Option<InBandError>,
@@ -50,6 +51,8 @@ pub struct TimingSummary {
     pub input_tokens: Option<u64>,
     /// Last server-reported count of prompt tokens served from cache.
     pub cached_tokens: Option<u64>,
+    /// Last server-reported count of prompt tokens written to the cache (Anthropic).
+    pub cache_write_tokens: Option<u64>,
     /// Last server-reported count of reasoning tokens (part of `output_tokens`).
     pub reasoning_tokens: Option<u64>,
     pub tokens_source: Option<TokensSource>,
@@ -104,6 +107,9 @@ impl StreamTiming {
         if let Some(n) = info.cached_tokens {
             self.usage_cached = Some(n);
         }
+        if let Some(n) = info.cache_write_tokens {
+            self.usage_cache_write = Some(n);
+        }
         if let Some(n) = info.reasoning_tokens {
             self.usage_reasoning = Some(n);
         }
@@ -133,6 +139,7 @@ impl StreamTiming {
             ("output", self.usage_output),
             ("input", self.usage_input),
             ("cached", self.usage_cached),
+            ("cache write", self.usage_cache_write),
             ("reasoning", self.usage_reasoning),
         ]
         .into_iter()
@@ -175,6 +182,7 @@ impl StreamTiming {
             output_tokens,
             input_tokens: usage_input,
             cached_tokens: usage_cached,
+            cache_write_tokens: usage(self.usage_cache_write),
             reasoning_tokens: usage_reasoning,
             tokens_source,
             token_events: self.token_events,
@@ -200,6 +208,7 @@ impl TimingSummary {
         record.output_tokens = self.output_tokens;
         record.input_tokens = self.input_tokens;
         record.cached_tokens = self.cached_tokens;
+        record.cache_write_tokens = self.cache_write_tokens;
         record.reasoning_tokens = self.reasoning_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;

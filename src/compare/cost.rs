@@ -43,6 +43,7 @@ impl Priced {
             let usage = Usage {
                 input: r.input_tokens,
                 cached: r.cached_tokens,
+                cache_write: r.cache_write_tokens,
                 output: r.output_tokens,
                 reasoning: r.reasoning_tokens,
             };

@@ -93,6 +93,7 @@ impl RequestSample {
             output_tokens: x.output_tokens,
             input_tokens: x.input_tokens,
             cached_tokens: x.cached_tokens,
+            cache_write_tokens: x.cache_write_tokens,
             reasoning_tokens: x.reasoning_tokens,
             sent_to: None,
             itl: x.itl.clone(),

@@ -39,6 +39,8 @@ pub struct RequestSample {
     #[serde(default)]
     pub cached_tokens: Option<u64>,
     #[serde(default)]
+    pub cache_write_tokens: Option<u64>,
+    #[serde(default)]
     pub reasoning_tokens: Option<u64>,
     /// The model the request was sent to, when `model` was renamed for a pair (`OLD→NEW`): the
     /// name its price is listed under.

@@ -12,8 +12,8 @@ pub struct Price {
     pub input: f64,
     /// Prompt tokens served from the provider's cache (default: `input`).
     pub cached_input: Option<f64>,
-    /// Prompt tokens written to the cache (Anthropic; default: `input`). ladder counts them in
-    /// `input_tokens` without a count of their own yet, so today they are billed at `input`.
+    /// Prompt tokens written to the cache (Anthropic's `cache_creation_input_tokens`, kept as
+    /// the record's `cache_write_tokens`; default: `input`).
     pub cache_write_input: Option<f64>,
     /// Output tokens, reasoning included.
     pub output: f64,
@@ -34,6 +34,8 @@ pub struct Usage {
     /// writes are added in by the client).
     pub input: Option<u64>,
     pub cached: Option<u64>,
+    /// Prompt tokens written to the cache (Anthropic), part of `input`.
+    pub cache_write: Option<u64>,
     /// Output tokens, reasoning included (`completion_tokens`, Anthropic's `output_tokens`).
     pub output: Option<u64>,
     pub reasoning: Option<u64>,
@@ -44,6 +46,7 @@ impl Usage {
         Usage {
             input: r.input_tokens,
             cached: r.cached_tokens,
+            cache_write: r.cache_write_tokens,
             output: r.output_tokens,
             reasoning: r.reasoning_tokens,
         }
@@ -52,7 +55,7 @@ impl Usage {
 
 impl Pricing {
     /// What one request cost: its uncached input tokens at `input`, its cached ones at
-    /// `cached_input`, its output tokens (which count reasoning tokens: `completion_tokens`
+    /// `cached_input`, those written to the cache at `cache_write_input`, its output tokens (which count reasoning tokens: `completion_tokens`
     /// and Anthropic's `output_tokens` include them) at `output`. `None` when the model has
     /// no price or the server reported no input count (without usage the output count is the
     /// client's count of chunks and the prompt is unknown: a guess is not a bill); a failed
@@ -61,11 +64,13 @@ impl Pricing {
         let p = self.models.get(model)?;
         let input = u.input?;
         let cached = u.cached.unwrap_or(0).min(input);
+        let written = u.cache_write.unwrap_or(0).min(input - cached);
         // Reasoning is inside the output count; a server that reports more reasoning than
         // output is billed for the reasoning.
         let output = u.output.unwrap_or(0).max(u.reasoning.unwrap_or(0));
-        let cost = (input - cached) as f64 * p.input
+        let cost = (input - cached - written) as f64 * p.input
             + cached as f64 * p.cached_input.unwrap_or(p.input)
+            + written as f64 * p.cache_write_input.unwrap_or(p.input)
             + output as f64 * p.output;
         Some(cost / 1e6)
     }
@@ -173,6 +178,15 @@ mod tests {
             ..r.clone()
         };
         assert_eq!(pricing().cost_of(&chunks_only), None);
+        // Anthropic: cache reads and writes are inside the input count, each at its price.
+        let mut p = pricing();
+        p.models.get_mut("m").unwrap().cache_write_input = Some(2.5);
+        let written = RequestRecord {
+            cache_write_tokens: Some(200),
+            ..r.clone()
+        };
+        // 400 × 2 + 400 × 0.5 + 200 × 2.5 + 100 × 8 = 2300 per 1M.
+        assert!((p.cost_of(&written).unwrap() - 0.0023).abs() < 1e-12);
         // Without a cached price, cached tokens cost what input does.
         let mut p = pricing();
         p.models.get_mut("m").unwrap().cached_input = None;

@@ -253,6 +253,9 @@ pub struct RequestRecord {
     /// Prompt tokens the server says came from its prompt cache (OpenAI
     /// `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`).
     pub cached_tokens: Option<u64>,
+    /// Prompt tokens the server says it wrote to its prompt cache (Anthropic
+    /// `cache_creation_input_tokens`; part of `input_tokens`, billed at `cache_write_input`).
+    pub cache_write_tokens: Option<u64>,
     /// Rate mode: actual − scheduled send time, in ms (`None` in closed loop).
     pub send_lag_ms: Option<f64>,
     /// The `max_tokens` this request asked for (per prompt in a prompt set).

@@ -131,6 +131,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(col!(server_processing_ms: opt_fixed MS, "milliseconds")),
     optional(col!(server_request_id: opt_text)),
     optional(col!(cost: opt_fixed COST, "a cost")),
+    optional(col!(cache_write_tokens: opt "a token count")),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -211,6 +212,7 @@ pub(super) mod tests {
             server_request_id: Some("req_0b1c".into()),
             server_timing_source: Some(crate::model::TimingSource::Sim),
             cost: Some(0.002_680_125),
+            cache_write_tokens: Some(24),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
             ])),
@@ -255,9 +257,9 @@ pub(super) mod tests {
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
-                 server_timing_source,server_processing_ms,server_request_id,cost"
+                 server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens"
         ));
-        assert!(text.contains(",0.002680125\n"), "{text}");
+        assert!(text.contains(",0.002680125,24\n"), "{text}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -297,7 +299,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(19, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(20, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -315,6 +317,7 @@ pub(super) mod tests {
             server_request_id: None,
             server_timing_source: None,
             cost: None,
+            cache_write_tokens: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);
