@@ -305,9 +305,11 @@ pub struct OverrideArgs {
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
-    /// Baseline: a baseline CSV (with its .requests.csv sidecar when present) or a run directory.
+    /// Baseline: a baseline CSV (with its .requests.csv sidecar when present) or a run directory
+    /// (a folder of runs, e.g. runs/demo, means its latest run).
     pub baseline: PathBuf,
-    /// The new result: a run directory or a CSV.
+    /// The new result: a run directory or a CSV (a folder of runs, e.g. runs/demo, means its
+    /// latest run).
     pub run: PathBuf,
     /// Output: table (terminal), markdown (PR comment, job summary), json (for jq and
     /// scripts) or junit (CI test reports: one test case per gated comparison).

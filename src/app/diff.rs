@@ -5,6 +5,7 @@ use super::{
     gate::{compare_options, verdict_sink},
     load::{load_without_secrets, store_input},
 };
+use crate::app::paths::resolve_run;
 use crate::app::verdict;
 use crate::cli::DiffArgs;
 use crate::compare::partial;
@@ -16,8 +17,14 @@ use anyhow::Result;
 use std::path::Path;
 
 /// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
-/// run that never finished is read from its records, with a note saying where it stopped.
+/// folder of runs (`runs/demo/`) means its latest run, as for `report` and `plan`, with a note.
+/// A run that never finished is read from its records, with a note saying where it stopped.
 fn load_input(path: &Path) -> Result<store::LoadedResult> {
+    let (resolved, note) = resolve_run(path);
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let path = resolved.as_path();
     let loaded = store::load_result(path).map_err(store_input)?;
     if let Some(stopped) = &loaded.incomplete {
         eprintln!(

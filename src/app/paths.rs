@@ -1,5 +1,6 @@
-//! The paths the page commands (`report`, `report --trend`, `plan`) share: which run a path
-//! names (a folder of runs means its latest), and where a page goes without `-o`. Its own file
+//! The paths the commands that read runs (`report`, `report --trend`, `plan`, `diff`) share:
+//! which run a path names (a folder of runs means its latest), and where a page goes without
+//! `-o`. Its own file
 //! so that those commands depend on it, not on each other.
 
 use crate::store;
@@ -50,7 +51,7 @@ pub fn resolve_run(path: &Path) -> (PathBuf, Option<String>) {
     match latest {
         Some(p) => {
             let note = format!(
-                "{} holds runs: reporting the latest, {}",
+                "{} holds runs: using the latest, {}",
                 path.display(),
                 p.display()
             );

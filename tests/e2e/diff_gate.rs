@@ -67,6 +67,13 @@ fn same_server_passes_slower_decode_is_caught_and_other_workload_is_refused() {
     assert!(row.contains("✗ +"), "{row}");
     assert!(!verdict.contains("│ error rate"), "{verdict}");
 
+    // A folder of runs names its latest run, as for report and plan: the slower one, exit 3.
+    s.args(["diff", "baselines/gate.csv", "runs/gate"])
+        .code(3)
+        .stderr("runs/gate holds runs: using the latest, runs/gate/")
+        .stdout("ladder diff: REGRESSION")
+        .run();
+
     // `--full` on `diff` prints every check, P50 and passing ones included.
     let run = s.project().run_dirs("gate").pop().unwrap();
     let full = s

@@ -432,7 +432,7 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     // `runs/two` means its latest run; the page goes into the run directory by default.
     let out = p.ladder().args(["report", "runs/two"]).assert().success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(stderr.contains("reporting the latest"), "{stderr}");
+    assert!(stderr.contains("using the latest"), "{stderr}");
     assert!(
         stderr.contains("Stopped early: the run was stopped before its plan ended"),
         "{stderr}"
