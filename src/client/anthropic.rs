@@ -48,7 +48,7 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());
     }
-    body.insert("stream".into(), true.into());
+    body.insert("stream".into(), req.stream.into());
     merge_extra(body, req)
 }
 
@@ -129,6 +129,59 @@ struct Event<'a> {
 #[serde(default)]
 struct Message {
     usage: Option<Usage>,
+}
+
+/// Meaning of a whole Messages answer (`stream: false`: a `message` object, or an error body
+/// `{"type": "error", ...}`): whether its content blocks carry text, tool input or thinking, its
+/// stop reason and usage, as one final event.
+pub fn whole_message(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    let text = super::sse::decode(body);
+    let text = text.trim();
+    let parsed: Whole =
+        serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
+    let mut info = ChunkInfo {
+        done: true,
+        ..ChunkInfo::default()
+    };
+    if parsed.ty.as_deref() == Some("error") || parsed.error.is_some() {
+        info.error = Some(error_from_event_data(text));
+        return Ok(info);
+    }
+    for block in parsed.content.iter().flatten() {
+        match block.ty.as_deref() {
+            Some("thinking") => info.reasoning |= block.thinking.0,
+            Some("tool_use") => info.content |= block.input.as_ref().is_some_and(|v| !v.is_null()),
+            _ => info.content |= block.text.0,
+        }
+    }
+    if let Some(usage) = &parsed.usage {
+        info.output_tokens = usage.output_tokens.0;
+        info.input_tokens = usage.anthropic_input_tokens();
+        info.cached_tokens = usage.cached_tokens();
+    }
+    info.finish_reason = parsed.stop_reason;
+    Ok(info)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Whole {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    content: Option<Vec<Block>>,
+    stop_reason: Option<String>,
+    usage: Option<Usage>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Block {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    text: NonEmpty,
+    thinking: NonEmpty,
+    input: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]

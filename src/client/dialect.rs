@@ -68,7 +68,8 @@ fn responses_reader() -> EventReader {
 /// The meaning of one answer's events, in order, in its dialect. An enum rather than a trait
 /// object, so the per-token call is a direct one and a dialect keeps its own fast path (OpenAI's
 /// `ChunkReader::read_raw` compares the common chunk with the stream's last one from its raw
-/// bytes). A dialect that answers with one JSON body would add a reader of that body here.
+/// bytes). A request sent with `stream: false` is answered with one JSON body, read by
+/// [`EventReader::whole`] in the same dialect.
 pub enum EventReader {
     OpenAi(openai::ChunkReader),
     Anthropic,
@@ -83,6 +84,16 @@ impl EventReader {
             EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
             EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
             EventReader::Responses(reader) => reader.read(ev.event, ev.data),
+        }
+    }
+
+    /// The meaning of a whole answer (`request.stream: false`): one JSON body in the dialect's
+    /// shape (or its error body), read as one final event.
+    pub fn whole(&mut self, body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+        match self {
+            EventReader::OpenAi(reader) => reader.whole(body),
+            EventReader::Anthropic => anthropic::whole_message(body),
+            EventReader::Responses(reader) => reader.whole(body),
         }
     }
 

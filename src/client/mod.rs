@@ -50,3 +50,6 @@ pub(crate) fn test_spec() -> crate::scenario::RequestSpec {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod whole_tests;

@@ -59,8 +59,11 @@ fn openai_common(body: &mut Map<String, Value>, req: &RequestSpec, limit_key: &s
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());
     }
-    body.insert("stream".into(), true.into());
-    body.insert("stream_options".into(), json!({"include_usage": true}));
+    body.insert("stream".into(), req.stream.into());
+    // Usage is asked for only in a stream: a whole answer always carries it.
+    if req.stream {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
 }
 
 /// `extra_body` keys go on top and may override anything.
@@ -111,6 +114,11 @@ impl ChunkReader {
             dialect,
             template: scan::Template::default(),
         }
+    }
+
+    /// Meaning of a whole answer of this reader's dialect ([`whole_chat`], [`whole_completions`]).
+    pub fn whole(&self, body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+        whole(body, self.dialect)
     }
 
     /// Meaning of the stream's next event.
@@ -174,6 +182,25 @@ fn interpret(
     }
 }
 
+/// Meaning of a whole `/chat/completions` answer (`stream: false`: a `chat.completion` object,
+/// or an error body): its message's content or reasoning, finish reason and usage, as one
+/// final event.
+pub fn whole_chat(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    whole(body, Dialect::Chat)
+}
+
+/// Meaning of a whole legacy `/completions` answer (a `text_completion` object).
+pub fn whole_completions(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    whole(body, Dialect::Completions)
+}
+
+fn whole(body: &[u8], dialect: Dialect) -> Result<ChunkInfo, MalformedEvent> {
+    let text = decode(body);
+    let mut info = read_chunk(text.trim(), dialect)?;
+    info.done = true;
+    Ok(info)
+}
+
 /// Any chunk, read with serde (what `scan` does not answer for).
 fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent> {
     let mut chunk = serde_json::from_str::<Envelope<Choices>>(data)
@@ -233,7 +260,8 @@ struct Choices {
 
 impl Choices {
     fn add(&mut self, choice: Choice) {
-        if let Some(d) = &choice.delta {
+        // A stream's `delta`, or a whole answer's `message` (`stream: false`).
+        for d in choice.delta.iter().chain(choice.message.iter()) {
             // A tool call's generated text is its arguments: the opening delta that names the
             // function with `arguments: ""` carries none yet (docs/metrics.md, TTFT).
             self.delta_content |= d.content.0
@@ -278,6 +306,7 @@ impl<'de> Deserialize<'de> for Choices {
 #[serde(default)]
 struct Choice {
     delta: Option<Delta>,
+    message: Option<Delta>,
     text: NonEmpty,
     finish_reason: Option<String>,
     error: Option<ErrorField>,

@@ -39,7 +39,7 @@ pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());
     }
-    body.insert("stream".into(), true.into());
+    body.insert("stream".into(), req.stream.into());
     body.insert("store".into(), false.into());
     let mut body = merge_extra(body, req);
     if let Some(map) = body.as_object_mut() {
@@ -106,6 +106,11 @@ impl ResponsesReader {
     /// Meaning of the answer's next event ([`responses_event`]).
     pub fn read(&mut self, event: &str, data: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
         read(event, data, &mut self.id)
+    }
+
+    /// Meaning of a whole answer ([`whole_response`]), keeping its id.
+    pub fn whole(&mut self, body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+        whole(body, &mut self.id)
     }
 
     /// The response's id, once an event carried it.
@@ -250,6 +255,83 @@ struct Response {
     usage: Option<Usage>,
     error: Option<ErrorField>,
     incomplete_details: Option<Incomplete>,
+    /// `completed`, `incomplete`, `failed` (a whole answer's; a stream's events say it).
+    status: Option<String>,
+    output: Option<Vec<OutputItem>>,
+}
+
+/// One item of a whole answer's `output`: a message (its `content` parts), reasoning (its
+/// `summary` or `content` text), a function call (its `arguments`).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct OutputItem {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    content: Option<Vec<Part>>,
+    summary: Option<Vec<Part>>,
+    arguments: NonEmpty,
+    input: NonEmpty,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Part {
+    text: NonEmpty,
+    refusal: NonEmpty,
+}
+
+/// Meaning of a whole Responses answer (`stream: false`: the response object, or an error body
+/// `{"error": {...}}`), read as the terminal event its `status` names: `completed` ends with
+/// `stop`, `incomplete` with its reason (`length` for `max_output_tokens`), `failed` with its
+/// error classified by code; whether its output carries text, a call's arguments or reasoning.
+pub fn whole_response(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
+    whole(body, &mut None)
+}
+
+fn whole(body: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEvent> {
+    let text = decode(body);
+    let text = text.trim();
+    let response: Response =
+        serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
+    let (mut content, mut reasoning) = (false, false);
+    for item in response.output.iter().flatten() {
+        let texts = |parts: &Option<Vec<Part>>| {
+            parts
+                .iter()
+                .flatten()
+                .any(|p| p.text.0 || p.refusal.0)
+        };
+        if item.ty.as_deref() == Some("reasoning") {
+            reasoning |= texts(&item.summary) || texts(&item.content);
+        } else {
+            content |= texts(&item.content) || item.arguments.0 || item.input.0;
+        }
+    }
+    let ty = match (response.status.as_deref(), response.error.is_some()) {
+        (Some(status @ ("completed" | "incomplete" | "failed")), _) => {
+            Some(Cow::Owned(format!("response.{status}")))
+        }
+        (_, true) => None,
+        // A response with another status (or none) that is not an error: read as completed.
+        _ => Some(Cow::Borrowed("response.completed")),
+    };
+    let parsed = if ty.is_none() {
+        Event {
+            error: response.error,
+            ..Event::default()
+        }
+    } else {
+        Event {
+            ty,
+            response: Some(response),
+            ..Event::default()
+        }
+    };
+    let mut info = meaning("", parsed, text.as_bytes(), id);
+    info.content = content;
+    info.reasoning = reasoning;
+    info.done = true;
+    Ok(info)
 }
 
 #[derive(Deserialize, Default)]

@@ -120,6 +120,7 @@ pub(super) fn build_request(
         r.max_tokens_field.as_deref(),
         &mut extra_body,
     )?;
+    let stream = r.stream.unwrap_or(true);
     let session_chain = session_chain_of(cx, chain.as_deref(), session_turns, api, &extra_body)?;
     Ok(RequestSpec {
         prompt,
@@ -128,6 +129,7 @@ pub(super) fn build_request(
         prompts,
         prompt_order,
         cache_bust: r.cache_bust.unwrap_or(false),
+        stream,
         session_turns,
         session_chain,
         short_below,
@@ -439,7 +441,7 @@ fn extra_body_of(
         bail!(
             cx,
             "request.extra_body.stream",
-            "`stream: {v}` would turn streaming off, and ladder measures streamed answers (TTFT and TPOT need the stream); remove `stream` from extra_body"
+            "`stream: {v}` does not belong in extra_body; to ask for whole answers write request.stream: false (E2E and tokens are measured, TTFT and TPOT are not)"
         )
     }
     Ok(extra_body)

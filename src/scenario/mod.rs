@@ -311,6 +311,9 @@ pub struct RequestSpec {
     pub prompt_order: PromptOrder,
     /// Put a unique short prefix on every request so a prompt cache cannot serve it.
     pub cache_bust: bool,
+    /// `request.stream`: ask for the answer as an event stream (default) or as one JSON body
+    /// (`false`: TTFT, TTFC, TPOT and ITL are not measured, E2E and the usage's tokens are).
+    pub stream: bool,
     /// Turns per conversation (`session.turns`); 1 = independent requests.
     pub session_turns: u32,
     /// `session.chain`: the body field (`previous_response_id`) through which each turn after the
@@ -345,6 +348,7 @@ impl Default for RequestSpec {
             prompts: PromptSource::File,
             prompt_order: PromptOrder::RoundRobin,
             cache_bust: false,
+            stream: true,
             session_turns: 1,
             session_chain: None,
             short_below: DEFAULT_SHORT_BELOW,

@@ -126,6 +126,9 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if r.cache_bust {
         out.push(("cache_bust", Yaml::from(true)));
     }
+    if !r.stream {
+        out.push(("stream", Yaml::from(false)));
+    }
     if r.session_turns > 1 {
         let turns = ("turns", Yaml::from(r.session_turns));
         out.push(match r.session_chain {

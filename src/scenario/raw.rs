@@ -170,6 +170,7 @@ pub(super) struct RawRequest {
     #[serde(default, deserialize_with = "prompt_of_any")]
     pub(super) prompt: Option<RawPrompt>,
     pub(super) cache_bust: Option<bool>,
+    pub(super) stream: Option<bool>,
     pub(super) session: Option<RawSession>,
     pub(super) short_below: Option<Fraction>,
     pub(super) system_file: Option<String>,

@@ -26,6 +26,7 @@ mod interrupt;
 mod itl_gate;
 mod k8s;
 mod keepalive;
+mod no_stream;
 mod knee;
 mod logs;
 mod makefile;

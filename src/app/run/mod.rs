@@ -391,7 +391,8 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
         eprintln!("warning: {w}");
     }
     let target = PreparedTarget::new(&s.target, base_url)
-        .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?;
+        .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?
+        .streaming(s.request.stream);
     Ok(HttpBackend { pool, target })
 }
 

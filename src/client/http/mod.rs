@@ -46,6 +46,9 @@ pub struct PreparedTarget {
     pub timeouts: Timeouts,
     pub max_line_bytes: usize,
     pub max_response_bytes: usize,
+    /// The answer is asked for as an event stream (`request.stream`, default); `false`: as one
+    /// JSON body, read whole (no first token to time, and no first-token deadline).
+    pub stream: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +117,22 @@ impl PreparedTarget {
             timeouts: target.timeouts.clone(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
+            stream: true,
         })
+    }
+
+    /// The same target with its answers asked for as a stream or as one JSON body
+    /// (`request.stream`): the `Accept` header follows.
+    pub fn streaming(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        let accept = if stream {
+            "text/event-stream"
+        } else {
+            "application/json"
+        };
+        self.headers
+            .insert(reqwest::header::ACCEPT, HeaderValue::from_static(accept));
+        self
     }
 
     /// The JSON body for one model, serialized once and reused for every request.
@@ -302,10 +320,16 @@ async fn send_and_read(
 ) -> Attempt {
     let handed_over = start;
     let timeouts = &target.timeouts;
-    let header_deadline = (start + timeouts.first_token).min(start + timeouts.total);
+    // A whole answer's headers come when it is generated: only the total deadline applies.
+    let first_token = if target.stream {
+        timeouts.first_token
+    } else {
+        timeouts.total
+    };
+    let header_deadline = (start + first_token).min(start + timeouts.total);
     let response = match tokio::time::timeout_at(header_deadline, builder.send()).await {
         Err(_) => {
-            let class = if timeouts.first_token <= timeouts.total {
+            let class = if target.stream && timeouts.first_token <= timeouts.total {
                 ErrorClass::TimeoutFirstToken
             } else {
                 ErrorClass::TimeoutTotal
@@ -390,6 +414,17 @@ async fn answer(
             rate_limit,
             ..Default::default()
         };
+    }
+
+    if !target.stream {
+        let mut attempt = stream::read_whole(response, target, start, status, &content_type).await;
+        let from_body = attempt
+            .timing
+            .as_ref()
+            .map(|t| t.server)
+            .unwrap_or_default();
+        attempt.server = server.or_from(from_body);
+        return attempt;
     }
 
     if !content_type.starts_with("text/event-stream") {

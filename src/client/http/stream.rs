@@ -254,6 +254,83 @@ fn read_event(
     }
 }
 
+/// Reads a whole answer (`request.stream: false`): one JSON body, read to its end within the
+/// total deadline and the size limit, and interpreted in the dialect as one final event. E2E is
+/// when its last byte arrived; there is no first token, so TTFT, TTFC, TPOT and ITL stay empty,
+/// and the tokens come from the answer's usage. A body that is not the dialect's answer is a
+/// `protocol` error, an error body an in-band error, an event stream (a server that ignored
+/// `stream: false`) a `protocol` error that says so.
+pub(super) async fn read_whole(
+    mut response: reqwest::Response,
+    target: &PreparedTarget,
+    start: Instant,
+    status: u16,
+    content_type: &str,
+) -> Attempt {
+    let deadline = start + target.timeouts.total;
+    let limit = target.max_response_bytes;
+    let mut body = Vec::new();
+    let failed = |class, msg: String| Attempt {
+        error_class: Some(class),
+        http_status: Some(status),
+        error_message: Some(msg),
+        elapsed_ms: ms_since(start, Instant::now()),
+        ..Default::default()
+    };
+    loop {
+        match tokio::time::timeout_at(deadline, response.chunk()).await {
+            Err(_) => {
+                let msg = "the answer did not arrive whole within the total timeout".to_string();
+                return failed(ErrorClass::TimeoutTotal, msg);
+            }
+            Ok(Err(e)) => {
+                let msg = format!("answer broken: {}", error_chain(&e));
+                return failed(ErrorClass::Disconnect, msg);
+            }
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(chunk))) => {
+                body.extend_from_slice(&chunk);
+                if body.len() > limit {
+                    let msg = format!("response larger than {limit} bytes; stopped reading");
+                    return failed(ErrorClass::Protocol, msg);
+                }
+            }
+        }
+    }
+    let at = ms_since(start, Instant::now());
+    if content_type.starts_with("text/event-stream") {
+        let msg = "asked for one JSON body (request.stream: false) but the server sent an event \
+                   stream; it ignores `stream: false`: leave request.stream at true"
+            .to_string();
+        return failed(ErrorClass::Protocol, msg);
+    }
+    let mut reader = target.events();
+    let mut info = match reader.whole(&body) {
+        Ok(info) => info,
+        Err(MalformedEvent(msg)) => return failed(ErrorClass::Protocol, msg),
+    };
+    // No token is timed: the whole answer arrived at once.
+    let generated = info.is_token();
+    info.content = false;
+    info.reasoning = false;
+    let mut timing = StreamTiming::new();
+    timing.on_chunk(at, &info);
+    let summary = timing.finish(at);
+    if let Some(err) = &info.error {
+        return in_band_failure(err, summary).with_status(status);
+    }
+    let empty = !generated && summary.output_tokens.unwrap_or(0) == 0;
+    let mut done = finish_ok(summary, status);
+    if !empty {
+        done.error_class = None;
+        done.error_message = done.timing.as_ref().and_then(|t| t.usage_ignored.clone());
+    } else {
+        done.error_message = Some("the answer holds no generated token".to_string());
+    }
+    done.response_id = reader.take_response_id();
+    done
+}
+
 fn in_band_failure(err: &InBandError, summary: TimingSummary) -> Attempt {
     let elapsed = summary.e2e_ms;
     Attempt {
