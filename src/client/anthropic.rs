@@ -137,8 +137,7 @@ struct Message {
 pub fn whole_message(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
     let text = super::sse::decode(body);
     let text = text.trim();
-    let parsed: Whole =
-        serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
+    let parsed: Whole = serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
     let mut info = ChunkInfo {
         done: true,
         ..ChunkInfo::default()

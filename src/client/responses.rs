@@ -295,12 +295,8 @@ fn whole(body: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEve
         serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
     let (mut content, mut reasoning) = (false, false);
     for item in response.output.iter().flatten() {
-        let texts = |parts: &Option<Vec<Part>>| {
-            parts
-                .iter()
-                .flatten()
-                .any(|p| p.text.0 || p.refusal.0)
-        };
+        let texts =
+            |parts: &Option<Vec<Part>>| parts.iter().flatten().any(|p| p.text.0 || p.refusal.0);
         if item.ty.as_deref() == Some("reasoning") {
             reasoning |= texts(&item.summary) || texts(&item.content);
         } else {

@@ -18,9 +18,17 @@ fn whole(api: Api, body: &str) -> ChunkInfo {
 fn a_chat_completion_gives_its_usage_finish_reason_and_content() {
     let body = r#"{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion","created":1741570283,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":"The image shows a wooden boardwalk.","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":1117,"completion_tokens":46,"total_tokens":1163,"prompt_tokens_details":{"cached_tokens":1024,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":10,"audio_tokens":0,"accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_fc9f1d7035"}"#;
     let info = whole(Api::OpenAiChat, body);
-    assert!(info.content && info.done && info.error.is_none(), "{info:?}");
+    assert!(
+        info.content && info.done && info.error.is_none(),
+        "{info:?}"
+    );
     assert_eq!(
-        (info.output_tokens, info.input_tokens, info.cached_tokens, info.reasoning_tokens),
+        (
+            info.output_tokens,
+            info.input_tokens,
+            info.cached_tokens,
+            info.reasoning_tokens
+        ),
         (Some(46), Some(1117), Some(1024), Some(10))
     );
     assert_eq!(info.finish_reason.as_deref(), Some("stop"));
@@ -67,8 +75,14 @@ fn a_responses_object_is_read_as_the_terminal_event_its_status_names() {
     let body = r#"{"id":"resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b","object":"response","created_at":1741476542,"status":"completed","error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"gpt-4.1-2025-04-14","output":[{"type":"message","id":"msg_67ccd2bf17f0819081ff3bb2cf6508e60bb6a6b452d3795b","status":"completed","role":"assistant","content":[{"type":"output_text","text":"In a peaceful grove beneath a silver moon...","annotations":[]}]}],"parallel_tool_calls":true,"previous_response_id":null,"reasoning":{"effort":null,"summary":null},"store":true,"temperature":1.0,"text":{"format":{"type":"text"}},"tool_choice":"auto","tools":[],"top_p":1.0,"truncation":"disabled","usage":{"input_tokens":36,"input_tokens_details":{"cached_tokens":0},"output_tokens":87,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":123},"user":null,"metadata":{}}"#;
     let mut reader = (dialect::of(Api::OpenAiResponses).reader)();
     let info = reader.whole(body.as_bytes()).unwrap();
-    assert!(info.content && info.done && info.error.is_none(), "{info:?}");
-    assert_eq!((info.output_tokens, info.input_tokens), (Some(87), Some(36)));
+    assert!(
+        info.content && info.done && info.error.is_none(),
+        "{info:?}"
+    );
+    assert_eq!(
+        (info.output_tokens, info.input_tokens),
+        (Some(87), Some(36))
+    );
     assert_eq!(info.finish_reason.as_deref(), Some("stop"));
     // Its id continues a chained session.
     assert_eq!(
@@ -79,12 +93,17 @@ fn a_responses_object_is_read_as_the_terminal_event_its_status_names() {
     let info = whole(Api::OpenAiResponses, cut);
     assert!(!info.content && !info.reasoning, "{info:?}");
     assert_eq!(info.finish_reason.as_deref(), Some("length"));
-    assert_eq!((info.output_tokens, info.reasoning_tokens), (Some(16), Some(16)));
+    assert_eq!(
+        (info.output_tokens, info.reasoning_tokens),
+        (Some(16), Some(16))
+    );
     let failed = r#"{"id":"resp_2","object":"response","status":"failed","error":{"code":"server_error","message":"The model failed to generate a response."},"incomplete_details":null,"output":[],"usage":null}"#;
     let e = whole(Api::OpenAiResponses, failed).error.expect("failed");
     assert_eq!(e.class, Some(ErrorClass::Http5xx));
     let refused = r#"{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
-    let e = whole(Api::OpenAiResponses, refused).error.expect("an error body");
+    let e = whole(Api::OpenAiResponses, refused)
+        .error
+        .expect("an error body");
     assert_eq!(e.class, Some(ErrorClass::Http429));
 }
 
@@ -92,7 +111,13 @@ fn a_responses_object_is_read_as_the_terminal_event_its_status_names() {
 fn an_odd_body_is_a_malformed_answer_never_a_panic() {
     for api in Api::ALL {
         let mut reader = (dialect::of(api).reader)();
-        for body in ["", "not json", "{\"choices\": 3}", "[1, 2]", "{\"content\": \"x\""] {
+        for body in [
+            "",
+            "not json",
+            "{\"choices\": 3}",
+            "[1, 2]",
+            "{\"content\": \"x\"",
+        ] {
             // Either malformed or an answer without tokens; nothing panics.
             if let Ok(info) = reader.whole(body.as_bytes()) {
                 assert!(!info.content, "{api:?} {body}: {info:?}");

@@ -414,7 +414,7 @@ fn session_chain_of(
     Ok(Some(field))
 }
 
-/// `request.extra_body`: a mapping, turned into JSON, that does not turn streaming off.
+/// `request.extra_body`: a mapping, turned into JSON, without `stream` (that is `request.stream`).
 fn extra_body_of(
     cx: &Ctx,
     raw: Option<Yaml>,

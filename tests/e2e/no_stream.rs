@@ -113,7 +113,10 @@ fn limits_and_faults_answer_a_whole_request_as_data() {
                 .count()
         };
         let in_band = by("stream_error") + by("http_5xx");
-        assert!(in_band > 0 && by("protocol") > 0 && by("") > 0, "{api}: {rows:?}");
+        assert!(
+            in_band > 0 && by("protocol") > 0 && by("") > 0,
+            "{api}: {rows:?}"
+        );
         assert_eq!(in_band + by("protocol") + by(""), 30, "{api}: {rows:?}");
     }
 }
