@@ -780,7 +780,7 @@ fn extra_body_cannot_turn_streaming_off() {
     let off = MIN.replace("load:", "  extra_body: {stream: false}\nload:");
     let (_, field, msg) = err(&off);
     assert_eq!(field, "request.extra_body.stream");
-    assert!(msg.contains("remove `stream`"), "{msg}");
+    assert!(msg.contains("request.stream: false"), "{msg}");
     let on = MIN.replace("load:", "  extra_body: {stream: true}\nload:");
     assert!(load_env(&on, &[]).is_ok());
 }

@@ -417,14 +417,8 @@ async fn answer(
     }
 
     if !target.stream {
-        let mut attempt = stream::read_whole(response, target, start, status, &content_type).await;
-        let from_body = attempt
-            .timing
-            .as_ref()
-            .map(|t| t.server)
-            .unwrap_or_default();
-        attempt.server = server.or_from(from_body);
-        return attempt;
+        let attempt = stream::read_whole(response, target, start, status, &content_type).await;
+        return with_server(attempt, server);
     }
 
     if !content_type.starts_with("text/event-stream") {
@@ -464,7 +458,12 @@ async fn answer(
         };
     }
 
-    let mut attempt = stream::read_stream(response, target, start, status).await;
+    let attempt = stream::read_stream(response, target, start, status).await;
+    with_server(attempt, server)
+}
+
+/// The server's timings: its headers', else what its body said.
+fn with_server(mut attempt: Attempt, server: ServerTimings) -> Attempt {
     let from_body = attempt
         .timing
         .as_ref()
