@@ -786,6 +786,36 @@ fn extra_body_cannot_turn_streaming_off() {
 }
 
 #[test]
+fn a_scenario_without_streaming_cannot_bound_what_only_a_stream_measures() {
+    let off = |extra: &str| MIN.replace("load:", &format!("  stream: false\n{extra}load:"));
+    let s = load_env(&off(""), &[]).unwrap();
+    assert!(!s.request.stream);
+    assert!(load_env(MIN, &[]).unwrap().request.stream);
+    // E2E bounds are fine.
+    assert!(load_env(&off("slo: {e2e: 2s}\ngates: {e2e: {p90: 10%}}\n"), &[]).is_ok());
+    for (extra, field, line) in [
+        ("slo:\n  e2e: 2s\n  ttft: 500ms\n", "slo.ttft", 10),
+        ("slo: {tpot: 50ms}\n", "slo.tpot", 8),
+        ("gates:\n  ttfc: {p90: 10%}\n", "gates.ttfc", 9),
+        ("gates: {itl: {p99: 20%}}\n", "gates.itl", 8),
+    ] {
+        let (at, f, msg) = err(&off(extra));
+        assert_eq!((at, f.as_str()), (Some(line), field), "{msg}");
+        assert!(
+            msg.contains("request.stream is false") && msg.contains("E2E"),
+            "{msg}"
+        );
+    }
+    let search = MIN.replace(
+        "load:\n  ladder: [1, 2]\n",
+        "  stream: false\nload:\n  search: {slo: {ttft_p90: 1s}, max: 8}\n  duration: 5s\n",
+    );
+    let (_, f, msg) = err(&search);
+    assert_eq!(f, "load.search.slo.ttft_p90", "{msg}");
+    assert!(msg.contains("e2e_p90"), "{msg}");
+}
+
+#[test]
 fn keys_are_masked_to_at_most_four_characters() {
     assert_eq!(Secret::new("sk-abcdefghijklmnop1234").masked(), "…1234");
     assert_eq!(Secret::new("sk-abcd1234").masked(), "…");

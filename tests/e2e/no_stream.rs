@@ -120,3 +120,18 @@ fn limits_and_faults_answer_a_whole_request_as_data() {
         assert_eq!(in_band + by("protocol") + by(""), 30, "{api}: {rows:?}");
     }
 }
+
+#[test]
+fn validate_refuses_a_ttft_bound_without_streaming() {
+    let p = Project::new();
+    let yaml = "name: bad\ntarget:\n  sim: {}\n  models: [sim-model]\nrequest:\n  \
+                prompt_file: prompts/p.txt\n  stream: false\nslo:\n  e2e: 2s\n  ttft: 500ms\n\
+                load:\n  ladder: [1]\n";
+    let f = p.scenario("bad", yaml);
+    let out = p.ladder().arg("validate").arg(&f).assert().code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("bad.yaml:10: slo.ttft:") && stderr.contains("bound E2E instead"),
+        "{stderr}"
+    );
+}
