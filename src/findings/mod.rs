@@ -266,6 +266,10 @@ pub struct ModelFindings {
     #[serde(default)]
     pub ladder_unit: LadderUnit,
     pub knee: KneeFinding,
+    /// The requests were not streamed (`request.stream: false`): the knee's figures are E2E's,
+    /// and its sentence says so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub knee_on_e2e: bool,
     pub wall: WallFinding,
     pub efficiency: Vec<StepEfficiency>,
     /// Per step: TTFT split into headers, server queue, prefill and the rest (with sources);
@@ -379,13 +383,29 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
             )
         })
         .collect();
-    let knee = find_knee(&rows, &n429, &bounds, &aligned, &samples);
+    // Without streaming there is no TTFT: the knee goes by E2E, by the same rule (point values:
+    // no per-request bounds or samples of E2E are kept).
+    let knee_on_e2e = StepSummary::not_streamed(rows.iter().copied());
+    let knee = if knee_on_e2e {
+        let by_e2e: Vec<StepSummary> = rows.iter().map(|s| e2e_as_ttft(s)).collect();
+        let by_e2e: Vec<&StepSummary> = by_e2e.iter().collect();
+        let none: Vec<Option<(f64, f64)>> = vec![None; rows.len()];
+        let no_parts: Vec<Option<&TtftParts>> = vec![None; rows.len()];
+        let no_samples: Vec<rise::StepSamples> = rows
+            .iter()
+            .map(|_| rise::StepSamples::new(Vec::new(), Vec::new()))
+            .collect();
+        find_knee(&by_e2e, &n429, &none, &no_parts, &no_samples)
+    } else {
+        find_knee(&rows, &n429, &bounds, &aligned, &samples)
+    };
     let knee_says_saturation =
         matches!(&knee, KneeFinding::Knee(k) if k.kind == KneeKind::Saturation);
     if !knee_says_saturation {
         notes.extend(decode_saturation_note(&rows));
     }
     ModelFindings {
+        knee_on_e2e,
         model: model.to_string(),
         ladder_unit: rows.first().map(|s| s.ladder_unit).unwrap_or_default(),
         knee,
@@ -395,6 +415,19 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         notes,
         breaks_at: None,
         capacity: None,
+    }
+}
+
+/// A step of a ladder that was not streamed, its E2E figures in TTFT's place: what the knee reads.
+fn e2e_as_ttft(s: &StepSummary) -> StepSummary {
+    StepSummary {
+        ttft_p50_ms: s.e2e_p50_ms,
+        ttft_p90_ms: s.e2e_p90_ms,
+        ttft_p99_ms: s.e2e_p99_ms,
+        ttft_mean_ms: s.e2e_mean_ms,
+        ttft_p90_lo_ms: None,
+        ttft_p90_hi_ms: None,
+        ..s.clone()
     }
 }
 
@@ -566,7 +599,14 @@ impl ModelFindings {
 
     /// Plain sentences for the report: knee, wall, then notes.
     pub fn sentences(&self) -> Vec<String> {
-        let mut out = vec![knee_sentence(&self.knee, self.ladder_unit)];
+        let mut knee = knee_sentence(&self.knee, self.ladder_unit);
+        if self.knee_on_e2e {
+            knee = format!(
+                "{} (Not streamed: the knee goes by E2E, since no TTFT was measured.)",
+                knee.replace("TTFT", "E2E")
+            );
+        }
+        let mut out = vec![knee];
         out.extend(wall_sentence(&self.wall, self.ladder_unit));
         out.extend(self.notes.iter().cloned());
         out

@@ -90,7 +90,19 @@ pub fn markdown(d: &RunDoc) -> String {
         "| model | load | ok / sent | TTFT P90 |{ttfc_head} TPOT P90 | E2E P90 | output tok/min |\n"
     ));
     out.push_str(&format!("|---|---:|---:|---:|{ttfc_rule}---:|---:|---:|\n"));
+    let not_streamed =
+        |model: &str| StepSummary::not_streamed(d.summary.iter().filter(|r| r.model == model));
+    let mut any_not_streamed = false;
     for r in d.summary {
+        let unstreamed = not_streamed(&r.model);
+        any_not_streamed |= unstreamed;
+        let stream_ms = |v: Option<f64>| {
+            if unstreamed {
+                "–".to_string()
+            } else {
+                ms(v)
+            }
+        };
         let ttfc = if reasoning {
             format!(" {} |", ms(r.ttfc_p90_ms))
         } else {
@@ -102,13 +114,17 @@ pub fn markdown(d: &RunDoc) -> String {
             r.concurrency,
             r.succeeded,
             r.attempted,
-            ms(r.ttft_p90_ms),
-            ms(r.tpot_p90_ms),
+            stream_ms(r.ttft_p90_ms),
+            stream_ms(r.tpot_p90_ms),
             ms(r.e2e_p90_ms),
             r.tpm
         ));
     }
     out.push('\n');
+    if any_not_streamed {
+        out.push_str(crate::render::table::NOT_STREAMED_NOTE);
+        out.push_str("\n\n");
+    }
     for f in d.findings {
         for line in f.sentences() {
             out.push_str(&format!("- {}: {line}\n", f.model));

@@ -103,11 +103,13 @@ pub fn run_table_priced(
             header.extend([format!("{unit}/1k ok"), format!("{unit}/1M out")]);
         }
         b.push_record(header);
+        let not_streamed = StepSummary::not_streamed(steps.iter().copied());
         let shown = Shown {
             rate,
             cached,
             reasoning,
             priced,
+            not_streamed,
         };
         for r in steps {
             b.push_record(step_cells(r, interrupted, shown));
@@ -120,9 +122,16 @@ pub fn run_table_priced(
             .modify(Rows::first(), Alignment::center());
         out.push_str(&table.to_string());
         out.push('\n');
+        if not_streamed {
+            out.push_str(NOT_STREAMED_NOTE);
+            out.push('\n');
+        }
     }
     out
 }
+
+/// Under the table of a model whose requests were not streamed: why TTFT, TPOT and ITL read `–`.
+pub const NOT_STREAMED_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): the requests were not streamed (request.stream: false), so no token arrived before the whole answer; E2E and tokens are measured, and the knee goes by E2E.";
 
 /// Which optional columns a model's table has.
 #[derive(Debug, Clone, Copy)]
@@ -135,6 +144,8 @@ struct Shown {
     reasoning: bool,
     /// A priced run: cost per 1,000 successes and per 1M output tokens, last.
     priced: bool,
+    /// The requests were not streamed: TTFT, TPOT and ITL read `–`.
+    not_streamed: bool,
 }
 
 /// One step's row of the run table.
@@ -153,6 +164,13 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
         extra.push(cost(r.cost_per_1k_ok));
         extra.push(cost(r.cost_per_1m_output));
     }
+    let not_streamed = |cell: String| {
+        if shown.not_streamed {
+            "–".to_string()
+        } else {
+            cell
+        }
+    };
     // A shard's share of a rate step need not be whole: show the rate it offered.
     let value = match r.offered_rps {
         Some(o) if r.ladder_unit == LadderUnit::Rps && o != f64::from(r.concurrency) => {
@@ -172,9 +190,9 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
             _ => format!("{}/{}", r.succeeded, r.attempted),
         },
         errors_cell(r),
-        triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms),
-        triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms),
-        fmt_ms(r.itl_p99_ms),
+        not_streamed(triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms)),
+        not_streamed(triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms)),
+        not_streamed(fmt_ms(r.itl_p99_ms)),
         fmt_ms(r.e2e_p90_ms),
         fmt_tpm(r.throughput(true)),
         fmt_rps(r.throughput(false)),

@@ -230,6 +230,20 @@ impl StepSummary {
         self.reasoned > 0
     }
 
+    /// Whether these steps (one model's ladder) were not streamed (`request.stream: false`):
+    /// some succeeded, and none has a first token, only E2E. The one rule by which the table
+    /// says why TTFT and TPOT are empty and the knee goes by E2E.
+    pub fn not_streamed<'a>(steps: impl IntoIterator<Item = &'a StepSummary>) -> bool {
+        let mut any = false;
+        for s in steps {
+            if s.ttft_p50_ms.is_some() || s.tpot_p50_ms.is_some() {
+                return false;
+            }
+            any |= s.succeeded > 0 && s.e2e_p50_ms.is_some();
+        }
+        any
+    }
+
     /// Short responses as a share of successes (`None` without successes).
     pub fn short_share(&self) -> Option<f64> {
         (self.succeeded > 0).then(|| self.short as f64 / self.succeeded as f64)

@@ -74,8 +74,45 @@ fn every_dialect_measures_e2e_and_tokens_without_a_first_token() {
             assert!(num(s, &h, "e2e_p50_ms") >= 86.0, "{api}: {s:?}");
             assert_eq!(num(s, &h, "output_tokens"), 30.0, "{api}: {s:?}");
         }
-        assert!(stdout.contains("E2E"), "{api}: {stdout}");
+        // The table says why TTFT, TPOT and ITL are empty.
+        assert!(
+            stdout.contains("TTFT, TPOT and ITL: – (not measured)")
+                && stdout.contains("not streamed (request.stream: false)"),
+            "{api}: {stdout}"
+        );
     }
+}
+
+#[test]
+fn the_knee_goes_by_e2e_when_nothing_streamed() {
+    let p = Project::new();
+    // Four slots: at 16 streams the rest wait, and a whole answer comes later.
+    let yaml = scenario(
+        "knee",
+        "anthropic-messages",
+        "ttft: 60ms, tpot: 3ms, tpot_jitter: 0, output_tokens: 10, concurrency_cap: 4",
+        "  ladder: [1, 4, 16]\n  requests_per_step: 24",
+    );
+    let (_, stdout) = run(&p, "knee", &yaml);
+    assert!(
+        stdout.contains("E2E knee in (4, 16] streams")
+            && stdout.contains("Not streamed: the knee goes by E2E"),
+        "{stdout}"
+    );
+    // The markdown document: TTFT and TPOT read –, with the note.
+    let f = p.scenario("knee", &yaml);
+    let out = p
+        .ladder()
+        .args(["run", "--no-color", "--quiet", "--format", "markdown"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("| – | – |") && md.contains("TTFT, TPOT and ITL: – (not measured)"),
+        "{md}"
+    );
+    assert!(md.contains("E2E knee"), "{md}");
 }
 
 #[test]
