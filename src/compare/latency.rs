@@ -323,6 +323,12 @@ fn gateable(
         )));
     }
     let (Some(b), Some(n)) = (measured.base, measured.new) else {
+        if measured.base.is_none() && measured.new.is_none() {
+            // Neither side has it: a run without streaming has no TTFT, TTFC or TPOT.
+            return Err(skipped(format!(
+                "{name} is measured on neither side (not streamed, request.stream: false, or no success)"
+            )));
+        }
         let side = if measured.base.is_none() {
             "the baseline"
         } else {

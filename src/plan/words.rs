@@ -133,13 +133,18 @@ fn basis_line(s: &mut String, m: &ModelPlan, b: &StepBasis) {
     } else {
         ""
     };
+    // A run that was not streamed has no TTFT or TPOT: nothing after the E2E.
+    let lat = if lat.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", lat.join(", "))
+    };
     let _ = writeln!(
         s,
-        "{}: {how} {step} ({} RPS{achieved}, mean E2E {}; {})",
+        "{}: {how} {step} ({} RPS{achieved}, mean E2E {}{lat})",
         m.model,
         num(b.measured_rps),
         ms(b.e2e_mean_ms),
-        lat.join(", ")
     );
 }
 

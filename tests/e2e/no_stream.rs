@@ -113,6 +113,28 @@ fn the_knee_goes_by_e2e_when_nothing_streamed() {
         "{md}"
     );
     assert!(md.contains("E2E knee"), "{md}");
+    // diff says why TTFT is not judged, plan sizes from E2E alone.
+    let dirs = p.run_dirs("knee");
+    let out = p
+        .ladder()
+        .args(["diff", "--no-color"])
+        .arg(&dirs[0])
+        .arg(&dirs[1])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("measured on neither side (not streamed"),
+        "{diff}"
+    );
+    let out = p
+        .ladder()
+        .args(["plan", "--rps", "20"])
+        .arg(&dirs[1])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(plan.contains("mean E2E") && !plan.contains("; )"), "{plan}");
 }
 
 #[test]
