@@ -450,6 +450,9 @@ fn whole_body(outcome: Outcome, plan: &Plan, frames: &Frames, anthropic: bool) -
     Some(match (outcome, plan.fault) {
         (Outcome::Dropped, _) => return None,
         (_, Some(FaultKind::Malformed)) => b"{\"id\":\"sim\",\"choices\":[{\"message\":".to_vec(),
+        (_, Some(FaultKind::InbandError)) if frames.failed_body().is_some() => {
+            frames.failed_body().unwrap_or_default()
+        }
         (_, Some(FaultKind::InbandError)) => {
             let message = "The server had an error while processing your request.";
             let v = if anthropic {

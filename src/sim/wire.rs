@@ -352,6 +352,13 @@ impl Frames {
         }
     }
 
+    /// The non-streaming body of an answer that failed in-band, when the dialect has its own
+    /// (the Responses API's response object with `status: failed`); `None`: its error body.
+    pub fn failed_body(&self) -> Option<Vec<u8>> {
+        (self.dialect == Api::OpenAiResponses)
+            .then(|| responses::failed_response(&self.ids()).into_bytes())
+    }
+
     /// The non-streaming JSON body for `n` tokens.
     pub fn full_body(&self, n: u32, finish: Finish, input_tokens: u64) -> Vec<u8> {
         let reason = finish.name(self.dialect);

@@ -177,6 +177,17 @@ fn limits_and_faults_answer_a_whole_request_as_data() {
             "{api}: {rows:?}"
         );
         assert_eq!(in_band + by("protocol") + by(""), 30, "{api}: {rows:?}");
+        if api == "openai-responses" {
+            // A failed response object (`status: failed`), classified by its code.
+            assert_eq!(by("stream_error"), 0, "{rows:?}");
+            for r in rows
+                .iter()
+                .filter(|r| r[col(&h, "error_class")] == "http_5xx")
+            {
+                assert_eq!(r[col(&h, "error_type")], "server_error", "{r:?}");
+                assert_eq!(r[col(&h, "http_status")], "200", "{r:?}");
+            }
+        }
     }
 }
 

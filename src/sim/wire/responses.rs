@@ -261,13 +261,19 @@ pub(super) fn usage(input: u64, output: u64, cached: u64, reasoning: u64) -> Str
 /// The in-band error: `response.failed` with a `server_error`, event number `seq`.
 pub(super) fn failed(ids: &Ids, seq: u64) -> String {
     let mut s = String::with_capacity(1024);
-    let r = ids.response("failed", "", None, None).replacen(
+    let r = failed_response(ids);
+    event(&mut s, "response.failed", &format!("\"response\":{r}"), seq);
+    s
+}
+
+/// The response object of a failed answer (`status: failed`, `error.code: server_error`): the
+/// data of `response.failed`, and the whole body of a failed answer without streaming.
+pub(super) fn failed_response(ids: &Ids) -> String {
+    ids.response("failed", "", None, None).replacen(
         "\"error\":null",
         "\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error while processing your request. Sorry about that!\"}",
         1,
-    );
-    event(&mut s, "response.failed", &format!("\"response\":{r}"), seq);
-    s
+    )
 }
 
 /// A token event cut in the middle of its JSON.
