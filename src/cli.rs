@@ -294,6 +294,10 @@ pub struct OverrideArgs {
     /// max_completion_tokens for openai-chat, whose reasoning models refuse max_tokens).
     #[arg(long, value_enum, value_name = "FIELD")]
     pub max_tokens_field: Option<LimitFieldArg>,
+    /// Ask for whole answers, not streams (request.stream: false): E2E and tokens are
+    /// measured, TTFT and TPOT are not.
+    #[arg(long)]
+    pub no_stream: bool,
     /// File holding the prompt (request.prompt_file; default for an ad-hoc run: a 256-token
     /// synthetic prompt).
     #[arg(long, value_name = "FILE", conflicts_with = "prompt")]

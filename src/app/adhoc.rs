@@ -26,6 +26,7 @@ fn overrides_of(args: &RunArgs) -> Result<Overrides> {
             .map(|f| scenario::LimitField::from(f).key().to_string()),
         prompt_file: a.prompt_file.as_ref().map(|p| cwd.join(p)),
         prompt: a.prompt.clone(),
+        no_stream: a.no_stream,
     })
 }
 

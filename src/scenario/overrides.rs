@@ -32,6 +32,8 @@ pub struct Overrides {
     pub prompt_file: Option<PathBuf>,
     /// `request.prompt: {text: …}`: one inline prompt.
     pub prompt: Option<String>,
+    /// `request.stream: false`: whole answers, no streaming.
+    pub no_stream: bool,
 }
 
 /// An override that cannot apply (exit 2 in the binary).
@@ -130,6 +132,9 @@ impl Overrides {
         }
         if let Some(f) = &self.max_tokens_field {
             block(root, "request")?.insert("max_tokens_field".into(), f.as_str().into());
+        }
+        if self.no_stream {
+            block(root, "request")?.insert("stream".into(), false.into());
         }
         let prompt = match (&self.prompt_file, &self.prompt) {
             (Some(file), _) => Some(("prompt_file", Yaml::from(relative_to(file, prompt_dir)))),

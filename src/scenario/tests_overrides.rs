@@ -38,6 +38,13 @@ fn each_override_equals_the_same_edit_of_the_file() {
         ),
         (
             Overrides {
+                no_stream: true,
+                ..Default::default()
+            },
+            BASE.replace("max_tokens: 20\n", "max_tokens: 20\n  stream: false\n"),
+        ),
+        (
+            Overrides {
                 requests_per_step: Some(7),
                 max_tokens: Some(9),
                 max_tokens_field: Some("max_tokens".into()),
