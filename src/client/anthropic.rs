@@ -92,7 +92,10 @@ pub fn messages_event(event: &str, data: &str) -> Result<ChunkInfo, MalformedEve
             if let Some(delta) = &parsed.delta {
                 match delta.ty.as_deref() {
                     Some("text_delta") => info.content = delta.text.0,
-                    Some("input_json_delta") => info.content = delta.partial_json.0,
+                    Some("input_json_delta") => {
+                        info.content = delta.partial_json.0;
+                        info.tool_args = u32::from(delta.partial_json.0);
+                    }
                     Some("thinking_delta") => info.reasoning = delta.thinking.0,
                     _ => {} // signature_delta, citations_delta, ...
                 }
@@ -107,9 +110,13 @@ pub fn messages_event(event: &str, data: &str) -> Result<ChunkInfo, MalformedEve
             }
             info.finish_reason = parsed.delta.as_ref().and_then(|d| d.stop_reason.clone());
         }
+        "content_block_start" => {
+            let block = parsed.content_block.as_ref().and_then(|b| b.ty.as_deref());
+            info.tool_calls = u32::from(block == Some("tool_use"));
+        }
         "message_stop" => info.done = true,
         "error" => info.error = Some(error_from_event_data(data)),
-        _ => {} // ping, content_block_start/stop, future types
+        _ => {} // ping, content_block_stop, future types
     }
     Ok(info)
 }
@@ -123,6 +130,16 @@ struct Event<'a> {
     #[serde(borrow)]
     delta: Option<Delta<'a>>,
     usage: Option<Usage>,
+    #[serde(borrow)]
+    content_block: Option<BlockStart<'a>>,
+}
+
+/// The block a `content_block_start` opens (`text`, `thinking`, `tool_use`, …).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct BlockStart<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -149,7 +166,10 @@ pub fn whole_message(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
     for block in parsed.content.iter().flatten() {
         match block.ty.as_deref() {
             Some("thinking") => info.reasoning |= block.thinking.0,
-            Some("tool_use") => info.content |= block.input.as_ref().is_some_and(|v| !v.is_null()),
+            Some("tool_use") => {
+                info.tool_calls += 1;
+                info.content |= block.input.as_ref().is_some_and(|v| !v.is_null());
+            }
             _ => info.content |= block.text.0,
         }
     }
@@ -157,6 +177,7 @@ pub fn whole_message(body: &[u8]) -> Result<ChunkInfo, MalformedEvent> {
         info.output_tokens = usage.output_tokens.0;
         info.input_tokens = usage.anthropic_input_tokens();
         info.cached_tokens = usage.cached_tokens();
+        info.cache_write_tokens = usage.cache_write_tokens();
     }
     info.finish_reason = parsed.stop_reason;
     Ok(info)
@@ -413,7 +434,11 @@ data: {"type":"message_stop"}
                 "content_block_start",
                 r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"f","input":{}}}"#
             ),
-            ChunkInfo::default()
+            ChunkInfo {
+                tool_calls: 1,
+                ..ChunkInfo::default()
+            },
+            "a tool_use block's start is a call, not yet a token"
         );
         assert!(info("message", "[DONE]").done);
         let err = interpret_messages(&event("content_block_delta", "{not json")).unwrap_err();
@@ -442,5 +467,61 @@ data: {"type":"message_stop"}
         );
         // The cache writes are kept too: they are billed at their own price (docs/cost.md).
         assert_eq!(start.cache_write_tokens, Some(5));
+        // A whole answer keeps reads and writes apart as well.
+        let whole = whole_message(br#"{"type":"message","content":[{"type":"text","text":"Hi"}],"stop_reason":"end_turn","usage":{"input_tokens":10,"cache_creation_input_tokens":5,"cache_read_input_tokens":2000,"output_tokens":3}}"#).unwrap();
+        assert_eq!(
+            (
+                whole.input_tokens,
+                whole.cached_tokens,
+                whole.cache_write_tokens
+            ),
+            (Some(2015), Some(2000), Some(5))
+        );
+    }
+
+    /// Issue 38, part 1: a tool call in Anthropic's wire shape (text block, then a `tool_use`
+    /// block opened by `content_block_start` and filled by `input_json_delta`s, the first one
+    /// empty; `stop_reason: tool_use`), counted as one call with its non-empty argument deltas.
+    #[test]
+    fn tool_use_blocks_are_counted_with_their_input_deltas() {
+        let raw = r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-5","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":400,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":1}}}
+
+event: content_block_start
+data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Checking."}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":0}
+
+event: content_block_start
+data: {"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"city\": \"Par"}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"is\"}"}}
+
+event: content_block_stop
+data: {"type":"content_block_stop","index":1}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":40}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+"#;
+        let (_, s) = run_stream(raw);
+        assert_eq!((s.tool_calls, s.tool_args), (1, 2));
+        assert_eq!(s.finish_reason.as_deref(), Some("tool_use"));
+        let whole = whole_message(br#"{"type":"message","content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Paris"}}],"stop_reason":"tool_use","usage":{"input_tokens":400,"output_tokens":40}}"#).unwrap();
+        assert_eq!((whole.tool_calls, whole.tool_args), (1, 0));
     }
 }

@@ -40,6 +40,13 @@ pub struct ChunkInfo {
     pub error: Option<InBandError>,
     /// The server's own timings carried in the body (llama.cpp's `timings`).
     pub server: Option<super::server_timing::ServerTimings>,
+    /// Tool calls the model began in this event (chat: a `delta.tool_calls` entry with its id
+    /// or name; Anthropic: `content_block_start` of a `tool_use` block; Responses:
+    /// `response.output_item.added` of a `function_call`), or a whole answer's calls.
+    pub tool_calls: u32,
+    /// Non-empty tool-call argument deltas in this event (each counted as one token, as output
+    /// tokens are counted from events when usage is missing); 0 for a whole answer.
+    pub tool_args: u32,
 }
 
 impl ChunkInfo {

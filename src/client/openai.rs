@@ -198,6 +198,8 @@ fn whole(body: &[u8], dialect: Dialect) -> Result<ChunkInfo, MalformedEvent> {
     let text = decode(body);
     let mut info = read_chunk(text.trim(), dialect)?;
     info.done = true;
+    // A whole answer's arguments arrive at once: no deltas to count as tokens.
+    info.tool_args = 0;
     Ok(info)
 }
 
@@ -212,6 +214,8 @@ fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent>
             Dialect::Chat => {
                 info.content = c.delta_content;
                 info.reasoning = c.delta_reasoning;
+                info.tool_calls = c.tool_calls;
+                info.tool_args = c.tool_args;
             }
             Dialect::Completions => info.content = c.text,
         }
@@ -256,6 +260,9 @@ struct Choices {
     finish_reason: Option<String>,
     finished_with_error: bool,
     error: Option<InBandError>,
+    /// Tool calls begun (an entry naming its id or function), and argument deltas.
+    tool_calls: u32,
+    tool_args: u32,
 }
 
 impl Choices {
@@ -264,11 +271,15 @@ impl Choices {
         for d in choice.delta.iter().chain(choice.message.iter()) {
             // A tool call's generated text is its arguments: the opening delta that names the
             // function with `arguments: ""` carries none yet (docs/metrics.md, TTFT).
-            self.delta_content |= d.content.0
-                || d.tool_calls
-                    .iter()
-                    .flatten()
-                    .any(|t| t.function.as_ref().is_some_and(|f| f.arguments.0));
+            for t in d.tool_calls.iter().flatten() {
+                let (named, args) = t
+                    .function
+                    .as_ref()
+                    .map_or((false, false), |f| (f.name.0, f.arguments.0));
+                self.tool_calls += u32::from(t.id.0 || named);
+                self.tool_args += u32::from(args);
+            }
+            self.delta_content |= d.content.0 || self.tool_args > 0;
             self.delta_reasoning |= d.reasoning_content.0 || d.reasoning.0;
         }
         self.text |= choice.text.0;
@@ -324,12 +335,15 @@ struct Delta {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct ToolCall {
+    /// Sent with the call's first delta only (`call_…`).
+    id: NonEmpty,
     function: Option<Function>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct Function {
+    name: NonEmpty,
     arguments: NonEmpty,
 }
 

@@ -154,10 +154,15 @@ fn meaning(event: &str, mut parsed: Event, data: &[u8], id: &mut Option<String>)
     }
     let kind = parsed.ty.as_deref().unwrap_or(event);
     match kind {
-        "response.output_text.delta"
-        | "response.refusal.delta"
-        | "response.function_call_arguments.delta"
-        | "response.custom_tool_call_input.delta" => info.content = parsed.delta.0,
+        "response.output_text.delta" | "response.refusal.delta" => info.content = parsed.delta.0,
+        "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+            info.content = parsed.delta.0;
+            info.tool_args = u32::from(parsed.delta.0);
+        }
+        "response.output_item.added" => {
+            let item = parsed.item.as_ref().and_then(|i| i.ty.as_deref());
+            info.tool_calls = u32::from(item.is_some_and(is_tool_call));
+        }
         "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
             info.reasoning = parsed.delta.0
         }
@@ -246,6 +251,14 @@ struct Event<'a> {
     delta: NonEmpty,
     response: Option<Response>,
     error: Option<ErrorField>,
+    /// The item `response.output_item.added` opens.
+    item: Option<OutputItem>,
+}
+
+/// Output item types that are a call of one of the request's tools (a function, or a custom
+/// tool whose input is free text).
+fn is_tool_call(ty: &str) -> bool {
+    matches!(ty, "function_call" | "custom_tool_call")
 }
 
 #[derive(Deserialize, Default)]
@@ -293,8 +306,9 @@ fn whole(body: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEve
     let text = text.trim();
     let response: Response =
         serde_json::from_str(text).map_err(|e| malformed("answer", text, &e))?;
-    let (mut content, mut reasoning) = (false, false);
+    let (mut content, mut reasoning, mut calls) = (false, false, 0);
     for item in response.output.iter().flatten() {
+        calls += u32::from(item.ty.as_deref().is_some_and(is_tool_call));
         let texts =
             |parts: &Option<Vec<Part>>| parts.iter().flatten().any(|p| p.text.0 || p.refusal.0);
         if item.ty.as_deref() == Some("reasoning") {
@@ -326,6 +340,7 @@ fn whole(body: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEve
     let mut info = meaning("", parsed, text.as_bytes(), id);
     info.content = content;
     info.reasoning = reasoning;
+    info.tool_calls = calls;
     info.done = true;
     Ok(info)
 }

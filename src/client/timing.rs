@@ -33,6 +33,8 @@ pub struct StreamTiming {
     done: bool,
     error: Option<InBandError>,
     server: Option<ServerTimings>,
+    tool_calls: u32,
+    tool_args: u64,
 }
 
 /// The figures of one stream (docs/metrics.md).
@@ -70,6 +72,10 @@ pub struct TimingSummary {
     /// Why the server's usage was set aside (a count above [`MAX_PLAUSIBLE_TOKENS`]): the
     /// tokens were then counted from the events, and no usage figure is kept.
     pub usage_ignored: Option<String>,
+    /// Tool calls the answer began.
+    pub tool_calls: u32,
+    /// Tool-call argument deltas streamed (each counted as a token).
+    pub tool_args: u64,
 }
 
 impl StreamTiming {
@@ -123,6 +129,8 @@ impl StreamTiming {
         if info.server.is_some() {
             self.server = info.server;
         }
+        self.tool_calls = self.tool_calls.saturating_add(info.tool_calls);
+        self.tool_args += u64::from(info.tool_args);
     }
 
     /// Whether any token event arrived yet (for the first-token timeout).
@@ -192,6 +200,8 @@ impl StreamTiming {
             error: self.error.clone(),
             server: self.server.unwrap_or_default(),
             usage_ignored,
+            tool_calls: self.tool_calls,
+            tool_args: self.tool_args,
         }
     }
 }
@@ -212,6 +222,8 @@ impl TimingSummary {
         record.reasoning_tokens = self.reasoning_tokens;
         record.tokens_source = self.tokens_source;
         record.token_events = self.token_events;
+        record.tool_calls = (self.tool_calls > 0).then_some(self.tool_calls);
+        record.tool_call_tokens = (self.tool_args > 0).then_some(self.tool_args);
         record.finish_reason = self
             .finish_reason
             .map(|f| super::untrusted::printable(&f).into_owned());

@@ -304,6 +304,12 @@ pub struct RequestRecord {
     /// What the request cost at the scenario's `pricing:` (`Pricing::cost_of`), in its
     /// currency; `None` without pricing, without a price for the model or without usage.
     pub cost: Option<f64>,
+    /// Tool calls the model made in its answer; `None` when it made none.
+    pub tool_calls: Option<u32>,
+    /// Tokens of those calls' arguments, counted as the argument deltas streamed (no API's
+    /// usage splits them out; they are inside `output_tokens`); `None` without streamed
+    /// arguments (no call, or a whole answer).
+    pub tool_call_tokens: Option<u64>,
 }
 
 impl RequestRecord {

@@ -3,7 +3,8 @@
 //! columns (`cached_tokens, send_lag_ms, max_tokens`), then `reasoning_tokens`,
 //! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`) and
 //! `resent_stale` (sent again on a new connection after a closed keep-alive connection lost it),
-//! the server's timings and ids, and `cost` (at the scenario's `pricing:`, docs/cost.md). Error
+//! the server's timings and ids, `cost` (at the scenario's `pricing:`, docs/cost.md),
+//! `cache_write_tokens` and the tool calls of the answer (`tool_calls, tool_call_tokens`). Error
 //! text is
 //! kept on one line per record; the reader accepts files without the appended columns.
 
@@ -132,6 +133,8 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(col!(server_request_id: opt_text)),
     optional(col!(cost: opt_fixed COST, "a cost")),
     optional(col!(cache_write_tokens: opt "a token count")),
+    optional(col!(tool_calls: opt "a count")),
+    optional(col!(tool_call_tokens: opt "a token count")),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -213,6 +216,8 @@ pub(super) mod tests {
             server_timing_source: Some(crate::model::TimingSource::Sim),
             cost: Some(0.002_680_125),
             cache_write_tokens: Some(24),
+            tool_calls: Some(2),
+            tool_call_tokens: Some(31),
             itl: Some(ItlHistogram::from_gaps(&[
                 9.5, 10.0, 10.0, 10.5, 0.0, 240.0,
             ])),
@@ -257,9 +262,10 @@ pub(super) mod tests {
             "attempts,retry_wait_ms,first_attempt_429,limit_kind,retry_after_ms,\
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
-                 server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens"
+                 server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens,\
+                 tool_calls,tool_call_tokens"
         ));
-        assert!(text.contains(",0.002680125,24\n"), "{text}");
+        assert!(text.contains(",0.002680125,24,2,31\n"), "{text}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -299,7 +305,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(20, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(22, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -318,6 +324,8 @@ pub(super) mod tests {
             server_timing_source: None,
             cost: None,
             cache_write_tokens: None,
+            tool_calls: None,
+            tool_call_tokens: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);

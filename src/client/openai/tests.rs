@@ -338,6 +338,58 @@ data: [DONE]
     let (_, s) = run_stream(raw, interpret_chat);
     // The third event, read at 30 ms: the opening (20 ms) carries no generated text.
     assert_eq!(s.ttft_ms, Some(30.0));
+    // One call, two argument deltas.
+    assert_eq!((s.tool_calls, s.tool_args), (1, 2));
+}
+
+/// Issue 38, part 1: parallel calls in OpenAI's wire shape (each call opens with its `id` and
+/// name at its own `index`; later deltas carry only `index` and arguments; the stream ends with
+/// `finish_reason: "tool_calls"`), counted into the record.
+#[test]
+fn parallel_tool_calls_are_counted_with_their_argument_deltas() {
+    let raw = r#"data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\": \"Paris\"}"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"city\": "}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"Rome\"}"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}
+
+data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"gpt-4o","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":36,"total_tokens":116}}
+
+data: [DONE]
+
+"#;
+    let (_, s) = run_stream(raw, interpret_chat);
+    assert_eq!((s.tool_calls, s.tool_args), (2, 3));
+    assert_eq!(s.ttft_ms, Some(20.0));
+    assert_eq!(s.finish_reason.as_deref(), Some("tool_calls"));
+    let mut r = crate::model::RequestRecord::default();
+    s.apply_to(&mut r, false);
+    assert_eq!((r.tool_calls, r.tool_call_tokens), (Some(2), Some(3)));
+    assert_eq!(r.output_tokens, Some(36), "usage still counts all output");
+    // A text answer records no tool call.
+    let (_, text) = run_stream(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: [DONE]\n\n",
+        interpret_chat,
+    );
+    let mut r = crate::model::RequestRecord::default();
+    text.apply_to(&mut r, false);
+    assert_eq!((r.tool_calls, r.tool_call_tokens), (None, None));
+}
+
+/// A whole chat answer (`stream: false`) counts its message's calls; its arguments came in one
+/// piece, so no argument tokens are counted.
+#[test]
+fn a_whole_chat_answer_counts_its_tool_calls() {
+    let body = br#"{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},{"id":"call_b","type":"function","function":{"name":"get_time","arguments":"{}"}}],"refusal":null},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":80,"completion_tokens":30,"total_tokens":110}}"#;
+    let info = whole_chat(body).unwrap();
+    assert_eq!((info.tool_calls, info.tool_args), (2, 0));
+    assert!(info.content && info.done);
 }
 
 #[test]

@@ -157,6 +157,48 @@ fn tool_call_arguments_count_but_an_empty_delta_does_not() {
     assert!(reasoning_text.reasoning && !reasoning_text.content);
 }
 
+/// Issue 38, part 1: a function call in the Responses API's wire shape (the item added as
+/// `function_call`, its arguments' deltas, `response.function_call_arguments.done`, the item
+/// done), counted as one call with its argument deltas; a whole answer counts its call items.
+#[test]
+fn function_calls_are_counted_with_their_argument_deltas() {
+    let raw = r#"event: response.created
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","created_at":1756405000,"status":"in_progress","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[],"parallel_tool_calls":true,"tool_choice":"auto","tools":[{"type":"function","name":"get_weather","description":null,"parameters":{"type":"object","properties":{}},"strict":true}],"usage":null}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"call_1","name":"get_weather"}}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_1","output_index":0,"delta":"{\"city\":"}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","sequence_number":3,"item_id":"fc_1","output_index":0,"delta":"\"Paris\"}"}
+
+event: response.function_call_arguments.done
+data: {"type":"response.function_call_arguments.done","sequence_number":4,"item_id":"fc_1","output_index":0,"arguments":"{\"city\":\"Paris\"}"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","sequence_number":5,"output_index":0,"item":{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"city\":\"Paris\"}","call_id":"call_1","name":"get_weather"}}
+
+event: response.completed
+data: {"type":"response.completed","sequence_number":6,"response":{"id":"resp_1","object":"response","created_at":1756405000,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-4.1-mini","output":[{"id":"fc_1","type":"function_call","status":"completed","arguments":"{\"city\":\"Paris\"}","call_id":"call_1","name":"get_weather"}],"usage":{"input_tokens":60,"input_tokens_details":{"cached_tokens":0},"output_tokens":9,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":69}}}
+
+"#;
+    let (_, s) = run_stream(raw);
+    assert_eq!((s.tool_calls, s.tool_args), (1, 2));
+    // The first argument delta (the third event) is the first token.
+    assert_eq!(s.ttft_ms, Some(30.0));
+    // A message item added is no call.
+    let message = info(
+        "response.output_item.added",
+        r#"{"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}}"#,
+    );
+    assert_eq!(message.tool_calls, 0);
+    let whole = whole_response(br#"{"id":"resp_1","object":"response","status":"completed","output":[{"id":"fc_1","type":"function_call","status":"completed","arguments":"{}","call_id":"call_1","name":"a"},{"id":"fc_2","type":"function_call","status":"completed","arguments":"{\"x\":1}","call_id":"call_2","name":"b"}],"usage":{"input_tokens":5,"output_tokens":7}}"#).unwrap();
+    assert_eq!((whole.tool_calls, whole.tool_args), (2, 0));
+    assert!(whole.content);
+}
+
 #[test]
 fn failures_are_classified_by_their_code() {
     let failed = |code: &str| {
