@@ -8,6 +8,7 @@
 mod faults;
 mod limits;
 mod params;
+mod prefix_cache;
 mod request;
 mod respond;
 mod server;

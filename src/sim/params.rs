@@ -12,6 +12,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+/// `prefix_cache_tokens` when not set: a million 16-token blocks, more than any test or demo
+/// holds (the cache was cleared at that size before it had a capacity).
+pub const DEFAULT_PREFIX_CACHE_TOKENS: u64 = 16_000_000;
+
 /// The model name served when a request names none of the configured ones.
 pub const DEFAULT_MODEL: &str = "sim-model";
 
@@ -74,6 +78,9 @@ pub struct SimParams {
     /// Keep a prefix cache: prompt tokens whose 16-token blocks (with everything before them)
     /// were seen before cost no prefill and are reported as cached in usage.
     pub prefix_cache: bool,
+    /// Tokens the prefix cache holds (16,000,000): past it the least recently used blocks are
+    /// evicted, so sessions whose histories outgrow it miss (`sim::prefix_cache`).
+    pub prefix_cache_tokens: u64,
     /// Reasoning tokens per answer (0): generated at `tpot` each before the first answer
     /// token and reported in usage (`completion_tokens` includes them; chat also says
     /// `completion_tokens_details.reasoning_tokens`). Hidden (like o-series / gpt-5 models: they
@@ -170,6 +177,7 @@ impl Default for SimParams {
             require_api_key: None,
             known_models_only: false,
             prefix_cache: false,
+            prefix_cache_tokens: DEFAULT_PREFIX_CACHE_TOKENS,
             reasoning_tokens: 0,
             stream_reasoning: false,
         }
@@ -201,6 +209,7 @@ impl fmt::Debug for SimParams {
             )
             .field("known_models_only", &self.known_models_only)
             .field("prefix_cache", &self.prefix_cache)
+            .field("prefix_cache_tokens", &self.prefix_cache_tokens)
             .field("reasoning_tokens", &self.reasoning_tokens)
             .field("stream_reasoning", &self.stream_reasoning)
             .finish()
@@ -266,6 +275,7 @@ impl SimParams {
             "reasoning_tokens" => self.reasoning_tokens = num(key, v)?,
             "stream_reasoning" => self.stream_reasoning = boolean(key, v)?,
             "prefix_cache" => self.prefix_cache = boolean(key, v)?,
+            "prefix_cache_tokens" => self.prefix_cache_tokens = num(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {

@@ -24,6 +24,15 @@ pub struct SimRequest {
     pub store: bool,
     /// The stored answer this request continues (the Responses API's `previous_response_id`).
     pub previous_response_id: Option<String>,
+    /// Some part of the body asks for caching (`cache_control`, Anthropic's breakpoints): the
+    /// answer then reports the prompt tokens written to the cache, as Anthropic does.
+    pub cache_control: bool,
+    /// The tool a tool call answers with: the one `tool_choice` names, else the first of
+    /// `tools` (a function's name in any dialect's shape); `None` without tools or with
+    /// `tool_choice: none`.
+    pub tool: Option<String>,
+    /// `tool_choice` asks for a call (`required`, Anthropic's `any`, or one named tool).
+    pub tool_required: bool,
 }
 
 #[derive(Deserialize)]
@@ -39,6 +48,8 @@ struct Body {
     instructions: Option<Value>,
     store: Option<Value>,
     previous_response_id: Option<Value>,
+    tools: Option<Value>,
+    tool_choice: Option<Value>,
 }
 
 /// Parses a body for `api`; the error is the message for a 400 answer.
@@ -53,6 +64,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         .max_tokens_fields
         .iter()
         .find_map(|f| value.get(*f).filter(|v| !v.is_null()).cloned());
+    let cache_control = has_key(&value, "cache_control");
     let b: Body =
         serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
     let model = match b.model {
@@ -94,13 +106,30 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
             .and_then(|o| o.get("include_usage"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-    let chars: usize = [&b.messages, &b.prompt, &b.system, &b.input, &b.instructions]
-        .into_iter()
-        .flatten()
-        .map(text_chars)
-        .sum();
+    // Tool definitions are prompt too, before the system prompt (as chat templates and
+    // Anthropic's cache order put them).
+    let chars: usize = [
+        &b.tools,
+        &b.messages,
+        &b.prompt,
+        &b.system,
+        &b.input,
+        &b.instructions,
+    ]
+    .into_iter()
+    .flatten()
+    .map(text_chars)
+    .sum();
+    let (tool, tool_required) = tool_of(b.tools.as_ref(), b.tool_choice.as_ref());
     let mut text = String::new();
-    let parts = [&b.system, &b.instructions, &b.messages, &b.prompt, &b.input];
+    let parts = [
+        &b.tools,
+        &b.system,
+        &b.instructions,
+        &b.messages,
+        &b.prompt,
+        &b.input,
+    ];
     for v in parts.into_iter().flatten() {
         push_text(v, &mut text);
     }
@@ -113,7 +142,47 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         prefix_blocks: prefix_blocks(&text),
         store,
         previous_response_id,
+        cache_control,
+        tool,
+        tool_required,
     })
+}
+
+/// Whether `key` appears anywhere in `v`.
+fn has_key(v: &Value, key: &str) -> bool {
+    match v {
+        Value::Object(map) => map.iter().any(|(k, v)| k == key || has_key(v, key)),
+        Value::Array(items) => items.iter().any(|i| has_key(i, key)),
+        _ => false,
+    }
+}
+
+/// A function tool's name in any dialect's shape: chat's `{function: {name}}`, Anthropic's and
+/// the Responses API's `{name}`.
+fn tool_name(v: &Value) -> Option<String> {
+    v.get("function")
+        .and_then(|f| f.get("name"))
+        .or_else(|| v.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// The tool a call would name and whether `tool_choice` requires one: `none` calls nothing;
+/// `required` (chat, Responses), `any` (Anthropic) or a named tool require a call; `auto` or no
+/// choice leaves it to the model (the simulator's `tool_call_share`).
+fn tool_of(tools: Option<&Value>, choice: Option<&Value>) -> (Option<String>, bool) {
+    let first = tools
+        .and_then(Value::as_array)
+        .and_then(|t| t.first())
+        .and_then(tool_name);
+    let kind = choice.and_then(|c| c.as_str().or_else(|| c.get("type").and_then(Value::as_str)));
+    match kind {
+        _ if first.is_none() => (None, false),
+        Some("none") => (None, false),
+        Some("required" | "any") => (first, true),
+        Some("function" | "tool") => (choice.and_then(tool_name).or(first), true),
+        _ => (first, false),
+    }
 }
 
 /// Characters per prefix-cache block (16 tokens at four characters per token).
@@ -191,8 +260,59 @@ mod tests {
                 prefix_blocks: Vec::new(),
                 store: false,
                 previous_response_id: None,
+                cache_control: false,
+                tool: None,
+                tool_required: false,
             }
         );
+    }
+
+    /// Issue 38: tools count as prompt, and the tool a call names follows `tool_choice` in
+    /// each dialect's shape; `cache_control` anywhere marks the request.
+    #[test]
+    fn tools_tool_choice_and_cache_control() {
+        let chat_tools = json!([{"type":"function","function":{"name":"get_weather","description":"abcd","parameters":{}}},
+                                {"type":"function","function":{"name":"get_time","parameters":{}}}]);
+        let r = p(Api::OpenAiChat, json!({"model":"m","tools":chat_tools,"messages":[]})).unwrap();
+        assert_eq!((r.tool.as_deref(), r.tool_required), (Some("get_weather"), false));
+        // "get_weather" + "abcd" + "get_time" = 11 + 4 + 8 characters.
+        assert_eq!(r.input_tokens, 23_u64.div_ceil(4));
+        assert!(!r.cache_control);
+        let choose = |api, tools: &Value, choice: Value| {
+            let r = p(api, json!({"model":"m","tools":tools,"tool_choice":choice})).unwrap();
+            (r.tool, r.tool_required)
+        };
+        let named = json!({"type":"function","function":{"name":"get_time"}});
+        assert_eq!(choose(Api::OpenAiChat, &chat_tools, named), (Some("get_time".into()), true));
+        assert_eq!(choose(Api::OpenAiChat, &chat_tools, json!("none")), (None, false));
+        assert_eq!(
+            choose(Api::OpenAiChat, &chat_tools, json!("required")),
+            (Some("get_weather".into()), true)
+        );
+        let flat = json!([{"name":"search","input_schema":{}}, {"name":"read","input_schema":{}}]);
+        assert_eq!(
+            choose(Api::AnthropicMessages, &flat, json!({"type":"tool","name":"read"})),
+            (Some("read".into()), true)
+        );
+        assert_eq!(
+            choose(Api::AnthropicMessages, &flat, json!({"type":"any"})),
+            (Some("search".into()), true)
+        );
+        assert_eq!(
+            choose(Api::AnthropicMessages, &flat, json!({"type":"auto"})),
+            (Some("search".into()), false)
+        );
+        assert_eq!(
+            choose(Api::OpenAiResponses, &flat, json!({"type":"function","name":"read"})),
+            (Some("read".into()), true)
+        );
+        let r = p(
+            Api::AnthropicMessages,
+            json!({"model":"c","max_tokens":5,"system":[{"type":"text","text":"abcd","cache_control":{"type":"ephemeral"}}],
+                   "messages":[{"role":"user","content":"hi"}]}),
+        )
+        .unwrap();
+        assert!(r.cache_control && r.tool.is_none());
     }
 
     #[test]

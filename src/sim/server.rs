@@ -395,10 +395,13 @@ fn planned(
         ctx.store_response(id.clone(), req.input_tokens + output);
     }
     let frames = Frames::new(dialect, id, &req.model, ctx.created);
-    // Cached prompt tokens cost no prefill (`prefix_cache`).
-    let cached = ctx.cached_tokens(&req.prefix_blocks).min(req.input_tokens);
+    // Cached prompt tokens cost no prefill (`prefix_cache`); writes are reported where the
+    // request asked for caching (Anthropic's `cache_control`), as Anthropic does.
+    let cache = ctx.use_prefix_cache(&req.prefix_blocks, req.input_tokens);
+    let cached = cache.read;
     let frames = frames
         .with_cached(cached)
+        .with_cache_written(req.cache_control.then_some(cache.written))
         .with_reasoning(p.reasoning_tokens);
     // Streamed reasoning goes out as deltas after TTFT; hidden reasoning is decoded within it.
     let streamed = p.stream_reasoning && req.stream && frames.can_stream_reasoning();
@@ -487,7 +490,9 @@ async fn stats(State(ctx): State<Arc<Shared>>) -> Response {
 }
 
 /// Prometheus text under vLLM's names: requests waiting for a slot, running, KV-cache use
-/// (running / cap; 0 without a cap), and the counters of finished requests and tokens.
+/// (running / cap; 0 without a cap), the counters of finished requests and tokens, and the
+/// prefix cache's queried and hit prompt tokens (vLLM V1's `prefix_cache_queries` and
+/// `prefix_cache_hits`).
 async fn metrics(State(ctx): State<Arc<Shared>>) -> Response {
     let s = ctx.stats();
     let kv = ctx
@@ -514,8 +519,14 @@ async fn metrics(State(ctx): State<Arc<Shared>>) -> Response {
          vllm:request_received_total{{model_name=\"{model}\"}} {finished}\n\
          # HELP vllm:generation_tokens_total Number of generation tokens processed.\n\
          # TYPE vllm:generation_tokens_total counter\n\
-         vllm:generation_tokens_total{{model_name=\"{model}\"}} {}\n",
-        s.queued, s.active, s.tokens_streamed
+         vllm:generation_tokens_total{{model_name=\"{model}\"}} {}\n\
+         # HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.\n\
+         # TYPE vllm:prefix_cache_queries_total counter\n\
+         vllm:prefix_cache_queries_total{{model_name=\"{model}\"}} {}\n\
+         # HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.\n\
+         # TYPE vllm:prefix_cache_hits_total counter\n\
+         vllm:prefix_cache_hits_total{{model_name=\"{model}\"}} {}\n",
+        s.queued, s.active, s.tokens_streamed, s.prefix_cache_queries, s.prefix_cache_hits
     );
     let mut r = Response::new(axum::body::Body::from(text));
     r.headers_mut().insert(

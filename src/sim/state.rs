@@ -5,6 +5,7 @@
 use super::faults::FaultKind;
 use super::limits::{Decision, Limiter};
 use super::params::SimParams;
+use super::prefix_cache::PrefixCache;
 use crate::dialect::Api;
 use crate::model::LimitKind;
 use rand::rngs::StdRng;
@@ -76,10 +77,31 @@ pub struct SimStats {
     /// Requests waiting for a slot now, and the most ever at once.
     pub queued: u64,
     pub queue_peak: u64,
+    /// Prompt tokens looked up in the prefix cache, and those read from it.
+    #[serde(default)]
+    pub prefix_cache_queries: u64,
+    #[serde(default)]
+    pub prefix_cache_hits: u64,
+}
+
+/// Tokens per prefix-cache block.
+const BLOCK_TOKENS: u64 = (crate::sim::request::BLOCK_CHARS / 4) as u64;
+
+/// One request's use of the prefix cache, in prompt tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheUse {
+    /// Read from the cache: no prefill.
+    pub read: u64,
+    /// Written to it (the prompt's blocks it did not hold).
+    pub written: u64,
 }
 
 #[derive(Default)]
 struct Counters {
+    /// Prompt tokens looked up in the prefix cache, and those found (vLLM's
+    /// `prefix_cache_queries` and `prefix_cache_hits`).
+    prefix_queries: AtomicU64,
+    prefix_hits: AtomicU64,
     requests: [AtomicU64; ROUTES],
     tokens: AtomicU64,
     faults: [AtomicU64; FaultKind::ALL.len()],
@@ -103,8 +125,8 @@ pub struct Shared {
     counters: Counters,
     truth: Mutex<Vec<TruthRecord>>,
     next_id: AtomicU64,
-    /// Prefix-cache blocks seen so far (`prefix_cache: true`); cleared when it grows too big.
-    prefixes: Mutex<std::collections::HashSet<u64>>,
+    /// Prefix-cache blocks held (`prefix_cache: true`), up to `prefix_cache_tokens`.
+    prefixes: Mutex<PrefixCache>,
     /// Stored responses (`store`): id -> the conversation's tokens so far (input and output), for
     /// a later `previous_response_id`; cleared when it grows too big.
     stored: Mutex<std::collections::HashMap<String, u64>>,
@@ -127,7 +149,9 @@ impl Shared {
             counters: Counters::default(),
             truth: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
-            prefixes: Mutex::new(std::collections::HashSet::new()),
+            prefixes: Mutex::new(PrefixCache::new(
+                params.prefix_cache_tokens / BLOCK_TOKENS,
+            )),
             stored: Mutex::new(std::collections::HashMap::new()),
             params,
         }
@@ -143,19 +167,24 @@ impl Shared {
         self.next_id.fetch_add(1, Relaxed)
     }
 
-    /// Prompt tokens served from the prefix cache: 16 per leading block seen before; the
-    /// prompt's blocks are remembered for later requests. Always 0 without `prefix_cache`.
-    pub fn cached_tokens(&self, blocks: &[u64]) -> u64 {
+    /// What a prompt of `input_tokens` tokens, whose whole blocks are `blocks`, does with the
+    /// prefix cache: 16 tokens read per leading block held, 16 written per block it did not
+    /// hold (`sim::prefix_cache`); counted for `/metrics`. Nothing without `prefix_cache`.
+    pub fn use_prefix_cache(&self, blocks: &[u64], input_tokens: u64) -> CacheUse {
         if !self.params.prefix_cache {
-            return 0;
+            return CacheUse::default();
         }
-        let mut seen = self.prefixes.lock().unwrap_or_else(PoisonError::into_inner);
-        let hits = blocks.iter().take_while(|b| seen.contains(b)).count();
-        if seen.len() + blocks.len() > 1_000_000 {
-            seen.clear();
-        }
-        seen.extend(blocks.iter().copied());
-        (hits * crate::sim::request::BLOCK_CHARS / 4) as u64
+        let l = self
+            .prefixes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lookup(blocks);
+        let read = (l.hits * BLOCK_TOKENS).min(input_tokens);
+        let written = (l.written * BLOCK_TOKENS).min(input_tokens - read);
+        let c = &self.counters;
+        c.prefix_queries.fetch_add(input_tokens, Relaxed);
+        c.prefix_hits.fetch_add(read, Relaxed);
+        CacheUse { read, written }
     }
 
     /// Keeps response `id`, whose conversation holds `tokens` tokens so far.
@@ -261,6 +290,8 @@ impl Shared {
             max_active: get(&c.max_active),
             queued: get(&c.queued),
             queue_peak: get(&c.queue_peak),
+            prefix_cache_queries: get(&c.prefix_queries),
+            prefix_cache_hits: get(&c.prefix_hits),
         }
     }
 }
@@ -356,20 +387,59 @@ mod tests {
         let prompt = "word ".repeat(100);
         let blocks = prefix_blocks(&prompt);
         assert_eq!(blocks.len(), 500 / 64);
-        assert_eq!(on.cached_tokens(&blocks), 0, "first time: nothing cached");
+        let first = on.use_prefix_cache(&blocks, 125);
         assert_eq!(
-            on.cached_tokens(&blocks),
-            16 * 7,
+            first,
+            CacheUse {
+                read: 0,
+                written: 16 * 7
+            },
+            "first time: nothing cached, every whole block written"
+        );
+        assert_eq!(
+            on.use_prefix_cache(&blocks, 125),
+            CacheUse {
+                read: 16 * 7,
+                written: 0
+            },
             "second time: every whole block"
         );
         let busted = prefix_blocks(&format!("[x-1] {prompt}"));
         assert_eq!(
-            on.cached_tokens(&busted),
+            on.use_prefix_cache(&busted, 127).read,
             0,
             "a new first block shares nothing"
         );
+        let stats = on.stats();
+        assert_eq!(
+            (stats.prefix_cache_queries, stats.prefix_cache_hits),
+            (125 + 125 + 127, 16 * 7)
+        );
         let off = Shared::new(SimParams::default());
-        off.cached_tokens(&blocks);
-        assert_eq!(off.cached_tokens(&blocks), 0);
+        off.use_prefix_cache(&blocks, 125);
+        assert_eq!(off.use_prefix_cache(&blocks, 125), CacheUse::default());
+    }
+
+    /// Issue 38, part 3: `prefix_cache_tokens` bounds the cache: two prompts that fit are both
+    /// read again; a third evicts the least recently used.
+    #[test]
+    fn prefix_cache_tokens_bound_the_cache() {
+        use crate::sim::request::prefix_blocks;
+        let small = Shared::new(SimParams {
+            prefix_cache: true,
+            prefix_cache_tokens: 2 * 16 * 4,
+            ..SimParams::default()
+        });
+        let prompts: Vec<Vec<u64>> = (0..3)
+            .map(|i| prefix_blocks(&format!("{i}").repeat(4 * 64)))
+            .collect();
+        for p in &prompts[..2] {
+            small.use_prefix_cache(p, 64);
+        }
+        assert_eq!(small.use_prefix_cache(&prompts[0], 64).read, 64);
+        assert_eq!(small.use_prefix_cache(&prompts[1], 64).read, 64);
+        small.use_prefix_cache(&prompts[2], 64);
+        assert_eq!(small.use_prefix_cache(&prompts[0], 64).read, 0, "evicted");
+        assert_eq!(small.use_prefix_cache(&prompts[2], 64).read, 64);
     }
 }

@@ -57,6 +57,9 @@ pub struct Frames {
     token_suffix: &'static [u8],
     /// Prompt tokens served from the prefix cache (reported in usage when above 0).
     cached: u64,
+    /// Prompt tokens written to the cache, reported when the request asked for caching
+    /// (Anthropic's `cache_control`): Anthropic's usage then names reads and writes.
+    cache_written: Option<u64>,
     /// Reasoning tokens, counted in usage on top of the answer's.
     reasoning: u64,
     /// The reasoning is streamed as reasoning deltas before the answer (`streaming_reasoning`).
@@ -102,8 +105,33 @@ impl Frames {
             token_prefix: token_prefix.into_bytes(),
             token_suffix,
             cached: 0,
+            cache_written: None,
             reasoning: 0,
             reasoning_streamed: false,
+        }
+    }
+
+    /// The same frames, reporting `written` prompt tokens written to the cache when `Some`
+    /// (Anthropic's `cache_creation_input_tokens`, which `input_tokens` then leaves out, with
+    /// `cache_read_input_tokens` beside it even when 0, as Anthropic sends both).
+    pub fn with_cache_written(mut self, written: Option<u64>) -> Frames {
+        self.cache_written = written;
+        self
+    }
+
+    /// Anthropic's usage of the prompt: `input_tokens` (the part neither read from nor written
+    /// to the cache) and the cache fields, as JSON text after `input_tokens`.
+    fn anthropic_input(&self, input_tokens: u64) -> (u64, String) {
+        match (self.cached, self.cache_written) {
+            (0, None) => (input_tokens, String::new()),
+            (c, None) => (
+                input_tokens.saturating_sub(c),
+                format!(",\"cache_read_input_tokens\":{c}"),
+            ),
+            (c, Some(w)) => (
+                input_tokens.saturating_sub(c).saturating_sub(w),
+                format!(",\"cache_creation_input_tokens\":{w},\"cache_read_input_tokens\":{c}"),
+            ),
         }
     }
 
@@ -192,13 +220,7 @@ impl Frames {
     /// and its first item opened. Nothing for legacy completions.
     pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
-        let (input_tokens, cache) = match self.cached {
-            0 => (input_tokens, String::new()),
-            c => (
-                input_tokens.saturating_sub(c),
-                format!(",\"cache_read_input_tokens\":{c}"),
-            ),
-        };
+        let (input_tokens, cache) = self.anthropic_input(input_tokens);
         match self.dialect {
             Api::OpenAiChat => Some(Bytes::from(format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
@@ -359,15 +381,25 @@ impl Frames {
             .then(|| responses::failed_response(&self.ids()).into_bytes())
     }
 
+    /// Anthropic's whole answer's usage, with the cache fields of [`Frames::anthropic_input`].
+    fn anthropic_whole_usage(&self, input_tokens: u64, n: u32) -> Value {
+        let (input, cache) = self.anthropic_input(input_tokens);
+        let text = format!("{{\"input_tokens\":{input}{cache},\"output_tokens\":{n}}}");
+        serde_json::from_str(&text).unwrap_or_default()
+    }
+
     /// The non-streaming JSON body for `n` tokens.
     pub fn full_body(&self, n: u32, finish: Finish, input_tokens: u64) -> Vec<u8> {
         let reason = finish.name(self.dialect);
         let text = text(n);
-        let usage = json!({
+        let mut usage = json!({
             "prompt_tokens": input_tokens,
             "completion_tokens": n,
             "total_tokens": input_tokens + u64::from(n),
         });
+        if self.cached > 0 {
+            usage["prompt_tokens_details"] = json!({"cached_tokens": self.cached});
+        }
         let v = match self.dialect {
             Api::OpenAiChat => json!({
                 "id": self.id, "object": "chat.completion", "created": self.created,
@@ -386,7 +418,7 @@ impl Frames {
                 "id": self.id, "type": "message", "role": "assistant", "model": self.model,
                 "content": [{"type": "text", "text": text}],
                 "stop_reason": reason, "stop_sequence": null,
-                "usage": {"input_tokens": input_tokens, "output_tokens": n},
+                "usage": self.anthropic_whole_usage(input_tokens, n),
             }),
             Api::OpenAiResponses => {
                 let ending = responses::Ending {

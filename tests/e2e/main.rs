@@ -38,6 +38,7 @@ mod pairs;
 mod partial_diff;
 mod plan;
 mod pooled;
+mod prompt_cache;
 mod readme_ci;
 mod reasoning;
 mod recipes;
