@@ -113,9 +113,21 @@ mod tests {
     fn the_first_request_writes_and_a_repeat_reads_every_block() {
         let mut c = PrefixCache::new(100);
         let p = chain(&[1, 2, 3, 4]);
-        assert_eq!(c.lookup(&p), Lookup { hits: 0, written: 4 });
+        assert_eq!(
+            c.lookup(&p),
+            Lookup {
+                hits: 0,
+                written: 4
+            }
+        );
         assert_eq!(c.len(), 4);
-        assert_eq!(c.lookup(&p), Lookup { hits: 4, written: 0 });
+        assert_eq!(
+            c.lookup(&p),
+            Lookup {
+                hits: 4,
+                written: 0
+            }
+        );
         assert_eq!(c.len(), 4, "a hit adds nothing");
         assert_eq!(c.lookup(&[]), Lookup::default());
     }
@@ -126,14 +138,23 @@ mod tests {
         c.lookup(&chain(&[1, 2, 3, 4]));
         // Shares the first two blocks, then differs: the rest are new blocks (another chain).
         let q = chain(&[1, 2, 9, 4]);
-        assert_eq!(c.lookup(&q), Lookup { hits: 2, written: 2 });
+        assert_eq!(
+            c.lookup(&q),
+            Lookup {
+                hits: 2,
+                written: 2
+            }
+        );
         assert_eq!(c.len(), 6);
         // A different first block shares nothing, even with the same later labels.
         assert_eq!(c.lookup(&chain(&[7, 2, 3, 4])).hits, 0);
         // A longer prompt extending a held one reads the held part.
         assert_eq!(
             c.lookup(&chain(&[1, 2, 3, 4, 5, 6])),
-            Lookup { hits: 4, written: 2 }
+            Lookup {
+                hits: 4,
+                written: 2
+            }
         );
         // A block held after a gap does not count: the run stops at the first miss.
         let mut gap = chain(&[1, 2, 3, 4]);
@@ -155,7 +176,13 @@ mod tests {
         assert!(a.iter().all(|h| c.holds(*h)), "a was used recently");
         assert!(b.iter().all(|h| !c.holds(*h)), "b went first");
         assert!(d.iter().all(|h| c.holds(*h)));
-        assert_eq!(c.lookup(&b), Lookup { hits: 0, written: 3 });
+        assert_eq!(
+            c.lookup(&b),
+            Lookup {
+                hits: 0,
+                written: 3
+            }
+        );
         // Now `a` (used before d and b) is gone.
         assert_eq!(c.lookup(&a).hits, 0);
     }
@@ -180,14 +207,36 @@ mod tests {
     fn a_prompt_longer_than_the_capacity_keeps_its_beginning() {
         let mut c = PrefixCache::new(3);
         let long = chain(&[1, 2, 3, 4, 5]);
-        assert_eq!(c.lookup(&long), Lookup { hits: 0, written: 5 });
+        assert_eq!(
+            c.lookup(&long),
+            Lookup {
+                hits: 0,
+                written: 5
+            }
+        );
         assert_eq!(c.len(), 3);
         assert!(long[..3].iter().all(|h| c.holds(*h)));
-        assert_eq!(c.lookup(&long), Lookup { hits: 3, written: 2 });
+        assert_eq!(
+            c.lookup(&long),
+            Lookup {
+                hits: 3,
+                written: 2
+            }
+        );
         assert_eq!(c.len(), 3);
         let mut none = PrefixCache::new(0);
-        assert_eq!(none.lookup(&long), Lookup { hits: 0, written: 5 });
-        assert_eq!(none.lookup(&long).hits, 0, "a cache of 0 blocks holds nothing");
+        assert_eq!(
+            none.lookup(&long),
+            Lookup {
+                hits: 0,
+                written: 5
+            }
+        );
+        assert_eq!(
+            none.lookup(&long).hits,
+            0,
+            "a cache of 0 blocks holds nothing"
+        );
         assert_eq!(none.len(), 0);
     }
 
@@ -211,7 +260,11 @@ mod tests {
             hits as f64 / total as f64
         };
         assert_eq!(share(4, 40), 1.0, "4 sessions of 10 blocks fit in 40");
-        assert_eq!(share(5, 40), 0.0, "5 do not: each is evicted before it returns");
+        assert_eq!(
+            share(5, 40),
+            0.0,
+            "5 do not: each is evicted before it returns"
+        );
         assert_eq!(share(5, 50), 1.0);
     }
 

@@ -273,8 +273,15 @@ mod tests {
     fn tools_tool_choice_and_cache_control() {
         let chat_tools = json!([{"type":"function","function":{"name":"get_weather","description":"abcd","parameters":{}}},
                                 {"type":"function","function":{"name":"get_time","parameters":{}}}]);
-        let r = p(Api::OpenAiChat, json!({"model":"m","tools":chat_tools,"messages":[]})).unwrap();
-        assert_eq!((r.tool.as_deref(), r.tool_required), (Some("get_weather"), false));
+        let r = p(
+            Api::OpenAiChat,
+            json!({"model":"m","tools":chat_tools,"messages":[]}),
+        )
+        .unwrap();
+        assert_eq!(
+            (r.tool.as_deref(), r.tool_required),
+            (Some("get_weather"), false)
+        );
         // "get_weather" + "abcd" + "get_time" = 11 + 4 + 8 characters.
         assert_eq!(r.input_tokens, 23_u64.div_ceil(4));
         assert!(!r.cache_control);
@@ -283,15 +290,25 @@ mod tests {
             (r.tool, r.tool_required)
         };
         let named = json!({"type":"function","function":{"name":"get_time"}});
-        assert_eq!(choose(Api::OpenAiChat, &chat_tools, named), (Some("get_time".into()), true));
-        assert_eq!(choose(Api::OpenAiChat, &chat_tools, json!("none")), (None, false));
+        assert_eq!(
+            choose(Api::OpenAiChat, &chat_tools, named),
+            (Some("get_time".into()), true)
+        );
+        assert_eq!(
+            choose(Api::OpenAiChat, &chat_tools, json!("none")),
+            (None, false)
+        );
         assert_eq!(
             choose(Api::OpenAiChat, &chat_tools, json!("required")),
             (Some("get_weather".into()), true)
         );
         let flat = json!([{"name":"search","input_schema":{}}, {"name":"read","input_schema":{}}]);
         assert_eq!(
-            choose(Api::AnthropicMessages, &flat, json!({"type":"tool","name":"read"})),
+            choose(
+                Api::AnthropicMessages,
+                &flat,
+                json!({"type":"tool","name":"read"})
+            ),
             (Some("read".into()), true)
         );
         assert_eq!(
@@ -303,7 +320,11 @@ mod tests {
             (Some("search".into()), false)
         );
         assert_eq!(
-            choose(Api::OpenAiResponses, &flat, json!({"type":"function","name":"read"})),
+            choose(
+                Api::OpenAiResponses,
+                &flat,
+                json!({"type":"function","name":"read"})
+            ),
             (Some("read".into()), true)
         );
         let r = p(

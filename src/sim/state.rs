@@ -149,9 +149,7 @@ impl Shared {
             counters: Counters::default(),
             truth: Mutex::new(Vec::new()),
             next_id: AtomicU64::new(1),
-            prefixes: Mutex::new(PrefixCache::new(
-                params.prefix_cache_tokens / BLOCK_TOKENS,
-            )),
+            prefixes: Mutex::new(PrefixCache::new(params.prefix_cache_tokens / BLOCK_TOKENS)),
             stored: Mutex::new(std::collections::HashMap::new()),
             params,
         }

@@ -26,7 +26,11 @@ fn hit_share_and_ttft(dir: &Path) -> (f64, f64) {
     for r in &rows {
         assert_eq!(r[col(&h, "status")], "ok", "{r:?}");
         let c = &r[col(&h, "cached_tokens")];
-        cached += if c.is_empty() { 0.0 } else { c.parse().unwrap() };
+        cached += if c.is_empty() {
+            0.0
+        } else {
+            c.parse().unwrap()
+        };
         input += num(r, &h, "input_tokens");
         ttft += num(r, &h, "ttft_ms");
     }
@@ -41,7 +45,12 @@ fn hit_share_and_ttft(dir: &Path) -> (f64, f64) {
 fn the_hit_share_and_ttft_fall_when_the_prompts_outgrow_the_cache() {
     let p = Project::new();
     let set: String = (0..8)
-        .map(|i| format!("{{\"prompt\": \"{}\"}}\n", format!("topic {i} ").repeat(250)))
+        .map(|i| {
+            format!(
+                "{{\"prompt\": \"{}\"}}\n",
+                format!("topic {i} ").repeat(250)
+            )
+        })
         .collect();
     std::fs::write(p.path().join("scenarios/set.jsonl"), set).unwrap();
     let yaml = |name: &str| {
@@ -69,11 +78,13 @@ fn the_hit_share_and_ttft_fall_when_the_prompts_outgrow_the_cache() {
     );
     // The simulator's /metrics counters say the same, under vLLM's names.
     let stats = |dir: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(dir.join("sim_stats.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sim_stats.json")).unwrap()).unwrap()
     };
     let (r, t) = (stats(&roomy), stats(&tight));
     assert_eq!(t["prefix_cache_hits"], 0, "{t}");
     assert!(r["prefix_cache_hits"].as_u64().unwrap() > 30 * 400, "{r}");
-    assert!(r["prefix_cache_queries"].as_u64().unwrap() >= 40 * 500, "{r}");
+    assert!(
+        r["prefix_cache_queries"].as_u64().unwrap() >= 40 * 500,
+        "{r}"
+    );
 }
