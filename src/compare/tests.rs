@@ -777,6 +777,7 @@ fn sample_size_notes_say_which_gates_will_be_skipped() {
         pause_between_steps: Duration::ZERO,
         trace: None,
         search: None,
+        agent: None,
     };
     assert_eq!(
         sample_size_notes(&load(vec![5, 10], Budget::RequestsPerStep(120))),

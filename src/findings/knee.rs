@@ -192,6 +192,7 @@ fn describe_knee(
 fn max_clean(unit: LadderUnit, value: u32) -> String {
     match unit {
         LadderUnit::Streams => format!("max clean concurrency {value}"),
+        LadderUnit::Agents => format!("max clean {}", unit.describe(value)),
         LadderUnit::Rps => format!("max clean rate {}", unit.describe(value)),
         LadderUnit::PromptTokens => format!("max clean prompt size {value} tokens"),
         LadderUnit::Speed => format!("max clean speed {}", unit.describe(value)),
@@ -255,7 +256,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
             "; TTFT grows with prompt size: {per_1k:+.0} ms per 1k prompt tokens"
         ));
     }
-    let streams = unit == LadderUnit::Streams;
+    let streams = unit.closed_loop();
     if let Some(cap) = k.estimated_cap {
         // The cap counts requests in flight, whatever the ladder's values count.
         let what = match (streams, cap.round() == 1.0) {

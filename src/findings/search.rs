@@ -38,6 +38,7 @@ impl Capacity {
     pub fn sentence(&self, slo: &Slo) -> String {
         let what = match self.unit {
             LadderUnit::Streams => "max concurrency",
+            LadderUnit::Agents => "max agents",
             LadderUnit::Rps => "max rate",
             LadderUnit::Speed => "max speed",
             LadderUnit::PromptTokens => "max prompt size",

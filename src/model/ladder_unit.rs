@@ -16,6 +16,8 @@ pub enum LadderUnit {
     PromptTokens,
     /// Multiples of a trace's own arrival rate (`load.mode: replay`).
     Speed,
+    /// Concurrent agents (closed loop, `load.agent`): each a worker doing multi-turn tasks.
+    Agents,
 }
 
 impl LadderUnit {
@@ -25,7 +27,13 @@ impl LadderUnit {
             LadderUnit::Rps => "rps",
             LadderUnit::PromptTokens => "prompt_tokens",
             LadderUnit::Speed => "speed",
+            LadderUnit::Agents => "agents",
         }
+    }
+
+    /// Closed-loop workers (streams or agents): the value counts requests in flight.
+    pub fn closed_loop(self) -> bool {
+        matches!(self, LadderUnit::Streams | LadderUnit::Agents)
     }
 
     pub fn parse(s: &str) -> Option<LadderUnit> {
@@ -34,6 +42,7 @@ impl LadderUnit {
             LadderUnit::Rps,
             LadderUnit::PromptTokens,
             LadderUnit::Speed,
+            LadderUnit::Agents,
         ]
         .into_iter()
         .find(|u| u.as_str() == s)
@@ -58,6 +67,7 @@ impl LadderUnit {
         };
         match self {
             LadderUnit::Streams if values == [1] => format!("{list} stream"),
+            LadderUnit::Agents if values == [1] => format!("{list} agent"),
             LadderUnit::PromptTokens => format!("{list}-token prompts"),
             LadderUnit::Speed => format!("{list}× production"),
             _ => format!("{list} {}", self.plural()),
@@ -71,6 +81,7 @@ impl LadderUnit {
             LadderUnit::Rps => "req/s",
             LadderUnit::PromptTokens => "prompt tokens",
             LadderUnit::Speed => "× production",
+            LadderUnit::Agents => "agents",
         }
     }
 
@@ -86,6 +97,7 @@ impl LadderUnit {
             LadderUnit::Rps => "req/s",
             LadderUnit::PromptTokens => "prompt tok",
             LadderUnit::Speed => "speed",
+            LadderUnit::Agents => "agents",
         }
     }
 }

@@ -310,6 +310,12 @@ pub struct RequestRecord {
     /// usage splits them out; they are inside `output_tokens`); `None` without streamed
     /// arguments (no call, or a whole answer).
     pub tool_call_tokens: Option<u64>,
+    /// The request's turn in its conversation, from 1 (`request.session`, `load.agent`); `None`
+    /// for a request that is not part of one.
+    pub turn: Option<u32>,
+    /// The turns its conversation was planned to have (an agent's task draws its own); a task
+    /// is complete when its records hold every turn up to this one.
+    pub task_turns: Option<u32>,
 }
 
 impl RequestRecord {

@@ -12,7 +12,7 @@ use crate::model::RequestRecord;
 use crate::model::StepRun;
 use crate::model::StoppedBy;
 use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
-use crate::runner::workload::{Session, StepWorkload};
+use crate::runner::workload::StepWorkload;
 use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
 use crate::util::redact::Redactor;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -460,6 +460,8 @@ fn step_label(unit: crate::model::LadderUnit, value: u32, load: f64, rate: bool)
     use crate::model::LadderUnit;
     let load = if unit == LadderUnit::Speed {
         return unit.describe(value);
+    } else if unit == LadderUnit::Agents {
+        unit.describe(load as u32)
     } else if rate {
         format!("{} req/s", crate::scenario::arrivals::rate_text(load))
     } else {
@@ -467,7 +469,7 @@ fn step_label(unit: crate::model::LadderUnit, value: u32, load: f64, rate: bool)
     };
     match unit {
         LadderUnit::PromptTokens => format!("{} at {load}", unit.describe(value)),
-        LadderUnit::Rps | LadderUnit::Streams | LadderUnit::Speed => load,
+        LadderUnit::Rps | LadderUnit::Streams | LadderUnit::Speed | LadderUnit::Agents => load,
     }
 }
 
@@ -537,10 +539,18 @@ async fn run_step<B: Backend>(
                 }
             }
             let mut seq = 0u32;
-            let mut session = (turns > 1).then(Session::default);
+            let mut session = work.session(worker, turns);
             loop {
                 if interrupt.is_stopped() {
                     return;
+                }
+                // An agent's tool runs (and it thinks) before its next turn.
+                let wait = session.as_mut().map_or(Duration::ZERO, |s| s.take_wait());
+                if !wait.is_zero() {
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = stop_rx.wait_for(|v| *v >= 1) => return,
+                    }
                 }
                 let ticket = tickets.fetch_add(1, Ordering::Relaxed);
                 let go = match budget {
@@ -559,9 +569,13 @@ async fn run_step<B: Backend>(
                     worker,
                     seq,
                 };
-                let rec = one_request(&shared, key, prepared, None, &interrupt).await;
+                let turn = session.as_ref().map(|s| s.turn());
+                let mut rec = one_request(&shared, key, prepared, None, &interrupt).await;
                 if let Some(s) = session.as_mut() {
-                    s.answered(&rec, turns);
+                    s.answered(&rec);
+                }
+                if let Some((turn, of)) = turn {
+                    (rec.turn, rec.task_turns) = (Some(turn), Some(of));
                 }
                 seq += 1;
                 if record {
@@ -649,3 +663,5 @@ mod calibrate;
 mod fake;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_agent;

@@ -1,13 +1,15 @@
 //! What each request of a step sends: the prompt (one text, the next prompt of a set in
 //! round-robin or seeded random order, or synthetic text whose size a prompt-size ladder sets),
 //! its `max_tokens`, a unique cache-busting prefix, a session's growing conversation, and a
-//! replayed trace's requests (`replay`). Bodies
+//! replayed trace's requests (`replay`), and an agent's tasks (`load.agent`: the same
+//! conversation, grown by tool calls and tool results, with the waits between turns). Bodies
 //! that never change are built once per model and step and shared; only cache-busting and
 //! sessions build a body per request. Pure apart from the backend's body builder.
 
 use super::replay;
 use crate::client::Backend;
 use crate::model::RequestRecord;
+use crate::scenario::agent::Agent;
 use crate::scenario::arrivals::step_seed;
 use crate::scenario::trace::Trace;
 use crate::scenario::{
@@ -15,10 +17,15 @@ use crate::scenario::{
     RequestSpec, Scenario,
 };
 use bytes::Bytes;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
+use std::time::Duration;
 
 /// Numbers the cache-busting prefixes of the process.
 static BUST_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Numbers the agents' tasks of the process (each task's text is unique).
+static TASK_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The prompts of one model × step.
 pub struct StepWorkload {
@@ -34,6 +41,8 @@ pub struct StepWorkload {
     model: String,
     /// `mode: replay`: request n sends the trace's n-th request (`replay`).
     trace: Option<std::sync::Arc<Trace>>,
+    /// `load.agent`: every worker is an agent doing tasks.
+    agent: Option<Agent>,
 }
 
 /// One request's body and the `max_tokens` it asked for (`None`: it sent no limit).
@@ -42,13 +51,27 @@ pub struct Prepared {
     pub max_tokens: Option<u32>,
 }
 
-/// A worker's conversation (`session.turns` > 1): the messages so far and the turn number; in a
-/// chained session (`session.chain`), the previous answer's id instead of the history.
-#[derive(Default)]
+/// A worker's conversation (`session.turns` > 1, or an agent's task): the messages so far and
+/// the turn number; in a chained session (`session.chain`), the previous answer's id instead of
+/// the history.
 pub struct Session {
     history: Vec<Value>,
+    /// Turns done in this conversation (0 before its first request).
     turn: u32,
     previous: Option<String>,
+    /// The conversation's turns (`session.turns`, or the agent's draw for this task).
+    turns: u32,
+    agent: Option<AgentTask>,
+}
+
+/// An agent's draws and its current task.
+struct AgentTask {
+    spec: Agent,
+    rng: StdRng,
+    /// The prompt of the task (chosen at its first turn).
+    prompt: usize,
+    /// What the worker waits before its next request: the tool's latency and the think time.
+    wait: Duration,
 }
 
 impl StepWorkload {
@@ -87,6 +110,16 @@ impl StepWorkload {
                 LoadMode::Replay { .. } => scenario.load.trace.clone(),
                 _ => None,
             },
+            agent: scenario.load.agent,
+        }
+    }
+
+    /// Worker `worker`'s conversation: an agent's (seeded by the step and the worker, so a
+    /// rerun draws the same tasks), a session of `turns` > 1, or none.
+    pub fn session(&self, worker: u32, turns: u32) -> Option<Session> {
+        match self.agent {
+            Some(spec) => Some(Session::agent(spec, step_seed(self.seed, worker ^ 0xa6e7))),
+            None => (turns > 1).then(|| Session::new(turns)),
         }
     }
 
@@ -107,7 +140,7 @@ impl StepWorkload {
         &self,
         backend: &B,
         n: u64,
-        session: Option<&mut Session>,
+        mut session: Option<&mut Session>,
     ) -> Prepared {
         if let Some(trace) = &self.trace {
             let req = &trace.requests[(n % trace.requests.len() as u64) as usize];
@@ -130,7 +163,9 @@ impl StepWorkload {
             };
         }
         let mut spec = self.specs[i].clone();
-        if let Some(s) = session {
+        if let Some(s) = session.as_deref_mut().filter(|s| s.agent.is_some()) {
+            spec = self.agent_turn(s, i);
+        } else if let Some(s) = session {
             match (spec.session_chain, &s.previous) {
                 // A chained turn: its own messages and the previous answer's id.
                 (Some(field), Some(previous)) => {
@@ -141,13 +176,14 @@ impl StepWorkload {
                 (chain, _) => {
                     if chain.is_some() && s.turn > 0 {
                         // The previous turn failed: nothing to continue, a new conversation.
-                        *s = Session::default();
+                        *s = Session::new(s.turns);
                     }
                     s.history.extend(user_messages(&spec));
                     spec.messages = s.history.clone();
                 }
             }
         }
+        let max_tokens = spec.max_tokens;
         if self.cache_bust {
             // Unique over the whole run (every step, model and warmup), not only this step.
             let id = BUST_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -158,17 +194,123 @@ impl StepWorkload {
             max_tokens,
         }
     }
+
+    /// An agent's request: at a task's first turn, prompt `i` with the task's unique mark as
+    /// its first message; later turns, the task's conversation so far (its tool results
+    /// included). The system prompt stays the spec's, the same for every turn and agent.
+    fn agent_turn(&self, s: &mut Session, i: usize) -> RequestSpec {
+        let task = s.agent.as_mut().expect("an agent's session");
+        if s.turn == 0 {
+            task.prompt = i;
+            let id = TASK_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mark = format!("[task {}-{id:x}] ", self.run_tag);
+            let mut first = user_messages(&self.specs[i]);
+            let text = first
+                .iter_mut()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+                .and_then(|m| m.get_mut("content"));
+            if let Some(Value::String(t)) = text {
+                t.insert_str(0, &mark);
+            }
+            s.history = first;
+        }
+        let mut spec = self.specs[task.prompt].clone();
+        spec.messages = s.history.clone();
+        spec
+    }
 }
 
 impl Session {
+    /// A session of `turns` turns per conversation.
+    pub fn new(turns: u32) -> Session {
+        Session {
+            history: Vec::new(),
+            turn: 0,
+            previous: None,
+            turns,
+            agent: None,
+        }
+    }
+
+    /// An agent, its draws seeded by `seed`, at the start of its first task.
+    fn agent(spec: Agent, seed: u64) -> Session {
+        let mut s = Session::new(1);
+        s.agent = Some(AgentTask {
+            spec,
+            rng: StdRng::seed_from_u64(seed),
+            prompt: 0,
+            wait: Duration::ZERO,
+        });
+        s.next_task();
+        s
+    }
+
+    /// The next request's turn (from 1) and its conversation's turns.
+    pub fn turn(&self) -> (u32, u32) {
+        (self.turn + 1, self.turns)
+    }
+
+    /// What the worker waits before its next request (an agent's tool latency and think time),
+    /// once.
+    pub fn take_wait(&mut self) -> Duration {
+        self.agent
+            .as_mut()
+            .map_or(Duration::ZERO, |a| std::mem::take(&mut a.wait))
+    }
+
+    /// An agent starts its next task: its turns drawn, its think time before the first one.
+    fn next_task(&mut self) {
+        self.history.clear();
+        self.turn = 0;
+        if let Some(a) = self.agent.as_mut() {
+            let u: f64 = a.rng.gen();
+            self.turns = a.spec.turns.at(u);
+            let u: f64 = a.rng.gen();
+            a.wait = a.spec.think_time.at(u);
+        }
+    }
+
+    /// After an agent's turn: the answer joins the task (a stand-in of its size) with a
+    /// synthetic tool call, then the tool's result of the drawn size, sent after the tool's
+    /// latency and the think time. The last turn, or a failed one (the agent gives up), starts
+    /// the next task.
+    fn agent_answered(&mut self, rec: &RequestRecord) {
+        self.turn += 1;
+        if self.turn >= self.turns || !rec.is_ok() {
+            self.next_task();
+            return;
+        }
+        let turn = self.turn;
+        let a = self.agent.as_mut().expect("an agent's session");
+        let n = rec.output_tokens.unwrap_or(1).clamp(1, 100_000) as u32;
+        let call = format!(
+            "{}\n<tool_call>{{\"id\": \"call_{turn}\", \"name\": \"run_tool\", \"arguments\": {{\"step\": {turn}}}}}</tool_call>",
+            synthetic_prompt(n)
+        );
+        self.history
+            .push(json!({"role": "assistant", "content": call}));
+        let size = a.spec.tool_result_tokens.at(a.rng.gen());
+        let result = format!(
+            "<tool_result id=\"call_{turn}\">{}</tool_result>",
+            synthetic_prompt(size)
+        );
+        self.history
+            .push(json!({"role": "user", "content": result}));
+        let latency = a.spec.tool_latency.at(a.rng.gen());
+        a.wait = latency + a.spec.think_time.at(a.rng.gen());
+    }
+
     /// After a turn: the answer joins the conversation (a stand-in of the same number of tokens:
     /// ladder does not keep response text; in a chained session, the answer's id), and after
-    /// `turns` turns a new conversation starts. A failed turn leaves a chain nothing to continue:
+    /// its turns a new conversation starts. A failed turn leaves a chain nothing to continue:
     /// the next request starts a new conversation.
-    pub fn answered(&mut self, rec: &RequestRecord, turns: u32) {
+    pub fn answered(&mut self, rec: &RequestRecord) {
+        if self.agent.is_some() {
+            return self.agent_answered(rec);
+        }
         self.turn += 1;
-        if self.turn >= turns {
-            *self = Session::default();
+        if self.turn >= self.turns {
+            *self = Session::new(self.turns);
             return;
         }
         self.previous = rec.response_id.clone().filter(|_| rec.is_ok());
@@ -247,12 +389,12 @@ mod tests {
 
     #[test]
     fn sessions_grow_by_the_answer_and_restart_after_the_last_turn() {
-        let mut s = Session::default();
+        let mut s = Session::new(2);
         s.history.push(json!({"role": "user", "content": "a"}));
-        s.answered(&ok(3, None), 2);
+        s.answered(&ok(3, None));
         assert_eq!(s.history.len(), 2);
         assert_eq!(s.history[1]["content"], synthetic_prompt(3));
-        s.answered(&ok(3, None), 2);
+        s.answered(&ok(3, None));
         assert!(s.history.is_empty() && s.turn == 0);
     }
 
@@ -285,15 +427,16 @@ mod tests {
             run_tag: "t".into(),
             model: "m".into(),
             trace: None,
+            agent: None,
         };
         let body = |s: &mut Session, n| -> Value {
             serde_json::from_slice(&work.prepare(&Echo, n, Some(s)).body).unwrap()
         };
-        let mut s = Session::default();
+        let mut s = Session::new(3);
         let first = body(&mut s, 0);
         assert_eq!(first["messages"].as_array().unwrap().len(), 1);
         assert!(first["extra"].get("previous_response_id").is_none());
-        s.answered(&ok(5, Some("resp_1")), 3);
+        s.answered(&ok(5, Some("resp_1")));
         let second = body(&mut s, 1);
         assert_eq!(
             second["messages"],
@@ -305,7 +448,7 @@ mod tests {
             error_class: Some(crate::model::ErrorClass::Http5xx),
             ..Default::default()
         };
-        s.answered(&failed, 3);
+        s.answered(&failed);
         let third = body(&mut s, 2);
         assert_eq!(third["messages"].as_array().unwrap().len(), 1);
         assert!(third["extra"].get("previous_response_id").is_none());

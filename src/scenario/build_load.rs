@@ -43,6 +43,8 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
             "rate mode has no workers; write requests_per_step: (arrivals per step) or duration:"
         )
     }
+    let closed = !open_loop && matches!(ladder_over, LadderOver::Load);
+    let agent = super::agent::build_agent(cx, l.agent.take(), closed)?;
     let top = ladder.iter().copied().max().unwrap_or(1);
     let top = search.map_or(top, |s| top.max(s.max));
     let streams = match ladder_over {
@@ -69,6 +71,7 @@ pub(super) fn build_load(cx: &Ctx, raw: Option<RawLoad>) -> Result<Load, Scenari
         refine: l.refine.map_or(0, |r| r.0),
         trace: replayed.and_then(|r| r.0),
         search,
+        agent,
     })
 }
 

@@ -327,6 +327,7 @@ fn session_turns_of(
     load: &Load,
     api: Api,
 ) -> Result<u32, ScenarioError> {
+    let raw_given = raw.is_some();
     let session_turns = match raw {
         None => 1,
         Some(s) => match pos(s.turns) {
@@ -338,6 +339,28 @@ fn session_turns_of(
             Some(t) => t,
         },
     };
+    if load.agent.is_some() {
+        if raw_given {
+            bail!(
+                cx,
+                "request.session",
+                "an agent's tasks are its conversations (load.agent.turns); remove session"
+            )
+        }
+        if !api.takes_messages() {
+            let chat: Vec<_> = Api::ALL
+                .into_iter()
+                .filter(|a| a.takes_messages())
+                .map(Api::as_str)
+                .collect();
+            bail!(
+                cx,
+                "load.agent",
+                "agents need a chat API ({})",
+                chat.join(" or ")
+            )
+        }
+    }
     if session_turns > 1 && !api.takes_messages() {
         let chat: Vec<_> = Api::ALL
             .into_iter()

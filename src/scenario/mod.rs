@@ -18,6 +18,7 @@ use std::time::Duration;
 /// The name of the scenario a run directory records (`runs/<scenario>/<time>/scenario.yaml`).
 pub const RECORDED_FILE: &str = "scenario.yaml";
 
+pub mod agent;
 pub mod arrivals;
 pub mod bounded;
 mod build;
@@ -441,6 +442,7 @@ impl Load {
         use crate::model::LadderUnit;
         match (self.ladder_over, self.mode) {
             (LadderOver::PromptTokens { .. }, _) => LadderUnit::PromptTokens,
+            (LadderOver::Load, LoadMode::Concurrency) if self.agent.is_some() => LadderUnit::Agents,
             (LadderOver::Load, LoadMode::Concurrency) => LadderUnit::Streams,
             (LadderOver::Load, LoadMode::Rate { .. }) => LadderUnit::Rps,
             (LadderOver::Load, LoadMode::Replay { .. }) => LadderUnit::Speed,
@@ -472,6 +474,9 @@ pub struct Load {
     /// `search: {slo, max, steps}`: after the planned steps, find the highest load meeting the
     /// SLO (`findings::search`).
     pub search: Option<Search>,
+    /// `agent: {turns, tool_result_tokens, tool_latency, think_time}`: each worker is an agent
+    /// doing multi-turn tasks; the ladder's values are concurrent agents.
+    pub agent: Option<agent::Agent>,
 }
 
 /// `load.search`: the SLO to meet (P90 bounds), the highest load to try, and the most steps the

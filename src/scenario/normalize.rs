@@ -184,6 +184,9 @@ fn load_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if matches!(l.mode, LoadMode::Rate { .. }) || random {
         out.push(("seed", Yaml::from(l.seed)));
     }
+    if let Some(a) = &l.agent {
+        out.push(("agent", super::agent::agent_yaml(a)));
+    }
     if l.refine > 0 {
         out.push(("refine", Yaml::from(l.refine)));
     }

@@ -325,6 +325,7 @@ pub(super) struct RawLoad {
     /// `mode: replay`: the ladder of speeds (another name for `ladder`).
     pub(super) speed: Option<Vec<Concurrency>>,
     pub(super) search: Option<RawSearch>,
+    pub(super) agent: Option<super::agent::RawAgent>,
 }
 
 #[derive(Deserialize)]

@@ -135,6 +135,8 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(col!(cache_write_tokens: opt "a token count")),
     optional(col!(tool_calls: opt "a count")),
     optional(col!(tool_call_tokens: opt "a token count")),
+    optional(col!(turn: opt "a turn number")),
+    optional(col!(task_turns: opt "a turn count")),
 ];
 
 /// `requests.csv`'s header, in file order.

@@ -19,6 +19,7 @@ use crate::util::duration::ms_text as fmt_ms;
 pub fn x_label(unit: LadderUnit) -> String {
     match unit {
         LadderUnit::Streams => "concurrent streams".into(),
+        LadderUnit::Agents => "concurrent agents".into(),
         LadderUnit::Rps => "offered requests/s".into(),
         LadderUnit::PromptTokens => "prompt tokens".into(),
         LadderUnit::Speed => "multiple of the trace's arrival rate".into(),

@@ -1,0 +1,203 @@
+//! Agents (`load.agent`) against a backend that keeps every body it is sent, on a paused clock:
+//! each worker's turns come in order and restart with a new task, the next turn waits for the
+//! tool's latency and the think time, the conversation grows by the answer, the tool call and
+//! the tool result, and the system prompt (the shared prefix) is byte-identical on every request
+//! of every agent.
+
+use super::*;
+use crate::client::chunk::ChunkInfo;
+use crate::client::http::Attempt;
+use crate::client::timing::StreamTiming;
+use crate::scenario::RequestSpec;
+use bytes::Bytes;
+use serde_json::{json, Value};
+use std::sync::Mutex;
+
+/// Answers every request after 50 ms with 10 tokens 5 ms apart, keeping each body.
+#[derive(Default)]
+struct Keeper {
+    bodies: Mutex<Vec<Value>>,
+}
+
+impl Backend for Keeper {
+    fn body_for(&self, _: &str, r: &RequestSpec) -> Bytes {
+        Bytes::from(json!({"system": r.system, "messages": r.messages}).to_string())
+    }
+    async fn send(&self, body: Bytes, _: &str) -> Attempt {
+        self.bodies
+            .lock()
+            .unwrap()
+            .push(serde_json::from_slice(&body).unwrap());
+        let sent = Instant::now();
+        let ms = |t: Instant| t.duration_since(sent).as_secs_f64() * 1000.0;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut timing = StreamTiming::new();
+        let token = ChunkInfo {
+            content: true,
+            ..ChunkInfo::default()
+        };
+        for i in 0..10 {
+            if i > 0 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            timing.on_chunk(ms(Instant::now()), &token);
+        }
+        let end = ms(Instant::now());
+        let last = ChunkInfo {
+            output_tokens: Some(10),
+            input_tokens: Some(100),
+            done: true,
+            ..ChunkInfo::default()
+        };
+        timing.on_chunk(end, &last);
+        Attempt {
+            sent_at: Some(sent),
+            timing: Some(timing.finish(end)),
+            elapsed_ms: end,
+            ..Attempt::default()
+        }
+    }
+}
+
+#[derive(Default)]
+struct Keep(Vec<RequestRecord>);
+
+impl RunSink for Keep {
+    fn record(&mut self, record: RequestRecord) {
+        self.0.push(record);
+    }
+    fn step_finished(&mut self, _: StepRun) {}
+}
+
+fn agent_scenario(dir: &std::path::Path) -> Scenario {
+    std::fs::write(dir.join("p.txt"), "fix the failing test").unwrap();
+    std::fs::write(dir.join("sys.txt"), "You are a coding agent. ".repeat(20)).unwrap();
+    let yaml = "name: agents\ntarget:\n  sim: {}\n  api: openai-chat\n  models: [m]\n\
+        request:\n  prompt_file: p.txt\n  system_file: sys.txt\n  max_tokens: 40\n\
+        load:\n  ladder: [2]\n  requests_per_step: 12\n  \
+        agent: {turns: 3, tool_result_tokens: 50, tool_latency: 300ms, think_time: 100ms}\n";
+    crate::scenario::load_str(yaml, &dir.join("s.yaml"), &|_| None).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn agents_take_turns_wait_for_their_tools_and_grow_one_conversation_per_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = agent_scenario(dir.path());
+    assert_eq!(s.load.ladder_unit(), crate::model::LadderUnit::Agents);
+    let backend = Arc::new(Keeper::default());
+    let mut sink = Keep::default();
+    let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+    let schedule = Schedule::pretend_time();
+    run_scheduled(
+        &s,
+        Arc::clone(&backend),
+        progress,
+        Interrupt::new(),
+        &mut sink,
+        schedule,
+    )
+    .await;
+    let mut records = sink.0;
+    records.sort_by_key(|r| (r.worker, r.seq));
+    assert_eq!(records.len(), 12);
+    for w in 0..2 {
+        let mine: Vec<&RequestRecord> = records.iter().filter(|r| r.worker == w).collect();
+        // Turn order: 1, 2, 3, then the next task from 1.
+        let turns: Vec<u32> = mine.iter().map(|r| r.turn.unwrap()).collect();
+        assert_eq!(turns, [1, 2, 3, 1, 2, 3], "worker {w}");
+        assert!(mine.iter().all(|r| r.task_turns == Some(3)));
+        for pair in mine.windows(2) {
+            let ended = pair[0].started_at_ms + pair[0].e2e_ms.unwrap();
+            let gap = pair[1].started_at_ms - ended;
+            // Within a task: the tool's 300 ms and 100 ms of thinking; between tasks: thinking.
+            let want = if pair[1].turn == Some(1) {
+                100.0
+            } else {
+                400.0
+            };
+            assert!(
+                (gap - want).abs() < 1.0,
+                "worker {w}: gap {gap} ms, want {want}"
+            );
+        }
+    }
+    let bodies = backend.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 12);
+    // The shared prefix: the same system text on every request of every agent.
+    let system = &bodies[0]["system"];
+    assert!(system
+        .as_str()
+        .unwrap()
+        .starts_with("You are a coding agent."));
+    assert!(bodies.iter().all(|b| &b["system"] == system));
+    // History growth: each turn's messages extend the previous turn's of the same task by the
+    // answer (with its tool call) and the tool result; a first turn is the task alone, its text
+    // unique.
+    let messages = |b: &Value| b["messages"].as_array().unwrap().clone();
+    let firsts: Vec<&Value> = bodies.iter().filter(|b| messages(b).len() == 1).collect();
+    assert_eq!(firsts.len(), 4, "two tasks per agent");
+    let texts: std::collections::HashSet<String> = firsts
+        .iter()
+        .map(|b| b["messages"][0]["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), 4, "every task's text is its own");
+    assert!(texts.iter().all(|t| t.ends_with("fix the failing test")));
+    for b in bodies.iter() {
+        let m = messages(b);
+        if m.len() == 1 {
+            continue;
+        }
+        assert!(m.len() == 3 || m.len() == 5, "{m:?}");
+        let before: Vec<Value> = m[..m.len() - 2].to_vec();
+        assert!(
+            bodies.iter().any(|o| messages(o) == before),
+            "a later turn extends an earlier request"
+        );
+        let (answer, result) = (&m[m.len() - 2], &m[m.len() - 1]);
+        assert_eq!(answer["role"], "assistant");
+        assert!(answer["content"].as_str().unwrap().contains("<tool_call>"));
+        assert_eq!(result["role"], "user");
+        let result = result["content"].as_str().unwrap();
+        assert!(result.starts_with("<tool_result"));
+        // About 50 tokens of tool result (four characters a token).
+        let chars = result.chars().count();
+        assert!((180..=320).contains(&chars), "{chars} characters");
+    }
+}
+
+#[test]
+fn agents_draw_their_tasks_from_ranges_seeded_per_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "t").unwrap();
+    let yaml = "name: a\ntarget:\n  sim: {}\n  models: [m]\nrequest:\n  prompt_file: p.txt\n\
+        load:\n  ladder: [1]\n  requests_per_step: 10\n  \
+        agent: {turns: {min: 2, max: 5}, tool_latency: {min: 100ms, max: 200ms}}\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let agent = s.load.agent.unwrap();
+    assert_eq!(agent.turns.min, 2);
+    assert_eq!(agent.turns.max, 5);
+    assert_eq!(agent.tool_latency.max, Duration::from_millis(200));
+    let backend = Keeper::default();
+    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
+    let draws = |w| {
+        let mut session = work.session(w, 1).unwrap();
+        let mut turns = Vec::new();
+        for _ in 0..8 {
+            let (turn, of) = session.turn();
+            turns.push((turn, of));
+            let ok = RequestRecord {
+                output_tokens: Some(3),
+                ..Default::default()
+            };
+            work.prepare(&backend, 0, Some(&mut session));
+            session.answered(&ok);
+            let wait = session.take_wait();
+            if turn < of {
+                assert!((100..=200).contains(&wait.as_millis()), "{wait:?}");
+            }
+        }
+        turns
+    };
+    assert_eq!(draws(0), draws(0), "seeded: a rerun draws the same tasks");
+    assert!(draws(0).iter().all(|&(_, of)| (2..=5).contains(&of)));
+}
