@@ -121,6 +121,7 @@ pub fn markdown(d: &RunDoc) -> String {
         ));
     }
     out.push('\n');
+    conversations(d.summary, &mut out);
     if any_not_streamed {
         out.push_str(crate::render::table::NOT_STREAMED_NOTE);
         out.push_str("\n\n");
@@ -132,6 +133,29 @@ pub fn markdown(d: &RunDoc) -> String {
     }
     out.push_str(&format!("\nRun directory: `{}`\n", d.run_dir));
     out
+}
+
+/// The conversations table (agents, sessions) of each model whose steps had turns.
+fn conversations(rows: &[StepSummary], out: &mut String) {
+    let mut models: Vec<&str> = rows.iter().map(|r| r.model.as_str()).collect();
+    models.dedup();
+    for model in models {
+        let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
+        steps.sort_by_key(|r| r.ladder_order());
+        let Some((header, cells)) = crate::render::table::conversation_cells(&steps) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "Conversations of {}:\n\n",
+            model.replace('|', "\\|")
+        ));
+        out.push_str(&format!("| {} |\n", header.join(" | ")));
+        out.push_str(&format!("|{}\n", "---:|".repeat(header.len())));
+        for row in cells {
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+        out.push('\n');
+    }
 }
 
 #[cfg(test)]

@@ -74,8 +74,7 @@ pub fn run_table_priced(
         } else {
             out.push_str(&format!("model: {model}\n"));
         }
-        let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
-        steps.sort_by_key(|r| r.ladder_order());
+        let steps = steps_of(rows, model);
         let mut b = Builder::default();
         // Rate ladders add the send lag and TTFT from the scheduled time; prompt caches their share.
         let rate = steps.iter().any(|r| r.offered_rps.is_some());
@@ -122,6 +121,17 @@ pub fn run_table_priced(
             .modify(Rows::first(), Alignment::center());
         out.push_str(&table.to_string());
         out.push('\n');
+        if let Some((header, cells)) = conversation_cells(&steps_of(rows, model)) {
+            let mut b = Builder::default();
+            b.push_record(header);
+            cells.into_iter().for_each(|row| b.push_record(row));
+            let mut table = b.build();
+            table
+                .with(Style::rounded())
+                .modify(Columns::new(..), Alignment::right())
+                .modify(Rows::first(), Alignment::center());
+            out.push_str(&format!("conversations:\n{table}\n"));
+        }
         if not_streamed {
             out.push_str(NOT_STREAMED_NOTE);
             out.push('\n');
@@ -156,8 +166,7 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
         extra.push(fmt_ms(r.ttft_sched_p90_ms));
     }
     if shown.cached {
-        let share = (r.input_tokens > 0).then(|| r.cached_tokens as f64 / r.input_tokens as f64);
-        extra.push(fmt_share(share));
+        extra.push(fmt_share(r.cache_hit_share()));
     }
     if shown.priced {
         let cost = |c: Option<f64>| c.map_or_else(|| "-".to_string(), crate::model::cost_text);
@@ -211,6 +220,75 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
         );
     }
     cells
+}
+
+/// A model's steps in ladder order.
+fn steps_of<'a>(rows: &'a [StepSummary], model: &str) -> Vec<&'a StepSummary> {
+    let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == model).collect();
+    steps.sort_by_key(|r| r.ladder_order());
+    steps
+}
+
+/// The conversations of a model's steps (agents, sessions: `stats::turns`): the header and a
+/// row per step: the cache hit share overall and by turn, TTFT P50/P90 of first and later
+/// turns, complete tasks, their end-to-end time and tokens. `None` when no step had turns.
+pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    if steps
+        .iter()
+        .all(|r| r.cache_hit_by_turn.is_empty() && r.tasks == 0)
+    {
+        return None;
+    }
+    let header = [
+        unit_header(steps.first().map(|r| r.ladder_unit)),
+        "cache hit",
+        "cache hit by turn",
+        "TTFT 1st turn P50/P90",
+        "TTFT later P50/P90",
+        "tasks",
+        "task E2E P50/P90",
+        "tokens/task",
+    ];
+    let pair = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (None, None) => "-".to_string(),
+        _ => format!("{} / {}", fmt_ms(a), fmt_ms(b)),
+    };
+    let rows = steps
+        .iter()
+        .map(|r| {
+            let turns = r.cache_hit_by_turn();
+            // Long tasks: the first five turns and the last.
+            let shown: Vec<String> = turns
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i < 5 || i + 1 == turns.len())
+                .map(|(i, (t, s))| {
+                    let gap = if i == 5 && turns.len() > 6 {
+                        "… "
+                    } else {
+                        ""
+                    };
+                    format!("{gap}{t}: {:.0}%", s * 100.0)
+                })
+                .collect();
+            vec![
+                r.concurrency.to_string(),
+                fmt_share(r.cache_hit_share()),
+                if shown.is_empty() {
+                    "-".into()
+                } else {
+                    shown.join(" · ")
+                },
+                pair(r.ttft_first_p50_ms, r.ttft_first_p90_ms),
+                pair(r.ttft_later_p50_ms, r.ttft_later_p90_ms),
+                r.tasks.to_string(),
+                pair(r.task_e2e_p50_ms, r.task_e2e_p90_ms),
+                r.task_tokens_mean
+                    .map_or_else(|| "-".into(), |t| thousands(t.round() as u64)),
+            ]
+        })
+        .collect();
+    Some((header.map(String::from).to_vec(), rows))
 }
 
 /// Side-by-side comparison per step (streams, then per model TTFT P90, TPOT P50, TPM, failed

@@ -10,6 +10,7 @@ mod rebuild;
 mod server;
 mod steady;
 mod step;
+mod turns;
 
 use crate::model::LadderUnit;
 pub use itl::PooledGaps;
@@ -177,6 +178,27 @@ pub struct StepSummary {
     /// cost per token they produced).
     #[serde(default)]
     pub cost_per_1m_output: Option<f64>,
+    /// Conversations (`stats::turns`): the cache hit share by turn (`1:0.120 2:0.853`), TTFT
+    /// P50/P90 of first and of later turns, complete tasks, their end-to-end time (tool time
+    /// included) and mean tokens (input and output).
+    #[serde(default)]
+    pub cache_hit_by_turn: String,
+    #[serde(default)]
+    pub ttft_first_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub ttft_first_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub ttft_later_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub ttft_later_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub tasks: u64,
+    #[serde(default)]
+    pub task_e2e_p50_ms: Option<f64>,
+    #[serde(default)]
+    pub task_e2e_p90_ms: Option<f64>,
+    #[serde(default)]
+    pub task_tokens_mean: Option<f64>,
 }
 
 impl StepSummary {

@@ -61,6 +61,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     latency_columns(&mut s, &tally);
     server::client_split(&mut s, records);
     rate_columns(&mut s, &tally, records);
+    super::turns::turn_columns(&mut s, records);
     s
 }
 

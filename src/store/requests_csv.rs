@@ -217,6 +217,8 @@ pub(super) mod tests {
             server_request_id: Some("req_0b1c".into()),
             server_timing_source: Some(crate::model::TimingSource::Sim),
             cost: Some(0.002_680_125),
+            turn: Some(2),
+            task_turns: Some(6),
             cache_write_tokens: Some(24),
             tool_calls: Some(2),
             tool_call_tokens: Some(31),
@@ -265,9 +267,9 @@ pub(super) mod tests {
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
                  server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens,\
-                 tool_calls,tool_call_tokens"
+                 tool_calls,tool_call_tokens,turn,task_turns"
         ));
-        assert!(text.contains(",0.002680125,24,2,31\n"), "{text}");
+        assert!(text.contains(",0.002680125,24,2,31,2,6\n"), "{text}");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -307,7 +309,7 @@ pub(super) mod tests {
         let text = String::from_utf8(requests_csv(&[request("m", 1, 0, 0)])).unwrap();
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(22, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(24, ',').last().unwrap().to_string() + "\n")
             .collect();
         let dir = tempfile::tempdir().unwrap();
         let back = read_requests_csv(&write(&dir, "r.csv", &old), false).unwrap();
@@ -328,6 +330,8 @@ pub(super) mod tests {
             cache_write_tokens: None,
             tool_calls: None,
             tool_call_tokens: None,
+            turn: None,
+            task_turns: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);

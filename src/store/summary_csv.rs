@@ -64,7 +64,7 @@ static COLUMNS: &[Column<StepSummary>] = &[
         r.ladder_unit = match row.cell("ladder_unit").trim() {
             "" => LadderUnit::Streams,
             u => LadderUnit::parse(u)
-                .ok_or_else(|| row.bad("ladder_unit", "`streams`, `rps` or `prompt_tokens`"))?,
+                .ok_or_else(|| row.bad("ladder_unit", "`streams`, `rps`, `prompt_tokens`, `speed` or `agents`"))?,
         };
         Ok(())
     })),
@@ -95,6 +95,15 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(server_processing_p90_ms: opt_fixed MS, "milliseconds")),
     optional(col!(cost_per_1k_ok: opt_fixed COST_STEP, "a cost")),
     optional(col!(cost_per_1m_output: opt_fixed COST_STEP, "a cost")),
+    optional(col!(cache_hit_by_turn: text)),
+    optional(col!(ttft_first_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_first_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_later_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(ttft_later_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(tasks: zero "a count")),
+    optional(col!(task_e2e_p50_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(task_e2e_p90_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(task_tokens_mean: opt_fixed RATE, "a number")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -215,6 +224,15 @@ pub(super) mod tests {
             server_processing_p90_ms: Some(480.5),
             cost_per_1k_ok: Some(2.68),
             cost_per_1m_output: Some(16.75),
+            cache_hit_by_turn: "1:0.125 2:0.875".into(),
+            ttft_first_p50_ms: Some(300.5),
+            ttft_first_p90_ms: Some(410.25),
+            ttft_later_p50_ms: Some(120.0),
+            ttft_later_p90_ms: Some(180.5),
+            tasks: 12,
+            task_e2e_p50_ms: Some(9100.0),
+            task_e2e_p90_ms: Some(12000.5),
+            task_tokens_mean: Some(24000.5),
         }
     }
 
@@ -250,7 +268,9 @@ pub(super) mod tests {
              e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
              new_conn_share,server_queue_p90_ms,server_waiting_mean,server_waiting_max,\
              server_running_max,server_kv_max,ttfc_p50_ms,ttfc_p90_ms,ttfc_p99_ms,reasoned,\
-             reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output"
+             reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output,\
+             cache_hit_by_turn,ttft_first_p50_ms,ttft_first_p90_ms,ttft_later_p50_ms,\
+             ttft_later_p90_ms,tasks,task_e2e_p50_ms,task_e2e_p90_ms,task_tokens_mean"
         ));
     }
 
@@ -300,7 +320,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(39, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(48, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -345,6 +365,15 @@ pub(super) mod tests {
             server_processing_p90_ms: None,
             cost_per_1k_ok: None,
             cost_per_1m_output: None,
+            cache_hit_by_turn: String::new(),
+            ttft_first_p50_ms: None,
+            ttft_first_p90_ms: None,
+            ttft_later_p50_ms: None,
+            ttft_later_p90_ms: None,
+            tasks: 0,
+            task_e2e_p50_ms: None,
+            task_e2e_p90_ms: None,
+            task_tokens_mean: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);
