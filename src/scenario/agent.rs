@@ -7,9 +7,8 @@
 //! sends the turns through the same conversation as `request.session` (`runner::workload`).
 
 use super::errors::Ctx;
-use super::raw::{Dur, Pos};
+use super::raw::{Dur, Pos, RawAgent, RawSpread};
 use super::ScenarioError;
-use serde::{Deserialize, Deserializer};
 use serde_yaml::Value as Yaml;
 use std::time::Duration;
 
@@ -56,55 +55,6 @@ pub struct Agent {
 
 /// `tool_result_tokens` when the scenario does not set it.
 pub const DEFAULT_TOOL_RESULT_TOKENS: u32 = 200;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawAgent {
-    turns: Option<RawSpread<Pos<u32>>>,
-    tool_result_tokens: Option<RawSpread<Pos<u32>>>,
-    tool_latency: Option<RawSpread<Dur>>,
-    think_time: Option<RawSpread<Dur>>,
-}
-
-/// A value, or `{min: …, max: …}`.
-pub(super) struct RawSpread<T> {
-    min: T,
-    max: T,
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for RawSpread<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let v = Yaml::deserialize(d)?;
-        let one = |v: Yaml| T::deserialize(v).map_err(D::Error::custom);
-        match v {
-            Yaml::Mapping(m) => {
-                if let Some(k) = m
-                    .keys()
-                    .find(|k| !matches!(k.as_str(), Some("min" | "max")))
-                {
-                    return Err(D::Error::unknown_field(
-                        k.as_str().unwrap_or("?"),
-                        &["min", "max"],
-                    ));
-                }
-                let get = |k: &str| {
-                    m.get(k).cloned().ok_or_else(|| {
-                        D::Error::custom(format!("`{k}` is missing; write {{min: …, max: …}}"))
-                    })
-                };
-                Ok(RawSpread {
-                    min: one(get("min")?)?,
-                    max: one(get("max")?)?,
-                })
-            }
-            v => {
-                let (min, max) = (one(v.clone())?, one(v)?);
-                Ok(RawSpread { min, max })
-            }
-        }
-    }
-}
 
 /// Validates `load.agent` (`closed_loop`: the load is closed-loop streams, the only mode agents
 /// run in).

@@ -471,11 +471,9 @@ pub struct Load {
     /// `mode: replay`: the trace whose arrivals each step replays (`None` for a load read back
     /// from a run's recorded `scenario.yaml`, which names the trace by hash only).
     pub trace: Option<std::sync::Arc<trace::Trace>>,
-    /// `search: {slo, max, steps}`: after the planned steps, find the highest load meeting the
-    /// SLO (`findings::search`).
+    /// `search: {slo, max, steps}`: then the highest load meeting the SLO (`findings::search`).
     pub search: Option<Search>,
-    /// `agent: {turns, tool_result_tokens, tool_latency, think_time}`: each worker is an agent
-    /// doing multi-turn tasks; the ladder's values are concurrent agents.
+    /// `agent:`: every worker is an agent doing multi-turn tasks (`agent`).
     pub agent: Option<agent::Agent>,
 }
 

@@ -261,6 +261,56 @@ pub(super) struct RawSession {
     pub(super) chain: Option<String>,
 }
 
+/// `load.agent: {turns, tool_result_tokens, tool_latency, think_time}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawAgent {
+    pub(super) turns: Option<RawSpread<Pos<u32>>>,
+    pub(super) tool_result_tokens: Option<RawSpread<Pos<u32>>>,
+    pub(super) tool_latency: Option<RawSpread<Dur>>,
+    pub(super) think_time: Option<RawSpread<Dur>>,
+}
+
+/// `load.agent`'s lengths and waits: a value, or `{min: …, max: …}`.
+pub(super) struct RawSpread<T> {
+    pub(super) min: T,
+    pub(super) max: T,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for RawSpread<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let v = Yaml::deserialize(d)?;
+        let one = |v: Yaml| T::deserialize(v).map_err(D::Error::custom);
+        match v {
+            Yaml::Mapping(m) => {
+                if let Some(k) = m
+                    .keys()
+                    .find(|k| !matches!(k.as_str(), Some("min" | "max")))
+                {
+                    return Err(D::Error::unknown_field(
+                        k.as_str().unwrap_or("?"),
+                        &["min", "max"],
+                    ));
+                }
+                let get = |k: &str| {
+                    m.get(k).cloned().ok_or_else(|| {
+                        D::Error::custom(format!("`{k}` is missing; write {{min: …, max: …}}"))
+                    })
+                };
+                Ok(RawSpread {
+                    min: one(get("min")?)?,
+                    max: one(get("max")?)?,
+                })
+            }
+            v => {
+                let (min, max) = (one(v.clone())?, one(v)?);
+                Ok(RawSpread { min, max })
+            }
+        }
+    }
+}
+
 /// `arrivals: poisson` or `arrivals: {gamma: {burstiness: 0.5}}`.
 pub(super) enum RawArrivals {
     Name(String),
@@ -325,7 +375,7 @@ pub(super) struct RawLoad {
     /// `mode: replay`: the ladder of speeds (another name for `ladder`).
     pub(super) speed: Option<Vec<Concurrency>>,
     pub(super) search: Option<RawSearch>,
-    pub(super) agent: Option<super::agent::RawAgent>,
+    pub(super) agent: Option<RawAgent>,
 }
 
 #[derive(Deserialize)]

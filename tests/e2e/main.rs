@@ -5,6 +5,7 @@ mod support;
 
 mod action;
 mod adhoc;
+mod agents;
 mod apis;
 mod check;
 mod check_azure;
