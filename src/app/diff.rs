@@ -1,12 +1,10 @@
 //! `ladder diff BASELINE RUN`: compares two stored runs with the gates recorded with the run.
 
+use super::load::{load_without_secrets, store_input};
 use super::Output;
-use super::{
-    gate::{compare_options, verdict_sink},
-    load::{load_without_secrets, store_input},
-};
 use crate::app::paths::resolve_run;
 use crate::app::verdict;
+use crate::app::verdict::{compare_options, verdict_sink};
 use crate::cli::DiffArgs;
 use crate::compare::partial;
 use crate::compare::{self, Side};

@@ -7,33 +7,18 @@
 #[macro_use]
 mod pipe;
 
-mod adhoc;
-mod baseline;
 mod budget;
 mod check;
 mod diff;
-mod extra_step;
-mod fdlimit;
-mod gate;
 mod load;
 mod logs;
 mod merge;
-mod otlp;
 mod paths;
-mod persist;
 mod plan;
-mod preflight;
-mod refine;
-mod render;
 pub mod report;
 pub(crate) mod run;
-mod scrape;
-mod search;
-mod shard;
-mod signals;
 mod sim;
 mod summarize;
-mod telemetry;
 pub(crate) mod trend;
 mod validate;
 pub(crate) mod verdict;

@@ -1,7 +1,7 @@
 //! The paths the commands that read runs (`report`, `report --trend`, `plan`, `diff`) share:
 //! which run a path names (a folder of runs means its latest), and where a page goes without
-//! `-o`. Its own file
-//! so that those commands depend on it, not on each other.
+//! `-o`; and where a scenario's baselines live (`run`, `validate`). Its own file so that those
+//! commands depend on it, not on each other.
 
 use crate::store;
 use std::path::{Path, PathBuf};
@@ -58,5 +58,16 @@ pub fn resolve_run(path: &Path) -> (PathBuf, Option<String>) {
             (p, Some(note))
         }
         None => (path.to_path_buf(), None),
+    }
+}
+
+/// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.
+pub(crate) fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
+    let dir = scenario_path.parent().unwrap_or(Path::new("."));
+    let parent = dir.parent().unwrap_or(Path::new("."));
+    if dir.as_os_str().is_empty() {
+        PathBuf::from("baselines")
+    } else {
+        parent.join("baselines")
     }
 }

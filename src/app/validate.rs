@@ -1,8 +1,8 @@
 //! `ladder validate`: checks scenario files without sending traffic, as `run` would check them.
 
-use super::baseline::default_baselines_dir;
 use super::budget;
 use super::load::load_without_secrets;
+use super::paths::default_baselines_dir;
 use super::Output;
 use crate::cli::ValidateArgs;
 use crate::client::http::PreparedTarget;

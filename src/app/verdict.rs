@@ -7,6 +7,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::cli::{DiffFormatArg, GateArgs};
 use crate::compare::partial::{self, Partial};
 use crate::compare::{self, CompareOptions, Comparison, Side};
 use crate::error::ExitCode;
@@ -221,6 +222,23 @@ pub fn may_replace_baseline(verdict: Option<ExitCode>, force: bool) -> Result<()
             code.code()
         )),
     }
+}
+
+/// The comparison options of `diff` and `run --against`: the scenario's gates and the
+/// command line's switches.
+pub(crate) fn compare_options(gate_args: &GateArgs, gates: Gates) -> CompareOptions {
+    CompareOptions::for_cli(gates, gate_args.allow_different_workload, gate_args.strict)
+}
+
+/// Where the verdict goes, in the format the command line chose.
+pub(crate) fn verdict_sink(format: DiffFormatArg, gate_args: &GateArgs) -> Sink {
+    let format = match format {
+        DiffFormatArg::Table => DiffFormat::Table,
+        DiffFormatArg::Markdown => DiffFormat::Markdown,
+        DiffFormatArg::Json => DiffFormat::Json,
+        DiffFormatArg::Junit => DiffFormat::Junit,
+    };
+    Sink::new(format, gate_args.no_step_summary)
 }
 
 #[cfg(test)]

@@ -139,6 +139,13 @@ pub trait RunSink {
     fn tick(&mut self) {}
 }
 
+/// A sink that summarizes each step as it ends: what a search or refine chooses its next step
+/// from, so that they drive extra steps through the runner without knowing who records them.
+pub trait SummarizingSink: RunSink {
+    /// The steps summarized so far, per model, by step value.
+    fn summaries(&self) -> &[crate::stats::StepSummary];
+}
+
 /// Everything a worker needs, shared.
 struct Shared<B> {
     backend: Arc<B>,

@@ -7,7 +7,7 @@
 //! [`OtlpRun`] is the run's progress sink: it counts every record into cumulative series and
 //! queues spans (a bounded queue: a full one drops and counts, never waits), under one short
 //! lock, as the Prometheus registry does. [`OtlpExporter`] sends what [`OtlpRun::metrics`] and
-//! [`OtlpRun::take_spans`] return; `app::telemetry` runs it on its own task, so a slow or
+//! [`OtlpRun::take_spans`] return; `app::run::telemetry` runs it on its own task, so a slow or
 //! failing receiver never holds up a request.
 
 use super::otlp_proto as pb;

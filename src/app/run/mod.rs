@@ -1,23 +1,31 @@
 //! `ladder run`: loads and checks every scenario before any traffic, then runs each one through
 //! the stages (plan → execute → summarize → analyze → persist → render → gate).
 
+mod adhoc;
+mod baseline;
+mod extra_step;
+mod fdlimit;
+mod gate;
+mod otlp;
+mod persist;
+mod preflight;
 pub(crate) mod progress;
 pub(crate) mod recorder;
+mod refine;
+mod render;
+mod scrape;
+mod search;
+mod shard;
+mod signals;
+mod telemetry;
 
 use super::Output;
-use super::{
-    baseline::default_baselines_dir,
-    gate::{compare_options, gate, verdict_sink},
-    persist::{persist, run_meta},
-    preflight::preflight,
-    render::{compare_models_in_run, render_run},
-    shard::{shard_meta, shard_plan},
-    signals::{install_interrupt, StopSignals},
-};
+use crate::app::paths::default_baselines_dir;
 use crate::app::run::progress::LiveProgress;
 use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
 use crate::app::verdict::Against;
+use crate::app::verdict::{compare_options, verdict_sink};
 use crate::cli::{DiffFormatArg, RunArgs};
 use crate::client::builder::ClientError;
 use crate::client::http::{HttpBackend, PreparedTarget};
@@ -30,6 +38,12 @@ use crate::runner::{self, Interrupt};
 use crate::scenario::{Endpoint, Scenario};
 use crate::store;
 use anyhow::{Context, Result};
+use gate::gate;
+use persist::{persist, run_meta};
+use preflight::preflight;
+use render::{compare_models_in_run, render_run};
+use shard::{shard_meta, shard_plan};
+use signals::{install_interrupt, StopSignals};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -37,7 +51,7 @@ use std::time::SystemTime;
 pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     // Load and check everything before sending any traffic.
     let mut scenarios = Vec::new();
-    for mut s in super::adhoc::run_scenarios_of(args)? {
+    for mut s in adhoc::run_scenarios_of(args)? {
         if !args.sim_set.is_empty() {
             for raw in &args.sim_set {
                 if let Some(model) = raw
@@ -87,7 +101,7 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         return Ok(ExitCode::Ok);
     }
     if !args.dry_run {
-        super::fdlimit::ensure(&scenarios)?;
+        fdlimit::ensure(&scenarios)?;
     }
     let baseline = preflight(args, &scenarios)?;
     if !out.quiet {
@@ -112,7 +126,7 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
             }
         }
     }
-    let live = super::telemetry::Live::start(&args.telemetry, out.quiet).await?;
+    let live = telemetry::Live::start(&args.telemetry, out.quiet).await?;
     let interrupt = if args.no_fail_fast {
         Interrupt::new()
     } else {
@@ -187,7 +201,7 @@ async fn run_all(
     out: &Output,
     interrupt: &Interrupt,
     baseline: Option<&Against>,
-    live: Option<&super::telemetry::Live>,
+    live: Option<&telemetry::Live>,
 ) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
     for s in scenarios {
@@ -213,7 +227,7 @@ async fn run_one(
     out: &Output,
     interrupt: &Interrupt,
     baseline: Option<&Against>,
-    live: Option<&super::telemetry::Live>,
+    live: Option<&telemetry::Live>,
 ) -> Result<ExitCode> {
     let sharding = shard_plan(args, s)?;
     let started = SystemTime::now();
@@ -250,9 +264,8 @@ async fn run_one(
         crate::app::run::progress::Display::for_stderr(out.quiet),
         eta_plan(s),
     ));
-    let (otlp, events) =
-        super::otlp::sinks(s, &args.telemetry, live, &run_id, out.quiet, &progress)?;
-    let (scraper, events) = super::scrape::start_for(s, &base_url, events);
+    let (otlp, events) = otlp::sinks(s, &args.telemetry, live, &run_id, out.quiet, &progress)?;
+    let (scraper, events) = scrape::start_for(s, &base_url, events);
     let interrupted = runner::run_scheduled(
         s,
         backend.clone(),
@@ -263,12 +276,11 @@ async fn run_one(
     )
     .await;
     let (refined, interrupted) =
-        super::search::then_refine(s, (backend, events), interrupt, &mut recorder, interrupted)
-            .await;
+        search::then_refine(s, (backend, events), interrupt, &mut recorder, interrupted).await;
     progress.finish();
-    super::otlp::finish(otlp).await;
+    otlp::finish(otlp).await;
     // Stopped before the simulator, whose /metrics it may be reading.
-    let server_metrics = super::scrape::finish_for(scraper, &s.name).await;
+    let server_metrics = scrape::finish_for(scraper, &s.name).await;
     let sim_report = match sim_handle {
         Some(h) => Some(h.shutdown_and_report().await),
         None => None,
@@ -282,11 +294,11 @@ async fn run_one(
     }
     // Why it stopped, when it did: meta.json keeps it, and every document below says it.
     run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
-    super::scrape::keep(&mut run, server_metrics.as_deref())?;
+    scrape::keep(&mut run, server_metrics.as_deref())?;
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
-    crate::app::refine::add_notes(s, &refined, &run.summaries, &mut findings);
-    crate::app::refine::add_breaks(s, &run.summaries, &mut findings);
-    crate::app::search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
+    refine::add_notes(s, &refined, &run.summaries, &mut findings);
+    refine::add_breaks(s, &run.summaries, &mut findings);
+    search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
     let sink = verdict_sink(args.format, &args.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.

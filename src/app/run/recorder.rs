@@ -9,7 +9,7 @@
 use crate::compare::RequestSample;
 use crate::findings::RunExtras;
 use crate::model::{RequestRecord, StepRun};
-use crate::runner::RunSink;
+use crate::runner::{RunSink, SummarizingSink};
 use crate::scenario::Scenario;
 use crate::stats::{self, StepContext, StepSummary};
 use crate::store::{Meta, RequestsAppender, RunDir, StoreError};
@@ -41,11 +41,6 @@ pub struct CollectedRun {
 }
 
 impl<'a> Recorder<'a> {
-    /// The steps summarized so far (per model, by step value): what `refine` decides on.
-    pub fn summaries(&self) -> &[StepSummary] {
-        &self.run.summaries
-    }
-
     /// Writes `scenario.yaml`, `workload.yaml`, `meta.json` (`complete: false`) and the
     /// `requests.csv` header before any traffic.
     pub fn start(
@@ -106,6 +101,12 @@ impl<'a> Recorder<'a> {
     fn model_index(&self, m: &str) -> usize {
         let models = &self.scenario.target.models;
         models.iter().position(|x| x == m).unwrap_or(models.len())
+    }
+}
+
+impl SummarizingSink for Recorder<'_> {
+    fn summaries(&self) -> &[StepSummary] {
+        &self.run.summaries
     }
 }
 

@@ -1,12 +1,13 @@
 //! Where baselines live and how `--save-baseline` keeps earlier runs (replace or pool).
 
+use crate::app::paths::default_baselines_dir;
 use crate::app::run::recorder::CollectedRun;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::scenario::Scenario;
 use crate::store;
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Runs a pooled baseline keeps when `--append` is given without `baselines.keep`.
 const DEFAULT_POOLED_RUNS: u32 = 5;
@@ -39,17 +40,6 @@ pub(super) fn pool_accepts(runs_dir: &Path, s: &Scenario) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// `scenarios/x.yaml` -> `baselines/` beside the scenarios folder.
-pub(super) fn default_baselines_dir(scenario_path: &Path) -> PathBuf {
-    let dir = scenario_path.parent().unwrap_or(Path::new("."));
-    let parent = dir.parent().unwrap_or(Path::new("."));
-    if dir.as_os_str().is_empty() {
-        PathBuf::from("baselines")
-    } else {
-        parent.join("baselines")
-    }
 }
 
 /// Saves the run as the baseline (replacing it, or adding it to the pool) and says where.

@@ -4,11 +4,10 @@
 //! the planned ones; then the capacity each model's steps imply, kept in its findings and said
 //! first.
 
-use crate::app::extra_step::extra_step;
-use crate::app::run::recorder::Recorder;
+use super::extra_step::extra_step;
 use crate::client::Backend;
 use crate::findings::{self, search};
-use crate::runner::{self, Interrupt};
+use crate::runner::{self, Interrupt, SummarizingSink};
 use crate::scenario::Scenario;
 use crate::stats::StepSummary;
 use std::sync::Arc;
@@ -35,7 +34,7 @@ pub(super) async fn search_steps<B: Backend>(
     backend: Arc<B>,
     progress: Arc<dyn runner::Progress>,
     interrupt: &Interrupt,
-    recorder: &mut Recorder<'_>,
+    recorder: &mut impl SummarizingSink,
 ) -> bool {
     let Some(spec) = s.load.search.as_ref() else {
         return false;
@@ -59,7 +58,7 @@ pub(super) async fn then_refine<B: Backend>(
     s: &Scenario,
     (backend, progress): (Arc<B>, Arc<dyn runner::Progress>),
     interrupt: &Interrupt,
-    recorder: &mut Recorder<'_>,
+    recorder: &mut impl SummarizingSink,
     interrupted: bool,
 ) -> (Vec<u32>, bool) {
     if interrupted {
@@ -71,7 +70,7 @@ pub(super) async fn then_refine<B: Backend>(
     if s.load.refine == 0 {
         return (Vec::new(), false);
     }
-    crate::app::refine::refine_steps(s, backend, progress, interrupt, recorder).await
+    super::refine::refine_steps(s, backend, progress, interrupt, recorder).await
 }
 
 /// "The search ran 4 more steps, in this order: 32, 23, 19, 21 (the table lists them by

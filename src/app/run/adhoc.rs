@@ -2,7 +2,7 @@
 //! (`--model`, `--ladder`, …), or one ad-hoc scenario from the flags alone; and
 //! `--save-scenario`, which writes the scenario as run so that `ladder run FILE` repeats it.
 
-use super::load::load_text_without_secrets;
+use crate::app::load::load_text_without_secrets;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::scenario::{self, Overrides, Scenario};

@@ -1,7 +1,8 @@
 //! Checks before traffic that everything a run writes or reads is usable, so an hour-long
 //! ladder never fails at the end on a path.
 
-use super::baseline::{baseline_keep, default_baselines_dir, pool_accepts};
+use super::baseline::{baseline_keep, pool_accepts};
+use crate::app::paths::default_baselines_dir;
 use crate::app::verdict::Against;
 use crate::cli::RunArgs;
 use crate::compare::partial;

@@ -93,7 +93,7 @@ pub(super) async fn finish_for(scraper: Option<Scraper>, name: &str) -> Option<V
 /// Puts a run's scraped rows, if it scraped, into its step summaries and writes
 /// `server_metrics.csv`.
 pub(super) fn keep(
-    run: &mut super::run::recorder::CollectedRun,
+    run: &mut super::recorder::CollectedRun,
     rows: Option<&[MetricRow]>,
 ) -> anyhow::Result<()> {
     let Some(rows) = rows else {

@@ -2,9 +2,8 @@
 //! `load.search` or by refine): after the scenario's pause, numbered after the steps already
 //! run, recorded like any other. Its own file because both the search and refine run it.
 
-use crate::app::run::recorder::Recorder;
 use crate::client::Backend;
-use crate::runner::{self, Interrupt, Schedule};
+use crate::runner::{self, Interrupt, Schedule, SummarizingSink};
 use crate::scenario::Scenario;
 use crate::stats::StepSummary;
 use std::sync::Arc;
@@ -18,7 +17,7 @@ pub(super) async fn extra_step<B: Backend>(
     backend: &Arc<B>,
     progress: &Arc<dyn runner::Progress>,
     interrupt: &Interrupt,
-    recorder: &mut Recorder<'_>,
+    recorder: &mut impl SummarizingSink,
 ) -> bool {
     if !s.load.pause_between_steps.is_zero() {
         tokio::time::sleep(s.load.pause_between_steps).await;

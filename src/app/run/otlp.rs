@@ -62,7 +62,7 @@ pub(super) fn sinks(
     live: Option<&super::telemetry::Live>,
     run_id: &str,
     quiet: bool,
-    progress: &Arc<super::run::progress::LiveProgress>,
+    progress: &Arc<super::progress::LiveProgress>,
 ) -> Result<(Option<Otlp>, Arc<dyn Progress>)> {
     let events: Arc<dyn Progress> = match live {
         Some(live) => live.progress(&s.name, run_id, progress.clone()),

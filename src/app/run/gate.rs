@@ -4,13 +4,14 @@
 use super::baseline::save;
 use crate::app::run::recorder::CollectedRun;
 use crate::app::verdict;
+use crate::app::verdict::compare_options;
 use crate::app::verdict::Against;
-use crate::cli::{DiffFormatArg, GateArgs, RunArgs};
-use crate::compare::{partial, CompareOptions, Side};
+use crate::cli::RunArgs;
+use crate::compare::{partial, Side};
 use crate::error::ExitCode;
 use crate::findings::ModelFindings;
-use crate::render::diff::{DiffContext, DiffFormat};
-use crate::scenario::{self, Scenario};
+use crate::render::diff::DiffContext;
+use crate::scenario::Scenario;
 use anyhow::Result;
 
 /// The exit code: an interrupted or all-failed run is an error and never a baseline; otherwise
@@ -122,18 +123,4 @@ fn judge(
         full: args.gates.full,
     };
     Ok(sink.emit(&comparison, &ctx)?)
-}
-
-pub(super) fn compare_options(gate_args: &GateArgs, gates: scenario::Gates) -> CompareOptions {
-    CompareOptions::for_cli(gates, gate_args.allow_different_workload, gate_args.strict)
-}
-
-pub(super) fn verdict_sink(format: DiffFormatArg, gate_args: &GateArgs) -> verdict::Sink {
-    let format = match format {
-        DiffFormatArg::Table => DiffFormat::Table,
-        DiffFormatArg::Markdown => DiffFormat::Markdown,
-        DiffFormatArg::Json => DiffFormat::Json,
-        DiffFormatArg::Junit => DiffFormat::Junit,
-    };
-    verdict::Sink::new(format, gate_args.no_step_summary)
 }

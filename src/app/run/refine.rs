@@ -3,10 +3,9 @@
 //! recorder as the planned ones, so they land in the same run directory as ordinary steps. Also
 //! where a replay breaks (`add_breaks`), judged with the same SLO rule.
 
-use crate::app::run::recorder::Recorder;
 use crate::client::Backend;
 use crate::findings::{self, refine};
-use crate::runner::{self, Interrupt};
+use crate::runner::{self, Interrupt, SummarizingSink};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ pub(super) async fn refine_steps<B: Backend>(
     backend: Arc<B>,
     progress: Arc<dyn runner::Progress>,
     interrupt: &Interrupt,
-    recorder: &mut Recorder<'_>,
+    recorder: &mut impl SummarizingSink,
 ) -> (Vec<u32>, bool) {
     let mut values = Vec::new();
     for _ in 0..s.load.refine {
@@ -33,8 +32,7 @@ pub(super) async fn refine_steps<B: Backend>(
             break;
         };
         let stopped =
-            crate::app::extra_step::extra_step(s, value, &backend, &progress, interrupt, recorder)
-                .await;
+            super::extra_step::extra_step(s, value, &backend, &progress, interrupt, recorder).await;
         values.push(value);
         if stopped {
             return (values, true);
