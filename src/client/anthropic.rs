@@ -11,6 +11,7 @@ use super::error_body::{error_from_event_data, malformed};
 use super::lenient::{NonEmpty, ObjOrText, Usage};
 use super::openai::merge_extra;
 use super::sse::SseEvent;
+use crate::scenario::tools::{Tool, ToolChoice};
 use crate::scenario::RequestSpec;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -49,7 +50,75 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
         body.insert("temperature".into(), t.into());
     }
     body.insert("stream".into(), req.stream.into());
+    if let Some(tools) = &req.tools {
+        body.insert("tools".into(), Value::Array(tools.list.iter().map(tool).collect()));
+    }
+    if let Some(choice) = &req.tool_choice {
+        body.insert("tool_choice".into(), tool_choice(choice));
+    }
+    if req.cache_auto {
+        mark_breakpoints(&mut body);
+    }
     merge_extra(body, req)
+}
+
+/// A function tool in Anthropic's shape: `{name, description, input_schema}`.
+fn tool(t: &Tool) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), t.name.clone().into());
+    if let Some(d) = &t.description {
+        m.insert("description".into(), d.clone().into());
+    }
+    m.insert("input_schema".into(), t.parameters.clone());
+    Value::Object(m)
+}
+
+/// Anthropic's `tool_choice`: `{type: auto | none | any}` or `{type: tool, name}`.
+fn tool_choice(choice: &ToolChoice) -> Value {
+    match choice {
+        ToolChoice::Auto => json!({"type": "auto"}),
+        ToolChoice::None => json!({"type": "none"}),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Function(name) => json!({"type": "tool", "name": name}),
+    }
+}
+
+/// `request.cache: auto`: `cache_control: {type: ephemeral}` breakpoints where agent clients
+/// put them (Claude Code): on the last tool (caching every tool), on the system prompt (as one
+/// text block) and on the latest message's last content block, so each turn reads the previous
+/// turn's prefix and writes its own. Three of the four breakpoints a request may carry.
+fn mark_breakpoints(body: &mut Map<String, Value>) {
+    let mark = || json!({"type": "ephemeral"});
+    if let Some(Value::Object(last)) = body
+        .get_mut("tools")
+        .and_then(Value::as_array_mut)
+        .and_then(|t| t.last_mut())
+    {
+        last.insert("cache_control".into(), mark());
+    }
+    if let Some(Value::String(text)) = body.get("system") {
+        let block = json!([{"type": "text", "text": text, "cache_control": mark()}]);
+        body.insert("system".into(), block);
+    }
+    let latest = body
+        .get_mut("messages")
+        .and_then(Value::as_array_mut)
+        .and_then(|m| m.last_mut())
+        .and_then(Value::as_object_mut);
+    if let Some(message) = latest {
+        match message.get_mut("content") {
+            Some(Value::String(text)) => {
+                let block = json!([{"type": "text", "text": text, "cache_control": mark()}]);
+                message.insert("content".into(), block);
+            }
+            Some(Value::Array(blocks)) => {
+                if let Some(Value::Object(last)) = blocks.last_mut() {
+                    last.insert("cache_control".into(), mark());
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Meaning of one Messages stream event. The event type comes from the JSON `type`, or from the
@@ -523,5 +592,85 @@ data: {"type":"message_stop"}
         assert_eq!(s.finish_reason.as_deref(), Some("tool_use"));
         let whole = whole_message(br#"{"type":"message","content":[{"type":"text","text":"Checking."},{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Paris"}}],"stop_reason":"tool_use","usage":{"input_tokens":400,"output_tokens":40}}"#).unwrap();
         assert_eq!((whole.tool_calls, whole.tool_args), (1, 0));
+    }
+
+    /// Issue 38, part 1: Anthropic takes `{name, description, input_schema}` and its own
+    /// `tool_choice` types.
+    #[test]
+    fn tools_go_as_input_schemas_with_anthropics_choices() {
+        use crate::scenario::tools::{ToolChoice, Tools};
+        let req = RequestSpec {
+            prompt: "hi".into(),
+            tools: Some(Tools::sample()),
+            tool_choice: Some(ToolChoice::Function("get_time".into())),
+            ..RequestSpec::default()
+        };
+        let body = messages_body("m", &req);
+        assert_eq!(
+            body["tools"],
+            json!([
+                {"name": "get_weather", "description": "Weather of a city",
+                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+                {"name": "get_time", "input_schema": {"type": "object", "properties": {}}}
+            ])
+        );
+        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "get_time"}));
+        for (choice, ty) in [
+            (ToolChoice::Auto, "auto"),
+            (ToolChoice::None, "none"),
+            (ToolChoice::Required, "any"),
+        ] {
+            let req = RequestSpec {
+                tool_choice: Some(choice),
+                ..req.clone()
+            };
+            assert_eq!(messages_body("m", &req)["tool_choice"], json!({"type": ty}));
+        }
+        assert!(body.get("prompt_cache_key").is_none());
+        assert!(!body.to_string().contains("cache_control"), "no breakpoints unless asked");
+    }
+
+    /// Issue 38, part 3: `cache: auto` marks the last tool, the system prompt and the latest
+    /// message (a string becomes one text block; a list's last block is marked).
+    #[test]
+    fn cache_auto_marks_the_last_tool_the_system_prompt_and_the_latest_message() {
+        use crate::scenario::tools::Tools;
+        let ephemeral = json!({"type": "ephemeral"});
+        let req = RequestSpec {
+            system: Some("You are terse.".into()),
+            messages: vec![
+                json!({"role": "user", "content": "first"}),
+                json!({"role": "assistant", "content": "ok"}),
+                json!({"role": "user", "content": "second"}),
+            ],
+            tools: Some(Tools::sample()),
+            cache_auto: true,
+            ..RequestSpec::default()
+        };
+        let body = messages_body("m", &req);
+        assert!(body["tools"][0].get("cache_control").is_none());
+        assert_eq!(body["tools"][1]["cache_control"], ephemeral);
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "You are terse.", "cache_control": ephemeral}])
+        );
+        assert_eq!(body["messages"][0]["content"], "first", "only the latest message");
+        assert_eq!(
+            body["messages"][2]["content"],
+            json!([{"type": "text", "text": "second", "cache_control": ephemeral}])
+        );
+        assert_eq!(body.to_string().matches("cache_control").count(), 3, "at most 4 allowed");
+        // A message of content blocks gets the mark on its last block; no tools, no system:
+        // one breakpoint.
+        let req = RequestSpec {
+            messages: vec![json!({"role": "user", "content": [
+                {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})],
+            cache_auto: true,
+            ..RequestSpec::default()
+        };
+        let body = messages_body("m", &req);
+        assert_eq!(body["messages"][0]["content"][1]["cache_control"], ephemeral);
+        assert!(body["messages"][0]["content"][0].get("cache_control").is_none());
+        assert_eq!(body.to_string().matches("cache_control").count(), 1);
     }
 }

@@ -13,6 +13,7 @@ use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
 use super::lenient::NonEmpty;
 use super::sse::{decode, SseEvent};
+use crate::scenario::tools::ToolChoice;
 use crate::scenario::{LimitField, RequestSpec};
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -34,7 +35,38 @@ pub fn chat_body(model: &str, req: &RequestSpec) -> Value {
     body.insert("model".into(), model.into());
     body.insert("messages".into(), Value::Array(messages));
     openai_common(&mut body, req, req.max_tokens_field.key());
+    if let Some(tools) = &req.tools {
+        // OpenAI's shape is the file's: sent as it is.
+        let list = tools.list.iter().map(|t| t.raw.clone()).collect();
+        body.insert("tools".into(), Value::Array(list));
+    }
+    if let Some(choice) = &req.tool_choice {
+        body.insert("tool_choice".into(), tool_choice(choice, true));
+    }
+    cache_key(&mut body, req);
     merge_extra(body, req)
+}
+
+/// OpenAI's `tool_choice`: `auto`, `none`, `required`, or one function, named under `function`
+/// in chat (`nested`) and at the top in the Responses API.
+pub(crate) fn tool_choice(choice: &ToolChoice, nested: bool) -> Value {
+    match choice {
+        ToolChoice::Auto => "auto".into(),
+        ToolChoice::None => "none".into(),
+        ToolChoice::Required => "required".into(),
+        ToolChoice::Function(name) if nested => {
+            json!({"type": "function", "function": {"name": name}})
+        }
+        ToolChoice::Function(name) => json!({"type": "function", "name": name}),
+    }
+}
+
+/// `request.prompt_cache_key`: OpenAI routes requests with the same key and prefix to the same
+/// cache (chat and Responses).
+pub(crate) fn cache_key(body: &mut Map<String, Value>, req: &RequestSpec) {
+    if let Some(key) = &req.prompt_cache_key {
+        body.insert("prompt_cache_key".into(), key.clone().into());
+    }
 }
 
 /// Body for `POST {base_url}/completions` (system text, if any, is prepended to the prompt).

@@ -14,7 +14,8 @@
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, ErrorField};
 use super::lenient::{NonEmpty, Usage};
-use super::openai::merge_extra;
+use super::openai::{cache_key, merge_extra, tool_choice};
+use crate::scenario::tools::Tool;
 use super::sse::decode;
 use crate::model::ErrorClass;
 use crate::scenario::{LimitField, RequestSpec};
@@ -41,6 +42,13 @@ pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
     }
     body.insert("stream".into(), req.stream.into());
     body.insert("store".into(), false.into());
+    if let Some(tools) = &req.tools {
+        body.insert("tools".into(), Value::Array(tools.list.iter().map(tool).collect()));
+    }
+    if let Some(choice) = &req.tool_choice {
+        body.insert("tool_choice".into(), tool_choice(choice, false));
+    }
+    cache_key(&mut body, req);
     let mut body = merge_extra(body, req);
     if let Some(map) = body.as_object_mut() {
         if map.get("store").is_some_and(Value::is_null) {
@@ -48,6 +56,22 @@ pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
         }
     }
     body
+}
+
+/// A function tool in the Responses API's flat shape: `{type, name, description, parameters}`
+/// (and `strict` when the file sets it).
+fn tool(t: &Tool) -> Value {
+    let mut m = Map::new();
+    m.insert("type".into(), "function".into());
+    m.insert("name".into(), t.name.clone().into());
+    if let Some(d) = &t.description {
+        m.insert("description".into(), d.clone().into());
+    }
+    m.insert("parameters".into(), t.parameters.clone());
+    if let Some(strict) = t.raw.pointer("/function/strict").filter(|v| v.is_boolean()) {
+        m.insert("strict".into(), strict.clone());
+    }
+    Value::Object(m)
 }
 
 /// The prompt as one string, or the conversation (prompt sets, sessions) as input items.

@@ -99,6 +99,16 @@ pub enum Usage {
     Always,
 }
 
+/// How a dialect's provider caches prompts (issue 38).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptCaching {
+    /// On its own, for any long enough prefix (OpenAI); `key`: the request may name a routing
+    /// key (`prompt_cache_key`) so that prompts sharing a prefix reach the same cache.
+    Automatic { key: bool },
+    /// Only up to the breakpoints the request marks (Anthropic's `cache_control`).
+    Breakpoints,
+}
+
 /// Everything about a dialect that is a fact rather than code.
 #[derive(Debug)]
 pub struct Spec {
@@ -133,6 +143,9 @@ pub struct Spec {
     /// The body field that continues a stored response (`previous_response_id`): a session may
     /// send only its new turn and the previous answer's id (`session: {chain: …}`).
     pub chain_field: Option<&'static str>,
+    /// The request may carry function tools (`request.tools`, `tool_choice`).
+    pub tools: bool,
+    pub caching: PromptCaching,
 }
 
 const OPENAI_CHAT: Spec = Spec {
@@ -151,12 +164,16 @@ const OPENAI_CHAT: Spec = Spec {
     no_usage: "the server ignores stream_options.include_usage",
     stores: false,
     chain_field: None,
+    tools: true,
+    caching: PromptCaching::Automatic { key: true },
 };
 
 const OPENAI_COMPLETIONS: Spec = Spec {
     name: "openai-completions",
     path: "/completions",
     input: Input::Prompt,
+    tools: false,
+    caching: PromptCaching::Automatic { key: false },
     max_tokens_fields: &["max_tokens"],
     id_prefix: "cmpl-",
     ..OPENAI_CHAT
@@ -178,6 +195,8 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     no_usage: "the server sent no usage in message_delta",
     stores: false,
     chain_field: None,
+    tools: true,
+    caching: PromptCaching::Breakpoints,
 };
 
 /// The Responses API: typed events, usage always in `response.completed`. Its finish reasons are

@@ -122,6 +122,16 @@ pub(super) fn build_request(
     )?;
     let stream = r.stream.unwrap_or(true);
     let session_chain = session_chain_of(cx, chain.as_deref(), session_turns, api, &extra_body)?;
+    let (tools, tool_choice) = super::tools::tools_of(
+        cx,
+        r.tools.as_deref(),
+        r.tool_choice.as_ref(),
+        api,
+        &extra_body,
+    )?;
+    let cache_auto = super::tools::cache_of(cx, r.cache.as_deref(), api)?;
+    let prompt_cache_key =
+        super::tools::prompt_cache_key_of(cx, r.prompt_cache_key.as_deref(), api, &extra_body)?;
     Ok(RequestSpec {
         prompt,
         messages: Vec::new(),
@@ -139,6 +149,10 @@ pub(super) fn build_request(
         max_tokens_field,
         temperature,
         extra_body,
+        tools,
+        tool_choice,
+        cache_auto,
+        prompt_cache_key,
     })
 }
 

@@ -126,6 +126,22 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if r.cache_bust {
         out.push(("cache_bust", Yaml::from(true)));
     }
+    if let Some(t) = &r.tools {
+        let Yaml::Mapping(mut m) = file_ref(&t.file, t.sha256.clone()) else {
+            unreachable!("file_ref builds a mapping")
+        };
+        m.insert("count".into(), Yaml::from(t.list.len() as u64));
+        out.push(("tools", Yaml::Mapping(m)));
+    }
+    if let Some(c) = &r.tool_choice {
+        out.push(("tool_choice", c.to_yaml()));
+    }
+    if r.cache_auto {
+        out.push(("cache", Yaml::from("auto")));
+    }
+    if let Some(k) = &r.prompt_cache_key {
+        out.push(("prompt_cache_key", Yaml::from(k.as_str())));
+    }
     if !r.stream {
         out.push(("stream", Yaml::from(false)));
     }

@@ -180,6 +180,12 @@ pub(super) struct RawRequest {
     pub(super) max_tokens_field: Option<String>,
     pub(super) temperature: Option<Num>,
     pub(super) extra_body: Option<Yaml>,
+    /// A JSON file of function tools (`scenario::tools`), and which the model may call.
+    pub(super) tools: Option<String>,
+    pub(super) tool_choice: Option<Yaml>,
+    /// `auto` or `off`.
+    pub(super) cache: Option<String>,
+    pub(super) prompt_cache_key: Option<String>,
 }
 
 /// `prompt: "text"` (the text itself, never a file name) or `prompt: {text: …}` /

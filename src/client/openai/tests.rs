@@ -650,3 +650,43 @@ fn reasoning_tokens_from_usage_details() {
         chat(r#"{"choices":[],"usage":{"completion_tokens":3,"completion_tokens_details":null}}"#);
     assert_eq!(null.reasoning_tokens, None);
 }
+
+/// Issue 38, part 1: chat sends the tools file as it is, `tool_choice` in chat's shape and
+/// `prompt_cache_key`; the bytes are the same for every body built from one spec.
+#[test]
+fn chat_sends_tools_as_they_are_with_choice_and_cache_key() {
+    use crate::scenario::tools::{ToolChoice, Tools};
+    let req = RequestSpec {
+        prompt: "hi".into(),
+        tools: Some(Tools::sample()),
+        tool_choice: Some(ToolChoice::Function("get_time".into())),
+        prompt_cache_key: Some("agent-7".into()),
+        ..RequestSpec::default()
+    };
+    let body = chat_body("m", &req);
+    assert_eq!(body["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(
+        body["tools"][0]["function"]["parameters"]["required"],
+        serde_json::json!(["city"])
+    );
+    assert_eq!(body["tools"][1], serde_json::json!({"type": "function", "function": {"name": "get_time"}}));
+    assert_eq!(
+        body["tool_choice"],
+        serde_json::json!({"type": "function", "function": {"name": "get_time"}})
+    );
+    assert_eq!(body["prompt_cache_key"], "agent-7");
+    assert_eq!(body.to_string(), chat_body("m", &req).to_string());
+    for (choice, wire) in [
+        (ToolChoice::Auto, "auto"),
+        (ToolChoice::None, "none"),
+        (ToolChoice::Required, "required"),
+    ] {
+        let req = RequestSpec {
+            tool_choice: Some(choice),
+            ..req.clone()
+        };
+        assert_eq!(chat_body("m", &req)["tool_choice"], wire);
+    }
+    let plain = chat_body("m", &RequestSpec::default());
+    assert!(plain.get("tools").is_none() && plain.get("prompt_cache_key").is_none());
+}

@@ -349,3 +349,38 @@ fn messages_become_input_items() {
         ])
     );
 }
+
+/// Issue 38, part 1: the Responses API takes function tools flat (`{type, name, description,
+/// parameters}`), a named choice as `{type: function, name}`, and `prompt_cache_key`.
+#[test]
+fn tools_are_flat_and_the_choice_names_the_function_at_the_top() {
+    use crate::scenario::tools::{ToolChoice, Tools};
+    let req = RequestSpec {
+        prompt: "hi".into(),
+        tools: Some(Tools::sample()),
+        tool_choice: Some(ToolChoice::Function("get_weather".into())),
+        prompt_cache_key: Some("agent-7".into()),
+        ..RequestSpec::default()
+    };
+    let body = responses_body("m", &req);
+    assert_eq!(
+        body["tools"][0],
+        serde_json::json!({"type": "function", "name": "get_weather", "description": "Weather of a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}})
+    );
+    assert_eq!(
+        body["tools"][1],
+        serde_json::json!({"type": "function", "name": "get_time",
+            "parameters": {"type": "object", "properties": {}}})
+    );
+    assert_eq!(
+        body["tool_choice"],
+        serde_json::json!({"type": "function", "name": "get_weather"})
+    );
+    assert_eq!(body["prompt_cache_key"], "agent-7");
+    let req = RequestSpec {
+        tool_choice: Some(ToolChoice::Required),
+        ..req
+    };
+    assert_eq!(responses_body("m", &req)["tool_choice"], "required");
+}
