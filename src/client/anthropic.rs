@@ -51,7 +51,10 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     }
     body.insert("stream".into(), req.stream.into());
     if let Some(tools) = &req.tools {
-        body.insert("tools".into(), Value::Array(tools.list.iter().map(tool).collect()));
+        body.insert(
+            "tools".into(),
+            Value::Array(tools.list.iter().map(tool).collect()),
+        );
     }
     if let Some(choice) = &req.tool_choice {
         body.insert("tool_choice".into(), tool_choice(choice));
@@ -614,7 +617,10 @@ data: {"type":"message_stop"}
                 {"name": "get_time", "input_schema": {"type": "object", "properties": {}}}
             ])
         );
-        assert_eq!(body["tool_choice"], json!({"type": "tool", "name": "get_time"}));
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "get_time"})
+        );
         for (choice, ty) in [
             (ToolChoice::Auto, "auto"),
             (ToolChoice::None, "none"),
@@ -627,7 +633,10 @@ data: {"type":"message_stop"}
             assert_eq!(messages_body("m", &req)["tool_choice"], json!({"type": ty}));
         }
         assert!(body.get("prompt_cache_key").is_none());
-        assert!(!body.to_string().contains("cache_control"), "no breakpoints unless asked");
+        assert!(
+            !body.to_string().contains("cache_control"),
+            "no breakpoints unless asked"
+        );
     }
 
     /// Issue 38, part 3: `cache: auto` marks the last tool, the system prompt and the latest
@@ -654,12 +663,19 @@ data: {"type":"message_stop"}
             body["system"],
             json!([{"type": "text", "text": "You are terse.", "cache_control": ephemeral}])
         );
-        assert_eq!(body["messages"][0]["content"], "first", "only the latest message");
+        assert_eq!(
+            body["messages"][0]["content"], "first",
+            "only the latest message"
+        );
         assert_eq!(
             body["messages"][2]["content"],
             json!([{"type": "text", "text": "second", "cache_control": ephemeral}])
         );
-        assert_eq!(body.to_string().matches("cache_control").count(), 3, "at most 4 allowed");
+        assert_eq!(
+            body.to_string().matches("cache_control").count(),
+            3,
+            "at most 4 allowed"
+        );
         // A message of content blocks gets the mark on its last block; no tools, no system:
         // one breakpoint.
         let req = RequestSpec {
@@ -669,8 +685,13 @@ data: {"type":"message_stop"}
             ..RequestSpec::default()
         };
         let body = messages_body("m", &req);
-        assert_eq!(body["messages"][0]["content"][1]["cache_control"], ephemeral);
-        assert!(body["messages"][0]["content"][0].get("cache_control").is_none());
+        assert_eq!(
+            body["messages"][0]["content"][1]["cache_control"],
+            ephemeral
+        );
+        assert!(body["messages"][0]["content"][0]
+            .get("cache_control")
+            .is_none());
         assert_eq!(body.to_string().matches("cache_control").count(), 1);
     }
 }

@@ -15,9 +15,9 @@ use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, ErrorField};
 use super::lenient::{NonEmpty, Usage};
 use super::openai::{cache_key, merge_extra, tool_choice};
-use crate::scenario::tools::Tool;
 use super::sse::decode;
 use crate::model::ErrorClass;
+use crate::scenario::tools::Tool;
 use crate::scenario::{LimitField, RequestSpec};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -43,7 +43,10 @@ pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
     body.insert("stream".into(), req.stream.into());
     body.insert("store".into(), false.into());
     if let Some(tools) = &req.tools {
-        body.insert("tools".into(), Value::Array(tools.list.iter().map(tool).collect()));
+        body.insert(
+            "tools".into(),
+            Value::Array(tools.list.iter().map(tool).collect()),
+        );
     }
     if let Some(choice) = &req.tool_choice {
         body.insert("tool_choice".into(), tool_choice(choice, false));

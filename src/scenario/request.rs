@@ -2,8 +2,8 @@
 //! come from, the body options, tools and prompt caching. The client turns it into each
 //! dialect's body (`client::dialect`).
 
-use super::tools::{ToolChoice, Tools};
 use super::token_limit::{self, LimitField};
+use super::tools::{ToolChoice, Tools};
 use super::PromptSet;
 use std::path::PathBuf;
 

@@ -35,18 +35,28 @@ fn refused(api: &str, tools: &str, request: &str) -> String {
 #[test]
 fn tools_and_a_choice_are_read_for_every_chat_dialect() {
     for api in ["openai-chat", "anthropic-messages", "openai-responses"] {
-        let s = load(api, TOOLS, "  tools: tools.json\n  tool_choice: {function: get_time}\n")
-            .unwrap();
+        let s = load(
+            api,
+            TOOLS,
+            "  tools: tools.json\n  tool_choice: {function: get_time}\n",
+        )
+        .unwrap();
         let tools = s.request.tools.as_ref().unwrap();
         let names: Vec<_> = tools.list.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["get_weather", "get_time"]);
-        assert_eq!(tools.list[1].parameters["type"], "object", "a schema by default");
+        assert_eq!(
+            tools.list[1].parameters["type"], "object",
+            "a schema by default"
+        );
         assert_eq!(
             s.request.tool_choice,
             Some(ToolChoice::Function("get_time".into()))
         );
         let w = workload_yaml(&s);
-        assert!(w.contains("file: tools.json") && w.contains("count: 2"), "{w}");
+        assert!(
+            w.contains("file: tools.json") && w.contains("count: 2"),
+            "{w}"
+        );
         assert!(w.contains("tool_choice:"), "{w}");
     }
     for (choice, want) in [
@@ -54,7 +64,11 @@ fn tools_and_a_choice_are_read_for_every_chat_dialect() {
         ("none", ToolChoice::None),
         ("required", ToolChoice::Required),
     ] {
-        let s = load("openai-chat", TOOLS, &format!("  tools: tools.json\n  tool_choice: {choice}\n"));
+        let s = load(
+            "openai-chat",
+            TOOLS,
+            &format!("  tools: tools.json\n  tool_choice: {choice}\n"),
+        );
         assert_eq!(s.unwrap().request.tool_choice, Some(want));
     }
 }
@@ -77,10 +91,24 @@ fn the_tools_are_part_of_the_fingerprint() {
 fn a_missing_or_malformed_tools_file_is_named_with_its_line_and_field() {
     let e = refused("openai-chat", TOOLS, "  tools: nope.json\n");
     assert!(e.contains("s.yaml:8") && e.contains("request.tools"), "{e}");
-    assert!(e.contains("nope.json") && e.contains("relative to the scenario"), "{e}");
-    let e = refused("openai-chat", "[\n  {\"type\": \"function\",\n  oops\n]\n", "  tools: tools.json\n");
-    assert!(e.contains("tools.json:3") && e.contains("not valid JSON"), "{e}");
-    let e = refused("openai-chat", "{\"type\": \"function\"}", "  tools: tools.json\n");
+    assert!(
+        e.contains("nope.json") && e.contains("relative to the scenario"),
+        "{e}"
+    );
+    let e = refused(
+        "openai-chat",
+        "[\n  {\"type\": \"function\",\n  oops\n]\n",
+        "  tools: tools.json\n",
+    );
+    assert!(
+        e.contains("tools.json:3") && e.contains("not valid JSON"),
+        "{e}"
+    );
+    let e = refused(
+        "openai-chat",
+        "{\"type\": \"function\"}",
+        "  tools: tools.json\n",
+    );
     assert!(e.contains("must be a JSON list"), "{e}");
     let e = refused("openai-chat", "[]", "  tools: tools.json\n");
     assert!(e.contains("holds no tool"), "{e}");
@@ -93,7 +121,10 @@ fn a_missing_or_malformed_tools_file_is_named_with_its_line_and_field() {
     for (tools, says) in [
         (r#"[{"type": "web_search"}]"#, "request.tools[0].type"),
         (r#"[{"type": "function"}]"#, "request.tools[0].function"),
-        (r#"[{"type": "function", "function": {"name": "a b"}}]"#, "not a tool name"),
+        (
+            r#"[{"type": "function", "function": {"name": "a b"}}]"#,
+            "not a tool name",
+        ),
         (
             r#"[{"type": "function", "function": {"name": "a", "parameters": []}}]"#,
             "JSON schema object",
@@ -111,19 +142,42 @@ fn a_missing_or_malformed_tools_file_is_named_with_its_line_and_field() {
 #[test]
 fn each_field_is_refused_where_the_dialect_has_no_use_for_it() {
     let e = refused("openai-completions", TOOLS, "  tools: tools.json\n");
-    assert!(e.contains("request.tools") && e.contains("sends no tools"), "{e}");
+    assert!(
+        e.contains("request.tools") && e.contains("sends no tools"),
+        "{e}"
+    );
     let e = refused("openai-chat", TOOLS, "  tool_choice: auto\n");
-    assert!(e.contains("request.tool_choice") && e.contains("add tools"), "{e}");
-    let e = refused("openai-chat", TOOLS, "  tools: tools.json\n  tool_choice: {function: nope}\n");
-    assert!(e.contains("`nope` is not one of the tools") && e.contains("get_time"), "{e}");
-    let e = refused("openai-chat", TOOLS, "  tools: tools.json\n  tool_choice: sometimes\n");
-    assert!(e.contains("auto, none, required or {function: NAME}"), "{e}");
+    assert!(
+        e.contains("request.tool_choice") && e.contains("add tools"),
+        "{e}"
+    );
+    let e = refused(
+        "openai-chat",
+        TOOLS,
+        "  tools: tools.json\n  tool_choice: {function: nope}\n",
+    );
+    assert!(
+        e.contains("`nope` is not one of the tools") && e.contains("get_time"),
+        "{e}"
+    );
+    let e = refused(
+        "openai-chat",
+        TOOLS,
+        "  tools: tools.json\n  tool_choice: sometimes\n",
+    );
+    assert!(
+        e.contains("auto, none, required or {function: NAME}"),
+        "{e}"
+    );
     let e = refused("openai-chat", TOOLS, "  cache: auto\n");
     assert!(
         e.contains("request.cache") && e.contains("caches long prompts on its own"),
         "{e}"
     );
-    assert!(e.contains("prompt_cache_key") && e.contains("anthropic-messages"), "{e}");
+    assert!(
+        e.contains("prompt_cache_key") && e.contains("anthropic-messages"),
+        "{e}"
+    );
     let e = refused("anthropic-messages", TOOLS, "  cache: always\n");
     assert!(e.contains("write auto or off"), "{e}");
     let e = refused("anthropic-messages", TOOLS, "  prompt_cache_key: k\n");
@@ -136,7 +190,10 @@ fn each_field_is_refused_where_the_dialect_has_no_use_for_it() {
         TOOLS,
         "  tools: tools.json\n  extra_body: {tools: []}\n",
     );
-    assert!(e.contains("request.extra_body.tools") && e.contains("set twice"), "{e}");
+    assert!(
+        e.contains("request.extra_body.tools") && e.contains("set twice"),
+        "{e}"
+    );
 }
 
 #[test]

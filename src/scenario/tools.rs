@@ -282,10 +282,7 @@ fn tool_of(raw: &Value) -> Result<Tool, (String, String)> {
                  \"description\": \"…\", \"parameters\": {\"type\": \"object\", …}}}";
     let err = |field: &str, what: String| Err((field.to_string(), what));
     if raw.get("type").and_then(Value::as_str) != Some("function") {
-        return err(
-            ".type",
-            format!("ladder sends function tools: {shape}"),
-        );
+        return err(".type", format!("ladder sends function tools: {shape}"));
     }
     let Some(f) = raw.get("function").filter(|f| f.is_object()) else {
         return err(".function", format!("is missing; {shape}"));
@@ -327,8 +324,7 @@ fn tool_of(raw: &Value) -> Result<Tool, (String, String)> {
 /// A name every dialect takes: 1 to 64 of `[A-Za-z0-9_-]`.
 fn valid_name(n: &str) -> bool {
     (1..=64).contains(&n.len())
-        && n
-            .bytes()
+        && n.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 

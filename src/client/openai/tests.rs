@@ -669,7 +669,10 @@ fn chat_sends_tools_as_they_are_with_choice_and_cache_key() {
         body["tools"][0]["function"]["parameters"]["required"],
         serde_json::json!(["city"])
     );
-    assert_eq!(body["tools"][1], serde_json::json!({"type": "function", "function": {"name": "get_time"}}));
+    assert_eq!(
+        body["tools"][1],
+        serde_json::json!({"type": "function", "function": {"name": "get_time"}})
+    );
     assert_eq!(
         body["tool_choice"],
         serde_json::json!({"type": "function", "function": {"name": "get_time"}})
