@@ -4,7 +4,7 @@ use super::load::{load_without_secrets, store_input};
 use super::Output;
 use crate::app::paths::resolve_run;
 use crate::app::verdict;
-use crate::app::verdict::{compare_options, verdict_sink};
+use crate::app::verdict::{compare_options, diff_format, verdict_sink, GateSwitches};
 use crate::cli::DiffArgs;
 use crate::compare::partial;
 use crate::compare::{self, Side};
@@ -55,7 +55,8 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         compare::check_pairs(&base, &new, &args.pairs).map_err(UsageError)?;
         compare::pair_sides(&base, &new, &args.pairs)
     };
-    let mut opts = compare_options(&args.gates, gates.clone());
+    let switches = GateSwitches::from(&args.gates);
+    let mut opts = compare_options(&switches, gates.clone());
     // The search is part of the workload, so either run's recorded scenario says its SLO.
     opts.search = [&new_run, &base_run]
         .iter()
@@ -82,7 +83,7 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
                 + verdict::cost_gate_words(&gates, opts.pricing.as_ref()),
         ),
         warnings,
-        full: args.gates.full,
+        full: switches.full,
     };
-    Ok(verdict_sink(args.format, &args.gates).emit(&comparison, &ctx)?)
+    Ok(verdict_sink(diff_format(args.format), &switches).emit(&comparison, &ctx)?)
 }

@@ -38,11 +38,6 @@ impl Sink {
         }
     }
 
-    /// A machine format: stdout must hold that one document and nothing else.
-    pub fn is_machine(&self) -> bool {
-        self.format != DiffFormat::Table
-    }
-
     /// Writes the verdict and returns its exit code. A reader that left (`| head`) does not
     /// change the verdict (`app::pipe`); a step summary that cannot be written is a warning,
     /// not a failure.
@@ -224,21 +219,47 @@ pub fn may_replace_baseline(verdict: Option<ExitCode>, force: bool) -> Result<()
     }
 }
 
-/// The comparison options of `diff` and `run --against`: the scenario's gates and the
-/// command line's switches.
-pub(crate) fn compare_options(gate_args: &GateArgs, gates: Gates) -> CompareOptions {
-    CompareOptions::for_cli(gates, gate_args.allow_different_workload, gate_args.strict)
+/// The command line's switches of `diff` and `run --against` (`--strict`,
+/// `--allow-different-workload`, `--no-step-summary`, `--full`), read from clap's `GateArgs`
+/// once.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct GateSwitches {
+    pub strict: bool,
+    pub allow_different_workload: bool,
+    pub no_step_summary: bool,
+    pub full: bool,
 }
 
-/// Where the verdict goes, in the format the command line chose.
-pub(crate) fn verdict_sink(format: DiffFormatArg, gate_args: &GateArgs) -> Sink {
-    let format = match format {
+impl From<&GateArgs> for GateSwitches {
+    fn from(a: &GateArgs) -> Self {
+        GateSwitches {
+            strict: a.strict,
+            allow_different_workload: a.allow_different_workload,
+            no_step_summary: a.no_step_summary,
+            full: a.full,
+        }
+    }
+}
+
+/// The comparison options of `diff` and `run --against`: the scenario's gates and the
+/// command line's switches.
+pub(crate) fn compare_options(switches: &GateSwitches, gates: Gates) -> CompareOptions {
+    CompareOptions::for_cli(gates, switches.allow_different_workload, switches.strict)
+}
+
+/// The verdict's format as the command line names it.
+pub(crate) fn diff_format(format: DiffFormatArg) -> DiffFormat {
+    match format {
         DiffFormatArg::Table => DiffFormat::Table,
         DiffFormatArg::Markdown => DiffFormat::Markdown,
         DiffFormatArg::Json => DiffFormat::Json,
         DiffFormatArg::Junit => DiffFormat::Junit,
-    };
-    Sink::new(format, gate_args.no_step_summary)
+    }
+}
+
+/// Where the verdict goes, in the format the command line chose.
+pub(crate) fn verdict_sink(format: DiffFormat, switches: &GateSwitches) -> Sink {
+    Sink::new(format, switches.no_step_summary)
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! Where baselines live and how `--save-baseline` keeps earlier runs (replace or pool).
 
-use crate::app::paths::default_baselines_dir;
+use super::options::BaselineOptions;
 use crate::app::run::recorder::CollectedRun;
-use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::scenario::Scenario;
 use crate::store;
@@ -13,11 +12,11 @@ use std::path::Path;
 const DEFAULT_POOLED_RUNS: u32 = 5;
 
 /// How `--save-baseline` keeps earlier runs: pooled with `--append` or `baselines.keep` > 1.
-pub(super) fn baseline_keep(args: &RunArgs, s: &Scenario) -> store::Keep {
+pub(super) fn baseline_keep(opts: &BaselineOptions, s: &Scenario) -> store::Keep {
     let keep = s
         .baselines_keep
-        .unwrap_or(if args.append { DEFAULT_POOLED_RUNS } else { 1 });
-    if args.append || keep > 1 {
+        .unwrap_or(if opts.append { DEFAULT_POOLED_RUNS } else { 1 });
+    if opts.append || keep > 1 {
         store::Keep::Pool(keep)
     } else {
         store::Keep::Replace
@@ -43,17 +42,14 @@ pub(super) fn pool_accepts(runs_dir: &Path, s: &Scenario) -> Result<()> {
 }
 
 /// Saves the run as the baseline (replacing it, or adding it to the pool) and says where.
-pub(super) fn save(s: &Scenario, args: &RunArgs, run: &CollectedRun) -> Result<()> {
-    let dir = args
-        .baselines
-        .clone()
-        .unwrap_or_else(|| default_baselines_dir(&s.path));
+pub(super) fn save(s: &Scenario, opts: &BaselineOptions, run: &CollectedRun) -> Result<()> {
+    let dir = opts.dir_for(s);
     let paths = store::baseline_paths(&dir, &s.name);
     // The run's rows are in completion order; the baseline's are stably ordered (model,
     // step, worker, seq) so that `git diff` of a baseline update stays readable.
     let records = store::read_requests_csv(&run.dir.path.join(store::REQUESTS_FILE), false)?;
     let summary = store::summary_csv(&run.summaries);
-    let pooled = match baseline_keep(args, s) {
+    let pooled = match baseline_keep(opts, s) {
         store::Keep::Replace => {
             let removed = store::clear_pool(&paths.runs)?;
             if removed > 0 {

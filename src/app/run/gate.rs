@@ -2,11 +2,11 @@
 //! whether it may become the new baseline.
 
 use super::baseline::save;
+use super::options::RunOptions;
 use crate::app::run::recorder::CollectedRun;
 use crate::app::verdict;
 use crate::app::verdict::compare_options;
 use crate::app::verdict::Against;
-use crate::cli::RunArgs;
 use crate::compare::{partial, Side};
 use crate::error::ExitCode;
 use crate::findings::ModelFindings;
@@ -19,7 +19,7 @@ use anyhow::Result;
 /// and allowed (`verdict::may_replace_baseline`).
 pub(super) fn gate(
     s: &Scenario,
-    args: &RunArgs,
+    opts: &RunOptions,
     run: &CollectedRun,
     findings: &[ModelFindings],
     baseline: Option<&Against>,
@@ -35,19 +35,19 @@ pub(super) fn gate(
             "the run {how}; partial results written to {}",
             run.dir.path.display()
         );
-        if args.save_baseline {
+        if opts.baselines.save {
             eprintln!("baseline not saved: the run stopped before its plan ended (an incomplete ladder is never a baseline)");
         }
         // Judged on what was collected, by the rule `ladder diff` applies to the same data: a
         // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).
         return match baseline {
-            Some(base) => judge(s, args, run, findings, base, true, sink),
+            Some(base) => judge(s, opts, run, findings, base, true, sink),
             None => Ok(ExitCode::Error),
         };
     }
     if run.failures.all_failed() {
         // Nothing was measured: never gate on it, never keep it as a baseline.
-        if args.save_baseline {
+        if opts.baselines.save {
             eprintln!("baseline not saved: no request succeeded");
         }
         return Ok(ExitCode::Error);
@@ -56,14 +56,14 @@ pub(super) fn gate(
     // baseline is the reference, and it is replaced only afterwards.
     let mut code = ExitCode::Ok;
     if let Some(base) = baseline {
-        code = judge(s, args, run, findings, base, false, sink)?;
+        code = judge(s, opts, run, findings, base, false, sink)?;
     }
-    let replace = verdict::may_replace_baseline(baseline.map(|_| code), args.force);
-    if let (true, Err(kept)) = (args.save_baseline, &replace) {
+    let replace = verdict::may_replace_baseline(baseline.map(|_| code), opts.baselines.force);
+    if let (true, Err(kept)) = (opts.baselines.save, &replace) {
         eprintln!("{kept}");
     }
-    if args.save_baseline && replace.is_ok() {
-        save(s, args, run)?;
+    if opts.baselines.save && replace.is_ok() {
+        save(s, &opts.baselines, run)?;
     }
     Ok(code)
 }
@@ -72,7 +72,7 @@ pub(super) fn gate(
 /// unfinished, as `ladder diff` does for a run whose meta.json says it did not complete.
 fn judge(
     s: &Scenario,
-    args: &RunArgs,
+    opts: &RunOptions,
     run: &CollectedRun,
     findings: &[ModelFindings],
     base: &Against,
@@ -90,9 +90,9 @@ fn judge(
     // The workload is the scenario's, whether or not a step finished: a run interrupted before
     // its first step summary is unfinished, not "measured with another workload".
     new.fingerprint = s.fingerprint.clone();
-    let mut opts = compare_options(&args.gates, s.gates.clone());
-    opts.search = s.load.search.map(|x| x.slo);
-    opts.pricing = s.pricing.clone();
+    let mut compare = compare_options(&opts.gates, s.gates.clone());
+    compare.search = s.load.search.map(|x| x.slo);
+    compare.pricing = s.pricing.clone();
     // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
     // steps it cut short against the scenario's plan, the advice for the planned count.
     let partial = interrupted.then(|| {
@@ -111,16 +111,16 @@ fn judge(
         &new,
         [base.partial.as_ref(), partial.as_ref()],
         &s.gates,
-        &opts,
+        &compare,
     );
     let ctx = DiffContext {
         run_dir: Some(label),
         gates: Some(
             verdict::describe(&s.gates, &verdict::GatesSource::Scenario(s.path.clone()))
-                + verdict::cost_gate_words(&s.gates, opts.pricing.as_ref()),
+                + verdict::cost_gate_words(&s.gates, compare.pricing.as_ref()),
         ),
         warnings,
-        full: args.gates.full,
+        full: opts.gates.full,
     };
     Ok(sink.emit(&comparison, &ctx)?)
 }

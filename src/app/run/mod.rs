@@ -6,6 +6,7 @@ mod baseline;
 mod extra_step;
 mod fdlimit;
 mod gate;
+mod options;
 mod otlp;
 mod persist;
 mod preflight;
@@ -20,13 +21,10 @@ mod signals;
 mod telemetry;
 
 use super::Output;
-use crate::app::paths::default_baselines_dir;
-use crate::app::run::progress::LiveProgress;
-use crate::app::run::recorder::Recorder;
 use crate::app::verdict;
+use crate::app::verdict::compare_options;
 use crate::app::verdict::Against;
-use crate::app::verdict::{compare_options, verdict_sink};
-use crate::cli::{DiffFormatArg, RunArgs};
+use crate::cli::RunArgs;
 use crate::client::builder::ClientError;
 use crate::client::http::{HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
@@ -34,15 +32,19 @@ use crate::client::tls::{system_roots_needed, SystemRoots};
 use crate::compare;
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
+use crate::render::diff::DiffFormat;
 use crate::runner::{self, Interrupt};
-use crate::scenario::{Endpoint, Scenario};
+use crate::scenario::Scenario;
 use crate::store;
 use anyhow::{Context, Result};
 use gate::gate;
+use options::{RunEnv, RunOptions};
 use persist::{persist, run_meta};
 use preflight::preflight;
+use progress::LiveProgress;
+use recorder::Recorder;
 use render::{compare_models_in_run, render_run};
-use shard::{shard_meta, shard_plan};
+use shard::shard_meta;
 use signals::{install_interrupt, StopSignals};
 use std::io::Write;
 use std::sync::Arc;
@@ -50,60 +52,24 @@ use std::time::SystemTime;
 
 pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCode> {
     // Load and check everything before sending any traffic.
-    let mut scenarios = Vec::new();
-    for mut s in adhoc::run_scenarios_of(args)? {
-        if !args.sim_set.is_empty() {
-            for raw in &args.sim_set {
-                if let Some(model) = raw
-                    .strip_prefix("models.")
-                    .and_then(|rest| rest.split('.').next())
-                {
-                    if !s.target.models.iter().any(|m| m == model) && !out.quiet {
-                        eprintln!(
-                            "warning: --sim-set {raw}: `{model}` is not one of this scenario's models ({})",
-                            s.target.models.join(", ")
-                        );
-                    }
-                }
-            }
-            match &mut s.target.endpoint {
-                Endpoint::Sim(params) => params
-                    .apply_overrides(&args.sim_set, "--sim-set")
-                    .map_err(UsageError)?,
-                Endpoint::Url(_) => {
-                    return Err(UsageError(format!(
-                        "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
-                        s.path.display()
-                    ))
-                    .into())
-                }
-            }
-        }
-        scenarios.push(s);
-    }
-    refuse_flag_combinations(args, &scenarios, out)?;
+    let (scenarios, opts) = options::build(args, out)?;
     // What the run will send, and the declared limits it would cross: before any traffic.
-    let baselines = |s: &Scenario| {
-        let dir = args
-            .baselines
-            .clone()
-            .unwrap_or_else(|| default_baselines_dir(&s.path));
-        store::baseline_paths(&dir, &s.name).summary
-    };
-    if crate::app::plan::before_traffic(&scenarios, &baselines, args.dry_run, out.quiet)? {
+    let baselines =
+        |s: &Scenario| store::baseline_paths(&opts.baselines.dir_for(s), &s.name).summary;
+    if crate::app::plan::before_traffic(&scenarios, &baselines, opts.dry_run, out.quiet)? {
         for s in &scenarios {
-            let gates = compare_options(&args.gates, s.gates.clone()).gates;
-            let path = args.against.clone().unwrap_or_else(|| baselines(s));
-            for line in super::budget::lines_from_path(s, &gates, &path) {
+            let gates = compare_options(&opts.gates, s.gates.clone()).gates;
+            let path = opts.against.clone().unwrap_or_else(|| baselines(s));
+            for line in crate::app::budget::lines_from_path(s, &gates, &path) {
                 outln!("{line}")?;
             }
         }
         return Ok(ExitCode::Ok);
     }
-    if !args.dry_run {
+    if !opts.dry_run {
         fdlimit::ensure(&scenarios)?;
     }
-    let baseline = preflight(args, &scenarios)?;
+    let baseline = preflight(&opts, &scenarios)?;
     if !out.quiet {
         for s in &scenarios {
             for n in compare::sample_size_notes(&s.load) {
@@ -112,30 +78,36 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         }
     }
     if let (Some(base), Some(s)) = (&baseline, scenarios.first()) {
-        let opts = compare_options(&args.gates, s.gates.clone());
-        if let Some(refused) = verdict::refuse_before_traffic(&base.side, s, &opts) {
+        let compare = compare_options(&opts.gates, s.gates.clone());
+        if let Some(refused) = verdict::refuse_before_traffic(&base.side, s, &compare) {
             eprintln!(
                 "refusing --against {}: it was measured with another workload (fingerprint {} vs {}); nothing was sent",
                 base.side.label, base.side.fingerprint, s.fingerprint
             );
-            return Ok(verdict_sink(args.format, &args.gates).emit(&refused, &Default::default())?);
+            let sink = opts.output.verdict_sink(&opts.gates);
+            return Ok(sink.emit(&refused, &Default::default())?);
         }
         if !out.quiet {
-            for line in super::budget::lines_from_side(s, &opts.gates, &base.side) {
+            for line in crate::app::budget::lines_from_side(s, &compare.gates, &base.side) {
                 eprintln!("{line}");
             }
         }
     }
-    let live = telemetry::Live::start(&args.telemetry, out.quiet).await?;
-    let interrupt = if args.no_fail_fast {
-        Interrupt::new()
-    } else {
+    let live = telemetry::Live::start(&opts.telemetry, out.quiet).await?;
+    let interrupt = if opts.fail_fast {
         Interrupt::new().with_fail_fast()
+    } else {
+        Interrupt::new()
     };
-    install_interrupt(StopSignals::register()?, interrupt.clone(), out.quiet);
+    install_interrupt(
+        StopSignals::register()?,
+        interrupt.clone(),
+        opts.env.stop,
+        out.quiet,
+    );
     let code = run_all(
         &scenarios,
-        args,
+        &opts,
         out,
         &interrupt,
         baseline.as_ref(),
@@ -148,64 +120,18 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
     code
 }
 
-/// Flags that cannot work together with these scenarios, refused before any traffic.
-fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output) -> Result<()> {
-    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
-        eprintln!(
-            "note: --format junit applies to the --against diff; without --against it has no effect"
-        );
-    }
-    if args.against.is_some() && scenarios.len() > 1 {
-        return Err(UsageError("--against takes one scenario".into()).into());
-    }
-    if args.start_at.is_some() && scenarios.len() > 1 {
-        return Err(UsageError("--start-at takes one scenario".into()).into());
-    }
-    if let Some(t) = args.start_at.as_deref() {
-        // A start already past would leave this shard out of step with the others.
-        let start = crate::shard::parse_start_at(t).map_err(UsageError)?;
-        if let Ok(late) = SystemTime::now().duration_since(start) {
-            if late > std::time::Duration::from_secs(1) {
-                return Err(UsageError(format!(
-                    "--start-at {t} was {} s ago: the shards would start out of step; give a time a little in the future, e.g. `--start-at $(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)`",
-                    late.as_secs()
-                ))
-                .into());
-            }
-        }
-    }
-    for s in scenarios {
-        if shard_plan(args, s)?.schedule.shard.is_some() && s.load.refine > 0 {
-            let msg = format!(
-                "{}: load.refine chooses each step from the results so far, which a shard cannot see; run without --shard, or remove refine",
-                s.path.display()
-            );
-            return Err(UsageError(msg).into());
-        }
-        let replay = matches!(s.load.mode, crate::scenario::LoadMode::Replay { .. });
-        if replay && shard_plan(args, s)?.schedule.shard.is_some() {
-            let msg = format!(
-                "{}: load.mode: replay sends one trace's arrivals in order, which --shard would split unevenly; run it from one process",
-                s.path.display()
-            );
-            return Err(UsageError(msg).into());
-        }
-    }
-    Ok(())
-}
-
 /// Every scenario in turn; an interrupt stops after the current one.
 async fn run_all(
     scenarios: &[Scenario],
-    args: &RunArgs,
+    opts: &RunOptions,
     out: &Output,
     interrupt: &Interrupt,
     baseline: Option<&Against>,
     live: Option<&telemetry::Live>,
 ) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
-    for s in scenarios {
-        let c = run_one(s, args, out, interrupt, baseline, live).await?;
+    for (s, schedule) in scenarios.iter().zip(&opts.schedules) {
+        let c = run_one(s, schedule, opts, out, interrupt, baseline, live).await?;
         code = code.combine(c);
         if interrupt.is_stopped() {
             // Exit 3 when the steps that ran already regressed; otherwise 1 (interrupted).
@@ -223,19 +149,19 @@ async fn run_all(
 /// summarized per step as they arrive) → summarize → analyze → persist → render → gate.
 async fn run_one(
     s: &Scenario,
-    args: &RunArgs,
+    schedule: &runner::Schedule,
+    opts: &RunOptions,
     out: &Output,
     interrupt: &Interrupt,
     baseline: Option<&Against>,
     live: Option<&telemetry::Live>,
 ) -> Result<ExitCode> {
-    let sharding = shard_plan(args, s)?;
     let started = SystemTime::now();
     let (base_url, sim_handle) = crate::client::endpoint::serve_endpoint(&s.target.endpoint)
         .await
         .context("cannot start the embedded simulator")?;
-    let backend = Arc::new(http_backend(s, &base_url)?);
-    let run_dir = new_run_dir(args, s, &sharding.schedule, started)?;
+    let backend = Arc::new(http_backend(s, &base_url, &opts.env)?);
+    let run_dir = new_run_dir(&opts.out, s, schedule, started)?;
     // The run's `run_id` label in the live metrics: its directory's name.
     let run_id = run_dir
         .path
@@ -244,27 +170,18 @@ async fn run_one(
         .unwrap_or_default();
     let mut meta = run_meta(s, started);
     // A shard: its clock against the target's (before the common start) and its time origin.
-    if let Some(spec) = sharding.schedule.shard {
-        meta.shard = Some(
-            shard_meta(
-                spec,
-                &sharding.schedule,
-                &backend.pool.client(),
-                &base_url,
-                out,
-            )
-            .await,
-        );
+    if let Some(spec) = schedule.shard {
+        meta.shard = Some(shard_meta(spec, schedule, &backend.pool.client(), &base_url, out).await);
     }
     // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
-    let in_run_pairs = !args.pairs.is_empty() || s.compare_baseline.is_some();
+    let in_run_pairs = !opts.pairs.is_empty() || s.compare_baseline.is_some();
     let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
     announce(s, out);
     let progress = Arc::new(LiveProgress::new(
-        crate::app::run::progress::Display::for_stderr(out.quiet),
+        progress::Display::for_stderr(out.quiet),
         eta_plan(s),
     ));
-    let (otlp, events) = otlp::sinks(s, &args.telemetry, live, &run_id, out.quiet, &progress)?;
+    let (otlp, events) = otlp::sinks(s, &opts.telemetry, live, &run_id, out.quiet, &progress)?;
     let (scraper, events) = scrape::start_for(s, &base_url, events);
     let interrupted = runner::run_scheduled(
         s,
@@ -272,7 +189,7 @@ async fn run_one(
         events.clone(),
         interrupt.clone(),
         &mut recorder,
-        sharding.schedule,
+        *schedule,
     )
     .await;
     let (refined, interrupted) =
@@ -300,49 +217,46 @@ async fn run_one(
     refine::add_breaks(s, &run.summaries, &mut findings);
     search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
     persist(&mut run, &findings, sim_report, interrupted)?;
-    let sink = verdict_sink(args.format, &args.gates);
+    let sink = opts.output.verdict_sink(&opts.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.
     // Without --against, json or markdown prints the run itself as that one document.
-    let run_doc =
-        baseline.is_none() && matches!(args.format, DiffFormatArg::Json | DiffFormatArg::Markdown);
-    let machine = (baseline.is_some() && sink.is_machine()) || run_doc;
-    let mut human: Box<dyn Write> = match (machine, out.quiet) {
+    let mut human: Box<dyn Write> = match (opts.output.machine, out.quiet) {
         (false, _) => Box::new(crate::app::pipe::stdout()),
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
     };
     render_run(s, &run, &findings, out, interrupted, &mut human)?;
-    compare_models_in_run(s, args, &run, &findings, &mut human)?;
+    compare_models_in_run(s, &opts.pairs, &run, &findings, &mut human)?;
     drop(human);
-    if run_doc {
-        print_run_doc(s, args.format, &run, &findings, interrupted)?;
+    if opts.output.run_doc {
+        print_run_doc(s, opts.output.format, &run, &findings, interrupted)?;
     }
-    gate(s, args, &run, &findings, baseline, interrupted, &sink)
+    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
 }
 
 /// The run's directory: a shard's is named after the common start and its shard number.
 fn new_run_dir(
-    args: &RunArgs,
+    out: &std::path::Path,
     s: &Scenario,
     schedule: &runner::Schedule,
     started: SystemTime,
 ) -> Result<store::RunDir> {
     Ok(match schedule.shard {
         Some(spec) => store::create_run_dir_named(
-            &args.out,
+            out,
             &s.name,
             schedule.start.unwrap_or(started),
             &format!("-shard-{}-of-{}", spec.index, spec.total),
         )?,
-        None => store::create_run_dir(&args.out, &s.name, started)?,
+        None => store::create_run_dir(out, &s.name, started)?,
     })
 }
 
 /// `--format json|markdown` without `--against`: the run as one document on stdout.
 fn print_run_doc(
     s: &Scenario,
-    format: DiffFormatArg,
-    run: &crate::app::run::recorder::CollectedRun,
+    format: DiffFormat,
+    run: &recorder::CollectedRun,
     findings: &[findings::ModelFindings],
     interrupted: bool,
 ) -> Result<()> {
@@ -359,7 +273,7 @@ fn print_run_doc(
         currency: s.pricing.as_ref().map(|p| p.currency.as_str()),
     };
     let text = match format {
-        DiffFormatArg::Json => run_doc::json(&doc),
+        DiffFormat::Json => run_doc::json(&doc),
         _ => run_doc::markdown(&doc),
     };
     let mut stdout = crate::app::pipe::stdout();
@@ -381,13 +295,13 @@ async fn explain_fail_fast(s: &Scenario, t: &runner::Tripped) {
 }
 
 /// The real network client for a scenario's target at `base_url`.
-fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
+fn http_backend(s: &Scenario, base_url: &str, env: &RunEnv) -> Result<HttpBackend> {
     let max_c = s.load.ladder.iter().copied().max().unwrap_or(1) as usize;
     // Unusable TLS files (unreadable, not PEM, an X.509 v1 client certificate) are the
     // scenario's fault: exit 2 before traffic, naming the file and the field.
     // The system's certificate store is read only when a connection can be TLS: an https
     // target, or an https proxy for it (the proxy reqwest picks, by `client::proxy::proxy_for`).
-    let proxy = crate::client::proxy::proxy_for(base_url, &|name| std::env::var(name).ok());
+    let proxy = crate::client::proxy::proxy_for(base_url, &|name| env.proxy_var(name));
     let roots = if system_roots_needed(base_url, proxy.as_ref().map(|p| p.shown.as_str())) {
         SystemRoots::load()
     } else {
@@ -410,8 +324,8 @@ fn http_backend(s: &Scenario, base_url: &str) -> Result<HttpBackend> {
 
 /// What the progress line's ETA goes by: a rate ladder's or a timed step's schedule (known in
 /// advance), else the pace so far over the planned requests.
-fn eta_plan(s: &Scenario) -> crate::app::run::progress::EtaPlan {
-    use crate::app::run::progress::EtaPlan;
+fn eta_plan(s: &Scenario) -> progress::EtaPlan {
+    use progress::EtaPlan;
     let steps = crate::plan::estimate::estimate(s, None);
     let scheduled =
         s.load.mode.open_loop() || matches!(s.load.budget, crate::scenario::Budget::Duration(_));

@@ -2,9 +2,8 @@
 //! ladder never fails at the end on a path.
 
 use super::baseline::{baseline_keep, pool_accepts};
-use crate::app::paths::default_baselines_dir;
+use super::options::RunOptions;
 use crate::app::verdict::Against;
-use crate::cli::RunArgs;
 use crate::compare::partial;
 use crate::compare::Side;
 use crate::error::UsageError;
@@ -16,7 +15,7 @@ use std::path::Path;
 /// Checks every place a run will write or read before any traffic is sent: a ladder that runs
 /// for an hour must not fail at the end because `--out` is not writable.
 /// Returns the `--against` baseline, loaded once.
-pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option<Against>> {
+pub(super) fn preflight(opts: &RunOptions, scenarios: &[Scenario]) -> Result<Option<Against>> {
     let usable_dir = |dir: &Path, flag: &str| -> Result<()> {
         if dir.exists() && !dir.is_dir() {
             return Err(UsageError(format!(
@@ -37,20 +36,17 @@ pub(super) fn preflight(args: &RunArgs, scenarios: &[Scenario]) -> Result<Option
         let _ = std::fs::remove_file(&probe);
         Ok(())
     };
-    usable_dir(&args.out, "--out")?;
-    if args.save_baseline {
+    usable_dir(&opts.out, "--out")?;
+    if opts.baselines.save {
         for s in scenarios {
-            let dir = args
-                .baselines
-                .clone()
-                .unwrap_or_else(|| default_baselines_dir(&s.path));
+            let dir = opts.baselines.dir_for(s);
             usable_dir(&dir, "--baselines")?;
-            if let store::Keep::Pool(_) = baseline_keep(args, s) {
+            if let store::Keep::Pool(_) = baseline_keep(&opts.baselines, s) {
                 pool_accepts(&store::baseline_paths(&dir, &s.name).runs, s)?;
             }
         }
     }
-    match &args.against {
+    match &opts.against {
         Some(path) => match store::load_result(path) {
             Ok(base) => Ok(Some(Against {
                 side: Side::from_result(&base),

@@ -3,7 +3,6 @@
 
 use super::Output;
 use crate::app::run::recorder::CollectedRun;
-use crate::cli::RunArgs;
 use crate::compare::{self, CompareOptions, Side};
 use crate::findings::ModelFindings;
 use crate::render::diff::DiffFormat;
@@ -15,12 +14,12 @@ use std::io::Write;
 /// the same run, with the diff's rules and confidence intervals, printed after the run table.
 pub(super) fn compare_models_in_run(
     s: &Scenario,
-    args: &RunArgs,
+    pairs: &[crate::compare::Pair],
     run: &CollectedRun,
     findings: &[ModelFindings],
     human: &mut dyn Write,
 ) -> Result<()> {
-    let pairs = compare::in_run_pairs(&args.pairs, s.compare_baseline.as_deref(), &s.target.models);
+    let pairs = compare::in_run_pairs(pairs, s.compare_baseline.as_deref(), &s.target.models);
     if pairs.is_empty() {
         return Ok(());
     }

@@ -2,32 +2,39 @@
 //! block (clock offset, time origin).
 
 use super::Output;
-use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::runner;
 use crate::scenario::Scenario;
+use crate::shard::ShardSpec;
 use crate::store;
 use anyhow::Result;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
-/// What `--shard`, `--start-at` and `--step-every` (or the environment) ask of a run.
-pub(super) struct ShardPlan {
-    pub(super) schedule: runner::Schedule,
-}
-
-/// Resolves and checks the sharding flags for scenario `s` (before any traffic).
-pub(super) fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
-    let spec = match args.shard {
-        Some(spec) => Some(spec),
-        None => crate::shard::from_env(|n| std::env::var(n).ok()).map_err(UsageError)?,
-    };
-    let start = match args.start_at.as_deref() {
-        Some(t) => Some(crate::shard::parse_start_at(t).map_err(UsageError)?),
-        None => None,
-    };
-    let every = match args.step_every {
+/// Scenario `s`'s schedule from the resolved sharding flags (`--shard` or the environment,
+/// `--start-at`, `--step-every`), checked before any traffic.
+pub(super) fn schedule(
+    s: &Scenario,
+    shard: Option<ShardSpec>,
+    start: Option<SystemTime>,
+    step_every: Option<Duration>,
+) -> Result<runner::Schedule> {
+    if shard.is_some() && s.load.refine > 0 {
+        return Err(UsageError(format!(
+            "{}: load.refine chooses each step from the results so far, which a shard cannot see; run without --shard, or remove refine",
+            s.path.display()
+        ))
+        .into());
+    }
+    if shard.is_some() && matches!(s.load.mode, crate::scenario::LoadMode::Replay { .. }) {
+        return Err(UsageError(format!(
+            "{}: load.mode: replay sends one trace's arrivals in order, which --shard would split unevenly; run it from one process",
+            s.path.display()
+        ))
+        .into());
+    }
+    let every = match step_every {
         Some(every) => Some(every),
-        None if spec.is_none() || start.is_none() => None,
+        None if shard.is_none() || start.is_none() => None,
         None => Some(crate::shard::step_slot(&s.load).ok_or_else(|| {
             UsageError(format!(
                 "{}: --shard with --start-at needs --step-every DURATION with a request budget: \
@@ -37,29 +44,19 @@ pub(super) fn shard_plan(args: &RunArgs, s: &Scenario) -> Result<ShardPlan> {
             ))
         })?),
     };
-    if spec.is_some() && (args.against.is_some() || args.save_baseline) {
-        return Err(UsageError(
-            "--shard runs part of the load: merge the shards (`ladder merge`), then diff or save \
-             the merged run"
-                .into(),
-        )
-        .into());
-    }
-    Ok(ShardPlan {
-        schedule: runner::Schedule {
-            start,
-            every,
-            shard: spec,
-            first_step: 0,
-            pacing: runner::Pacing::Precise,
-        },
+    Ok(runner::Schedule {
+        start,
+        every,
+        shard,
+        first_step: 0,
+        pacing: runner::Pacing::Precise,
     })
 }
 
 /// A shard's `meta.json` block: its clock offset against the target (measured now, before the
 /// common start) and the time origin of its records.
 pub(super) async fn shard_meta(
-    spec: crate::shard::ShardSpec,
+    spec: ShardSpec,
     schedule: &runner::Schedule,
     http: &reqwest::Client,
     base_url: &str,

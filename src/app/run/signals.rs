@@ -32,7 +32,7 @@ impl StopSignals {
         }
     }
 
-    /// The next stop signal that arrives at least `together` (see [`together`]) after the last
+    /// The next stop signal that arrives at least `together` (see [`StopTiming::together`]) after the last
     /// one; the ones in between belong to the same stop and are dropped.
     async fn next_deliberate(&mut self, together: Duration) {
         let last = tokio::time::Instant::now();
@@ -61,33 +61,46 @@ impl StopSignals {
     }
 }
 
-/// Signals closer together than this are one stop: 1 s, or `LADDER_STOP_WINDOW` (a duration
-/// such as `250ms`; docs/running.md). GNU `timeout`, CI runners and container stops signal the
-/// process *and* its process group, so one stop arrives as two or three signals (SIGTERM twice,
-/// or SIGINT and SIGTERM) within milliseconds; only a later, deliberate one means "faster".
-fn together() -> Duration {
-    std::env::var("LADDER_STOP_WINDOW")
-        .ok()
-        .and_then(|v| crate::util::duration::parse(&v).ok())
-        .unwrap_or(Duration::from_secs(1))
+/// How a run's stop signals are timed, read from the environment once (docs/running.md).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StopTiming {
+    /// Signals closer together than this are one stop: 1 s, or `LADDER_STOP_WINDOW` (a
+    /// duration such as `250ms`). GNU `timeout`, CI runners and container stops signal the
+    /// process *and* its process group, so one stop arrives as two or three signals (SIGTERM
+    /// twice, or SIGINT and SIGTERM) within milliseconds; only a later, deliberate one means
+    /// "faster".
+    pub together: Duration,
+    /// How long in-flight requests get after the first stop: 2 s, or `LADDER_STOP_GRACE` (a
+    /// duration such as `10s`).
+    pub grace: Duration,
 }
 
-/// How long in-flight requests get after the first stop: 2 s, or `LADDER_STOP_GRACE` (a
-/// duration such as `10s`; docs/running.md).
-fn stop_grace() -> Duration {
-    std::env::var("LADDER_STOP_GRACE")
-        .ok()
-        .and_then(|v| crate::util::duration::parse(&v).ok())
-        .unwrap_or(Duration::from_secs(2))
+impl StopTiming {
+    pub(super) fn from_env(var: impl Fn(&str) -> Option<String>) -> StopTiming {
+        let duration = |name: &str, default: Duration| {
+            var(name)
+                .and_then(|v| crate::util::duration::parse(&v).ok())
+                .unwrap_or(default)
+        };
+        StopTiming {
+            together: duration("LADDER_STOP_WINDOW", Duration::from_secs(1)),
+            grace: duration("LADDER_STOP_GRACE", Duration::from_secs(2)),
+        }
+    }
 }
 
 /// First stop: no new requests, in-flight ones are cancelled after a grace period, everything
-/// collected is written. A second, deliberate stop (at least [`together`] later) cancels the
+/// collected is written. A second, deliberate stop (at least [`StopTiming::together`] later) cancels the
 /// in-flight requests at once, and still everything collected is written (summary, findings,
 /// the `--against` document). A third exits at once (files are written atomically, so none is
 /// left half-written).
-pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, quiet: bool) {
-    let (grace, together) = (stop_grace(), together());
+pub(super) fn install_interrupt(
+    mut signals: StopSignals,
+    interrupt: Interrupt,
+    timing: StopTiming,
+    quiet: bool,
+) {
+    let StopTiming { grace, together } = timing;
     tokio::spawn(async move {
         let signal = signals.next().await;
         interrupt.stop_by_signal(signal);
@@ -120,4 +133,25 @@ pub(super) fn install_interrupt(mut signals: StopSignals, interrupt: Interrupt, 
         eprintln!("interrupted three times: exiting now");
         std::process::exit(i32::from(ExitCode::Error.code()));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_timing_reads_its_two_variables_and_defaults_otherwise() {
+        let none = StopTiming::from_env(|_| None);
+        assert_eq!(none.together, Duration::from_secs(1));
+        assert_eq!(none.grace, Duration::from_secs(2));
+        let set = StopTiming::from_env(|n| match n {
+            "LADDER_STOP_WINDOW" => Some("0s".into()),
+            "LADDER_STOP_GRACE" => Some("10s".into()),
+            _ => None,
+        });
+        assert_eq!(set.together, Duration::ZERO);
+        assert_eq!(set.grace, Duration::from_secs(10));
+        let bad = StopTiming::from_env(|_| Some("soon".into()));
+        assert_eq!(bad, none);
+    }
 }

@@ -1,0 +1,279 @@
+//! The options of one `ladder run`, built once before any traffic by [`build`], the one reader of
+//! the command line's `RunArgs`: the scenarios with their overrides, the shard plan of each, the
+//! common start, what the run reads from the environment (shard variables, proxy variables, the
+//! stop window and grace), and the output plan (where people's text goes, whether stdout holds a
+//! machine document, where the verdict goes). Every stage below reads these values, never the
+//! flags or the environment again.
+
+use super::adhoc;
+use super::signals::StopTiming;
+use crate::app::paths::default_baselines_dir;
+use crate::app::verdict::{self, GateSwitches};
+use crate::app::Output;
+use crate::cli::{DiffFormatArg, RunArgs, TelemetryArgs};
+use crate::compare::Pair;
+use crate::error::UsageError;
+use crate::render::diff::DiffFormat;
+use crate::runner;
+use crate::scenario::{Endpoint, Scenario};
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// Everything a run decides from its command line and environment, once.
+pub(super) struct RunOptions {
+    /// `--out`: where run directories go.
+    pub out: PathBuf,
+    pub baselines: BaselineOptions,
+    /// `--against FILE`: the baseline to judge the run against.
+    pub against: Option<PathBuf>,
+    /// `--pair A=B`: models judged against each other within the run.
+    pub pairs: Vec<Pair>,
+    pub gates: GateSwitches,
+    pub dry_run: bool,
+    /// Stop early when a model's first requests all fail (off with `--no-fail-fast`).
+    pub fail_fast: bool,
+    /// The schedule of each scenario (its shard, common start and step slots), in the order of
+    /// the scenarios `build` returns.
+    pub schedules: Vec<runner::Schedule>,
+    pub telemetry: TelemetryArgs,
+    pub env: RunEnv,
+    pub output: OutputPlan,
+}
+
+/// `--save-baseline`, `--force`, `--append`, `--baselines DIR`.
+pub(super) struct BaselineOptions {
+    pub save: bool,
+    pub force: bool,
+    pub append: bool,
+    dir: Option<PathBuf>,
+}
+
+impl BaselineOptions {
+    /// Where scenario `s`'s baselines live: `--baselines`, else `baselines/` beside its folder.
+    pub fn dir_for(&self, s: &Scenario) -> PathBuf {
+        self.dir
+            .clone()
+            .unwrap_or_else(|| default_baselines_dir(&s.path))
+    }
+}
+
+/// What the run reads from the environment, read once.
+pub(super) struct RunEnv {
+    /// The proxy variables (`HTTPS_PROXY`, `NO_PROXY`, …) that are set, for `client::proxy`.
+    proxy: Vec<(&'static str, String)>,
+    /// How signals are grouped into one stop, and the in-flight requests' grace.
+    pub stop: StopTiming,
+}
+
+/// The variables `client::proxy::proxy_for` may read.
+const PROXY_VARIABLES: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "REQUEST_METHOD",
+];
+
+impl RunEnv {
+    fn read() -> RunEnv {
+        RunEnv {
+            proxy: PROXY_VARIABLES
+                .iter()
+                .filter_map(|n| std::env::var(n).ok().map(|v| (*n, v)))
+                .collect(),
+            stop: StopTiming::from_env(|n| std::env::var(n).ok()),
+        }
+    }
+
+    /// One proxy variable as read when the run started.
+    pub fn proxy_var(&self, name: &str) -> Option<String> {
+        self.proxy
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// Where a run's output goes.
+pub(super) struct OutputPlan {
+    /// `--format`: the verdict's format with `--against`; without it, json and markdown print
+    /// the run itself as one document.
+    pub format: DiffFormat,
+    /// Whether stdout holds one machine document (people then read stderr).
+    pub machine: bool,
+    /// Whether that document is the run itself (json or markdown without `--against`).
+    pub run_doc: bool,
+}
+
+impl OutputPlan {
+    fn new(format: DiffFormat, against: bool) -> OutputPlan {
+        let run_doc = !against && matches!(format, DiffFormat::Json | DiffFormat::Markdown);
+        let verdict_machine = !matches!(format, DiffFormat::Table);
+        OutputPlan {
+            format,
+            machine: (against && verdict_machine) || run_doc,
+            run_doc,
+        }
+    }
+
+    /// Where the verdict of `--against` goes.
+    pub fn verdict_sink(&self, gates: &GateSwitches) -> verdict::Sink {
+        verdict::verdict_sink(self.format, gates)
+    }
+}
+
+/// The scenarios of `ladder run` (with `--sim-set` applied) and the run's options, all checked
+/// before any traffic.
+pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunOptions)> {
+    let mut scenarios = Vec::new();
+    for mut s in adhoc::run_scenarios_of(args)? {
+        apply_sim_set(&mut s, &args.sim_set, out)?;
+        scenarios.push(s);
+    }
+    let format = verdict::diff_format(args.format);
+    refuse_flag_combinations(args, &scenarios, out)?;
+    let shard = match args.shard {
+        Some(spec) => Some(spec),
+        None => crate::shard::from_env(|n| std::env::var(n).ok()).map_err(UsageError)?,
+    };
+    let start = match args.start_at.as_deref() {
+        Some(t) => Some(start_in_future(t, SystemTime::now())?),
+        None => None,
+    };
+    if shard.is_some() && (args.against.is_some() || args.save_baseline) {
+        return Err(UsageError(
+            "--shard runs part of the load: merge the shards (`ladder merge`), then diff or save \
+             the merged run"
+                .into(),
+        )
+        .into());
+    }
+    let schedules = scenarios
+        .iter()
+        .map(|s| super::shard::schedule(s, shard, start, args.step_every))
+        .collect::<Result<Vec<_>>>()?;
+    let opts = RunOptions {
+        out: args.out.clone(),
+        baselines: BaselineOptions {
+            save: args.save_baseline,
+            force: args.force,
+            append: args.append,
+            dir: args.baselines.clone(),
+        },
+        against: args.against.clone(),
+        pairs: args.pairs.clone(),
+        gates: GateSwitches::from(&args.gates),
+        dry_run: args.dry_run,
+        fail_fast: !args.no_fail_fast,
+        schedules,
+        telemetry: args.telemetry.clone(),
+        env: RunEnv::read(),
+        output: OutputPlan::new(format, args.against.is_some()),
+    };
+    Ok((scenarios, opts))
+}
+
+/// `--sim-set KEY=VALUE` on a scenario's simulator; a warning for a model it does not run.
+fn apply_sim_set(s: &mut Scenario, sim_set: &[String], out: &Output) -> Result<()> {
+    if sim_set.is_empty() {
+        return Ok(());
+    }
+    for raw in sim_set {
+        if let Some(model) = raw
+            .strip_prefix("models.")
+            .and_then(|rest| rest.split('.').next())
+        {
+            if !s.target.models.iter().any(|m| m == model) && !out.quiet {
+                eprintln!(
+                    "warning: --sim-set {raw}: `{model}` is not one of this scenario's models ({})",
+                    s.target.models.join(", ")
+                );
+            }
+        }
+    }
+    match &mut s.target.endpoint {
+        Endpoint::Sim(params) => params
+            .apply_overrides(sim_set, "--sim-set")
+            .map_err(UsageError)?,
+        Endpoint::Url(_) => return Err(UsageError(format!(
+            "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
+            s.path.display()
+        ))
+        .into()),
+    }
+    Ok(())
+}
+
+/// `--start-at T`, refused when T is already more than a second past: the shards would start
+/// out of step.
+fn start_in_future(t: &str, now: SystemTime) -> Result<SystemTime> {
+    let start = crate::shard::parse_start_at(t).map_err(UsageError)?;
+    if let Ok(late) = now.duration_since(start) {
+        if late > Duration::from_secs(1) {
+            return Err(UsageError(format!(
+                "--start-at {t} was {} s ago: the shards would start out of step; give a time a little in the future, e.g. `--start-at $(date -u -d '+2 min' +%Y-%m-%dT%H:%M:%SZ)`",
+                late.as_secs()
+            ))
+            .into());
+        }
+    }
+    Ok(start)
+}
+
+/// Flags that cannot work together with these scenarios, refused before any traffic.
+fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output) -> Result<()> {
+    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
+        eprintln!(
+            "note: --format junit applies to the --against diff; without --against it has no effect"
+        );
+    }
+    if args.against.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--against takes one scenario".into()).into());
+    }
+    if args.start_at.is_some() && scenarios.len() > 1 {
+        return Err(UsageError("--start-at takes one scenario".into()).into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stdout_holds_a_machine_document_only_when_one_is_asked_for() {
+        let plan = |f, against| {
+            let p = OutputPlan::new(f, against);
+            (p.machine, p.run_doc)
+        };
+        assert_eq!(plan(DiffFormat::Table, false), (false, false));
+        assert_eq!(plan(DiffFormat::Table, true), (false, false));
+        assert_eq!(plan(DiffFormat::Json, false), (true, true));
+        assert_eq!(plan(DiffFormat::Markdown, false), (true, true));
+        assert_eq!(plan(DiffFormat::Json, true), (true, false));
+        assert_eq!(plan(DiffFormat::Junit, true), (true, false));
+        // JUnit without --against has no document: people's text stays on stdout.
+        assert_eq!(plan(DiffFormat::Junit, false), (false, false));
+    }
+
+    #[test]
+    fn a_start_already_past_is_refused() {
+        let start = crate::shard::parse_start_at("2026-01-01T00:00:00Z").unwrap();
+        let now = start + Duration::from_secs(30);
+        let e = start_in_future("2026-01-01T00:00:00Z", now).unwrap_err();
+        assert!(e.to_string().contains("was 30 s ago"), "{e}");
+        assert_eq!(
+            start_in_future("2026-01-01T00:00:00Z", start + Duration::from_millis(500)).unwrap(),
+            start
+        );
+        assert_eq!(
+            start_in_future("2026-01-01T00:00:00Z", start - Duration::from_secs(60)).unwrap(),
+            start
+        );
+    }
+}
