@@ -5,7 +5,7 @@
 
 use super::chunk::{ChunkInfo, MalformedEvent};
 use super::sse::EventRef;
-use super::{anthropic, openai, responses};
+use super::{anthropic, embeddings, openai, responses};
 use crate::dialect::Api;
 use crate::scenario::RequestSpec;
 use serde_json::Value;
@@ -39,6 +39,11 @@ const OPENAI_RESPONSES: ClientDialect = ClientDialect {
     reader: responses_reader,
 };
 
+const OPENAI_EMBEDDINGS: ClientDialect = ClientDialect {
+    body: embeddings::embeddings_body,
+    reader: embeddings_reader,
+};
+
 /// The registry.
 pub fn of(api: Api) -> &'static ClientDialect {
     match api {
@@ -46,6 +51,7 @@ pub fn of(api: Api) -> &'static ClientDialect {
         Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
         Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
         Api::OpenAiResponses => &OPENAI_RESPONSES,
+        Api::OpenAiEmbeddings => &OPENAI_EMBEDDINGS,
     }
 }
 
@@ -65,6 +71,10 @@ fn responses_reader() -> EventReader {
     EventReader::Responses(responses::ResponsesReader::default())
 }
 
+fn embeddings_reader() -> EventReader {
+    EventReader::Embeddings(embeddings::EmbeddingsReader::default())
+}
+
 /// The meaning of one answer's events, in order, in its dialect. An enum rather than a trait
 /// object, so the per-token call is a direct one and a dialect keeps its own fast path (OpenAI's
 /// `ChunkReader::read_raw` compares the common chunk with the stream's last one from its raw
@@ -74,6 +84,8 @@ pub enum EventReader {
     OpenAi(openai::ChunkReader),
     Anthropic,
     Responses(responses::ResponsesReader),
+    /// Never streamed: only [`EventReader::whole`] reads its answer.
+    Embeddings(embeddings::EmbeddingsReader),
 }
 
 impl EventReader {
@@ -84,6 +96,9 @@ impl EventReader {
             EventReader::OpenAi(reader) => reader.read_raw(ev.event, ev.data),
             EventReader::Anthropic => anthropic::messages_event(ev.event, &ev.text()),
             EventReader::Responses(reader) => reader.read(ev.event, ev.data),
+            EventReader::Embeddings(_) => Err(MalformedEvent(
+                "an embeddings answer is one JSON body, not an event stream".into(),
+            )),
         }
     }
 
@@ -94,6 +109,18 @@ impl EventReader {
             EventReader::OpenAi(reader) => reader.whole(body),
             EventReader::Anthropic => anthropic::whole_message(body),
             EventReader::Responses(reader) => reader.whole(body),
+            EventReader::Embeddings(reader) => reader.whole(body),
+        }
+    }
+
+    /// The same reader, for an answer to a request of `inputs` texts (`request.batch`): an
+    /// embeddings answer must hold one vector per text; other dialects answer one prompt.
+    pub fn expecting(self, inputs: u32) -> Self {
+        match self {
+            EventReader::Embeddings(_) => {
+                EventReader::Embeddings(embeddings::EmbeddingsReader::expecting(inputs as usize))
+            }
+            other => other,
         }
     }
 
@@ -102,7 +129,7 @@ impl EventReader {
     pub fn take_response_id(&mut self) -> Option<String> {
         match self {
             EventReader::Responses(reader) => reader.take_id(),
-            EventReader::OpenAi(_) | EventReader::Anthropic => None,
+            EventReader::OpenAi(_) | EventReader::Anthropic | EventReader::Embeddings(_) => None,
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod builder;
 pub mod chunk;
 pub mod connect_timer;
 pub mod dialect;
+pub mod embeddings;
 pub mod endpoint;
 pub mod error_body;
 pub mod http;

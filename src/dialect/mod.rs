@@ -18,6 +18,8 @@ pub enum Api {
     AnthropicMessages,
     /// `POST {base_url}/responses`
     OpenAiResponses,
+    /// `POST {base_url}/embeddings`
+    OpenAiEmbeddings,
 }
 
 /// The provider family a dialect belongs to: whose keys, error bodies and rate-limit headers
@@ -78,6 +80,9 @@ pub enum Input {
     Messages,
     /// One prompt string (a system text is prepended).
     Prompt,
+    /// Texts to embed (one, or `request.batch` of them): the answer is one vector per text, not
+    /// generated tokens, so it is never streamed, has no output limit and no first token.
+    Texts,
 }
 
 impl Input {
@@ -86,6 +91,7 @@ impl Input {
         match self {
             Input::Messages => "chat",
             Input::Prompt => "text_completion",
+            Input::Texts => "embeddings",
         }
     }
 }
@@ -218,13 +224,30 @@ const OPENAI_RESPONSES: Spec = Spec {
     ..OPENAI_CHAT
 };
 
+/// The Embeddings API: `input` (a string or a list of strings), one JSON answer with one vector
+/// per input (`data[].embedding`, floats or base64) and `usage.prompt_tokens`; nothing is
+/// generated, so there is no output limit, no finish reason and no stream.
+const OPENAI_EMBEDDINGS: Spec = Spec {
+    name: "openai-embeddings",
+    path: "/embeddings",
+    input: Input::Texts,
+    usage: Usage::Always,
+    max_tokens_fields: &[],
+    min_limit: 0,
+    finish: ("", ""),
+    id_prefix: "emb-",
+    no_usage: "the server sent no usage in the embeddings answer",
+    ..OPENAI_CHAT
+};
+
 impl Api {
     /// Every dialect, in the order they are listed to people.
-    pub const ALL: [Api; 4] = [
+    pub const ALL: [Api; 5] = [
         Api::OpenAiChat,
         Api::OpenAiCompletions,
         Api::AnthropicMessages,
         Api::OpenAiResponses,
+        Api::OpenAiEmbeddings,
     ];
 
     /// The registry: each dialect's facts.
@@ -234,6 +257,7 @@ impl Api {
             Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
             Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
             Api::OpenAiResponses => &OPENAI_RESPONSES,
+            Api::OpenAiEmbeddings => &OPENAI_EMBEDDINGS,
         }
     }
 
@@ -261,6 +285,13 @@ impl Api {
     pub fn takes_messages(self) -> bool {
         self.spec().input == Input::Messages
     }
+
+    /// Whether it embeds texts instead of generating tokens (`Input::Texts`): its answer is
+    /// whole (never streamed), has no output limit and no first token, and a request may carry
+    /// several inputs (`request.batch`).
+    pub fn embeds(self) -> bool {
+        self.spec().input == Input::Texts
+    }
 }
 
 #[cfg(test)]
@@ -269,7 +300,7 @@ mod tests {
 
     #[test]
     fn every_dialects_cut_at_the_output_limit_is_known_to_the_record() {
-        for api in Api::ALL {
+        for api in Api::ALL.into_iter().filter(|a| !a.embeds()) {
             let (natural, cut) = api.spec().finish;
             let record = |finish: &str| crate::model::RequestRecord {
                 finish_reason: Some(finish.to_string()),
@@ -290,7 +321,12 @@ mod tests {
             Api::from_name("openai-responses"),
             Some(Api::OpenAiResponses)
         );
-        assert_eq!(Api::from_name("openai-embeddings"), None);
+        assert_eq!(
+            Api::from_name("openai-embeddings"),
+            Some(Api::OpenAiEmbeddings)
+        );
+        assert!(Api::OpenAiEmbeddings.embeds() && !Api::OpenAiResponses.embeds());
+        assert_eq!(Api::from_name("openai-images"), None);
         assert_eq!(Api::default(), Api::OpenAiChat);
         let mut names = Api::names().to_vec();
         names.dedup();

@@ -123,7 +123,12 @@ pub fn markdown(d: &RunDoc) -> String {
     out.push('\n');
     conversations(d.summary, &mut out);
     if any_not_streamed {
-        out.push_str(crate::render::table::NOT_STREAMED_NOTE);
+        let input_only = StepSummary::input_only(d.summary.iter());
+        out.push_str(if input_only {
+            crate::render::table::EMBEDDINGS_NOTE
+        } else {
+            crate::render::table::NOT_STREAMED_NOTE
+        });
         out.push_str("\n\n");
     }
     for f in d.findings {

@@ -84,6 +84,11 @@ pub fn run_table_priced(
         let reasoning = steps.iter().any(|r| r.any_reasoning());
         let mut header: Vec<String> = RUN_HEADER.iter().map(|h| h.to_string()).collect();
         header[0] = unit_header(steps.first().map(|r| r.ladder_unit)).into();
+        // Embeddings: E2E's three percentiles, and the input tokens they processed.
+        let input_only = StepSummary::input_only(steps.iter().copied());
+        if input_only {
+            header.splice(E2E_COLUMN..=TPM_COLUMN, INPUT_ONLY_HEADER.map(String::from));
+        }
         if reasoning {
             header.splice(
                 REASONING_AT..REASONING_AT,
@@ -109,6 +114,7 @@ pub fn run_table_priced(
             reasoning,
             priced,
             not_streamed,
+            input_only,
         };
         for r in steps {
             b.push_record(step_cells(r, interrupted, shown));
@@ -133,7 +139,11 @@ pub fn run_table_priced(
             out.push_str(&format!("conversations:\n{table}\n"));
         }
         if not_streamed {
-            out.push_str(NOT_STREAMED_NOTE);
+            out.push_str(if input_only {
+                EMBEDDINGS_NOTE
+            } else {
+                NOT_STREAMED_NOTE
+            });
             out.push('\n');
         }
     }
@@ -142,6 +152,15 @@ pub fn run_table_priced(
 
 /// Under the table of a model whose requests were not streamed: why TTFT, TPOT and ITL read `–`.
 pub const NOT_STREAMED_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): the requests were not streamed (request.stream: false), so no token arrived before the whole answer; E2E and tokens are measured, and the knee goes by E2E.";
+
+/// Under the table of an embeddings model: why TTFT, TPOT and ITL read `–`, and what its
+/// throughput counts.
+pub const EMBEDDINGS_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): an embeddings answer is one body of vectors, no token; E2E and input tokens are measured (in TPM: input tokens per minute, in tok/s: per second), and the knee goes by E2E.";
+
+/// The E2E and TPM columns of the run table, and what an embeddings model shows there.
+const E2E_COLUMN: usize = 6;
+const TPM_COLUMN: usize = 7;
+const INPUT_ONLY_HEADER: [&str; 3] = ["E2E P50/P90/P99", "in TPM", "in tok/s"];
 
 /// Which optional columns a model's table has.
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +175,8 @@ struct Shown {
     priced: bool,
     /// The requests were not streamed: TTFT, TPOT and ITL read `–`.
     not_streamed: bool,
+    /// Embeddings: E2E P50/P90/P99 and input tokens per minute and per second.
+    input_only: bool,
 }
 
 /// One step's row of the run table.
@@ -210,6 +231,17 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
     .into_iter()
     .chain(extra)
     .collect();
+    if shown.input_only {
+        let in_tpm = r.input_tpm();
+        cells.splice(
+            E2E_COLUMN..=TPM_COLUMN,
+            [
+                triple(r.e2e_p50_ms, r.e2e_p90_ms, r.e2e_p99_ms),
+                fmt_tpm(in_tpm),
+                fmt_tpm(in_tpm / 60.0),
+            ],
+        );
+    }
     if shown.reasoning {
         cells.splice(
             REASONING_AT..REASONING_AT,

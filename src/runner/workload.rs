@@ -43,6 +43,9 @@ pub struct StepWorkload {
     trace: Option<std::sync::Arc<Trace>>,
     /// `load.agent`: every worker is an agent doing tasks.
     agent: Option<Agent>,
+    /// Texts per request (`request.batch`, embeddings); above 1 with a prompt set, each request
+    /// takes that many prompts of the set and builds its own body.
+    batch: u32,
 }
 
 /// One request's body and the `max_tokens` it asked for (`None`: it sent no limit).
@@ -97,7 +100,14 @@ impl StepWorkload {
             }
             _ => vec![base.clone()],
         };
-        let bodies = specs.iter().map(|s| backend.body_for(model, s)).collect();
+        let batch = base.batch.max(1);
+        // Batches of a set's prompts are built per request (`prepare`): a body per prompt would
+        // be `batch` copies of it, never sent.
+        let bodies = if batch > 1 && specs.len() > 1 {
+            Vec::new()
+        } else {
+            specs.iter().map(|s| backend.body_for(model, s)).collect()
+        };
         StepWorkload {
             specs,
             bodies,
@@ -110,6 +120,7 @@ impl StepWorkload {
                 LoadMode::Replay { .. } => scenario.load.trace.clone(),
                 _ => None,
             },
+            batch,
             agent: scenario.load.agent,
         }
     }
@@ -156,6 +167,9 @@ impl StepWorkload {
         }
         let i = self.index(n);
         let max_tokens = self.specs[i].max_tokens;
+        if self.bodies.is_empty() {
+            return self.batched(backend, n);
+        }
         if !self.cache_bust && session.is_none() {
             return Prepared {
                 body: self.bodies[i].clone(),
@@ -217,6 +231,25 @@ impl StepWorkload {
         let mut spec = self.specs[task.prompt].clone();
         spec.messages = s.history.clone();
         spec
+    }
+
+    /// Request `n` of a batched prompt set (`request.batch` > 1): the set's texts from
+    /// `n × batch` on, in the set's order (round-robin) or each drawn at random (random), so
+    /// round-robin requests send every prompt once before any twice.
+    fn batched<B: Backend>(&self, backend: &B, n: u64) -> Prepared {
+        let batch = u64::from(self.batch);
+        let mut spec = self.specs[0].clone();
+        spec.inputs = (0..batch)
+            .map(|k| self.specs[self.index(n * batch + k)].prompt.clone())
+            .collect();
+        if self.cache_bust {
+            let id = BUST_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            bust(&mut spec, &format!("[{}-{id:x}] ", self.run_tag));
+        }
+        Prepared {
+            body: backend.body_for(&self.model, &spec),
+            max_tokens: spec.max_tokens,
+        }
     }
 }
 
@@ -346,6 +379,11 @@ fn user_messages(spec: &RequestSpec) -> Vec<Value> {
 /// Puts `prefix` at the very start of what is sent (system text, else the first message, else
 /// the prompt), so no earlier request shares a cacheable prefix with this one.
 fn bust(spec: &mut RequestSpec, prefix: &str) {
+    if !spec.inputs.is_empty() {
+        // A batch's texts are embedded one by one: each gets the prefix.
+        spec.inputs.iter_mut().for_each(|t| t.insert_str(0, prefix));
+        return;
+    }
     if let Some(system) = &mut spec.system {
         system.insert_str(0, prefix);
         return;
@@ -428,6 +466,7 @@ mod tests {
             model: "m".into(),
             trace: None,
             agent: None,
+            batch: 1,
         };
         let body = |s: &mut Session, n| -> Value {
             serde_json::from_slice(&work.prepare(&Echo, n, Some(s)).body).unwrap()

@@ -4,6 +4,7 @@
 
 use super::build_load::build_load;
 use super::build_request::build_request;
+use super::build_unstreamed::check_unstreamed;
 use super::errors::{did_you_mean, Ctx};
 use super::interpolate::{Interpolated, Sub};
 use super::lines::locate_span;
@@ -84,7 +85,13 @@ pub(super) fn build(
     let load = build_load(cx, raw.load)?;
     let request = build_request(cx, raw.request, &load, target.api)?;
     if !request.stream {
-        check_unstreamed(cx, &slo, load.search.as_ref(), raw.gates.as_ref())?;
+        check_unstreamed(
+            cx,
+            target.api,
+            &slo,
+            load.search.as_ref(),
+            raw.gates.as_ref(),
+        )?;
     }
     let compare_baseline = raw.compare.and_then(|c| c.baseline);
     if let Some(b) = &compare_baseline {
@@ -123,57 +130,6 @@ pub(super) fn build(
         otlp: super::build_telemetry::build_telemetry(cx, raw.telemetry)?,
         pricing: super::build_pricing::build_pricing(cx, raw.pricing, &target_models)?,
     })
-}
-
-/// A scenario that does not stream (`request.stream: false`) measures no TTFT, TTFC, TPOT or
-/// ITL: an SLO, a search bound or a gate on one of them could never be judged, so it is refused
-/// at its field, with the E2E bound to write instead.
-fn check_unstreamed(
-    cx: &Ctx,
-    slo: &Slo,
-    search: Option<&super::Search>,
-    gates: Option<&super::raw::RawGates>,
-) -> Result<(), ScenarioError> {
-    let why = |field: &str, what: &str, instead: &str| {
-        cx.err(
-            field,
-            format!(
-                "bounds {what}, which is not measured when request.stream is false (a whole \
-                 answer has no first token); remove it and bound E2E instead ({instead}), or \
-                 stream (request.stream: true)"
-            ),
-        )
-    };
-    let slo_fields = [
-        ("slo.ttft", "TTFT", slo.ttft.is_some()),
-        ("slo.ttfc", "TTFC", slo.ttfc.is_some()),
-        ("slo.tpot", "TPOT", slo.tpot.is_some()),
-    ];
-    if let Some((field, what, _)) = slo_fields.into_iter().find(|f| f.2) {
-        return Err(why(field, what, "slo.e2e"));
-    }
-    if let Some(s) = search {
-        let bounds = [
-            ("load.search.slo.ttft_p90", "TTFT", s.slo.ttft.is_some()),
-            ("load.search.slo.ttfc_p90", "TTFC", s.slo.ttfc.is_some()),
-            ("load.search.slo.tpot_p90", "TPOT", s.slo.tpot.is_some()),
-        ];
-        if let Some((field, what, _)) = bounds.into_iter().find(|f| f.2) {
-            return Err(why(field, what, "load.search.slo.e2e_p90"));
-        }
-    }
-    if let Some(g) = gates {
-        let set = [
-            ("gates.ttft", "TTFT", g.ttft.is_some()),
-            ("gates.ttfc", "TTFC", g.ttfc.is_some()),
-            ("gates.tpot", "TPOT", g.tpot.is_some()),
-            ("gates.itl", "ITL", g.itl.is_some()),
-        ];
-        if let Some((field, what, _)) = set.into_iter().find(|f| f.2) {
-            return Err(why(field, what, "gates.e2e"));
-        }
-    }
-    Ok(())
 }
 
 /// `Support Chat.yaml` -> `support-chat`.

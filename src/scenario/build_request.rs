@@ -92,6 +92,10 @@ pub(super) fn build_request(
             "missing; add e.g. request: {{prompt_file: prompts/support.txt}}"
         )
     };
+    if api.embeds() {
+        check_embeddings(cx, &r, load)?;
+    }
+    let batch = batch_of(cx, &r, api)?;
     let (prompt, prompt_file, prompts) = prompt_of(cx, &r, load, api)?;
     let prompt_order = prompt_order_of(cx, r.prompt_order.as_deref(), &prompts)?;
     let chain = r.session.as_ref().and_then(|s| s.chain.clone());
@@ -113,14 +117,19 @@ pub(super) fn build_request(
         )
     }
     let mut extra_body = extra_body_of(cx, r.extra_body)?;
-    let (max_tokens, max_tokens_field) = super::token_limit::resolve(
-        cx,
-        api,
-        r.max_tokens,
-        r.max_tokens_field.as_deref(),
-        &mut extra_body,
-    )?;
-    let stream = r.stream.unwrap_or(true);
+    let (max_tokens, max_tokens_field) = if api.embeds() {
+        (None, super::LimitField::default_for(api))
+    } else {
+        super::token_limit::resolve(
+            cx,
+            api,
+            r.max_tokens,
+            r.max_tokens_field.as_deref(),
+            &mut extra_body,
+        )?
+    };
+    // Embeddings are answered whole: they are never streamed.
+    let stream = r.stream.unwrap_or(!api.embeds());
     let session_chain = session_chain_of(cx, chain.as_deref(), session_turns, api, &extra_body)?;
     let (tools, tool_choice) = super::tools::tools_of(
         cx,
@@ -140,6 +149,8 @@ pub(super) fn build_request(
         prompt_order,
         cache_bust: r.cache_bust.unwrap_or(false),
         stream,
+        batch,
+        inputs: Vec::new(),
         session_turns,
         session_chain,
         short_below,
@@ -154,6 +165,100 @@ pub(super) fn build_request(
         cache_auto,
         prompt_cache_key,
     })
+}
+
+/// The most inputs one embeddings request may carry (OpenAI's limit).
+pub const MAX_BATCH: u32 = 2048;
+
+/// `request.batch`: texts per request, 1 or more, for embeddings only (elsewhere a request
+/// carries one prompt, and several would be several requests).
+fn batch_of(cx: &Ctx, r: &RawRequest, api: Api) -> Result<u32, ScenarioError> {
+    let Some(batch) = r.batch.as_ref().map(|b| b.0) else {
+        return Ok(1);
+    };
+    if !api.embeds() {
+        let embeds: Vec<_> = Api::ALL
+            .into_iter()
+            .filter(|a| a.embeds())
+            .map(Api::as_str)
+            .collect();
+        bail!(
+            cx,
+            "request.batch",
+            "sends several texts in one request, which only {} does; {} sends one prompt per \
+             request (for more load, raise the ladder): remove it",
+            embeds.join(" or "),
+            api.as_str()
+        )
+    }
+    if batch > MAX_BATCH {
+        bail!(
+            cx,
+            "request.batch",
+            "{batch} texts per request is more than an embeddings request takes; write 1 to \
+             {MAX_BATCH}"
+        )
+    }
+    Ok(batch)
+}
+
+/// What an embeddings request cannot carry or measure, refused at its field: there is no output
+/// (no limit, no stream, no system prompt) and no conversation.
+fn check_embeddings(cx: &Ctx, r: &RawRequest, load: &Load) -> Result<(), ScenarioError> {
+    let why = "an embeddings answer generates no tokens";
+    let refused = [
+        (
+            r.max_tokens.is_some(),
+            "request.max_tokens",
+            format!("{why}, so there is no output limit: remove it"),
+        ),
+        (
+            r.max_tokens_field.is_some(),
+            "request.max_tokens_field",
+            format!("{why}, so there is no output limit: remove it"),
+        ),
+        (
+            r.stream == Some(true),
+            "request.stream",
+            format!(
+                "{why} and is answered as one JSON body; it cannot be streamed: remove it \
+                 (E2E is measured, TTFT and TPOT are not)"
+            ),
+        ),
+        (
+            r.session.is_some(),
+            "request.session",
+            "embeddings have no conversation; remove session (each request embeds its own \
+             texts)"
+                .to_string(),
+        ),
+        (
+            r.system_file.as_ref().is_some_and(|f| !f.trim().is_empty()),
+            "request.system_file",
+            "embeddings take no system prompt; remove it".to_string(),
+        ),
+        (
+            r.short_below.is_some(),
+            "request.short_below",
+            format!("{why}, so no answer can be short: remove it"),
+        ),
+        (
+            r.temperature.is_some(),
+            "request.temperature",
+            "embeddings are not sampled; remove it".to_string(),
+        ),
+        (
+            matches!(load.mode, LoadMode::Replay { .. }),
+            "load.mode",
+            "a replayed trace holds generation requests (their output lengths); replay is for \
+             chat or completions: use concurrency or rate"
+                .to_string(),
+        ),
+    ];
+    if let Some((_, field, message)) = refused.into_iter().find(|(set, ..)| *set) {
+        return Err(cx.err(field, message));
+    }
+    Ok(())
 }
 
 /// Where the prompts come from, checked: one source at most, none where the load generates

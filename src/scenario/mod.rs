@@ -26,6 +26,7 @@ mod build_load;
 pub mod build_pricing;
 mod build_request;
 pub mod build_telemetry;
+mod build_unstreamed;
 mod defaults;
 mod errors;
 mod interpolate;

@@ -145,6 +145,9 @@ fn prompt_entries(s: &Scenario) -> Vec<(&'static str, Yaml)> {
     if !r.stream {
         out.push(("stream", Yaml::from(false)));
     }
+    if r.batch > 1 {
+        out.push(("batch", Yaml::from(r.batch)));
+    }
     if r.session_turns > 1 {
         let turns = ("turns", Yaml::from(r.session_turns));
         out.push(match r.session_chain {

@@ -171,6 +171,8 @@ pub(super) struct RawRequest {
     pub(super) prompt: Option<RawPrompt>,
     pub(super) cache_bust: Option<bool>,
     pub(super) stream: Option<bool>,
+    /// Inputs per request (`api: openai-embeddings` only).
+    pub(super) batch: Option<Pos<u32>>,
     pub(super) session: Option<RawSession>,
     pub(super) short_below: Option<Fraction>,
     pub(super) system_file: Option<String>,

@@ -57,6 +57,10 @@ pub struct RequestSpec {
     /// `request.stream`: ask for the answer as an event stream (default) or as one JSON body
     /// (`false`: TTFT, TTFC, TPOT and ITL are not measured, E2E and the usage's tokens are).
     pub stream: bool,
+    /// `request.batch`: texts per embeddings request (1 elsewhere), one vector each.
+    pub batch: u32,
+    /// A batched request's texts, filled by `workload`; empty: the prompt, `batch` times.
+    pub inputs: Vec<String>,
     /// Turns per conversation (`session.turns`); 1 = independent requests.
     pub session_turns: u32,
     /// `session.chain`: the body field (`previous_response_id`) through which each turn after the
@@ -100,6 +104,8 @@ impl Default for RequestSpec {
             prompt_order: PromptOrder::RoundRobin,
             cache_bust: false,
             stream: true,
+            batch: 1,
+            inputs: Vec::new(),
             session_turns: 1,
             session_chain: None,
             short_below: DEFAULT_SHORT_BELOW,

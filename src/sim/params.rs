@@ -91,6 +91,16 @@ pub struct SimParams {
     /// a `thinking` block of `thinking_delta`s): TTFT is then the first reasoning token and TTFC
     /// the first answer token. Streaming requests only; legacy completions keep them hidden.
     pub stream_reasoning: bool,
+    /// Base time of an embeddings answer once a slot is free (10ms), spread by `ttft_sigma` and
+    /// `drift` as TTFT is.
+    #[serde(with = "crate::util::duration::serde_human")]
+    pub embed_time: Duration,
+    /// Time per input token of an embeddings answer, every text of the request counted (50us):
+    /// the prefill an embedding is.
+    #[serde(with = "crate::util::duration::serde_human")]
+    pub embed_per_token: Duration,
+    /// Size of each embedding vector when the request sets no `dimensions` (384).
+    pub embed_dimensions: u32,
 }
 
 /// Partial per-model override; unset fields fall back to the top-level values.
@@ -180,6 +190,9 @@ impl Default for SimParams {
             prefix_cache_tokens: DEFAULT_PREFIX_CACHE_TOKENS,
             reasoning_tokens: 0,
             stream_reasoning: false,
+            embed_time: Duration::from_millis(10),
+            embed_per_token: Duration::from_micros(50),
+            embed_dimensions: 384,
         }
     }
 }
@@ -212,6 +225,9 @@ impl fmt::Debug for SimParams {
             .field("prefix_cache_tokens", &self.prefix_cache_tokens)
             .field("reasoning_tokens", &self.reasoning_tokens)
             .field("stream_reasoning", &self.stream_reasoning)
+            .field("embed_time", &self.embed_time)
+            .field("embed_per_token", &self.embed_per_token)
+            .field("embed_dimensions", &self.embed_dimensions)
             .finish()
     }
 }
@@ -276,6 +292,9 @@ impl SimParams {
             "stream_reasoning" => self.stream_reasoning = boolean(key, v)?,
             "prefix_cache" => self.prefix_cache = boolean(key, v)?,
             "prefix_cache_tokens" => self.prefix_cache_tokens = num(key, v)?,
+            "embed_time" => self.embed_time = dur(key, v)?,
+            "embed_per_token" => self.embed_per_token = dur(key, v)?,
+            "embed_dimensions" => self.embed_dimensions = num(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {
@@ -356,6 +375,7 @@ impl SimParams {
             ("concurrency_cap", self.concurrency_cap.map(u64::from)),
             ("rpm", self.rpm.map(u64::from)),
             ("tpm", self.tpm),
+            ("embed_dimensions", Some(u64::from(self.embed_dimensions))),
         ];
         for (name, value) in nonzero {
             if value == Some(0) {

@@ -33,7 +33,21 @@ pub struct SimRequest {
     pub tool: Option<String>,
     /// `tool_choice` asks for a call (`required`, Anthropic's `any`, or one named tool).
     pub tool_required: bool,
+    /// An embeddings request's texts (1 for a string `input`), the vector size it asks for
+    /// (`dimensions`) and whether it wants base64 (`encoding_format`); `None` elsewhere.
+    pub embed: Option<Embed>,
 }
+
+/// What an embeddings request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Embed {
+    pub inputs: u32,
+    pub dimensions: Option<u32>,
+    pub base64: bool,
+}
+
+/// The most texts one embeddings request takes (OpenAI's limit).
+pub const MAX_EMBED_INPUTS: usize = 2048;
 
 #[derive(Deserialize)]
 struct Body {
@@ -50,6 +64,8 @@ struct Body {
     previous_response_id: Option<Value>,
     tools: Option<Value>,
     tool_choice: Option<Value>,
+    dimensions: Option<Value>,
+    encoding_format: Option<Value>,
 }
 
 /// Parses a body for `api`; the error is the message for a 400 answer.
@@ -67,6 +83,11 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     let cache_control = has_key(&value, "cache_control");
     let b: Body =
         serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
+    let embed = if api.embeds() {
+        Some(embed_of(&b)?)
+    } else {
+        None
+    };
     let model = match b.model {
         Some(Value::String(m)) if !m.is_empty() => m,
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -121,6 +142,12 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     .map(text_chars)
     .sum();
     let (tool, tool_required) = tool_of(b.tools.as_ref(), b.tool_choice.as_ref());
+    // Texts sent as token ids (an embeddings input of integers) count one token each.
+    let token_ids = b
+        .input
+        .as_ref()
+        .filter(|_| api.embeds())
+        .map_or(0, token_ids);
     let mut text = String::new();
     let parts = [
         &b.tools,
@@ -135,17 +162,88 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     }
     Ok(SimRequest {
         model,
-        stream,
-        max_tokens,
+        // Embeddings are answered whole, and generate nothing.
+        stream: stream && embed.is_none(),
+        max_tokens: if embed.is_some() { Some(0) } else { max_tokens },
         include_usage,
-        input_tokens: (chars as u64).div_ceil(4),
+        input_tokens: (chars as u64).div_ceil(4) + token_ids,
         prefix_blocks: prefix_blocks(&text),
         store,
         previous_response_id,
         cache_control,
         tool,
         tool_required,
+        embed,
     })
+}
+
+/// An embeddings request's `input` (a non-empty string, or a list of up to
+/// [`MAX_EMBED_INPUTS`] non-empty strings or token lists), `dimensions` and `encoding_format`,
+/// refused as OpenAI refuses them.
+fn embed_of(b: &Body) -> Result<Embed, String> {
+    let inputs = match &b.input {
+        Some(Value::String(s)) if !s.is_empty() => 1,
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EMBED_INPUTS => {
+            let text = |v: &Value| match v {
+                Value::String(s) => !s.is_empty(),
+                Value::Number(_) => true,
+                Value::Array(ids) => !ids.is_empty() && ids.iter().all(Value::is_u64),
+                _ => false,
+            };
+            if !items.iter().all(text) {
+                return Err(
+                    "'$.input' is invalid: each input must be a non-empty string or a \
+                            list of token ids"
+                        .into(),
+                );
+            }
+            // A list of integers is one text of token ids.
+            if items.iter().all(Value::is_number) {
+                1
+            } else {
+                items.len()
+            }
+        }
+        Some(Value::Array(items)) if items.len() > MAX_EMBED_INPUTS => {
+            return Err(format!(
+                "'$.input' is invalid: at most {MAX_EMBED_INPUTS} inputs per request, got {}",
+                items.len()
+            ))
+        }
+        None | Some(Value::Null) => return Err("you must provide an input parameter".into()),
+        Some(_) => return Err("'$.input' is invalid: a non-empty string or a list of them".into()),
+    };
+    let dimensions = match &b.dimensions {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64().filter(|d| (1..=65_536).contains(d)) {
+            Some(d) => Some(d as u32),
+            None => return Err(format!("`dimensions` must be an integer from 1, got {v}")),
+        },
+    };
+    let base64 = match &b.encoding_format {
+        None | Some(Value::Null) => false,
+        Some(Value::String(f)) if f == "float" => false,
+        Some(Value::String(f)) if f == "base64" => true,
+        Some(v) => {
+            return Err(format!(
+                "`encoding_format` must be 'float' or 'base64', got {v}"
+            ))
+        }
+    };
+    Ok(Embed {
+        inputs: inputs as u32,
+        dimensions,
+        base64,
+    })
+}
+
+/// Token ids in an embeddings input (integers, or lists of them).
+fn token_ids(v: &Value) -> u64 {
+    match v {
+        Value::Number(_) => 1,
+        Value::Array(items) => items.iter().map(token_ids).sum(),
+        _ => 0,
+    }
 }
 
 /// Whether `key` appears anywhere in `v`.
@@ -263,6 +361,7 @@ mod tests {
                 cache_control: false,
                 tool: None,
                 tool_required: false,
+                embed: None,
             }
         );
     }
@@ -388,6 +487,59 @@ mod tests {
         assert!(!r.store);
         assert_eq!(r.previous_response_id.as_deref(), Some("resp_1"));
         assert!(p(Api::OpenAiResponses, json!({"model":"m","store":"no"})).is_err());
+    }
+
+    #[test]
+    fn embeddings_count_their_texts_and_refuse_what_openai_refuses() {
+        let r = p(
+            Api::OpenAiEmbeddings,
+            json!({"model":"m","input":["abcd","abcdefgh"],"dimensions":64,
+                   "encoding_format":"base64"}),
+        )
+        .unwrap();
+        let embed = Embed {
+            inputs: 2,
+            dimensions: Some(64),
+            base64: true,
+        };
+        assert_eq!(r.embed, Some(embed));
+        assert_eq!(
+            (r.input_tokens, r.max_tokens, r.stream),
+            (3, Some(0), false)
+        );
+        let r = p(Api::OpenAiEmbeddings, json!({"model":"m","input":"abcd"})).unwrap();
+        assert_eq!(
+            r.embed.map(|e| (e.inputs, e.dimensions, e.base64)),
+            Some((1, None, false))
+        );
+        // Token ids: one list is one text, a list of lists several.
+        let r = p(
+            Api::OpenAiEmbeddings,
+            json!({"model":"m","input":[1, 2, 3]}),
+        )
+        .unwrap();
+        assert_eq!((r.embed.unwrap().inputs, r.input_tokens), (1, 3));
+        let r = p(
+            Api::OpenAiEmbeddings,
+            json!({"model":"m","input":[[1, 2], [3]]}),
+        )
+        .unwrap();
+        assert_eq!((r.embed.unwrap().inputs, r.input_tokens), (2, 3));
+        for bad in [
+            json!({"model":"m"}),
+            json!({"model":"m","input":""}),
+            json!({"model":"m","input":[]}),
+            json!({"model":"m","input":["a", ""]}),
+            json!({"model":"m","input":{"text":"a"}}),
+            json!({"model":"m","input":vec!["a"; 2049]}),
+            json!({"model":"m","input":"a","dimensions":0}),
+            json!({"model":"m","input":"a","encoding_format":"int8"}),
+        ] {
+            assert!(p(Api::OpenAiEmbeddings, bad.clone()).is_err(), "{bad}");
+        }
+        // Elsewhere the fields mean nothing.
+        let r = p(Api::OpenAiChat, json!({"model":"m","encoding_format":3})).unwrap();
+        assert_eq!(r.embed, None);
     }
 
     #[test]

@@ -410,23 +410,29 @@ fn planned(
     } else {
         (frames, 0, p.reasoning_tokens)
     };
+    let uncached = u32::try_from(req.input_tokens - cached).unwrap_or(u32::MAX);
     let prefill = p
         .prefill_per_token
-        .checked_mul(u32::try_from(req.input_tokens - cached).unwrap_or(u32::MAX))
+        .checked_mul(uncached)
         .unwrap_or(MAX_TTFT);
+    // Hidden reasoning is decoded before the first visible token.
+    let ttft = scale(timing.ttft, drift * v.ttft_factor)
+        .saturating_add(prefill)
+        .saturating_add(
+            scale(timing.tpot, drift)
+                .checked_mul(hidden_reasoning)
+                .unwrap_or(MAX_TTFT),
+        )
+        .min(MAX_TTFT);
+    let (frames, ttft) = match req.embed {
+        Some(e) => embedding(p, e, frames, uncached, drift * v.ttft_factor),
+        None => (frames, ttft),
+    };
     let plan = Plan {
         n,
         reasoning: streamed_reasoning,
         finish,
-        // Hidden reasoning is decoded before the first visible token.
-        ttft: scale(timing.ttft, drift * v.ttft_factor)
-            .saturating_add(prefill)
-            .saturating_add(
-                scale(timing.tpot, drift)
-                    .checked_mul(hidden_reasoning)
-                    .unwrap_or(MAX_TTFT),
-            )
-            .min(MAX_TTFT),
+        ttft,
         include_usage: req.include_usage,
         input_tokens: req.input_tokens,
         fault,
@@ -445,6 +451,26 @@ fn planned(
         plan,
         pacer,
     })
+}
+
+/// An embeddings answer's frames (its texts, vector size and encoding) and its time: a prefill
+/// only, `embed_time` + `embed_per_token` × the uncached input tokens, scaled by `factor` (drift
+/// and the request's variation, as TTFT is).
+fn embedding(
+    p: &SimParams,
+    e: request::Embed,
+    frames: Frames,
+    uncached: u32,
+    factor: f64,
+) -> (Frames, Duration) {
+    let time = p
+        .embed_per_token
+        .checked_mul(uncached)
+        .unwrap_or(MAX_TTFT)
+        .saturating_add(p.embed_time);
+    let dims = e.dimensions.unwrap_or(p.embed_dimensions);
+    let frames = frames.with_embedding(e.inputs, dims, e.base64);
+    (frames, time.mul_f64(factor).min(MAX_TTFT))
 }
 
 /// The body of a non-streamed answer once generated: the completion, or the fault it carries;

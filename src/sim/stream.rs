@@ -289,6 +289,10 @@ pub async fn generate(
         guard.token(t);
     }
     if plan.n == 0 {
+        // Nothing generated (an embedding): a stall holds the whole answer.
+        if plan.fault == Some(FaultKind::Stall) {
+            t += plan.stall_for;
+        }
         tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await;
     }
     guard.release();

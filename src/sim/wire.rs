@@ -64,6 +64,8 @@ pub struct Frames {
     reasoning: u64,
     /// The reasoning is streamed as reasoning deltas before the answer (`streaming_reasoning`).
     reasoning_streamed: bool,
+    /// An embeddings answer's shape: texts, vector size, base64 (`embedding`).
+    embedding: Option<embeddings::Shape>,
 }
 
 impl Frames {
@@ -95,6 +97,8 @@ impl Frames {
                 };
                 responses::token_parts(&ids, false)
             }
+            // Never streamed: no token frames.
+            Api::OpenAiEmbeddings => (String::new(), b""),
         };
         Frames {
             dialect,
@@ -108,6 +112,7 @@ impl Frames {
             cache_written: None,
             reasoning: 0,
             reasoning_streamed: false,
+            embedding: None,
         }
     }
 
@@ -133,6 +138,17 @@ impl Frames {
                 format!(",\"cache_creation_input_tokens\":{w},\"cache_read_input_tokens\":{c}"),
             ),
         }
+    }
+
+    /// The same frames, answering an embeddings request of `inputs` texts with vectors of
+    /// `dimensions` floats, as base64 when asked.
+    pub fn with_embedding(mut self, inputs: u32, dimensions: u32, base64: bool) -> Frames {
+        self.embedding = Some(embeddings::Shape {
+            inputs,
+            dimensions,
+            base64,
+        });
+        self
     }
 
     /// The same frames, reporting `cached` prompt tokens in usage (OpenAI
@@ -164,9 +180,10 @@ impl Frames {
         self
     }
 
-    /// Whether the dialect has a reasoning field to stream (legacy completions have none).
+    /// Whether the dialect has a reasoning field to stream (legacy completions and embeddings
+    /// have none).
     pub fn can_stream_reasoning(&self) -> bool {
-        self.dialect != Api::OpenAiCompletions
+        !matches!(self.dialect, Api::OpenAiCompletions | Api::OpenAiEmbeddings)
     }
 
     /// The Responses API's identity of this response.
@@ -225,7 +242,7 @@ impl Frames {
             Api::OpenAiChat => Some(Bytes::from(format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
             ))),
-            Api::OpenAiCompletions => None,
+            Api::OpenAiCompletions | Api::OpenAiEmbeddings => None,
             Api::OpenAiResponses => Some(Bytes::from(responses::opening(
                 &self.ids(),
                 self.reasoning_streamed,
@@ -325,7 +342,7 @@ impl Frames {
                     s.push_str("data: [DONE]\n\n");
                 }
             }
-            Api::OpenAiResponses => {}
+            Api::OpenAiResponses | Api::OpenAiEmbeddings => {}
             Api::AnthropicMessages => {
                 let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
                 s.push_str(&format!(
@@ -429,11 +446,16 @@ impl Frames {
                 };
                 return responses::full_body(&self.ids(), &ending).into_bytes();
             }
+            Api::OpenAiEmbeddings => {
+                let shape = self.embedding.unwrap_or_default();
+                return embeddings::body(&shape, &self.model_json, input_tokens).into_bytes();
+            }
         };
         v.to_string().into_bytes()
     }
 }
 
+mod embeddings;
 mod responses;
 
 #[cfg(test)]

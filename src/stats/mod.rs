@@ -266,6 +266,26 @@ impl StepSummary {
         any
     }
 
+    /// Whether these steps (one model's ladder) embedded texts instead of generating tokens
+    /// (`api: openai-embeddings`): some succeeded with input tokens, and none produced an output
+    /// token. The one rule by which the table shows input tokens per minute and per second in
+    /// place of output TPM, and by which output rates (TPM, the decode rate) are not judged.
+    pub fn input_only<'a>(steps: impl IntoIterator<Item = &'a StepSummary>) -> bool {
+        let mut any = false;
+        for s in steps {
+            if s.output_tokens > 0 {
+                return false;
+            }
+            any |= s.succeeded > 0 && s.input_tokens > 0;
+        }
+        any
+    }
+
+    /// Input tokens per minute over the whole step (`tpm_total` less the output's `tpm`).
+    pub fn input_tpm(&self) -> f64 {
+        (self.tpm_total - self.tpm).max(0.0)
+    }
+
     /// Short responses as a share of successes (`None` without successes).
     pub fn short_share(&self) -> Option<f64> {
         (self.succeeded > 0).then(|| self.short as f64 / self.succeeded as f64)

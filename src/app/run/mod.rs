@@ -318,7 +318,8 @@ fn http_backend(s: &Scenario, base_url: &str, env: &RunEnv) -> Result<HttpBacken
     }
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?
-        .streaming(s.request.stream);
+        .streaming(s.request.stream)
+        .batching(s.request.batch);
     Ok(HttpBackend { pool, target })
 }
 

@@ -200,11 +200,13 @@ fn apply_sim_set(s: &mut Scenario, sim_set: &[String], out: &Output) -> Result<(
         Endpoint::Sim(params) => params
             .apply_overrides(sim_set, "--sim-set")
             .map_err(UsageError)?,
-        Endpoint::Url(_) => return Err(UsageError(format!(
+        Endpoint::Url(_) => {
+            return Err(UsageError(format!(
             "--sim-set: {} targets a real server (target.base_url), not the simulator (target.sim)",
             s.path.display()
         ))
-        .into()),
+            .into())
+        }
     }
     Ok(())
 }

@@ -49,6 +49,8 @@ pub struct PreparedTarget {
     /// The answer is asked for as an event stream (`request.stream`, default); `false`: as one
     /// JSON body, read whole (no first token to time, and no first-token deadline).
     pub stream: bool,
+    /// Texts per request (`request.batch`): an embeddings answer must hold one vector each.
+    pub batch: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +120,16 @@ impl PreparedTarget {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             stream: true,
-        })
+            batch: 1,
+        }
+        // An embeddings answer is never streamed.
+        .streaming(!target.api.embeds()))
+    }
+
+    /// The same target with `batch` texts per request (`request.batch`).
+    pub fn batching(mut self, batch: u32) -> Self {
+        self.batch = batch.max(1);
+        self
     }
 
     /// The same target with its answers asked for as a stream or as one JSON body
@@ -143,7 +154,7 @@ impl PreparedTarget {
 
     /// A reader for the events of one stream of this target.
     pub(super) fn events(&self) -> EventReader {
-        (dialect::of(self.api).reader)()
+        (dialect::of(self.api).reader)().expecting(self.batch)
     }
 }
 
