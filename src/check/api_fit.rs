@@ -82,7 +82,10 @@ fn served_elsewhere(cx: &Context, status: u16, l: &str) -> Option<Diagnosis> {
 fn not_served_here(cx: &Context, status: u16, l: &str) -> Option<Diagnosis> {
     let path = cx.api.spec().path;
     let name = path.trim_start_matches('/').replace('/', " ");
-    let mentions = l.contains(&format!("v1{path}")) || l.contains(&format!("{name} api"));
+    // An embeddings refusal names what the model does not do ("does not support embeddings").
+    let mentions = l.contains(&format!("v1{path}"))
+        || l.contains(&format!("{name} api"))
+        || (cx.api.embeds() && l.contains("embedding"));
     if !(mentions && l.contains("model") && refuses(l)) {
         return None;
     }
@@ -193,6 +196,27 @@ mod tests {
         assert!(all.contains("openai-chat or openai-completions"), "{all}");
         // A 404 for an unknown path says nothing about the model.
         assert!(diagnose(&responses, 404, "Invalid URL (POST /v1/responses)").is_none());
+    }
+
+    #[test]
+    fn a_model_that_does_not_embed() {
+        let key = inspect(None, Api::OpenAiChat, "api.openai.com");
+        let embeddings = cx(Api::OpenAiEmbeddings, &key);
+        for (status, msg) in [
+            (400, "The model does not support Embeddings API"),
+            (400, "This model does not support embeddings."),
+            (404, "The model `gpt-4o-mini` does not support embeddings."),
+        ] {
+            let d = diagnose(&embeddings, status, msg).expect(msg);
+            assert_eq!(d.kind, Kind::ModelWrongApi, "{msg}");
+            let all = said(&d);
+            assert!(all.contains("not served through /embeddings"), "{all}");
+            assert!(all.contains("openai-chat"), "{all}");
+        }
+        // An unknown path, or a chat model's own refusals, say nothing about embeddings.
+        assert!(diagnose(&embeddings, 404, "Invalid URL (POST /v1/embeddings)").is_none());
+        let chat = cx(Api::OpenAiChat, &key);
+        assert!(diagnose(&chat, 400, "This model does not support embeddings.").is_none());
     }
 
     #[test]

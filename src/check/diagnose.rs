@@ -59,6 +59,10 @@ pub fn diagnose(cx: &Context, o: &Outcome, ev: &Evidence) -> Diagnosis {
             Some(d) => d,
             None => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
         },
+        Outcome::Embedded {
+            e2e_ms,
+            input_tokens,
+        } => embedded(cx, *e2e_ms, *input_tokens),
         Outcome::NotSent {
             reason,
             key_related,
@@ -155,6 +159,27 @@ fn streamed(
         }
     }
     d
+}
+
+/// An embeddings answer that held its vector: its time, and its input tokens when usage said.
+fn embedded(cx: &Context, e2e_ms: f64, input_tokens: Option<u64>) -> Diagnosis {
+    match input_tokens {
+        Some(n) => Diagnosis::new(
+            Kind::Ok,
+            format!("E2E {e2e_ms:.0} ms, 1 vector, {n} input tokens, usage reported"),
+        ),
+        None => {
+            let mut d = Diagnosis::new(
+                Kind::OkNoUsage,
+                format!("E2E {e2e_ms:.0} ms, 1 vector, no usage in the answer"),
+            );
+            d.notes.push(format!(
+                "{}: input tokens per minute will read 0 (requests per second and E2E are measured)",
+                cx.api.spec().no_usage
+            ));
+            d
+        }
+    }
 }
 
 /// A reasoning model that spent the check's few tokens on hidden reasoning (OpenAI's o-series and

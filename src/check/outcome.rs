@@ -49,6 +49,26 @@ pub enum Outcome {
         /// Reasoning tokens the server reported inside `output_tokens`.
         reasoning_tokens: Option<u64>,
     },
+    /// An embeddings answer with one vector per input ([`Outcome::embedded`]).
+    Embedded {
+        e2e_ms: f64,
+        /// `usage.prompt_tokens`, when reported.
+        input_tokens: Option<u64>,
+    },
+}
+
+impl Outcome {
+    /// The same outcome of an embeddings request (`Api::embeds`): its success is one answer of
+    /// vectors, timed end to end, not a stream.
+    pub fn embedded(self, a: &Attempt) -> Outcome {
+        match self {
+            Outcome::Streamed { .. } => Outcome::Embedded {
+                e2e_ms: a.elapsed_ms,
+                input_tokens: a.timing.as_ref().and_then(|t| t.input_tokens),
+            },
+            other => other,
+        }
+    }
 }
 
 /// The outcome of one attempt; any occurrence of `key` in server text is replaced by `***`.

@@ -73,7 +73,10 @@ pub async fn check_model(
         request_id,
     )
     .await;
-    let outcome = from_attempt(&attempt, key);
+    let mut outcome = from_attempt(&attempt, key);
+    if target.api.embeds() {
+        outcome = outcome.embedded(&attempt);
+    }
     let probes = wanted_probes(&outcome);
     let mut ev = Evidence::default();
     let mut found = None;

@@ -198,6 +198,13 @@ impl Step<'_> {
             rules::skip(&mut c, format!("{} {why}", metric.label()));
             return c;
         }
+        let input_only = |s: &StepSummary| StepSummary::input_only(std::iter::once(s));
+        if matches!(metric, Metric::Tpm | Metric::DecodeRate) && input_only(bs) && input_only(ns) {
+            let why = "does not apply: no output token was generated (embeddings); RPS judges \
+                       the throughput";
+            rules::skip(&mut c, format!("{} {why}", metric.label()));
+            return c;
+        }
         let rate = |i: &Indexed<'_>, s| rules::Rate {
             summary: s,
             window: i.window(s),

@@ -42,6 +42,8 @@ pub mod schema;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_embeddings;
+#[cfg(test)]
 mod tests_overrides;
 #[cfg(test)]
 mod tests_pricing;

@@ -15,6 +15,7 @@ mod closed_stdout;
 mod cost;
 mod crash;
 mod diff_gate;
+mod embeddings;
 mod evidence;
 mod failfast;
 mod faults;
