@@ -74,11 +74,6 @@ fn what_an_embedding_cannot_carry_is_refused_at_its_field() {
             "no output limit",
         ),
         (
-            "  max_tokens: null\n",
-            "request.max_tokens",
-            "no output limit",
-        ),
-        (
             "  max_tokens_field: max_tokens\n",
             "request.max_tokens_field",
             "no output limit",
