@@ -44,6 +44,8 @@ pub struct Embed {
     pub inputs: u32,
     pub dimensions: Option<u32>,
     pub base64: bool,
+    /// Texts sent as token ids (integers), one token each.
+    pub token_ids: u64,
 }
 
 /// The most texts one embeddings request takes (OpenAI's limit).
@@ -83,11 +85,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     let cache_control = has_key(&value, "cache_control");
     let b: Body =
         serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
-    let embed = if api.embeds() {
-        Some(embed_of(&b)?)
-    } else {
-        None
-    };
+    let embed = api.embeds().then(|| embed_of(&b)).transpose()?;
     let model = match b.model {
         Some(Value::String(m)) if !m.is_empty() => m,
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -142,12 +140,6 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
     .map(text_chars)
     .sum();
     let (tool, tool_required) = tool_of(b.tools.as_ref(), b.tool_choice.as_ref());
-    // Texts sent as token ids (an embeddings input of integers) count one token each.
-    let token_ids = b
-        .input
-        .as_ref()
-        .filter(|_| api.embeds())
-        .map_or(0, token_ids);
     let mut text = String::new();
     let parts = [
         &b.tools,
@@ -166,7 +158,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         stream: stream && embed.is_none(),
         max_tokens: if embed.is_some() { Some(0) } else { max_tokens },
         include_usage,
-        input_tokens: (chars as u64).div_ceil(4) + token_ids,
+        input_tokens: (chars as u64).div_ceil(4) + embed.map_or(0, |e| e.token_ids),
         prefix_blocks: prefix_blocks(&text),
         store,
         previous_response_id,
@@ -234,6 +226,7 @@ fn embed_of(b: &Body) -> Result<Embed, String> {
         inputs: inputs as u32,
         dimensions,
         base64,
+        token_ids: b.input.as_ref().map_or(0, token_ids),
     })
 }
 
@@ -501,6 +494,7 @@ mod tests {
             inputs: 2,
             dimensions: Some(64),
             base64: true,
+            token_ids: 0,
         };
         assert_eq!(r.embed, Some(embed));
         assert_eq!(
