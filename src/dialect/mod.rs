@@ -237,6 +237,8 @@ const OPENAI_EMBEDDINGS: Spec = Spec {
     finish: ("", ""),
     id_prefix: "emb-",
     no_usage: "the server sent no usage in the embeddings answer",
+    tools: false,
+    caching: PromptCaching::Automatic { key: false },
     ..OPENAI_CHAT
 };
 
