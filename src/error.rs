@@ -70,6 +70,34 @@ impl ExitCode {
     }
 }
 
+/// How one scenario's run ended, for its exit code ([`ExitCode::of_run`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// It ran its plan; `verdict` is the `--against` verdict, when it was judged.
+    Finished { verdict: Option<ExitCode> },
+    /// Every request failed: nothing was measured, so nothing is judged.
+    NothingSucceeded,
+    /// A signal or the fail-fast rule stopped it before its plan ended (or the scenarios after
+    /// it never ran); `verdict` is the judgement of what it collected, when judged.
+    Stopped { verdict: Option<ExitCode> },
+}
+
+impl ExitCode {
+    /// The one rule from how a run ended to its exit code: a finished run exits with its
+    /// verdict (0 without one); a run that measured nothing is an error (1); a stopped run is
+    /// an error (1) unless the steps that ran already regressed (3), which a gate must see.
+    pub fn of_run(end: RunEnd) -> ExitCode {
+        match end {
+            RunEnd::Finished { verdict } => verdict.unwrap_or(ExitCode::Ok),
+            RunEnd::NothingSucceeded => ExitCode::Error,
+            RunEnd::Stopped {
+                verdict: Some(ExitCode::Regression),
+            } => ExitCode::Regression,
+            RunEnd::Stopped { .. } => ExitCode::Error,
+        }
+    }
+}
+
 impl From<ExitCode> for std::process::ExitCode {
     fn from(code: ExitCode) -> Self {
         std::process::ExitCode::from(code.code())
@@ -99,5 +127,19 @@ mod tests {
         }
         let codes: Vec<u8> = all.iter().map(|c: &ExitCode| c.code()).collect();
         assert_eq!(codes, [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_run_exits_with_its_verdict_unless_it_measured_nothing_or_stopped_without_regressing() {
+        use super::RunEnd::*;
+        let all = [Ok, Error, Usage, Regression, Inconclusive];
+        assert_eq!(ExitCode::of_run(Finished { verdict: None }), Ok);
+        assert_eq!(ExitCode::of_run(NothingSucceeded), Error);
+        assert_eq!(ExitCode::of_run(Stopped { verdict: None }), Error);
+        for v in all {
+            assert_eq!(ExitCode::of_run(Finished { verdict: Some(v) }), v);
+            let stopped = ExitCode::of_run(Stopped { verdict: Some(v) });
+            assert_eq!(stopped, if v == Regression { Regression } else { Error });
+        }
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn lines_from_path(s: &Scenario, gates: &Gates, path: &Path) -> Vec<S
         )];
     }
     match store::load_result(path) {
-        Ok(base) => lines_from_side(s, gates, &Side::from_result(&base)),
+        Ok(base) => lines_from_side(s, gates, &crate::app::side::of_result(&base)),
         Err(e) => vec![format!(
             "the baseline {} could not be read ({e}): no estimate of what the gates can detect",
             path.display()

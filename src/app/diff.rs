@@ -6,8 +6,7 @@ use crate::app::paths::resolve_run;
 use crate::app::verdict;
 use crate::app::verdict::{compare_options, diff_format, verdict_sink, GateSwitches};
 use crate::cli::DiffArgs;
-use crate::compare::partial;
-use crate::compare::{self, Side};
+use crate::compare;
 use crate::error::{ExitCode, UsageError};
 use crate::render::diff::DiffContext;
 use crate::store;
@@ -40,15 +39,18 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
     let new_run = load_input(&args.run)?;
     // A side that did not finish: a warning in every format, and advice for its planned count.
     let partials = [
-        partial::read(&base_run, "the baseline"),
-        partial::read(&new_run, "the new run"),
+        crate::app::side::partial_of(&base_run, "the baseline"),
+        crate::app::side::partial_of(&new_run, "the new run"),
     ];
     let gates_from = match &args.gates_from {
         Some(p) => Some((load_without_secrets(p)?.0.gates, p.clone())),
         None => None,
     };
     let (gates, source) = verdict::gates_for(&new_run, gates_from.as_ref()).map_err(UsageError)?;
-    let (base, new) = (Side::from_result(&base_run), Side::from_result(&new_run));
+    let (base, new) = (
+        crate::app::side::of_result(&base_run),
+        crate::app::side::of_result(&new_run),
+    );
     let (base, new) = if args.pairs.is_empty() {
         (base, new)
     } else {

@@ -17,6 +17,7 @@ mod paths;
 mod plan;
 pub mod report;
 pub(crate) mod run;
+mod side;
 mod sim;
 mod summarize;
 pub(crate) mod trend;

@@ -6,8 +6,7 @@
 use crate::app::paths::{default_output, resolve_run};
 use crate::app::verdict::GatesSource;
 use crate::cli::{ReportArgs, ReportFormatArg};
-use crate::compare::partial;
-use crate::compare::{self, CompareOptions, Comparison, Side};
+use crate::compare::{self, CompareOptions, Comparison};
 use crate::error::{ExitCode, UsageError};
 use crate::findings::{self};
 use crate::render::html::view::RunView;
@@ -142,12 +141,12 @@ pub fn view_of(
         let mut opts = CompareOptions::for_cli(g.clone(), false, false);
         opts.pricing = recorded.as_ref().and_then(|r| r.pricing.clone());
         let partials = [
-            partial::read(b, "the baseline"),
-            partial::read(&result, "the new run"),
+            crate::app::side::partial_of(b, "the baseline"),
+            crate::app::side::partial_of(&result, "the new run"),
         ];
         let (c, side_warnings) = crate::app::verdict::judge(
-            &Side::from_result(b),
-            &Side::from_result(&result),
+            &crate::app::side::of_result(b),
+            &crate::app::side::of_result(&result),
             [partials[0].as_ref(), partials[1].as_ref()],
             g,
             &opts,
@@ -223,7 +222,7 @@ fn run_pairs(
     if pairs.is_empty() {
         return Vec::new();
     }
-    let side = Side::from_result(result);
+    let side = crate::app::side::of_result(result);
     let mut opts = CompareOptions::for_cli(Default::default(), false, false);
     // Each model's tokens at its own price: which model costs more per answer.
     opts.pricing = recorded.and_then(|r| r.pricing.clone());

@@ -5,15 +5,15 @@
 //! that would decide it" advice of inconclusive checks at those steps for the planned count: a
 //! truncated step's count says when the run was stopped, not what the scenario asks for.
 //!
-//! Pure: `read` takes a run as the store loaded it (its typed `meta.json` and recorded
-//! scenario); `of` takes the facts of a run still in memory (`run --against`).
+//! Pure: `of` takes the facts of a run, still in memory (`run --against`) or as the store loaded
+//! it (`app::side` reads them from its typed `meta.json` and recorded scenario).
 
 use crate::compare::{gate_for, requests_to_decide, Comparison, Verdict};
 use crate::model::stopped::STOPPED_UNKNOWN;
 use crate::model::{LadderUnit, StoppedBy};
 use crate::scenario::{Budget, Gates, Load};
 use crate::stats::StepSummary;
-use crate::store::{LoadedResult, Meta};
+use crate::store::Meta;
 
 /// A step that ended before it sent what the scenario planned.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,26 +47,6 @@ pub struct Partial {
     pub short: Vec<ShortStep>,
     /// Steps of the ladder the run never reached, named by their load, per model.
     pub never_ran: Vec<String>,
-}
-
-/// The unfinished-run facts of a loaded side, or `None` for a finished run or a baseline CSV:
-/// from its typed `meta.json` and recorded load plan, with the store's description of where a
-/// killed run stopped.
-pub fn read(loaded: &LoadedResult, side: &'static str) -> Option<Partial> {
-    let meta = loaded.meta.as_ref()?;
-    if meta.complete && !meta.interrupted {
-        return None;
-    }
-    let load = loaded.recorded.as_ref().and_then(|r| r.load.as_ref());
-    Some(of(
-        side,
-        loaded.label.clone(),
-        !meta.complete,
-        meta,
-        load,
-        loaded.incomplete.as_deref(),
-        &loaded.summaries,
-    ))
 }
 
 /// The unfinished-run facts of a run that did not finish: `killed` (it never wrote

@@ -1,6 +1,6 @@
-//! Builds one side of a comparison from a loaded result (run directory or baseline) or from a
-//! run still in memory: the summaries, the per-request samples and the knee/wall found by
-//! `findings::analyze_run`, so `diff`, `run --against` and `report --baseline` judge the same
+//! Builds one side of a comparison from its parts (summaries, per-request samples, the knee/wall
+//! found by `findings`), whether they were just measured or loaded from disk (`app::side` builds
+//! a loaded run's parts), so `diff`, `run --against` and `report --baseline` judge the same
 //! thing the same way.
 
 use std::collections::BTreeMap;
@@ -9,35 +9,8 @@ use super::{RequestSample, Side};
 use crate::findings::{self, ModelFindings};
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
-use crate::store::LoadedResult;
 
 impl Side {
-    pub fn from_result(r: &LoadedResult) -> Side {
-        let findings = findings::analyze_run(&r.summaries, r.requests.as_deref());
-        let pool = r
-            .pool
-            .iter()
-            .map(|(id, rows)| super::PooledRun {
-                id: id.clone(),
-                summaries: rows.clone(),
-            })
-            .collect();
-        let samples = r
-            .requests
-            .as_ref()
-            .map(|rs| rs.iter().map(RequestSample::of).collect());
-        Side {
-            pool,
-            ..Side::from_parts(
-                &r.label,
-                r.summaries.clone(),
-                samples,
-                &findings,
-                r.workload_yaml.clone(),
-            )
-        }
-    }
-
     /// A side from parts already at hand (a run just measured: its summaries, its samples and
     /// its findings, nothing re-read from disk).
     pub fn from_parts(

@@ -8,7 +8,7 @@ use crate::app::verdict;
 use crate::app::verdict::compare_options;
 use crate::app::verdict::Against;
 use crate::compare::{partial, Side};
-use crate::error::ExitCode;
+use crate::error::{ExitCode, RunEnd};
 use crate::findings::ModelFindings;
 use crate::render::diff::DiffContext;
 use crate::scenario::Scenario;
@@ -40,32 +40,33 @@ pub(super) fn gate(
         }
         // Judged on what was collected, by the rule `ladder diff` applies to the same data: a
         // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).
-        return match baseline {
-            Some(base) => judge(s, opts, run, findings, base, true, sink),
-            None => Ok(ExitCode::Error),
+        let verdict = match baseline {
+            Some(base) => Some(judge(s, opts, run, findings, base, true, sink)?),
+            None => None,
         };
+        return Ok(ExitCode::of_run(RunEnd::Stopped { verdict }));
     }
     if run.failures.all_failed() {
         // Nothing was measured: never gate on it, never keep it as a baseline.
         if opts.baselines.save {
             eprintln!("baseline not saved: no request succeeded");
         }
-        return Ok(ExitCode::Error);
+        return Ok(ExitCode::of_run(RunEnd::NothingSucceeded));
     }
     // Judge against the existing baseline first: with `--save-baseline --against` the old
     // baseline is the reference, and it is replaced only afterwards.
-    let mut code = ExitCode::Ok;
-    if let Some(base) = baseline {
-        code = judge(s, opts, run, findings, base, false, sink)?;
-    }
-    let replace = verdict::may_replace_baseline(baseline.map(|_| code), opts.baselines.force);
+    let verdict = match baseline {
+        Some(base) => Some(judge(s, opts, run, findings, base, false, sink)?),
+        None => None,
+    };
+    let replace = verdict::may_replace_baseline(verdict, opts.baselines.force);
     if let (true, Err(kept)) = (opts.baselines.save, &replace) {
         eprintln!("{kept}");
     }
     if opts.baselines.save && replace.is_ok() {
         save(s, &opts.baselines, run)?;
     }
-    Ok(code)
+    Ok(ExitCode::of_run(RunEnd::Finished { verdict }))
 }
 
 /// The run against the baseline, emitted through `sink`; `interrupted` marks the new side as

@@ -30,7 +30,7 @@ use crate::client::http::{HttpBackend, PreparedTarget};
 use crate::client::pool::Pool;
 use crate::client::tls::{system_roots_needed, SystemRoots};
 use crate::compare;
-use crate::error::{ExitCode, UsageError};
+use crate::error::{ExitCode, RunEnd, UsageError};
 use crate::findings;
 use crate::render::diff::DiffFormat;
 use crate::runner::{self, Interrupt};
@@ -134,12 +134,10 @@ async fn run_all(
         let c = run_one(s, schedule, opts, out, interrupt, baseline, live).await?;
         code = code.combine(c);
         if interrupt.is_stopped() {
-            // Exit 3 when the steps that ran already regressed; otherwise 1 (interrupted).
-            return Ok(if c == ExitCode::Regression {
-                c
-            } else {
-                ExitCode::Error
-            });
+            // The scenarios after this one never run: the run as a whole stopped. A regression
+            // found so far (in this scenario or an earlier one) still decides the exit code.
+            let rest = ExitCode::of_run(RunEnd::Stopped { verdict: None });
+            return Ok(code.combine(rest));
         }
     }
     Ok(code)

@@ -4,8 +4,6 @@
 use super::baseline::{baseline_keep, pool_accepts};
 use super::options::RunOptions;
 use crate::app::verdict::Against;
-use crate::compare::partial;
-use crate::compare::Side;
 use crate::error::UsageError;
 use crate::scenario::Scenario;
 use crate::store;
@@ -49,8 +47,8 @@ pub(super) fn preflight(opts: &RunOptions, scenarios: &[Scenario]) -> Result<Opt
     match &opts.against {
         Some(path) => match store::load_result(path) {
             Ok(base) => Ok(Some(Against {
-                side: Side::from_result(&base),
-                partial: partial::read(&base, "the baseline"),
+                side: crate::app::side::of_result(&base),
+                partial: crate::app::side::partial_of(&base, "the baseline"),
             })),
             Err(e) => Err(UsageError(format!("--against: {e}")).into()),
         },
