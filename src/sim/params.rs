@@ -81,6 +81,9 @@ pub struct SimParams {
     /// Tokens the prefix cache holds (16,000,000): past it the least recently used blocks are
     /// evicted, so sessions whose histories outgrow it miss (`sim::prefix_cache`).
     pub prefix_cache_tokens: u64,
+    /// Share of the requests that carry `tools` answered with a tool call instead of text (0),
+    /// drawn per request from the seed.
+    pub tool_call_share: f64,
     /// Reasoning tokens per answer (0): generated at `tpot` each before the first answer
     /// token and reported in usage (`completion_tokens` includes them; chat also says
     /// `completion_tokens_details.reasoning_tokens`). Hidden (like o-series / gpt-5 models: they
@@ -188,6 +191,7 @@ impl Default for SimParams {
             known_models_only: false,
             prefix_cache: false,
             prefix_cache_tokens: DEFAULT_PREFIX_CACHE_TOKENS,
+            tool_call_share: 0.0,
             reasoning_tokens: 0,
             stream_reasoning: false,
             embed_time: Duration::from_millis(10),
@@ -223,6 +227,7 @@ impl fmt::Debug for SimParams {
             .field("known_models_only", &self.known_models_only)
             .field("prefix_cache", &self.prefix_cache)
             .field("prefix_cache_tokens", &self.prefix_cache_tokens)
+            .field("tool_call_share", &self.tool_call_share)
             .field("reasoning_tokens", &self.reasoning_tokens)
             .field("stream_reasoning", &self.stream_reasoning)
             .field("embed_time", &self.embed_time)
@@ -295,6 +300,7 @@ impl SimParams {
             "embed_time" => self.embed_time = dur(key, v)?,
             "embed_per_token" => self.embed_per_token = dur(key, v)?,
             "embed_dimensions" => self.embed_dimensions = num(key, v)?,
+            "tool_call_share" => self.tool_call_share = fraction(key, v)?,
             "faults.stall_for" => self.faults.stall_for = dur(key, v)?,
             _ => {
                 if let Some(kind) = key.strip_prefix("faults.") {
@@ -347,6 +353,7 @@ impl SimParams {
             }
         };
         in_unit("tpot_jitter", self.tpot_jitter)?;
+        in_unit("tool_call_share", self.tool_call_share)?;
         for (kind, rate) in self.faults.rates() {
             in_unit(&format!("faults.{kind}"), rate)?;
         }

@@ -399,10 +399,13 @@ fn planned(
     // request asked for caching (Anthropic's `cache_control`), as Anthropic does.
     let cache = ctx.use_prefix_cache(&req.prefix_blocks, req.input_tokens);
     let cached = cache.read;
-    let frames = frames
+    let mut frames = frames
         .with_cached(cached)
         .with_cache_written(req.cache_control.then_some(cache.written))
         .with_reasoning(p.reasoning_tokens);
+    if let Some(tool) = called(p, req, seed) {
+        frames = frames.with_tool_call(tool, n);
+    }
     // Streamed reasoning goes out as deltas after TTFT; hidden reasoning is decoded within it.
     let streamed = p.stream_reasoning && req.stream && frames.can_stream_reasoning();
     let (frames, streamed_reasoning, hidden_reasoning) = if streamed {
@@ -471,6 +474,17 @@ fn embedding(
     let dims = e.dimensions.unwrap_or(p.embed_dimensions);
     let frames = frames.with_embedding(e.inputs, dims, e.base64);
     (frames, time.mul_f64(factor).min(MAX_TTFT))
+}
+
+/// The tool this request's answer calls, if it calls one: always when `tool_choice` requires a
+/// call, else for a `tool_call_share` of the requests with tools, drawn from the request's seed.
+fn called<'a>(p: &SimParams, req: &'a request::SimRequest, seed: u64) -> Option<&'a str> {
+    let tool = req.tool.as_deref()?;
+    // A draw of its own from the request's seed (the jitter's generator starts from it too,
+    // but a different mix keeps the two apart).
+    let u = (seed ^ 0x7f4a_7c15_9e37_79b9).wrapping_mul(0xbf58_476d_1ce4_e5b9) >> 11;
+    let share = u as f64 / (1u64 << 53) as f64;
+    (req.tool_required || share < p.tool_call_share).then_some(tool)
 }
 
 /// The body of a non-streamed answer once generated: the completion, or the fault it carries;

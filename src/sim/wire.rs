@@ -41,6 +41,28 @@ impl Finish {
     }
 }
 
+/// The arguments of a simulated tool call are `{"q":"<the answer's words>"}`: the first token
+/// opens the object, the last closes it (as text inside a JSON string, escaped).
+const ARGS_OPEN: &str = "{\\\"q\\\":\\\"";
+const ARGS_CLOSE: &str = "\\\"}";
+
+/// The escaped arguments of a call of `n` tokens.
+fn call_args(n: u32) -> String {
+    if n == 0 {
+        return String::new();
+    }
+    format!("{ARGS_OPEN}{}{ARGS_CLOSE}", text(n))
+}
+
+/// A simulated tool call: the tool's name as JSON text, the tokens of its arguments and their
+/// escaped text.
+#[derive(Debug, Clone)]
+struct Call {
+    name_json: String,
+    n: u32,
+    args: String,
+}
+
 /// `event: ping` between Anthropic events.
 pub const PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
 
@@ -66,6 +88,8 @@ pub struct Frames {
     reasoning_streamed: bool,
     /// An embeddings answer's shape: texts, vector size, base64 (`embedding`).
     embedding: Option<embeddings::Shape>,
+    /// The answer is a tool call (`with_tool_call`).
+    call: Option<Call>,
 }
 
 impl Frames {
@@ -94,6 +118,7 @@ impl Frames {
                     id: &id,
                     created,
                     model_json: &model_json,
+                    tool: None,
                 };
                 responses::token_parts(&ids, false)
             }
@@ -113,6 +138,86 @@ impl Frames {
             reasoning: 0,
             reasoning_streamed: false,
             embedding: None,
+            call: None,
+        }
+    }
+
+    /// The same frames, answering with a call of the tool named `name` whose arguments are `n`
+    /// tokens, in the dialect's shape: chat `delta.tool_calls` (the call's id and name first,
+    /// then its arguments), Anthropic a `tool_use` block of `input_json_delta`s, Responses a
+    /// `function_call` item of `response.function_call_arguments.delta`s; the finish reason is
+    /// the dialect's for a call (`tool_calls`, `tool_use`) unless the limit cut it. Legacy
+    /// completions have no tools and keep answering with text.
+    pub fn with_tool_call(mut self, name: &str, n: u32) -> Frames {
+        if self.dialect == Api::OpenAiCompletions {
+            return self;
+        }
+        self.call = Some(Call {
+            name_json: Value::from(name).to_string(),
+            n,
+            args: call_args(n),
+        });
+        self.set_token_parts();
+        self
+    }
+
+    /// The fixed parts of an answer token's frame, for the answer's kind (text or a call's
+    /// arguments) and place (after streamed reasoning or not).
+    fn set_token_parts(&mut self) {
+        let (id, created, model) = (&self.id, self.created, &self.model_json);
+        let block = self.answer_block();
+        let (prefix, suffix): (String, &'static [u8]) = match (self.dialect, self.call.is_some()) {
+            (Api::OpenAiResponses, _) => responses::token_parts(&self.ids(), self.reasoning_streamed),
+            (Api::OpenAiChat, true) => (
+                format!(
+                    "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\""
+                ),
+                b"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
+            ),
+            (Api::AnthropicMessages, true) => (
+                format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{block},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\""),
+                b"\"}}\n\n",
+            ),
+            (Api::AnthropicMessages, false) => (
+                format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{block},\"delta\":{{\"type\":\"text_delta\",\"text\":\""),
+                b"\"}}\n\n",
+            ),
+            _ => return,
+        };
+        self.token_prefix = prefix.into_bytes();
+        self.token_suffix = suffix;
+    }
+
+    /// What the chat answer's call says first: its index, id, type and name, no arguments yet.
+    fn chat_call_opening(&self, call: &Call) -> String {
+        let (id, created, model) = (&self.id, self.created, &self.model_json);
+        let suffix = id.strip_prefix("chatcmpl-").unwrap_or(id);
+        format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{{\"index\":0,\"id\":\"call_{suffix}\",\"type\":\"function\",\"function\":{{\"name\":{},\"arguments\":\"\"}}}}]}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n",
+            call.name_json
+        )
+    }
+
+    /// Anthropic's block of the answer: a `tool_use` block for a call, else a text block.
+    fn anthropic_answer_block(&self) -> String {
+        match &self.call {
+            Some(c) => {
+                let suffix = self.id.strip_prefix("msg_").unwrap_or(&self.id);
+                format!(
+                    "{{\"type\":\"tool_use\",\"id\":\"toolu_{suffix}\",\"name\":{},\"input\":{{}}}}",
+                    c.name_json
+                )
+            }
+            None => "{\"type\":\"text\",\"text\":\"\"}".to_string(),
+        }
+    }
+
+    /// The finish reason of an answer that ended with `finish`.
+    fn finish_reason(&self, finish: Finish) -> &'static str {
+        match (finish, &self.call, self.dialect) {
+            (Finish::Stop, Some(_), Api::OpenAiChat) => "tool_calls",
+            (Finish::Stop, Some(_), Api::AnthropicMessages) => "tool_use",
+            _ => finish.name(self.dialect),
         }
     }
 
@@ -171,12 +276,7 @@ impl Frames {
     /// Anthropic's answer then goes in a second content block (index 1) after the thinking one.
     pub fn streaming_reasoning(mut self) -> Frames {
         self.reasoning_streamed = true;
-        if self.dialect == Api::OpenAiResponses {
-            self.token_prefix = responses::token_parts(&self.ids(), true).0.into_bytes();
-        }
-        if self.dialect == Api::AnthropicMessages {
-            self.token_prefix = b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_vec();
-        }
+        self.set_token_parts();
         self
     }
 
@@ -192,6 +292,10 @@ impl Frames {
             id: &self.id,
             created: self.created,
             model_json: &self.model_json,
+            tool: self
+                .call
+                .as_ref()
+                .map(|c| (c.name_json.as_str(), c.args.as_str())),
         }
     }
 
@@ -216,15 +320,24 @@ impl Frames {
     /// thinking block (with its signature) and opens the text block; Responses closes the
     /// reasoning item and opens the message. Nothing for chat.
     pub fn answer_start(&self) -> Option<Bytes> {
-        if self.reasoning_streamed && self.dialect == Api::OpenAiResponses {
-            let r = u32::try_from(self.reasoning).unwrap_or(u32::MAX);
-            return Some(Bytes::from(responses::answer_start(&self.ids(), r)));
+        if !self.reasoning_streamed {
+            return None;
         }
-        (self.reasoning_streamed && self.dialect == Api::AnthropicMessages).then(|| {
-            Bytes::from_static(
-                b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"sim\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
-            )
-        })
+        match self.dialect {
+            Api::OpenAiResponses => {
+                let r = u32::try_from(self.reasoning).unwrap_or(u32::MAX);
+                Some(Bytes::from(responses::answer_start(&self.ids(), r)))
+            }
+            Api::AnthropicMessages => Some(Bytes::from(format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"signature_delta\",\"signature\":\"sim\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":0}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{}}}\n\n",
+                self.anthropic_answer_block()
+            ))),
+            // Chat: a call's opening comes after the reasoning.
+            _ => self
+                .call
+                .as_ref()
+                .map(|c| Bytes::from(self.chat_call_opening(c))),
+        }
     }
 
     /// The index of the content block the answer goes in (Anthropic).
@@ -239,9 +352,12 @@ impl Frames {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let (input_tokens, cache) = self.anthropic_input(input_tokens);
         match self.dialect {
-            Api::OpenAiChat => Some(Bytes::from(format!(
-                "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
-            ))),
+            Api::OpenAiChat => match (&self.call, self.reasoning_streamed) {
+                (Some(call), false) => Some(Bytes::from(self.chat_call_opening(call))),
+                _ => Some(Bytes::from(format!(
+                    "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
+                ))),
+            },
             Api::OpenAiCompletions | Api::OpenAiEmbeddings => None,
             Api::OpenAiResponses => Some(Bytes::from(responses::opening(
                 &self.ids(),
@@ -249,9 +365,9 @@ impl Frames {
             ))),
             Api::AnthropicMessages => {
                 let block = if self.reasoning_streamed {
-                    "{\"type\":\"thinking\",\"thinking\":\"\"}"
+                    "{\"type\":\"thinking\",\"thinking\":\"\"}".to_string()
                 } else {
-                    "{\"type\":\"text\",\"text\":\"\"}"
+                    self.anthropic_answer_block()
                 };
                 let mut s = format!(
                     "event: message_start\ndata: {{\"type\":\"message_start\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":{model},\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{{\"input_tokens\":{input_tokens}{cache},\"output_tokens\":1}}}}}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{block}}}\n\n"
@@ -266,13 +382,22 @@ impl Frames {
     pub fn token(&self, i: u32) -> Bytes {
         let w = word(i).as_bytes();
         let mut buf =
-            Vec::with_capacity(self.token_prefix.len() + w.len() + self.token_suffix.len());
+            Vec::with_capacity(self.token_prefix.len() + w.len() + self.token_suffix.len() + 16);
         buf.extend_from_slice(&self.token_prefix);
+        // A call's arguments open with the first token and close with the last.
+        let call_n = self.call.as_ref().map(|c| c.n);
+        if call_n.is_some() && i == 0 {
+            buf.extend_from_slice(ARGS_OPEN.as_bytes());
+        }
         buf.extend_from_slice(w);
+        if call_n == Some(i + 1) {
+            buf.extend_from_slice(ARGS_CLOSE.as_bytes());
+        }
         buf.extend_from_slice(self.token_suffix);
         if self.dialect == Api::OpenAiResponses {
             // Each event's number ends its object.
-            let seq = responses::first_answer_seq(self.streamed()) + u64::from(i);
+            let seq =
+                responses::first_answer_seq(self.streamed(), self.call.is_some()) + u64::from(i);
             buf.extend_from_slice(seq.to_string().as_bytes());
             buf.extend_from_slice(b"}\n\n");
         }
@@ -308,7 +433,7 @@ impl Frames {
             return Bytes::from(responses::closing(&self.ids(), &ending, done));
         }
         let (id, created, model) = (&self.id, self.created, &self.model_json);
-        let reason = finish.name(self.dialect);
+        let reason = self.finish_reason(finish);
         let mut s = String::with_capacity(512);
         match self.dialect {
             Api::OpenAiChat | Api::OpenAiCompletions => {
@@ -377,9 +502,16 @@ impl Frames {
         match self.dialect {
             Api::OpenAiResponses => {
                 let answered = self.streamed().is_some_and(|r| u64::from(sent) > r);
-                let seq = responses::first_answer_seq(None)
+                // Reasoning is numbered from the opening's end, whatever the answer is.
+                let tool = self.call.is_some();
+                let base = responses::first_answer_seq(None, tool && self.streamed().is_none());
+                let seq = base
                     + u64::from(sent)
-                    + if answered { responses::SWITCH_EVENTS } else { 0 };
+                    + if answered {
+                        responses::switch_events(tool)
+                    } else {
+                        0
+                    };
                 Bytes::from(responses::failed(&self.ids(), seq))
             }
             Api::AnthropicMessages => Bytes::from_static(
@@ -407,8 +539,18 @@ impl Frames {
 
     /// The non-streaming JSON body for `n` tokens.
     pub fn full_body(&self, n: u32, finish: Finish, input_tokens: u64) -> Vec<u8> {
-        let reason = finish.name(self.dialect);
+        let reason = self.finish_reason(finish);
         let text = text(n);
+        // A call's arguments, unescaped, and as Anthropic's `input` object.
+        let args = if n > 0 {
+            format!("{{\"q\":\"{text}\"}}")
+        } else {
+            String::new()
+        };
+        let name = self
+            .call
+            .as_ref()
+            .and_then(|c| serde_json::from_str::<String>(&c.name_json).ok());
         let mut usage = json!({
             "prompt_tokens": input_tokens,
             "completion_tokens": n,
@@ -418,13 +560,24 @@ impl Frames {
             usage["prompt_tokens_details"] = json!({"cached_tokens": self.cached});
         }
         let v = match self.dialect {
-            Api::OpenAiChat => json!({
-                "id": self.id, "object": "chat.completion", "created": self.created,
-                "model": self.model,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                             "logprobs": null, "finish_reason": reason}],
-                "usage": usage,
-            }),
+            Api::OpenAiChat => {
+                let message = match &name {
+                    Some(name) => {
+                        let suffix = self.id.strip_prefix("chatcmpl-").unwrap_or(&self.id);
+                        json!({"role": "assistant", "content": null, "tool_calls": [
+                            {"id": format!("call_{suffix}"), "type": "function",
+                             "function": {"name": name, "arguments": args}}]})
+                    }
+                    None => json!({"role": "assistant", "content": text}),
+                };
+                json!({
+                    "id": self.id, "object": "chat.completion", "created": self.created,
+                    "model": self.model,
+                    "choices": [{"index": 0, "message": message,
+                                 "logprobs": null, "finish_reason": reason}],
+                    "usage": usage,
+                })
+            }
             Api::OpenAiCompletions => json!({
                 "id": self.id, "object": "text_completion", "created": self.created,
                 "model": self.model,
@@ -433,7 +586,14 @@ impl Frames {
             }),
             Api::AnthropicMessages => json!({
                 "id": self.id, "type": "message", "role": "assistant", "model": self.model,
-                "content": [{"type": "text", "text": text}],
+                "content": [match &name {
+                    Some(name) => {
+                        let suffix = self.id.strip_prefix("msg_").unwrap_or(&self.id);
+                        json!({"type": "tool_use", "id": format!("toolu_{suffix}"), "name": name,
+                               "input": serde_json::from_str::<Value>(&args).unwrap_or(json!({}))})
+                    }
+                    None => json!({"type": "text", "text": text}),
+                }],
                 "stop_reason": reason, "stop_sequence": null,
                 "usage": self.anthropic_whole_usage(input_tokens, n),
             }),

@@ -9,15 +9,28 @@
 //! `response.completed` (usage) or, cut at `max_output_tokens`, `response.incomplete`.
 //!
 //! Streamed reasoning goes first, in a reasoning item (output 0) whose summary gets one
-//! `response.reasoning_summary_text.delta` per token; the message is then output 1. Pure.
+//! `response.reasoning_summary_text.delta` per token; the message is then output 1.
+//!
+//! A tool call answers with a `function_call` item instead of the message: the item added (no
+//! content part), one `response.function_call_arguments.delta` per token,
+//! `response.function_call_arguments.done`, the item done, and the terminal event. Pure.
 
 use super::text;
 
-/// Events before the first token: 2 for the response, 2 to open the first item.
+/// Events before the first token: 2 for the response, 2 to open the first item (its content
+/// or summary part added); a function call item has no part.
 const OPENING_EVENTS: u64 = 4;
+
 /// Events between the last reasoning token and the first answer token: the summary's text and
-/// part done, the reasoning item done, the message item and its part added.
-pub(super) const SWITCH_EVENTS: u64 = 5;
+/// part done, the reasoning item done, the message item and its part added (a function call
+/// item has no part).
+pub(super) fn switch_events(tool: bool) -> u64 {
+    if tool {
+        4
+    } else {
+        5
+    }
+}
 
 /// One response's identity.
 pub(super) struct Ids<'a> {
@@ -26,6 +39,9 @@ pub(super) struct Ids<'a> {
     pub created: u64,
     /// The model as JSON text.
     pub model_json: &'a str,
+    /// The answer is a call of this tool (its name as JSON text) with these arguments (JSON
+    /// text of a JSON string's content, escaped).
+    pub tool: Option<(&'a str, &'a str)>,
 }
 
 impl Ids<'_> {
@@ -39,6 +55,30 @@ impl Ids<'_> {
 
     fn reasoning_id(&self) -> String {
         format!("rs_{}", self.suffix())
+    }
+
+    fn call_item_id(&self) -> String {
+        format!("fc_{}", self.suffix())
+    }
+
+    /// The function call item (`status`; its arguments once known).
+    fn call_item(&self, status: &str, done: bool) -> String {
+        let (name, args) = self.tool.unwrap_or(("\"\"", ""));
+        let args = if done { args } else { "" };
+        format!(
+            "{{\"id\":\"{}\",\"type\":\"function_call\",\"status\":\"{status}\",\"arguments\":\"{args}\",\"call_id\":\"call_{}\",\"name\":{name}}}",
+            self.call_item_id(),
+            self.suffix()
+        )
+    }
+
+    /// The item of a finished answer: the function call or the message with `text`.
+    fn answer_item(&self, status: &str, text: &str) -> String {
+        if self.tool.is_some() {
+            self.call_item(status, true)
+        } else {
+            self.message_item(status, Some(text))
+        }
     }
 
     /// The response object: `status`, its `output` items (JSON text), usage and why it is
@@ -116,7 +156,17 @@ pub(super) fn opening(ids: &Ids, reasoning_streamed: bool) -> String {
     s
 }
 
+/// Opens the answer's item at `output_index` with event number `seq`: the message and its text
+/// part, or the function call.
 fn open_message(s: &mut String, ids: &Ids, output_index: u32, seq: u64) {
+    if ids.tool.is_some() {
+        let fields = format!(
+            "\"output_index\":{output_index},\"item\":{}",
+            ids.call_item("in_progress", false)
+        );
+        event(s, "response.output_item.added", &fields, seq);
+        return;
+    }
     let item = ids.message_item("in_progress", None);
     let fields = format!("\"output_index\":{output_index},\"item\":{item}");
     event(s, "response.output_item.added", &fields, seq);
@@ -131,6 +181,15 @@ fn open_message(s: &mut String, ids: &Ids, output_index: u32, seq: u64) {
 /// event's number.
 pub(super) fn token_parts(ids: &Ids, reasoning_streamed: bool) -> (String, &'static [u8]) {
     let output_index = u32::from(reasoning_streamed);
+    if ids.tool.is_some() {
+        return (
+            format!(
+                "event: response.function_call_arguments.delta\ndata: {{\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"{}\",\"output_index\":{output_index},\"delta\":\"",
+                ids.call_item_id()
+            ),
+            b"\",\"sequence_number\":",
+        );
+    }
     (
         format!(
             "event: response.output_text.delta\ndata: {{\"type\":\"response.output_text.delta\",\"item_id\":\"{}\",\"output_index\":{output_index},\"content_index\":0,\"delta\":\"",
@@ -140,11 +199,12 @@ pub(super) fn token_parts(ids: &Ids, reasoning_streamed: bool) -> (String, &'sta
     )
 }
 
-/// The number of answer token 0's event, after `reasoning` streamed reasoning tokens.
-pub(super) fn first_answer_seq(reasoning: Option<u64>) -> u64 {
+/// The number of answer token 0's event, after `reasoning` streamed reasoning tokens; a tool
+/// call's item opens with one event less.
+pub(super) fn first_answer_seq(reasoning: Option<u64>, tool: bool) -> u64 {
     match reasoning {
-        None => OPENING_EVENTS,
-        Some(r) => OPENING_EVENTS + r + SWITCH_EVENTS,
+        None => OPENING_EVENTS - u64::from(tool),
+        Some(r) => OPENING_EVENTS + r + switch_events(tool),
     }
 }
 
@@ -207,7 +267,7 @@ pub(super) struct Ending<'a> {
 
 /// The output items of a finished answer.
 fn output(ids: &Ids, e: &Ending, status: &str) -> String {
-    let message = ids.message_item(status, Some(&text(e.n)));
+    let message = ids.answer_item(status, &text(e.n));
     match e.reasoning_streamed {
         Some(r) => format!("{},{message}", ids.reasoning_item(Some(&text(r)))),
         None => message,
@@ -218,10 +278,32 @@ fn output(ids: &Ids, e: &Ending, status: &str) -> String {
 /// `response.completed`, or `response.incomplete` for a cut.
 pub(super) fn closing(ids: &Ids, e: &Ending, done: bool) -> String {
     let mut s = String::with_capacity(2048);
-    let seq = first_answer_seq(e.reasoning_streamed.map(u64::from)) + u64::from(e.n);
+    let seq =
+        first_answer_seq(e.reasoning_streamed.map(u64::from), ids.tool.is_some()) + u64::from(e.n);
     let output_index = u32::from(e.reasoning_streamed.is_some());
-    let (msg, answer) = (ids.message_id(), text(e.n));
     let status = if e.cut { "incomplete" } else { "completed" };
+    if let Some((name, args)) = ids.tool {
+        let fields = format!(
+            "\"item_id\":\"{}\",\"output_index\":{output_index},\"name\":{name},\"arguments\":\"{args}\"",
+            ids.call_item_id()
+        );
+        event(
+            &mut s,
+            "response.function_call_arguments.done",
+            &fields,
+            seq,
+        );
+        let fields = format!(
+            "\"output_index\":{output_index},\"item\":{}",
+            ids.call_item(status, true)
+        );
+        event(&mut s, "response.output_item.done", &fields, seq + 1);
+        if done {
+            terminal(&mut s, ids, e, seq + 2);
+        }
+        return s;
+    }
+    let (msg, answer) = (ids.message_id(), text(e.n));
     let fields = format!(
         "\"item_id\":\"{msg}\",\"output_index\":{output_index},\"content_index\":0,\"text\":\"{answer}\",\"logprobs\":[]"
     );
@@ -236,16 +318,22 @@ pub(super) fn closing(ids: &Ids, e: &Ending, done: bool) -> String {
     );
     event(&mut s, "response.output_item.done", &fields, seq + 2);
     if done {
-        let reason = e.cut.then_some("max_output_tokens");
-        let r = ids.response(status, &output(ids, e, status), Some(e.usage), reason);
-        let ty = if e.cut {
-            "response.incomplete"
-        } else {
-            "response.completed"
-        };
-        event(&mut s, ty, &format!("\"response\":{r}"), seq + 3);
+        terminal(&mut s, ids, e, seq + 3);
     }
     s
+}
+
+/// `response.completed`, or `response.incomplete` for a cut, numbered `seq`.
+fn terminal(s: &mut String, ids: &Ids, e: &Ending, seq: u64) {
+    let status = if e.cut { "incomplete" } else { "completed" };
+    let reason = e.cut.then_some("max_output_tokens");
+    let r = ids.response(status, &output(ids, e, status), Some(e.usage), reason);
+    let ty = if e.cut {
+        "response.incomplete"
+    } else {
+        "response.completed"
+    };
+    event(s, ty, &format!("\"response\":{r}"), seq);
 }
 
 /// `usage` as JSON text: `output` tokens in all (reasoning included), `cached` of the input

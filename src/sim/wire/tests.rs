@@ -267,3 +267,164 @@ fn responses_reasoning_goes_first_in_its_own_item() {
     assert_eq!(output[0]["summary"][0]["text"], " the quick");
     assert_eq!(output[1]["content"][0]["text"], " the quick");
 }
+
+/// A whole streamed answer of `n` tokens after `reasoning` streamed reasoning tokens, as the
+/// simulator sends it (`stream::TokenStream`'s order).
+fn whole_stream(f: &Frames, n: u32, reasoning: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&f.opening(40).unwrap_or_default());
+    for i in 0..reasoning {
+        out.extend_from_slice(&f.reasoning_token(i));
+    }
+    if reasoning > 0 {
+        out.extend_from_slice(&f.answer_start().unwrap_or_default());
+    }
+    for i in 0..n {
+        out.extend_from_slice(&f.token(i));
+    }
+    out.extend_from_slice(&f.closing(Finish::Stop, Some((40, n)), true));
+    out
+}
+
+/// The stream read by the client's reader of the dialect, as a run reads it.
+fn read_back(api: Api, bytes: &[u8]) -> crate::client::timing::TimingSummary {
+    let mut reader = (crate::client::dialect::of(api).reader)();
+    let mut timing = crate::client::timing::StreamTiming::new();
+    let mut parser = crate::client::sse::SseParser::new();
+    let mut at = 0.0;
+    parser
+        .feed_each(bytes, |ev| {
+            at += 1.0;
+            let info = reader.interpret(ev).expect("every event reads");
+            timing.on_chunk(at, &info);
+        })
+        .expect("valid SSE");
+    timing.finish(at + 1.0)
+}
+
+/// Issue 38, part 1: a tool call in each dialect's wire shape, read back by ladder's own
+/// readers as one call with one argument token per answer token; the arguments join into
+/// valid JSON; Responses events stay numbered one after another; with streamed reasoning too.
+#[test]
+fn tool_calls_stream_in_each_dialects_shape_and_read_back_as_calls() {
+    for api in [
+        Api::OpenAiChat,
+        Api::AnthropicMessages,
+        Api::OpenAiResponses,
+    ] {
+        for reasoning in [0, 3] {
+            let mut f = Frames::new(api, format!("{}x1", api.spec().id_prefix), "m", 1700)
+                .with_reasoning(reasoning);
+            if reasoning > 0 {
+                f = f.streaming_reasoning();
+            }
+            let f = f.with_tool_call("get_weather", 5);
+            let bytes = whole_stream(&f, 5, reasoning);
+            let evs = events(&bytes);
+            let s = read_back(api, &bytes);
+            let what = format!(
+                "{api:?} reasoning {reasoning}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            assert_eq!((s.tool_calls, s.tool_args), (1, 5), "{what}");
+            assert_eq!(s.token_events, 5 + u64::from(reasoning), "{what}");
+            assert!(s.done && s.error.is_none(), "{what}");
+            // The arguments as streamed, joined, are the call's JSON.
+            let args: String = evs
+                .iter()
+                .filter_map(|(_, v)| {
+                    v.pointer("/choices/0/delta/tool_calls/0/function/arguments")
+                        .or_else(|| v.pointer("/delta/partial_json"))
+                        .or_else(|| {
+                            (v["type"] == "response.function_call_arguments.delta")
+                                .then(|| &v["delta"])
+                        })
+                        .and_then(Value::as_str)
+                })
+                .collect();
+            let parsed: Value =
+                serde_json::from_str(&args).unwrap_or_else(|e| panic!("{e}: {args}"));
+            assert_eq!(parsed, serde_json::json!({"q": text(5)}), "{what}");
+            let finish = s.finish_reason.as_deref();
+            match api {
+                Api::OpenAiChat => assert_eq!(finish, Some("tool_calls"), "{what}"),
+                Api::AnthropicMessages => assert_eq!(finish, Some("tool_use"), "{what}"),
+                _ => {
+                    assert_eq!(finish, Some("stop"), "{what}");
+                    let seqs: Vec<u64> = evs
+                        .iter()
+                        .map(|(_, v)| v["sequence_number"].as_u64().unwrap())
+                        .collect();
+                    assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>(), "{what}");
+                    let done = &evs.last().unwrap().1["response"]["output"];
+                    let call = done.as_array().unwrap().last().unwrap();
+                    assert_eq!(call["type"], "function_call", "{what}");
+                    assert_eq!(call["name"], "get_weather");
+                    assert_eq!(call["arguments"].as_str().unwrap(), args);
+                }
+            }
+        }
+    }
+    // Legacy completions have no tools: the answer stays text.
+    let f = Frames::new(Api::OpenAiCompletions, "cmpl-1".into(), "m", 1).with_tool_call("t", 3);
+    let s = read_back(Api::OpenAiCompletions, &whole_stream(&f, 3, 0));
+    assert_eq!((s.tool_calls, s.tool_args), (0, 0));
+}
+
+/// Without streaming, a call is the whole answer's `tool_calls`, `tool_use` block or
+/// `function_call` item, read back as one call.
+#[test]
+fn whole_answers_carry_the_call_in_each_dialects_shape() {
+    for api in [
+        Api::OpenAiChat,
+        Api::AnthropicMessages,
+        Api::OpenAiResponses,
+    ] {
+        let f = Frames::new(api, format!("{}x1", api.spec().id_prefix), "m", 1700)
+            .with_tool_call("get_weather", 4);
+        let body = f.full_body(4, Finish::Stop, 40);
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        let mut reader = (crate::client::dialect::of(api).reader)();
+        let info = reader.whole(&body).unwrap();
+        assert_eq!(info.tool_calls, 1, "{api:?}: {v}");
+        assert!(info.content, "{api:?}");
+        let args = match api {
+            Api::OpenAiChat => {
+                v["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"].clone()
+            }
+            Api::AnthropicMessages => Value::from(v["content"][0]["input"].to_string()),
+            _ => v["output"][0]["arguments"].clone(),
+        };
+        let args: Value = serde_json::from_str(args.as_str().unwrap()).unwrap();
+        assert_eq!(args, serde_json::json!({"q": text(4)}), "{api:?}");
+    }
+}
+
+/// Issue 38, part 3: Anthropic reports cache writes beside reads when the request asked for
+/// caching, and `input_tokens` leaves both out; whole answers report cached tokens too.
+#[test]
+fn anthropic_reports_cache_reads_and_writes_apart() {
+    let f = frames(Api::AnthropicMessages)
+        .with_cached(300)
+        .with_cache_written(Some(96));
+    let open = events(&f.opening(400).unwrap());
+    let usage = &open[0].1["message"]["usage"];
+    assert_eq!(usage["input_tokens"], 4);
+    assert_eq!(usage["cache_read_input_tokens"], 300);
+    assert_eq!(usage["cache_creation_input_tokens"], 96);
+    let whole: Value = serde_json::from_slice(&f.full_body(2, Finish::Stop, 400)).unwrap();
+    assert_eq!(whole["usage"]["cache_creation_input_tokens"], 96);
+    assert_eq!(whole["usage"]["input_tokens"], 4);
+    let no_control = frames(Api::AnthropicMessages).with_cached(300);
+    let open = events(&no_control.opening(400).unwrap());
+    assert!(open[0].1["message"]["usage"]
+        .get("cache_creation_input_tokens")
+        .is_none());
+    let chat: Value = serde_json::from_slice(&frames(Api::OpenAiChat).with_cached(300).full_body(
+        2,
+        Finish::Stop,
+        400,
+    ))
+    .unwrap();
+    assert_eq!(chat["usage"]["prompt_tokens_details"]["cached_tokens"], 300);
+}
