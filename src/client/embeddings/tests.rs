@@ -107,6 +107,15 @@ fn one_vector_per_input_or_the_answer_is_malformed() {
 }
 
 #[test]
+fn vectors_per_token_are_said_to_be_unpooled() {
+    let body = answer(json!([vector(0, json!([[0.1, 0.2], [0.3, 0.4]]))]));
+    let err = whole_embeddings(&body, 1).unwrap_err().0;
+    assert!(err.contains("one vector per token, not per input"), "{err}");
+    let body = answer(json!([vector(0, json!(["a", "b"]))]));
+    assert!(whole_embeddings(&body, 1).is_err());
+}
+
+#[test]
 fn a_vector_without_its_index_or_its_embedding_is_malformed() {
     let body = answer(json!([{"object": "embedding", "embedding": [1.0, 2.0]}]));
     let err = whole_embeddings(&body, 1).unwrap_err().0;
