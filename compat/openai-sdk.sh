@@ -2,7 +2,8 @@
 # `make compat`, the Responses API and embeddings (issue 36): the official `openai` Python SDK (PyPI, pinned) in a
 # scratch venv reads `ladder sim`'s /v1/responses: its own event models validate streams recorded
 # from the simulator, `responses.create(stream=True)` and the accumulating `responses.stream()`
-# parse every event (plain, cut at max_output_tokens, with streamed reasoning), and the SDK's
+# parse every event (plain, cut at max_output_tokens, with streamed reasoning, a function call;
+# issue 38: chat's tool-call chunks too), and the SDK's
 # usage agrees with what `ladder run --api openai-responses` recorded for the same request
 # (compat/openai_sdk.py says what each check is); its `embeddings.create` parses /v1/embeddings
 # (float, base64, dimensions, a batch) and agrees with what `ladder run --api openai-embeddings`
@@ -59,6 +60,10 @@ sim failing --set faults.inband_error=1
 FAILING=$BASE
 sim embeddings --set embed_time=5ms
 EMBED=$BASE
+sim tools --set tool_call_share=1
+TOOLS=$BASE
+TOOL_DEFS='[{"type":"function","function":{"name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]'
+TOOL_FLAT='[{"type":"function","name":"get_weather","description":"Weather of a city","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}]'
 
 echo "== record raw streams from ladder sim ($PLAIN, $REASONING, $FAILING)"
 record() {
@@ -68,6 +73,10 @@ record "$PLAIN" '{"model":"sim-model","input":"Say hello.","instructions":"Be br
 record "$PLAIN" '{"model":"sim-model","input":[{"role":"user","content":"Say hello."}],"max_output_tokens":4,"stream":true,"store":false}' cut
 record "$REASONING" '{"model":"sim-model","input":"Say hello.","max_output_tokens":32,"stream":true,"store":false,"reasoning":{"effort":"low","summary":"auto"}}' reasoning
 record "$FAILING" '{"model":"sim-model","input":"Say hello.","max_output_tokens":32,"stream":true,"store":false}' failed
+record "$TOOLS" '{"model":"sim-model","input":"Weather in Paris?","max_output_tokens":32,"stream":true,"store":false,"tools":'"$TOOL_FLAT"'}' tools
+curl -fsSN -H 'content-type: application/json' \
+  -d '{"model":"sim-model","messages":[{"role":"user","content":"Weather in Paris?"}],"max_tokens":32,"stream":true,"stream_options":{"include_usage":true},"tools":'"$TOOL_DEFS"'}' \
+  "$TOOLS/chat/completions" >"$DIR/work/recorded/chat-tools.chat"
 
 echo "== ladder run --api openai-responses against $PLAIN"
 "$LADDER" run --quiet --no-color --base-url "$PLAIN" --api openai-responses --model sim-model \
@@ -75,7 +84,7 @@ echo "== ladder run --api openai-responses against $PLAIN"
 CSV=$(ls -t "$DIR"/work/runs/*/*/requests.csv | head -1)
 
 echo "== the openai SDK $OPENAI against ladder sim"
-"$PY" "$ROOT/compat/openai_sdk.py" "$PLAIN" "$REASONING" "$DIR/work/recorded" "$CSV"
+"$PY" "$ROOT/compat/openai_sdk.py" "$PLAIN" "$REASONING" "$DIR/work/recorded" "$CSV" "$TOOLS"
 
 echo "== ladder run --api openai-embeddings (4 texts per request) against $EMBED"
 cat >"$DIR/work/embeddings.yaml" <<YAML

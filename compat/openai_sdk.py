@@ -1,6 +1,6 @@
 """The official `openai` Python SDK reads `ladder sim`'s Responses API (compat/openai-sdk.sh).
 
-usage: openai_sdk.py BASE_URL REASONING_BASE_URL RECORDED_DIR REQUESTS_CSV
+usage: openai_sdk.py BASE_URL REASONING_BASE_URL RECORDED_DIR REQUESTS_CSV TOOLS_BASE_URL
 
 - Every event of the recorded raw streams (RECORDED_DIR/*.sse, taken with curl: plain, cut at
   the limit, with streamed reasoning, failed mid-stream) validates against the SDK's own event
@@ -15,6 +15,12 @@ usage: openai_sdk.py BASE_URL REASONING_BASE_URL RECORDED_DIR REQUESTS_CSV
   input), and an unknown id is refused as the API refuses it.
 - The SDK's text and usage agree with what `ladder run` recorded for the same request
   (REQUESTS_CSV: output and input tokens, finish reason).
+- Tool calls (issue 38; TOOLS_BASE_URL is a simulator with `tool_call_share=1`): the recorded
+  chat stream with a call (RECORDED_DIR/*.chat) validates chunk by chunk as the SDK's
+  `ChatCompletionChunk`; `chat.completions.create(stream=True, tools=...)` and the SDK's
+  accumulating `chat.completions.stream(...)` rebuild one call whose arguments are JSON, with
+  `finish_reason: tool_calls`; the Responses API's `create(stream=True)` and `responses.stream()`
+  end with a `function_call` output item whose arguments are the deltas joined.
 """
 
 import csv
@@ -25,9 +31,10 @@ import sys
 import typing
 
 import openai
+from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
-BASE, REASONING_BASE, RECORDED, REQUESTS = sys.argv[1:5]
+BASE, REASONING_BASE, RECORDED, REQUESTS, TOOLS_BASE = sys.argv[1:6]
 # The SDK's model of each event type, from the union it declares (validated by type, so that a
 # failure names the fields of that event rather than of every member of the union).
 UNION = typing.get_args(typing.get_args(ResponseStreamEvent)[0])
@@ -165,6 +172,85 @@ check(
     rows and len(ok_rows) == len(rows) and sdk_usage is not None
     and outs == {str(sdk_usage.output_tokens)} and ins == {str(sdk_usage.input_tokens)}
     and finishes == {"stop"} and {r["tokens_source"] for r in ok_rows} == {"usage"},
+)
+
+# 7. Tool calls (issue 38): chat's recorded chunks, then the SDK's own readers, chat and Responses.
+for path in sorted(pathlib.Path(RECORDED).glob("*.chat")):
+    chunks, errors = [], []
+    for i, (_, data) in enumerate(sse_events(path.read_text())):
+        if data == "[DONE]":
+            continue
+        try:
+            chunks.append(ChatCompletionChunk.model_validate(json.loads(data), strict=False))
+        except Exception as e:  # noqa: BLE001 - every failure is reported
+            errors.append(f"chunk {i}: {e}")
+    calls = [t for c in chunks for ch in c.choices for t in (ch.delta.tool_calls or [])]
+    check(
+        f"{path.name}: {len(chunks)} chunks validate as ChatCompletionChunk, {len(calls)} tool-call deltas",
+        not errors and calls and calls[0].id and calls[0].function.name == "get_weather",
+        "; ".join(errors[:3]),
+    )
+
+TOOL = {"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+FLAT = {"type": "function", "name": "get_weather", "description": "Weather of a city",
+        "parameters": TOOL["function"]["parameters"]}
+tools_client = openai.OpenAI(base_url=TOOLS_BASE, api_key="sk-compat-not-a-real-key", max_retries=0)
+MESSAGES = [{"role": "user", "content": "Weather in Paris?"}]
+args, finish, ids = [], None, set()
+for chunk in tools_client.chat.completions.create(
+    model="sim-model", messages=MESSAGES, tools=[TOOL], max_tokens=32, stream=True
+):
+    for ch in chunk.choices:
+        for t in ch.delta.tool_calls or []:
+            ids.add(t.id) if t.id else None
+            args.append(t.function.arguments or "")
+        finish = ch.finish_reason or finish
+joined = "".join(args)
+try:
+    parsed = json.loads(joined)
+except ValueError:
+    parsed = None
+check(
+    f"chat create(stream=True, tools=...): one call {sorted(ids)}, arguments {joined!r}, finish {finish}",
+    len(ids) == 1 and isinstance(parsed, dict) and finish == "tool_calls",
+)
+with tools_client.chat.completions.stream(
+    model="sim-model", messages=MESSAGES, tools=[TOOL], max_tokens=32
+) as stream:
+    for _ in stream:
+        pass
+    completion = stream.get_final_completion()
+call = (completion.choices[0].message.tool_calls or [None])[0]
+check(
+    f"chat.completions.stream(): the final message holds the call {call.function.name if call else None}({call.function.arguments if call else None})",
+    call is not None and call.function.name == "get_weather" and json.loads(call.function.arguments) == parsed
+    and completion.choices[0].finish_reason == "tool_calls",
+)
+deltas, final = [], None
+for event in tools_client.responses.create(
+    model="sim-model", input="Weather in Paris?", tools=[FLAT], max_output_tokens=32, stream=True, store=False
+):
+    if event.type == "response.function_call_arguments.delta":
+        deltas.append(event.delta)
+    elif event.type == "response.completed":
+        final = event.response
+item = final.output[-1] if final else None
+check(
+    f"responses create(stream=True, tools=...): function_call {item.name if item else None}({item.arguments if item else None})",
+    item is not None and item.type == "function_call" and item.arguments == "".join(deltas)
+    and isinstance(json.loads(item.arguments), dict),
+)
+with tools_client.responses.stream(
+    model="sim-model", input="Weather in Paris?", tools=[FLAT], max_output_tokens=32
+) as stream:
+    for _ in stream:
+        pass
+    helper = stream.get_final_response()
+check(
+    f"responses.stream() with tools: final output {[o.type for o in helper.output]}",
+    helper.output and helper.output[-1].type == "function_call"
+    and helper.output[-1].arguments == item.arguments,
 )
 
 print(f"openai {openai.__version__}: {len(FAILED)} failed")
