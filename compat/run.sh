@@ -14,6 +14,9 @@
 #     with a master key: it reports usage in the last chunk, so tokens_source must be `usage`.
 #   - mockllm: a FastAPI mock that streams one character per chunk and reports no usage, so
 #     tokens_source must be `chunks`.
+#   - embeddings (api: openai-embeddings): a second llama-cpp-python server on the same GGUF with
+#     --embedding true (mean pooling), directly and through the LiteLLM proxy's /v1/embeddings:
+#     every request one vector per text, input tokens from usage, output 0.
 # It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
 # that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
 # must name that header as the culprit.
@@ -113,6 +116,44 @@ sys.exit(1 if bad or not rows else 0)
 EOF
 }
 
+# verify_embeddings RUN_DIR: every request ok with its input tokens from usage, no output token
+# and no first token (one vector per text is the reader's own check: a failure otherwise).
+verify_embeddings() {
+  "$PY" - "$1/requests.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+def wrong(r):
+    return (r["status"] != "ok" or r["tokens_source"] != "usage" or int(r["input_tokens"] or 0) < 1
+            or r["output_tokens"] != "0" or r["ttft_ms"] != "")
+bad = [r for r in rows if wrong(r)]
+e2e = sorted(float(r["e2e_ms"]) for r in rows if r["e2e_ms"])
+med = lambda v: v[len(v) // 2] if v else float("nan")
+print(f"{len(rows)} requests, {len(rows) - len(bad)} ok with input tokens from usage; "
+      f"median E2E {med(e2e):.1f} ms, input tokens {sum(int(r['input_tokens'] or 0) for r in rows)}")
+for r in bad[:5]:
+    print(f"  not ok: status={r['status']} class={r['error_class']} http={r['http_status']} "
+          f"in={r['input_tokens']} out={r['output_tokens']} source={r['tokens_source']} {r['error_message']}")
+sys.exit(1 if bad or not rows else 0)
+EOF
+}
+
+# ladder_embed NAME MODEL: check, then the embeddings ladder (compat/litellm-embeddings.yaml) at
+# $COMPAT_BASE_URL for MODEL, then verify every record.
+ladder_embed() {
+  local name=$1 out="$SCRATCH/runs" dir
+  export COMPAT_EMBED_MODEL=$2
+  say "$name: ladder check (embeddings)"
+  "$LADDER" check "$ROOT/compat/litellm-embeddings.yaml" || fail "$name: ladder check did not pass"
+  say "$name: ladder run litellm-embeddings.yaml"
+  "$LADDER" run "$ROOT/compat/litellm-embeddings.yaml" --out "$out" --no-color || fail "$name: ladder run exited $?"
+  dir=$(ls -dt "$out/compat-embeddings"/*/ | head -1)
+  if verify_embeddings "$dir"; then
+    PASSED=$((PASSED + 1))
+  else
+    fail "$name: not every embeddings request succeeded with its input tokens ($dir)"
+  fi
+}
+
 # ladder_run NAME SCENARIO TOKENS_SOURCE [estimated]: check, then a small ladder, then verify every
 # record. `estimated`: the server's usage is its own estimate, so no exact count on `length`.
 ladder_run() {
@@ -168,12 +209,35 @@ ladder_run llama-cpp-python "$ROOT/compat/llama-cpp.yaml" chunks
 server_alive llama-cpp-python "${PIDS[-1]}" "$SCRATCH/llama-server.log"
 LLAMA_URL=$COMPAT_BASE_URL
 
+# --- llama-cpp-python serving embeddings (the same GGUF, --embedding true) -------------------
+# A server in embedding mode answers /v1/embeddings. SmolLM2 is a causal model without pooling
+# metadata, and llama-cpp-python's server has no pooling setting: it would answer one vector per
+# token (which ladder refuses, saying so), so compat/llama_embed_server.py starts it with mean
+# pooling.
+PORT=$(free_port)
+say "llama-cpp-python serving embeddings from $(basename "$GGUF") on 127.0.0.1:$PORT (mean pooling)"
+"$PY" "$ROOT/compat/llama_embed_server.py" --model "$GGUF" --model_alias smollm2-embed --host 127.0.0.1 \
+  --port "$PORT" --n_ctx 2048 --embedding true --verbose false \
+  --interrupt_requests false >"$SCRATCH/llama-embed.log" 2>&1 &
+PIDS+=($!)
+EMBED_PID=${PIDS[-1]}
+wait_ready "http://127.0.0.1:$PORT/v1/models" "$SCRATCH/llama-embed.log" "$EMBED_PID"
+EMBED_URL="http://127.0.0.1:$PORT/v1"
+say "llama-cpp-python embeddings: what one request of two texts gets"
+curl -sS -H 'content-type: application/json' -d '{"model":"smollm2-embed","input":["hi","there"]}' \
+  "$EMBED_URL/embeddings" | "$PY" -c 'import json,sys; a=json.load(sys.stdin); print({k: v for k, v in a.items() if k != "data"}, [(d.get("index"), type(d["embedding"]).__name__, len(d["embedding"])) for d in a["data"]])' || true
+COMPAT_BASE_URL=$EMBED_URL ladder_embed llama-cpp-python-embeddings smollm2-embed
+server_alive llama-cpp-python-embeddings "$EMBED_PID" "$SCRATCH/llama-embed.log"
+
 # --- LiteLLM proxy in front of llama-cpp-python ----------------------------------------------
 PORT=$(free_port)
 cat >"$SCRATCH/litellm.yaml" <<EOF
 model_list:
   - model_name: smollm2-via-litellm
     litellm_params: {model: openai/smollm2-135m, api_base: "$LLAMA_URL", api_key: none}
+  - model_name: smollm2-embed-via-litellm
+    litellm_params: {model: openai/smollm2-embed, api_base: "$EMBED_URL", api_key: none}
+    model_info: {mode: embedding}
 litellm_settings: {telemetry: false}
 EOF
 export COMPAT_API_KEY="sk-compat-$("$PY" -c 'import secrets; print(secrets.token_hex(12))')"
@@ -188,6 +252,9 @@ export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 # the text with its default tokenizer, not SmolLM2's (seen: 23 for a 24-token `length` stop).
 ladder_run litellm "$ROOT/compat/litellm.yaml" usage estimated
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
+ladder_embed litellm-embeddings smollm2-embed-via-litellm
+server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
+server_alive llama-cpp-python-embeddings "$EMBED_PID" "$SCRATCH/llama-embed.log"
 server_alive llama-cpp-python "${PIDS[0]}" "$SCRATCH/llama-server.log"
 cleanup
 PIDS=()

@@ -277,6 +277,9 @@ fn stream_failed(
         ErrorClass::Disconnect => Diagnosis::new(Kind::StreamBroken, "the stream broke off after it started")
             .cause("the server closed the stream without its end marker, or a proxy / load balancer cut it")
             .fix("check the server's logs; proxies in between must not buffer or time out event streams"),
+        ErrorClass::Protocol if cx.api.embeds() => Diagnosis::new(Kind::Malformed, "the answer is not an embeddings answer ladder can use")
+            .cause("the answer must be one JSON body holding one vector of numbers per input text (data[].embedding, indexes 0..N-1); the server said what was wrong below")
+            .fix("check that target.api (or --api) matches the server; a server that returns a vector per token must be told to pool them (e.g. llama.cpp's --pooling mean)"),
         ErrorClass::Protocol => Diagnosis::new(Kind::Malformed, "the stream is not what this API sends")
             .cause(format!("the events are not valid {} stream events", cx.api.as_str()))
             .fix("check that target.api (or --api) matches the server"),

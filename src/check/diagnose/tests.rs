@@ -893,3 +893,44 @@ fn nginx_asking_for_a_client_certificate() {
         assert!(!format!("{d:?}").contains("HTML page instead"), "{d:?}");
     }
 }
+
+#[test]
+fn an_embeddings_answer_is_diagnosed_as_an_answer_not_a_stream() {
+    let mut setup = local();
+    setup.api = Api::OpenAiEmbeddings;
+    let o = Outcome::Embedded {
+        e2e_ms: 12.4,
+        input_tokens: Some(7),
+    };
+    let d = setup.run(&o, &Evidence::default());
+    assert_eq!(d.kind, Kind::Ok);
+    assert_says(&d, &["E2E 12 ms, 1 vector, 7 input tokens, usage reported"]);
+    let o = Outcome::Embedded {
+        e2e_ms: 12.4,
+        input_tokens: None,
+    };
+    let d = setup.run(&o, &Evidence::default());
+    assert_eq!(d.kind, Kind::OkNoUsage);
+    assert_says(
+        &d,
+        &[
+            "no usage in the answer",
+            "input tokens per minute will read 0",
+        ],
+    );
+    let o = Outcome::StreamFailed {
+        class: ErrorClass::Protocol,
+        error_type: None,
+        message: "a vector of lists: one vector per token, not per input".into(),
+    };
+    let d = setup.run(&o, &Evidence::default());
+    assert_eq!(d.kind, Kind::Malformed);
+    assert_says(
+        &d,
+        &[
+            "not an embeddings answer",
+            "--pooling mean",
+            "one vector per token",
+        ],
+    );
+}
