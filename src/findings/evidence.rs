@@ -24,6 +24,19 @@ const KV_FULL: f64 = 0.9;
 /// TPOT P50 within +20% of the reference step: decode did not slow down.
 pub(super) const TPOT_FLAT: f64 = 1.2;
 
+/// A cache hit share that fell by at least this many points (as a fraction)...
+pub const CACHE_DROP: f64 = 0.05;
+/// ...so that the uncached share of the input grew by at least this factor is cache misses.
+const UNCACHED_GROWTH: f64 = 1.25;
+
+/// The one rule for "the cache hit share fell" (the knee's cause, `diff`'s TTFT decomposition):
+/// from `before` to `after` by at least [`CACHE_DROP`], and the input prefilled again (the
+/// uncached share) grew by a quarter at least: 84% → 78% is 16% → 22% of the prompt prefilled.
+pub fn cache_share_fell(before: Option<f64>, after: Option<f64>) -> bool {
+    matches!((before, after), (Some(b), Some(a))
+        if b - a >= CACHE_DROP && (1.0 - a) >= UNCACHED_GROWTH * (1.0 - b))
+}
+
 /// Whether TPOT P50 `at` stayed within +20% of `reference`'s.
 pub(super) fn tpot_flat(at: f64, reference: f64) -> bool {
     at <= TPOT_FLAT * reference

@@ -7,7 +7,7 @@
 //! bends upwards beyond its uncertainty (prefill: no queueing class and no cap, with the slope
 //! per 1k prompt tokens); a straight line is reported as its slope.
 
-use super::evidence::{server_evidence, tpot_flat, TPOT_FLAT};
+use super::evidence::{cache_share_fell, server_evidence, tpot_flat, TPOT_FLAT};
 use super::rise::{first_rise, Rise, RiseSignal, StepSamples, KNEE_ABS_MS, KNEE_RATIO};
 use super::ttft_parts::TtftParts;
 use super::{
@@ -16,8 +16,10 @@ use super::{
 use crate::model::LadderUnit;
 use crate::stats::StepSummary;
 
-fn evidence(s: &StepSummary, p90: f64) -> StepEvidence {
+fn evidence(s: &StepSummary, p90: f64, parts: Option<&TtftParts>) -> StepEvidence {
     StepEvidence {
+        cache_hit_share: s.cache_hit_share(),
+        prefill_p90_ms: parts.and_then(|p| p.prefill.as_ref()).map(|p| p.p90_ms),
         step: s.step,
         concurrency: s.concurrency,
         ttft_p50_ms: s.ttft_p50_ms,
@@ -142,10 +144,20 @@ fn describe_knee(
     let server = server_evidence(rows, parts, (r, k), rise.waited.as_ref(), client);
     // The server's own account wins over the client's inference, except for a 429 wall or a
     // prompt-size ladder (their cause is not a guess).
-    let kind = match server.as_ref().and_then(|e| e.cause) {
+    let mut kind = match server.as_ref().and_then(|e| e.cause) {
         Some(cause) if !matches!(client, KneeKind::RateLimited | KneeKind::Prefill) => cause,
         _ => client,
     };
+    // A cache hit share that fell is the cause, unless the server saw requests wait.
+    let queue_seen = server
+        .as_ref()
+        .is_some_and(|e| e.cause == Some(KneeKind::Queueing) && !e.inferred);
+    if cache_share_fell(reference.cache_hit_share(), knee.cache_hit_share())
+        && !queue_seen
+        && !matches!(client, KneeKind::RateLimited | KneeKind::Prefill)
+    {
+        kind = KneeKind::CacheMisses;
+    }
     // A cap only means something when requests wait in line behind it. Little's law on the
     // requests in service: cap = X × S, S = E2E − wait, wait = TTFT − the reference's TTFT. In a
     // closed loop of N streams X = N / E2E in the steady state (each stream sends again at
@@ -180,8 +192,8 @@ fn describe_knee(
         with_confidence: false,
         suggested_next: (knee.concurrency > prev.saturating_add(1))
             .then(|| prev + (knee.concurrency - prev) / 2),
-        reference: evidence(reference, p90[r]),
-        at_knee: evidence(knee, p90[k]),
+        reference: evidence(reference, p90[r], parts.get(r).copied().flatten()),
+        at_knee: evidence(knee, p90[k], parts.get(k).copied().flatten()),
         server_evidence: server,
         rise,
     }
@@ -355,6 +367,7 @@ fn cause_words(k: &Knee, tpot_change: Option<f64>) -> (bool, String) {
     };
     let inferred = |words: String| (false, words);
     match (k.kind, &k.server_evidence) {
+        (KneeKind::CacheMisses, _) => cache_miss_words(k, &tpot_words),
         (KneeKind::RateLimited, _) => (
             true,
             format!("rate-limited, {:.1}% 429s", k.rate_429 * 100.0),
@@ -396,5 +409,44 @@ fn cause_words(k: &Knee, tpot_change: Option<f64>) -> (bool, String) {
         (KneeKind::Unclassified, None) => {
             inferred("cause unclear (no TPOT to compare)".to_string())
         }
+    }
+}
+
+/// "prefill of cache misses: cache hit share 91% → 34%, server queue flat, prefill P90 109 →
+/// 204 ms (sim)": seen when the server's own prefill rose by at least half of TTFT P90's rise,
+/// else inferred from the share and the client's timings.
+fn cache_miss_words(k: &Knee, tpot_words: &str) -> (bool, String) {
+    let (r, a) = (&k.reference, &k.at_knee);
+    let pct = |v: Option<f64>| v.map_or_else(|| "?".into(), |v| format!("{:.0}%", v * 100.0));
+    let mut words = format!(
+        "cache hit share {} → {}",
+        pct(r.cache_hit_share),
+        pct(a.cache_hit_share)
+    );
+    let queue = k
+        .server_evidence
+        .as_ref()
+        .and_then(|e| e.series.iter().find(|s| s.series == "server_queue_p90_ms"));
+    if let Some(q) = queue {
+        words.push_str(&format!(
+            ", server queue flat (P90 {:.0} → {:.0} ms)",
+            q.reference, q.at_knee
+        ));
+    }
+    let rise = a.ttft_p90_ms - r.ttft_p90_ms;
+    let prefill = match (r.prefill_p90_ms, a.prefill_p90_ms) {
+        (Some(from), Some(to)) => {
+            words.push_str(&format!(", prefill P90 {from:.0} → {to:.0} ms"));
+            rise > 0.0 && to - from >= 0.5 * rise
+        }
+        _ => false,
+    };
+    if prefill {
+        (true, format!("prefill of cache misses: {words}"))
+    } else {
+        (
+            false,
+            format!("prefill of cache misses, inferred ({tpot_words}): {words}"),
+        )
     }
 }

@@ -27,7 +27,7 @@ mod tests;
 pub mod ttft_parts;
 mod wall;
 
-pub use evidence::{EvidenceSeries, ServerEvidence};
+pub use evidence::{cache_share_fell, EvidenceSeries, ServerEvidence};
 use knee::{find_knee, knee_sentence};
 pub use rate::{Backlog, Served, ACHIEVED_RATE_MIN_SHARE};
 pub use ttft_parts::{PartSample, TtftParts};
@@ -108,6 +108,9 @@ pub enum KneeKind {
     /// A prompt-size ladder (`ladder_over: prompt_tokens`) at fixed concurrency: TTFT grows
     /// with the prompt because prefill costs more, not because requests queue at a cap.
     Prefill,
+    /// The cache hit share fell at the knee (`evidence::cache_share_fell`) and the server
+    /// showed no queue: more of each prompt is prefilled again (agents outgrew the prefix cache).
+    CacheMisses,
 }
 
 /// The cause of a run's TTFT knee, as the knee line, `diff` and the report give it (one cause
@@ -133,6 +136,7 @@ impl KneeKind {
             KneeKind::RateLimited => "rate-limited",
             KneeKind::Unclassified => "cause unclear",
             KneeKind::Prefill => "prefill",
+            KneeKind::CacheMisses => "prefill of cache misses",
         }
     }
 }
@@ -148,6 +152,12 @@ pub struct StepEvidence {
     pub ttft_p99_ms: Option<f64>,
     pub ttft_mean_ms: Option<f64>,
     pub tpot_p50_ms: Option<f64>,
+    /// Input tokens read from the cache ÷ input tokens (`StepSummary::cache_hit_share`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_hit_share: Option<f64>,
+    /// The server's own prefill P90 (sim, llama.cpp), when it reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_p90_ms: Option<f64>,
 }
 
 /// A TTFT knee in the interval (`max_clean_concurrency`, `at_knee.concurrency`].

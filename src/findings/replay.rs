@@ -70,6 +70,7 @@ pub fn breaks_at(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> 
                 KneeKind::Saturation => "saturation (TPOT rose too)",
                 KneeKind::RateLimited => "rate-limited",
                 KneeKind::Unclassified | KneeKind::Prefill => "TTFT knee",
+                KneeKind::CacheMisses => "prefill of cache misses",
             }
             .to_string(),
         );

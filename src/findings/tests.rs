@@ -980,3 +980,47 @@ fn an_unsplit_server_time_growing_with_load_is_queueing_inferred() {
         "{words}"
     );
 }
+
+/// Agents outgrowing a prefix cache: TTFT P90 rises while TPOT stays flat and the cache hit
+/// share falls; without server data the cause is cache misses, inferred, not queueing. The same
+/// ladder with a steady share is queueing; a share that fell a little (1 point) is not misses.
+#[test]
+fn a_knee_whose_cache_hit_share_fell_is_called_cache_misses() {
+    let mut steps = ladder(
+        &[2, 4, 8, 16],
+        &[
+            (150.0, 150.0),
+            (150.0, 151.0),
+            (150.0, 500.0),
+            (280.0, 500.0),
+        ],
+        &[4.0, 4.0, 4.0, 4.0],
+    );
+    for (s, cached) in steps.iter_mut().zip([790, 808, 600, 453]) {
+        (s.input_tokens, s.cached_tokens) = (1000, cached);
+    }
+    let f = analyze("m", &steps, None);
+    let k = knee(&f);
+    assert_eq!((k.concurrency, k.kind), (8, KneeKind::CacheMisses));
+    assert_eq!(k.estimated_cap, None, "no cap: nothing queued");
+    let cause = k.cause();
+    assert!(!cause.seen, "no server data: inferred");
+    assert_eq!(
+        cause.words,
+        "prefill of cache misses, inferred (TPOT flat): cache hit share 79% → 60%"
+    );
+    assert!(f.sentences()[0].starts_with(
+        "TTFT knee in (4, 8] streams: prefill of cache misses, inferred (TPOT flat): cache hit share 79% → 60% (TTFT P90 150 → 500 ms"
+    ));
+    for (s, cached) in steps.iter_mut().zip([790, 808, 800, 790]) {
+        s.cached_tokens = cached;
+    }
+    assert_eq!(knee(&analyze("m", &steps, None)).kind, KneeKind::Queueing);
+    assert!(crate::findings::cache_share_fell(Some(0.84), Some(0.78)));
+    assert!(!crate::findings::cache_share_fell(Some(0.84), Some(0.83)));
+    assert!(
+        !crate::findings::cache_share_fell(Some(0.10), Some(0.04)),
+        "90% → 96% uncached"
+    );
+    assert!(!crate::findings::cache_share_fell(None, Some(0.0)));
+}

@@ -198,6 +198,7 @@ fn cause(k: &Knee) -> String {
         KneeKind::Saturation => format!("the backend slowed every request down{tpot}"),
         KneeKind::RateLimited => format!("rate-limited ({:.0}% 429s){tpot}", k.rate_429 * 100.0),
         KneeKind::Prefill => format!("longer prompts{tpot}"),
+        KneeKind::CacheMisses => format!("prefill of cache misses{tpot}"),
         KneeKind::Unclassified => "cause not classified (no TPOT in the log)".to_string(),
     }
 }

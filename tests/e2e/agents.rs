@@ -1,8 +1,10 @@
 //! Agents (`load.agent`, issue 38) through the real binary against the embedded simulator with a
-//! prefix cache: `scenarios/agents.yaml` as shipped. Each agent's turns come in order (1 to 4,
+//! prefix cache: `scenarios/agents.yaml` as shipped. Each agent's turns come in order (1 to 6,
 //! then a new task) in `requests.csv`; the step's conversations (the cache hit share overall and
 //! by turn, TTFT of first and later turns, complete tasks) are in `summary.csv` and in the
-//! terminal table, whose steps count agents.
+//! terminal table, whose steps count agents. The simulator's cache holds 24,000 tokens: from 8
+//! agents on their histories evict each other and the knee is called cache misses; with room for
+//! every agent there is no knee.
 
 use crate::support::{col, read_csv, Project};
 use std::path::Path;
@@ -18,7 +20,7 @@ fn project() -> Project {
 }
 
 #[test]
-fn the_agents_scenario_records_turns_and_shows_the_cache_hit_share_by_turn() {
+fn agents_that_outgrow_the_prefix_cache_make_a_knee_called_cache_misses() {
     let p = project();
     let out = p
         .ladder()
@@ -29,50 +31,83 @@ fn the_agents_scenario_records_turns_and_shows_the_cache_hit_share_by_turn() {
     assert!(stdout.contains("│ agents │"), "{stdout}");
     assert!(stdout.contains("conversations:"), "{stdout}");
     assert!(stdout.contains("cache hit by turn"), "{stdout}");
+    assert!(
+        stdout.contains("TTFT knee in (4, 8] agents: prefill of cache misses: cache hit share"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("server queue flat"), "{stdout}");
     let dir = &p.run_dirs("agents")[0];
     let (h, rows) = read_csv(&dir.join("requests.csv"));
     let cell = |r: &Vec<String>, name: &str| r[col(&h, name)].clone();
-    // Every agent: turns 1, 2, 3, 4, three times (12 requests per agent and step).
-    for step in ["1", "2", "3"] {
+    // Every agent: turns 1 to 6, twice (12 requests per agent and step).
+    for step in ["1", "2", "3", "4"] {
         let mine: Vec<&Vec<String>> = rows
             .iter()
             .filter(|r| cell(r, "step") == step && cell(r, "worker") == "0")
             .collect();
         let turns: Vec<String> = mine.iter().map(|r| cell(r, "turn")).collect();
-        assert_eq!(turns, ["1", "2", "3", "4"].repeat(3), "step {step}");
-        assert!(mine.iter().all(|r| cell(r, "task_turns") == "4"));
-    }
-    let (h, rows) = read_csv(&dir.join("summary.csv"));
-    assert_eq!(rows.len(), 3);
-    for (r, agents) in rows.iter().zip([2u32, 4, 8]) {
-        assert_eq!(r[col(&h, "ladder_unit")], "agents");
-        assert_eq!(r[col(&h, "concurrency")], agents.to_string());
-        assert_eq!(r[col(&h, "tasks")], (3 * agents).to_string(), "{r:?}");
-        let by_turn: Vec<(u32, f64)> = r[col(&h, "cache_hit_by_turn")]
-            .split(' ')
-            .map(|c| {
-                let (t, s) = c.split_once(':').unwrap();
-                (t.parse().unwrap(), s.parse().unwrap())
-            })
-            .collect();
         assert_eq!(
-            by_turn.iter().map(|t| t.0).collect::<Vec<_>>(),
-            [1, 2, 3, 4]
+            turns,
+            ["1", "2", "3", "4", "5", "6"].repeat(2),
+            "step {step}"
         );
-        // Later turns hit everything but the new answer and tool result (~80%).
-        assert!(
-            by_turn[1..].iter().all(|t| (0.6..0.95).contains(&t.1)),
-            "{by_turn:?}"
-        );
-        if agents >= 4 {
-            // First turns hit the shared system prompt once an agent has sent it.
-            assert!(by_turn[0].1 > 0.9, "{by_turn:?}");
-        }
-        for c in ["ttft_first_p50_ms", "ttft_later_p90_ms", "task_e2e_p50_ms"] {
-            assert!(!r[col(&h, c)].is_empty(), "{c}: {r:?}");
-        }
-        // A task: four turns and three 100 ms tool runs.
-        let task: f64 = r[col(&h, "task_e2e_p50_ms")].parse().unwrap();
-        assert!(task > 4.0 * 60.0 + 300.0, "task E2E {task} ms");
+        assert!(mine.iter().all(|r| cell(r, "task_turns") == "6"));
     }
+    let shares = by_turn(&dir.join("summary.csv"), &[2, 4, 8, 16]);
+    // Room for every agent at 4: first turns hit the shared system prompt, later turns all but
+    // their new answer and tool result; at 16 the last turns' histories were evicted.
+    assert!(shares[1][0] > 0.9, "{shares:?}");
+    assert!(
+        shares[1][1..].iter().all(|s| (0.6..0.95).contains(s)),
+        "{shares:?}"
+    );
+    assert!(shares[3][5] < 0.5, "{shares:?}");
+}
+
+#[test]
+fn agents_with_room_in_the_prefix_cache_have_no_knee() {
+    let p = project();
+    let out = p
+        .ladder()
+        .args(["run", "--no-color", "scenarios/agents.yaml"])
+        .args(["--sim-set", "prefix_cache_tokens=1000000"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("No TTFT knee up to 16 agents."), "{stdout}");
+    let shares = by_turn(&p.run_dirs("agents")[0].join("summary.csv"), &[2, 4, 8, 16]);
+    assert!(shares[3][5] > 0.8, "{shares:?}");
+}
+
+/// Each step's cache hit share by turn (`summary.csv`), checking the steps' agents, their
+/// complete tasks (two per agent) and the conversation columns on the way.
+fn by_turn(summary: &Path, agents: &[u32]) -> Vec<Vec<f64>> {
+    let (h, rows) = read_csv(summary);
+    assert_eq!(rows.len(), agents.len());
+    rows.iter()
+        .zip(agents)
+        .map(|(r, agents)| {
+            assert_eq!(r[col(&h, "ladder_unit")], "agents");
+            assert_eq!(r[col(&h, "concurrency")], agents.to_string());
+            assert_eq!(r[col(&h, "tasks")], (2 * agents).to_string(), "{r:?}");
+            for c in ["ttft_first_p50_ms", "ttft_later_p90_ms", "task_e2e_p50_ms"] {
+                assert!(!r[col(&h, c)].is_empty(), "{c}: {r:?}");
+            }
+            // A task: six turns and five 100 ms tool runs.
+            let task: f64 = r[col(&h, "task_e2e_p50_ms")].parse().unwrap();
+            assert!(task > 6.0 * 60.0 + 500.0, "task E2E {task} ms");
+            let turns: Vec<(u32, f64)> = r[col(&h, "cache_hit_by_turn")]
+                .split(' ')
+                .map(|c| {
+                    let (t, s) = c.split_once(':').unwrap();
+                    (t.parse().unwrap(), s.parse().unwrap())
+                })
+                .collect();
+            assert_eq!(
+                turns.iter().map(|t| t.0).collect::<Vec<_>>(),
+                [1, 2, 3, 4, 5, 6]
+            );
+            turns.into_iter().map(|t| t.1).collect()
+        })
+        .collect()
 }

@@ -16,6 +16,7 @@ pub fn knee_band(f: &ModelFindings) -> Vec<Band> {
                 KneeKind::RateLimited => "rate-limited",
                 KneeKind::Unclassified => "unclassified",
                 KneeKind::Prefill => "prefill",
+                KneeKind::CacheMisses => "cache misses",
             };
             vec![Band {
                 x0: f64::from(k.max_clean_concurrency),
