@@ -7,6 +7,7 @@
 //! ladder does not shift every comparison. User-facing text names a step by its concurrency.
 
 pub mod budget;
+mod cache;
 pub mod cost;
 mod latency;
 mod pair;

@@ -2,6 +2,7 @@
 //! at each percentile, the error and short-response rates, and throughput. `compare` walks the
 //! models and steps; this file judges one step, so that each reads on its own.
 
+use super::cache::cache_check;
 use super::cost::cost_check;
 use super::latency::{self, Evidence, Rule};
 use super::rules::{self, error_rate, short_rate, throughput};
@@ -85,6 +86,26 @@ pub(super) fn step_checks(
             pricing,
             (bi.rows(bs), ni.rows(ns)),
             opts.gates.cost,
+            (opts.resamples, seed),
+        );
+        out.push(c);
+    }
+    // The cache hit share, when either side read from a cache: older runs add nothing.
+    if bs.cached_tokens + ns.cached_tokens > 0 {
+        let mut c = step.blank(Metric::CacheHit, None, true);
+        let seed = check_seed(
+            opts.seed,
+            &ns.model,
+            ns.concurrency,
+            Metric::CacheHit,
+            Percentile::P50,
+        );
+        let rows = (bi.rows(bs), ni.rows(ns));
+        cache_check(
+            &mut c,
+            (bs, ns),
+            rows,
+            opts.gates.cache_hit,
             (opts.resamples, seed),
         );
         out.push(c);

@@ -14,8 +14,9 @@ use super::types::{
     Check, Metric, PartChange, Percentile, RequestSample, Side, TtftCause, Verdict,
 };
 use crate::findings::ttft_parts::{least_overhead, PartValues, PROCESSING};
-use crate::findings::PartSample;
+use crate::findings::{cache_share_fell, PartSample};
 use crate::stats::inference::{generator, resampled_quantile};
+use crate::stats::StepSummary;
 use crate::util::duration::signed_ms_text as signed;
 
 /// Resamples per part (each a pair of P90 draws).
@@ -42,6 +43,9 @@ pub(super) fn explain(base: &Side, new: &Side, checks: &[Check], seed: u64) -> V
             let mut cause = explain_step(c, &b, &n, seed);
             if cause.cause.as_deref() == Some(PROCESSING) {
                 unsplit_cause(&mut cause, new, &c.model, conc);
+            }
+            if cause.cause.as_deref() == Some("prefill") {
+                cache_miss_cause(&mut cause, (base, new), &c.model, conc);
             }
             Some(cause)
         })
@@ -191,6 +195,33 @@ fn unsplit_cause(cause: &mut TtftCause, new: &Side, model: &str, conc: u32) {
         }
     }
 }
+
+/// Prefill moved and the step's cache hit share fell (`findings::cache_share_fell`, the knee's
+/// rule): "prefill (cache misses): cache hit share 81% → 0%".
+fn cache_miss_cause(cause: &mut TtftCause, (base, new): (&Side, &Side), model: &str, conc: u32) {
+    let share = |side: &Side| {
+        side.summaries
+            .iter()
+            .find(|s| s.model == model && s.concurrency == conc)
+            .and_then(StepSummary::cache_hit_share)
+    };
+    let (b, n) = (share(base), share(new));
+    if let (true, Some(b), Some(n)) = (cache_share_fell(b, n), b, n) {
+        let words = format!("cache hit share {:.0}% → {:.0}%", b * 100.0, n * 100.0);
+        cause.cause = Some(CACHE_MISSES.to_string());
+        cause.sentence = format!(
+            "{}{CACHE_MISSES}: {words}",
+            cause
+                .sentence
+                .strip_suffix("prefill")
+                .unwrap_or(&cause.sentence)
+        );
+        cause.evidence = Some(words);
+    }
+}
+
+/// The part that moved when it was the prefill of cache misses.
+pub const CACHE_MISSES: &str = "prefill (cache misses)";
 
 fn sorted(v: &[f64]) -> Vec<f64> {
     let mut s: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();

@@ -158,6 +158,9 @@ pub enum Metric {
     /// Mean cost per successful request, both sides priced at the new run's prices
     /// (`compare::cost`): judged when the new run has `pricing:`.
     Cost,
+    /// Input tokens read from the cache ÷ input tokens (`compare::cache`): judged when either
+    /// side of a step read from a cache; a drop is the regression.
+    CacheHit,
 }
 
 impl Metric {
@@ -185,6 +188,7 @@ impl Metric {
             Metric::Wall => "wall",
             Metric::Capacity => "capacity",
             Metric::Cost => "cost per success",
+            Metric::CacheHit => "cache hit share",
         }
     }
 

@@ -114,6 +114,7 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
     };
     match c.metric {
         Metric::ErrorRate | Metric::ShortRate => format!("{:.2}%", v * 100.0),
+        Metric::CacheHit => format!("{:.1}%", v * 100.0),
         Metric::Tpm => format!("{v:.0}/min"),
         Metric::Rps => format!("{v:.2}/s"),
         Metric::DecodeRate => format!("{v:.1} tok/s"),
@@ -128,12 +129,18 @@ pub(crate) fn change(c: &Check) -> String {
         (Metric::ErrorRate | Metric::ShortRate, Some(b), Some(n), _) => {
             format!("{:+.2} pp", (n - b) * 100.0)
         }
+        (Metric::CacheHit, Some(b), Some(n), _) => format!("{:+.1} pp", (n - b) * 100.0),
         (_, _, _, Some(r)) => format!("{:+.1}%", r * 100.0),
         _ => String::new(),
     }
 }
 
 pub(crate) fn ci(c: &Check) -> String {
+    if c.metric == Metric::CacheHit {
+        return c.ci.map_or_else(String::new, |(lo, hi)| {
+            format!("[{:+.1}, {:+.1}] pp", lo * 100.0, hi * 100.0)
+        });
+    }
     c.ci.map_or_else(String::new, |(lo, hi)| {
         format!("[{:+.1}%, {:+.1}%]", lo * 100.0, hi * 100.0)
     })

@@ -641,5 +641,6 @@ fn build_gates(raw: Option<RawGates>) -> Gates {
     g.error_rate = r.error_rate.map_or(g.error_rate, |f| f.0);
     g.throughput = r.throughput.map_or(g.throughput, |f| f.0);
     g.cost = r.cost.and_then(|c| c.mean).map_or(g.cost, |f| f.0);
+    g.cache_hit = r.cache_hit.map_or(g.cache_hit, |f| f.0);
     g
 }

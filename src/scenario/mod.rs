@@ -29,6 +29,7 @@ pub mod build_telemetry;
 mod build_unstreamed;
 mod defaults;
 mod errors;
+mod gates;
 mod interpolate;
 mod lines;
 mod loading;
@@ -448,6 +449,8 @@ pub struct Gates {
     /// `cost: {mean: 10%}`: relative rise of the mean cost per successful request that counts
     /// as a regression (judged only when the new run has `pricing:`; docs/cost.md).
     pub cost: f64,
+    /// `cache_hit: 5pp`: drop of the cache hit share (points, as a fraction) that regresses.
+    pub cache_hit: f64,
 }
 
 impl Default for Gates {
@@ -457,19 +460,15 @@ impl Default for Gates {
             p99: 0.20,
             floor_ms: 50.0,
         };
+        let per_token = MetricGate {
+            floor_ms: 1.0,
+            ..ttft
+        };
         Gates {
             ttft,
             ttfc: ttft,
-            tpot: MetricGate {
-                p90: 0.10,
-                p99: 0.20,
-                floor_ms: 1.0,
-            },
-            itl: MetricGate {
-                p90: 0.10,
-                p99: 0.20,
-                floor_ms: 1.0,
-            },
+            tpot: per_token,
+            itl: per_token,
             e2e: MetricGate {
                 p90: 0.10,
                 p99: 0.20,
@@ -478,46 +477,8 @@ impl Default for Gates {
             error_rate: 0.01,
             throughput: 0.10,
             cost: 0.10,
+            cache_hit: 0.05,
         }
-    }
-}
-
-impl Gates {
-    /// One line for people: "TTFT P90 +10% P99 +20% (floor 50 ms); …; error rate +1pp;
-    /// throughput -10%".
-    pub fn describe(&self) -> String {
-        let pct = |f: f64| format!("{:.4}", f * 100.0);
-        let trim = |s: String| s.trim_end_matches('0').trim_end_matches('.').to_string();
-        let metric = |name: &str, g: &MetricGate| {
-            format!(
-                "{name} P90 +{}% P99 +{}% (floor {} ms)",
-                trim(pct(g.p90)),
-                trim(pct(g.p99)),
-                trim(format!("{:.3}", g.floor_ms))
-            )
-        };
-        // TTFC is named only when its gate is not TTFT's (it is judged only when a step
-        // reasoned, and follows TTFT's gate unless set).
-        let ttfc = if self.ttfc == self.ttft {
-            String::new()
-        } else {
-            format!("; {}", metric("TTFC", &self.ttfc))
-        };
-        // Cost is judged only for priced runs: named when it differs from its default.
-        let cost = if self.cost == Gates::default().cost {
-            String::new()
-        } else {
-            format!("; cost mean +{}%", trim(pct(self.cost)))
-        };
-        format!(
-            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%{cost}",
-            metric("TTFT", &self.ttft),
-            metric("TPOT", &self.tpot),
-            metric("ITL", &self.itl),
-            metric("E2E", &self.e2e),
-            trim(pct(self.error_rate)),
-            trim(pct(self.throughput))
-        )
     }
 }
 

@@ -443,6 +443,7 @@ fn gates_yaml(g: &Gates) -> Yaml {
         ("error_rate", pct(g.error_rate, "pp")),
         ("throughput", pct(g.throughput, "%")),
         ("cost", map([("mean", pct(g.cost, "%"))])),
+        ("cache_hit", pct(g.cache_hit, "pp")),
     ])
 }
 

@@ -424,6 +424,7 @@ pub(super) struct RawGates {
     pub(super) error_rate: Option<Fraction>,
     pub(super) throughput: Option<Fraction>,
     pub(super) cost: Option<RawCostGate>,
+    pub(super) cache_hit: Option<Fraction>,
 }
 
 /// `gates.cost: {mean: 10%}`: the rise of the mean cost per successful request that fails.

@@ -111,3 +111,53 @@ fn by_turn(summary: &Path, agents: &[u32]) -> Vec<Vec<f64>> {
         })
         .collect()
 }
+
+/// `diff` (through `run --against`) judges the cache hit share: a simulator that stops caching
+/// prefixes fails on it at every step (exit 3), and the TTFT decomposition names the prefill of
+/// cache misses; the same workload run again passes.
+#[test]
+fn a_server_that_stops_caching_prefixes_fails_the_gate_and_a_rerun_passes() {
+    let p = project();
+    let run = |extra: &[&str]| {
+        let out = p
+            .ladder()
+            .args([
+                "run",
+                "--no-color",
+                "scenarios/agents.yaml",
+                "--ladder",
+                "4,8",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), text)
+    };
+    let (code, _) = run(&["--save-baseline"]);
+    assert_eq!(code, Some(0));
+    let against = ["--against", "baselines/agents.csv"];
+    let (code, same) = run(&against);
+    assert_eq!(code, Some(0), "an unchanged rerun passes:\n{same}");
+    assert!(same.contains("0 regressions"), "{same}");
+    let off = [&against[..], &["--sim-set", "prefix_cache=false"]].concat();
+    let (code, stdout) = run(&off);
+    assert_eq!(code, Some(3), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.contains("│ cache hit share"))
+        .unwrap_or_else(|| panic!("no cache hit share row:\n{stdout}"));
+    assert_eq!(
+        row.matches("✗").count(),
+        2,
+        "regressed at 4 and 8 agents: {row}"
+    );
+    let cause = stdout
+        .lines()
+        .find(|l| l.contains("TTFT P90 at 4 agents"))
+        .unwrap_or_else(|| panic!("no TTFT decomposition at 4 agents:\n{stdout}"));
+    assert!(
+        cause.contains(": prefill (cache misses): cache hit share 8") && cause.ends_with("% → 0%"),
+        "{cause}"
+    );
+}
