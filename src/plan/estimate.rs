@@ -53,9 +53,15 @@ fn guess_tokens(text: &str) -> f64 {
 }
 
 /// Input tokens per request at a step of value `value`, before anything is measured: the
-/// synthetic size (one word per token), a prompt set's mean, or the prompt file's length / 4.
+/// synthetic size (one word per token), a prompt set's mean, or the prompt file's length / 4;
+/// plus the system prompt and the tool definitions (their JSON / 4: providers count them as
+/// input).
 fn prompt_tokens(s: &Scenario, value: u32) -> f64 {
     let system = s.request.system.as_deref().map_or(0.0, guess_tokens);
+    let tools = s.request.tools.as_ref().map_or(0.0, |t| {
+        let raw: Vec<&serde_json::Value> = t.list.iter().map(|t| &t.raw).collect();
+        guess_tokens(&serde_json::to_string(&raw).unwrap_or_default())
+    });
     let prompt = match (&s.request.prompts, s.load.ladder_over) {
         (_, LadderOver::PromptTokens { .. }) => f64::from(value),
         (PromptSource::Synthetic { tokens }, _) => f64::from(*tokens),
@@ -77,7 +83,7 @@ fn prompt_tokens(s: &Scenario, value: u32) -> f64 {
             .map_or(0.0, |t| t.mean_tokens(replayed(s, t, 1), asked_output(s)).0),
         _ => guess_tokens(&s.request.prompt),
     };
-    prompt + system
+    prompt + system + tools
 }
 
 /// How many of the trace's requests a replay step sends (`speed` matters for a duration).

@@ -573,3 +573,26 @@ fn steps_that_met_the_slo_only_past_the_knee_give_no_plan() {
         m.notes
     );
 }
+
+/// Issue 38: tool definitions are input tokens on every request (providers count them), so the
+/// estimate adds their JSON / 4 to the prompt's.
+#[test]
+fn the_tools_count_as_input_in_the_estimate() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "x".repeat(400)).unwrap();
+    let tools = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]"#;
+    std::fs::write(dir.path().join("tools.json"), tools).unwrap();
+    let load = |extra: &str| {
+        let yaml = format!(
+            "name: est\ntarget:\n  sim: {{}}\n  models: [m]\nrequest:\n  prompt_file: p.txt\n{extra}  \
+             max_tokens: 40\nload:\n  ladder: [1]\n  requests_per_step: 4\n"
+        );
+        crate::scenario::load_str(&yaml, &dir.path().join("s.yaml"), &|_| None).unwrap()
+    };
+    let without = estimate::estimate(&load(""), None)[0].input_per_request;
+    let with = estimate::estimate(&load("  tools: tools.json\n"), None)[0].input_per_request;
+    assert_eq!(without, 100.0);
+    // [{"function":{"name":"get_weather","parameters":{"type":"object"}},"type":"function"}]
+    // is 86 characters: 22 tokens.
+    assert_eq!(with - without, 22.0);
+}
