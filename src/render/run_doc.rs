@@ -87,11 +87,19 @@ pub fn markdown(d: &RunDoc) -> String {
         ("", "")
     };
     out.push_str(&format!(
-        "| model | load | ok / sent | TTFT P90 |{ttfc_head} TPOT P90 | E2E P90 | output tok/min |\n"
+        "| model | load | ok / sent | TTFT P90 |{ttfc_head} TPOT P90 | E2E P90 | {} tok/min |\n",
+        if StepSummary::input_only(d.summary.iter()) {
+            "input"
+        } else {
+            "output"
+        }
     ));
     out.push_str(&format!("|---|---:|---:|---:|{ttfc_rule}---:|---:|---:|\n"));
     let not_streamed =
         |model: &str| StepSummary::not_streamed(d.summary.iter().filter(|r| r.model == model));
+    // Embeddings: their throughput is the input tokens (`StepSummary::input_only`).
+    let input_only =
+        |model: &str| StepSummary::input_only(d.summary.iter().filter(|r| r.model == model));
     let mut any_not_streamed = false;
     for r in d.summary {
         let unstreamed = not_streamed(&r.model);
@@ -117,7 +125,11 @@ pub fn markdown(d: &RunDoc) -> String {
             stream_ms(r.ttft_p90_ms),
             stream_ms(r.tpot_p90_ms),
             ms(r.e2e_p90_ms),
-            r.tpm
+            if input_only(&r.model) {
+                r.input_tpm()
+            } else {
+                r.tpm
+            }
         ));
     }
     out.push('\n');
@@ -197,6 +209,39 @@ mod tests {
         assert_eq!(v["summary"][1]["concurrency"], 8);
         assert_eq!(v["summary"][1]["ttft_p90_ms"], 250.0);
         assert!(v["findings"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_embeddings_table_counts_input_tokens_and_says_why_ttft_is_empty() {
+        let step = |c: u32| StepSummary {
+            model: "e".into(),
+            concurrency: c,
+            attempted: 10,
+            succeeded: 10,
+            e2e_p50_ms: Some(80.0),
+            e2e_p90_ms: Some(90.0),
+            input_tokens: 5_000,
+            tpm_total: 60_000.0,
+            ..Default::default()
+        };
+        let rows = [step(1), step(2)];
+        let d = RunDoc {
+            scenario: "s",
+            fingerprint: "abc",
+            run_dir: "runs/s/x",
+            interrupted: false,
+            stopped_by: None,
+            summary: &rows,
+            findings: &[],
+            currency: None,
+        };
+        let md = markdown(&d);
+        assert!(md.contains("| E2E P90 | input tok/min |"), "{md}");
+        assert!(
+            md.contains("| e | 2 | 10 / 10 | – | – | 90 ms | 60000 |"),
+            "{md}"
+        );
+        assert!(md.contains(crate::render::table::EMBEDDINGS_NOTE), "{md}");
     }
 
     #[test]
