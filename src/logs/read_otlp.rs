@@ -6,11 +6,12 @@
 //! conventions define time to first chunk only as a metric, so the first-token time is read
 //! where an instrumentation records one: a `gen_ai.response.time_to_first_chunk` (or
 //! `…time_to_first_token`) attribute in seconds, or the first span event whose name says
-//! "first" (`gen_ai.first_token`, `first_chunk`).
+//! "first" (`gen_ai.first_token`, `first_chunk`). The OTLP JSON itself (documents, spans,
+//! attributes, times) is read by `util::otlp_json`, shared with trace replay.
 
 use super::read::{outcome, ParsedLog};
 use super::{LogError, LogRequest};
-use serde_json::Value;
+use crate::util::otlp_json::{number_of, Documents, Span};
 
 const TTFT_ATTRS: [&str; 3] = [
     "gen_ai.response.time_to_first_chunk",
@@ -19,68 +20,37 @@ const TTFT_ATTRS: [&str; 3] = [
 ];
 
 pub fn parse_otlp(text: &str) -> Result<ParsedLog, LogError> {
-    let docs: Vec<(usize, Value)> = match serde_json::from_str::<Value>(text) {
-        Ok(v) => vec![(1, v)],
-        Err(_) => {
-            let mut docs = Vec::new();
-            for (i, l) in text
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| !l.trim().is_empty())
-            {
-                let v = serde_json::from_str(l).map_err(|e| LogError::Line {
-                    line: i + 1,
-                    message: format!(
-                        "not OTLP JSON: {e}; expected {{\"resourceSpans\": [...]}} per line"
-                    ),
-                })?;
-                docs.push((i + 1, v));
-            }
-            docs
-        }
-    };
+    let docs = Documents::parse(text).map_err(|e| LogError::Line {
+        line: e.line,
+        message: e.message,
+    })?;
     let mut out = ParsedLog::default();
-    let mut n = 0;
-    for (line, doc) in &docs {
-        for rs in array(doc, "resourceSpans") {
-            let scopes = array(rs, "scopeSpans").chain(array(rs, "instrumentationLibrarySpans"));
-            for span in scopes.flat_map(|s| array(s, "spans")) {
-                n += 1;
-                let attr = |k: &str| attribute(span, k);
-                let Some(model) =
-                    attr("gen_ai.request.model").or_else(|| attr("gen_ai.response.model"))
-                else {
-                    continue;
-                };
-                match span_request(span, *line, n, text_of(&model)) {
-                    Ok(r) => out.requests.push(r),
-                    Err(why) => out.skip(n, why),
-                }
-            }
+    for span in docs.spans() {
+        let Some(model) = span.text(&["gen_ai.request.model", "gen_ai.response.model"]) else {
+            continue;
+        };
+        match span_request(span, model) {
+            Ok(r) => out.requests.push(r),
+            Err(why) => out.skip(span.n, why),
         }
     }
     Ok(out)
 }
 
-fn span_request(span: &Value, line: usize, n: usize, model: String) -> Result<LogRequest, String> {
-    let nanos = |k: &str| -> Option<f64> {
-        match span.get(k)? {
-            Value::String(s) => s.parse::<f64>().ok(),
-            Value::Number(x) => x.as_f64(),
-            _ => None,
-        }
-    };
-    let (Some(start), Some(end)) = (nanos("startTimeUnixNano"), nanos("endTimeUnixNano")) else {
+fn span_request(span: Span, model: String) -> Result<LogRequest, String> {
+    let n = span.n;
+    let (Some(start), Some(end)) = (
+        span.nanos("startTimeUnixNano"),
+        span.nanos("endTimeUnixNano"),
+    ) else {
         return Err(format!(
-            "span {n} (document at line {line}) has no start or end time"
+            "span {n} (line {}) has no start or end time",
+            span.line
         ));
     };
-    let (start_ms, end_ms) = (start / 1e6, end / 1e6);
-    let attr = |k: &str| attribute(span, k);
-    let num = |k: &str| attr(k).and_then(|v| number_of(&v));
-    let ttft_ms = TTFT_ATTRS
-        .iter()
-        .find_map(|k| num(k))
+    let (start_ms, end_ms) = (start as f64 / 1e6, end as f64 / 1e6);
+    let num = |keys: &[&str]| span.number(keys).ok().flatten();
+    let ttft_ms = num(&TTFT_ATTRS)
         .map(|s| s * 1000.0)
         .or_else(|| first_event_ms(span).map(|t| t - start_ms));
     let mut r = LogRequest {
@@ -89,62 +59,24 @@ fn span_request(span: &Value, line: usize, n: usize, model: String) -> Result<Lo
         end_ms,
         ttft_ms,
         model,
-        input_tokens: num("gen_ai.usage.input_tokens")
-            .or_else(|| num("gen_ai.usage.prompt_tokens"))
+        input_tokens: num(&["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"])
             .map(|v| v.max(0.0) as u64),
-        output_tokens: num("gen_ai.usage.output_tokens")
-            .or_else(|| num("gen_ai.usage.completion_tokens"))
+        output_tokens: num(&["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"])
             .map(|v| v.max(0.0) as u64),
         ..LogRequest::default()
     };
-    let errored = span
-        .pointer("/status/code")
-        .is_some_and(|c| c == 2 || c == "STATUS_CODE_ERROR");
-    let status = attr("http.response.status_code").map(|v| text_of(&v));
-    let error = attr("error.type").map(|v| text_of(&v)).or_else(|| {
-        errored.then(|| {
-            span.pointer("/status/message")
-                .map_or("error".into(), text_of)
-        })
-    });
+    let status = span.text(&["http.response.status_code"]);
+    let error = span.text(&["error.type"]).or_else(|| span.error_status());
     outcome(&mut r, status, error);
     Ok(r)
 }
 
-fn array<'a>(v: &'a Value, k: &str) -> impl Iterator<Item = &'a Value> {
-    v.get(k).and_then(Value::as_array).into_iter().flatten()
-}
-
-/// An attribute's value (`{"key": k, "value": {"stringValue": …}}`), unwrapped.
-fn attribute(span: &Value, key: &str) -> Option<Value> {
-    let a = array(span, "attributes").find(|a| a.get("key").is_some_and(|k| k == key))?;
-    let v = a.get("value")?;
-    ["stringValue", "intValue", "doubleValue", "boolValue"]
-        .iter()
-        .find_map(|t| v.get(*t).cloned())
-}
-
-fn text_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn number_of(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.parse().ok(),
-        _ => None,
-    }
-}
-
 /// Epoch ms of the first span event whose name says "first" (first token or chunk).
-fn first_event_ms(span: &Value) -> Option<f64> {
-    array(span, "events")
+fn first_event_ms(span: Span) -> Option<f64> {
+    span.events()
         .filter(|e| {
             e.get("name")
-                .and_then(Value::as_str)
+                .and_then(serde_json::Value::as_str)
                 .is_some_and(|n| n.contains("first"))
         })
         .filter_map(|e| number_of(e.get("timeUnixNano")?))
