@@ -61,8 +61,11 @@ fn span_request(span: Span, model: String) -> Result<LogRequest, String> {
         model,
         input_tokens: num(&["gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"])
             .map(|v| v.max(0.0) as u64),
-        output_tokens: num(&["gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"])
-            .map(|v| v.max(0.0) as u64),
+        output_tokens: num(&[
+            "gen_ai.usage.output_tokens",
+            "gen_ai.usage.completion_tokens",
+        ])
+        .map(|v| v.max(0.0) as u64),
         ..LogRequest::default()
     };
     let status = span.text(&["http.response.status_code"]);

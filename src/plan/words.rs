@@ -448,6 +448,9 @@ fn open_loop_note(s: &Scenario, steps: &[StepEstimate]) -> String {
             n,
             t.span_s(n)
         );
+        if let Some(sessions) = t.sessions_note(n) {
+            let _ = writeln!(out, "sessions: {sessions}");
+        }
     } else if matches!(s.load.mode, LoadMode::Rate { .. }) {
         let _ = writeln!(
             out,

@@ -13,8 +13,9 @@ use crate::model::RequestRecord;
 use crate::scenario::arrivals::{step_seed, ArrivalProcess, Schedule};
 use crate::scenario::trace::Trace;
 use crate::scenario::{Budget, LoadMode, Scenario};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -23,6 +24,27 @@ use tokio::time::Instant;
 pub(super) struct OpenPlan {
     pub(super) times: Box<dyn Iterator<Item = f64> + Send>,
     pub(super) max_concurrency: Option<u32>,
+    /// A replayed trace: which request each arrival sends, and the turns that follow it.
+    pub(super) turns: Option<Arc<Turns>>,
+}
+
+/// A replay's requests: arrival k sends trace request `heads[k]`; a request whose session's
+/// next turn waits on it (an agent trace) sends that turn after it ended, plus the recorded gap
+/// ÷ the speed; only requests before `limit` are sent.
+pub(super) struct Turns {
+    trace: Arc<Trace>,
+    heads: Vec<usize>,
+    speed: f64,
+    limit: usize,
+}
+
+impl Turns {
+    /// The session's next turn after request `n`, and its wait after `n` ended.
+    fn after(&self, n: usize) -> Option<(usize, Duration)> {
+        let next = self.trace.requests[n].next.filter(|i| *i < self.limit)?;
+        let gap_ms = self.trace.requests[next].after_previous_ms.unwrap_or(0.0);
+        Some((next, Duration::from_secs_f64(gap_ms / 1000.0 / self.speed)))
+    }
 }
 
 impl OpenPlan {
@@ -38,16 +60,36 @@ impl OpenPlan {
         Some(OpenPlan {
             times: Box::new(schedule),
             max_concurrency,
+            turns: None,
         })
     }
 
-    /// A replay step: the trace's arrivals at `speed`× their rate, request n of the step being
-    /// the trace's n-th (`workload` sends its sizes or text).
-    pub(super) fn replay(trace: Arc<Trace>, speed: f64, max_concurrency: Option<u32>) -> OpenPlan {
-        let n = trace.requests.len();
+    /// A replay step of the trace's first `limit` requests: their arrivals at `speed`× their
+    /// rate (`workload` sends request n's sizes or text); an agent trace's later turns are not
+    /// arrivals, they follow their previous turn ([`Turns`]).
+    pub(super) fn replay(
+        trace: Arc<Trace>,
+        speed: f64,
+        max_concurrency: Option<u32>,
+        limit: usize,
+    ) -> OpenPlan {
+        let limit = limit.min(trace.requests.len());
+        let heads: Vec<usize> = (0..limit)
+            .filter(|&i| trace.requests[i].after_previous_ms.is_none())
+            .collect();
+        let times: Vec<f64> = heads
+            .iter()
+            .map(|&i| trace.requests[i].at_ms / 1000.0 / speed)
+            .collect();
         OpenPlan {
-            times: Box::new((0..n).map(move |i| trace.requests[i].at_ms / 1000.0 / speed)),
+            times: Box::new(times.into_iter()),
             max_concurrency,
+            turns: Some(Arc::new(Turns {
+                trace,
+                heads,
+                speed,
+                limit,
+            })),
         }
     }
 }
@@ -79,13 +121,13 @@ pub(super) fn plan(
                 _ => trace.requests.len(),
             };
             let offered = trace.rate(n).map_or(0.0, |r| r * load);
-            Some((OpenPlan::replay(trace, load, max_concurrency), offered))
+            Some((OpenPlan::replay(trace, load, max_concurrency, n), offered))
         }
     }
 }
 
 /// Runs one open-loop step; returns its wall time in seconds and the number of dropped
-/// arrivals.
+/// arrivals (and agent turns).
 pub(super) async fn run_open_step<B: Backend>(
     shared: &Arc<Shared<B>>,
     plan: &StepPlan,
@@ -103,54 +145,135 @@ pub(super) async fn run_open_step<B: Backend>(
     let arrivals = Arrivals::new(open.times, step_start, limit, end);
     let (tx, rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
     let dispatcher = {
-        let shared = Arc::clone(shared);
-        let work = Arc::clone(&plan.work);
+        let sender = Sender {
+            shared: Arc::clone(shared),
+            work: Arc::clone(&plan.work),
+            interrupt: interrupt.clone(),
+            model: plan.model.clone(),
+            step: plan.step,
+            value: plan.value,
+            record: plan.record,
+            cap: open.max_concurrency,
+            in_flight: Arc::default(),
+            dropped: Arc::default(),
+            turns: open.turns,
+            end,
+            tx,
+        };
         let interrupt = interrupt.clone();
-        let (model, step, value, record) = (plan.model.clone(), plan.step, plan.value, plan.record);
-        let cap = open.max_concurrency;
+        let pacing = shared.pacing;
         tokio::spawn(async move {
-            let in_flight = Arc::new(AtomicU32::new(0));
-            let mut dropped = 0u64;
-            let mut pacer = Pacer::start(shared.pacing, arrivals);
+            let sender = Arc::new(sender);
+            let mut pacer = Pacer::start(pacing, arrivals);
             let mut stop_rx = interrupt.subscribe();
             loop {
-                let (n, at) = tokio::select! {
+                let (k, at) = tokio::select! {
                     due = pacer.next() => match due {
                         Some(due) => due,
                         None => break,
                     },
                     _ = stop_rx.wait_for(|v| *v >= 1) => break,
                 };
-                if cap.is_some_and(|c| in_flight.load(Ordering::Relaxed) >= c) {
-                    dropped += 1;
-                    continue;
+                let n = sender
+                    .turns
+                    .as_ref()
+                    .map_or(k, |t| t.heads[k as usize] as u64);
+                if sender.admit() {
+                    tokio::spawn(Arc::clone(&sender).send(n, at));
                 }
-                in_flight.fetch_add(1, Ordering::Relaxed);
-                let prepared = work.prepare(&*shared.backend, n, None);
-                let (shared, in_flight, tx) =
-                    (Arc::clone(&shared), Arc::clone(&in_flight), tx.clone());
-                let (interrupt, model) = (interrupt.clone(), model.clone());
-                tokio::spawn(async move {
-                    let key = RequestKey {
-                        model: &model,
-                        step,
-                        concurrency: value,
-                        worker: 0,
-                        seq: u32::try_from(n).unwrap_or(u32::MAX),
-                    };
-                    let rec = one_request(&shared, key, prepared, Some(at), &interrupt).await;
-                    in_flight.fetch_sub(1, Ordering::Relaxed);
-                    if record {
-                        let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
-                        shared.progress.record(&rec);
-                        let _ = tx.send((rec, ended_ms));
-                    }
-                });
             }
+            // The sessions still running hold the sender; the count is final once they end.
+            let dropped = Arc::clone(&sender.dropped);
+            drop(sender);
             dropped
         })
     };
     let duration_s = drain_records(rx, step_start, sink).await;
-    let dropped = dispatcher.await.unwrap_or(0);
+    let dropped = match dispatcher.await {
+        Ok(d) => d.load(Ordering::Relaxed),
+        Err(_) => 0,
+    };
     (duration_s, dropped)
+}
+
+/// What sends a step's arrivals (and an agent trace's later turns), shared by their tasks.
+struct Sender<B> {
+    shared: Arc<Shared<B>>,
+    work: Arc<crate::runner::workload::StepWorkload>,
+    interrupt: Interrupt,
+    model: String,
+    step: u32,
+    value: u32,
+    record: bool,
+    cap: Option<u32>,
+    in_flight: Arc<AtomicU32>,
+    dropped: Arc<AtomicU64>,
+    turns: Option<Arc<Turns>>,
+    /// A duration budget's end: no turn starts at or after it.
+    end: Option<Instant>,
+    tx: mpsc::UnboundedSender<(RequestRecord, f64)>,
+}
+
+impl<B: Backend> Sender<B> {
+    /// Whether a request may go out now: below `max_concurrency` (counted in flight), else
+    /// dropped and counted.
+    fn admit(&self) -> bool {
+        if self
+            .cap
+            .is_some_and(|c| self.in_flight.load(Ordering::Relaxed) >= c)
+        {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Sends request `n` (admitted) due at `at`; then, in an agent trace, each next turn of its
+    /// session once the one before it ended and the gap has passed (a turn over the cap is
+    /// dropped and the session goes on).
+    async fn send(self: Arc<Self>, mut n: u64, mut at: Instant) {
+        let mut admitted = true;
+        loop {
+            if admitted {
+                self.one(n, at).await;
+            }
+            let Some((next, gap)) = self.turns.as_ref().and_then(|t| t.after(n as usize)) else {
+                return;
+            };
+            at = Instant::now() + gap;
+            if self.end.is_some_and(|e| at >= e) || !super::wait_until(at, &self.interrupt).await {
+                return;
+            }
+            n = next as u64;
+            admitted = self.admit();
+        }
+    }
+
+    /// Request `n`, its record handed on with its turn; a replayed session's requests are its
+    /// "worker"'s (the session's number), so its turns read as one task.
+    async fn one(&self, n: u64, at: Instant) {
+        let prepared = self.work.prepare(&*self.shared.backend, n, None);
+        let turn = self
+            .turns
+            .as_ref()
+            .and_then(|t| t.trace.requests[n as usize].turn);
+        let key = RequestKey {
+            model: &self.model,
+            step: self.step,
+            concurrency: self.value,
+            worker: turn.map_or(0, |t| t.session),
+            seq: u32::try_from(n).unwrap_or(u32::MAX),
+        };
+        let mut rec = one_request(&self.shared, key, prepared, Some(at), &self.interrupt).await;
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        if let Some(t) = turn {
+            (rec.turn, rec.task_turns) = (Some(t.turn), Some(t.of));
+        }
+        if self.record {
+            let ended_ms = self.shared.run_start.elapsed().as_secs_f64() * 1000.0;
+            self.shared.progress.record(&rec);
+            let _ = self.tx.send((rec, ended_ms));
+        }
+    }
 }

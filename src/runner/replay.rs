@@ -65,12 +65,11 @@ mod tests {
     use super::*;
 
     fn req(tokens: u32, blocks: Vec<u64>, session: Option<&str>) -> TraceRequest {
-        TraceRequest {
-            at_ms: 0.0,
-            input: TraceInput::Tokens { tokens, blocks },
-            output_tokens: Some(7),
-            session: session.map(str::to_string),
-        }
+        TraceRequest::new(
+            TraceInput::Tokens { tokens, blocks },
+            Some(7),
+            session.map(str::to_string),
+        )
     }
 
     fn prompt(r: &TraceRequest, seed: u64, n: u64) -> String {

@@ -62,6 +62,7 @@ mod tls;
 pub mod token_limit;
 pub mod tools;
 pub mod trace;
+pub mod trace_otlp;
 
 pub use arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};

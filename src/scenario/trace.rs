@@ -6,6 +6,7 @@
 
 use super::normalize::fingerprint_of_bytes;
 use super::prompts::{at, json_object_lines, parse_jsonl, PromptContent, PromptFileError};
+use super::trace_otlp::{parse_otlp_trace, Call, SpanFacts};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,9 @@ pub enum TraceFormat {
     Mooncake,
     /// BurstGPT's CSV: `Timestamp` (s), `Request tokens`, `Response tokens`.
     BurstGpt,
+    /// OpenTelemetry GenAI spans as OTLP JSON (`trace_otlp`): an agent's LLM calls, a trace
+    /// per session.
+    Otlp,
 }
 
 impl TraceFormat {
@@ -35,6 +39,7 @@ impl TraceFormat {
             TraceFormat::Ladder => "ladder",
             TraceFormat::Mooncake => "mooncake",
             TraceFormat::BurstGpt => "burstgpt",
+            TraceFormat::Otlp => "otlp",
         }
     }
 }
@@ -59,6 +64,44 @@ pub struct TraceRequest {
     /// Requests of one session continue one conversation: their synthetic prompts share a
     /// prefix (the session's text), as a multi-turn chat's requests do.
     pub session: Option<String>,
+    /// In a session: which one, this request's turn and the session's turns.
+    pub turn: Option<Turn>,
+    /// An agent trace's later turn: sent this many milliseconds (÷ the speed) after the
+    /// session's previous turn ended (its recorded start − the previous turn's recorded end),
+    /// not at `at_ms`.
+    pub after_previous_ms: Option<f64>,
+    /// The session's next turn (its index in [`Trace::requests`]) when that one waits for this
+    /// one to end.
+    pub next: Option<usize>,
+    /// Input tokens the recording says were read from a cache (OTLP's cache-read attributes).
+    pub cached_tokens: Option<u32>,
+}
+
+/// A request's place in its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    /// The session's number in the trace, from 0 in order of their first requests.
+    pub session: u32,
+    /// The request's turn, from 1.
+    pub turn: u32,
+    /// The session's turns.
+    pub of: u32,
+}
+
+impl TraceRequest {
+    /// A request sent at its time, `input` and the output size to ask for.
+    pub fn new(input: TraceInput, output_tokens: Option<u32>, session: Option<String>) -> Self {
+        TraceRequest {
+            at_ms: 0.0,
+            input,
+            output_tokens,
+            session,
+            turn: None,
+            after_previous_ms: None,
+            next: None,
+            cached_tokens: None,
+        }
+    }
 }
 
 /// A trace, requests in arrival order.
@@ -69,6 +112,8 @@ pub struct Trace {
     pub sha256: String,
     pub format: TraceFormat,
     pub requests: Vec<TraceRequest>,
+    /// An OTLP trace's tool spans, overlaps and models.
+    pub spans: Option<SpanFacts>,
 }
 
 impl Trace {
@@ -105,6 +150,56 @@ impl Trace {
             .iter()
             .take_while(|r| r.at_ms < limit_ms)
             .count()
+    }
+
+    /// The sessions among the first `n` requests in words, for `run --dry-run` (`None` without
+    /// sessions): how many, their turns, and for an agent trace its tool spans, the recorded
+    /// cache hit share and models, and how later turns are timed.
+    pub fn sessions_note(&self, n: usize) -> Option<String> {
+        let mut turns: std::collections::HashMap<&str, u32> = Default::default();
+        let (mut input, mut cached) = (0u64, 0u64);
+        for r in self.requests.iter().take(n) {
+            let Some(s) = &r.session else { continue };
+            *turns.entry(s).or_default() += 1;
+            if let (TraceInput::Tokens { tokens, .. }, Some(c)) = (&r.input, r.cached_tokens) {
+                input += u64::from(*tokens);
+                cached += u64::from(c);
+            }
+        }
+        let (lo, hi) = (turns.values().min()?, turns.values().max()?);
+        let calls: u32 = turns.values().sum();
+        let range = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}–{hi}")
+        };
+        let mut out = format!(
+            "{} sessions of {range} turns ({calls} requests)",
+            turns.len()
+        );
+        let Some(f) = &self.spans else {
+            out.push_str("; each turn goes at its timestamp / the speed");
+            return Some(out);
+        };
+        out.push_str(&format!(", {} tool spans (not sent)", f.tool_spans));
+        if input > 0 {
+            let share = 100.0 * cached as f64 / input as f64;
+            out.push_str(&format!(", recorded cache hit share {share:.0}%"));
+        }
+        if !f.models.is_empty() {
+            out.push_str(&format!(", recorded model {}", f.models.join(", ")));
+        }
+        if f.overlapped > 0 {
+            out.push_str(&format!(
+                ", {} turns began before the previous one ended (replayed after it)",
+                f.overlapped
+            ));
+        }
+        out.push_str(
+            "; a session starts at its first span's time / the speed, each later turn once the \
+             previous one has ended plus the recorded gap / the speed",
+        );
+        Some(out)
     }
 
     /// Mean prompt and output tokens of the first `n` requests (`None` where the trace gives
@@ -157,8 +252,13 @@ pub(super) fn read_trace(path: &Path, cap: u64, raise: &str) -> Result<Trace, Pr
     })?;
     let sha256 = fingerprint_of_bytes(&bytes);
     let text = super::bounded::utf8(bytes).map_err(|(line, message)| at(line, message))?;
+    let mut spans = None;
     let (format, mut requests) = if text.trim().is_empty() {
         (TraceFormat::Ladder, Vec::new())
+    } else if crate::util::otlp_json::looks_like_otlp(&text) {
+        let (calls, facts) = parse_otlp_trace(&text)?;
+        spans = Some(facts);
+        (TraceFormat::Otlp, otlp_requests(calls)?)
     } else if text.trim_start().starts_with('{') {
         parse_jsonl_trace(&text)?
     } else {
@@ -185,18 +285,74 @@ pub(super) fn read_trace(path: &Path, cap: u64, raise: &str) -> Result<Trace, Pr
             ),
         ));
     }
+    let mut requests: Vec<TraceRequest> = requests
+        .into_iter()
+        .map(|(t, _, mut r)| {
+            r.at_ms = t - t0;
+            r
+        })
+        .collect();
+    number_turns(&mut requests);
     Ok(Trace {
         file: path.to_path_buf(),
         sha256,
         format,
-        requests: requests
-            .into_iter()
-            .map(|(t, _, mut r)| {
-                r.at_ms = t - t0;
-                r
-            })
-            .collect(),
+        requests,
+        spans,
     })
+}
+
+/// An agent trace's LLM calls as requests: synthetic text of the session of their input size,
+/// the output size asked for, the gap after the previous turn.
+fn otlp_requests(calls: Vec<Call>) -> Result<Vec<Timed>, PromptFileError> {
+    let size = |line: usize, (key, v): (&str, f64)| whole(line, key, &Value::from(v));
+    calls
+        .into_iter()
+        .map(|c| {
+            let tokens = size(c.line, c.input)?;
+            let output = c.output.map(|o| size(c.line, o)).transpose()?;
+            let mut r = TraceRequest::new(
+                TraceInput::Tokens {
+                    tokens,
+                    blocks: Vec::new(),
+                },
+                output.map(|o| o.max(1)),
+                Some(c.session),
+            );
+            r.cached_tokens = c.cached.map(|k| size(c.line, k)).transpose()?;
+            r.after_previous_ms = c.after_previous_ms;
+            Ok((c.start as f64 / 1e6, c.line, r))
+        })
+        .collect()
+}
+
+/// Numbers each session's turns in arrival order, and links a turn that waits for the one
+/// before it (`after_previous_ms`) from that one (`next`).
+fn number_turns(requests: &mut [TraceRequest]) {
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    let mut sessions: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in requests.iter().enumerate() {
+        if let Some(s) = &r.session {
+            let k = *index.entry(s.clone()).or_insert_with(|| {
+                sessions.push(Vec::new());
+                sessions.len() - 1
+            });
+            sessions[k].push(i);
+        }
+    }
+    for (session, turns) in sessions.iter().enumerate() {
+        let of = turns.len() as u32;
+        for (k, &i) in turns.iter().enumerate() {
+            requests[i].turn = Some(Turn {
+                session: session as u32,
+                turn: k as u32 + 1,
+                of,
+            });
+            if k > 0 && requests[i].after_previous_ms.is_some() {
+                requests[turns[k - 1]].next = Some(i);
+            }
+        }
+    }
 }
 
 /// A request with its absolute time (ms) and line, before times are made relative.
@@ -280,15 +436,14 @@ fn mooncake_row(
     };
     // Ids beyond the prompt's blocks describe nothing: keep the ones the prompt covers.
     let covered = tokens.div_ceil(MOONCAKE_BLOCK_TOKENS) as usize;
-    Ok(TraceRequest {
-        at_ms: 0.0,
-        input: TraceInput::Tokens {
+    Ok(TraceRequest::new(
+        TraceInput::Tokens {
             tokens,
             blocks: blocks.into_iter().take(covered).collect(),
         },
-        output_tokens: output.map(|o| o.max(1)),
-        session: None,
-    })
+        output.map(|o| o.max(1)),
+        None,
+    ))
 }
 
 fn ladder_row(
@@ -330,12 +485,7 @@ fn ladder_row(
         Some(Value::Number(x)) => Some(x.to_string()),
         Some(_) => return Err(at(n, "`session_id` must be a string or a number")),
     };
-    Ok(TraceRequest {
-        at_ms: 0.0,
-        input,
-        output_tokens: output.map(|o| o.max(1)),
-        session,
-    })
+    Ok(TraceRequest::new(input, output.map(|o| o.max(1)), session))
 }
 
 /// BurstGPT's CSV: a header naming `Timestamp` (seconds), `Request tokens` and `Response
@@ -387,15 +537,14 @@ fn parse_burstgpt(text: &str) -> Result<Vec<Timed>, PromptFileError> {
         out.push((
             at_ms,
             n,
-            TraceRequest {
-                at_ms: 0.0,
-                input: TraceInput::Tokens {
+            TraceRequest::new(
+                TraceInput::Tokens {
                     tokens,
                     blocks: Vec::new(),
                 },
-                output_tokens: Some(output.max(1)),
-                session: None,
-            },
+                Some(output.max(1)),
+                None,
+            ),
         ));
     }
     Ok(out)

@@ -117,7 +117,7 @@ impl<'a> Span<'a> {
     pub fn text(&self, keys: &[&str]) -> Option<String> {
         keys.iter()
             .find_map(|k| self.attribute(k))
-            .map(|v| text_of(v))
+            .map(text_of)
     }
 
     /// The first of `keys` the span has, as a number (`intValue`s are strings in the JSON
@@ -241,16 +241,24 @@ mod tests {
     #[test]
     fn spans_carry_their_line_times_and_unwrapped_attributes() {
         assert!(looks_like_otlp(PRETTY));
-        assert!(!looks_like_otlp("{\"timestamp\": 0, \"input_tokens\": 5}\n"));
+        assert!(!looks_like_otlp(
+            "{\"timestamp\": 0, \"input_tokens\": 5}\n"
+        ));
         let docs = Documents::parse(PRETTY).unwrap();
         let spans: Vec<Span> = docs.spans().collect();
         assert_eq!(spans.len(), 2);
         let (a, b) = (spans[0], spans[1]);
         assert_eq!((a.n, a.line, b.n, b.line), (1, 6, 2, 16));
-        assert_eq!(a.nanos("startTimeUnixNano"), Some(1_772_373_600_000_000_000));
+        assert_eq!(
+            a.nanos("startTimeUnixNano"),
+            Some(1_772_373_600_000_000_000)
+        );
         assert_eq!(a.nanos("endTimeUnixNano"), Some(1_772_373_601_000_000_000));
         assert_eq!(b.nanos("startTimeUnixNano"), None);
-        assert_eq!(a.number(&["nope", "gen_ai.usage.input_tokens"]), Ok(Some(12.0)));
+        assert_eq!(
+            a.number(&["nope", "gen_ai.usage.input_tokens"]),
+            Ok(Some(12.0))
+        );
         assert_eq!(a.number(&["x"]), Err("not a number"));
         assert_eq!(a.text(&["gen_ai.request.model"]).as_deref(), Some("m"));
         assert_eq!(a.field("traceId"), Some("aa"));
