@@ -21,7 +21,9 @@ struct Keeper {
 
 impl Backend for Keeper {
     fn body_for(&self, _: &str, r: &RequestSpec) -> Bytes {
-        Bytes::from(json!({"system": r.system, "messages": r.messages}).to_string())
+        Bytes::from(
+            json!({"system": r.system, "messages": r.messages, "prompt": r.prompt}).to_string(),
+        )
     }
     async fn send(&self, body: Bytes, _: &str) -> Attempt {
         self.bodies
@@ -200,4 +202,91 @@ fn agents_draw_their_tasks_from_ranges_seeded_per_worker() {
     };
     assert_eq!(draws(0), draws(0), "seeded: a rerun draws the same tasks");
     assert!(draws(0).iter().all(|&(_, of)| (2..=5).contains(&of)));
+}
+
+/// An agent trace (OTLP GenAI spans) at 2×: session a's calls at 0–400, 1000–1500 and
+/// 2000–2100 ms, session b's at 300–700 and 900–1000 ms, a tool span between.
+fn agent_trace_scenario(dir: &std::path::Path) -> Scenario {
+    let span = |t: &str, id: &str, op: &str, from: u64, to: u64, input: u64| {
+        let ns = |ms: u64| (1_772_373_600_000u64 + ms) * 1_000_000;
+        format!(
+            "{{\"traceId\":\"{t}\",\"spanId\":\"{id}\",\"startTimeUnixNano\":\"{}\",\
+             \"endTimeUnixNano\":{},\"attributes\":[\
+             {{\"key\":\"gen_ai.operation.name\",\"value\":{{\"stringValue\":\"{op}\"}}}},\
+             {{\"key\":\"gen_ai.usage.input_tokens\",\"value\":{{\"intValue\":{input}}}}},\
+             {{\"key\":\"gen_ai.usage.output_tokens\",\"value\":{{\"intValue\":\"10\"}}}}]}}",
+            ns(from),
+            ns(to)
+        )
+    };
+    let spans = [
+        span("a", "a1", "chat", 0, 400, 100),
+        span("a", "t1", "execute_tool", 420, 980, 0),
+        span("a", "a2", "chat", 1000, 1500, 300),
+        span("a", "a3", "chat", 2000, 2100, 500),
+        span("b", "b1", "chat", 300, 700, 100),
+        span("b", "b2", "chat", 900, 1000, 200),
+    ];
+    let doc = format!(
+        "{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[\n{}\n]}}]}}]}}",
+        spans.join(",\n")
+    );
+    std::fs::write(dir.join("t.otlp.json"), doc).unwrap();
+    let yaml = "name: r\ntarget:\n  sim: {}\n  api: openai-chat\n  models: [m]\n\
+        request:\n  max_tokens: 10\nload:\n  mode: replay\n  trace: t.otlp.json\n  speed: [2]\n";
+    crate::scenario::load_str(yaml, &dir.join("s.yaml"), &|_| None).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_trace_s_turn_waits_for_the_previous_answer_then_the_gap_over_the_speed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = agent_trace_scenario(dir.path());
+    let backend = Arc::new(Keeper::default());
+    let mut sink = Keep::default();
+    let progress: Arc<dyn Progress> = Arc::new(NoProgress);
+    run_scheduled(
+        &s,
+        Arc::clone(&backend),
+        progress,
+        Interrupt::new(),
+        &mut sink,
+        Schedule::pretend_time(),
+    )
+    .await;
+    let mut records = sink.0;
+    records.sort_by_key(|r| (r.worker, r.seq));
+    assert_eq!(records.len(), 5);
+    let turns: Vec<(u32, u32, u32)> = records
+        .iter()
+        .map(|r| (r.worker, r.turn.unwrap(), r.task_turns.unwrap()))
+        .collect();
+    assert_eq!(
+        turns,
+        [(0, 1, 3), (0, 2, 3), (0, 3, 3), (1, 1, 2), (1, 2, 2)]
+    );
+    let start = |i: usize| records[i].started_at_ms;
+    let end = |i: usize| records[i].started_at_ms + records[i].e2e_ms.unwrap();
+    // Each answer takes 95 ms (the recording's took 100 to 500 ms): a later turn goes 95 ms
+    // plus the recorded gap / 2 after its previous turn started, not at its timestamp / 2.
+    for (turn, after, gap) in [(1, 0, 300.0), (2, 1, 250.0), (4, 3, 100.0)] {
+        let got = start(turn) - end(after);
+        assert!(
+            (got - gap).abs() < 1.0,
+            "turn {turn}: {got} ms after, want {gap}"
+        );
+    }
+    // A session's first turn goes at its recorded start / the speed.
+    let b = start(3) - start(0);
+    assert!((b - 150.0).abs() < 1.0, "session b starts {b} ms in");
+    // Each turn's prompt extends its session's previous one.
+    let bodies = backend.bodies.lock().unwrap();
+    let prompt = |tokens: usize| {
+        bodies
+            .iter()
+            .map(|b| b["prompt"].as_str().unwrap().to_string())
+            .find(|p| p.len() == tokens * 4)
+            .unwrap()
+    };
+    assert!(prompt(300).starts_with(&prompt(100)) || prompt(200).starts_with(&prompt(100)));
+    assert!(prompt(500).starts_with(&prompt(300)));
 }

@@ -306,6 +306,8 @@ pub(super) fn read_trace(path: &Path, cap: u64, raise: &str) -> Result<Trace, Pr
 /// the output size asked for, the gap after the previous turn.
 fn otlp_requests(calls: Vec<Call>) -> Result<Vec<Timed>, PromptFileError> {
     let size = |line: usize, (key, v): (&str, f64)| whole(line, key, &Value::from(v));
+    // From the first start in whole nanoseconds: epoch milliseconds as f64 round to 0.25 µs.
+    let t0 = calls.iter().map(|c| c.start).min().unwrap_or(0);
     calls
         .into_iter()
         .map(|c| {
@@ -321,7 +323,7 @@ fn otlp_requests(calls: Vec<Call>) -> Result<Vec<Timed>, PromptFileError> {
             );
             r.cached_tokens = c.cached.map(|k| size(c.line, k)).transpose()?;
             r.after_previous_ms = c.after_previous_ms;
-            Ok((c.start as f64 / 1e6, c.line, r))
+            Ok(((c.start - t0) as f64 / 1e6, c.line, r))
         })
         .collect()
 }

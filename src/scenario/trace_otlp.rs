@@ -175,3 +175,197 @@ fn call(span: Span, facts: &mut SpanFacts) -> Result<Call, PromptFileError> {
         after_previous_ms: None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::trace::{read_trace, TraceFormat, TraceInput, Turn};
+
+    /// A span line: trace, span id, operation (or none), start and end in ms after
+    /// 2026-03-01T14:00Z (as a string of nanos, or as a JSON integer when `int`), and
+    /// attributes.
+    fn span(t: &str, id: &str, op: Option<&str>, ms: (u64, u64), attrs: &[(&str, u64)]) -> String {
+        let ns = |m: u64| 1_772_373_600_000_000_000u64 + m * 1_000_000;
+        let mut a: Vec<String> = attrs
+            .iter()
+            .map(|(k, v)| format!("{{\"key\":\"{k}\",\"value\":{{\"intValue\":\"{v}\"}}}}"))
+            .collect();
+        if let Some(op) = op {
+            a.push(format!(
+                "{{\"key\":\"gen_ai.operation.name\",\"value\":{{\"stringValue\":\"{op}\"}}}}"
+            ));
+        }
+        let start = if id.ends_with('i') {
+            ns(ms.0).to_string()
+        } else {
+            format!("\"{}\"", ns(ms.0))
+        };
+        format!(
+            "{{\"traceId\":\"{t}\",\"spanId\":\"{id}\",\"name\":\"x\",\"startTimeUnixNano\":{start},\"endTimeUnixNano\":\"{}\",\"attributes\":[{}]}}",
+            ns(ms.1),
+            a.join(",")
+        )
+    }
+
+    fn doc(spans: &[String]) -> String {
+        format!(
+            "{{\"resourceSpans\":[{{\"scopeSpans\":[{{\"spans\":[\n{}\n]}}]}}]}}\n",
+            spans.join(",\n")
+        )
+    }
+
+    fn read(text: &str) -> Result<crate::scenario::trace::Trace, (Option<usize>, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.otlp.json");
+        std::fs::write(&p, text).unwrap();
+        read_trace(&p, 1 << 20, "").map_err(|e| (e.line, e.message))
+    }
+
+    const IN: &str = "gen_ai.usage.input_tokens";
+    const OUT: &str = "gen_ai.usage.output_tokens";
+
+    #[test]
+    fn traces_become_sessions_whose_later_turns_wait_for_the_gap() {
+        let text = doc(&[
+            // Session b is listed first but starts later; its turns are out of order.
+            span(
+                "b",
+                "b2",
+                Some("chat"),
+                (2000, 2300),
+                &[(IN, 900), (OUT, 9)],
+            ),
+            span("b", "b1i", Some("chat"), (500, 800), &[(IN, 700), (OUT, 8)]),
+            span(
+                "a",
+                "a0",
+                Some("invoke_agent"),
+                (0, 3000),
+                &[(IN, 5000), (OUT, 99)],
+            ),
+            span("a", "a1", Some("chat"), (0, 400), &[(IN, 1000), (OUT, 20)]),
+            span("a", "at", Some("execute_tool"), (420, 900), &[]),
+            // No operation name, but token usage: an LLM call; cache reads kept.
+            span(
+                "a",
+                "a2i",
+                None,
+                (1000, 1300),
+                &[
+                    (IN, 1300),
+                    (OUT, 30),
+                    ("gen_ai.usage.cache_read.input_tokens", 1024),
+                ],
+            ),
+            span("a", "http", None, (1010, 1200), &[]),
+            // Began before a2 ended: replayed after it, with no gap.
+            span(
+                "a",
+                "a3",
+                Some("text_completion"),
+                (1250, 1400),
+                &[(IN, 1400)],
+            ),
+        ]);
+        let t = read(&text).unwrap();
+        assert_eq!(t.format, TraceFormat::Otlp);
+        let facts = t.spans.clone().unwrap();
+        assert_eq!((facts.tool_spans, facts.overlapped), (1, 1));
+        let got: Vec<(f64, &str, Option<Turn>, Option<f64>, Option<usize>)> = t
+            .requests
+            .iter()
+            .map(|r| {
+                (
+                    r.at_ms,
+                    r.session.as_deref().unwrap(),
+                    r.turn,
+                    r.after_previous_ms,
+                    r.next,
+                )
+            })
+            .collect();
+        let turn = |session, turn, of| Some(Turn { session, turn, of });
+        assert_eq!(
+            got,
+            [
+                (0.0, "a", turn(0, 1, 3), None, Some(2)),
+                (500.0, "b", turn(1, 1, 2), None, Some(4)),
+                (1000.0, "a", turn(0, 2, 3), Some(600.0), Some(3)),
+                (1250.0, "a", turn(0, 3, 3), Some(0.0), None),
+                (2000.0, "b", turn(1, 2, 2), Some(1200.0), None),
+            ]
+        );
+        let r = &t.requests[2];
+        assert_eq!(
+            (r.input.clone(), r.output_tokens, r.cached_tokens),
+            (
+                TraceInput::Tokens {
+                    tokens: 1300,
+                    blocks: vec![]
+                },
+                Some(30),
+                Some(1024)
+            )
+        );
+        assert_eq!(t.requests[3].output_tokens, None, "request.max_tokens");
+        let note = t.sessions_note(5).unwrap();
+        assert!(
+            note.starts_with("2 sessions of 2–3 turns (5 requests), 1 tool spans"),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn bad_spans_are_named_by_line_and_attribute() {
+        let ok = span("a", "a1", Some("chat"), (0, 400), &[(IN, 10)]);
+        let cases = [
+            (
+                span("a", "a2", Some("chat"), (0, 400), &[(OUT, 10)]),
+                "has no `gen_ai.usage.input_tokens`",
+            ),
+            (
+                span("", "a2", Some("chat"), (0, 400), &[(IN, 10)]),
+                "has no `traceId`",
+            ),
+            (
+                span("a", "a2", Some("chat"), (400, 0), &[(IN, 10)]),
+                "ends before it starts",
+            ),
+            (
+                span("a", "a2", Some("chat"), (0, 400), &[(IN, 3_000_000)]),
+                "from 0 to",
+            ),
+        ];
+        for (bad, needle) in cases {
+            let (line, message) = read(&doc(&[ok.clone(), bad])).unwrap_err();
+            assert_eq!(line, Some(3), "{message}");
+            assert!(message.contains(needle), "{message}");
+        }
+        let no_start = doc(&[ok.replace("\"startTimeUnixNano\":\"", "\"start\":\"")]);
+        let (line, message) = read(&no_start).unwrap_err();
+        assert_eq!(line, Some(2));
+        assert!(message.contains("`startTimeUnixNano`"), "{message}");
+        let tools_only = doc(&[span("a", "t", Some("execute_tool"), (0, 1), &[])]);
+        let (line, message) = read(&tools_only).unwrap_err();
+        assert_eq!(line, None);
+        assert!(
+            message.contains("no LLM call spans (1 spans read)"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_shipped_example_reads_as_six_sessions() {
+        let p = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scenarios/traces/agent-sessions.otlp.json"
+        );
+        let t = read_trace(std::path::Path::new(p), 1 << 20, "").unwrap();
+        assert_eq!(t.requests.len(), 24);
+        let facts = t.spans.clone().unwrap();
+        assert_eq!((facts.tool_spans, facts.overlapped), (18, 0));
+        assert_eq!(facts.models, ["gpt-4o-mini"]);
+        let sessions: std::collections::BTreeSet<u32> =
+            t.requests.iter().map(|r| r.turn.unwrap().session).collect();
+        assert_eq!(sessions.len(), 6);
+    }
+}

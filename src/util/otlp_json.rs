@@ -115,9 +115,7 @@ impl<'a> Span<'a> {
 
     /// The first of `keys` the span has, as text.
     pub fn text(&self, keys: &[&str]) -> Option<String> {
-        keys.iter()
-            .find_map(|k| self.attribute(k))
-            .map(text_of)
+        keys.iter().find_map(|k| self.attribute(k)).map(text_of)
     }
 
     /// The first of `keys` the span has, as a number (`intValue`s are strings in the JSON
