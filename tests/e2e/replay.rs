@@ -166,3 +166,115 @@ fn mooncake_shared_hash_ids_are_served_from_the_simulators_prefix_cache() {
     );
     assert!(reqs.iter().all(|r| num(r, &rh, "input_tokens") == 1100.0));
 }
+
+/// The recorded LLM calls of the shipped agent trace: per session (by first start), each
+/// call's (start, end) in ms from the first call.
+fn recorded_sessions(text: &str) -> Vec<Vec<(f64, f64)>> {
+    let doc: Value = serde_json::from_str(text).unwrap();
+    let mut by_trace: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
+    let spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        .as_array()
+        .unwrap();
+    let ms = |v: &Value| v.as_str().unwrap().parse::<u64>().unwrap();
+    let t0 = spans
+        .iter()
+        .map(|s| ms(&s["startTimeUnixNano"]))
+        .min()
+        .unwrap();
+    for s in spans {
+        let op = s["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == "gen_ai.operation.name")
+            .map(|a| a["value"]["stringValue"].clone());
+        if op != Some(Value::from("chat")) {
+            continue;
+        }
+        let at = |k: &str| (ms(&s[k]) - t0) as f64 / 1e6;
+        by_trace
+            .entry(s["traceId"].as_str().unwrap().to_string())
+            .or_default()
+            .push((at("startTimeUnixNano"), at("endTimeUnixNano")));
+    }
+    let mut sessions: Vec<Vec<(f64, f64)>> = by_trace.into_values().collect();
+    for s in &mut sessions {
+        s.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    sessions.sort_by(|a, b| a[0].0.total_cmp(&b[0].0));
+    sessions
+}
+
+#[test]
+fn the_agent_trace_replays_sessions_whose_turns_wait_for_the_previous_answer() {
+    let p = Project::new();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    std::fs::create_dir_all(p.path().join("scenarios/traces")).unwrap();
+    for f in ["agent-replay.yaml", "traces/agent-sessions.otlp.json"] {
+        std::fs::copy(repo.join(f), p.path().join("scenarios").join(f)).unwrap();
+    }
+    let dry = p
+        .ladder()
+        .args(["run", "--dry-run", "scenarios/agent-replay.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry.status.success(), "{text}");
+    assert!(
+        text.contains("otlp trace, 24 requests")
+            && text.contains("sessions: 6 sessions of 3–5 turns (24 requests), 18 tool spans"),
+        "{text}"
+    );
+    p.ladder()
+        .args(["--quiet", "run", "scenarios/agent-replay.yaml"])
+        .assert()
+        .success();
+    let sessions = recorded_sessions(
+        &std::fs::read_to_string(repo.join("traces/agent-sessions.otlp.json")).unwrap(),
+    );
+    let dir = &p.run_dirs("agent-replay")[0];
+    let (h, rows) = read_csv(&dir.join("requests.csv"));
+    for (step, speed) in [("1", 1.0), ("2", 4.0)] {
+        let mine: Vec<&Vec<String>> = rows.iter().filter(|r| r[col(&h, "step")] == step).collect();
+        assert_eq!(mine.len(), 24, "step {step}");
+        let first = mine
+            .iter()
+            .map(|r| num(r, &h, "started_at_ms"))
+            .fold(f64::INFINITY, f64::min);
+        for (w, recorded) in sessions.iter().enumerate() {
+            let mut turns: Vec<&&Vec<String>> = mine
+                .iter()
+                .filter(|r| r[col(&h, "worker")] == w.to_string())
+                .collect();
+            turns.sort_by_key(|r| r[col(&h, "seq")].parse::<u32>().unwrap());
+            let got: Vec<String> = turns.iter().map(|r| r[col(&h, "turn")].clone()).collect();
+            let want: Vec<String> = (1..=recorded.len()).map(|t| t.to_string()).collect();
+            assert_eq!(got, want, "step {step} session {w}");
+            let of = recorded.len().to_string();
+            assert!(turns.iter().all(|r| r[col(&h, "task_turns")] == of));
+            // The session starts at its recorded start / the speed.
+            let start = num(turns[0], &h, "started_at_ms") - first;
+            let want = recorded[0].0 / speed;
+            assert!(
+                (start - want).abs() < 25.0,
+                "session {w} at {start} ms, want {want}"
+            );
+            for k in 1..turns.len() {
+                let ended =
+                    num(turns[k - 1], &h, "started_at_ms") + num(turns[k - 1], &h, "e2e_ms");
+                let after = num(turns[k], &h, "started_at_ms") - ended;
+                let gap = (recorded[k].0 - recorded[k - 1].1) / speed;
+                assert!(
+                    after >= gap - 2.0 && after < gap + 25.0,
+                    "step {step} session {w} turn {}: {after:.1} ms after the previous answer, recorded gap / speed {gap:.1}",
+                    k + 1
+                );
+            }
+        }
+    }
+    let (h, rows) = read_csv(&dir.join("summary.csv"));
+    for r in &rows {
+        assert_eq!(r[col(&h, "tasks")], "6", "sessions as tasks: {r:?}");
+        assert!(r[col(&h, "cache_hit_by_turn")].starts_with("1:0"), "{r:?}");
+    }
+}
