@@ -270,7 +270,8 @@ mod tests {
         assert_eq!(t.format, TraceFormat::Otlp);
         let facts = t.spans.clone().unwrap();
         assert_eq!((facts.tool_spans, facts.overlapped), (1, 1));
-        let got: Vec<(f64, &str, Option<Turn>, Option<f64>, Option<usize>)> = t
+        type Row<'a> = (f64, &'a str, Option<Turn>, Option<f64>, Option<usize>);
+        let got: Vec<Row> = t
             .requests
             .iter()
             .map(|r| {
