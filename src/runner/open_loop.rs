@@ -232,28 +232,39 @@ impl<B: Backend> Sender<B> {
     /// Sends request `n` (admitted) due at `at`; then, in an agent trace, each next turn of its
     /// session once the one before it ended and the gap has passed (a turn over the cap is
     /// dropped and the session goes on).
-    async fn send(self: Arc<Self>, mut n: u64, mut at: Instant) {
-        let mut admitted = true;
+    async fn send(self: Arc<Self>, n: u64, at: Instant) {
+        let (mut n, mut at) = (n, at);
+        let mut prepared = Some(self.work.prepare(&*self.shared.backend, n, None));
         loop {
-            if admitted {
-                self.one(n, at).await;
+            if let Some(body) = prepared.take() {
+                self.one(n, at, body).await;
             }
             let Some((next, gap)) = self.turns.as_ref().and_then(|t| t.after(n as usize)) else {
                 return;
             };
             at = Instant::now() + gap;
-            if self.end.is_some_and(|e| at >= e) || !super::wait_until(at, &self.interrupt).await {
+            if self.end.is_some_and(|e| at >= e) {
                 return;
             }
+            // The body is built during the gap, and the wait ends on time to tens of
+            // microseconds (tokio's timer alone wakes on millisecond ticks).
             n = next as u64;
-            admitted = self.admit();
+            let body = self.work.prepare(&*self.shared.backend, n, None);
+            let mut stop_rx = self.interrupt.subscribe();
+            tokio::select! {
+                _ = super::pacing::wait_until(at) => {}
+                _ = stop_rx.wait_for(|v| *v >= 1) => return,
+            }
+            if self.interrupt.is_stopped() {
+                return;
+            }
+            prepared = self.admit().then_some(body);
         }
     }
 
     /// Request `n`, its record handed on with its turn; a replayed session's requests are its
     /// "worker"'s (the session's number), so its turns read as one task.
-    async fn one(&self, n: u64, at: Instant) {
-        let prepared = self.work.prepare(&*self.shared.backend, n, None);
+    async fn one(&self, n: u64, at: Instant, prepared: crate::runner::workload::Prepared) {
         let turn = self
             .turns
             .as_ref()

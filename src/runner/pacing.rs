@@ -125,8 +125,8 @@ const SPIN: Duration = Duration::from_micros(1500);
 
 /// Waits until `at` on tokio's timer: a timer sleep for most of the wait, then cooperative
 /// yielding. The yielding is bounded in real time, so on a paused test clock the final timer
-/// sleep advances time.
-async fn wait_until(at: Instant) {
+/// sleep advances time. Also how an agent trace's later turn waits for its gap (`open_loop`).
+pub(super) async fn wait_until(at: Instant) {
     let now = Instant::now();
     if at > now + SPIN {
         tokio::time::sleep_until(at - SPIN).await;
