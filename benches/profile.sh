@@ -6,6 +6,8 @@
 #
 # Usage: benches/profile.sh STREAMS REQUESTS RAMP_MS WRAPPER...
 #   LADDER   the ladder binary (default target/release/ladder)
+#   SIM      the binary that serves `ladder sim` (default LADDER; give one binary to compare
+#            clients of different commits against the same simulator)
 #   REF      the overhead bench binary, for CLIENT=ref (`cargo bench --no-run --bench overhead`
 #            prints its path)
 #   TTFT     the simulator's TTFT (default 200ms; 64 tokens at 20 ms follow it)
@@ -16,13 +18,13 @@
 #   benches/profile.sh 10 100 0 valgrind --tool=callgrind --callgrind-out-file=/tmp/ladder.cg
 #   CLIENT=ref REF=target/release/deps/overhead-HASH benches/profile.sh 100 1000 1000 perf stat
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,18p' "$0" >&2; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,19p' "$0" >&2; exit 2; }
 C=$1 N=$2 RAMP=$3
 shift 3
 LADDER=${LADDER:-target/release/ladder}
 DIR=$(mktemp -d)
 trap 'kill "$SIM" 2>/dev/null || true; rm -rf "$DIR"' EXIT
-nice -n -15 taskset -c 1 "$LADDER" --quiet sim --port 0 --set "ttft=${TTFT:-200ms}" \
+nice -n -15 taskset -c 1 "${SIM:-$LADDER}" --quiet sim --port 0 --set "ttft=${TTFT:-200ms}" \
   --set tpot=20ms --set tpot_jitter=0 --set output_tokens=64 >"$DIR/sim.out" &
 SIM=$!
 for _ in $(seq 100); do [ -s "$DIR/sim.out" ] && break; sleep 0.1; done
