@@ -76,7 +76,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "MODEL")]
     pub model: Vec<String>,
     /// API dialect for --base-url (default openai-chat) or --from (default: anthropic-messages
-    /// for a Claude Code settings.json, openai-chat for a Codex auth.json).
+    /// for a Claude Code settings.json, openai-chat for a Codex auth.json, the provider's
+    /// wire_api for a Codex config.toml: responses → openai-responses, chat → openai-chat).
     #[arg(long, value_parser = api_parser())]
     pub api: Option<Api>,
     /// Environment variable holding the API key for --base-url (default OPENAI_API_KEY, or
@@ -84,10 +85,16 @@ pub struct CheckArgs {
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
     /// Read base URL, key and model from a Claude Code settings.json (env.ANTHROPIC_BASE_URL,
-    /// ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL) or a Codex CLI auth.json
-    /// (OPENAI_API_KEY; base URL https://api.openai.com/v1 unless --base-url; --model needed).
+    /// ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_MODEL), a Codex CLI auth.json
+    /// (OPENAI_API_KEY; base URL https://api.openai.com/v1 unless --base-url; --model needed), or
+    /// a Codex config.toml (model, model_provider, [model_providers.<id>] base_url, wire_api,
+    /// env_key, query_params, http_headers; profiles; auth.json for the built-in openai). A
+    /// directory is read as Codex's home; `--from codex` reads $CODEX_HOME (default ~/.codex).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
+    /// With --from a Codex config.toml: use [profiles.NAME] instead of the file's `profile`.
+    #[arg(long, value_name = "NAME", requires = "from")]
+    pub profile: Option<String>,
     /// Give up on a target after this long.
     #[arg(long, default_value = "20s", value_parser = parse_duration)]
     pub timeout: std::time::Duration,

@@ -38,6 +38,7 @@ fn inputs_of(a: &CheckArgs) -> inputs::CheckInputs {
         api: a.api,
         api_key_env: a.api_key_env.clone(),
         from: a.from.clone(),
+        profile: a.profile.clone(),
         timeout: a.timeout,
         max_tokens_field: a.max_tokens_field.map(Into::into),
     }

@@ -1,8 +1,10 @@
 //! Where `ladder check` gets its targets: a scenario file (every model of its target), the
-//! flags `--base-url URL --model M [--api] [--api-key-env VAR]`, or `--from FILE` with a Claude
-//! Code `settings.json` or a Codex CLI `auth.json`, since many users already keep base URL, key
-//! and model there. The environment and file reading are passed in, so everything here is
-//! testable without touching the machine.
+//! flags `--base-url URL --model M [--api] [--api-key-env VAR]`, or `--from` with a Claude
+//! Code `settings.json`, a Codex CLI `auth.json` or `config.toml` (a file ending in `.toml`; a
+//! directory is read as Codex's home, and `--from codex` is `$CODEX_HOME`, else `~/.codex`:
+//! [`codex`]), since many users already keep base URL, key and model there. The environment
+//! and file reading are passed in, so everything here is testable without touching the
+//! machine.
 //!
 //! Claude Code's `ANTHROPIC_BASE_URL` is the API root without the version
 //! (`https://api.anthropic.com`): the Anthropic SDK appends `/v1/messages`. ladder's base URLs
@@ -20,6 +22,8 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod codex;
+
 pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com/v1";
 pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
 
@@ -32,6 +36,8 @@ pub struct CheckInputs {
     pub api: Option<Api>,
     pub api_key_env: Option<String>,
     pub from: Option<PathBuf>,
+    /// `--profile`: the Codex profile (`[profiles.<name>]`) instead of the file's `profile`.
+    pub profile: Option<String>,
     pub timeout: Duration,
     /// `--max-tokens-field`: over the scenario's `request.max_tokens_field` or the API's default.
     pub max_tokens_field: Option<LimitField>,
@@ -60,7 +66,7 @@ pub struct CheckTarget {
 /// Bad input for `ladder check` (exit code 2).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum InputError {
-    #[error("nothing to check: give a scenario file, or --base-url URL --model MODEL, or --from FILE (a Claude Code settings.json or a Codex CLI auth.json)")]
+    #[error("nothing to check: give a scenario file, or --base-url URL --model MODEL, or --from FILE (a Claude Code settings.json, a Codex CLI auth.json or config.toml, or `codex` for Codex's own)")]
     NoTarget,
     #[error("{0} needs --model: the model to ask for, e.g. --model gpt-4o-mini")]
     MissingModel(String),
@@ -70,7 +76,7 @@ pub enum InputError {
     BadFileUrl(PathBuf, String),
     #[error("--from {}: cannot read the file: {1}", .0.display())]
     Unreadable(PathBuf, String),
-    #[error("--from {}: not JSON ({1}); --from takes a Claude Code settings.json or a Codex CLI auth.json", .0.display())]
+    #[error("--from {}: not JSON ({1}); --from takes a Claude Code settings.json, a Codex CLI auth.json, or a Codex config.toml (a file ending in .toml)", .0.display())]
     NotJson(PathBuf, String),
     #[error("--from {}: neither a Claude Code settings.json (with an `env` object) nor a Codex CLI auth.json (with `OPENAI_API_KEY`)", .0.display())]
     UnknownShape(PathBuf),
@@ -80,6 +86,26 @@ pub enum InputError {
     NoClaudeModel(PathBuf),
     #[error("--from {}: OPENAI_API_KEY is empty or null (signed in with a ChatGPT account?); ladder needs an API key: create one and run `codex login --with-api-key`, or use --base-url with --api-key-env", .0.display())]
     NoCodexKey(PathBuf),
+    #[error("--from codex: neither CODEX_HOME nor HOME is set; pass the file itself: --from PATH/config.toml")]
+    NoCodexHome,
+    #[error("--from {}: no Codex configuration there (no config.toml, no auth.json: {1}); point CODEX_HOME at Codex's home, or pass --from PATH/config.toml", .0.display())]
+    NoCodexConfig(PathBuf, String),
+    #[error("--from {}: not TOML Codex could read ({1}); fix that line", .0.display())]
+    NotToml(PathBuf, String),
+    #[error("--from {}: no model: the file sets no `model`{}; add e.g. model = \"gpt-5\" to it, or pass --model", .0.display(), .1.as_ref().map(|p| format!(" (nor does [profiles.{p}])")).unwrap_or_default())]
+    NoCodexModel(PathBuf, Option<String>),
+    #[error("--from {}: {1} = \"{2}\", but the file has no [profiles.{2}] table (profiles in the file: {3}); fix the name or add the table", .0.display())]
+    UnknownProfile(PathBuf, String, String, String),
+    #[error("--from {}: {1} = \"{2}\" names no provider: the file has no [model_providers.{2}] table (tables in the file: {3}) and `{2}` is not one of Codex's built-in providers ({}); fix the id, or add the table with base_url, wire_api and env_key", .0.display(), codex::BUILT_IN.join(", "))]
+    UnknownProvider(PathBuf, String, String, String),
+    #[error("--from {}: {1} = \"amazon-bedrock\": Codex signs Bedrock requests with AWS SigV4, which ladder does not; check Bedrock's OpenAI-compatible endpoint with --base-url and --api-key-env instead", .0.display())]
+    CodexBedrock(PathBuf, String),
+    #[error("--from {}: {1} = \"{2}\" is not a wire API; write wire_api = \"responses\" (the Responses API) or \"chat\" (Chat Completions)", .0.display())]
+    BadWireApi(PathBuf, String, String),
+    #[error("--from {}: {1} names ${2}, which is unset or empty{3}; export {2} with the key (Codex needs it too), or pass --api-key-env VAR", .0.display())]
+    CodexKeyUnset(PathBuf, String, String, String),
+    #[error("--from {}: {1} `{2}` is not a usable base URL (http or https, no query string: Azure's api-version goes in query_params); expected e.g. https://api.openai.com/v1", .0.display())]
+    BadFieldUrl(PathBuf, String, String),
 }
 
 /// The timeouts of a check: the target's own, none longer than `limit`.
@@ -176,20 +202,8 @@ pub fn from_flags(
     env: &dyn Fn(&str) -> Option<String>,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Result<CheckTarget, InputError> {
-    if let Some(path) = &args.from {
-        let text = read(path).map_err(|e| InputError::Unreadable(path.clone(), e.to_string()))?;
-        let json: Value = serde_json::from_str(&text)
-            .map_err(|e| InputError::NotJson(path.clone(), e.to_string()))?;
-        if let Some(obj) = json.get("env").and_then(Value::as_object) {
-            return claude(args, path, obj, env);
-        }
-        if let Some(obj) = json
-            .as_object()
-            .filter(|o| o.contains_key("OPENAI_API_KEY") || o.contains_key("tokens"))
-        {
-            return codex(args, path, obj);
-        }
-        return Err(InputError::UnknownShape(path.clone()));
+    if let Some(from) = &args.from {
+        return from_file(args, from, env, read);
     }
     let Some(raw) = &args.base_url else {
         return Err(InputError::NoTarget);
@@ -220,6 +234,45 @@ pub fn from_flags(
         notes,
         scenario_file: None,
     })
+}
+
+/// `--from`: a Claude Code settings.json, a Codex auth.json or config.toml, a directory (Codex's
+/// home), or `codex` (`$CODEX_HOME`, else `~/.codex`).
+fn from_file(
+    args: &CheckInputs,
+    from: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<CheckTarget, InputError> {
+    let keyword = from == Path::new("codex");
+    let path = if keyword {
+        codex::home(env)?
+    } else {
+        from.to_path_buf()
+    };
+    let (path, text) = match read(&path) {
+        Ok(text) => (path, text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !keyword => {
+            return Err(InputError::Unreadable(path, e.to_string()))
+        }
+        // A directory (or no file at Codex's home): Codex's home.
+        Err(e) => codex::in_home(&path, e, read)?,
+    };
+    if path.extension().is_some_and(|x| x == "toml") {
+        return codex::config(args, &path, &text, env, read);
+    }
+    let json: Value = serde_json::from_str(&text)
+        .map_err(|e| InputError::NotJson(path.clone(), e.to_string()))?;
+    if let Some(obj) = json.get("env").and_then(Value::as_object) {
+        return claude(args, &path, obj, env);
+    }
+    if let Some(obj) = json
+        .as_object()
+        .filter(|o| o.contains_key("OPENAI_API_KEY") || o.contains_key("tokens"))
+    {
+        return codex_auth(args, &path, obj);
+    }
+    Err(InputError::UnknownShape(path))
 }
 
 /// ladder's base URL for Claude Code's `ANTHROPIC_BASE_URL`, and a note saying what was done.
@@ -342,23 +395,26 @@ fn claude(
     })
 }
 
-fn codex(
+/// The API key of a Codex `auth.json` (`OPENAI_API_KEY`; null after a ChatGPT sign-in).
+fn auth_json_key(path: &Path, obj: &Map<String, Value>) -> Result<String, InputError> {
+    match obj.get("OPENAI_API_KEY") {
+        Some(Value::String(k)) if !k.trim().is_empty() => Ok(k.clone()),
+        Some(Value::String(_)) | Some(Value::Null) | None => {
+            Err(InputError::NoCodexKey(path.to_path_buf()))
+        }
+        Some(_) => Err(InputError::NotAString(
+            path.to_path_buf(),
+            "OPENAI_API_KEY".into(),
+        )),
+    }
+}
+
+fn codex_auth(
     args: &CheckInputs,
     path: &Path,
     obj: &Map<String, Value>,
 ) -> Result<CheckTarget, InputError> {
-    let key = match obj.get("OPENAI_API_KEY") {
-        Some(Value::String(k)) if !k.is_empty() => k.clone(),
-        Some(Value::String(_)) | Some(Value::Null) | None => {
-            return Err(InputError::NoCodexKey(path.to_path_buf()))
-        }
-        Some(_) => {
-            return Err(InputError::NotAString(
-                path.to_path_buf(),
-                "OPENAI_API_KEY".into(),
-            ))
-        }
-    };
+    let key = auth_json_key(path, obj)?;
     let base = match &args.base_url {
         Some(raw) => valid_url(raw).ok_or_else(|| InputError::BadUrl(shown_url(raw)))?,
         None => OPENAI_DEFAULT_BASE.to_string(),

@@ -283,6 +283,16 @@ impl Api {
         Api::ALL.iter().position(|a| *a == self).unwrap_or(0)
     }
 
+    /// The dialect Codex CLI speaks for a provider's `wire_api` in its `config.toml`:
+    /// `responses` (current Codex's only value, and its default) or `chat` (older releases).
+    pub fn from_codex_wire_api(wire_api: &str) -> Option<Api> {
+        match wire_api {
+            "responses" => Some(Api::OpenAiResponses),
+            "chat" => Some(Api::OpenAiChat),
+            _ => None,
+        }
+    }
+
     /// Whether its requests send chat messages (sessions, chat traces).
     pub fn takes_messages(self) -> bool {
         self.spec().input == Input::Messages

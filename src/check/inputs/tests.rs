@@ -12,6 +12,7 @@ fn args() -> CheckInputs {
         api: None,
         api_key_env: None,
         from: None,
+        profile: None,
         timeout: Duration::from_secs(20),
         max_tokens_field: None,
     }
@@ -289,4 +290,406 @@ fn timeouts_are_capped() {
     assert_eq!(t.first_token, Duration::from_secs(60));
     assert_eq!(t.idle, Duration::from_secs(30));
     assert_eq!(t.total, Duration::from_secs(120));
+}
+
+// ------------------------------------------------------------------ Codex config.toml
+
+/// A file system of `(path, text)` pairs; any other path is missing, a listed directory
+/// (a path ending in `/`) cannot be read as a file.
+fn files(list: &[(&str, &str)]) -> impl Fn(&Path) -> std::io::Result<String> {
+    let map: HashMap<PathBuf, String> = list
+        .iter()
+        .map(|(p, t)| (PathBuf::from(p.trim_end_matches('/')), t.to_string()))
+        .collect();
+    let dirs: Vec<PathBuf> = list
+        .iter()
+        .filter(|(p, _)| p.ends_with('/'))
+        .map(|(p, _)| PathBuf::from(p.trim_end_matches('/')))
+        .collect();
+    move |p| {
+        if dirs.iter().any(|d| d == p) {
+            return Err(std::io::Error::other("Is a directory (os error 21)"));
+        }
+        map.get(p).cloned().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory")
+        })
+    }
+}
+
+fn codex_args() -> CheckInputs {
+    let mut a = args();
+    a.from = Some("codex".into());
+    a
+}
+
+const GATEWAY: &str = r#"
+model = "gpt-5"
+model_provider = "gw"
+approval_policy = "on-request"
+
+[model_providers.gw]
+name = "Gateway"
+base_url = "https://gw.example.com/v1/"
+env_key = "GW_KEY"
+wire_api = "responses"
+http_headers = { "X-Team" = "search" }
+env_http_headers = { "X-Project-Token" = "GW_PROJECT", "X-Unset" = "NOT_SET" }
+
+[mcp_servers.docs]
+command = "docs-mcp"
+"#;
+
+#[test]
+fn codex_config_with_a_custom_provider() {
+    let env = env_of(&[
+        ("HOME", "/home/u"),
+        ("GW_KEY", "sk-gw-secret"),
+        ("GW_PROJECT", "tok-proj"),
+    ]);
+    let read = files(&[
+        ("/home/u/.codex/", ""),
+        ("/home/u/.codex/config.toml", GATEWAY),
+    ]);
+    let t = from_flags(&codex_args(), &env, &read).unwrap();
+    assert_eq!(base(&t), "https://gw.example.com/v1");
+    assert_eq!(t.target.api, Api::OpenAiResponses);
+    assert_eq!(t.target.models, vec!["gpt-5"]);
+    assert_eq!(t.key.as_ref().map(|k| k.expose()), Some("sk-gw-secret"));
+    assert_eq!(t.target.api_key, t.key);
+    assert_eq!(t.key_source, "$GW_KEY (model_providers.gw.env_key)");
+    assert_eq!(t.label, "/home/u/.codex/config.toml");
+    assert_eq!(header(&t, "X-Team").as_deref(), Some("search"));
+    assert_eq!(header(&t, "X-Project-Token").as_deref(), Some("tok-proj"));
+    // A variable that is not set sends no header, as in Codex.
+    assert_eq!(header(&t, "X-Unset"), None);
+    let secret = |n: &str| {
+        t.target
+            .headers
+            .iter()
+            .find(|h| h.name == n)
+            .unwrap()
+            .secret
+    };
+    assert!(!secret("X-Team") && secret("X-Project-Token"));
+    assert!(
+        t.notes[0].contains(
+            "provider `gw` (model_providers.gw), wire_api responses → api openai-responses"
+        ),
+        "{:?}",
+        t.notes
+    );
+    // $CODEX_HOME comes before ~/.codex; a directory and the file itself read the same.
+    let env = env_of(&[("CODEX_HOME", "/etc/cx"), ("GW_KEY", "k")]);
+    let read = files(&[("/etc/cx/", ""), ("/etc/cx/config.toml", GATEWAY)]);
+    assert_eq!(
+        from_flags(&codex_args(), &env, &read).unwrap().label,
+        "/etc/cx/config.toml"
+    );
+    for from in ["/etc/cx", "/etc/cx/config.toml"] {
+        let mut a = args();
+        a.from = Some(from.into());
+        let t = from_flags(&a, &env, &read).unwrap();
+        assert_eq!(t.label, "/etc/cx/config.toml", "{from}");
+    }
+    // Flags come before the file.
+    let mut a = codex_args();
+    a.model = vec!["other".into()];
+    a.api = Some(Api::OpenAiChat);
+    a.api_key_env = Some("MINE".into());
+    let env = env_of(&[("CODEX_HOME", "/etc/cx"), ("MINE", "k2")]);
+    let t = from_flags(&a, &env, &read).unwrap();
+    assert_eq!(t.target.models, vec!["other"]);
+    assert_eq!(t.target.api, Api::OpenAiChat);
+    assert_eq!(t.key_source, "$MINE");
+    assert!(
+        t.notes[0].contains("api openai-chat (--api)"),
+        "{:?}",
+        t.notes
+    );
+}
+
+#[test]
+fn codex_wire_api_picks_the_dialect() {
+    let cfg = |wire: &str| {
+        format!(
+            "model = \"m\"\nmodel_provider = \"local\"\n[model_providers.local]\nbase_url = \"http://127.0.0.1:8000/v1\"\n{wire}"
+        )
+    };
+    let run = |text: String| {
+        let read = move |_: &Path| Ok(text.clone());
+        let mut a = args();
+        a.from = Some("config.toml".into());
+        from_flags(&a, &env_of(&[]), &read)
+    };
+    let t = run(cfg("wire_api = \"chat\"")).unwrap();
+    assert_eq!(t.target.api, Api::OpenAiChat);
+    assert!(t
+        .notes
+        .iter()
+        .any(|n| n.contains("current Codex releases refuse \"chat\"")));
+    // No key is needed for a provider without env_key (a local server).
+    assert_eq!(t.key, None);
+    assert!(t.key_source.contains("has no env_key"), "{}", t.key_source);
+    let t = run(cfg("wire_api = \"responses\"")).unwrap();
+    assert_eq!(t.target.api, Api::OpenAiResponses);
+    // Unset: Responses, Codex's default, with a note for older Codex's chat default.
+    let t = run(cfg("")).unwrap();
+    assert_eq!(t.target.api, Api::OpenAiResponses);
+    assert!(t.notes.iter().any(|n| n.contains("wire_api is not set")));
+    assert_eq!(
+        run(cfg("wire_api = \"completions\"")).unwrap_err(),
+        InputError::BadWireApi(
+            "config.toml".into(),
+            "model_providers.local.wire_api".into(),
+            "completions".into()
+        )
+    );
+}
+
+#[test]
+fn codex_built_in_providers_need_no_table() {
+    let run = |text: &'static str, env: &[(&str, &str)], extra: &[(&'static str, &'static str)]| {
+        let mut list = vec![("/c/config.toml", text)];
+        list.extend_from_slice(extra);
+        let mut a = args();
+        a.from = Some("/c/config.toml".into());
+        from_flags(&a, &env_of(env), &files(&list))
+    };
+    // openai: the key from the auth.json next to the file.
+    let auth = ("/c/auth.json", r#"{"OPENAI_API_KEY": "sk-from-auth"}"#);
+    let t = run(
+        "model = \"gpt-5\"",
+        &[("OPENAI_API_KEY", "sk-env")],
+        &[auth],
+    )
+    .unwrap();
+    assert_eq!(base(&t), OPENAI_DEFAULT_BASE);
+    assert_eq!(t.target.api, Api::OpenAiResponses);
+    assert_eq!(t.key.as_ref().map(|k| k.expose()), Some("sk-from-auth"));
+    assert_eq!(t.key_source, "OPENAI_API_KEY in /c/auth.json");
+    assert!(
+        t.notes[0].contains("provider `openai` (built in)"),
+        "{:?}",
+        t.notes
+    );
+    // No auth.json: $OPENAI_API_KEY; a ChatGPT sign-in without it is refused.
+    let t = run("model = \"gpt-5\"", &[("OPENAI_API_KEY", "sk-env")], &[]).unwrap();
+    assert_eq!(t.key_source, "$OPENAI_API_KEY");
+    let chatgpt = ("/c/auth.json", r#"{"OPENAI_API_KEY": null, "tokens": {}}"#);
+    assert_eq!(
+        run("model = \"gpt-5\"", &[], &[chatgpt]).unwrap_err(),
+        InputError::NoCodexKey("/c/auth.json".into())
+    );
+    // openai_base_url, and the organization and project headers.
+    let t = run(
+        "model = \"gpt-5\"\nopenai_base_url = \"http://127.0.0.1:9/v1\"",
+        &[("OPENAI_PROJECT", "proj_1")],
+        &[auth],
+    )
+    .unwrap();
+    assert_eq!(base(&t), "http://127.0.0.1:9/v1");
+    assert_eq!(header(&t, "OpenAI-Project").as_deref(), Some("proj_1"));
+    assert_eq!(header(&t, "OpenAI-Organization"), None);
+    // ollama and lmstudio: local, Responses, no key; CODEX_OSS_PORT moves them; oss is chat.
+    let t = run(
+        "model = \"gpt-oss:20b\"\nmodel_provider = \"ollama\"",
+        &[],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(base(&t), "http://localhost:11434/v1");
+    assert_eq!(t.target.api, Api::OpenAiResponses);
+    assert_eq!(t.key, None);
+    let t = run(
+        "model = \"m\"\nmodel_provider = \"lmstudio\"",
+        &[("CODEX_OSS_PORT", "4321")],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(base(&t), "http://localhost:4321/v1");
+    let t = run("model = \"m\"\nmodel_provider = \"oss\"", &[], &[]).unwrap();
+    assert_eq!(
+        (base(&t), t.target.api),
+        ("http://localhost:11434/v1", Api::OpenAiChat)
+    );
+    // A table cannot replace a built-in (Codex ignores it): a note says so.
+    let t = run(
+        "model = \"m\"\nmodel_provider = \"ollama\"\n[model_providers.ollama]\nbase_url = \"http://gpu:11434/v1\"",
+        &[],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(base(&t), "http://localhost:11434/v1");
+    assert!(t
+        .notes
+        .iter()
+        .any(|n| n.contains("[model_providers.ollama] in /c/config.toml is ignored")));
+    // A Codex home with only an auth.json: Codex's defaults.
+    let mut a = args();
+    a.from = Some("/c".into());
+    a.model = vec!["gpt-5".into()];
+    let t = from_flags(&a, &env_of(&[]), &files(&[("/c/", ""), auth])).unwrap();
+    assert_eq!(
+        (base(&t), t.key_source.as_str()),
+        (OPENAI_DEFAULT_BASE, "OPENAI_API_KEY in /c/auth.json")
+    );
+}
+
+const PROFILES: &str = r#"
+model = "gpt-5"
+profile = "local"
+
+[profiles.local]
+model = "qwen3"
+model_provider = "vllm"
+
+[profiles.azure]
+model_provider = "azure"
+
+[model_providers.vllm]
+base_url = "http://127.0.0.1:8000/v1"
+wire_api = "chat"
+
+[model_providers.azure]
+name = "Azure"
+base_url = "https://my.openai.azure.com/openai"
+env_key = "AZURE_OPENAI_API_KEY"
+query_params = { api-version = "2025-04-01-preview", trace = "1" }
+"#;
+
+#[test]
+fn codex_profiles() {
+    let env = env_of(&[("AZURE_OPENAI_API_KEY", "az-key")]);
+    let read = file(PROFILES);
+    let mut a = args();
+    a.from = Some("c.toml".into());
+    // The file's profile: its model and provider.
+    let t = from_flags(&a, &env, &read).unwrap();
+    assert_eq!(t.target.models, vec!["qwen3"]);
+    assert_eq!(base(&t), "http://127.0.0.1:8000/v1");
+    assert_eq!(t.target.api, Api::OpenAiChat);
+    assert!(
+        t.notes[0].contains("profile `local`, provider `vllm`"),
+        "{:?}",
+        t.notes
+    );
+    // --profile: its provider, the top-level model; api-version sent, other parameters named.
+    a.profile = Some("azure".into());
+    let t = from_flags(&a, &env, &read).unwrap();
+    assert_eq!(t.target.models, vec!["gpt-5"]);
+    assert_eq!(base(&t), "https://my.openai.azure.com/openai");
+    assert_eq!(t.target.api_version.as_deref(), Some("2025-04-01-preview"));
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("query_params: trace not sent")),
+        "{:?}",
+        t.notes
+    );
+    assert_eq!(
+        t.key_source,
+        "$AZURE_OPENAI_API_KEY (model_providers.azure.env_key)"
+    );
+    a.profile = Some("nope".into());
+    let e = from_flags(&a, &env, &read).unwrap_err();
+    assert_eq!(
+        e,
+        InputError::UnknownProfile(
+            "c.toml".into(),
+            "--profile".into(),
+            "nope".into(),
+            "azure, local".into()
+        )
+    );
+}
+
+#[test]
+fn codex_config_errors_name_the_file_the_field_and_the_fix() {
+    let run = |text: &'static str, env: &[(&str, &str)]| {
+        let mut a = args();
+        a.from = Some("/c/config.toml".into());
+        from_flags(&a, &env_of(env), &file(text))
+    };
+    let e = run("model = \"m\"\nmodel_provider = \"gw\"\n[model_providers.gw]\nbase_url = \"https://gw/v1\"\nenv_key = \"GW_KEY\"", &[("GW_KEY", " ")]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "--from /c/config.toml: model_providers.gw.env_key names $GW_KEY, which is unset or empty; export GW_KEY with the key (Codex needs it too), or pass --api-key-env VAR"
+    );
+    let e = run("model_provider = \"gw\"", &[]).unwrap_err();
+    assert_eq!(e, InputError::NoCodexModel("/c/config.toml".into(), None));
+    assert!(e.to_string().contains("add e.g. model = \"gpt-5\""), "{e}");
+    let e = run(
+        "model = \"m\"\nmodel_provider = \"gw\"\n[model_providers.other]\n",
+        &[],
+    )
+    .unwrap_err();
+    let said = e.to_string();
+    assert!(
+        said.contains("model_provider = \"gw\" names no provider"),
+        "{said}"
+    );
+    assert!(said.contains("tables in the file: other"), "{said}");
+    assert!(said.contains("openai, ollama, lmstudio, oss"), "{said}");
+    let e = run("model = \"m\"\nprofile = \"p\"", &[]).unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "profile = \"p\", but the file has no [profiles.p] table (profiles in the file: none)"
+        ),
+        "{e}"
+    );
+    let e = run("model = \"m\"\nmodel_provider = \"amazon-bedrock\"", &[]).unwrap_err();
+    assert!(e.to_string().contains("AWS SigV4"), "{e}");
+    let e = run(
+        "model = \"m\"\nmodel_provider = \"x\"\n[model_providers.x]\nbase_url = \"gw:4000\"",
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        InputError::BadFieldUrl(
+            "/c/config.toml".into(),
+            "model_providers.x.base_url".into(),
+            "gw:4000".into()
+        )
+    );
+    // Not TOML, and a value of the wrong type: the line, no string value echoed (it may be a token).
+    let e = run("model = \"m\"\nthis is not toml", &[]).unwrap_err();
+    assert!(
+        matches!(&e, InputError::NotToml(_, m) if m.starts_with("line 2: ")),
+        "{e}"
+    );
+    let e = run(
+        "model = \"m\"\n[model_providers.x]\nhttp_headers = \"sk-secret-value\"\n",
+        &[],
+    )
+    .unwrap_err();
+    let said = e.to_string();
+    assert!(said.contains("line 3: "), "{said}");
+    assert!(!said.contains("sk-secret-value"), "{said}");
+}
+
+#[test]
+fn codex_bearer_token_and_no_home() {
+    let mut a = args();
+    a.from = Some("/c/config.toml".into());
+    let text = "model = \"m\"\nmodel_provider = \"x\"\n[model_providers.x]\nbase_url = \"http://127.0.0.1:1/v1\"\nexperimental_bearer_token = \"tok-inline\"\nenv_key = \"UNSET\"";
+    let t = from_flags(&a, &env_of(&[]), &move |_: &Path| Ok(text.to_string())).unwrap();
+    assert_eq!(t.key.as_ref().map(|k| k.expose()), Some("tok-inline"));
+    assert_eq!(
+        t.key_source,
+        "model_providers.x.experimental_bearer_token in /c/config.toml"
+    );
+    assert_eq!(
+        from_flags(&codex_args(), &env_of(&[]), &no_file).unwrap_err(),
+        InputError::NoCodexHome
+    );
+    let e = from_flags(&codex_args(), &env_of(&[("HOME", "/h")]), &no_file).unwrap_err();
+    assert!(
+        matches!(&e, InputError::NoCodexConfig(d, _) if d == Path::new("/h/.codex")),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("point CODEX_HOME at Codex's home"),
+        "{e}"
+    );
 }
