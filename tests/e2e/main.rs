@@ -12,6 +12,7 @@ mod check_azure;
 mod ci_contract;
 #[cfg(unix)]
 mod closed_stdout;
+mod codex_config;
 mod cost;
 mod crash;
 mod diff_gate;
