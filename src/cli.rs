@@ -81,7 +81,8 @@ pub struct CheckArgs {
     #[arg(long, value_parser = api_parser())]
     pub api: Option<Api>,
     /// Environment variable holding the API key for --base-url (default OPENAI_API_KEY, or
-    /// ANTHROPIC_API_KEY with --api anthropic-messages).
+    /// ANTHROPIC_API_KEY with --api anthropic-messages); with --from a Codex config.toml, over
+    /// the provider's env_key.
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
     /// Read base URL, key and model from a Claude Code settings.json (env.ANTHROPIC_BASE_URL,
