@@ -23,6 +23,8 @@ const RUN_HEADER: [&str; 10] = [
     "goodput",
 ];
 const COMPARE_METRICS: [&str; 4] = ["TTFT P90", "TPOT P50", "TPM", "errors"];
+/// The comparison's columns for embeddings (no token: E2E and the input tokens per minute).
+const COMPARE_INPUT_ONLY: [&str; 4] = ["E2E P90", "E2E P50", "input TPM", "errors"];
 const ERRORS_COLUMN: usize = 2;
 /// Where the reasoning columns go (after TTFT) when a model's steps reasoned.
 const REASONING_AT: usize = 4;
@@ -324,13 +326,26 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
 }
 
 /// Side-by-side comparison per step (streams, then per model TTFT P90, TPOT P50, TPM, failed
-/// count),
-/// the model with the lowest TTFT P90 at each step marked `*`. `None` for fewer than 2 models.
+/// count; for embeddings E2E P90, E2E P50, input TPM, failed count), the model with the lowest
+/// TTFT P90 (embeddings: E2E P90) at each step marked `*`. `None` for fewer than 2 models.
 pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
     let models = models(rows);
     if models.len() < 2 {
         return None;
     }
+    let input_only = StepSummary::input_only(rows);
+    let (metrics, first) = if input_only {
+        (COMPARE_INPUT_ONLY, "E2E P90")
+    } else {
+        (COMPARE_METRICS, "TTFT P90")
+    };
+    let lead = |r: &StepSummary| {
+        if input_only {
+            r.e2e_p90_ms
+        } else {
+            r.ttft_p90_ms
+        }
+    };
     let mut steps: Vec<u32> = rows.iter().map(|r| r.step).collect();
     steps.sort_unstable();
     steps.dedup();
@@ -340,8 +355,8 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
     let mut sub = vec![unit_header(rows.first().map(|r| r.ladder_unit)).to_string()];
     for m in &models {
         top.push(m.to_string());
-        top.extend(std::iter::repeat(String::new()).take(COMPARE_METRICS.len() - 1));
-        sub.extend(COMPARE_METRICS.iter().map(|s| s.to_string()));
+        top.extend(std::iter::repeat(String::new()).take(metrics.len() - 1));
+        sub.extend(metrics.iter().map(|s| s.to_string()));
     }
     b.push_record(top);
     b.push_record(sub);
@@ -354,28 +369,33 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
         let best = at
             .iter()
             .flatten()
-            .filter_map(|r| r.ttft_p90_ms)
+            .filter_map(|r| lead(r))
             .filter(|v| v.is_finite())
             .min_by(f64::total_cmp);
         let mut record = vec![streams.to_string()];
         for r in at {
             let Some(r) = r else {
-                record.extend(std::iter::repeat("-".to_string()).take(COMPARE_METRICS.len()));
+                record.extend(std::iter::repeat("-".to_string()).take(metrics.len()));
                 continue;
             };
-            let mut ttft = fmt_ms(r.ttft_p90_ms);
-            if r.ttft_p90_ms.is_some() && r.ttft_p90_ms == best {
-                ttft.push_str(" *");
+            let mut lead_cell = fmt_ms(lead(r));
+            if lead(r).is_some() && lead(r) == best {
+                lead_cell.push_str(" *");
             }
             let errors = if r.failed == 0 {
                 "-".to_string()
             } else {
                 r.failed.to_string()
             };
+            let second = if input_only {
+                r.e2e_p50_ms
+            } else {
+                r.tpot_p50_ms
+            };
             record.extend([
-                ttft,
-                fmt_ms(r.tpot_p50_ms),
-                fmt_tpm(r.throughput(true)),
+                lead_cell,
+                fmt_ms(second),
+                fmt_tpm(r.tpm_figure(input_only)),
                 errors,
             ]);
         }
@@ -390,11 +410,11 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
         .modify(Columns::new(..), Alignment::right())
         .modify(Rows::new(..2), Alignment::center());
     for i in 0..models.len() {
-        let first = 1 + i * COMPARE_METRICS.len();
-        table.modify((0, first), Span::column(COMPARE_METRICS.len()));
+        let at = 1 + i * metrics.len();
+        table.modify((0, at), Span::column(metrics.len()));
     }
     table.with(BorderSpanCorrection);
-    Some(format!("{table}\n* lowest TTFT P90 at that step\n"))
+    Some(format!("{table}\n* lowest {first} at that step\n"))
 }
 
 /// Distinct models in order of first appearance.

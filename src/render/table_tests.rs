@@ -195,3 +195,45 @@ fn error_breakdown() {
     other.failed = 2;
     assert_eq!(errors_cell(&other), "2");
 }
+
+#[test]
+fn embeddings_models_compare_by_e2e_and_input_tokens() {
+    // Two embeddings models: no token, so no TTFT or TPOT; E2E and the input tokens per minute.
+    let embed = |model: &str, step: u32, e2e90: f64, input_tpm: f64| StepSummary {
+        ttft_p50_ms: None,
+        ttft_p90_ms: None,
+        ttft_p99_ms: None,
+        tpot_p50_ms: None,
+        tpot_p90_ms: None,
+        tpot_p99_ms: None,
+        itl_p99_ms: None,
+        e2e_p50_ms: Some(e2e90 / 2.0),
+        e2e_p90_ms: Some(e2e90),
+        input_tokens: 40_000,
+        output_tokens: 0,
+        tpm: 0.0,
+        tpm_total: input_tpm,
+        ..row(model, step, step * 4, [0.0; 3], 0.0)
+    };
+    let rows = [
+        embed("small", 1, 80.0, 24_000.0),
+        embed("large", 1, 120.0, 18_000.0),
+    ];
+    let table = compare_models_table(&rows).unwrap();
+    assert!(
+        table.contains("E2E P90") && table.contains("input TPM"),
+        "{table}"
+    );
+    assert!(
+        !table.contains("TTFT") && !table.contains("TPOT"),
+        "{table}"
+    );
+    assert!(
+        table.contains("80 *") && table.contains("24,000"),
+        "{table}"
+    );
+    assert!(
+        table.ends_with("\n* lowest E2E P90 at that step\n"),
+        "{table}"
+    );
+}

@@ -286,6 +286,17 @@ impl StepSummary {
         (self.tpm_total - self.tpm).max(0.0)
     }
 
+    /// The tokens per minute a step's TPM figure shows: output tokens over the steady window
+    /// ([`StepSummary::throughput`]), or, for a model that only embedded texts (`input_only`,
+    /// [`StepSummary::input_only`] of its steps), the input tokens per minute.
+    pub fn tpm_figure(&self, input_only: bool) -> f64 {
+        if input_only {
+            self.input_tpm()
+        } else {
+            self.throughput(true)
+        }
+    }
+
     /// Short responses as a share of successes (`None` without successes).
     pub fn short_share(&self) -> Option<f64> {
         (self.succeeded > 0).then(|| self.short as f64 / self.succeeded as f64)

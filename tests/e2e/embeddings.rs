@@ -112,6 +112,31 @@ fn a_ladder_measures_e2e_and_input_tokens_finds_the_knee_on_e2e_and_diffs() {
         .unwrap();
     let plan = String::from_utf8_lossy(&out.stdout);
     assert!(plan.contains(" in + 0 out"), "{plan}");
+    // The report's table and chart show the input tokens per minute, not an output TPM of 0.
+    let html = p.path().join("report.html");
+    let out = p
+        .ladder()
+        .arg("report")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    for words in [
+        "<th>input TPM</th>",
+        &format!("<td>{in_tpm:.0}</td>"),
+        "sim-model · input tokens per minute",
+        "input TPM (tokens/min)",
+    ] {
+        assert!(page.contains(words), "missing `{words}` in the report");
+    }
+    assert!(!page.contains("output tokens per minute"), "the report");
 }
 
 /// A server that answers one vector whatever it was sent.

@@ -91,7 +91,7 @@ fn axes(view: &RunView) -> Axes {
         m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
         m(&mut a.ttfc, r.ttfc_p99_ms.or(r.ttfc_p90_ms));
         m(&mut a.tpot, r.tpot_p90_ms);
-        m(&mut a.tpm, Some(r.throughput(true)));
+        m(&mut a.tpm, Some(r.tpm_figure(StepSummary::input_only([r]))));
         m(&mut a.rps, Some(r.throughput(false)));
     }
     // The ideal line may reach above the measured points.
@@ -99,7 +99,9 @@ fn axes(view: &RunView) -> Axes {
         let rows = model_rows(&view.result.summaries, &model);
         if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
             let k = f64::from(last.concurrency) / f64::from(first.concurrency.max(1));
-            a.tpm = a.tpm.max(first.throughput(true) * k);
+            a.tpm = a
+                .tpm
+                .max(first.tpm_figure(StepSummary::input_only([*first])) * k);
             a.rps = a.rps.max(first.throughput(false) * k);
         }
     }
@@ -293,20 +295,18 @@ fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> 
         }
         v
     };
-    let (ttft, tpot, tpm, rps, goodput) = (
-        ttft_series,
-        tpot_series,
-        tpm_series,
-        rps_series,
-        goodput_series,
-    );
+    // Embeddings generate no token: their TPM is the input tokens they embedded.
+    let input_only = StepSummary::input_only(rows.iter().copied());
+    let (tpm_title, tpm_axis) = tpm_words(input_only);
+    let tpm = |rs: &[&StepSummary]| tpm_series(rs, input_only);
+    let (ttft, tpot, rps, goodput) = (ttft_series, tpot_series, rps_series, goodput_series);
     let id = |what: &str| format!("{prefix}-{what}");
     // Every chart of the ladder carries the knee band and the wall.
     let marked = |s, slo, rings| lines(s, knee_band(f), wall_line(f), slo, rings);
     let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
     let mut ttft_s = with_base(ttft(&rows), &ttft);
     let mut tpm_s = with_base(tpm(&rows), &tpm);
-    tpm_s.push(ideal(&rows, |r| r.throughput(true), "ideal linear"));
+    tpm_s.push(ideal(&rows, |r| r.tpm_figure(input_only), "ideal linear"));
     let mut rps_s = with_base(rps(&rows), &rps);
     rps_s.push(ideal(&rows, |r| r.throughput(false), "ideal linear"));
     ttft_s.retain(|s| !s.points.is_empty());
@@ -337,8 +337,8 @@ fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> 
         ),
         chart(
             id("tpm"),
-            format!("{model} · output tokens per minute"),
-            "TPM (tokens/min)",
+            format!("{model} · {tpm_title}"),
+            tpm_axis,
             ax.tpm,
             &ax,
             marked(tpm_s, vec![], rings(view, model, Metric::Tpm, &[])),
@@ -389,10 +389,20 @@ fn tpot_series(rs: &[&StepSummary]) -> Vec<Series> {
     ]
 }
 
-/// Output tokens per minute per step (the steady-window throughput every check judges).
-fn tpm_series(rs: &[&StepSummary]) -> Vec<Series> {
-    let tpm = points(rs, |r| Some(r.throughput(true)));
+/// Output tokens per minute per step (the steady-window throughput every check judges), or,
+/// for embeddings (`input_only`), the input tokens per minute.
+fn tpm_series(rs: &[&StepSummary], input_only: bool) -> Vec<Series> {
+    let tpm = points(rs, |r| Some(r.tpm_figure(input_only)));
     vec![series("TPM", 2, Marker::Circle, tpm)]
+}
+
+/// The TPM chart's title and axis: output tokens, or input tokens for embeddings.
+fn tpm_words(input_only: bool) -> (&'static str, &'static str) {
+    if input_only {
+        ("input tokens per minute", "input TPM (tokens/min)")
+    } else {
+        ("output tokens per minute", "TPM (tokens/min)")
+    }
 }
 
 /// Requests per second per step (steady window).
@@ -634,6 +644,8 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             lines(s, vec![], vec![], h, vec![]),
         )
     };
+    let input_only = StepSummary::input_only(view.result.summaries.iter());
+    let (tpm_title, tpm_axis) = tpm_words(input_only);
     vec![
         make(
             "ttft",
@@ -653,10 +665,10 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
         ),
         make(
             "tpm",
-            "output tokens per minute",
-            "TPM (tokens/min)",
+            tpm_title,
+            tpm_axis,
             ax.tpm,
-            per_model(&|r| Some(r.tpm)),
+            per_model(&|r| Some(if input_only { r.input_tpm() } else { r.tpm })),
             vec![],
         ),
         make(
