@@ -434,7 +434,15 @@ fn key(
             r.table
         ));
     }
-    Ok((None, format!("no key ({} has no env_key)", r.table)))
+    // Said as where a key would go: "set … to your API key".
+    Ok((
+        None,
+        format!(
+            "a variable named by {}.env_key in {}",
+            r.table,
+            path.display()
+        ),
+    ))
 }
 
 /// A provider that signs in as OpenAI: the `auth.json` next to the file, else `$OPENAI_API_KEY`.
@@ -478,7 +486,7 @@ fn openai_auth(
         None => Ok((
             None,
             format!(
-                "OPENAI_API_KEY in {} (codex login --with-api-key) or $OPENAI_API_KEY",
+                "$OPENAI_API_KEY (or OPENAI_API_KEY in {}, written by codex login --with-api-key)",
                 auth.display()
             ),
         )),

@@ -429,7 +429,10 @@ fn codex_wire_api_picks_the_dialect() {
         .any(|n| n.contains("current Codex releases refuse \"chat\"")));
     // No key is needed for a provider without env_key (a local server).
     assert_eq!(t.key, None);
-    assert!(t.key_source.contains("has no env_key"), "{}", t.key_source);
+    assert_eq!(
+        t.key_source,
+        "a variable named by model_providers.local.env_key in config.toml"
+    );
     let t = run(cfg("wire_api = \"responses\"")).unwrap();
     assert_eq!(t.target.api, Api::OpenAiResponses);
     // Unset: Responses, Codex's default, with a note for older Codex's chat default.
@@ -475,6 +478,13 @@ fn codex_built_in_providers_need_no_table() {
     // No auth.json: $OPENAI_API_KEY; a ChatGPT sign-in without it is refused.
     let t = run("model = \"gpt-5\"", &[("OPENAI_API_KEY", "sk-env")], &[]).unwrap();
     assert_eq!(t.key_source, "$OPENAI_API_KEY");
+    // Neither: no key, said as where one goes (the check's "set … to your API key").
+    let t = run("model = \"gpt-5\"", &[], &[]).unwrap();
+    assert_eq!(t.key, None);
+    assert_eq!(
+        t.key_source,
+        "$OPENAI_API_KEY (or OPENAI_API_KEY in /c/auth.json, written by codex login --with-api-key)"
+    );
     let chatgpt = ("/c/auth.json", r#"{"OPENAI_API_KEY": null, "tokens": {}}"#);
     assert_eq!(
         run("model = \"gpt-5\"", &[], &[chatgpt]).unwrap_err(),
