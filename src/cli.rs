@@ -418,13 +418,24 @@ pub enum PlanFormatArg {
 }
 
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["rps", "agents", "tasks_per_hour"])))]
 pub struct PlanArgs {
     /// Run directory or baseline CSV (a folder of runs, e.g. runs/demo, means its latest run).
     #[arg(value_name = "RUN")]
     pub run: PathBuf,
     /// Target rate in requests per second.
     #[arg(long, value_name = "N")]
-    pub rps: f64,
+    pub rps: Option<f64>,
+    /// Target concurrent agents, from a run of an agent scenario (`load.agent`).
+    #[arg(long, value_name = "N")]
+    pub agents: Option<u32>,
+    /// Target complete agent tasks per hour, from a run of an agent scenario.
+    #[arg(long, value_name = "N")]
+    pub tasks_per_hour: Option<f64>,
+    /// The account's TPM limit leaves out input read from the cache (Anthropic's ITPM on most
+    /// models); by default cached input counts toward it, as OpenAI counts it. Agent plans.
+    #[arg(long)]
+    pub tpm_excludes_cached: bool,
     /// TTFT bound on P90 (default: the run's `slo.ttft`).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub slo_ttft: Option<std::time::Duration>,

@@ -1,22 +1,17 @@
-//! `ladder plan RUN --rps N`: reads the run (through `report::load_run`, so the SLO and limits
+//! `ladder plan RUN --rps N` (or `--agents N`, `--tasks-per-hour N` for a run of agents): reads the run (through `report::load_run`, so the SLO and limits
 //! are the run's own unless flags override them), plans, and prints plain words or JSON.
 
 use crate::app::paths::resolve_run;
 use crate::app::report::load_run;
 use crate::cli::{PlanArgs, PlanFormatArg};
+use crate::plan::agents::AgentTarget;
 use crate::error::{ExitCode, UsageError};
 use crate::scenario::Scenario;
 use crate::store;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    if !(args.rps.is_finite() && args.rps > 0.0) {
-        return Err(UsageError(format!(
-            "--rps {}: expected a rate above 0 requests per second, e.g. --rps 10",
-            args.rps
-        ))
-        .into());
-    }
+    let target = target_of(args)?;
     let (path, note) = resolve_run(&args.run);
     if let Some(n) = note {
         eprintln!("note: {n}");
@@ -39,9 +34,40 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         .and_then(|r| r.load)
         .and_then(|l| l.search)
         .map(|s| s.slo);
+    let rps = match target {
+        Target::Rps(rps) => rps,
+        Target::Agents(agents) => {
+            if let Some(why) = crate::plan::agents::not_an_agent_run(&view.result.summaries) {
+                return Err(UsageError(format!(
+                    "{}: cannot size agents from this run: {why}",
+                    path.display()
+                ))
+                .into());
+            }
+            // The agents' mean think time between tasks, from the run's `load.agent`.
+            let think_ms = crate::app::report::recorded_of(&view.result)
+                .and_then(|r| r.load)
+                .and_then(|l| l.agent)
+                .map_or(0.0, |a| a.think_time.at(0.5).as_secs_f64() * 1000.0);
+            let plan = crate::plan::agents::plan(
+                &view.result.summaries,
+                agents,
+                &slo,
+                &limits,
+                &view.findings,
+                think_ms,
+                !args.tpm_excludes_cached,
+            );
+            match args.format {
+                PlanFormatArg::Table => out!("{}", crate::plan::words::agent_words(&plan))?,
+                PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,
+            }
+            return Ok(ExitCode::Ok);
+        }
+    };
     let mut plan = crate::plan::plan(
         &view.result.summaries,
-        args.rps,
+        rps,
         &slo,
         &limits,
         search.as_ref(),
@@ -58,6 +84,39 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,
     }
     Ok(ExitCode::Ok)
+}
+
+/// What `ladder plan` was asked to carry: a rate, or agents (as many, or tasks per hour).
+enum Target {
+    Rps(f64),
+    Agents(AgentTarget),
+}
+
+/// The target from the flags (clap requires exactly one); a value that is no count or rate is a
+/// usage error.
+fn target_of(args: &PlanArgs) -> anyhow::Result<Target> {
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    match (args.rps, args.agents, args.tasks_per_hour) {
+        (Some(rps), ..) if positive(rps) => Ok(Target::Rps(rps)),
+        (Some(rps), ..) => Err(UsageError(format!(
+            "--rps {rps}: expected a rate above 0 requests per second, e.g. --rps 10"
+        ))
+        .into()),
+        (_, Some(n), _) if n > 0 => Ok(Target::Agents(AgentTarget::Agents(n))),
+        (_, Some(_), _) => Err(UsageError(
+            "--agents 0: expected at least 1 concurrent agent, e.g. --agents 40".into(),
+        )
+        .into()),
+        (.., Some(t)) if positive(t) => Ok(Target::Agents(AgentTarget::TasksPerHour(t))),
+        (.., Some(t)) => Err(UsageError(format!(
+            "--tasks-per-hour {t}: expected a rate above 0 tasks per hour, e.g. --tasks-per-hour 1200"
+        ))
+        .into()),
+        _ => Err(UsageError(
+            "say what to plan for: --rps N, --agents N or --tasks-per-hour N".into(),
+        )
+        .into()),
+    }
 }
 
 /// Before `ladder run` sends anything: warns (stderr) when the ladder or its planned token and

@@ -4,7 +4,7 @@
 //! ladder) the highest step measured, which only bounds the cap from below. "Needs 40 concurrent
 //! streams; the run's knee shows a cap ≈ 31 per replica → 2 replicas."
 
-use crate::findings::{KneeFinding, ModelFindings};
+use crate::findings::{Knee, KneeFinding, ModelFindings};
 use crate::model::LadderUnit;
 use serde::Serialize;
 
@@ -60,27 +60,63 @@ pub fn cap_fit(f: &ModelFindings, needed: u32) -> Option<CapFit> {
         } if streams => (f64::from(*highest_concurrency), CapSource::NoKnee, None),
         _ => return None,
     };
+    Some(fit(per_replica, source, knee.map(|k| &**k), needed)).filter(|c| c.per_replica > 0.0)
+}
+
+/// The copies `agents` concurrent agents take, from the findings of an agent ladder: the
+/// knee's highest clean step (the most agents one copy served before TTFT rose; a knee's cap
+/// estimate counts requests in flight, not agents), else, with no knee, the highest step (one
+/// copy held at least that many). `None` for another ladder.
+pub fn agents_fit(f: &ModelFindings, agents: u32) -> Option<CapFit> {
+    if f.ladder_unit != LadderUnit::Agents {
+        return None;
+    }
+    let c = match &f.knee {
+        KneeFinding::Knee(k) => fit(
+            f64::from(k.max_clean_concurrency),
+            CapSource::MaxClean,
+            Some(k),
+            agents,
+        ),
+        KneeFinding::None {
+            highest_concurrency,
+            ..
+        } => fit(
+            f64::from(*highest_concurrency),
+            CapSource::NoKnee,
+            None,
+            agents,
+        ),
+        _ => return None,
+    };
+    Some(c).filter(|c| c.per_replica > 0.0)
+}
+
+/// `needed` over what one copy holds, rounded up (at least 1).
+fn fit(per_replica: f64, source: CapSource, knee: Option<&Knee>, needed: u32) -> CapFit {
     // A cap estimate is a count of requests: the plan sizes in whole ones.
     let per_replica = if source == CapSource::KneeCap {
         per_replica.round().max(1.0)
     } else {
         per_replica
     };
-    if per_replica <= 0.0 {
-        return None;
-    }
-    let replicas = (f64::from(needed) / per_replica).ceil().max(1.0) as u32;
-    Some(CapFit {
+    let replicas = if per_replica > 0.0 {
+        (f64::from(needed) / per_replica).ceil().max(1.0) as u32
+    } else {
+        1
+    };
+    CapFit {
         per_replica,
         source,
         knee_kind: knee.map(|k| k.kind.name().to_string()),
         knee_interval: knee.map(|k| (k.max_clean_concurrency, k.concurrency)),
         replicas,
         at_most: source == CapSource::NoKnee && replicas > 1,
-    })
+    }
 }
 
-/// "needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas".
+/// "needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas"
+/// (`unit`: the ladder's; an agent ladder's plan needs agents, any other streams).
 pub fn words(c: &CapFit, needed: u32, unit: LadderUnit) -> String {
     let copies = |n: u32| {
         if n == 1 {
@@ -89,10 +125,13 @@ pub fn words(c: &CapFit, needed: u32, unit: LadderUnit) -> String {
             format!("{n} replicas")
         }
     };
-    let needs = format!(
-        "needs {needed} concurrent {}",
-        if needed == 1 { "stream" } else { "streams" }
-    );
+    let noun = match (unit, needed) {
+        (LadderUnit::Agents, 1) => "agent",
+        (LadderUnit::Agents, _) => "agents",
+        (_, 1) => "stream",
+        _ => "streams",
+    };
+    let needs = format!("needs {needed} concurrent {noun}");
     let per = c.per_replica;
     match (c.source, c.knee_interval) {
         (CapSource::KneeCap, _) => format!(

@@ -10,6 +10,7 @@
 //! summary rows in, a `Plan` out; `estimate` does the same arithmetic before a run (dry run,
 //! limit warnings).
 
+pub mod agents;
 pub mod cap;
 pub mod capacity;
 pub mod estimate;
@@ -449,6 +450,36 @@ fn capacity_basis(
     (Basis::Measured, carrying.or(at_capacity))
 }
 
+/// (declared − needed) / declared × 100: a limit's headroom in %, negative when over it.
+pub(crate) fn headroom_pct(declared: f64, needed: f64) -> f64 {
+    (declared - needed) / declared * 100.0
+}
+
+/// The most of a target (requests/s, agents) a limit allows when each unit of it takes
+/// `per_unit` of the limit; unlimited when it takes none.
+pub(crate) fn most(declared: f64, per_unit: f64) -> f64 {
+    if per_unit > 0.0 {
+        declared / per_unit
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The declared limits that are set (0 means none), as (name, value).
+pub(crate) fn declared_limits(limits: &Limits) -> Vec<(LimitName, f64)> {
+    let mut out = Vec::new();
+    if let Some(c) = limits.concurrency.filter(|c| *c > 0) {
+        out.push((LimitName::Concurrency, f64::from(c)));
+    }
+    if let Some(t) = limits.tpm.filter(|t| *t > 0) {
+        out.push((LimitName::Tpm, t as f64));
+    }
+    if let Some(r) = limits.rpm.filter(|r| *r > 0) {
+        out.push((LimitName::Rpm, r as f64));
+    }
+    out
+}
+
 /// Each declared limit (concurrency, TPM, RPM; 0 means none) against what the plan needs, with
 /// the largest RPS it allows at the latency and tokens of `b` (`limits_at`: the same step
 /// whatever the target rate, so the largest sustainable rate is the run's, not the question's).
@@ -463,27 +494,15 @@ fn limit_checks(
         limit,
         declared,
         needed,
-        headroom_pct: (declared - needed) / declared * 100.0,
-        max_rps: if per_rps > 0.0 {
-            declared / per_rps
-        } else {
-            f64::INFINITY
-        },
+        headroom_pct: headroom_pct(declared, needed),
+        max_rps: most(declared, per_rps),
     };
-    let mut checks = Vec::new();
-    if let Some(c) = limits.concurrency.filter(|c| *c > 0) {
-        checks.push(check(
-            LimitName::Concurrency,
-            f64::from(c),
-            concurrency,
-            e2e_s,
-        ));
-    }
-    if let Some(t) = limits.tpm.filter(|t| *t > 0) {
-        checks.push(check(LimitName::Tpm, t as f64, tpm_needed, 60.0 * tokens));
-    }
-    if let Some(r) = limits.rpm.filter(|r| *r > 0) {
-        checks.push(check(LimitName::Rpm, r as f64, rpm_needed, 60.0));
-    }
-    checks
+    declared_limits(limits)
+        .into_iter()
+        .map(|(limit, declared)| match limit {
+            LimitName::Concurrency => check(limit, declared, concurrency, e2e_s),
+            LimitName::Tpm => check(limit, declared, tpm_needed, 60.0 * tokens),
+            LimitName::Rpm => check(limit, declared, rpm_needed, 60.0),
+        })
+        .collect()
 }

@@ -199,6 +199,12 @@ pub struct StepSummary {
     pub task_e2e_p90_ms: Option<f64>,
     #[serde(default)]
     pub task_tokens_mean: Option<f64>,
+    /// Mean end-to-end time of the complete tasks and their mean requests (turns): what
+    /// `ladder plan --agents` sizes from (Little's law needs means).
+    #[serde(default)]
+    pub task_e2e_mean_ms: Option<f64>,
+    #[serde(default)]
+    pub task_turns_mean: Option<f64>,
 }
 
 impl StepSummary {

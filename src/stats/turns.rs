@@ -54,14 +54,18 @@ pub(super) fn turn_columns(s: &mut StepSummary, records: &[RequestRecord]) {
     s.tasks = tasks.len() as u64;
     let e2e = describe(&tasks.iter().map(|t| t.0).collect::<Vec<_>>());
     (s.task_e2e_p50_ms, s.task_e2e_p90_ms) = (e2e.map(|d| d.p50), e2e.map(|d| d.p90));
-    s.task_tokens_mean =
-        (!tasks.is_empty()).then(|| tasks.iter().map(|t| t.1).sum::<f64>() / tasks.len() as f64);
+    let mean = |f: fn(&(f64, f64, u32)) -> f64| {
+        (!tasks.is_empty()).then(|| tasks.iter().map(f).sum::<f64>() / tasks.len() as f64)
+    };
+    s.task_tokens_mean = mean(|t| t.1);
+    s.task_e2e_mean_ms = mean(|t| t.0);
+    s.task_turns_mean = mean(|t| f64::from(t.2));
 }
 
 /// Each complete task of the step: its end-to-end time (first turn's start to the last turn's
-/// end, ms) and its tokens (input and output). A task is complete when one worker's records
+/// end, ms), its tokens (input and output) and its requests. A task is complete when one worker's records
 /// hold its turns 1 to `task_turns` in a row, every one a success.
-fn complete_tasks(records: &[RequestRecord]) -> Vec<(f64, f64)> {
+fn complete_tasks(records: &[RequestRecord]) -> Vec<(f64, f64, u32)> {
     let mut order: Vec<&RequestRecord> = records.iter().filter(|r| r.turn.is_some()).collect();
     order.sort_by_key(|r| (r.worker, r.seq));
     let mut out = Vec::new();
@@ -80,7 +84,7 @@ fn complete_tasks(records: &[RequestRecord]) -> Vec<(f64, f64)> {
         if let Some((_, next, start, sum)) = open {
             if next > r.task_turns.unwrap_or(u32::MAX) {
                 let end = r.started_at_ms + r.retry_wait_ms + r.e2e_ms.unwrap_or(0.0);
-                out.push((end - start, sum));
+                out.push((end - start, sum, turn));
                 open = None;
             }
         }
@@ -128,6 +132,8 @@ mod tests {
         assert_eq!(s.tasks, 1);
         assert_eq!(s.task_e2e_p50_ms, Some(500.0));
         assert_eq!(s.task_tokens_mean, Some(2020.0));
+        assert_eq!(s.task_e2e_mean_ms, Some(500.0));
+        assert_eq!(s.task_turns_mean, Some(2.0));
         let mut plain = StepSummary::default();
         turn_columns(&mut plain, &[RequestRecord::default()]);
         assert_eq!(plain, StepSummary::default(), "no turns, no columns");

@@ -104,6 +104,8 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(task_e2e_p50_ms: opt_fixed MS, "milliseconds")),
     optional(col!(task_e2e_p90_ms: opt_fixed MS, "milliseconds")),
     optional(col!(task_tokens_mean: opt_fixed RATE, "a number")),
+    optional(col!(task_e2e_mean_ms: opt_fixed MS, "milliseconds")),
+    optional(col!(task_turns_mean: opt_fixed RATE, "a number")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -233,6 +235,8 @@ pub(super) mod tests {
             task_e2e_p50_ms: Some(9100.0),
             task_e2e_p90_ms: Some(12000.5),
             task_tokens_mean: Some(24000.5),
+            task_e2e_mean_ms: Some(9500.25),
+            task_turns_mean: Some(5.5),
         }
     }
 
@@ -270,7 +274,8 @@ pub(super) mod tests {
              server_running_max,server_kv_max,ttfc_p50_ms,ttfc_p90_ms,ttfc_p99_ms,reasoned,\
              reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output,\
              cache_hit_by_turn,ttft_first_p50_ms,ttft_first_p90_ms,ttft_later_p50_ms,\
-             ttft_later_p90_ms,tasks,task_e2e_p50_ms,task_e2e_p90_ms,task_tokens_mean"
+             ttft_later_p90_ms,tasks,task_e2e_p50_ms,task_e2e_p90_ms,task_tokens_mean,\
+             task_e2e_mean_ms,task_turns_mean"
         ));
     }
 
@@ -374,6 +379,8 @@ pub(super) mod tests {
             task_e2e_p50_ms: None,
             task_e2e_p90_ms: None,
             task_tokens_mean: None,
+            task_e2e_mean_ms: None,
+            task_turns_mean: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);
