@@ -11,6 +11,8 @@
 //! limit warnings).
 
 pub mod agents;
+#[cfg(test)]
+mod agents_tests;
 pub mod cap;
 pub mod capacity;
 pub mod estimate;

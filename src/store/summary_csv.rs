@@ -325,7 +325,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(48, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(50, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();

@@ -161,3 +161,117 @@ fn a_server_that_stops_caching_prefixes_fails_the_gate_and_a_rerun_passes() {
         "{cause}"
     );
 }
+
+/// `ladder plan --agents` (and `--tasks-per-hour`) on a run of agents: its figures are those of
+/// the step it names in `summary.csv` (mean task time, turns and tokens per task, the cache hit
+/// share, mean E2E), put through Little's law; a run without tasks is refused (exit 2).
+#[test]
+fn plan_sizes_agents_from_the_runs_summary() {
+    let p = project();
+    p.ladder()
+        .args(["run", "--quiet", "scenarios/agents.yaml", "--ladder", "2,4"])
+        .assert()
+        .success();
+    let dir = p.run_dirs("agents")[0].clone();
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let out = p
+            .ladder()
+            .arg("plan")
+            .arg(&dir)
+            .args(extra)
+            .args(["--limit-tpm", "1000000", "--format", "json"])
+            .assert()
+            .success();
+        serde_json::from_slice(&out.get_output().stdout).unwrap()
+    };
+    let plan = json(&["--agents", "3"]);
+    let m = &plan["models"][0];
+    assert_eq!(m["basis"], "measured", "{m}");
+    let step = &m["step"];
+    assert_eq!(step["agents"], 4, "the lowest step with 3 agents or more");
+    // The step's row of summary.csv.
+    let (h, rows) = read_csv(&dir.join("summary.csv"));
+    let row = rows.iter().find(|r| r[col(&h, "concurrency")] == "4").unwrap();
+    let f = |c: &str| -> f64 { row[col(&h, c)].parse().unwrap() };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
+    let (task_ms, turns, tokens) = (
+        f("task_e2e_mean_ms"),
+        f("task_turns_mean"),
+        f("task_tokens_mean"),
+    );
+    assert!(close(step["task_ms"].as_f64().unwrap(), task_ms), "{step}");
+    assert_eq!(turns, 6.0);
+    assert!(task_ms > 6.0 * 60.0 + 500.0, "six turns and five tool runs: {task_ms}");
+    let (input, cached, output) = (f("input_tokens"), f("cached_tokens"), f("output_tokens"));
+    let per_hour = 3_600_000.0 / task_ms;
+    let n = &m["needs"];
+    let got = |k: &str| n[k].as_f64().unwrap();
+    assert!(close(got("tasks_per_hour"), 3.0 * per_hour), "{n}");
+    assert!(close(got("rpm"), 3.0 * per_hour / 60.0 * turns), "{n}");
+    let tpm = 3.0 * per_hour / 60.0 * tokens;
+    let input_share = input / (input + output);
+    assert!(close(got("tpm_total"), tpm), "{n}");
+    assert!(
+        close(got("tpm_input_cached"), tpm * input_share * cached / input),
+        "{n}"
+    );
+    assert!(
+        close(got("tpm_input_uncached"), tpm * input_share * (1.0 - cached / input)),
+        "{n}"
+    );
+    assert!(close(got("tpm_output"), tpm * (1.0 - input_share)), "{n}");
+    assert!(close(got("tpm_counted"), tpm), "cached input counts by default");
+    assert!(
+        close(got("in_flight"), 3.0 * turns / (task_ms / 1000.0) * f("e2e_mean_ms") / 1000.0),
+        "{n}"
+    );
+    // The shares are the run's: most input was read from the cache.
+    assert!(cached / input > 0.6, "{cached} of {input}");
+    let tpm_check = &m["limits"][0];
+    assert_eq!(tpm_check["limit"], "tpm");
+    assert!(close(
+        tpm_check["max_agents"].as_f64().unwrap(),
+        1_000_000.0 / (per_hour / 60.0 * tokens)
+    ));
+    // Leaving the cache reads out of the TPM limit.
+    let without = json(&["--agents", "3", "--tpm-excludes-cached"]);
+    let counted = without["models"][0]["needs"]["tpm_counted"].as_f64().unwrap();
+    assert!(close(counted, tpm * (1.0 - input_share * cached / input)));
+    // Tasks per hour: the agents that take, at the step's task time.
+    let plan = json(&["--tasks-per-hour", "2000"]);
+    let needs = &plan["models"][0]["needs"];
+    let at = plan["models"][0]["step"]["task_ms"].as_f64().unwrap();
+    assert_eq!(
+        needs["agents"].as_u64().unwrap(),
+        (2000.0 * at / 3_600_000.0).ceil() as u64,
+        "{needs}"
+    );
+    // In words.
+    let out = p
+        .ladder()
+        .arg("plan")
+        .arg(&dir)
+        .args(["--agents", "40"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for needle in [
+        "plan for 40 agents (no SLO",
+        "sim-model: EXTRAPOLATED from 4 agents",
+        "TPM input cached",
+        "requests in flight",
+    ] {
+        assert!(text.contains(needle), "{needle:?} in\n{text}");
+    }
+    // A run of plain requests has no tasks to size agents from.
+    let baseline = Path::new(env!("CARGO_MANIFEST_DIR")).join("baselines/demo.csv");
+    let out = p
+        .ladder()
+        .arg("plan")
+        .arg(&baseline)
+        .args(["--agents", "3"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("no complete agent tasks"), "{err}");
+}
