@@ -4,8 +4,8 @@
 use crate::app::paths::resolve_run;
 use crate::app::report::load_run;
 use crate::cli::{PlanArgs, PlanFormatArg};
-use crate::plan::agents::AgentTarget;
 use crate::error::{ExitCode, UsageError};
+use crate::plan::agents::AgentTarget;
 use crate::scenario::Scenario;
 use crate::store;
 use std::path::{Path, PathBuf};

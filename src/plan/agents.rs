@@ -309,9 +309,7 @@ fn plan_model(
         .filter_map(|s| AgentStep::of(s, how.think_ms))
         .collect();
     let mut notes = Vec::new();
-    let chosen = clean
-        .iter()
-        .find(|a| a.agents >= a.agents_for(how.target));
+    let chosen = clean.iter().find(|a| a.agents >= a.agents_for(how.target));
     let (basis, step) = match (chosen, clean.last()) {
         (Some(a), _) => (Basis::Measured, Some(a.clone())),
         (None, Some(best)) => {
@@ -321,8 +319,15 @@ fn plan_model(
             } else {
                 "which is true only if the service adds capacity"
             };
+            let knee =
+                findings.is_some_and(|f| matches!(f.knee, crate::findings::KneeFinding::Knee(_)));
+            let which = if knee {
+                "No step below the knee"
+            } else {
+                "No measured step"
+            };
             notes.push(format!(
-                "No step below the knee met the SLO with {n} agents (the most was {} agents). The figures assume each agent's task time measured at {} agents holds at {n}, {holds}; measure a ladder that reaches {n} agents to confirm.",
+                "{which} met the SLO with {n} agents (the most was {} agents). The figures assume each agent's task time measured at {} agents holds at {n}, {holds}; measure a ladder that reaches {n} agents to confirm.",
                 best.agents, best.agents
             ));
             (Basis::Extrapolated, Some(best.clone()))

@@ -94,7 +94,10 @@ fn what_agents_need_splits_tokens_by_kind_and_counts_cached_input_as_asked() {
     assert!(close(n.tpm_total, 24_000_000.0));
     assert!(close(n.tpm_counted, 24_000_000.0));
     let without = a.needs(40, false);
-    assert!(close(without.tpm_counted, 6_180_000.0), "uncached input + output");
+    assert!(
+        close(without.tpm_counted, 6_180_000.0),
+        "uncached input + output"
+    );
     assert!(close(without.tpm_total, 24_000_000.0));
     // Requests in flight never exceed the agents.
     let busy = AgentStep {
@@ -112,7 +115,9 @@ fn a_step_without_complete_tasks_sizes_nothing() {
     let mut s = agent_row(1, 4, 150.0);
     s.task_e2e_mean_ms = None;
     assert!(AgentStep::of(&s, 0.0).is_none());
-    assert!(not_an_agent_run(&[s]).unwrap().contains("no mean task time"));
+    assert!(not_an_agent_run(&[s])
+        .unwrap()
+        .contains("no mean task time"));
     let plain = StepSummary::default();
     assert!(not_an_agent_run(&[plain]).unwrap().contains("--rps"));
     assert!(not_an_agent_run(&[agent_row(1, 4, 150.0)]).is_none());
@@ -130,10 +135,22 @@ fn the_plan_rests_on_the_lowest_clean_step_with_the_agents_needed() {
     let p = at(AgentTarget::Agents(3));
     let m = &p.models[0];
     assert_eq!(m.basis, Basis::Measured);
-    assert_eq!(m.step.as_ref().unwrap().agents, 4, "2 agents are fewer than 3");
+    assert_eq!(
+        m.step.as_ref().unwrap().agents,
+        4,
+        "2 agents are fewer than 3"
+    );
     assert_eq!(m.needs.as_ref().unwrap().agents, 3);
-    assert_eq!(m.measured_slo_agents, Some(16), "every step met a 1 s bound");
-    assert_eq!(m.limits_at.as_ref().unwrap().agents, 4, "the highest below the knee");
+    assert_eq!(
+        m.measured_slo_agents,
+        Some(16),
+        "every step met a 1 s bound"
+    );
+    assert_eq!(
+        m.limits_at.as_ref().unwrap().agents,
+        4,
+        "the highest below the knee"
+    );
     assert!(m.notes.is_empty(), "{:?}", m.notes);
     // 3,000 tasks an hour: 2 agents, measured at 2.
     let p = at(AgentTarget::TasksPerHour(3_000.0));
@@ -183,7 +200,10 @@ fn the_limits_say_which_binds_first_and_the_most_agents_they_allow() {
     assert!(close(check(LimitName::Concurrency).headroom_pct, 40.0));
     assert!(close(check(LimitName::Concurrency).max_agents, 50.0 / 0.75));
     assert!(close(check(LimitName::Tpm).headroom_pct, -1_100.0));
-    assert!(close(check(LimitName::Tpm).max_agents, 2_000_000.0 / 600_000.0));
+    assert!(close(
+        check(LimitName::Tpm).max_agents,
+        2_000_000.0 / 600_000.0
+    ));
     assert!(close(check(LimitName::Rpm).headroom_pct, 40.0));
     assert!(close(check(LimitName::Rpm).max_agents, 10_000.0 / 150.0));
     assert_eq!(m.binding_limit, Some(LimitName::Tpm));
@@ -218,7 +238,8 @@ fn no_step_meeting_the_slo_below_the_knee_gives_no_plan_and_says_why() {
     assert_eq!(m.basis, Basis::NoStepMeetsSlo);
     assert!(m.needs.is_none() && m.step.is_none());
     assert!(
-        m.notes[0].starts_with("No step met the SLO; even the lowest (2 agents) missed it: TTFT P90"),
+        m.notes[0]
+            .starts_with("No step met the SLO; even the lowest (2 agents) missed it: TTFT P90"),
         "{:?}",
         m.notes
     );

@@ -1,8 +1,8 @@
 //! The plan in plain words: one block per model with the arithmetic shown, so a reader can
 //! check every figure against the run's table.
 
-use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::agents::{AgentModelPlan, AgentPlan, AgentTarget};
+use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, Fit, LimitName, ModelPlan, Plan, StepBasis};
 use crate::model::LadderUnit;
 use crate::scenario::{LadderOver, LoadMode, Scenario};
@@ -398,7 +398,12 @@ fn agent_model(s: &mut String, p: &AgentPlan, m: &AgentModelPlan) {
     row(
         s,
         "tasks per hour",
-        format!("{} × {} = {}", n.agents, num(per_agent), num(n.tasks_per_hour)),
+        format!(
+            "{} × {} = {}",
+            n.agents,
+            num(per_agent),
+            num(n.tasks_per_hour)
+        ),
     );
     if let Some(c) = &m.cap {
         row(

@@ -191,7 +191,10 @@ fn plan_sizes_agents_from_the_runs_summary() {
     assert_eq!(step["agents"], 4, "the lowest step with 3 agents or more");
     // The step's row of summary.csv.
     let (h, rows) = read_csv(&dir.join("summary.csv"));
-    let row = rows.iter().find(|r| r[col(&h, "concurrency")] == "4").unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r[col(&h, "concurrency")] == "4")
+        .unwrap();
     let f = |c: &str| -> f64 { row[col(&h, c)].parse().unwrap() };
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.abs().max(1.0);
     let (task_ms, turns, tokens) = (
@@ -201,7 +204,10 @@ fn plan_sizes_agents_from_the_runs_summary() {
     );
     assert!(close(step["task_ms"].as_f64().unwrap(), task_ms), "{step}");
     assert_eq!(turns, 6.0);
-    assert!(task_ms > 6.0 * 60.0 + 500.0, "six turns and five tool runs: {task_ms}");
+    assert!(
+        task_ms > 6.0 * 60.0 + 500.0,
+        "six turns and five tool runs: {task_ms}"
+    );
     let (input, cached, output) = (f("input_tokens"), f("cached_tokens"), f("output_tokens"));
     let per_hour = 3_600_000.0 / task_ms;
     let n = &m["needs"];
@@ -216,13 +222,22 @@ fn plan_sizes_agents_from_the_runs_summary() {
         "{n}"
     );
     assert!(
-        close(got("tpm_input_uncached"), tpm * input_share * (1.0 - cached / input)),
+        close(
+            got("tpm_input_uncached"),
+            tpm * input_share * (1.0 - cached / input)
+        ),
         "{n}"
     );
     assert!(close(got("tpm_output"), tpm * (1.0 - input_share)), "{n}");
-    assert!(close(got("tpm_counted"), tpm), "cached input counts by default");
     assert!(
-        close(got("in_flight"), 3.0 * turns / (task_ms / 1000.0) * f("e2e_mean_ms") / 1000.0),
+        close(got("tpm_counted"), tpm),
+        "cached input counts by default"
+    );
+    assert!(
+        close(
+            got("in_flight"),
+            3.0 * turns / (task_ms / 1000.0) * f("e2e_mean_ms") / 1000.0
+        ),
         "{n}"
     );
     // The shares are the run's: most input was read from the cache.
@@ -235,7 +250,9 @@ fn plan_sizes_agents_from_the_runs_summary() {
     ));
     // Leaving the cache reads out of the TPM limit.
     let without = json(&["--agents", "3", "--tpm-excludes-cached"]);
-    let counted = without["models"][0]["needs"]["tpm_counted"].as_f64().unwrap();
+    let counted = without["models"][0]["needs"]["tpm_counted"]
+        .as_f64()
+        .unwrap();
     assert!(close(counted, tpm * (1.0 - input_share * cached / input)));
     // Tasks per hour: the agents that take, at the step's task time.
     let plan = json(&["--tasks-per-hour", "2000"]);
