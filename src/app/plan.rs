@@ -59,7 +59,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 !args.tpm_excludes_cached,
             );
             match args.format {
-                PlanFormatArg::Table => out!("{}", crate::plan::words::agent_words(&plan))?,
+                PlanFormatArg::Table => out!("{}", crate::plan::agent_words::agent_words(&plan))?,
                 PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,
             }
             return Ok(ExitCode::Ok);

@@ -243,7 +243,7 @@ fn no_step_meeting_the_slo_below_the_knee_gives_no_plan_and_says_why() {
         "{:?}",
         m.notes
     );
-    assert!(crate::plan::words::agent_words(&p).contains("m: no plan"));
+    assert!(crate::plan::agent_words::agent_words(&p).contains("m: no plan"));
     // Only the steps past the knee met it.
     let mut failing = rows.clone();
     for r in failing.iter_mut().take(2) {
@@ -282,7 +282,7 @@ fn the_agent_plan_in_words_shows_its_arithmetic() {
         0.0,
         true,
     );
-    let w = crate::plan::words::agent_words(&p);
+    let w = crate::plan::agent_words::agent_words(&p);
     for line in [
         "plan for 4,000 tasks/hour (SLO TTFT P90 ≤ 1 s)",
         "m: measured at 4 agents (8 tasks, mean task 2.4 s, 6 requests each; mean E2E 300 ms, TTFT P90 150 ms; cache hit share 75%)",

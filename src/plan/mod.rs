@@ -10,6 +10,7 @@
 //! summary rows in, a `Plan` out; `estimate` does the same arithmetic before a run (dry run,
 //! limit warnings).
 
+pub mod agent_words;
 pub mod agents;
 #[cfg(test)]
 mod agents_tests;

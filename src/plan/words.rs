@@ -1,7 +1,6 @@
 //! The plan in plain words: one block per model with the arithmetic shown, so a reader can
 //! check every figure against the run's table.
 
-use super::agents::{AgentModelPlan, AgentPlan, AgentTarget};
 use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, Fit, LimitName, ModelPlan, Plan, StepBasis};
 use crate::model::LadderUnit;
@@ -11,7 +10,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 /// 80400 -> "80,400"; 54.93 -> "54.9"; 0.5 -> "0.5".
-fn num(v: f64) -> String {
+pub(super) fn num(v: f64) -> String {
     if !v.is_finite() {
         return "unlimited".into();
     }
@@ -49,7 +48,7 @@ pub fn slo_text(p: &Plan) -> String {
 }
 
 /// "SLO TTFT P90 ≤ 1 s", or that there is none, from the TTFT, TTFC, TPOT and E2E bounds (ms).
-fn slo_words([ttft, ttfc, tpot, e2e]: [Option<f64>; 4]) -> String {
+pub(super) fn slo_words([ttft, ttfc, tpot, e2e]: [Option<f64>; 4]) -> String {
     let ms = |v: Option<f64>| v.map(|v| std::time::Duration::from_secs_f64(v / 1000.0));
     let bounds = bounds_text(&crate::model::Slo {
         ttft: ms(ttft),
@@ -117,7 +116,7 @@ fn cost_row(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
 }
 
 /// One labelled row of a model's block.
-fn row(s: &mut String, k: &str, v: String) {
+pub(super) fn row(s: &mut String, k: &str, v: String) {
     let _ = writeln!(s, "  {k:<20}{v}");
 }
 
@@ -265,7 +264,7 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
 
 /// "concurrency 50: headroom 85% · tpm 2,000,000: OVER by 4% · rpm: not declared", from each
 /// declared limit's value and headroom.
-fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
+pub(super) fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
     let limits: Vec<String> = [LimitName::Concurrency, LimitName::Tpm, LimitName::Rpm]
         .iter()
         .map(|l| match declared(*l) {
@@ -323,200 +322,6 @@ fn limit_rows(s: &mut String, m: &ModelPlan) {
             "measured",
             format!("up to {} RPS within the SLO in this run", num(top)),
         );
-    }
-}
-
-/// The agent plan (`ladder plan --agents N` / `--tasks-per-hour T`) in plain words, one block
-/// per model with the arithmetic shown against the run's table and `summary.csv`.
-pub fn agent_words(p: &AgentPlan) -> String {
-    let mut s = String::new();
-    let target = match p.target {
-        AgentTarget::Agents(n) => count(n, "agent"),
-        AgentTarget::TasksPerHour(t) => format!("{} tasks/hour", num(t)),
-    };
-    let slo = slo_words([p.slo_ttft_ms, p.slo_ttfc_ms, p.slo_tpot_ms, p.slo_e2e_ms]);
-    let _ = writeln!(s, "plan for {target} ({slo})");
-    for m in &p.models {
-        s.push('\n');
-        agent_model(&mut s, p, m);
-    }
-    s
-}
-
-fn agent_model(s: &mut String, p: &AgentPlan, m: &AgentModelPlan) {
-    let (Some(a), Some(n)) = (&m.step, &m.needs) else {
-        let _ = writeln!(s, "{}: no plan", m.model);
-        for note in &m.notes {
-            let _ = writeln!(s, "  {note}");
-        }
-        return;
-    };
-    let how = match m.basis {
-        Basis::Measured => "measured at",
-        _ => "EXTRAPOLATED from",
-    };
-    let mut lat = format!("mean E2E {}", ms(a.e2e_mean_ms));
-    if let Some(t) = a.ttft_p90_ms {
-        let _ = write!(lat, ", TTFT P90 {}", ms(t));
-    }
-    if let Some(c) = a.cache_hit_share {
-        let _ = write!(lat, "; cache hit share {:.0}%", c * 100.0);
-    }
-    let _ = writeln!(
-        s,
-        "{}: {how} {} agents ({} tasks, mean task {}, {} requests each; {lat})",
-        m.model,
-        a.agents,
-        a.tasks,
-        ms(a.task_ms),
-        num(a.requests_per_task),
-    );
-    let per_agent = a.tasks_per_hour();
-    row(
-        s,
-        "per agent",
-        format!(
-            "3,600 s ÷ ({:.2} s task + {:.2} s think) = {} tasks/hour",
-            a.task_ms / 1000.0,
-            a.think_ms / 1000.0,
-            num(per_agent)
-        ),
-    );
-    if let AgentTarget::TasksPerHour(t) = p.target {
-        row(
-            s,
-            "agents needed",
-            format!(
-                "{} ÷ {} = {} → {}",
-                num(t),
-                num(per_agent),
-                num(t / per_agent),
-                count(n.agents, "agent")
-            ),
-        );
-    }
-    row(
-        s,
-        "tasks per hour",
-        format!(
-            "{} × {} = {}",
-            n.agents,
-            num(per_agent),
-            num(n.tasks_per_hour)
-        ),
-    );
-    if let Some(c) = &m.cap {
-        row(
-            s,
-            "replicas",
-            super::cap::words(c, n.agents, LadderUnit::Agents),
-        );
-    }
-    row(
-        s,
-        "concurrency needed",
-        format!(
-            "{} × {} requests × {:.3} s ÷ {:.2} s = {} → {} in flight (at most {}, every agent waiting on the model at once)",
-            count(n.agents, "agent"),
-            num(a.requests_per_task),
-            a.e2e_mean_ms / 1000.0,
-            a.cycle_s(),
-            num(n.in_flight),
-            count(n.concurrency_needed, "request"),
-            n.agents
-        ),
-    );
-    row(
-        s,
-        "RPM needed",
-        format!(
-            "{} × {} ÷ 60 = {} requests/min",
-            num(n.tasks_per_hour),
-            num(a.requests_per_task),
-            num(n.rpm)
-        ),
-    );
-    row(
-        s,
-        "tokens per task",
-        format!(
-            "{} input uncached + {} input cached + {} output = {}",
-            num(a.input_uncached_per_task),
-            num(a.input_cached_per_task),
-            num(a.output_per_task),
-            num(a.tokens_per_task())
-        ),
-    );
-    let per_min = |v: f64| format!("{} tokens/min", num(v));
-    row(s, "TPM input uncached", per_min(n.tpm_input_uncached));
-    row(s, "TPM input cached", per_min(n.tpm_input_cached));
-    row(s, "TPM output", per_min(n.tpm_output));
-    let counted = if p.tpm_counts_cached {
-        format!(
-            "{} tokens/min ({} ÷ 60 × {}; cached input counted, as OpenAI counts it)",
-            num(n.tpm_counted),
-            num(n.tasks_per_hour),
-            num(a.tokens_per_task())
-        )
-    } else {
-        format!(
-            "{} tokens/min (cached input left out, as Anthropic's ITPM leaves out cache reads on most models; {} with it)",
-            num(n.tpm_counted),
-            num(n.tpm_total)
-        )
-    };
-    row(s, "TPM needed", counted);
-    let declared = |l: LimitName| {
-        m.limits
-            .iter()
-            .find(|c| c.limit == l)
-            .map(|c| (c.declared, c.headroom_pct))
-    };
-    row(s, "limits", limits_text(declared));
-    match (m.binding_limit, m.max_agents, &m.limits_at) {
-        (Some(l), Some(max), Some(at)) => {
-            let agents = max.floor();
-            row(
-                s,
-                "binds first",
-                format!("{} (at {} agents)", l.label(), num(agents)),
-            );
-            row(
-                s,
-                "max sustainable",
-                format!(
-                    "{} agents ({} tasks/hour) under the declared limits, at the figures measured at {} agents",
-                    num(agents),
-                    num(agents * at.tasks_per_hour()),
-                    at.agents
-                ),
-            );
-        }
-        _ => row(
-            s,
-            "max sustainable",
-            "unknown: declare `limits:` (concurrency, tpm, rpm) in the scenario or pass --limit-*"
-                .into(),
-        ),
-    }
-    if let Some(top) = m.measured_slo_agents {
-        row(
-            s,
-            "measured",
-            format!("up to {top} agents within the SLO in this run"),
-        );
-    }
-    for note in &m.notes {
-        let _ = writeln!(s, "  note: {note}");
-    }
-}
-
-/// "1 agent", "40 agents".
-fn count(n: u32, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
 
