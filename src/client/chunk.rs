@@ -44,6 +44,11 @@ pub struct ChunkInfo {
     /// or name; Anthropic: `content_block_start` of a `tool_use` block; Responses:
     /// `response.output_item.added` of a `function_call`), or a whole answer's calls.
     pub tool_calls: u32,
+    /// Chat streams: the highest `index` among this event's entries counted in `tool_calls`,
+    /// when they carry one. A stream's calls are numbered, so a server that names the call again
+    /// in every delta (llama-cpp-python's `chatml-function-calling` repeats its id and name with
+    /// each argument token) still begins it once: the stream counts its indexes, not its entries.
+    pub tool_call_index: Option<u32>,
     /// Non-empty tool-call argument deltas in this event (each counted as one token, as output
     /// tokens are counted from events when usage is missing); 0 for a whole answer.
     pub tool_args: u32,

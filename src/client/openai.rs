@@ -247,6 +247,7 @@ fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent>
                 info.content = c.delta_content;
                 info.reasoning = c.delta_reasoning;
                 info.tool_calls = c.tool_calls;
+                info.tool_call_index = c.tool_call_index;
                 info.tool_args = c.tool_args;
             }
             Dialect::Completions => info.content = c.text,
@@ -294,6 +295,10 @@ struct Choices {
     error: Option<InBandError>,
     /// Tool calls begun (an entry naming its id or function), and argument deltas.
     tool_calls: u32,
+    /// The highest `index` of the calls begun, when every one carried an index.
+    tool_call_index: Option<u32>,
+    /// A call begun without an `index` (a whole answer's `message.tool_calls`).
+    unindexed: bool,
     tool_args: u32,
 }
 
@@ -308,8 +313,18 @@ impl Choices {
                     .function
                     .as_ref()
                     .map_or((false, false), |f| (f.name.0, f.arguments.0));
-                self.tool_calls += u32::from(t.id.0 || named);
+                let begun = t.id.0 || named;
+                self.tool_calls += u32::from(begun);
                 self.tool_args += u32::from(args);
+                if begun {
+                    match t.index {
+                        Some(i) if !self.unindexed => {
+                            self.tool_call_index =
+                                Some(self.tool_call_index.map_or(i, |m| m.max(i)));
+                        }
+                        _ => (self.unindexed, self.tool_call_index) = (true, None),
+                    }
+                }
             }
             self.delta_content |= d.content.0 || self.tool_args > 0;
             self.delta_reasoning |= d.reasoning_content.0 || d.reasoning.0;
@@ -367,7 +382,9 @@ struct Delta {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct ToolCall {
-    /// Sent with the call's first delta only (`call_…`).
+    /// The call's number in a stream (every delta of a call carries it).
+    index: Option<u32>,
+    /// Sent with the call's first delta only (`call_…`; llama-cpp-python repeats it).
     id: NonEmpty,
     function: Option<Function>,
 }

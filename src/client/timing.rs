@@ -34,6 +34,8 @@ pub struct StreamTiming {
     error: Option<InBandError>,
     server: Option<ServerTimings>,
     tool_calls: u32,
+    /// Calls counted by their `index` (chat streams): one more than the highest index seen.
+    tool_calls_indexed: u32,
     tool_args: u64,
 }
 
@@ -129,7 +131,11 @@ impl StreamTiming {
         if info.server.is_some() {
             self.server = info.server;
         }
-        self.tool_calls = self.tool_calls.saturating_add(info.tool_calls);
+        match info.tool_call_index {
+            // A numbered call is begun once, however many deltas name it again.
+            Some(i) => self.tool_calls_indexed = self.tool_calls_indexed.max(i.saturating_add(1)),
+            None => self.tool_calls = self.tool_calls.saturating_add(info.tool_calls),
+        }
         self.tool_args += u64::from(info.tool_args);
     }
 
@@ -200,7 +206,7 @@ impl StreamTiming {
             error: self.error.clone(),
             server: self.server.unwrap_or_default(),
             usage_ignored,
-            tool_calls: self.tool_calls,
+            tool_calls: self.tool_calls.saturating_add(self.tool_calls_indexed),
             tool_args: self.tool_args,
         }
     }

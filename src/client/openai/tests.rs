@@ -382,6 +382,33 @@ data: [DONE]
     assert_eq!((r.tool_calls, r.tool_call_tokens), (None, None));
 }
 
+/// llama-cpp-python's `chatml-function-calling` (0.3.36, a forced function, streamed) names
+/// the call again in every delta: its `index`, `id` and function name with each argument token
+/// (and a legacy `function_call` beside it). One call, one argument token per delta.
+#[test]
+fn a_call_named_again_in_every_delta_is_one_call() {
+    let delta = |args: &str| {
+        format!(
+            r#"data: {{"id": "chatcmpl-c8", "object": "chat.completion.chunk", "created": 1, "model": "smollm2-135m", "choices": [{{"index": 0, "finish_reason": null, "logprobs": null, "delta": {{"role": null, "content": null, "function_call": {{"name": "get_order_status", "arguments": "{args}"}}, "tool_calls": [{{"index": 0, "id": "call__0_get_order_status_cmpl-c8", "type": "function", "function": {{"name": "get_order_status", "arguments": "{args}"}}}}]}}}}]}}
+
+"#
+        )
+    };
+    let raw = [
+        r#"data: {"id": "chatcmpl-c8", "object": "chat.completion.chunk", "created": 1, "model": "smollm2-135m", "choices": [{"index": 0, "finish_reason": null, "logprobs": null, "delta": {"role": "assistant", "content": null, "function_call": null, "tool_calls": null}}]}
+
+"#.to_string(),
+        delta("{"),
+        delta(r#" \""#),
+        delta("order"),
+        delta(r#"\"}"#),
+        "data: [DONE]\n\n".to_string(),
+    ]
+    .concat();
+    let (_, s) = run_stream(&raw, interpret_chat);
+    assert_eq!((s.tool_calls, s.tool_args), (1, 4));
+}
+
 /// A whole chat answer (`stream: false`) counts its message's calls; its arguments came in one
 /// piece, so no argument tokens are counted.
 #[test]
