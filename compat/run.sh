@@ -17,6 +17,11 @@
 #   - embeddings (api: openai-embeddings): a second llama-cpp-python server on the same GGUF with
 #     --embedding true (mean pooling), directly and through the LiteLLM proxy's /v1/embeddings:
 #     every request one vector per text, input tokens from usage, output 0.
+#   - tools (issue 38): a third llama-cpp-python server with `--chat_format
+#     chatml-function-calling`: compat/llama-cpp-tools.yaml with a forced function (streamed) and
+#     with tool_choice auto (not streamed): one real tool call per answer, recorded as such.
+#   - Anthropic's Messages API with `request.cache: auto` through LiteLLM's /v1/messages
+#     (compat/litellm-anthropic.yaml): LiteLLM drops cache_control, so no cache read or written.
 # It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
 # that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
 # must name that header as the culprit.
@@ -229,8 +234,95 @@ curl -sS -H 'content-type: application/json' -d '{"model":"smollm2-embed","input
 COMPAT_BASE_URL=$EMBED_URL ladder_embed llama-cpp-python-embeddings smollm2-embed
 server_alive llama-cpp-python-embeddings "$EMBED_PID" "$SCRATCH/llama-embed.log"
 
+# --- tools: llama-cpp-python with a function-calling chat format ------------------------------
+# `--chat_format chatml-function-calling`: with a forced function the server constrains the model
+# with a grammar made from the function's JSON schema and streams the call's arguments, one
+# token per delta (each delta names the call again: its index, id and name); with
+# `tool_choice: auto` it first lets the model choose between `message:` and `functions.NAME:`
+# (a grammar), and answers a call only when not streaming (a streamed `auto` that chose a
+# function ends with an empty 200 body: "Automatic streaming tool choice is not supported").
+PORT=$(free_port)
+say "llama-cpp-python with --chat_format chatml-function-calling on 127.0.0.1:$PORT"
+"$PY" -m llama_cpp.server --model "$GGUF" --model_alias smollm2-135m --host 127.0.0.1 \
+  --port "$PORT" --n_ctx 2048 --verbose false --interrupt_requests false \
+  --chat_format chatml-function-calling >"$SCRATCH/llama-tools.log" 2>&1 &
+PIDS+=($!)
+TOOLS_PID=${PIDS[-1]}
+wait_ready "http://127.0.0.1:$PORT/v1/models" "$SCRATCH/llama-tools.log" "$TOOLS_PID"
+export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
+say "llama-cpp-python tools: what a forced call streams and what tool_choice auto answers (SmolLM2-135M)"
+"$PY" - "$COMPAT_BASE_URL" "$ROOT" <<'EOF' || fail "llama-cpp-python tools: the raw answers are not what docs/compat.md says"
+import json, sys, urllib.request
+url, root = sys.argv[1] + "/chat/completions", sys.argv[2]
+tools = json.load(open(f"{root}/scenarios/tools/support-tools.json"))
+messages = [{"role": "system", "content": open(f"{root}/compat/tools-system.txt").read()},
+            {"role": "user", "content": "Where is my order A-10472? It has not arrived yet."}]
+def post(**extra):
+    body = {"model": "smollm2-135m", "messages": messages, "tools": tools, "max_tokens": 40, "temperature": 0, **extra}
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"content-type": "application/json"})
+    return urllib.request.urlopen(req, timeout=120).read().decode()
+raw = post(tool_choice={"type": "function", "function": {"name": "get_order_status"}}, stream=True)
+events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+deltas = [t for e in events for c in e["choices"] for t in (c["delta"].get("tool_calls") or [])]
+args = "".join(t["function"]["arguments"] for t in deltas)
+print(f"forced get_order_status, streamed: {len(events)} events, {len(deltas)} tool-call deltas "
+      f"(each naming index {sorted({t['index'] for t in deltas})}, the id and the name), "
+      f"{sum(1 for t in deltas if t['function']['arguments'])} with argument text: {args}; "
+      f"finish_reason {events[-1]['choices'][0]['finish_reason']}; usage in the stream: {'usage' in raw}")
+whole = json.loads(post(tool_choice="auto"))
+choice = whole["choices"][0]
+calls = choice["message"].get("tool_calls") or []
+print(f"tool_choice auto, not streamed: finish_reason {choice['finish_reason']}, "
+      + ", ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls) + f", usage {whole['usage']}")
+json.loads(args)
+sys.exit(0 if len(calls) == 1 and choice["finish_reason"] == "tool_calls" else 1)
+EOF
+# verify_tools RUN_DIR: every request ok with one tool call and finish_reason tool_calls; streamed,
+# its argument tokens are the output tokens counted from the chunks (no usage in streams).
+verify_tools() {
+  "$PY" - "$1/requests.csv" "$2" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+streamed = sys.argv[2] == "stream"
+def wrong(r):
+    return (r["status"] != "ok" or r["tool_calls"] != "1" or r["finish_reason"] != "tool_calls"
+            or (streamed and (r["tokens_source"] != "chunks" or not r["tool_call_tokens"]
+                              or r["tool_call_tokens"] != r["output_tokens"]))
+            or (not streamed and (r["tokens_source"] != "usage" or r["tool_call_tokens"] != "")))
+bad = [r for r in rows if wrong(r)]
+print(f"{len(rows)} requests, {len(rows) - len(bad)} ok with one tool call; tool_call_tokens "
+      f"{sorted({r['tool_call_tokens'] for r in rows})}, output_tokens {sorted({r['output_tokens'] for r in rows})}")
+for r in bad[:5]:
+    print(f"  not ok: status={r['status']} tool_calls={r['tool_calls']} tool_call_tokens={r['tool_call_tokens']} "
+          f"output={r['output_tokens']} source={r['tokens_source']} finish={r['finish_reason']} {r['error_message']}")
+sys.exit(1 if bad or not rows else 0)
+EOF
+}
+TOOLS_YAML="$ROOT/compat/llama-cpp-tools.yaml"
+say "llama-cpp-python tools: ladder run llama-cpp-tools.yaml (forced function, streamed)"
+"$LADDER" run "$TOOLS_YAML" --out "$SCRATCH/runs" --no-color --quiet || fail "llama-cpp-python tools: ladder run exited $?"
+if verify_tools "$(ls -dt "$SCRATCH/runs/compat-llama-cpp-tools"/*/ | head -1)" stream; then
+  PASSED=$((PASSED + 1))
+else
+  fail "llama-cpp-python tools: not every forced call was recorded as one call with its argument tokens"
+fi
+say "llama-cpp-python tools: the same with tool_choice auto, not streamed (--no-stream)"
+sed -e 's/^  tool_choice: .*/  tool_choice: auto/' -e 's/^name: .*/name: compat-llama-cpp-tools-auto/' \
+  -e "s#\.\./scenarios/#$ROOT/scenarios/#" -e "s#system_file: #system_file: $ROOT/compat/#" "$TOOLS_YAML" >"$SCRATCH/llama-cpp-tools-auto.yaml"
+"$LADDER" run "$SCRATCH/llama-cpp-tools-auto.yaml" --no-stream --out "$SCRATCH/runs" --no-color --quiet || fail "llama-cpp-python tools (auto): ladder run exited $?"
+if verify_tools "$(ls -dt "$SCRATCH/runs/compat-llama-cpp-tools-auto"/*/ | head -1)" whole; then
+  PASSED=$((PASSED + 1))
+else
+  fail "llama-cpp-python tools (auto): not every answer was recorded as one tool call"
+fi
+server_alive llama-cpp-python-tools "$TOOLS_PID" "$SCRATCH/llama-tools.log"
+TOOLS_URL=$COMPAT_BASE_URL
+
 # --- LiteLLM proxy in front of llama-cpp-python ----------------------------------------------
 PORT=$(free_port)
+# use_chat_completions_url_for_anthropic_messages: LiteLLM 1.108.7 otherwise bridges `/v1/messages`
+# for an `openai/` deployment to the Responses API (`/v1/responses`), which llama-cpp-python does
+# not serve (404, answered as a not_found_error).
 cat >"$SCRATCH/litellm.yaml" <<EOF
 model_list:
   - model_name: smollm2-via-litellm
@@ -238,7 +330,9 @@ model_list:
   - model_name: smollm2-embed-via-litellm
     litellm_params: {model: openai/smollm2-embed, api_base: "$EMBED_URL", api_key: none}
     model_info: {mode: embedding}
-litellm_settings: {telemetry: false}
+  - model_name: smollm2-fc-via-litellm
+    litellm_params: {model: openai/smollm2-135m, api_base: "$TOOLS_URL", api_key: none}
+litellm_settings: {telemetry: false, use_chat_completions_url_for_anthropic_messages: true}
 EOF
 export COMPAT_API_KEY="sk-compat-$("$PY" -c 'import secrets; print(secrets.token_hex(12))')"
 say "LiteLLM proxy $("$PY" -c 'import importlib.metadata as m; print(m.version("litellm"))') on 127.0.0.1:$PORT -> $LLAMA_URL"
@@ -253,6 +347,46 @@ export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 ladder_run litellm "$ROOT/compat/litellm.yaml" usage estimated
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
 ladder_embed litellm-embeddings smollm2-embed-via-litellm
+server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
+
+# --- Anthropic Messages with cache_control through LiteLLM's /v1/messages --------------------
+say "LiteLLM /v1/messages: a system prompt with cache_control (what agent clients send)"
+curl -sS -o "$SCRATCH/anthropic-system.body" -w 'HTTP %{http_code}: ' -H "x-api-key: $COMPAT_API_KEY" \
+  -H 'anthropic-version: 2023-06-01' -H 'content-type: application/json' \
+  -d '{"model":"smollm2-via-litellm","max_tokens":4,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}' \
+  "$COMPAT_BASE_URL/messages" || true
+cut -c1-240 "$SCRATCH/anthropic-system.body"
+echo
+say "LiteLLM /v1/messages: a user message as a text block with cache_control, to llama-cpp-python's default chat format"
+curl -sS -w '\nHTTP %{http_code}\n' -H "x-api-key: $COMPAT_API_KEY" -H 'anthropic-version: 2023-06-01' \
+  -H 'content-type: application/json' \
+  -d '{"model":"smollm2-via-litellm","max_tokens":4,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}]}' \
+  "$COMPAT_BASE_URL/messages" | grep -v '^$' | cut -c1-200 || true
+say "LiteLLM /v1/messages: ladder run litellm-anthropic.yaml (request.cache: auto)"
+"$LADDER" check "$ROOT/compat/litellm-anthropic.yaml" || fail "litellm anthropic: ladder check did not pass"
+"$LADDER" run "$ROOT/compat/litellm-anthropic.yaml" --out "$SCRATCH/runs" --no-color --quiet || fail "litellm anthropic: ladder run exited $?"
+# Every request ok, usage from LiteLLM's events, and no cache read or written: LiteLLM drops
+# cache_control on its way to an OpenAI-compatible backend and reports
+# cache_read_input_tokens and cache_creation_input_tokens as 0.
+if "$PY" - "$(ls -dt "$SCRATCH/runs/compat-litellm-anthropic"/*/ | head -1)/requests.csv" <<'EOF'; then
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+def wrong(r):
+    return (r["status"] != "ok" or r["tokens_source"] != "usage" or int(r["output_tokens"] or 0) < 1
+            or r["cached_tokens"] not in ("", "0") or r["cache_write_tokens"] not in ("", "0"))
+bad = [r for r in rows if wrong(r)]
+print(f"{len(rows)} requests, {len(rows) - len(bad)} ok with usage and no cache read or written: "
+      f"input {sorted({r['input_tokens'] for r in rows})}, cached {sorted({r['cached_tokens'] for r in rows})}, "
+      f"cache written {sorted({r['cache_write_tokens'] for r in rows})}, output {sorted({r['output_tokens'] for r in rows})}")
+for r in bad[:5]:
+    print(f"  not ok: status={r['status']} class={r['error_class']} source={r['tokens_source']} "
+          f"cached={r['cached_tokens']} written={r['cache_write_tokens']} {r['error_message']}")
+sys.exit(1 if bad or not rows else 0)
+EOF
+  PASSED=$((PASSED + 1))
+else
+  fail "litellm anthropic: not every request succeeded with usage and no cache figures"
+fi
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
 server_alive llama-cpp-python-embeddings "$EMBED_PID" "$SCRATCH/llama-embed.log"
 server_alive llama-cpp-python "${PIDS[0]}" "$SCRATCH/llama-server.log"
