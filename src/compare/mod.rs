@@ -216,6 +216,7 @@ fn findings_checks(
         if metric == Metric::Knee {
             if let Some(c) = check.as_mut() {
                 knee_needs_separation(c, checks, b, n, model);
+                knee_gone_with_the_curve(c, checks, model);
             }
         }
         checks.extend(check);
@@ -304,6 +305,39 @@ impl<'a> Pool<'a> {
 /// Between-run SD τ and the number of runs behind it, per metric × percentile (empty: within-run
 /// sampling only).
 type Drift = HashMap<(Metric, Option<Percentile>), (f64, usize)>;
+
+/// A knee that moved up or is gone is an improvement only when TTFT did not rise below it: a
+/// server that stops caching prefixes slows every step, its TTFT no longer jumps where the
+/// baseline's cache was outgrown, and the knee vanishes because the whole curve rose. When TTFT
+/// P90 regressed at a step below the baseline's knee, the knee's move is not judged (the TTFT
+/// checks are), and the detail says why.
+fn knee_gone_with_the_curve(c: &mut Check, checks: &[Check], model: &str) {
+    let Some(at) = c.base.filter(|_| c.verdict == Verdict::Improved) else {
+        return;
+    };
+    let mut risen: Vec<u32> = checks
+        .iter()
+        .filter(|k| {
+            k.model == model
+                && k.metric == Metric::Ttft
+                && k.percentile == Some(Percentile::P90)
+                && k.verdict == Verdict::Regressed
+        })
+        .filter_map(|k| k.concurrency)
+        .filter(|v| f64::from(*v) < at)
+        .collect();
+    risen.sort_unstable();
+    risen.dedup();
+    if risen.is_empty() {
+        return;
+    }
+    let reason = format!(
+        "{}, but TTFT P90 rose below it too (at {}): the whole curve rose, so that is no improvement; the TTFT checks judge the change",
+        c.detail,
+        c.ladder_unit.describe_all(&risen)
+    );
+    rules::skip(c, reason);
+}
 
 /// A knee that appears or moves down is a regression only when the new run's TTFT P90 at the
 /// new knee step is confidently above the baseline's at the same step. Near a cap the knee step

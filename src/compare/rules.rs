@@ -135,10 +135,17 @@ impl Rate<'_> {
         }
     }
 
-    /// The spread of the steady rate, from the window's time blocks.
+    /// The spread of the steady rate, from the window's time blocks. A block in which no
+    /// request decoded has no decode rate and is left out of the decode rate's spread: agents
+    /// that start together wait on their prefill and their tools together, so whole blocks of
+    /// an agent step can hold no decoding, and they say nothing of the decode speed.
     fn spread(&self, metric: Metric) -> Option<inference::RateSpread> {
         let blocks = self.window.as_ref()?.blocks();
-        let rates: Vec<f64> = blocks.iter().map(|b| rate_of(b, metric)).collect();
+        let rates: Vec<f64> = blocks
+            .iter()
+            .map(|b| rate_of(b, metric))
+            .filter(|r| metric != Metric::DecodeRate || r.is_finite())
+            .collect();
         inference::rate_spread(&rates)
     }
 }

@@ -1195,3 +1195,37 @@ fn ttfc_is_judged_when_a_side_reasoned_also_against_an_older_baseline() {
     );
     assert!(c.checks.iter().all(|k| k.metric != Metric::Ttfc));
 }
+
+/// A knee gone because every step slowed (a server that stopped caching prefixes) is not an
+/// improvement: TTFT P90 rose below the baseline's knee, and the knee check says so instead.
+#[test]
+fn a_knee_gone_because_the_whole_curve_rose_is_not_an_improvement() {
+    let knee = |ttft_new: f64| {
+        let mut bs = side(
+            "b",
+            vec![row("m", 1, 10, 400, 800.0), row("m", 2, 20, 400, 2_400.0)],
+        );
+        let mut ns = side(
+            "n",
+            vec![
+                row("m", 1, 10, 400, ttft_new),
+                row("m", 2, 20, 400, 2_400.0),
+            ],
+        );
+        bs.knee.insert("m".into(), Some(20));
+        ns.knee.insert("m".into(), None);
+        let c = compare(&bs, &ns, &opts());
+        let ttft = find(&c, "m", Some(10), Metric::Ttft, Some(Percentile::P90)).clone();
+        let k = c.checks.iter().find(|k| k.metric == Metric::Knee).unwrap();
+        (ttft.verdict, k.verdict.clone())
+    };
+    // The low step as fast as before: the knee's going is an improvement.
+    assert_eq!(knee(800.0), (Verdict::NoChange, Verdict::Improved));
+    // The low step slowed as much as the knee step: not judged, and why.
+    let (ttft, k) = knee(2_400.0);
+    assert_eq!(ttft, Verdict::Regressed);
+    assert!(
+        matches!(&k, Verdict::Skipped { reason } if reason.contains("the knee at 20 streams in the baseline is gone, but TTFT P90 rose below it too (at 10 streams)")),
+        "{k:?}"
+    );
+}

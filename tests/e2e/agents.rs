@@ -160,6 +160,14 @@ fn a_server_that_stops_caching_prefixes_fails_the_gate_and_a_rerun_passes() {
         cause.contains(": prefill (cache misses): cache hit share 8") && cause.ends_with("% → 0%"),
         "{cause}"
     );
+    // Without the cache every step is slow and the baseline's knee of cache misses is gone:
+    // not an improvement, since TTFT rose below it too.
+    assert!(stdout.contains("0 improvements"), "{stdout}");
+    // The decode rate is judged though agents in step leave blocks without decoding.
+    assert!(
+        !stdout.contains("decode rate: the steady windows hold no usable"),
+        "{stdout}"
+    );
 }
 
 /// `ladder plan --agents` (and `--tasks-per-hour`) on a run of agents: its figures are those of
