@@ -10,7 +10,14 @@
 #     (`llamacpp:requests_deferred`, ladder's `waiting` series);
 #   - split TTFT at 8 streams mostly into server queue.
 # It prints what the server sent (its `timings`, the headers, its /metrics names) and the
-# decomposition ladder printed.
+# decomposition ladder printed. Then agents (issue 38): `ladder run compat/llama-server-agents.yaml`
+# (4-turn tasks sharing a ~300-token system prompt, 1, 2, 4 and 8 agents on the 2 slots) must
+#   - record every request's cached prompt tokens (llama.cpp's usage and `timings.cache_n`),
+#     summing to what the server's own /metrics counters (`prompt_tokens_cached_total`,
+#     `prompt_tokens_total`) grew by over the run;
+#   - at 1 and 2 agents, find every later turn's whole history in the cache (an agent keeps its
+#     slot); at 8, fewer than half of them; and a lower cache hit share at 8 agents than at 2.
+# It prints the hit share per step and by turn from the records.
 #
 # On two idle cores the whole script passes in about 30 s once built (docs/server-evidence.md
 # shows what it printed). The build (~10 min on 2 idle cores) lives in LLAMA_SERVER_DIR (default
@@ -135,3 +142,69 @@ for p in problems:
 sys.exit(1 if problems else 0)
 EOF
 echo "llama-server: passed ($RUN)"
+
+# --- agents: the server's prompt cache with more agents than slots ----------------------------
+say "llama-server: ladder run compat/llama-server-agents.yaml (agents sharing a system prompt, 2 slots)"
+# llamacpp:prompt_tokens_total counts the prompt tokens it processed, prompt_tokens_cached_total
+# those it served from its cache: over the run they must equal what ladder recorded.
+prompt_counters() { curl -sS "http://127.0.0.1:$PORT/metrics" | grep -E '^llamacpp:prompt_tokens_(total|cached_total) ' | tr '\n' ' '; }
+BEFORE=$(prompt_counters)
+"$LADDER" run "$ROOT/compat/llama-server-agents.yaml" --out "$OUT" --no-color || { echo "compat: FAIL: llama-server agents: ladder run exited $?" >&2; exit 1; }
+AFTER=$(prompt_counters)
+kill -0 "$SERVER_PID" 2>/dev/null || { echo "compat: FAIL: llama-server died; its log:" >&2; tail -40 "$DIR/server.log" >&2; exit 1; }
+RUN=$(ls -dt "$OUT"/compat-llama-server-agents/*/ | head -1)
+python3 - "$RUN" "$BEFORE" "$AFTER" <<'EOF'
+import csv, sys, pathlib, collections
+run = pathlib.Path(sys.argv[1])
+counter = lambda text: {k.split(":")[1]: float(v) for k, v in zip(text.split()[::2], text.split()[1::2])}
+before, after = counter(sys.argv[2]), counter(sys.argv[3])
+rows = list(csv.DictReader(open(run / "requests.csv", newline="")))
+n = lambda r, col: int(r[col] or 0)
+problems = []
+bad = [r for r in rows if r["status"] != "ok"]
+if bad:
+    problems.append(f"{len(bad)} of {len(rows)} requests failed, e.g. {bad[0]['error_class']}: {bad[0]['error_message']}")
+ok = [r for r in rows if r["status"] == "ok"]
+unrecorded = [r for r in ok if r["cached_tokens"] == "" or r["server_timing_source"] != "llama.cpp" or not r["turn"]]
+if unrecorded:
+    problems.append(f"{len(unrecorded)} of {len(ok)} requests without cached_tokens, llama.cpp's timings or a turn")
+# The server's own counters against ladder's records (no other traffic meanwhile).
+cached, inp = sum(n(r, "cached_tokens") for r in rows), sum(n(r, "input_tokens") for r in rows)
+d_cached = after["prompt_tokens_cached_total"] - before["prompt_tokens_cached_total"]
+d_processed = after["prompt_tokens_total"] - before["prompt_tokens_total"]
+print(f"{len(rows)} requests, {len(ok)} ok; input {inp} tokens, {cached} cached (ladder's requests.csv); "
+      f"llama-server's /metrics over the run: {d_processed:.0f} processed + {d_cached:.0f} cached")
+if (d_cached, d_processed) != (cached, inp - cached):
+    problems.append(f"the server's counters ({d_cached:.0f} cached, {d_processed:.0f} processed) differ from ladder's records ({cached} cached, {inp - cached} not)")
+summary = {int(s["concurrency"]): s for s in csv.DictReader(open(run / "summary.csv", newline=""))}
+steps = collections.defaultdict(list)
+for r in ok:
+    steps[int(r["concurrency"])].append(r)
+share, whole = {}, {}
+for c, rs in sorted(steps.items()):
+    by = collections.defaultdict(lambda: [0, 0])
+    for r in rs:
+        by[int(r["turn"])][0] += n(r, "input_tokens")
+        by[int(r["turn"])][1] += n(r, "cached_tokens")
+    share[c] = sum(v[1] for v in by.values()) / sum(v[0] for v in by.values())
+    # A later turn found its whole history when the server had all of its previous turn's prompt.
+    seq = sorted(rs, key=lambda r: (int(r["worker"]), int(r["seq"])))
+    pairs = [(a, b) for a, b in zip(seq, seq[1:]) if a["worker"] == b["worker"] and int(b["turn"]) == int(a["turn"]) + 1]
+    whole[c] = (sum(n(b, "cached_tokens") >= n(a, "input_tokens") for a, b in pairs), len(pairs))
+    s = summary[c]
+    print(f"  {c} agent{'s' if c > 1 else ''}: cache hit {share[c]:.1%}, by turn "
+          + " ".join(f"{t}: {v[1] / v[0]:.0%}" for t, v in sorted(by.items()))
+          + f" (ladder's summary.csv: {s['cache_hit_by_turn']}); later turns with their whole history cached {whole[c][0]}/{whole[c][1]}; "
+          f"TTFT P50 first turns {float(s['ttft_first_p50_ms'] or 'nan'):.0f} ms, later {float(s['ttft_later_p50_ms'] or 'nan'):.0f} ms")
+for c in (1, 2):
+    if c in whole and whole[c][0] != whole[c][1]:
+        problems.append(f"at {c} agents (no more than the 2 slots) a later turn did not find its whole history in the cache ({whole[c][0]}/{whole[c][1]})")
+if 8 in whole and whole[8][0] * 2 >= whole[8][1]:
+    problems.append(f"at 8 agents (4 per slot) half or more of the later turns still found their whole history cached ({whole[8][0]}/{whole[8][1]})")
+if 2 in share and 8 in share and not share[8] < share[2]:
+    problems.append(f"the cache hit share did not fall from 2 agents to 8 ({share[2]:.1%} -> {share[8]:.1%})")
+for p in problems:
+    print(f"compat: FAIL: llama-server agents: {p}", file=sys.stderr)
+sys.exit(1 if problems else 0)
+EOF
+echo "llama-server agents: passed ($RUN)"
