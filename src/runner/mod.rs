@@ -537,7 +537,7 @@ async fn run_step<B: Backend>(
         let budget = plan.budget;
         let model = plan.model.clone();
         let (step, concurrency, record) = (plan.step, plan.value, plan.record);
-        handles.push(tokio::spawn(async move {
+        handles.push(spawn_sender(async move {
             let mut stop_rx = interrupt.subscribe();
             if !delay.is_zero() {
                 tokio::select! {
@@ -649,7 +649,7 @@ async fn drain_records(
 mod cancel;
 mod request;
 
-use request::{one_request, RequestKey};
+use request::{one_request, spawn_sender, RequestKey};
 #[cfg(test)]
 use request::{retry_delay, short};
 mod failfast;

@@ -6,7 +6,7 @@
 //! finds `max_concurrency` requests in flight is dropped and counted, never delayed.
 
 use super::pacing::{Arrivals, Pacer};
-use super::request::{one_request, RequestKey};
+use super::request::{one_request, spawn_sender, RequestKey};
 use super::{drain_records, Interrupt, RunSink, Shared, StepPlan};
 use crate::client::Backend;
 use crate::model::RequestRecord;
@@ -179,7 +179,7 @@ pub(super) async fn run_open_step<B: Backend>(
                     .as_ref()
                     .map_or(k, |t| t.heads[k as usize] as u64);
                 if sender.admit() {
-                    tokio::spawn(Arc::clone(&sender).send(n, at));
+                    spawn_sender(Arc::clone(&sender).send(n, at));
                 }
             }
             // The sessions still running hold the sender; the count is final once they end.

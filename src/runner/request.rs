@@ -1,6 +1,7 @@
 //! One request of a step, from a worker's turn to its record: sent through the backend with
 //! the retry policy (backing off, honouring Retry-After), cancelled when the run is, and turned
-//! into one `RequestRecord` with its timings, error class and redacted message.
+//! into one `RequestRecord` with its timings, error class and redacted message; and how a task
+//! that sends requests is spawned (`spawn_sender`).
 
 use super::{Interrupt, Shared};
 use crate::client::http::Attempt;
@@ -13,6 +14,20 @@ use rand::Rng;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
+
+/// Spawns a task that sends requests (a closed-loop worker, an open-loop send) with its future
+/// boxed first. Such a future holds a whole request in flight (about 8 KB), and tokio, which
+/// boxes only futures above 16 KB, moves a task's future by value: through its spawn path, into
+/// the task's cell, and with the task's stage each time it changes; 11 copies of the whole future
+/// per task in a release build. Boxed, each of those copies is a pointer's (benches/RESULTS.md,
+/// issue 39, part 4).
+pub(super) fn spawn_sender<F>(task: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(Box::pin(task))
+}
 
 /// Who a request is, for its record.
 pub(super) struct RequestKey<'a> {
