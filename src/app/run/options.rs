@@ -1,7 +1,7 @@
 //! The options of one `ladder run`, built once before any traffic by [`build`], the one reader of
 //! the command line's `RunArgs`: the scenarios with their overrides, the shard plan of each, the
 //! common start, what the run reads from the environment (shard variables, proxy variables, the
-//! stop window and grace), and the output plan (where people's text goes, whether stdout holds a
+//! stop window and grace, the remote write's credentials), the live-metrics and OTLP choices, and the output plan (where people's text goes, whether stdout holds a
 //! machine document, where the verdict goes). Every stage below reads these values, never the
 //! flags or the environment again.
 
@@ -16,6 +16,7 @@ use crate::error::UsageError;
 use crate::render::diff::DiffFormat;
 use crate::runner;
 use crate::scenario::{Endpoint, Scenario};
+use crate::telemetry::PushAuth;
 use anyhow::Result;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -36,7 +37,7 @@ pub(super) struct RunOptions {
     /// The schedule of each scenario (its shard, common start and step slots), in the order of
     /// the scenarios `build` returns.
     pub schedules: Vec<runner::Schedule>,
-    pub telemetry: TelemetryArgs,
+    pub telemetry: TelemetryOptions,
     pub env: RunEnv,
     pub output: OutputPlan,
 }
@@ -56,6 +57,66 @@ impl BaselineOptions {
             .clone()
             .unwrap_or_else(|| default_baselines_dir(&s.path))
     }
+}
+
+/// `--metrics-addr`, `--prometheus-remote-write` with the credentials it pushes with, and
+/// `--otlp`/`--otlp-json`.
+pub(super) struct TelemetryOptions {
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    pub remote_write: Option<RemoteWrite>,
+    /// Sets or replaces the scenario's `telemetry.otlp.endpoint`.
+    pub otlp: Option<String>,
+    pub otlp_json: bool,
+}
+
+/// Where the remote write pushes, and how it authenticates.
+pub(super) struct RemoteWrite {
+    pub url: String,
+    pub auth: PushAuth,
+}
+
+impl TelemetryOptions {
+    /// The credentials are read only when there is a push to make; a half-set pair is a usage
+    /// error (exit 2) before any traffic.
+    fn read(args: &TelemetryArgs) -> Result<TelemetryOptions> {
+        let remote_write = match &args.prometheus_remote_write {
+            Some(url) => Some(RemoteWrite {
+                url: url.clone(),
+                auth: remote_write_auth(&|k: &str| {
+                    std::env::var(k).ok().filter(|v| !v.is_empty())
+                })?,
+            }),
+            None => None,
+        };
+        Ok(TelemetryOptions {
+            metrics_addr: args.metrics_addr,
+            remote_write,
+            otlp: args.otlp.clone(),
+            otlp_json: args.otlp_json,
+        })
+    }
+}
+
+/// `LADDER_REMOTE_WRITE_TOKEN` (bearer) wins; else `LADDER_REMOTE_WRITE_USERNAME` and
+/// `LADDER_REMOTE_WRITE_PASSWORD` together (basic); else none.
+fn remote_write_auth(var: &dyn Fn(&str) -> Option<String>) -> Result<PushAuth> {
+    Ok(
+        match (
+            var("LADDER_REMOTE_WRITE_USERNAME"),
+            var("LADDER_REMOTE_WRITE_PASSWORD"),
+            var("LADDER_REMOTE_WRITE_TOKEN"),
+        ) {
+            (_, _, Some(token)) => PushAuth::Bearer(token),
+            (Some(username), Some(password), None) => PushAuth::Basic { username, password },
+            (None, None, None) => PushAuth::None,
+            _ => {
+                return Err(UsageError(
+                    "--prometheus-remote-write: set both LADDER_REMOTE_WRITE_USERNAME and LADDER_REMOTE_WRITE_PASSWORD (or LADDER_REMOTE_WRITE_TOKEN)".into(),
+                )
+                .into())
+            }
+        },
+    )
 }
 
 /// What the run reads from the environment, read once.
@@ -171,7 +232,7 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         dry_run: args.dry_run,
         fail_fast: !args.no_fail_fast,
         schedules,
-        telemetry: args.telemetry.clone(),
+        telemetry: TelemetryOptions::read(&args.telemetry)?,
         env: RunEnv::read(),
         output: OutputPlan::new(format, args.against.is_some()),
     };
@@ -277,5 +338,39 @@ mod tests {
             start_in_future("2026-01-01T00:00:00Z", start - Duration::from_secs(60)).unwrap(),
             start
         );
+    }
+}
+
+#[cfg(test)]
+mod remote_write_auth_tests {
+    use super::*;
+
+    fn auth(vars: &[(&str, &str)]) -> Result<PushAuth> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        remote_write_auth(&|k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn a_token_wins_a_pair_is_basic_nothing_is_none_half_a_pair_is_refused() {
+        assert!(matches!(
+            auth(&[("LADDER_REMOTE_WRITE_TOKEN", "t"), ("LADDER_REMOTE_WRITE_USERNAME", "u")]),
+            Ok(PushAuth::Bearer(t)) if t == "t"
+        ));
+        assert!(matches!(
+            auth(&[("LADDER_REMOTE_WRITE_USERNAME", "u"), ("LADDER_REMOTE_WRITE_PASSWORD", "p")]),
+            Ok(PushAuth::Basic { username, password }) if username == "u" && password == "p"
+        ));
+        assert!(matches!(auth(&[]), Ok(PushAuth::None)));
+        for half in [
+            "LADDER_REMOTE_WRITE_USERNAME",
+            "LADDER_REMOTE_WRITE_PASSWORD",
+        ] {
+            let e = auth(&[(half, "s3cret")]).unwrap_err().to_string();
+            assert!(e.contains("set both"), "{e}");
+            assert!(!e.contains("s3cret"), "{e}");
+        }
     }
 }

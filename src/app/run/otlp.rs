@@ -4,7 +4,7 @@
 //! counted, the first one is reported at once, and the end of the run says how many failed;
 //! it never stops the run.
 
-use crate::cli::TelemetryArgs;
+use super::options::TelemetryOptions;
 use crate::error::UsageError;
 use crate::runner::Progress;
 use crate::scenario::build_telemetry::{check_endpoint, DEFAULT_OTLP_EVERY};
@@ -58,7 +58,7 @@ fn provider_and_operation(s: &Scenario) -> (&'static str, &'static str) {
 /// `live`, and the OTLP export when asked for (returned, to be finished after the run).
 pub(super) fn sinks(
     s: &Scenario,
-    args: &TelemetryArgs,
+    args: &TelemetryOptions,
     live: Option<&super::telemetry::Live>,
     run_id: &str,
     quiet: bool,
@@ -87,7 +87,7 @@ impl Otlp {
     /// `None` when neither the scenario nor `--otlp` asks for an export.
     pub(super) fn start(
         s: &Scenario,
-        args: &TelemetryArgs,
+        args: &TelemetryOptions,
         run_id: &str,
         quiet: bool,
     ) -> Result<Option<Otlp>> {

@@ -3,10 +3,10 @@
 //! `telemetry::Telemetry`, pushes every second, and at the end waits for one more scrape and
 //! makes the last push, so that Prometheus holds the run's final counts.
 
-use crate::cli::TelemetryArgs;
+use super::options::{RemoteWrite, TelemetryOptions};
 use crate::error::UsageError;
 use crate::runner::Progress;
-use crate::telemetry::{self, PushAuth, RemoteWriter, Telemetry};
+use crate::telemetry::{self, RemoteWriter, Telemetry};
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -29,8 +29,8 @@ pub(super) struct Live {
 impl Live {
     /// `None` without either flag. A bad address or an unreachable push URL is a usage error
     /// (exit 2) before any traffic.
-    pub(super) async fn start(args: &TelemetryArgs, quiet: bool) -> Result<Option<Live>> {
-        if args.metrics_addr.is_none() && args.prometheus_remote_write.is_none() {
+    pub(super) async fn start(args: &TelemetryOptions, quiet: bool) -> Result<Option<Live>> {
+        if args.metrics_addr.is_none() && args.remote_write.is_none() {
             return Ok(None);
         }
         let t = Telemetry::new();
@@ -54,8 +54,8 @@ impl Live {
             }
             None => None,
         };
-        let pusher = match &args.prometheus_remote_write {
-            Some(url) => Some(start_pusher(url, &t, quiet).await?),
+        let pusher = match &args.remote_write {
+            Some(push) => Some(start_pusher(push, &t, quiet).await?),
             None => None,
         };
         Ok(Some(Live {
@@ -112,35 +112,15 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-fn auth_from_env() -> Result<PushAuth> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    Ok(
-        match (
-            var("LADDER_REMOTE_WRITE_USERNAME"),
-            var("LADDER_REMOTE_WRITE_PASSWORD"),
-            var("LADDER_REMOTE_WRITE_TOKEN"),
-        ) {
-            (_, _, Some(token)) => PushAuth::Bearer(token),
-            (Some(username), Some(password), None) => PushAuth::Basic { username, password },
-            (None, None, None) => PushAuth::None,
-            _ => {
-                return Err(UsageError(
-                    "--prometheus-remote-write: set both LADDER_REMOTE_WRITE_USERNAME and LADDER_REMOTE_WRITE_PASSWORD (or LADDER_REMOTE_WRITE_TOKEN)".into(),
-                )
-                .into())
-            }
-        },
-    )
-}
-
 /// Checks the URL with an empty push, then pushes every `PUSH_EVERY` until told to stop, and
 /// once more then. A failing periodic push is reported once; the run goes on.
 async fn start_pusher(
-    url: &str,
+    push: &RemoteWrite,
     t: &Arc<Telemetry>,
     quiet: bool,
 ) -> Result<(watch::Sender<bool>, JoinHandle<()>)> {
     let flag = "--prometheus-remote-write";
+    let url = push.url.as_str();
     match reqwest::Url::parse(url) {
         Ok(u) if u.scheme() == "http" || u.scheme() == "https" => {
             if !u.username().is_empty() || u.password().is_some() {
@@ -157,7 +137,7 @@ async fn start_pusher(
             .into())
         }
     }
-    let mut writer = RemoteWriter::new(url, auth_from_env()?)?;
+    let mut writer = RemoteWriter::new(url, push.auth.clone())?;
     writer
         .push(Default::default())
         .await
