@@ -22,6 +22,10 @@
 #     with tool_choice auto (not streamed): one real tool call per answer, recorded as such.
 #   - Anthropic's Messages API with `request.cache: auto` through LiteLLM's /v1/messages
 #     (compat/litellm-anthropic.yaml): LiteLLM drops cache_control, so no cache read or written.
+#   - the OpenAI Responses API (api: openai-responses) through LiteLLM's /v1/responses, which
+#     bridges to the upstream's /chat/completions (compat/litellm-responses.yaml): streamed, usage
+#     in response.completed/incomplete is LiteLLM's own count (tokens_source `usage`, estimated);
+#     with --no-stream, the upstream's usage, exact on `length`.
 # It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
 # that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
 # must name that header as the culprit.
@@ -323,6 +327,10 @@ PORT=$(free_port)
 # use_chat_completions_url_for_anthropic_messages: LiteLLM 1.108.7 otherwise bridges `/v1/messages`
 # for an `openai/` deployment to the Responses API (`/v1/responses`), which llama-cpp-python does
 # not serve (404, answered as a not_found_error).
+# use_chat_completions_api (smollm2-responses-via-litellm): LiteLLM 1.108.7 otherwise forwards
+# `/v1/responses` for an `openai/` deployment to the upstream's `/responses` (404 from
+# llama-cpp-python); with it LiteLLM answers with its Responses-to-chat-completions bridge (the
+# model prefix `openai/chat_completions/` does the same).
 cat >"$SCRATCH/litellm.yaml" <<EOF
 model_list:
   - model_name: smollm2-via-litellm
@@ -332,6 +340,8 @@ model_list:
     model_info: {mode: embedding}
   - model_name: smollm2-fc-via-litellm
     litellm_params: {model: openai/smollm2-135m, api_base: "$TOOLS_URL", api_key: none}
+  - model_name: smollm2-responses-via-litellm
+    litellm_params: {model: openai/smollm2-135m, api_base: "$LLAMA_URL", api_key: none, use_chat_completions_api: true}
 litellm_settings: {telemetry: false, use_chat_completions_url_for_anthropic_messages: true}
 EOF
 export COMPAT_API_KEY="sk-compat-$("$PY" -c 'import secrets; print(secrets.token_hex(12))')"
@@ -347,6 +357,49 @@ export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 ladder_run litellm "$ROOT/compat/litellm.yaml" usage estimated
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
 ladder_embed litellm-embeddings smollm2-embed-via-litellm
+server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
+
+# --- the OpenAI Responses API through LiteLLM's /v1/responses (its chat-completions bridge) ---
+say "LiteLLM /v1/responses: what the bridge streams and answers (raw, one request each)"
+"$PY" - "$COMPAT_BASE_URL" "$COMPAT_API_KEY" smollm2-responses-via-litellm <<'EOF' || fail "litellm responses: the raw answers are not what docs/compat.md says"
+import json, sys, urllib.request
+url, key, model = sys.argv[1] + "/responses", sys.argv[2], sys.argv[3]
+def post(max_tokens, stream):
+    body = {"model": model, "input": "Say hi", "max_output_tokens": max_tokens, "stream": stream, "store": False}
+    req = urllib.request.Request(url, json.dumps(body).encode(),
+                                 {"content-type": "application/json", "authorization": f"Bearer {key}"})
+    return urllib.request.urlopen(req, timeout=120).read().decode()
+ok = True
+for max_tokens in (8, 200):
+    raw = post(max_tokens, True)
+    events = [json.loads(line[6:]) for line in raw.splitlines() if line.startswith("data: {")]
+    kinds = {}
+    for e in events:
+        kinds[e["type"]] = kinds.get(e["type"], 0) + 1
+    last, resp = events[-1], events[-1].get("response") or {}
+    print(f"streamed, max_output_tokens {max_tokens}: {len(events)} events, "
+          + ", ".join(f"{k} x{v}" if v > 1 else k for k, v in kinds.items())
+          + f", then [DONE]: {raw.rstrip().endswith('data: [DONE]')}; status {resp.get('status')}, "
+          f"incomplete_details {resp.get('incomplete_details')}, usage {json.dumps(resp.get('usage'))}")
+    ok = ok and last["type"] in ("response.completed", "response.incomplete") and bool(resp.get("usage"))
+whole = json.loads(post(8, False))
+print(f"not streamed, max_output_tokens 8: object {whole['object']}, status {whole['status']}, "
+      f"incomplete_details {whole.get('incomplete_details')}, usage {json.dumps(whole.get('usage'))}")
+sys.exit(0 if ok and whole.get("usage") else 1)
+EOF
+# Streamed, the usage in response.completed/incomplete is LiteLLM's own count (the upstream sends
+# none in streams), hence `estimated`.
+ladder_run litellm-responses "$ROOT/compat/litellm-responses.yaml" usage estimated
+say "LiteLLM /v1/responses: the same ladder not streamed (--no-stream)"
+"$LADDER" run "$ROOT/compat/litellm-responses.yaml" --no-stream --out "$SCRATCH/runs" --no-color --quiet || fail "litellm responses (not streamed): ladder run exited $?"
+# Not streamed, the usage is llama-cpp-python's, passed on: exact, so a `length` stop counts
+# exactly max_tokens.
+if verify "$(ls -dt "$SCRATCH/runs/compat-litellm-responses"/*/ | head -1)" usage \
+  "$(sed -n 's/^  max_tokens: *//p' "$ROOT/compat/litellm-responses.yaml")"; then
+  PASSED=$((PASSED + 1))
+else
+  fail "litellm responses (not streamed): not every request succeeded with exact usage"
+fi
 server_alive litellm "${PIDS[-1]}" "$SCRATCH/litellm.log"
 
 # --- Anthropic Messages with cache_control through LiteLLM's /v1/messages --------------------
