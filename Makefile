@@ -56,7 +56,8 @@ test:
 ## llama.cpp's C++ llama-server built from llama-cpp-python's vendored source (2 slots, --metrics:
 ## the queueing knee with the server's evidence, then agents sharing a system prompt: the server's
 ## prompt-cache hits as agents outgrow the slots); tools with llama-cpp-python's function-calling
-## chat format and Anthropic cache_control through LiteLLM's /v1/messages; see compat/actionlint.sh, compat/run.sh,
+## chat format, Anthropic cache_control through LiteLLM's /v1/messages and the Responses API (streamed and
+## not) through LiteLLM's /v1/responses; see compat/actionlint.sh, compat/run.sh,
 ## compat/nginx.sh and compat/llama-server.sh. compat/litellm-logs.sh (LiteLLM's own request log
 ## read by `ladder logs`) is run by hand until it has passed on a quiet machine (docs/compat.md).
 compat: build wheel
