@@ -14,6 +14,7 @@ pub mod remote_write;
 
 use crate::model::RequestRecord;
 use crate::runner::Progress;
+use crate::scenario::Secret;
 use registry::{Registry, Sample, StepKey};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -212,16 +213,16 @@ pub enum TelemetryError {
     },
 }
 
-/// How a push authenticates.
+/// How a push authenticates. The password and the token are secrets: `Debug` shows `***`.
 #[derive(Debug, Clone, Default)]
 pub enum PushAuth {
     #[default]
     None,
     Basic {
         username: String,
-        password: String,
+        password: Secret,
     },
-    Bearer(String),
+    Bearer(Secret),
 }
 
 /// Pushes the metrics to a remote-write endpoint.
@@ -273,8 +274,10 @@ impl RemoteWriter {
         }
         req = match &self.auth {
             PushAuth::None => req,
-            PushAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
-            PushAuth::Bearer(token) => req.bearer_auth(token),
+            PushAuth::Basic { username, password } => {
+                req.basic_auth(username, Some(password.expose()))
+            }
+            PushAuth::Bearer(token) => req.bearer_auth(token.expose()),
         };
         let url = || self.url.clone();
         let resp = req

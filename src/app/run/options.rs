@@ -15,7 +15,7 @@ use crate::compare::Pair;
 use crate::error::UsageError;
 use crate::render::diff::DiffFormat;
 use crate::runner;
-use crate::scenario::{Endpoint, Scenario};
+use crate::scenario::{Endpoint, Scenario, Secret};
 use crate::telemetry::PushAuth;
 use anyhow::Result;
 use std::path::PathBuf;
@@ -106,8 +106,11 @@ fn remote_write_auth(var: &dyn Fn(&str) -> Option<String>) -> Result<PushAuth> {
             var("LADDER_REMOTE_WRITE_PASSWORD"),
             var("LADDER_REMOTE_WRITE_TOKEN"),
         ) {
-            (_, _, Some(token)) => PushAuth::Bearer(token),
-            (Some(username), Some(password), None) => PushAuth::Basic { username, password },
+            (_, _, Some(token)) => PushAuth::Bearer(Secret::new(token)),
+            (Some(username), Some(password), None) => PushAuth::Basic {
+                username,
+                password: Secret::new(password),
+            },
             (None, None, None) => PushAuth::None,
             _ => {
                 return Err(UsageError(
@@ -357,13 +360,22 @@ mod remote_write_auth_tests {
     fn a_token_wins_a_pair_is_basic_nothing_is_none_half_a_pair_is_refused() {
         assert!(matches!(
             auth(&[("LADDER_REMOTE_WRITE_TOKEN", "t"), ("LADDER_REMOTE_WRITE_USERNAME", "u")]),
-            Ok(PushAuth::Bearer(t)) if t == "t"
+            Ok(PushAuth::Bearer(t)) if t.expose() == "t"
         ));
         assert!(matches!(
             auth(&[("LADDER_REMOTE_WRITE_USERNAME", "u"), ("LADDER_REMOTE_WRITE_PASSWORD", "p")]),
-            Ok(PushAuth::Basic { username, password }) if username == "u" && password == "p"
+            Ok(PushAuth::Basic { username, password }) if username == "u" && password.expose() == "p"
         ));
         assert!(matches!(auth(&[]), Ok(PushAuth::None)));
+        let shown = format!(
+            "{:?}",
+            auth(&[
+                ("LADDER_REMOTE_WRITE_USERNAME", "u"),
+                ("LADDER_REMOTE_WRITE_PASSWORD", "s3cret")
+            ])
+            .unwrap()
+        );
+        assert!(!shown.contains("s3cret"), "{shown}");
         for half in [
             "LADDER_REMOTE_WRITE_USERNAME",
             "LADDER_REMOTE_WRITE_PASSWORD",
