@@ -6,6 +6,7 @@
 //! tokens, tool-input JSON deltas as content. The lenient field readers and error shapes are
 //! shared with `openai.rs`.
 
+use super::calls::CallLog;
 use super::chunk::{ChunkInfo, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed};
 use super::lenient::{NonEmpty, ObjOrText, Usage};
@@ -285,6 +286,87 @@ struct Delta<'a> {
     thinking: NonEmpty,
     partial_json: NonEmpty,
     stop_reason: Option<String>,
+}
+
+/// Keeps the tool call of one Messages stream event in `log` (`client::calls`): a
+/// `content_block_start` of a `tool_use` block names it (its id and name, by the block's
+/// `index`), its `input_json_delta`s' `partial_json` are its arguments.
+pub fn keep_calls(event: &str, data: &[u8], log: &mut CallLog) {
+    let Ok(ev) = serde_json::from_slice::<KeptEvent>(data) else {
+        return;
+    };
+    let key = ev.index;
+    match ev.ty.as_deref().unwrap_or(event) {
+        "content_block_start" => {
+            if let Some(b) = ev
+                .content_block
+                .filter(|b| b.ty.as_deref() == Some("tool_use"))
+            {
+                log.name(key, b.id.as_deref(), b.name.as_deref());
+                // A start whose input is already whole (not the empty `{}` of a streamed one).
+                if let Some(input) = b
+                    .input
+                    .filter(|i| i.as_object().is_some_and(|o| !o.is_empty()))
+                {
+                    log.set_arguments(key, &input.to_string());
+                }
+            }
+        }
+        "content_block_delta" => {
+            if let Some(json) = ev.delta.and_then(|d| d.partial_json) {
+                log.append(key, &json);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Keeps a whole answer's `tool_use` blocks in `log`: id, name and `input` as JSON text.
+pub fn keep_whole_calls(body: &[u8], log: &mut CallLog) {
+    let Ok(whole) = serde_json::from_slice::<KeptWhole>(body) else {
+        return;
+    };
+    for (i, b) in whole.content.into_iter().flatten().enumerate() {
+        if b.ty.as_deref() == Some("tool_use") {
+            let key = Some(i as u64);
+            log.name(key, b.id.as_deref(), b.name.as_deref());
+            if let Some(input) = b.input {
+                log.set_arguments(key, &input.to_string());
+            }
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptEvent {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    index: Option<u64>,
+    content_block: Option<KeptBlock>,
+    delta: Option<KeptDelta>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptBlock {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    id: Option<String>,
+    name: Option<String>,
+    input: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptDelta {
+    partial_json: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptWhole {
+    content: Option<Vec<KeptBlock>>,
 }
 
 #[cfg(test)]

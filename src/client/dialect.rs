@@ -3,6 +3,7 @@
 //! in `dialect`'s `Spec`). A new dialect adds its module (`client/<dialect>.rs`) and one entry
 //! here; nothing else in the client names a dialect.
 
+use super::calls::{self, CallLog};
 use super::chunk::{ChunkInfo, MalformedEvent};
 use super::sse::EventRef;
 use super::{anthropic, embeddings, openai, responses};
@@ -17,31 +18,46 @@ pub struct ClientDialect {
     pub body: fn(&str, &RequestSpec) -> Value,
     /// A reader for the events of one answer.
     pub reader: fn() -> EventReader,
+    /// Keeps the tool calls of one stream event (its name and data), for a request that keeps
+    /// them (`client::calls`).
+    pub calls: fn(&str, &[u8], &mut CallLog),
+    /// The same for a whole answer (`request.stream: false`).
+    pub whole_calls: fn(&[u8], &mut CallLog),
 }
 
 const OPENAI_CHAT: ClientDialect = ClientDialect {
     body: openai::chat_body,
     reader: chat_reader,
+    calls: openai::keep_chat_calls,
+    whole_calls: openai::keep_whole_chat_calls,
 };
 
 const OPENAI_COMPLETIONS: ClientDialect = ClientDialect {
     body: openai::completions_body,
     reader: completions_reader,
+    calls: calls::none,
+    whole_calls: calls::none_whole,
 };
 
 const ANTHROPIC_MESSAGES: ClientDialect = ClientDialect {
     body: anthropic::messages_body,
     reader: messages_reader,
+    calls: anthropic::keep_calls,
+    whole_calls: anthropic::keep_whole_calls,
 };
 
 const OPENAI_RESPONSES: ClientDialect = ClientDialect {
     body: responses::responses_body,
     reader: responses_reader,
+    calls: responses::keep_calls,
+    whole_calls: responses::keep_whole_calls,
 };
 
 const OPENAI_EMBEDDINGS: ClientDialect = ClientDialect {
     body: embeddings::embeddings_body,
     reader: embeddings_reader,
+    calls: calls::none,
+    whole_calls: calls::none_whole,
 };
 
 /// The registry.

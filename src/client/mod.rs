@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod builder;
+pub mod calls;
 pub mod chunk;
 pub mod connect_timer;
 pub mod dialect;

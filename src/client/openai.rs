@@ -9,6 +9,7 @@
 //! without allocating (`lenient`); unknown fields are ignored. Error shapes are read by
 //! `error_body`.
 
+use super::calls::{arguments_text, CallLog};
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
 use super::lenient::NonEmpty;
@@ -394,6 +395,67 @@ struct ToolCall {
 struct Function {
     name: NonEmpty,
     arguments: NonEmpty,
+}
+
+/// Keeps the tool calls of one chat stream event (`delta.tool_calls[]`, by `index`) or of a
+/// whole answer (`message.tool_calls[]`) in `log` (`client::calls`): only for the requests that
+/// keep calls, and only for the events that carry one.
+pub fn keep_chat_calls(_event: &str, data: &[u8], log: &mut CallLog) {
+    let Ok(chunk) = serde_json::from_slice::<KeptChunk>(data) else {
+        return;
+    };
+    for choice in chunk.choices.iter().flatten() {
+        for d in choice.delta.iter().chain(choice.message.iter()) {
+            for t in d.tool_calls.iter().flatten() {
+                let key = t.index.map(u64::from);
+                let f = t.function.as_ref();
+                log.name(key, t.id.as_deref(), f.and_then(|f| f.name.as_deref()));
+                if let Some(args) = f.and_then(|f| f.arguments.as_ref()) {
+                    log.append(key, &arguments_text(args));
+                }
+            }
+        }
+    }
+}
+
+/// [`keep_chat_calls`] for a whole answer.
+pub fn keep_whole_chat_calls(body: &[u8], log: &mut CallLog) {
+    keep_chat_calls("", body, log);
+}
+
+/// What [`keep_chat_calls`] reads of a chunk: its calls' numbers, ids, names and arguments.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptChunk {
+    choices: Option<Vec<KeptChoice>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptChoice {
+    delta: Option<KeptDelta>,
+    message: Option<KeptDelta>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptDelta {
+    tool_calls: Option<Vec<KeptCall>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptCall {
+    index: Option<u32>,
+    id: Option<String>,
+    function: Option<KeptFunction>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptFunction {
+    name: Option<String>,
+    arguments: Option<Value>,
 }
 
 mod scan;

@@ -11,6 +11,7 @@
 //! Errors are classified by their code: `rate_limit_exceeded` is a 429, `insufficient_quota`
 //! out of quota, `server_error` a 5xx. Unknown event types are ignored.
 
+use super::calls::{arguments_text, CallLog};
 use super::chunk::{ChunkInfo, InBandError, MalformedEvent};
 use super::error_body::{error_from_event_data, malformed, ErrorField};
 use super::lenient::{NonEmpty, Usage};
@@ -376,6 +377,92 @@ fn whole(body: &[u8], id: &mut Option<String>) -> Result<ChunkInfo, MalformedEve
 #[serde(default)]
 struct Incomplete {
     reason: Option<String>,
+}
+
+/// Keeps the function call of one Responses stream event in `log` (`client::calls`), by its
+/// `output_index`: `response.output_item.added` of a `function_call` names it (`call_id`,
+/// `name`), `response.function_call_arguments.delta` adds to its arguments, `.done` and the
+/// terminal event's output items give them whole.
+pub fn keep_calls(event: &str, data: &[u8], log: &mut CallLog) {
+    let Ok(ev) = serde_json::from_slice::<KeptEvent>(data) else {
+        return;
+    };
+    let key = ev.output_index;
+    match ev.ty.as_deref().unwrap_or(event) {
+        "response.output_item.added" => {
+            if let Some(item) = ev.item {
+                keep_item(key, item, log);
+            }
+        }
+        "response.function_call_arguments.delta" => {
+            if let Some(delta) = &ev.delta {
+                log.append(key, delta);
+            }
+        }
+        "response.function_call_arguments.done" => {
+            if let Some(args) = &ev.arguments {
+                log.set_arguments(key, args);
+            }
+        }
+        "response.completed" | "response.incomplete" => {
+            keep_output(ev.response.and_then(|r| r.output), log);
+        }
+        _ => {}
+    }
+}
+
+/// Keeps a whole answer's `function_call` output items in `log`.
+pub fn keep_whole_calls(body: &[u8], log: &mut CallLog) {
+    if let Ok(r) = serde_json::from_slice::<KeptResponse>(body) {
+        keep_output(r.output, log);
+    }
+}
+
+fn keep_output(output: Option<Vec<KeptItem>>, log: &mut CallLog) {
+    for (i, item) in output.into_iter().flatten().enumerate() {
+        keep_item(Some(i as u64), item, log);
+    }
+}
+
+fn keep_item(key: Option<u64>, item: KeptItem, log: &mut CallLog) {
+    if item.ty.as_deref() != Some("function_call") {
+        return;
+    }
+    log.name(key, item.call_id.as_deref(), item.name.as_deref());
+    if let Some(args) = item.arguments.filter(|a| !a.is_null()) {
+        let text = arguments_text(&args);
+        if !text.is_empty() {
+            log.set_arguments(key, &text);
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptEvent {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    output_index: Option<u64>,
+    item: Option<KeptItem>,
+    delta: Option<String>,
+    arguments: Option<String>,
+    response: Option<KeptResponse>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptResponse {
+    output: Option<Vec<KeptItem>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct KeptItem {
+    #[serde(rename = "type")]
+    ty: Option<String>,
+    call_id: Option<String>,
+    name: Option<String>,
+    arguments: Option<Value>,
 }
 
 #[cfg(test)]

@@ -222,6 +222,16 @@ impl LimitKind {
     }
 }
 
+/// A tool call the model made in its answer, as the answer said it: the call's id (`call_…`,
+/// `toolu_…`), the tool's name and its arguments as JSON text (a stream's argument fragments
+/// joined; `{}` when the call streamed none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
 /// The outcome of one attempted request (after retries, if a retry policy is configured).
 ///
 /// Times are milliseconds on a monotonic clock; `started_at_ms` is relative to the run's start.
@@ -316,6 +326,48 @@ pub struct RequestRecord {
     /// The turns its conversation was planned to have (an agent's task draws its own); a task
     /// is complete when its records hold every turn up to this one.
     pub task_turns: Option<u32>,
+    /// The tool calls of the answer, kept only when the request asked for them (an agent's
+    /// turn: the next turn sends them back); not written to any file.
+    pub calls: Vec<ToolCall>,
+    /// What the agent's next turn sent after this answer: the model's own tool calls, or a
+    /// synthetic call (the model made none); `None` when no turn followed.
+    pub tool_call_sent: Option<ToolCallSent>,
+}
+
+/// Whose tool call an agent's next turn sent after an answer (`requests.csv` `tool_call_sent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolCallSent {
+    /// The calls the model made.
+    Model,
+    /// A call ladder made up, since the model made none.
+    Synthetic,
+}
+
+impl ToolCallSent {
+    pub const ALL: [ToolCallSent; 2] = [ToolCallSent::Model, ToolCallSent::Synthetic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolCallSent::Model => "model",
+            ToolCallSent::Synthetic => "synthetic",
+        }
+    }
+}
+
+impl fmt::Display for ToolCallSent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ToolCallSent {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ToolCallSent::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| format!("`{s}` (expected model, synthetic or empty)"))
+    }
 }
 
 impl RequestRecord {

@@ -235,6 +235,7 @@ fn to_record<B>(
         server_timing_source: a.server.source,
         server_request_id,
         response_id: a.response_id,
+        calls: a.calls,
         ..Default::default()
     };
     if let Some(t) = a.timing {

@@ -317,7 +317,9 @@ fn http_backend(s: &Scenario, base_url: &str, env: &RunEnv) -> Result<HttpBacken
     let target = PreparedTarget::new(&s.target, base_url)
         .map_err(|e| UsageError(format!("{}: {e}", s.path.display())))?
         .streaming(s.request.stream)
-        .batching(s.request.batch);
+        .batching(s.request.batch)
+        // An agent's next turn sends the answer's tool calls back.
+        .keeping_calls(s.load.agent.is_some());
     Ok(HttpBackend { pool, target })
 }
 

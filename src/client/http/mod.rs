@@ -51,6 +51,9 @@ pub struct PreparedTarget {
     pub stream: bool,
     /// Texts per request (`request.batch`): an embeddings answer must hold one vector each.
     pub batch: u32,
+    /// The answers' tool calls are kept (`client::calls`; an agent's next turn sends them
+    /// back): off for every other run, whose streams then never read a call's text.
+    pub keep_calls: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +124,7 @@ impl PreparedTarget {
             max_response_bytes: DEFAULT_MAX_RESPONSE_BYTES,
             stream: true,
             batch: 1,
+            keep_calls: false,
         }
         // An embeddings answer is never streamed.
         .streaming(!target.api.embeds()))
@@ -129,6 +133,12 @@ impl PreparedTarget {
     /// The same target with `batch` texts per request (`request.batch`).
     pub fn batching(mut self, batch: u32) -> Self {
         self.batch = batch.max(1);
+        self
+    }
+
+    /// The same target keeping its answers' tool calls (an agent run, `load.agent`) or not.
+    pub fn keeping_calls(mut self, keep: bool) -> Self {
+        self.keep_calls = keep;
         self
     }
 
@@ -227,6 +237,9 @@ pub struct Attempt {
     /// Not yet redacted: the caller redacts before storing.
     pub error_message: Option<String>,
     pub timing: Option<TimingSummary>,
+    /// The answer's tool calls, when the target keeps them (`PreparedTarget::keep_calls`) and
+    /// the answer ended well.
+    pub calls: Vec<crate::model::ToolCall>,
     /// Time until the attempt ended (success or failure), ms.
     pub elapsed_ms: f64,
     pub rate_limit: RateLimitInfo,

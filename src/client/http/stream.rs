@@ -3,9 +3,10 @@
 //! results (a success, a timeout, a broken or malformed stream).
 
 use super::{error_chain, ms_since, Attempt, PreparedTarget};
+use crate::client::calls::CallLog;
 use crate::client::chunk::InBandError;
 use crate::client::chunk::MalformedEvent;
-use crate::client::dialect::EventReader;
+use crate::client::dialect::{self, EventReader};
 use crate::client::sse::{EventRef, SseParser};
 use crate::client::timing::{StreamTiming, TimingSummary};
 use crate::model::ErrorClass;
@@ -49,7 +50,12 @@ struct StreamRead<'a> {
     timing: StreamTiming,
     received: usize,
     last_event: Instant,
+    /// The answer's tool calls, when the target keeps them, and the dialect's keeper.
+    calls: Option<(CallLog, KeepCalls)>,
 }
+
+/// A dialect's keeper of a stream event's tool calls (`client::dialect::ClientDialect::calls`).
+type KeepCalls = fn(&str, &[u8], &mut CallLog);
 
 impl<'a> StreamRead<'a> {
     fn new(target: &'a PreparedTarget, start: Instant, status: u16) -> Self {
@@ -62,6 +68,9 @@ impl<'a> StreamRead<'a> {
             timing: StreamTiming::new(),
             received: 0,
             last_event: start,
+            calls: target
+                .keep_calls
+                .then(|| (CallLog::default(), dialect::of(target.api).calls)),
         }
     }
 
@@ -121,6 +130,7 @@ impl<'a> StreamRead<'a> {
         }
         let at = ms_since(self.start, now);
         let (reader, timing) = (&mut self.reader, &mut self.timing);
+        let mut calls = self.calls.as_mut();
         let mut any_event = false;
         // Every event of the read is framed (a framing error anywhere in it fails the stream),
         // and read in order until the stream's end marker, an in-band error or a malformed event.
@@ -128,7 +138,7 @@ impl<'a> StreamRead<'a> {
         let fed = self.parser.feed_each(chunk, |ev| {
             any_event = true;
             if ended.is_none() {
-                ended = read_event(ev, reader, timing, at);
+                ended = read_event(ev, reader, timing, calls.as_deref_mut(), at);
             }
         });
         if let Err(e) = fed {
@@ -141,6 +151,9 @@ impl<'a> StreamRead<'a> {
             Ok(()) => {
                 let mut done = finish_ok(self.timing.finish(at), self.status);
                 done.response_id = self.reader.take_response_id();
+                if let Some((log, _)) = self.calls.take() {
+                    done.calls = log.into_calls();
+                }
                 Some(done)
             }
             Err(a) => Some(a.with_status(self.status)),
@@ -234,11 +247,18 @@ fn read_event(
     ev: EventRef<'_>,
     reader: &mut EventReader,
     timing: &mut StreamTiming,
+    calls: Option<&mut (CallLog, KeepCalls)>,
     at: f64,
 ) -> Option<Result<(), Box<Attempt>>> {
     match reader.interpret(ev) {
         Ok(info) => {
             timing.on_chunk(at, &info);
+            // Only the events that carry a call, and the last (whose answer may list them).
+            if let Some((log, keep)) = calls {
+                if info.tool_calls > 0 || info.tool_args > 0 || info.done {
+                    keep(ev.event, ev.data, log);
+                }
+            }
             if let Some(err) = &info.error {
                 return Some(Err(Box::new(in_band_failure(err, timing.finish(at)))));
             }
@@ -309,6 +329,10 @@ pub(super) async fn read_whole(
         Ok(info) => info,
         Err(MalformedEvent(msg)) => return failed(ErrorClass::Protocol, msg),
     };
+    let mut calls = CallLog::default();
+    if target.keep_calls && info.tool_calls > 0 {
+        (dialect::of(target.api).whole_calls)(&body, &mut calls);
+    }
     // No token is timed: the whole answer arrived at once.
     let generated = info.is_token();
     info.content = false;
@@ -328,6 +352,9 @@ pub(super) async fn read_whole(
         done.error_message = Some("the answer holds no generated token".to_string());
     }
     done.response_id = reader.take_response_id();
+    if done.error_class.is_none() {
+        done.calls = calls.into_calls();
+    }
     done
 }
 
@@ -370,3 +397,7 @@ fn finish_ok(summary: TimingSummary, status: u16) -> Attempt {
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+#[path = "calls_tests.rs"]
+mod calls_tests;
