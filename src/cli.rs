@@ -1,6 +1,7 @@
 //! Command-line definitions (clap derive). No logic: `app` turns these into actions.
 
 use crate::dialect::Api;
+use crate::scenario::LimitField;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -101,27 +102,14 @@ pub struct CheckArgs {
     pub timeout: std::time::Duration,
     /// The body field that carries the output-token limit (request.max_tokens_field; default
     /// max_completion_tokens for openai-chat).
-    #[arg(long, value_enum, value_name = "FIELD")]
-    pub max_tokens_field: Option<LimitFieldArg>,
+    #[arg(long, value_name = "FIELD", value_parser = limit_field_parser())]
+    pub max_tokens_field: Option<LimitField>,
 }
 
-/// `--max-tokens-field`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-pub enum LimitFieldArg {
-    MaxCompletionTokens,
-    MaxTokens,
-    MaxOutputTokens,
-}
-
-impl From<LimitFieldArg> for crate::scenario::LimitField {
-    fn from(a: LimitFieldArg) -> Self {
-        match a {
-            LimitFieldArg::MaxCompletionTokens => Self::MaxCompletionTokens,
-            LimitFieldArg::MaxTokens => Self::MaxTokens,
-            LimitFieldArg::MaxOutputTokens => Self::MaxOutputTokens,
-        }
-    }
+/// `--max-tokens-field`: one of the limit fields the dialects list (`scenario::LimitField`).
+fn limit_field_parser() -> impl clap::builder::TypedValueParser<Value = LimitField> {
+    clap::builder::PossibleValuesParser::new(LimitField::names())
+        .map(|name| LimitField::parse(&name).unwrap_or(LimitField::default_for(Api::default())))
 }
 
 /// `--api`: one of the dialects' names.
@@ -300,8 +288,8 @@ pub struct OverrideArgs {
     pub max_tokens: Option<u32>,
     /// The body field that carries the limit (request.max_tokens_field; default
     /// max_completion_tokens for openai-chat, whose reasoning models refuse max_tokens).
-    #[arg(long, value_enum, value_name = "FIELD")]
-    pub max_tokens_field: Option<LimitFieldArg>,
+    #[arg(long, value_name = "FIELD", value_parser = limit_field_parser())]
+    pub max_tokens_field: Option<LimitField>,
     /// Ask for whole answers, not streams (request.stream: false): E2E and tokens are
     /// measured, TTFT and TPOT are not.
     #[arg(long)]

@@ -40,6 +40,6 @@ fn inputs_of(a: &CheckArgs) -> inputs::CheckInputs {
         from: a.from.clone(),
         profile: a.profile.clone(),
         timeout: a.timeout,
-        max_tokens_field: a.max_tokens_field.map(Into::into),
+        max_tokens_field: a.max_tokens_field,
     }
 }

@@ -154,7 +154,7 @@ mod tests {
             auth: Auth::Bearer,
             api_version: None,
             scenario_file: None,
-            limit_field: LimitField::MaxCompletionTokens,
+            limit_field: LimitField::parse("max_completion_tokens").unwrap(),
         }
     }
 

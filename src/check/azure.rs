@@ -238,7 +238,7 @@ mod tests {
             auth,
             api_version,
             scenario_file: Some(Path::new("scenarios/azure-openai.yaml")),
-            limit_field: crate::scenario::LimitField::MaxCompletionTokens,
+            limit_field: crate::scenario::LimitField::parse("max_completion_tokens").unwrap(),
         };
         diagnose(&cx, status, Some(code), message)
     }

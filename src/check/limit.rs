@@ -122,7 +122,7 @@ mod tests {
     #[test]
     fn openai_refusing_max_tokens_names_the_setting() {
         let file = Path::new("s.yaml");
-        let cx = context(LimitField::MaxTokens, Some(file));
+        let cx = context(LimitField::parse("max_tokens").unwrap(), Some(file));
         let d = refused_limit_field(&cx, 400, OPENAI).unwrap();
         let t = text(&d);
         assert!(t.contains("refuses the limit field `max_tokens`"), "{t}");
@@ -132,13 +132,20 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("add `max_completion_tokens` via"), "{t}");
-        let flags = refused_limit_field(&context(LimitField::MaxTokens, None), 400, OPENAI);
+        let flags = refused_limit_field(
+            &context(LimitField::parse("max_tokens").unwrap(), None),
+            400,
+            OPENAI,
+        );
         assert!(text(&flags.unwrap()).contains("--max-tokens-field max_completion_tokens"));
     }
 
     #[test]
     fn a_server_that_does_not_know_max_completion_tokens() {
-        let cx = context(LimitField::MaxCompletionTokens, Some(Path::new("s.yaml")));
+        let cx = context(
+            LimitField::parse("max_completion_tokens").unwrap(),
+            Some(Path::new("s.yaml")),
+        );
         for said in [
             "Unrecognized request argument supplied: max_completion_tokens",
             "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted'}]",
@@ -151,7 +158,7 @@ mod tests {
 
     #[test]
     fn other_complaints_about_the_limit_are_not_a_field_refusal() {
-        let cx = context(LimitField::MaxCompletionTokens, None);
+        let cx = context(LimitField::parse("max_completion_tokens").unwrap(), None);
         for said in [
             "max_completion_tokens is too large: 100000. This model supports at most 16384 completion tokens",
             "temperature out of range",

@@ -50,7 +50,7 @@ const MAX_TOKENS: u32 = 5;
 /// loader reads one into `max_tokens_field`).
 fn request_spec(ct: &CheckTarget) -> RequestSpec {
     let mut extra_body = ct.extra_body.clone();
-    for f in LimitField::ALL {
+    for f in LimitField::all() {
         extra_body.remove(f.key());
     }
     RequestSpec {
@@ -216,7 +216,7 @@ mod tests {
             key: key.map(Secret::new),
             key_source: "$K".into(),
             extra_body: serde_json::Map::new(),
-            max_tokens_field: LimitField::MaxCompletionTokens,
+            max_tokens_field: LimitField::parse("max_completion_tokens").unwrap(),
             notes: Vec::new(),
             scenario_file: None,
         }
@@ -268,12 +268,18 @@ mod tests {
             .unwrap_or_default();
         let req = request_spec(&ct);
         assert_eq!(req.max_tokens, Some(5));
-        assert_eq!(req.max_tokens_field, LimitField::MaxCompletionTokens);
+        assert_eq!(
+            req.max_tokens_field,
+            LimitField::parse("max_completion_tokens").unwrap()
+        );
         assert_eq!(req.extra_body.get("max_tokens"), None);
         assert_eq!(req.extra_body.get("max_completion_tokens"), None);
         assert_eq!(req.extra_body["top_p"], 0.5);
-        ct.max_tokens_field = LimitField::MaxTokens;
-        assert_eq!(request_spec(&ct).max_tokens_field, LimitField::MaxTokens);
+        ct.max_tokens_field = LimitField::parse("max_tokens").unwrap();
+        assert_eq!(
+            request_spec(&ct).max_tokens_field,
+            LimitField::parse("max_tokens").unwrap()
+        );
         assert_eq!(req.temperature, None);
         let plain = request_spec(&target(None, Vec::new()));
         assert!(plain.extra_body.is_empty());

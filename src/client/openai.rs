@@ -15,7 +15,7 @@ use super::error_body::{error_from_event_data, malformed, Envelope, ErrorField};
 use super::lenient::NonEmpty;
 use super::sse::{decode, SseEvent};
 use crate::scenario::tools::ToolChoice;
-use crate::scenario::{LimitField, RequestSpec};
+use crate::scenario::RequestSpec;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -79,7 +79,7 @@ pub fn completions_body(model: &str, req: &RequestSpec) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), model.into());
     body.insert("prompt".into(), prompt.into());
-    openai_common(&mut body, req, LimitField::MaxTokens.key());
+    openai_common(&mut body, req, "max_tokens");
     merge_extra(body, req)
 }
 

@@ -19,7 +19,7 @@ use super::openai::{cache_key, merge_extra, tool_choice};
 use super::sse::decode;
 use crate::model::ErrorClass;
 use crate::scenario::tools::Tool;
-use crate::scenario::{LimitField, RequestSpec};
+use crate::scenario::RequestSpec;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -36,7 +36,7 @@ pub fn responses_body(model: &str, req: &RequestSpec) -> Value {
         body.insert("instructions".into(), system.clone().into());
     }
     if let Some(n) = req.max_tokens {
-        body.insert(LimitField::MaxOutputTokens.key().into(), n.into());
+        body.insert("max_output_tokens".into(), n.into());
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), t.into());

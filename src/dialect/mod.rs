@@ -128,6 +128,9 @@ pub struct Spec {
     /// Headers every request carries.
     pub fixed_headers: &'static [(&'static str, &'static str)],
     pub input: Input,
+    /// The body fields that carry the prompt, in the order a model reads them (the system
+    /// prompt first): what the simulator counts as input tokens and hashes for its prefix cache.
+    pub prompt_fields: &'static [&'static str],
     pub usage: Usage,
     /// The body fields a server reads the output limit from, first found wins; the first is
     /// also the one a scenario's `max_tokens` is sent under by default.
@@ -161,6 +164,7 @@ const OPENAI_CHAT: Spec = Spec {
     key_header: KeyHeader::Bearer,
     fixed_headers: &[],
     input: Input::Messages,
+    prompt_fields: &["messages"],
     usage: Usage::OptIn,
     max_tokens_fields: &["max_completion_tokens", "max_tokens"],
     limit_required: false,
@@ -178,6 +182,7 @@ const OPENAI_COMPLETIONS: Spec = Spec {
     name: "openai-completions",
     path: "/completions",
     input: Input::Prompt,
+    prompt_fields: &["prompt"],
     tools: false,
     caching: PromptCaching::Automatic { key: false },
     max_tokens_fields: &["max_tokens"],
@@ -192,6 +197,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     key_header: KeyHeader::XApiKey,
     fixed_headers: &[("anthropic-version", "2023-06-01")],
     input: Input::Messages,
+    prompt_fields: &["system", "messages"],
     usage: Usage::Always,
     max_tokens_fields: &["max_tokens"],
     limit_required: true,
@@ -213,6 +219,7 @@ const OPENAI_RESPONSES: Spec = Spec {
     name: "openai-responses",
     path: "/responses",
     input: Input::Messages,
+    prompt_fields: &["instructions", "input"],
     usage: Usage::Always,
     max_tokens_fields: &["max_output_tokens"],
     // OpenAI refuses a `max_output_tokens` below 16.
@@ -231,6 +238,7 @@ const OPENAI_EMBEDDINGS: Spec = Spec {
     name: "openai-embeddings",
     path: "/embeddings",
     input: Input::Texts,
+    prompt_fields: &["input"],
     usage: Usage::Always,
     max_tokens_fields: &[],
     min_limit: 0,

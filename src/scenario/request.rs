@@ -112,7 +112,7 @@ impl Default for RequestSpec {
             system: None,
             system_file: None,
             max_tokens: Some(token_limit::DEFAULT_MAX_TOKENS),
-            max_tokens_field: LimitField::MaxCompletionTokens,
+            max_tokens_field: LimitField::default_for(crate::dialect::Api::default()),
             temperature: None,
             extra_body: serde_json::Map::new(),
             tools: None,

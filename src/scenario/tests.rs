@@ -153,7 +153,10 @@ fn defaults_fill_everything_optional() {
         (s.request.max_tokens, s.request.temperature),
         (Some(256), None)
     );
-    assert_eq!(s.request.max_tokens_field, LimitField::MaxCompletionTokens);
+    assert_eq!(
+        s.request.max_tokens_field,
+        LimitField::parse("max_completion_tokens").unwrap()
+    );
     assert_eq!(s.request.system, None);
     assert_eq!(s.load.budget, Budget::RequestsPerStep(100));
     assert_eq!(

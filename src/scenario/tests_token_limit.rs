@@ -153,3 +153,17 @@ fn the_field_is_recorded_only_when_it_is_not_the_default() {
     assert_ne!(plain.fingerprint, other.fingerprint);
     assert!(normalized_yaml(&none).contains("max_tokens: null"));
 }
+
+#[test]
+fn the_limit_fields_are_the_dialects_own_each_once_in_order() {
+    assert_eq!(
+        LimitField::names(),
+        ["max_completion_tokens", "max_tokens", "max_output_tokens"]
+    );
+    for api in crate::dialect::Api::ALL {
+        for f in LimitField::allowed(api) {
+            assert_eq!(LimitField::parse(f.key()), Some(f), "{api:?}");
+        }
+    }
+    assert_eq!(LimitField::parse("max_new_tokens"), None);
+}

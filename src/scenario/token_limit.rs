@@ -9,42 +9,45 @@ use super::raw::Pos;
 use super::{Api, ScenarioError};
 use serde_json::{Map, Value};
 
-/// The body field that carries the output-token limit.
+/// The body field that carries the output-token limit: one of the fields the dialects list
+/// (`dialect::Spec::max_tokens_fields`, the only place the field names are written), so a new
+/// dialect's limit field is known here, to `request.max_tokens_field` and to
+/// `--max-tokens-field` without another list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LimitField {
-    /// `max_tokens`: legacy completions, Anthropic, and older OpenAI-compatible servers.
-    MaxTokens,
-    /// `max_completion_tokens`: OpenAI chat completions (required by o-series and GPT-5).
-    MaxCompletionTokens,
-    /// `max_output_tokens`: the Responses API's only limit field.
-    MaxOutputTokens,
-}
+pub struct LimitField(&'static str);
 
 impl LimitField {
-    /// Both fields, in the order they are listed to users.
-    pub const ALL: [LimitField; 3] = [
-        LimitField::MaxCompletionTokens,
-        LimitField::MaxTokens,
-        LimitField::MaxOutputTokens,
-    ];
+    /// Every dialect's limit fields, each once, in the order they are listed to users (the
+    /// dialects' order, then each dialect's own): `max_completion_tokens`, `max_tokens`,
+    /// `max_output_tokens`.
+    pub fn all() -> Vec<LimitField> {
+        let mut all: Vec<LimitField> = Vec::new();
+        for f in Api::ALL.iter().flat_map(|a| a.spec().max_tokens_fields) {
+            if !all.iter().any(|k| k.0 == *f) {
+                all.push(LimitField(f));
+            }
+        }
+        all
+    }
+
+    /// The fields' JSON keys, in [`LimitField::all`]'s order (`--max-tokens-field`'s values).
+    pub fn names() -> Vec<&'static str> {
+        LimitField::all().into_iter().map(LimitField::key).collect()
+    }
 
     /// The JSON key, which is also the value written in `request.max_tokens_field`.
     pub fn key(self) -> &'static str {
-        match self {
-            LimitField::MaxTokens => "max_tokens",
-            LimitField::MaxCompletionTokens => "max_completion_tokens",
-            LimitField::MaxOutputTokens => "max_output_tokens",
-        }
+        self.0
     }
 
     /// The field sent when the scenario does not say: the dialect's first limit field
     /// (`dialect::Spec::max_tokens_fields`), `max_completion_tokens` for chat completions (every
-    /// current OpenAI model takes it), `max_tokens` for the dialects that know no other.
+    /// current OpenAI model takes it), `max_tokens` for a dialect that has none.
     pub fn default_for(api: Api) -> LimitField {
         LimitField::allowed(api)
             .first()
             .copied()
-            .unwrap_or(LimitField::MaxTokens)
+            .unwrap_or(LimitField("max_tokens"))
     }
 
     /// The fields `api` has, in the dialect's order.
@@ -52,12 +55,13 @@ impl LimitField {
         api.spec()
             .max_tokens_fields
             .iter()
-            .filter_map(|k| LimitField::parse(k))
+            .map(|f| LimitField(f))
             .collect()
     }
 
-    fn parse(s: &str) -> Option<LimitField> {
-        LimitField::ALL.into_iter().find(|f| f.key() == s.trim())
+    /// The limit field a scenario or the command line names, if some dialect has it.
+    pub fn parse(s: &str) -> Option<LimitField> {
+        LimitField::all().into_iter().find(|f| f.key() == s.trim())
     }
 }
 

@@ -19,7 +19,7 @@ mod wire;
 
 pub use params::{FaultRates, ModelOverride, ModelTiming, Param, SimParams, DEFAULT_MODEL};
 pub use server::{serve_forever, start, SimHandle, SimServer};
-pub use state::{SimStats, TruthRecord};
+pub use state::{route_path, SimStats, TruthRecord};
 
 #[cfg(test)]
 mod tests;

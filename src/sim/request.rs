@@ -56,12 +56,6 @@ struct Body {
     model: Option<Value>,
     stream: Option<Value>,
     stream_options: Option<Value>,
-    messages: Option<Value>,
-    prompt: Option<Value>,
-    system: Option<Value>,
-    /// The Responses API's prompt (a string or input items) and system prompt.
-    input: Option<Value>,
-    instructions: Option<Value>,
     store: Option<Value>,
     previous_response_id: Option<Value>,
     tools: Option<Value>,
@@ -72,7 +66,7 @@ struct Body {
 
 /// Parses a body for `api`; the error is the message for a 400 answer.
 pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
-    let value: Value = serde_json::from_slice(body)
+    let mut value: Value = serde_json::from_slice(body)
         .map_err(|e| format!("We could not parse the JSON body of your request. ({e})"))?;
     if !value.is_object() {
         return Err("The request body must be a JSON object.".into());
@@ -83,9 +77,17 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         .iter()
         .find_map(|f| value.get(*f).filter(|v| !v.is_null()).cloned());
     let cache_control = has_key(&value, "cache_control");
+    let prompt: serde_json::Map<String, Value> = spec
+        .prompt_fields
+        .iter()
+        .filter_map(|f| Some(((*f).to_string(), value.as_object_mut()?.remove(*f)?)))
+        .collect();
     let b: Body =
         serde_json::from_value(value).map_err(|e| format!("Invalid request body: {e}"))?;
-    let embed = api.embeds().then(|| embed_of(&b)).transpose()?;
+    let embed = api
+        .embeds()
+        .then(|| embed_of(prompt.get("input"), &b))
+        .transpose()?;
     let model = match b.model {
         Some(Value::String(m)) if !m.is_empty() => m,
         Some(Value::String(_)) | None | Some(Value::Null) => {
@@ -126,32 +128,18 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
             .and_then(Value::as_bool)
             .unwrap_or(false);
     // Tool definitions are prompt too, before the system prompt (as chat templates and
-    // Anthropic's cache order put them).
-    let chars: usize = [
-        &b.tools,
-        &b.messages,
-        &b.prompt,
-        &b.system,
-        &b.input,
-        &b.instructions,
-    ]
-    .into_iter()
-    .flatten()
-    .map(text_chars)
-    .sum();
-    let (tool, tool_required) = tool_of(b.tools.as_ref(), b.tool_choice.as_ref());
+    // Anthropic's cache order put them), then the dialect's prompt fields in its order.
+    let parts: Vec<&Value> = b
+        .tools
+        .iter()
+        .chain(spec.prompt_fields.iter().filter_map(|f| prompt.get(*f)))
+        .collect();
+    let chars: usize = parts.iter().map(|v| text_chars(v)).sum();
     let mut text = String::new();
-    let parts = [
-        &b.tools,
-        &b.system,
-        &b.instructions,
-        &b.messages,
-        &b.prompt,
-        &b.input,
-    ];
-    for v in parts.into_iter().flatten() {
+    for v in &parts {
         push_text(v, &mut text);
     }
+    let (tool, tool_required) = tool_of(b.tools.as_ref(), b.tool_choice.as_ref());
     Ok(SimRequest {
         model,
         // Embeddings are answered whole, and generate nothing.
@@ -172,8 +160,8 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
 /// An embeddings request's `input` (a non-empty string, or a list of up to
 /// [`MAX_EMBED_INPUTS`] non-empty strings or token lists), `dimensions` and `encoding_format`,
 /// refused as OpenAI refuses them.
-fn embed_of(b: &Body) -> Result<Embed, String> {
-    let inputs = match &b.input {
+fn embed_of(input: Option<&Value>, b: &Body) -> Result<Embed, String> {
+    let inputs = match input {
         Some(Value::String(s)) if !s.is_empty() => 1,
         Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EMBED_INPUTS => {
             let text = |v: &Value| match v {
@@ -226,7 +214,7 @@ fn embed_of(b: &Body) -> Result<Embed, String> {
         inputs: inputs as u32,
         dimensions,
         base64,
-        token_ids: b.input.as_ref().map_or(0, token_ids),
+        token_ids: input.map_or(0, token_ids),
     })
 }
 

@@ -73,15 +73,11 @@ fn every_fault_kind_is_recorded_as_its_class(api: &str) {
     let injected = |k: &str| count(&stats["faults"], k);
     let rows = request_rows(dir);
     assert_eq!(rows.len(), 320);
-    let served: u64 = [
-        "/v1/chat/completions",
-        "/v1/completions",
-        "/v1/messages",
-        "/v1/responses",
-    ]
-    .iter()
-    .map(|r| count(&stats["requests"], r))
-    .sum();
+    // Every dialect's endpoint, as the simulator routes them.
+    let served: u64 = ladder::dialect::Api::ALL
+        .into_iter()
+        .map(|api| count(&stats["requests"], &ladder::sim::route_path(api)))
+        .sum();
     assert_eq!(served, 320, "every attempt reached the server once");
 
     let mut by_class: BTreeMap<String, u64> = BTreeMap::new();

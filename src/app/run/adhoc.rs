@@ -21,9 +21,7 @@ fn overrides_of(args: &RunArgs) -> Result<Overrides> {
         requests_per_step: a.requests_per_step,
         duration: a.duration,
         max_tokens: a.max_tokens,
-        max_tokens_field: a
-            .max_tokens_field
-            .map(|f| scenario::LimitField::from(f).key().to_string()),
+        max_tokens_field: a.max_tokens_field.map(|f| f.key().to_string()),
         prompt_file: a.prompt_file.as_ref().map(|p| cwd.join(p)),
         prompt: a.prompt.clone(),
         no_stream: a.no_stream,

@@ -59,7 +59,7 @@ impl Setup {
             auth: self.auth,
             api_version: self.api_version.as_deref(),
             scenario_file: None,
-            limit_field: crate::scenario::LimitField::MaxTokens,
+            limit_field: crate::scenario::LimitField::parse("max_tokens").unwrap(),
         };
         diagnose(&cx, o, ev)
     }

@@ -54,7 +54,7 @@ fn chat_body_shape() {
     req.system = Some("Be brief".into());
     req.temperature = Some(0.0);
     req.max_tokens = Some(5);
-    req.max_tokens_field = LimitField::MaxTokens;
+    req.max_tokens_field = crate::scenario::LimitField::parse("max_tokens").unwrap();
     req.extra_body.insert("seed".into(), json!(7));
     req.extra_body.insert("stream_options".into(), Value::Null);
     assert_eq!(
