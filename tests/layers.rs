@@ -7,7 +7,8 @@
 //!   `use` lines and in code. Test code (`#[cfg(test)]` modules and the files they live in) may
 //!   reach anything: a test may wire a whole pipeline.
 //! - **One home per dialect.** The variants of `dialect::Api` are named only in
-//!   [`DIALECT_HOMES`]: the dialect registry and the client's and the simulator's dialect code;
+//!   [`DIALECT_HOMES`] (the dialect registry), and the variants of `dialect::Shape` (the wire
+//!   shapes) only there and in [`SHAPE_HOMES`], the client's and the simulator's wire code;
 //!   everything else asks the dialect's `Spec`.
 //! - **No loops inside a module.** Two files (or folders) of one module never import from each
 //!   other, directly or around a longer loop: a type both need gets its own file.
@@ -50,9 +51,12 @@ const LAYERS: &[&[&str]] = &[
 ];
 
 /// The files (or folders, ending in `/`) that may name a variant of `dialect::Api`: the registry
-/// of the dialects' facts, the client's registry of request bodies and stream readers, and the
-/// simulator's wire format.
-const DIALECT_HOMES: &[&str] = &["dialect/", "client/dialect.rs", "sim/wire.rs"];
+/// of the dialects' facts (`Spec`), so that a dialect of an existing wire shape is one `Spec`.
+const DIALECT_HOMES: &[&str] = &["dialect/"];
+
+/// The files that may name a variant of `dialect::Shape`, a wire shape: the registry, the
+/// client's registry of request bodies and stream readers, and the simulator's wire format.
+const SHAPE_HOMES: &[&str] = &["dialect/", "client/dialect.rs", "sim/wire.rs"];
 
 /// Loops between the files of one module when the rule came in (`module: a -> b -> a`), to be
 /// broken; the same rule as [`OVERSIZE_FILES`].
@@ -560,16 +564,16 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
     out
 }
 
-/// The variants of `dialect::Api`, read from its definition.
-fn api_variants(sources: &[Source]) -> Vec<String> {
+/// The variants of `dialect::{name}` (`Api`, `Shape`), read from its definition.
+fn dialect_variants(sources: &[Source], name: &str) -> Vec<String> {
     let registry = sources
         .iter()
         .find(|s| s.rel == "dialect/mod.rs")
         .expect("src/dialect/mod.rs defines the dialects");
     let start = registry
         .code
-        .find("pub enum Api")
-        .expect("`pub enum Api` in src/dialect/mod.rs");
+        .find(&format!("pub enum {name} "))
+        .unwrap_or_else(|| panic!("`pub enum {name}` in src/dialect/mod.rs"));
     let open = start + registry.code[start..].find('{').unwrap();
     let end = block_end(registry.code.as_bytes(), open).unwrap();
     registry.code[open + 1..end - 1]
@@ -594,8 +598,8 @@ fn word_lines(code: &str, word: &str) -> Vec<usize> {
         .collect()
 }
 
-fn dialect_home(rel: &str) -> bool {
-    DIALECT_HOMES.iter().any(|h| {
+fn is_home(homes: &[&str], rel: &str) -> bool {
+    homes.iter().any(|h| {
         if h.ends_with('/') {
             rel.starts_with(h)
         } else {
@@ -604,26 +608,39 @@ fn dialect_home(rel: &str) -> bool {
     })
 }
 
-#[test]
-fn api_variants_are_named_only_in_the_dialect_homes() {
-    let all = sources();
-    let variants = api_variants(&all);
+/// Where the variants of `dialect::{name}` are named outside `homes` (non-test code).
+fn named_outside(all: &[Source], name: &str, homes: &[&str]) -> Vec<String> {
+    let variants = dialect_variants(all, name);
     assert!(
         variants.len() >= 3,
-        "read the variants of Api: {variants:?}"
+        "read the variants of {name}: {variants:?}"
     );
     let mut problems = Vec::new();
-    for s in all.iter().filter(|s| !s.is_test && !dialect_home(&s.rel)) {
+    for s in all.iter().filter(|s| !s.is_test && !is_home(homes, &s.rel)) {
         for v in &variants {
             for line in word_lines(&s.code, v) {
-                problems.push(format!("src/{}:{line}: names the dialect `{v}`", s.rel));
+                problems.push(format!("src/{}:{line}: names `{name}::{v}`", s.rel));
             }
         }
     }
+    problems
+}
+
+#[test]
+fn api_variants_are_named_only_in_the_dialect_homes() {
+    let all = sources();
+    let problems = named_outside(&all, "Api", DIALECT_HOMES);
     assert!(
         problems.is_empty(),
         "a dialect is named outside its homes ({DIALECT_HOMES:?}); ask its `Spec` \
          (`api.spec()`) instead (docs/architecture.md, \"How to add an API dialect\"):\n{}",
+        problems.join("\n")
+    );
+    let problems = named_outside(&all, "Shape", SHAPE_HOMES);
+    assert!(
+        problems.is_empty(),
+        "a wire shape is named outside its homes ({SHAPE_HOMES:?}); ask the dialect's `Spec` \
+         (`api.spec().shape`, `.input`, …) instead:\n{}",
         problems.join("\n")
     );
 }
@@ -903,7 +920,11 @@ fn the_checks_find_a_planted_violation() {
     let named = blank("let a = Api::OpenAiChat; // OpenAiCompletions\nlet b = OpenAiChatX;\n");
     assert_eq!(word_lines(&named, "OpenAiChat"), [1]);
     assert_eq!(word_lines(&named, "OpenAiCompletions"), Vec::<usize>::new());
-    assert!(dialect_home("dialect/openai.rs") && !dialect_home("client/http/mod.rs"));
+    assert!(
+        is_home(DIALECT_HOMES, "dialect/openai.rs")
+            && !is_home(DIALECT_HOMES, "client/http/mod.rs")
+    );
+    assert!(is_home(SHAPE_HOMES, "sim/wire.rs") && !is_home(SHAPE_HOMES, "sim/wire/tests.rs"));
     let file = |rel: &str, module: &[&str], text: &str| Source {
         rel: rel.into(),
         module: module.iter().map(|m| m.to_string()).collect(),

@@ -1,13 +1,14 @@
-//! The client's half of each API dialect: the registry from a `dialect::Api` to the code that
-//! builds its request bodies and reads its answers (the facts, such as its path and headers, are
-//! in `dialect`'s `Spec`). A new dialect adds its module (`client/<dialect>.rs`) and one entry
-//! here; nothing else in the client names a dialect.
+//! The client's half of each API dialect: the registry from a dialect's wire shape
+//! (`dialect::Shape`) to the code that builds its request bodies and reads its answers (the
+//! facts, such as its path and headers, are in `dialect`'s `Spec`). A dialect of an existing
+//! shape needs nothing here; a new shape adds its module (`client/<shape>.rs`) and one entry
+//! here. Nothing else in the client names a dialect or a shape.
 
 use super::calls::{self, CallLog};
 use super::chunk::{ChunkInfo, MalformedEvent};
 use super::sse::EventRef;
 use super::{anthropic, embeddings, openai, responses};
-use crate::dialect::Api;
+use crate::dialect::{Api, Shape};
 use crate::scenario::RequestSpec;
 use serde_json::Value;
 
@@ -62,12 +63,12 @@ const OPENAI_EMBEDDINGS: ClientDialect = ClientDialect {
 
 /// The registry.
 pub fn of(api: Api) -> &'static ClientDialect {
-    match api {
-        Api::OpenAiChat => &OPENAI_CHAT,
-        Api::OpenAiCompletions => &OPENAI_COMPLETIONS,
-        Api::AnthropicMessages => &ANTHROPIC_MESSAGES,
-        Api::OpenAiResponses => &OPENAI_RESPONSES,
-        Api::OpenAiEmbeddings => &OPENAI_EMBEDDINGS,
+    match api.spec().shape {
+        Shape::ChatChunks => &OPENAI_CHAT,
+        Shape::CompletionChunks => &OPENAI_COMPLETIONS,
+        Shape::MessageEvents => &ANTHROPIC_MESSAGES,
+        Shape::ResponseEvents => &OPENAI_RESPONSES,
+        Shape::Vectors => &OPENAI_EMBEDDINGS,
     }
 }
 

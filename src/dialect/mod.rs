@@ -73,6 +73,25 @@ pub enum KeyHeader {
     XApiKey,
 }
 
+/// The shape of a dialect's requests and answers on the wire: which code builds its body and
+/// reads its answer (`client::dialect`), and which frames and bodies the simulator sends
+/// (`sim::wire`). Dialects that differ only in facts (path, key header, names, limits) share a
+/// shape, so a new one of them is a `Spec` and no code; a new shape is new code in those two
+/// registries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Chat completions: `chat.completion.chunk` events with `choices[].delta`.
+    ChatChunks,
+    /// Legacy completions: `text_completion` events with `choices[].text`.
+    CompletionChunks,
+    /// Anthropic's Messages: typed events (`message_start`, `content_block_delta`, …).
+    MessageEvents,
+    /// The Responses API: typed events (`response.output_text.delta`, `response.completed`, …).
+    ResponseEvents,
+    /// Embeddings: one JSON answer holding a vector per input, never streamed.
+    Vectors,
+}
+
 /// What a request sends as its input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Input {
@@ -123,6 +142,8 @@ pub struct Spec {
     /// The path appended to `target.base_url` (the simulator serves it under `/v1`).
     pub path: &'static str,
     pub family: Family,
+    /// Its requests' and answers' shape on the wire (the code that speaks it).
+    pub shape: Shape,
     /// Where the key goes unless `target.auth` says otherwise.
     pub key_header: KeyHeader,
     /// Headers every request carries.
@@ -161,6 +182,7 @@ const OPENAI_CHAT: Spec = Spec {
     name: "openai-chat",
     path: "/chat/completions",
     family: Family::OpenAi,
+    shape: Shape::ChatChunks,
     key_header: KeyHeader::Bearer,
     fixed_headers: &[],
     input: Input::Messages,
@@ -181,6 +203,7 @@ const OPENAI_CHAT: Spec = Spec {
 const OPENAI_COMPLETIONS: Spec = Spec {
     name: "openai-completions",
     path: "/completions",
+    shape: Shape::CompletionChunks,
     input: Input::Prompt,
     prompt_fields: &["prompt"],
     tools: false,
@@ -194,6 +217,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     name: "anthropic-messages",
     path: "/messages",
     family: Family::Anthropic,
+    shape: Shape::MessageEvents,
     key_header: KeyHeader::XApiKey,
     fixed_headers: &[("anthropic-version", "2023-06-01")],
     input: Input::Messages,
@@ -218,6 +242,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
 const OPENAI_RESPONSES: Spec = Spec {
     name: "openai-responses",
     path: "/responses",
+    shape: Shape::ResponseEvents,
     input: Input::Messages,
     prompt_fields: &["instructions", "input"],
     usage: Usage::Always,
@@ -237,6 +262,7 @@ const OPENAI_RESPONSES: Spec = Spec {
 const OPENAI_EMBEDDINGS: Spec = Spec {
     name: "openai-embeddings",
     path: "/embeddings",
+    shape: Shape::Vectors,
     input: Input::Texts,
     prompt_fields: &["input"],
     usage: Usage::Always,

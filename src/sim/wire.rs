@@ -1,8 +1,9 @@
 //! The bytes the simulator sends for a completion, per dialect: SSE frames built from a prefix
 //! and suffix serialized once per request (so a token costs one allocation and two copies), and
-//! the equivalent non-streaming JSON bodies. Pure.
+//! the equivalent non-streaming JSON bodies, per wire shape (`dialect::Shape`): a dialect of an
+//! existing shape needs nothing here. Pure.
 
-use crate::dialect::Api;
+use crate::dialect::{Api, Shape};
 use bytes::Bytes;
 use serde_json::{json, Value};
 
@@ -70,6 +71,8 @@ pub const PING: &str = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
 #[derive(Debug, Clone)]
 pub struct Frames {
     dialect: Api,
+    /// The dialect's shape on the wire (`Spec::shape`), which the frames follow.
+    shape: Shape,
     id: String,
     model: String,
     created: u64,
@@ -96,24 +99,24 @@ impl Frames {
     /// Frames for response `id` of `model`, created at Unix time `created`.
     pub fn new(dialect: Api, id: String, model: &str, created: u64) -> Frames {
         let model_json = Value::from(model).to_string();
-        let (token_prefix, token_suffix): (String, &'static [u8]) = match dialect {
-            Api::OpenAiChat => (
+        let (token_prefix, token_suffix): (String, &'static [u8]) = match dialect.spec().shape {
+            Shape::ChatChunks => (
                 format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\""
                 ),
                 b"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             ),
-            Api::OpenAiCompletions => (
+            Shape::CompletionChunks => (
                 format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"text_completion\",\"created\":{created},\"model\":{model_json},\"choices\":[{{\"text\":\""
                 ),
                 b"\",\"index\":0,\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             ),
-            Api::AnthropicMessages => (
+            Shape::MessageEvents => (
                 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"".to_string(),
                 b"\"}}\n\n",
             ),
-            Api::OpenAiResponses => {
+            Shape::ResponseEvents => {
                 let ids = responses::Ids {
                     id: &id,
                     created,
@@ -123,10 +126,11 @@ impl Frames {
                 responses::token_parts(&ids, false)
             }
             // Never streamed: no token frames.
-            Api::OpenAiEmbeddings => (String::new(), b""),
+            Shape::Vectors => (String::new(), b""),
         };
         Frames {
             dialect,
+            shape: dialect.spec().shape,
             id,
             model: model.to_string(),
             created,
@@ -149,7 +153,7 @@ impl Frames {
     /// the dialect's for a call (`tool_calls`, `tool_use`) unless the limit cut it. Legacy
     /// completions have no tools and keep answering with text.
     pub fn with_tool_call(mut self, name: &str, n: u32) -> Frames {
-        if self.dialect == Api::OpenAiCompletions {
+        if self.shape == Shape::CompletionChunks {
             return self;
         }
         self.call = Some(Call {
@@ -166,19 +170,19 @@ impl Frames {
     fn set_token_parts(&mut self) {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let block = self.answer_block();
-        let (prefix, suffix): (String, &'static [u8]) = match (self.dialect, self.call.is_some()) {
-            (Api::OpenAiResponses, _) => responses::token_parts(&self.ids(), self.reasoning_streamed),
-            (Api::OpenAiChat, true) => (
+        let (prefix, suffix): (String, &'static [u8]) = match (self.shape, self.call.is_some()) {
+            (Shape::ResponseEvents, _) => responses::token_parts(&self.ids(), self.reasoning_streamed),
+            (Shape::ChatChunks, true) => (
                 format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":0,\"function\":{{\"arguments\":\""
                 ),
                 b"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}\n\n",
             ),
-            (Api::AnthropicMessages, true) => (
+            (Shape::MessageEvents, true) => (
                 format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{block},\"delta\":{{\"type\":\"input_json_delta\",\"partial_json\":\""),
                 b"\"}}\n\n",
             ),
-            (Api::AnthropicMessages, false) => (
+            (Shape::MessageEvents, false) => (
                 format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{block},\"delta\":{{\"type\":\"text_delta\",\"text\":\""),
                 b"\"}}\n\n",
             ),
@@ -214,9 +218,9 @@ impl Frames {
 
     /// The finish reason of an answer that ended with `finish`.
     fn finish_reason(&self, finish: Finish) -> &'static str {
-        match (finish, &self.call, self.dialect) {
-            (Finish::Stop, Some(_), Api::OpenAiChat) => "tool_calls",
-            (Finish::Stop, Some(_), Api::AnthropicMessages) => "tool_use",
+        match (finish, &self.call, self.shape) {
+            (Finish::Stop, Some(_), Shape::ChatChunks) => "tool_calls",
+            (Finish::Stop, Some(_), Shape::MessageEvents) => "tool_use",
             _ => finish.name(self.dialect),
         }
     }
@@ -283,7 +287,7 @@ impl Frames {
     /// Whether the dialect has a reasoning field to stream (legacy completions and embeddings
     /// have none).
     pub fn can_stream_reasoning(&self) -> bool {
-        !matches!(self.dialect, Api::OpenAiCompletions | Api::OpenAiEmbeddings)
+        !matches!(self.shape, Shape::CompletionChunks | Shape::Vectors)
     }
 
     /// The Responses API's identity of this response.
@@ -305,9 +309,9 @@ impl Frames {
     pub fn reasoning_token(&self, i: u32) -> Bytes {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let w = word(i);
-        Bytes::from(match self.dialect {
-            Api::OpenAiResponses => responses::reasoning_token(&self.ids(), i, w),
-            Api::AnthropicMessages => format!(
+        Bytes::from(match self.shape {
+            Shape::ResponseEvents => responses::reasoning_token(&self.ids(), i, w),
+            Shape::MessageEvents => format!(
                 "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"thinking_delta\",\"thinking\":\"{w}\"}}}}\n\n"
             ),
             _ => format!(
@@ -323,12 +327,12 @@ impl Frames {
         if !self.reasoning_streamed {
             return None;
         }
-        match self.dialect {
-            Api::OpenAiResponses => {
+        match self.shape {
+            Shape::ResponseEvents => {
                 let r = u32::try_from(self.reasoning).unwrap_or(u32::MAX);
                 Some(Bytes::from(responses::answer_start(&self.ids(), r)))
             }
-            Api::AnthropicMessages => Some(Bytes::from(format!(
+            Shape::MessageEvents => Some(Bytes::from(format!(
                 "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"signature_delta\",\"signature\":\"sim\"}}}}\n\nevent: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":0}}\n\nevent: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":1,\"content_block\":{}}}\n\n",
                 self.anthropic_answer_block()
             ))),
@@ -351,19 +355,19 @@ impl Frames {
     pub fn opening(&self, input_tokens: u64) -> Option<Bytes> {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let (input_tokens, cache) = self.anthropic_input(input_tokens);
-        match self.dialect {
-            Api::OpenAiChat => match (&self.call, self.reasoning_streamed) {
+        match self.shape {
+            Shape::ChatChunks => match (&self.call, self.reasoning_streamed) {
                 (Some(call), false) => Some(Bytes::from(self.chat_call_opening(call))),
                 _ => Some(Bytes::from(format!(
                     "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
                 ))),
             },
-            Api::OpenAiCompletions | Api::OpenAiEmbeddings => None,
-            Api::OpenAiResponses => Some(Bytes::from(responses::opening(
+            Shape::CompletionChunks | Shape::Vectors => None,
+            Shape::ResponseEvents => Some(Bytes::from(responses::opening(
                 &self.ids(),
                 self.reasoning_streamed,
             ))),
-            Api::AnthropicMessages => {
+            Shape::MessageEvents => {
                 let block = if self.reasoning_streamed {
                     "{\"type\":\"thinking\",\"thinking\":\"\"}".to_string()
                 } else {
@@ -394,7 +398,7 @@ impl Frames {
             buf.extend_from_slice(ARGS_CLOSE.as_bytes());
         }
         buf.extend_from_slice(self.token_suffix);
-        if self.dialect == Api::OpenAiResponses {
+        if self.shape == Shape::ResponseEvents {
             // Each event's number ends its object.
             let seq =
                 responses::first_answer_seq(self.streamed(), self.call.is_some()) + u64::from(i);
@@ -420,7 +424,7 @@ impl Frames {
     /// for Responses the text, part and item done and `response.completed` or
     /// `response.incomplete` (if `done`).
     pub fn closing(&self, finish: Finish, usage: Option<(u64, u32)>, done: bool) -> Bytes {
-        if self.dialect == Api::OpenAiResponses {
+        if self.shape == Shape::ResponseEvents {
             let (input, n) = usage.unwrap_or((0, 0));
             let ending = responses::Ending {
                 n,
@@ -435,9 +439,9 @@ impl Frames {
         let (id, created, model) = (&self.id, self.created, &self.model_json);
         let reason = self.finish_reason(finish);
         let mut s = String::with_capacity(512);
-        match self.dialect {
-            Api::OpenAiChat | Api::OpenAiCompletions => {
-                let (object, choice) = if self.dialect == Api::OpenAiChat {
+        match self.shape {
+            Shape::ChatChunks | Shape::CompletionChunks => {
+                let (object, choice) = if self.shape == Shape::ChatChunks {
                     ("chat.completion.chunk", format!("{{\"index\":0,\"delta\":{{}},\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
                 } else {
                     ("text_completion", format!("{{\"text\":\"\",\"index\":0,\"logprobs\":null,\"finish_reason\":\"{reason}\"}}"))
@@ -458,7 +462,7 @@ impl Frames {
                         },
                         match self.reasoning {
                             0 => String::new(),
-                            r if self.dialect == Api::OpenAiChat => format!(",\"completion_tokens_details\":{{\"reasoning_tokens\":{r}}}"),
+                            r if self.shape == Shape::ChatChunks => format!(",\"completion_tokens_details\":{{\"reasoning_tokens\":{r}}}"),
                             _ => String::new(),
                         }
                     ));
@@ -467,8 +471,8 @@ impl Frames {
                     s.push_str("data: [DONE]\n\n");
                 }
             }
-            Api::OpenAiResponses | Api::OpenAiEmbeddings => {}
-            Api::AnthropicMessages => {
+            Shape::ResponseEvents | Shape::Vectors => {}
+            Shape::MessageEvents => {
                 let output = u64::from(usage.map(|u| u.1).unwrap_or(0)) + self.reasoning;
                 s.push_str(&format!(
                     "event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":{}}}\n\n",
@@ -487,9 +491,9 @@ impl Frames {
 
     /// One data line that is not valid JSON (a truncated chunk).
     pub fn malformed(&self) -> Bytes {
-        match self.dialect {
-            Api::OpenAiResponses => Bytes::from_static(responses::MALFORMED),
-            Api::AnthropicMessages => Bytes::from_static(
+        match self.shape {
+            Shape::ResponseEvents => Bytes::from_static(responses::MALFORMED),
+            Shape::MessageEvents => Bytes::from_static(
                 b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
             ),
             _ => Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\n\n", self.id)),
@@ -499,8 +503,8 @@ impl Frames {
     /// An in-band error event (OpenAI error object, Anthropic `event: error`, Responses
     /// `response.failed`, numbered after the `sent` tokens, reasoning included).
     pub fn inband_error(&self, sent: u32) -> Bytes {
-        match self.dialect {
-            Api::OpenAiResponses => {
+        match self.shape {
+            Shape::ResponseEvents => {
                 let answered = self.streamed().is_some_and(|r| u64::from(sent) > r);
                 // Reasoning is numbered from the opening's end, whatever the answer is.
                 let tool = self.call.is_some();
@@ -514,7 +518,7 @@ impl Frames {
                     };
                 Bytes::from(responses::failed(&self.ids(), seq))
             }
-            Api::AnthropicMessages => Bytes::from_static(
+            Shape::MessageEvents => Bytes::from_static(
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
             ),
             _ => Bytes::from_static(
@@ -526,7 +530,7 @@ impl Frames {
     /// The non-streaming body of an answer that failed in-band, when the dialect has its own
     /// (the Responses API's response object with `status: failed`); `None`: its error body.
     pub fn failed_body(&self) -> Option<Vec<u8>> {
-        (self.dialect == Api::OpenAiResponses)
+        (self.shape == Shape::ResponseEvents)
             .then(|| responses::failed_response(&self.ids()).into_bytes())
     }
 
@@ -559,8 +563,8 @@ impl Frames {
         if self.cached > 0 {
             usage["prompt_tokens_details"] = json!({"cached_tokens": self.cached});
         }
-        let v = match self.dialect {
-            Api::OpenAiChat => {
+        let v = match self.shape {
+            Shape::ChatChunks => {
                 let message = match &name {
                     Some(name) => {
                         let suffix = self.id.strip_prefix("chatcmpl-").unwrap_or(&self.id);
@@ -578,13 +582,13 @@ impl Frames {
                     "usage": usage,
                 })
             }
-            Api::OpenAiCompletions => json!({
+            Shape::CompletionChunks => json!({
                 "id": self.id, "object": "text_completion", "created": self.created,
                 "model": self.model,
                 "choices": [{"text": text, "index": 0, "logprobs": null, "finish_reason": reason}],
                 "usage": usage,
             }),
-            Api::AnthropicMessages => json!({
+            Shape::MessageEvents => json!({
                 "id": self.id, "type": "message", "role": "assistant", "model": self.model,
                 "content": [match &name {
                     Some(name) => {
@@ -597,7 +601,7 @@ impl Frames {
                 "stop_reason": reason, "stop_sequence": null,
                 "usage": self.anthropic_whole_usage(input_tokens, n),
             }),
-            Api::OpenAiResponses => {
+            Shape::ResponseEvents => {
                 let ending = responses::Ending {
                     n,
                     cut: finish == Finish::Length,
@@ -606,7 +610,7 @@ impl Frames {
                 };
                 return responses::full_body(&self.ids(), &ending).into_bytes();
             }
-            Api::OpenAiEmbeddings => {
+            Shape::Vectors => {
                 let shape = self.embedding.unwrap_or_default();
                 return embeddings::body(&shape, &self.model_json, input_tokens).into_bytes();
             }
