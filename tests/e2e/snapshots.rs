@@ -26,7 +26,10 @@ fn help_lists_the_commands_and_their_flags() {
         let mut settings = snapshot_settings(Figures::Keep);
         if out.contains("--api <API>") {
             for api in ladder::dialect::Api::names() {
-                assert!(out.contains(api), "{name} lists every dialect, not {api}:\n{out}");
+                assert!(
+                    out.contains(api),
+                    "{name} lists every dialect, not {api}:\n{out}"
+                );
             }
             settings.add_filter(
                 r"\[possible\s+values: openai-chat,[^\]]*\]",
