@@ -31,17 +31,14 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
     let messages: Vec<Value> = if req.messages.is_empty() {
         vec![json!({"role": "user", "content": req.prompt})]
     } else {
-        req.messages
-            .iter()
-            .filter(|m| {
-                let is_system = m.get("role").and_then(Value::as_str) == Some("system");
-                if let (true, Some(text)) = (is_system, m.get("content").and_then(Value::as_str)) {
-                    system.push(text.to_string());
-                }
-                !is_system
-            })
-            .cloned()
-            .collect()
+        let chat = req.messages.iter().filter(|m| {
+            let is_system = m.get("role").and_then(Value::as_str) == Some("system");
+            if let (true, Some(text)) = (is_system, m.get("content").and_then(Value::as_str)) {
+                system.push(text.to_string());
+            }
+            !is_system
+        });
+        messages(chat)
     };
     body.insert("messages".into(), Value::Array(messages));
     if !system.is_empty() {
@@ -64,6 +61,78 @@ pub fn messages_body(model: &str, req: &RequestSpec) -> Value {
         mark_breakpoints(&mut body);
     }
     merge_extra(body, req)
+}
+
+/// Chat messages in Anthropic's shape: an assistant message's `tool_calls` become `tool_use`
+/// blocks after its text (`input`: the arguments' JSON object; arguments that are not one, such
+/// as a call cut at the output limit, are kept as text under `arguments`), and the `role: tool`
+/// results that follow become `tool_result` blocks of one user message. Other messages are
+/// sent as they are.
+fn messages<'a>(chat: impl Iterator<Item = &'a Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for m in chat {
+        match m.get("role").and_then(Value::as_str) {
+            Some("tool") => {
+                let block = json!({
+                    "type": "tool_result",
+                    "tool_use_id": m.get("tool_call_id").cloned().unwrap_or_default(),
+                    "content": m.get("content").cloned().unwrap_or_default(),
+                });
+                match out.last_mut().and_then(tool_results) {
+                    Some(blocks) => blocks.push(block),
+                    None => out.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+            Some("assistant") if m.get("tool_calls").is_some_and(Value::is_array) => {
+                out.push(assistant_with_calls(m));
+            }
+            _ => out.push(m.clone()),
+        }
+    }
+    out
+}
+
+/// The blocks of a user message of tool results, to add another to.
+fn tool_results(message: &mut Value) -> Option<&mut Vec<Value>> {
+    if message.get("role").and_then(Value::as_str) != Some("user") {
+        return None;
+    }
+    let blocks = message.get_mut("content")?.as_array_mut()?;
+    let all_results = blocks
+        .iter()
+        .all(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
+    all_results.then_some(blocks)
+}
+
+/// An assistant message with chat's `tool_calls`, as text and `tool_use` blocks (an empty text
+/// is left out: Anthropic refuses empty text blocks).
+fn assistant_with_calls(m: &Value) -> Value {
+    let mut blocks = match m.get("content") {
+        Some(Value::String(t)) if !t.is_empty() => vec![json!({"type": "text", "text": t})],
+        Some(Value::Array(parts)) => parts.clone(),
+        _ => Vec::new(),
+    };
+    for call in m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let function = call.get("function");
+        let field = |k: &str| function.and_then(|f| f.get(k)).and_then(Value::as_str);
+        let arguments = field("arguments").unwrap_or("{}");
+        let input = match serde_json::from_str::<Value>(arguments) {
+            Ok(v @ Value::Object(_)) => v,
+            _ => json!({"arguments": arguments}),
+        };
+        blocks.push(json!({
+            "type": "tool_use",
+            "id": call.get("id").cloned().unwrap_or_default(),
+            "name": field("name").unwrap_or_default(),
+            "input": input,
+        }));
+    }
+    json!({"role": "assistant", "content": blocks})
 }
 
 /// A function tool in Anthropic's shape: `{name, description, input_schema}`.

@@ -55,3 +55,6 @@ pub(crate) fn test_spec() -> crate::scenario::RequestSpec {
 
 #[cfg(test)]
 mod whole_tests;
+
+#[cfg(test)]
+mod history_tests;

@@ -78,12 +78,51 @@ fn tool(t: &Tool) -> Value {
     Value::Object(m)
 }
 
-/// The prompt as one string, or the conversation (prompt sets, sessions) as input items.
+/// The prompt as one string, or the conversation (prompt sets, sessions) as input items: an
+/// assistant message's chat `tool_calls` become `function_call` items after its text, and a
+/// `role: tool` result a `function_call_output` item.
 fn input(req: &RequestSpec) -> Value {
     if req.messages.is_empty() {
         return req.prompt.clone().into();
     }
-    Value::Array(req.messages.iter().map(input_item).collect())
+    let mut items = Vec::with_capacity(req.messages.len());
+    for m in &req.messages {
+        let role = m.get("role").and_then(Value::as_str);
+        let calls = m.get("tool_calls").and_then(Value::as_array);
+        match (role, calls) {
+            (Some("tool"), _) => items.push(serde_json::json!({
+                "type": "function_call_output",
+                "call_id": m.get("tool_call_id").cloned().unwrap_or_default(),
+                "output": m.get("content").cloned().unwrap_or_default(),
+            })),
+            (Some("assistant"), Some(calls)) => {
+                let text = m.get("content").filter(|c| match c {
+                    Value::String(t) => !t.is_empty(),
+                    Value::Array(parts) => !parts.is_empty(),
+                    _ => false,
+                });
+                if let Some(text) = text {
+                    let message = serde_json::json!({"role": "assistant", "content": text});
+                    items.push(input_item(&message));
+                }
+                items.extend(calls.iter().map(function_call));
+            }
+            _ => items.push(input_item(m)),
+        }
+    }
+    Value::Array(items)
+}
+
+/// A chat tool call as a `function_call` input item.
+fn function_call(call: &Value) -> Value {
+    let function = call.get("function");
+    let field = |k: &str| function.and_then(|f| f.get(k)).cloned().unwrap_or_default();
+    serde_json::json!({
+        "type": "function_call",
+        "call_id": call.get("id").cloned().unwrap_or_default(),
+        "name": field("name"),
+        "arguments": field("arguments"),
+    })
 }
 
 /// A chat message as a Responses input item: `{role, content}` is one already when its content

@@ -175,6 +175,9 @@ pub struct Spec {
     pub chain_field: Option<&'static str>,
     /// The request may carry function tools (`request.tools`, `tool_choice`).
     pub tools: bool,
+    /// How the provider's tool-call ids start (`call_…`, `toolu_…`): a call ladder makes up for
+    /// an agent's history (`load.agent`) gets an id of the same shape.
+    pub call_id_prefix: &'static str,
     pub caching: PromptCaching,
 }
 
@@ -197,6 +200,7 @@ const OPENAI_CHAT: Spec = Spec {
     stores: false,
     chain_field: None,
     tools: true,
+    call_id_prefix: "call_",
     caching: PromptCaching::Automatic { key: true },
 };
 
@@ -232,6 +236,7 @@ const ANTHROPIC_MESSAGES: Spec = Spec {
     stores: false,
     chain_field: None,
     tools: true,
+    call_id_prefix: "toolu_",
     caching: PromptCaching::Breakpoints,
 };
 

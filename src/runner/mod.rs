@@ -579,7 +579,7 @@ async fn run_step<B: Backend>(
                 let turn = session.as_ref().map(|s| s.turn());
                 let mut rec = one_request(&shared, key, prepared, None, &interrupt).await;
                 if let Some(s) = session.as_mut() {
-                    s.answered(&rec);
+                    s.answered(&mut rec);
                 }
                 if let Some((turn, of)) = turn {
                     (rec.turn, rec.task_turns) = (Some(turn), Some(of));

@@ -107,6 +107,10 @@ async fn agents_take_turns_wait_for_their_tools_and_grow_one_conversation_per_ta
         // Turn order: 1, 2, 3, then the next task from 1.
         let turns: Vec<u32> = mine.iter().map(|r| r.turn.unwrap()).collect();
         assert_eq!(turns, [1, 2, 3, 1, 2, 3], "worker {w}");
+        // The model made no call: a synthetic one followed every turn but a task's last.
+        let sent: Vec<_> = mine.iter().map(|r| r.tool_call_sent).collect();
+        let synthetic = Some(crate::model::ToolCallSent::Synthetic);
+        assert_eq!(sent, [synthetic, synthetic, None].repeat(2), "worker {w}");
         assert!(mine.iter().all(|r| r.task_turns == Some(3)));
         for pair in mine.windows(2) {
             let ended = pair[0].started_at_ms + pair[0].e2e_ms.unwrap();
@@ -167,6 +171,84 @@ async fn agents_take_turns_wait_for_their_tools_and_grow_one_conversation_per_ta
     }
 }
 
+/// With tools declared, an agent's next turn sends the model's own calls back (a stand-in for
+/// the rest of its answer beside them), each answered by a tool result; after an answer without
+/// a call, a synthetic call of the first tool with an id in the dialect's shape. The record
+/// says which, and nothing after a task's last turn.
+#[test]
+fn the_next_turn_sends_the_models_calls_or_a_synthetic_one_and_the_record_says_which() {
+    use crate::model::{ToolCall, ToolCallSent};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "find order 7").unwrap();
+    std::fs::write(
+        dir.path().join("tools.json"),
+        r#"[{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}}]"#,
+    )
+    .unwrap();
+    let yaml = "name: a\ntarget:\n  sim: {}\n  api: anthropic-messages\n  models: [m]\n\
+        request:\n  prompt_file: p.txt\n  tools: tools.json\n  max_tokens: 40\n\
+        load:\n  ladder: [1]\n  requests_per_step: 3\n  \
+        agent: {turns: 3, tool_result_tokens: 20, tool_latency: 0s}\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let backend = Keeper::default();
+    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
+    let mut session = work.session(0, 1).unwrap();
+    let body = |session: &mut crate::runner::workload::Session| -> Vec<Value> {
+        let b = work.prepare(&backend, 0, Some(session)).body;
+        let v: Value = serde_json::from_slice(&b).unwrap();
+        v["messages"].as_array().unwrap().clone()
+    };
+    assert_eq!(body(&mut session).len(), 1);
+    let mut answered = RequestRecord {
+        output_tokens: Some(12),
+        tool_call_tokens: Some(8),
+        calls: vec![ToolCall {
+            id: "toolu_01model".into(),
+            name: "get_order".into(),
+            arguments: r#"{"n": 7}"#.into(),
+        }],
+        ..Default::default()
+    };
+    session.answered(&mut answered);
+    assert_eq!(answered.tool_call_sent, Some(ToolCallSent::Model));
+    assert!(answered.calls.is_empty(), "the calls went to the history");
+    let m = body(&mut session);
+    assert_eq!(m.len(), 3);
+    assert_eq!(m[1]["role"], "assistant");
+    assert_eq!(m[1]["content"], crate::scenario::synthetic_prompt(4));
+    assert_eq!(
+        m[1]["tool_calls"],
+        json!([{"id": "toolu_01model", "type": "function",
+                "function": {"name": "get_order", "arguments": "{\"n\": 7}"}}])
+    );
+    assert_eq!(m[2]["role"], "tool");
+    assert_eq!(m[2]["tool_call_id"], "toolu_01model");
+    let mut text_only = RequestRecord {
+        output_tokens: Some(5),
+        ..Default::default()
+    };
+    session.answered(&mut text_only);
+    assert_eq!(text_only.tool_call_sent, Some(ToolCallSent::Synthetic));
+    let m = body(&mut session);
+    assert_eq!(m.len(), 5);
+    assert_eq!(m[3]["content"], crate::scenario::synthetic_prompt(5));
+    let call = &m[3]["tool_calls"][0];
+    let id = call["id"].as_str().unwrap();
+    assert!(id.starts_with("toolu_"), "{id}");
+    assert_eq!(
+        call["function"],
+        json!({"name": "get_order", "arguments": "{}"})
+    );
+    assert_eq!(m[4]["tool_call_id"], id);
+    let mut last = RequestRecord {
+        output_tokens: Some(5),
+        ..Default::default()
+    };
+    session.answered(&mut last);
+    assert_eq!(last.tool_call_sent, None);
+    assert_eq!(body(&mut session).len(), 1, "a new task");
+}
+
 #[test]
 fn agents_draw_their_tasks_from_ranges_seeded_per_worker() {
     let dir = tempfile::tempdir().unwrap();
@@ -187,12 +269,12 @@ fn agents_draw_their_tasks_from_ranges_seeded_per_worker() {
         for _ in 0..8 {
             let (turn, of) = session.turn();
             turns.push((turn, of));
-            let ok = RequestRecord {
+            let mut ok = RequestRecord {
                 output_tokens: Some(3),
                 ..Default::default()
             };
             work.prepare(&backend, 0, Some(&mut session));
-            session.answered(&ok);
+            session.answered(&mut ok);
             let wait = session.take_wait();
             if turn < of {
                 assert!((100..=200).contains(&wait.as_millis()), "{wait:?}");

@@ -8,7 +8,7 @@
 
 use super::replay;
 use crate::client::Backend;
-use crate::model::RequestRecord;
+use crate::model::{RequestRecord, ToolCallSent};
 use crate::scenario::agent::Agent;
 use crate::scenario::arrivals::step_seed;
 use crate::scenario::trace::Trace;
@@ -46,6 +46,20 @@ pub struct StepWorkload {
     /// Texts per request (`request.batch`, embeddings); above 1 with a prompt set, each request
     /// takes that many prompts of the set and builds its own body.
     batch: u32,
+    /// How an agent's synthetic tool call looks (`load.agent`).
+    calls: SyntheticCalls,
+}
+
+/// What an agent's synthetic tool call (after an answer without one) is: with tools declared
+/// (`request.tools`), a call of the first tool with `{}` for arguments and an id in the
+/// dialect's shape; without, the text form (a real API refuses a call of a tool it was not
+/// given).
+#[derive(Debug, Clone, Default)]
+struct SyntheticCalls {
+    /// The first declared tool's name.
+    tool: Option<String>,
+    /// The dialect's call ids' prefix (`call_`, `toolu_`).
+    id_prefix: &'static str,
 }
 
 /// One request's body and the `max_tokens` it asked for (`None`: it sent no limit).
@@ -75,6 +89,9 @@ struct AgentTask {
     prompt: usize,
     /// What the worker waits before its next request: the tool's latency and the think time.
     wait: Duration,
+    /// The task's number in the process (its mark's), for its synthetic calls' ids.
+    task: u64,
+    calls: SyntheticCalls,
 }
 
 impl StepWorkload {
@@ -122,6 +139,14 @@ impl StepWorkload {
             },
             batch,
             agent: scenario.load.agent,
+            calls: SyntheticCalls {
+                tool: base
+                    .tools
+                    .as_ref()
+                    .and_then(|t| t.list.first())
+                    .map(|t| t.name.clone()),
+                id_prefix: scenario.target.api.spec().call_id_prefix,
+            },
         }
     }
 
@@ -129,7 +154,11 @@ impl StepWorkload {
     /// rerun draws the same tasks), a session of `turns` > 1, or none.
     pub fn session(&self, worker: u32, turns: u32) -> Option<Session> {
         match self.agent {
-            Some(spec) => Some(Session::agent(spec, step_seed(self.seed, worker ^ 0xa6e7))),
+            Some(spec) => Some(Session::agent(
+                spec,
+                step_seed(self.seed, worker ^ 0xa6e7),
+                self.calls.clone(),
+            )),
             None => (turns > 1).then(|| Session::new(turns)),
         }
     }
@@ -217,6 +246,7 @@ impl StepWorkload {
         if s.turn == 0 {
             task.prompt = i;
             let id = TASK_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            task.task = id;
             let mark = format!("[task {}-{id:x}] ", self.run_tag);
             let mut first = user_messages(&self.specs[i]);
             let text = first
@@ -266,13 +296,15 @@ impl Session {
     }
 
     /// An agent, its draws seeded by `seed`, at the start of its first task.
-    fn agent(spec: Agent, seed: u64) -> Session {
+    fn agent(spec: Agent, seed: u64, calls: SyntheticCalls) -> Session {
         let mut s = Session::new(1);
         s.agent = Some(AgentTask {
             spec,
             rng: StdRng::seed_from_u64(seed),
             prompt: 0,
             wait: Duration::ZERO,
+            task: 0,
+            calls,
         });
         s.next_task();
         s
@@ -303,32 +335,75 @@ impl Session {
         }
     }
 
-    /// After an agent's turn: the answer joins the task (a stand-in of its size) with a
-    /// synthetic tool call, then the tool's result of the drawn size, sent after the tool's
-    /// latency and the think time. The last turn, or a failed one (the agent gives up), starts
-    /// the next task.
-    fn agent_answered(&mut self, rec: &RequestRecord) {
+    /// After an agent's turn: the answer joins the task with the model's tool calls, or, when
+    /// it made none, a stand-in of its size and a synthetic call (`SyntheticCalls`); then one
+    /// tool result per call, each of a size drawn from `tool_result_tokens`, sent after the
+    /// tool's latency and the think time. The record says whose call was sent
+    /// (`tool_call_sent`). The last turn, or a failed one (the agent gives up), starts the next
+    /// task. The history is kept in chat's shape (an assistant message with `tool_calls`, then
+    /// `role: tool` messages); each dialect's body builder converts it.
+    fn agent_answered(&mut self, rec: &mut RequestRecord) {
         self.turn += 1;
+        let calls = std::mem::take(&mut rec.calls);
         if self.turn >= self.turns || !rec.is_ok() {
             self.next_task();
             return;
         }
         let turn = self.turn;
         let a = self.agent.as_mut().expect("an agent's session");
-        let n = rec.output_tokens.unwrap_or(1).clamp(1, 100_000) as u32;
-        let call = format!(
-            "{}\n<tool_call>{{\"id\": \"call_{turn}\", \"name\": \"run_tool\", \"arguments\": {{\"step\": {turn}}}}}</tool_call>",
-            synthetic_prompt(n)
-        );
-        self.history
-            .push(json!({"role": "assistant", "content": call}));
-        let size = a.spec.tool_result_tokens.at(a.rng.gen());
-        let result = format!(
-            "<tool_result id=\"call_{turn}\">{}</tool_result>",
-            synthetic_prompt(size)
-        );
-        self.history
-            .push(json!({"role": "user", "content": result}));
+        let output = rec.output_tokens.unwrap_or(1).min(100_000);
+        let mut results = Vec::new();
+        if !calls.is_empty() {
+            rec.tool_call_sent = Some(ToolCallSent::Model);
+            // The answer's tokens beside its calls' arguments (counted as they streamed, else
+            // estimated at four characters a token) are text.
+            let args = rec.tool_call_tokens.unwrap_or_else(|| {
+                let chars: usize = calls.iter().map(|c| c.arguments.len()).sum();
+                chars.div_ceil(4) as u64
+            });
+            let rest = output.saturating_sub(args) as u32;
+            let content = (rest > 0).then(|| synthetic_prompt(rest));
+            let list: Vec<Value> = calls
+                .iter()
+                .map(|c| call_json(&c.id, &c.name, &c.arguments))
+                .collect();
+            self.history
+                .push(json!({"role": "assistant", "content": content, "tool_calls": list}));
+            results.extend(calls.into_iter().map(|c| c.id));
+        } else {
+            rec.tool_call_sent = Some(ToolCallSent::Synthetic);
+            let text = synthetic_prompt(output.max(1) as u32);
+            match &a.calls.tool {
+                Some(tool) => {
+                    let id = format!("{}ladder{:x}t{turn}", a.calls.id_prefix, a.task);
+                    self.history
+                        .push(json!({"role": "assistant", "content": text,
+                        "tool_calls": [call_json(&id, tool, "{}")]}));
+                    results.push(id);
+                }
+                None => {
+                    // No tool declared: the call and its result as text.
+                    let call = format!(
+                        "{text}\n<tool_call>{{\"id\": \"call_{turn}\", \"name\": \"run_tool\", \"arguments\": {{\"step\": {turn}}}}}</tool_call>"
+                    );
+                    self.history
+                        .push(json!({"role": "assistant", "content": call}));
+                    let size = a.spec.tool_result_tokens.at(a.rng.gen());
+                    let result = format!(
+                        "<tool_result id=\"call_{turn}\">{}</tool_result>",
+                        synthetic_prompt(size)
+                    );
+                    self.history
+                        .push(json!({"role": "user", "content": result}));
+                }
+            }
+        }
+        for id in results {
+            let size = a.spec.tool_result_tokens.at(a.rng.gen());
+            self.history.push(
+                json!({"role": "tool", "tool_call_id": id, "content": synthetic_prompt(size)}),
+            );
+        }
         let latency = a.spec.tool_latency.at(a.rng.gen());
         a.wait = latency + a.spec.think_time.at(a.rng.gen());
     }
@@ -337,7 +412,7 @@ impl Session {
     /// ladder does not keep response text; in a chained session, the answer's id), and after
     /// its turns a new conversation starts. A failed turn leaves a chain nothing to continue:
     /// the next request starts a new conversation.
-    pub fn answered(&mut self, rec: &RequestRecord) {
+    pub fn answered(&mut self, rec: &mut RequestRecord) {
         if self.agent.is_some() {
             return self.agent_answered(rec);
         }
@@ -352,6 +427,11 @@ impl Session {
         self.history
             .push(json!({"role": "assistant", "content": synthetic_prompt(n)}));
     }
+}
+
+/// A tool call in chat's shape, the neutral form of a conversation's calls.
+fn call_json(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }
 
 /// A prompt-set item as a spec: its text or messages, and its own `max_tokens`.
@@ -429,10 +509,10 @@ mod tests {
     fn sessions_grow_by_the_answer_and_restart_after_the_last_turn() {
         let mut s = Session::new(2);
         s.history.push(json!({"role": "user", "content": "a"}));
-        s.answered(&ok(3, None));
+        s.answered(&mut ok(3, None));
         assert_eq!(s.history.len(), 2);
         assert_eq!(s.history[1]["content"], synthetic_prompt(3));
-        s.answered(&ok(3, None));
+        s.answered(&mut ok(3, None));
         assert!(s.history.is_empty() && s.turn == 0);
     }
 
@@ -467,6 +547,7 @@ mod tests {
             trace: None,
             agent: None,
             batch: 1,
+            calls: SyntheticCalls::default(),
         };
         let body = |s: &mut Session, n| -> Value {
             serde_json::from_slice(&work.prepare(&Echo, n, Some(s)).body).unwrap()
@@ -475,7 +556,7 @@ mod tests {
         let first = body(&mut s, 0);
         assert_eq!(first["messages"].as_array().unwrap().len(), 1);
         assert!(first["extra"].get("previous_response_id").is_none());
-        s.answered(&ok(5, Some("resp_1")));
+        s.answered(&mut ok(5, Some("resp_1")));
         let second = body(&mut s, 1);
         assert_eq!(
             second["messages"],
@@ -483,11 +564,11 @@ mod tests {
         );
         assert_eq!(second["extra"]["previous_response_id"], "resp_1");
         // A failed turn leaves nothing to continue: the next request starts over.
-        let failed = RequestRecord {
+        let mut failed = RequestRecord {
             error_class: Some(crate::model::ErrorClass::Http5xx),
             ..Default::default()
         };
-        s.answered(&failed);
+        s.answered(&mut failed);
         let third = body(&mut s, 2);
         assert_eq!(third["messages"].as_array().unwrap().len(), 1);
         assert!(third["extra"].get("previous_response_id").is_none());

@@ -5,6 +5,7 @@
 //! fault injection. `/sim/stats` and `/sim/truth` expose what the server did, for comparison with
 //! what the client measured.
 
+mod calls;
 mod faults;
 mod limits;
 mod params;

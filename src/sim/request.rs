@@ -33,6 +33,8 @@ pub struct SimRequest {
     pub tool: Option<String>,
     /// `tool_choice` asks for a call (`required`, Anthropic's `any`, or one named tool).
     pub tool_required: bool,
+    /// The ids of the tool calls the conversation's results answer (`sim::calls`).
+    pub answers: Vec<String>,
     /// An embeddings request's texts (1 for a string `input`), the vector size it asks for
     /// (`dimensions`) and whether it wants base64 (`encoding_format`); `None` elsewhere.
     pub embed: Option<Embed>,
@@ -135,6 +137,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         .chain(spec.prompt_fields.iter().filter_map(|f| prompt.get(*f)))
         .collect();
     let chars: usize = parts.iter().map(|v| text_chars(v)).sum();
+    let answers = super::calls::answered(&parts)?;
     let mut text = String::new();
     for v in &parts {
         push_text(v, &mut text);
@@ -153,6 +156,7 @@ pub fn parse(api: Api, body: &[u8]) -> Result<SimRequest, String> {
         cache_control,
         tool,
         tool_required,
+        answers,
         embed,
     })
 }
@@ -342,6 +346,7 @@ mod tests {
                 cache_control: false,
                 tool: None,
                 tool_required: false,
+                answers: Vec::new(),
                 embed: None,
             }
         );

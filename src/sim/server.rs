@@ -324,6 +324,7 @@ fn screen(
         }
     }
     truth.model.clone_from(&req.model);
+    truth.answers.clone_from(&req.answers);
     if p.known_models_only && !p.knows_model(&req.model) {
         let r = respond::model_not_found(anthropic, &req.model, &rid);
         return Err(Box::new((404, r)));
@@ -405,6 +406,7 @@ fn planned(
         .with_reasoning(p.reasoning_tokens);
     if let Some(tool) = called(p, req, seed) {
         frames = frames.with_tool_call(tool, n);
+        truth.tool_call = frames.call_id();
     }
     // Streamed reasoning goes out as deltas after TTFT; hidden reasoning is decoded within it.
     let streamed = p.stream_reasoning && req.stream && frames.can_stream_reasoning();

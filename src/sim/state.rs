@@ -56,6 +56,12 @@ pub struct TruthRecord {
     pub status: u16,
     /// Injected fault, by its parameter name.
     pub fault: Option<String>,
+    /// The id of the tool call the answer made, when it made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call: Option<String>,
+    /// The ids of the tool calls the request's tool results answered (`sim::calls`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<String>,
 }
 
 /// Counters served at `/sim/stats`.

@@ -165,6 +165,16 @@ impl Frames {
         self
     }
 
+    /// The id of the answer's tool call, when it is one: the dialect's call prefix and the
+    /// answer's own id after its prefix (`call_sim7`, `toolu_sim7`), as its frames say it.
+    pub fn call_id(&self) -> Option<String> {
+        let spec = self.dialect.spec();
+        let suffix = self.id.strip_prefix(spec.id_prefix).unwrap_or(&self.id);
+        self.call
+            .as_ref()
+            .map(|_| format!("{}{suffix}", spec.call_id_prefix))
+    }
+
     /// The fixed parts of an answer token's frame, for the answer's kind (text or a call's
     /// arguments) and place (after streamed reasoning or not).
     fn set_token_parts(&mut self) {

@@ -4,9 +4,10 @@
 //! `itl_hist` (the request's inter-token gaps as a log-spaced histogram, `stats::itl`) and
 //! `resent_stale` (sent again on a new connection after a closed keep-alive connection lost it),
 //! the server's timings and ids, `cost` (at the scenario's `pricing:`, docs/cost.md),
-//! `cache_write_tokens` and the tool calls of the answer (`tool_calls, tool_call_tokens`). Error
-//! text is
-//! kept on one line per record; the reader accepts files without the appended columns.
+//! `cache_write_tokens`, the tool calls of the answer (`tool_calls, tool_call_tokens`), the
+//! request's turn (`turn, task_turns`) and, for an agent's turn, whose tool call the next turn
+//! sent (`tool_call_sent`: `model` or `synthetic`). Error text is kept on one line per record;
+//! the reader accepts files without the appended columns.
 
 use super::columns::{self, col, optional, Column};
 use super::csv_io::{first_appearance, read_csv, COST, MS};
@@ -137,6 +138,12 @@ static COLUMNS: &[Column<RequestRecord>] = &[
     optional(col!(tool_call_tokens: opt "a token count")),
     optional(col!(turn: opt "a turn number")),
     optional(col!(task_turns: opt "a turn count")),
+    optional(col!(tool_call_sent: with
+        |r, out| out.push_str(r.tool_call_sent.map_or("", |s| s.as_str())),
+        |row, r| {
+            r.tool_call_sent = row.opt("tool_call_sent", "model, synthetic or empty")?;
+            Ok(())
+        })),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -219,6 +226,7 @@ pub(super) mod tests {
             cost: Some(0.002_680_125),
             turn: Some(2),
             task_turns: Some(6),
+            tool_call_sent: Some(crate::model::ToolCallSent::Synthetic),
             cache_write_tokens: Some(24),
             tool_calls: Some(2),
             tool_call_tokens: Some(31),
@@ -267,9 +275,12 @@ pub(super) mod tests {
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
                  server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens,\
-                 tool_calls,tool_call_tokens,turn,task_turns"
+                 tool_calls,tool_call_tokens,turn,task_turns,tool_call_sent"
         ));
-        assert!(text.contains(",0.002680125,24,2,31,2,6\n"), "{text}");
+        assert!(
+            text.contains(",0.002680125,24,2,31,2,6,synthetic\n"),
+            "{text}"
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("requests.csv");
         std::fs::write(&path, bytes).unwrap();
@@ -332,6 +343,7 @@ pub(super) mod tests {
             tool_call_tokens: None,
             turn: None,
             task_turns: None,
+            tool_call_sent: None,
             ..request("m", 1, 0, 0)
         };
         assert_eq!(back, vec![expected]);

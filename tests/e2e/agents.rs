@@ -300,3 +300,90 @@ fn plan_sizes_agents_from_the_runs_summary() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(err.contains("no complete agent tasks"), "{err}");
 }
+
+/// Issue 38, part 2: with tools declared and a simulator that calls them
+/// (`tool_call_share: 1`), an agent's next turn sends the model's own call back, streamed or
+/// not, in every dialect: the record says `model`, and the simulator's truth shows the next
+/// request answering the very call id the previous answer made (a result that answers no call is
+/// refused with 400, so every turn succeeding shows the history valid). A simulator that never
+/// calls (`tool_call_share: 0`) gets synthetic calls of the first tool, recorded `synthetic`,
+/// and still answered by id. A task's last turn says nothing.
+#[test]
+fn an_agents_next_turn_sends_the_models_own_call_or_a_synthetic_one() {
+    let p = Project::new();
+    std::fs::write(
+        p.path().join("scenarios/tools.json"),
+        r#"[{"type": "function", "function": {"name": "run_tests", "description": "Runs the tests",
+             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}]"#,
+    )
+    .unwrap();
+    for api in ["openai-chat", "anthropic-messages", "openai-responses"] {
+        for (share, stream, sent) in [
+            (1, true, "model"),
+            (1, false, "model"),
+            (0, true, "synthetic"),
+        ] {
+            let name = format!("agent-{api}-{share}-{stream}");
+            let yaml = format!(
+                "name: {name}\ntarget:\n  api: {api}\n  sim: {{ttft: 5ms, tpot: 1ms, output_tokens: 6, \
+                 tool_call_share: {share}, prefix_cache: true}}\n  models: [sim-model]\n\
+                 request:\n  prompt_file: prompts/p.txt\n  tools: tools.json\n  max_tokens: 16\n  \
+                 stream: {stream}\n  cache: auto\nload:\n  ladder: [2]\n  requests_per_worker: 3\n  \
+                 agent: {{turns: 3, tool_result_tokens: 30, tool_latency: 0s}}\n"
+            )
+            .replace("  cache: auto\n", if api == "anthropic-messages" { "  cache: auto\n" } else { "" });
+            let f = p.scenario(&name, &yaml);
+            p.ladder()
+                .args(["run", "--quiet"])
+                .arg(&f)
+                .assert()
+                .success();
+            let dir = &p.run_dirs(&name)[0];
+            let text = std::fs::read_to_string(dir.join("sim_truth.json")).unwrap();
+            let truth: Vec<ladder::sim::TruthRecord> = serde_json::from_str(&text).unwrap();
+            let truth: std::collections::HashMap<&str, &ladder::sim::TruthRecord> =
+                truth.iter().map(|t| (t.request_id.as_str(), t)).collect();
+            let (h, mut rows) = read_csv(&dir.join("requests.csv"));
+            assert_eq!(rows.len(), 6, "{name}");
+            let cell = |r: &Vec<String>, c: &str| r[col(&h, c)].clone();
+            rows.sort_by_key(|r| (cell(r, "worker"), cell(r, "seq").parse::<u32>().unwrap()));
+            for pair in rows.windows(2) {
+                let (before, after) = (&pair[0], &pair[1]);
+                assert_eq!(cell(before, "status"), "ok", "{name}: {before:?}");
+                if cell(before, "worker") != cell(after, "worker") {
+                    continue;
+                }
+                let turn = cell(before, "turn");
+                let want = if turn == "3" { "" } else { sent };
+                assert_eq!(cell(before, "tool_call_sent"), want, "{name}: {before:?}");
+                if turn == "3" {
+                    continue;
+                }
+                let (t0, t1) = (
+                    truth[cell(before, "request_id").as_str()],
+                    truth[cell(after, "request_id").as_str()],
+                );
+                let answered = t1
+                    .answers
+                    .last()
+                    .unwrap_or_else(|| panic!("{name}: {t1:?}"));
+                match &t0.tool_call {
+                    // The model's call, answered by its own id.
+                    Some(id) => {
+                        assert_eq!(sent, "model", "{name}");
+                        assert_eq!(answered, id, "{name}");
+                    }
+                    None => {
+                        assert_eq!(sent, "synthetic", "{name}");
+                        let prefix = if api == "anthropic-messages" {
+                            "toolu_"
+                        } else {
+                            "call_"
+                        };
+                        assert!(answered.starts_with(prefix), "{name}: {answered}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -345,6 +345,20 @@ fn tool_calls_stream_in_each_dialects_shape_and_read_back_as_calls() {
             let parsed: Value =
                 serde_json::from_str(&args).unwrap_or_else(|e| panic!("{e}: {args}"));
             assert_eq!(parsed, serde_json::json!({"q": text(5)}), "{what}");
+            // Kept by ladder's readers (an agent's next turn): the id the truth names.
+            let mut log = crate::client::calls::CallLog::default();
+            let keep = crate::client::dialect::of(api).calls;
+            crate::client::sse::SseParser::new()
+                .feed_each(&bytes, |ev| keep(ev.event, ev.data, &mut log))
+                .expect("valid SSE");
+            let kept = log.into_calls();
+            assert_eq!(kept.len(), 1, "{what}");
+            assert_eq!(Some(&kept[0].id), f.call_id().as_ref(), "{what}");
+            assert!(kept[0].id.starts_with(api.spec().call_id_prefix), "{what}");
+            assert_eq!(
+                (kept[0].name.as_str(), kept[0].arguments.as_str()),
+                ("get_weather", args.as_str())
+            );
             let finish = s.finish_reason.as_deref();
             match api {
                 Api::OpenAiChat => assert_eq!(finish, Some("tool_calls"), "{what}"),
