@@ -7,7 +7,9 @@
 # usage agrees with what `ladder run --api openai-responses` recorded for the same request
 # (compat/openai_sdk.py says what each check is); its `embeddings.create` parses /v1/embeddings
 # (float, base64, dimensions, a batch) and agrees with what `ladder run --api openai-embeddings`
-# recorded (compat/openai_sdk_embeddings.py).
+# recorded (compat/openai_sdk_embeddings.py). With the `anthropic` SDK beside it, the bodies of an
+# agent's turns (issue 38: the model's or a synthetic tool call sent back, in chat, Anthropic and
+# Responses shapes) validate against both SDKs' request types (compat/agent_bodies.py).
 #
 # Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat), LADDER (the binary).
 set -euo pipefail
@@ -15,17 +17,18 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
 LADDER=${LADDER:-$ROOT/target/release/ladder}
 OPENAI=3.51.0
+ANTHROPIC=2.17.0
 mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 DIR="$SCRATCH/openai-sdk"
 PY="$DIR/venv/bin/python"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$SCRATCH/pip-cache"
 [ -x "$LADDER" ] || { echo "openai-sdk: $LADDER not found; run make build" >&2; exit 1; }
-if ! "$PY" -c "import importlib.metadata as m; assert m.version('openai') == '$OPENAI'" 2>/dev/null; then
-  echo "== install openai $OPENAI (PyPI) into $DIR/venv"
+if ! "$PY" -c "import importlib.metadata as m; assert m.version('openai') == '$OPENAI' and m.version('anthropic') == '$ANTHROPIC'" 2>/dev/null; then
+  echo "== install openai $OPENAI and anthropic $ANTHROPIC (PyPI) into $DIR/venv"
   rm -rf "$DIR/venv"
   python3 -m venv "$DIR/venv"
-  "$DIR/venv/bin/pip" install --quiet "openai==$OPENAI"
+  "$DIR/venv/bin/pip" install --quiet "openai==$OPENAI" "anthropic==$ANTHROPIC"
 fi
 rm -rf "$DIR/work" && mkdir -p "$DIR/work/recorded"
 PIDS=()
@@ -96,3 +99,6 @@ YAML
 "$LADDER" run --quiet --no-color "$DIR/work/embeddings.yaml" --out "$DIR/work/emb-runs"
 ECSV=$(ls -t "$DIR"/work/emb-runs/*/*/requests.csv | head -1)
 "$PY" "$ROOT/compat/openai_sdk_embeddings.py" "$EMBED" "$ECSV" 4 "Say hello."
+
+echo "== an agent's request bodies (3 turns, model and synthetic calls) against the SDKs' request types"
+"$PY" "$ROOT/compat/agent_bodies.py" "$LADDER" "$DIR/work/agents"
