@@ -265,7 +265,8 @@ fn steps_of<'a>(rows: &'a [StepSummary], model: &str) -> Vec<&'a StepSummary> {
 
 /// The conversations of a model's steps (agents, sessions: `stats::turns`): the header and a
 /// row per step: the cache hit share overall and by turn, TTFT P50/P90 of first and later
-/// turns, complete tasks, their end-to-end time and tokens. `None` when no step had turns.
+/// turns, complete tasks, their end-to-end time and tokens, and for agents the share of
+/// synthetic tool calls sent back. `None` when no step had turns.
 pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     if steps
         .iter()
@@ -273,7 +274,7 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
     {
         return None;
     }
-    let header = [
+    let mut header = vec![
         unit_header(steps.first().map(|r| r.ladder_unit)),
         "cache hit",
         "cache hit by turn",
@@ -283,6 +284,11 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
         "task E2E P50/P90",
         "tokens/task",
     ];
+    // Agents: how many of the calls sent back were made up (the model made none).
+    let synthetic = steps.iter().any(|r| r.synthetic_call_share.is_some());
+    if synthetic {
+        header.push("synthetic calls");
+    }
     let pair = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (None, None) => "-".to_string(),
         _ => format!("{} / {}", fmt_ms(a), fmt_ms(b)),
@@ -305,7 +311,7 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
                     format!("{gap}{t}: {:.0}%", s * 100.0)
                 })
                 .collect();
-            vec![
+            let mut row = vec![
                 r.concurrency.to_string(),
                 fmt_share(r.cache_hit_share()),
                 if shown.is_empty() {
@@ -319,10 +325,14 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
                 pair(r.task_e2e_p50_ms, r.task_e2e_p90_ms),
                 r.task_tokens_mean
                     .map_or_else(|| "-".into(), |t| thousands(t.round() as u64)),
-            ]
+            ];
+            if synthetic {
+                row.push(fmt_share(r.synthetic_call_share));
+            }
+            row
         })
         .collect();
-    Some((header.map(String::from).to_vec(), rows))
+    Some((header.into_iter().map(String::from).collect(), rows))
 }
 
 /// Side-by-side comparison per step (streams, then per model TTFT P90, TPOT P50, TPM, failed

@@ -237,3 +237,19 @@ fn embeddings_models_compare_by_e2e_and_input_tokens() {
         "{table}"
     );
 }
+
+/// The conversations of agents say how many of the calls sent back were synthetic; a session's
+/// (no calls sent) has no such column.
+#[test]
+fn agents_conversations_show_the_synthetic_call_share() {
+    let mut step = row("m", 1, 4, [100.0, 150.0, 200.0], 4.0);
+    step.cache_hit_by_turn = "1:0.980 2:0.650".into();
+    step.tasks = 8;
+    let (header, cells) = conversation_cells(&[&step]).unwrap();
+    assert!(!header.iter().any(|h| h == "synthetic calls"), "{header:?}");
+    step.synthetic_call_share = Some(0.25);
+    let (header, cells_agents) = conversation_cells(&[&step]).unwrap();
+    assert_eq!(header.last().unwrap(), "synthetic calls");
+    assert_eq!(cells_agents[0].last().unwrap(), "25.0%");
+    assert_eq!(cells_agents[0].len(), cells[0].len() + 1);
+}

@@ -205,6 +205,11 @@ pub struct StepSummary {
     pub task_e2e_mean_ms: Option<f64>,
     #[serde(default)]
     pub task_turns_mean: Option<f64>,
+    /// Agents: of the successful turns a next turn followed, the share after which ladder sent
+    /// a synthetic tool call (the model made none) rather than the model's own
+    /// (`RequestRecord::tool_call_sent`); `None` without such turns.
+    #[serde(default)]
+    pub synthetic_call_share: Option<f64>,
 }
 
 impl StepSummary {

@@ -1,10 +1,11 @@
 //! A step's conversations (`load.agent`, `request.session`): the cache hit share (input tokens
 //! read from the cache ÷ input tokens) overall and by turn, TTFT on first turns and on later
 //! turns, and the complete tasks' end-to-end time (every turn plus the tool and think time
-//! between them) and tokens. Records without a turn add nothing.
+//! between them) and tokens, and for agents the share of turns followed by a synthetic tool call.
+//! Records without a turn add nothing.
 
 use super::{describe, StepSummary};
-use crate::model::RequestRecord;
+use crate::model::{RequestRecord, ToolCallSent};
 use std::collections::BTreeMap;
 
 impl StepSummary {
@@ -50,6 +51,18 @@ pub(super) fn turn_columns(s: &mut StepSummary, records: &[RequestRecord]) {
     let (first, later) = (describe(&first), describe(&later));
     (s.ttft_first_p50_ms, s.ttft_first_p90_ms) = (first.map(|d| d.p50), first.map(|d| d.p90));
     (s.ttft_later_p50_ms, s.ttft_later_p90_ms) = (later.map(|d| d.p50), later.map(|d| d.p90));
+    let sent: Vec<ToolCallSent> = records
+        .iter()
+        .filter(|r| r.is_ok())
+        .filter_map(|r| r.tool_call_sent)
+        .collect();
+    s.synthetic_call_share = (!sent.is_empty()).then(|| {
+        let synthetic = sent
+            .iter()
+            .filter(|t| **t == ToolCallSent::Synthetic)
+            .count();
+        synthetic as f64 / sent.len() as f64
+    });
     let tasks = complete_tasks(records);
     s.tasks = tasks.len() as u64;
     let e2e = describe(&tasks.iter().map(|t| t.0).collect::<Vec<_>>());
@@ -134,6 +147,13 @@ mod tests {
         assert_eq!(s.task_tokens_mean, Some(2020.0));
         assert_eq!(s.task_e2e_mean_ms, Some(500.0));
         assert_eq!(s.task_turns_mean, Some(2.0));
+        assert_eq!(s.synthetic_call_share, None, "no agent: no calls sent");
+        // Agents: the first turns were followed by the model's call (worker 0) and a synthetic
+        // one (worker 1's, whose next turn failed: still sent).
+        records[0].tool_call_sent = Some(ToolCallSent::Model);
+        records[3].tool_call_sent = Some(ToolCallSent::Synthetic);
+        turn_columns(&mut s, &records);
+        assert_eq!(s.synthetic_call_share, Some(0.5));
         let mut plain = StepSummary::default();
         turn_columns(&mut plain, &[RequestRecord::default()]);
         assert_eq!(plain, StepSummary::default(), "no turns, no columns");

@@ -106,6 +106,7 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(task_tokens_mean: opt_fixed RATE, "a number")),
     optional(col!(task_e2e_mean_ms: opt_fixed MS, "milliseconds")),
     optional(col!(task_turns_mean: opt_fixed RATE, "a number")),
+    optional(col!(synthetic_call_share: opt_fixed SHARE, "a share between 0 and 1")),
 ];
 
 /// `summary.csv`'s header, in file order.
@@ -237,6 +238,7 @@ pub(super) mod tests {
             task_tokens_mean: Some(24000.5),
             task_e2e_mean_ms: Some(9500.25),
             task_turns_mean: Some(5.5),
+            synthetic_call_share: Some(0.25),
         }
     }
 
@@ -275,7 +277,7 @@ pub(super) mod tests {
              reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output,\
              cache_hit_by_turn,ttft_first_p50_ms,ttft_first_p90_ms,ttft_later_p50_ms,\
              ttft_later_p90_ms,tasks,task_e2e_p50_ms,task_e2e_p90_ms,task_tokens_mean,\
-             task_e2e_mean_ms,task_turns_mean"
+             task_e2e_mean_ms,task_turns_mean,synthetic_call_share"
         ));
     }
 
@@ -325,7 +327,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(50, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(51, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -381,6 +383,7 @@ pub(super) mod tests {
             task_tokens_mean: None,
             task_e2e_mean_ms: None,
             task_turns_mean: None,
+            synthetic_call_share: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);
