@@ -19,6 +19,8 @@ use rand::Rng;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestIds {
     tag: u64,
+    /// The start every id of the run shares, `RRRRRRRR-RRRR-4`, written once.
+    prefix: [u8; 15],
 }
 
 /// Largest sequence number that fits (15 decimal digits); larger ones wrap.
@@ -32,9 +34,11 @@ impl RequestIds {
 
     /// A given tag (tests; only its low 48 bits are used).
     pub fn with_tag(tag: u64) -> Self {
-        RequestIds {
-            tag: tag & 0xffff_ffff_ffff,
-        }
+        let tag = tag & 0xffff_ffff_ffff;
+        let mut prefix = [0u8; 15];
+        let text = format!("{:08x}-{:04x}-4", tag >> 16, tag & 0xffff);
+        prefix.copy_from_slice(text.as_bytes());
+        RequestIds { tag, prefix }
     }
 
     /// The id of request `seq`'s first attempt (the one requests.csv records).
@@ -49,22 +53,30 @@ impl RequestIds {
     }
 
     /// The id sent with attempt `attempt` (1-based) of request `seq`:
-    /// `{:08x}-{:04x}-4{:03}-8{:03}-{:012}`.
+    /// `{:08x}-{:04x}-4{:03}-8{:03}-{:012}`. The run's part is written once (`prefix`) and the
+    /// numbers with `itoa`: `write!` cost 1.8 k instructions per id, a tenth of the client's
+    /// own work per request (issue 39, part 4; benches/RESULTS.md).
     pub fn attempt(&self, seq: u64, attempt: u32) -> String {
-        use std::fmt::Write as _;
         let seq = seq % SEQ_LIMIT;
         let mut id = String::with_capacity(36);
-        let _ = write!(
-            id,
-            "{:08x}-{:04x}-4{:03}-8{:03}-{:012}",
-            self.tag >> 16,
-            self.tag & 0xffff,
-            attempt.min(999),
-            seq / 1_000_000_000_000,
-            seq % 1_000_000_000_000
-        );
+        id.push_str(std::str::from_utf8(&self.prefix).expect("the prefix is hex digits"));
+        push_zero_padded(&mut id, u64::from(attempt.min(999)), 3);
+        id.push_str("-8");
+        push_zero_padded(&mut id, seq / 1_000_000_000_000, 3);
+        id.push('-');
+        push_zero_padded(&mut id, seq % 1_000_000_000_000, 12);
         id
     }
+}
+
+/// Appends `n` in decimal with at least `width` digits: `format!("{n:0width$}")`.
+fn push_zero_padded(out: &mut String, n: u64, width: usize) {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    for _ in digits.len()..width {
+        out.push('0');
+    }
+    out.push_str(digits);
 }
 
 /// The id of attempt `attempt` of the request whose first-attempt id is `first` (as recorded in

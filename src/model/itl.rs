@@ -113,9 +113,11 @@ impl ItlHistogram {
         out
     }
 
-    /// Appends [`encode`](Self::encode)'s text to `out` (a `requests.csv` cell).
+    /// Appends [`encode`](Self::encode)'s text to `out` (a `requests.csv` cell). Numbers are
+    /// written with `itoa`: with `write!` this cell cost 14 k instructions per request, more
+    /// than the rest of its row (issue 39, part 4; benches/RESULTS.md).
     pub fn encode_into(&self, out: &mut String) {
-        use std::fmt::Write as _;
+        let mut digits = itoa::Buffer::new();
         let mut prev: Option<u16> = None;
         for &(b, c) in &self.bins {
             match prev {
@@ -128,15 +130,15 @@ impl ItlHistogram {
                 }
                 Some(_) => {
                     out.push(' ');
-                    let _ = write!(out, "{b}");
+                    out.push_str(digits.format(b));
                     out.push(':');
                 }
                 None => {
-                    let _ = write!(out, "{b}");
+                    out.push_str(digits.format(b));
                     out.push(':');
                 }
             }
-            let _ = write!(out, "{c}");
+            out.push_str(digits.format(c));
             prev = Some(b);
         }
     }
