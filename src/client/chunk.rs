@@ -38,8 +38,10 @@ pub struct ChunkInfo {
     pub done: bool,
     /// In-band error (error object, `event: error`, `finish_reason: "error"`).
     pub error: Option<InBandError>,
-    /// The server's own timings carried in the body (llama.cpp's `timings`).
-    pub server: Option<super::server_timing::ServerTimings>,
+    /// The server's own timings carried in the body (llama.cpp's `timings`). Boxed: they come
+    /// once a stream, and every event's `ChunkInfo` is moved whole (88 bytes more per event
+    /// copied; issue 39, part 4).
+    pub server: Option<Box<super::server_timing::ServerTimings>>,
     /// Tool calls the model began in this event (chat: a `delta.tool_calls` entry with its id
     /// or name; Anthropic: `content_block_start` of a `tool_use` block; Responses:
     /// `response.output_item.added` of a `function_call`), or a whole answer's calls.

@@ -267,7 +267,7 @@ fn read_chunk(data: &str, dialect: Dialect) -> Result<ChunkInfo, MalformedEvent>
         let st = t.to_server_timings();
         // llama.cpp reports its prompt cache here, not in usage.
         info.cached_tokens = info.cached_tokens.or(st.cached_tokens.filter(|n| *n > 0));
-        info.server = Some(st);
+        info.server = Some(Box::new(st));
     }
     if let Some(err) = chunk.error(false) {
         info.error = Some(err);

@@ -128,8 +128,8 @@ impl StreamTiming {
         if self.error.is_none() {
             self.error.clone_from(&info.error);
         }
-        if info.server.is_some() {
-            self.server = info.server;
+        if let Some(server) = info.server.as_deref() {
+            self.server = Some(*server);
         }
         match info.tool_call_index {
             // A numbered call is begun once, however many deltas name it again.
