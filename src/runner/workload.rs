@@ -78,7 +78,9 @@ pub struct Session {
     previous: Option<String>,
     /// The conversation's turns (`session.turns`, or the agent's draw for this task).
     turns: u32,
-    agent: Option<AgentTask>,
+    /// Boxed: only an agent has it (over 400 bytes with its generator), and a closed-loop worker's
+    /// future, copied whole when spawned, holds the session (issue 39, part 4).
+    agent: Option<Box<AgentTask>>,
 }
 
 /// An agent's draws and its current task.
@@ -298,14 +300,14 @@ impl Session {
     /// An agent, its draws seeded by `seed`, at the start of its first task.
     fn agent(spec: Agent, seed: u64, calls: SyntheticCalls) -> Session {
         let mut s = Session::new(1);
-        s.agent = Some(AgentTask {
+        s.agent = Some(Box::new(AgentTask {
             spec,
             rng: StdRng::seed_from_u64(seed),
             prompt: 0,
             wait: Duration::ZERO,
             task: 0,
             calls,
-        });
+        }));
         s.next_task();
         s
     }
