@@ -17,6 +17,10 @@
 //! `target:`) is validated with `ladder validate` beside a copy of `scenarios/prompts/`.
 //! Blocks whose recipes run need runs to read: the scratch copy starts with two quick runs of
 //! the demo in `runs/demo/` (the simulator sped up with `--sim-set`).
+//!
+//! The runnable blocks are dealt into [`SHARDS`] tests (`the_recipes_that_need_only_the_simulator_run_<k>`),
+//! so that libtest runs them side by side with the other end-to-end tests instead of one test
+//! running them all at the end of `make test`; the shards share one scratch template.
 
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -605,24 +609,17 @@ fn run_block(template: &Path, block: &Block, lines: &[Line]) -> Result<Vec<Strin
 /// What ran of one block, or why it failed.
 type BlockResult = Result<Vec<String>, String>;
 
-/// How many blocks run at once. A recipe mostly waits on the simulator (about 45 s of its
-/// streams for 1 s of CPU), so three side by side keep the CPU as free for the timing-sensitive
-/// tests beside this one as one did, and take a third of the time (300 s -> ~100 s).
-const BLOCKS_AT_ONCE: usize = 3;
+/// How many blocks one shard runs at once. A recipe mostly waits on the simulator (about 45 s
+/// of its streams for 1 s of CPU), so two side by side in each shard cost little CPU.
+const BLOCKS_AT_ONCE: usize = 2;
 
 /// Runs every block in its own copy of the template, `BLOCKS_AT_ONCE` at a time, the ones that
-/// run the most scenarios first; results come back in the blocks' order.
+/// run the most scenarios first; results come back in the blocks' order. `-- --nocapture`
+/// shows each block's time.
 fn run_blocks(
     template: &Path,
     runnable: &[(Block, Vec<Line>)],
 ) -> Vec<Result<Vec<String>, String>> {
-    let runs = |lines: &[Line]| {
-        lines
-            .iter()
-            .filter(|l| why_not_runnable(l).is_none())
-            .filter(|l| l.source.contains("ladder run") || l.source.contains("ladder logs"))
-            .count()
-    };
     let mut order: Vec<usize> = (0..runnable.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(runs(&runnable[i].1)));
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -636,7 +633,15 @@ fn run_blocks(
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(&i) = order.get(k) else { break };
                 let (block, lines) = &runnable[i];
-                *results[i].lock().unwrap() = Some(run_block(template, block, lines));
+                let started = std::time::Instant::now();
+                let result = run_block(template, block, lines);
+                println!(
+                    "block {}:{}: {:.1} s",
+                    block.file,
+                    block.line,
+                    started.elapsed().as_secs_f64()
+                );
+                *results[i].lock().unwrap() = Some(result);
             });
         }
     });
@@ -737,9 +742,18 @@ fn the_parse_check_catches_the_recipes_that_failed_when_copied() {
     }
 }
 
-#[test]
-fn the_recipes_that_need_only_the_simulator_run() {
-    let runnable: Vec<(Block, Vec<Line>)> = sh_blocks()
+/// How many scenario runs a block's runnable lines start (its weight when dealing the shards).
+fn runs(lines: &[Line]) -> usize {
+    lines
+        .iter()
+        .filter(|l| why_not_runnable(l).is_none())
+        .filter(|l| l.source.contains("ladder run") || l.source.contains("ladder logs"))
+        .count()
+}
+
+/// The blocks with a line to run (not fenced `no-run`), with their lines.
+fn runnable_blocks() -> Vec<(Block, Vec<Line>)> {
+    sh_blocks()
         .into_iter()
         .filter(|b| !b.info.split_whitespace().any(|w| w == "no-run"))
         .map(|b| {
@@ -747,7 +761,91 @@ fn the_recipes_that_need_only_the_simulator_run() {
             (b, lines)
         })
         .filter(|(_, lines)| lines.iter().any(|l| why_not_runnable(l).is_none()))
-        .collect();
+        .collect()
+}
+
+/// How many tests the runnable blocks are dealt into.
+const SHARDS: usize = 6;
+
+/// The blocks of shard `k`: all runnable blocks, heaviest first (most scenario runs; ties in
+/// the docs' order), dealt round the shards, so each gets a share of the long ones.
+fn shard(k: usize) -> Vec<(Block, Vec<Line>)> {
+    let mut all = runnable_blocks();
+    all.sort_by_key(|(_, lines)| std::cmp::Reverse(runs(lines)));
+    all.into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % SHARDS == k)
+        .map(|(_, b)| b)
+        .collect()
+}
+
+/// The scratch template the shards share while any of them runs: built by the first, deleted
+/// by the last to finish (a shard that starts after that builds it again).
+static TEMPLATE: std::sync::Mutex<Option<(tempfile::TempDir, usize)>> = std::sync::Mutex::new(None);
+
+/// Runs shard `k`'s blocks; fails naming each block (file and line) that failed and why.
+fn run_shard(k: usize) {
+    let blocks = shard(k);
+    let path = {
+        let mut t = TEMPLATE.lock().unwrap_or_else(|e| e.into_inner());
+        let (dir, users) = t.get_or_insert_with(|| (template(), 0));
+        *users += 1;
+        dir.path().to_path_buf()
+    };
+    let results =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_blocks(&path, &blocks)));
+    {
+        let mut t = TEMPLATE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, users)) = t.as_mut() {
+            *users -= 1;
+            if *users == 0 {
+                *t = None;
+            }
+        }
+    }
+    let results = results.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} recipe block(s) fail when copied:\n\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .map(|f| f.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
+}
+
+/// One test per shard, named `the_recipes_that_need_only_the_simulator_run_<k>`.
+macro_rules! shards {
+    ($($name:ident: $k:expr),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                run_shard($k);
+            }
+        )*
+        #[test]
+        fn every_shard_has_a_test() {
+            assert_eq!([$($k),*].len(), SHARDS);
+        }
+    };
+}
+
+shards! {
+    the_recipes_that_need_only_the_simulator_run_0: 0,
+    the_recipes_that_need_only_the_simulator_run_1: 1,
+    the_recipes_that_need_only_the_simulator_run_2: 2,
+    the_recipes_that_need_only_the_simulator_run_3: 3,
+    the_recipes_that_need_only_the_simulator_run_4: 4,
+    the_recipes_that_need_only_the_simulator_run_5: 5,
+}
+
+/// Every runnable block is in exactly one shard, and the recipes the docs rely on are among the
+/// lines that run (a classifier that skipped them would let the shards pass vacuously).
+#[test]
+fn the_shards_run_every_runnable_block_and_the_key_recipes() {
     // What stays parse-only, and why, for whoever reads this test's output.
     for b in sh_blocks() {
         for l in lex(&b.body) {
@@ -762,21 +860,28 @@ fn the_recipes_that_need_only_the_simulator_run() {
             }
         }
     }
-    let template = template();
-    let template = template.path();
-    let results = run_blocks(template, &runnable);
-    let failures: Vec<&String> = results.iter().filter_map(|r| r.as_ref().err()).collect();
+    let mut dealt: Vec<(String, usize)> = (0..SHARDS)
+        .flat_map(shard)
+        .map(|(b, _)| (b.file, b.line))
+        .collect();
+    dealt.sort();
+    let mut all: Vec<(String, usize)> = runnable_blocks()
+        .into_iter()
+        .map(|(b, _)| (b.file, b.line))
+        .collect();
+    all.sort();
+    assert_eq!(dealt, all, "the shards deal every runnable block once");
     assert!(
-        failures.is_empty(),
-        "{} recipe block(s) fail when copied:\n\n{}",
-        failures.len(),
-        failures
-            .iter()
-            .map(|f| f.as_str())
-            .collect::<Vec<_>>()
-            .join("\n\n")
+        (0..SHARDS).all(|k| !shard(k).is_empty()),
+        "{SHARDS} shards for {} blocks: fewer shards",
+        all.len()
     );
-    let ran: Vec<String> = results.into_iter().flatten().flatten().collect();
+    let ran: Vec<String> = runnable_blocks()
+        .into_iter()
+        .flat_map(|(_, lines)| lines)
+        .filter(|l| why_not_runnable(l).is_none())
+        .map(|l| l.source)
+        .collect();
     for want in [
         "ladder run scenarios/demo.yaml --dry-run",
         "ladder report runs/demo",
@@ -785,7 +890,7 @@ fn the_recipes_that_need_only_the_simulator_run() {
     ] {
         assert!(
             ran.iter().any(|r| r.starts_with(want)),
-            "`{want}` did not run; ran: {ran:#?}"
+            "`{want}` does not run; runs: {ran:#?}"
         );
     }
 }
