@@ -68,12 +68,14 @@ fn served_elsewhere(cx: &Context, status: u16, l: &str) -> Option<Diagnosis> {
             wanted.as_str(),
             cx.api.as_str()
         ))
-        .fix(format!(
-            "set `api: {}` under target: (or --api {}), or pick a model the server serves through {}",
-            wanted.as_str(),
-            wanted.as_str(),
-            cx.api.spec().path
-        )),
+        .fix(cx.api_setting.codex_fix(&[wanted]).unwrap_or_else(|| {
+            format!(
+                "set `api: {}` under target: (or --api {}), or pick a model the server serves through {}",
+                wanted.as_str(),
+                wanted.as_str(),
+                cx.api.spec().path
+            )
+        })),
     )
 }
 
@@ -89,11 +91,11 @@ fn not_served_here(cx: &Context, status: u16, l: &str) -> Option<Diagnosis> {
     if !(mentions && l.contains("model") && refuses(l)) {
         return None;
     }
-    let others: Vec<&str> = Api::ALL
+    let fitting: Vec<Api> = Api::ALL
         .into_iter()
         .filter(|a| *a != cx.api && a.spec().family == cx.api.spec().family)
-        .map(Api::as_str)
         .collect();
+    let others: Vec<&str> = fitting.iter().map(|a| a.as_str()).collect();
     Some(
         Diagnosis::new(
             Kind::ModelWrongApi,
@@ -106,10 +108,12 @@ fn not_served_here(cx: &Context, status: u16, l: &str) -> Option<Diagnosis> {
             "the server knows the model but does not serve it through {path} ({})",
             cx.api.as_str()
         ))
-        .fix(format!(
-            "set target.api (or --api) to the API the server serves this model through ({}), or pick a model it serves through {path}",
-            others.join(" or ")
-        )),
+        .fix(cx.api_setting.codex_fix(&fitting).unwrap_or_else(|| {
+            format!(
+                "set target.api (or --api) to the API the server serves this model through ({}), or pick a model it serves through {path}",
+                others.join(" or ")
+            )
+        })),
     )
 }
 
@@ -155,6 +159,7 @@ mod tests {
             api_version: None,
             scenario_file: None,
             limit_field: LimitField::parse("max_completion_tokens").unwrap(),
+            api_setting: Default::default(),
         }
     }
 
@@ -196,6 +201,36 @@ mod tests {
         assert!(all.contains("openai-chat or openai-completions"), "{all}");
         // A 404 for an unknown path says nothing about the model.
         assert!(diagnose(&responses, 404, "Invalid URL (POST /v1/responses)").is_none());
+    }
+
+    #[test]
+    fn from_a_codex_config_the_fix_is_its_wire_api() {
+        let key = inspect(None, Api::OpenAiChat, "api.openai.com");
+        let mut responses = cx(Api::OpenAiResponses, &key);
+        responses.api_setting = crate::check::diagnosis::ApiSetting::Codex {
+            config: "/home/u/.codex/config.toml".into(),
+            provider: "local".into(),
+            built_in: false,
+        };
+        let msg = "The model gpt-3.5-turbo-instruct is not supported with the Responses API.";
+        let all = said(&diagnose(&responses, 400, msg).expect("a diagnosis"));
+        assert!(
+            all.contains(
+                "set `wire_api = \"chat\"` in [model_providers.local] of /home/u/.codex/config.toml"
+            ),
+            "{all}"
+        );
+        assert!(!all.contains("target.api"), "{all}");
+        responses.api_setting = crate::check::diagnosis::ApiSetting::Codex {
+            config: "/home/u/.codex/config.toml".into(),
+            provider: "openai".into(),
+            built_in: true,
+        };
+        let all = said(&diagnose(&responses, 400, msg).expect("a diagnosis"));
+        assert!(
+            all.contains("built-in provider `openai`") && all.contains("wire_api = \"chat\""),
+            "{all}"
+        );
     }
 
     #[test]

@@ -239,6 +239,7 @@ mod tests {
             api_version,
             scenario_file: Some(Path::new("scenarios/azure-openai.yaml")),
             limit_field: crate::scenario::LimitField::parse("max_completion_tokens").unwrap(),
+            api_setting: Default::default(),
         };
         diagnose(&cx, status, Some(code), message)
     }

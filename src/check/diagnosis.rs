@@ -28,6 +28,66 @@ pub struct Context<'a> {
     pub scenario_file: Option<&'a std::path::Path>,
     /// The field the request's output-token limit was sent under.
     pub limit_field: crate::scenario::LimitField,
+    /// Where the dialect was chosen, for fixes that change it.
+    pub api_setting: ApiSetting,
+}
+
+/// Where a target's API dialect was chosen, so that a fix says how to change it there.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ApiSetting {
+    /// A scenario's `target.api`, or `--api`.
+    #[default]
+    Target,
+    /// A provider's `wire_api` in Codex CLI's `config.toml` (`check --from codex`).
+    Codex {
+        config: std::path::PathBuf,
+        /// The provider's id (`model_providers.<id>`).
+        provider: String,
+        /// Codex's built-in provider: the file has no table of it to change.
+        built_in: bool,
+    },
+}
+
+impl ApiSetting {
+    /// The fix in Codex's terms that makes it speak the first of `apis` (those that would fit,
+    /// best first) that Codex can speak; `None` when the dialect was not chosen by Codex's
+    /// config (the caller then names `target.api` and `--api`).
+    pub fn codex_fix(&self, apis: &[Api]) -> Option<String> {
+        let ApiSetting::Codex {
+            config,
+            provider,
+            built_in,
+        } = self
+        else {
+            return None;
+        };
+        let file = config.display();
+        let wire = apis
+            .iter()
+            .find_map(|a| Some((a.codex_wire_api()?, a.spec().path)));
+        // Current Codex releases take only `responses` (docs/providers.md).
+        let older = |w: &str| {
+            if w == "chat" {
+                "; older Codex releases take it, current ones only \"responses\": a gateway such as LiteLLM can serve /responses in front of this server"
+            } else {
+                ""
+            }
+        };
+        Some(match (wire, built_in) {
+            (Some((w, path)), false) => format!(
+                "set `wire_api = \"{w}\"` in [model_providers.{provider}] of {file} (Codex then sends POST {path}){}",
+                older(w)
+            ),
+            (Some((w, path)), true) => format!(
+                "Codex's built-in provider `{provider}` speaks the Responses API only: in {file}, add a [model_providers.<id>] table with this base_url and `wire_api = \"{w}\"` (POST {path}), and set model_provider to its id{}",
+                older(w)
+            ),
+            (None, _) => format!(
+                "Codex speaks only wire_api = \"responses\" and \"chat\", neither of which fits this server; to check another API, use --base-url with --api ({})",
+                apis.iter().map(|a| a.as_str()).collect::<Vec<_>>().join(" or ")
+            ),
+        })
+    }
 }
 
 /// What the follow-up probes found (see [`wanted_probes`]).

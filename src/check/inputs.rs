@@ -14,6 +14,7 @@
 //! `ANTHROPIC_BASE_URL` the base URL is `https://api.anthropic.com/v1`. Settings that the file
 //! does not have are taken from the process environment, as Claude Code does.
 
+use super::diagnosis::ApiSetting;
 use crate::dialect::{Api, Family, KeyHeader};
 use crate::scenario::{
     Endpoint, Header, LimitField, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
@@ -61,6 +62,8 @@ pub struct CheckTarget {
     pub notes: Vec<String>,
     /// The scenario file the target came from (for line numbers in fixes).
     pub scenario_file: Option<PathBuf>,
+    /// Where the dialect was chosen (a Codex config's `wire_api`, else `target.api`/`--api`).
+    pub api_setting: ApiSetting,
 }
 
 /// Bad input for `ladder check` (exit code 2).
@@ -175,6 +178,7 @@ pub fn from_scenario_for(s: &Scenario, limit: Duration) -> CheckTarget {
         max_tokens_field: s.request.max_tokens_field,
         notes: Vec::new(),
         scenario_file: Some(s.path.clone()),
+        api_setting: ApiSetting::Target,
     }
 }
 
@@ -233,6 +237,7 @@ pub fn from_flags(
             .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
+        api_setting: ApiSetting::Target,
     })
 }
 
@@ -392,6 +397,7 @@ fn claude(
             .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
+        api_setting: ApiSetting::Target,
     })
 }
 
@@ -442,6 +448,7 @@ fn codex_auth(
             .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
+        api_setting: ApiSetting::Target,
     })
 }
 

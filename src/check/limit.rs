@@ -109,6 +109,7 @@ mod tests {
             api_version: None,
             scenario_file: file,
             limit_field,
+            api_setting: Default::default(),
         }
     }
 

@@ -156,6 +156,7 @@ pub async fn check_target(
                 api_version: ct.target.api_version.as_deref(),
                 scenario_file: ct.scenario_file.as_deref(),
                 limit_field: req.max_tokens_field,
+                api_setting: ct.api_setting.clone(),
             };
             let d = diagnose(&cx, &outcome, &evidence);
             let block = render::block(
@@ -219,6 +220,7 @@ mod tests {
             max_tokens_field: LimitField::parse("max_completion_tokens").unwrap(),
             notes: Vec::new(),
             scenario_file: None,
+            api_setting: Default::default(),
         }
     }
 

@@ -240,10 +240,18 @@ fn path_not_found(cx: &Context, status: u16, url: &str, html: bool, ev: &Evidenc
             cx.base_url.trim_end_matches('/'),
             cx.api.as_str()
         ))
-        .fix(format!(
-            "set target.api (or --api) to the API the server speaks: {}",
-            crate::dialect::Api::names().join(", ")
-        ));
+        .fix({
+            let others: Vec<crate::dialect::Api> = crate::dialect::Api::ALL
+                .into_iter()
+                .filter(|a| *a != cx.api)
+                .collect();
+            cx.api_setting.codex_fix(&others).unwrap_or_else(|| {
+                format!(
+                    "set target.api (or --api) to the API the server speaks: {}",
+                    crate::dialect::Api::names().join(", ")
+                )
+            })
+        });
     }
     let page = if html { " (an HTML error page)" } else { "" };
     let d = Diagnosis::new(

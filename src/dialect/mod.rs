@@ -332,6 +332,13 @@ impl Api {
         }
     }
 
+    /// Its `wire_api` value in Codex CLI's `config.toml`, if Codex can speak it.
+    pub fn codex_wire_api(self) -> Option<&'static str> {
+        ["responses", "chat"]
+            .into_iter()
+            .find(|w| Api::from_codex_wire_api(w) == Some(self))
+    }
+
     /// Whether its requests send chat messages (sessions, chat traces).
     pub fn takes_messages(self) -> bool {
         self.spec().input == Input::Messages

@@ -85,3 +85,52 @@ fn codex_config_without_its_key_exits_2_naming_the_field() {
         .run();
     assert_eq!(requests(&sim, "/v1/responses"), 0);
 }
+
+/// A server with `/v1/models` but no `/v1/responses` (a chat-only server).
+fn without_responses(_: &str, path: &str) -> crate::check::Answer {
+    if path == "/v1/models" {
+        return (
+            "200 OK",
+            "application/json",
+            r#"{"data":[{"id":"sim-model"}]}"#.into(),
+        );
+    }
+    (
+        "404 Not Found",
+        "application/json",
+        r#"{"detail":"Not Found"}"#.into(),
+    )
+}
+
+/// Issue 36: the fix names Codex's own setting (the provider's `wire_api` in config.toml), not
+/// `target.api`, when the dialect came from Codex's config.
+#[test]
+fn codex_config_against_a_server_without_responses_says_wire_api_chat() {
+    let fake = crate::check::Fake::start(without_responses);
+    let s = Session::new();
+    let home = s.path().join("codex-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let config = home.join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"sim-model\"\nmodel_provider = \"local\"\n\n[model_providers.local]\n\
+             name = \"chat only\"\nbase_url = \"{}/v1\"\nenv_key = \"LOCAL_SIM_KEY\"\n\
+             wire_api = \"responses\"\n",
+            fake.base
+        ),
+    )
+    .unwrap();
+    let out = s
+        .args(["check", "--from", "codex"])
+        .env("CODEX_HOME", &home)
+        .env("LOCAL_SIM_KEY", KEY)
+        .env_remove("OPENAI_API_KEY")
+        .code(1)
+        .stdout("has no /responses")
+        .stdout("set `wire_api = \"chat\"` in [model_providers.local] of ")
+        .stdout_lacks("target.api")
+        .stdout_lacks(KEY)
+        .run();
+    assert!(out.stdout.contains("config.toml"), "{}", out.stdout);
+}

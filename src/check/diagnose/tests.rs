@@ -17,6 +17,7 @@ struct Setup {
     proxy: Option<ProxyInfo>,
     auth: crate::scenario::Auth,
     api_version: Option<String>,
+    api_setting: crate::check::diagnosis::ApiSetting,
 }
 
 impl Setup {
@@ -30,6 +31,7 @@ impl Setup {
             proxy: None,
             auth: crate::scenario::Auth::default_for(api, &host_of(base)),
             api_version: None,
+            api_setting: Default::default(),
         }
     }
 
@@ -60,6 +62,7 @@ impl Setup {
             api_version: self.api_version.as_deref(),
             scenario_file: None,
             limit_field: crate::scenario::LimitField::parse("max_tokens").unwrap(),
+            api_setting: self.api_setting.clone(),
         };
         diagnose(&cx, o, ev)
     }
@@ -384,6 +387,34 @@ fn not_found_with_a_working_base_url_means_another_api() {
         .run(&status(404, None, "Not Found"), &ev);
     assert_eq!(d.kind, Kind::WrongApi);
     assert_says(&d, &["no /messages", "anthropic-messages", "target.api"]);
+}
+
+/// `check --from codex` against a server without /responses: the fix is Codex's `wire_api`,
+/// in the provider's section of config.toml, not `target.api`.
+#[test]
+fn not_found_from_a_codex_config_says_wire_api() {
+    let ev = Evidence {
+        models: Some(vec!["m".into()]),
+        base_answers: true,
+        ..Evidence::default()
+    };
+    let mut s = local();
+    s.api = Api::OpenAiResponses;
+    s.api_setting = crate::check::diagnosis::ApiSetting::Codex {
+        config: "/home/u/.codex/config.toml".into(),
+        provider: "vllm".into(),
+        built_in: false,
+    };
+    let d = s.run(&status(404, None, "Not Found"), &ev);
+    assert_eq!(d.kind, Kind::WrongApi);
+    assert_says(
+        &d,
+        &[
+            "no /responses",
+            "`wire_api = \"chat\"` in [model_providers.vllm] of /home/u/.codex/config.toml",
+        ],
+    );
+    assert!(d.fixes.iter().all(|f| !f.contains("target.api")), "{d:?}");
 }
 
 #[test]

@@ -26,6 +26,7 @@ use super::{
     flag_target, key_as_sent, shown_url, valid_url, CheckInputs, CheckTarget, InputError,
     OPENAI_DEFAULT_BASE,
 };
+use crate::check::diagnosis::ApiSetting;
 use crate::dialect::Api;
 use crate::scenario::{Header, LimitField, Secret};
 use crate::util::redact::is_secret_name;
@@ -218,7 +219,20 @@ pub(super) fn config(
             .unwrap_or(LimitField::default_for(api)),
         notes,
         scenario_file: None,
+        api_setting: api_setting(args, path, &id, &r),
     })
+}
+
+/// Where the dialect was chosen: the provider's `wire_api` in the file, unless `--api` said.
+fn api_setting(args: &CheckInputs, path: &Path, id: &str, r: &Resolved) -> ApiSetting {
+    match args.api {
+        Some(_) => ApiSetting::Target,
+        None => ApiSetting::Codex {
+            config: path.to_path_buf(),
+            provider: id.to_string(),
+            built_in: r.built_in,
+        },
+    }
 }
 
 /// The profile in use (`--profile`, else the file's `profile`) and its table.
