@@ -20,6 +20,8 @@
 #   - tools (issue 38): a third llama-cpp-python server with `--chat_format
 #     chatml-function-calling`: compat/llama-cpp-tools.yaml with a forced function (streamed) and
 #     with tool_choice auto (not streamed): one real tool call per answer, recorded as such.
+#     Then agent tasks (compat/llama-cpp-agent-tools.yaml) that send the model's own calls back:
+#     every later turn carries them (tool_call_sent: model) and is answered.
 #   - Anthropic's Messages API with `request.cache: auto` through LiteLLM's /v1/messages
 #     (compat/litellm-anthropic.yaml): LiteLLM drops cache_control, so no cache read or written.
 #   - the OpenAI Responses API (api: openai-responses) through LiteLLM's /v1/responses, which
@@ -318,6 +320,33 @@ if verify_tools "$(ls -dt "$SCRATCH/runs/compat-llama-cpp-tools-auto"/*/ | head 
   PASSED=$((PASSED + 1))
 else
   fail "llama-cpp-python tools (auto): not every answer was recorded as one tool call"
+fi
+say "llama-cpp-python tools: agent tasks that send the model's own calls back (llama-cpp-agent-tools.yaml)"
+"$LADDER" run "$ROOT/compat/llama-cpp-agent-tools.yaml" --out "$SCRATCH/runs" --no-color --quiet || fail "llama-cpp-python agent tools: ladder run exited $?"
+# Every request ok with the model's one call; every turn but a task's last was followed by that
+# call sent back (tool_call_sent model, never synthetic), and the server answered the later turns.
+if "$PY" - "$(ls -dt "$SCRATCH/runs/compat-llama-cpp-agent-tools"/*/ | head -1)requests.csv" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+def wrong(r):
+    last = r["turn"] == r["task_turns"]
+    return (r["status"] != "ok" or r["tool_calls"] != "1"
+            or r["tool_call_sent"] != ("" if last else "model"))
+bad = [r for r in rows if wrong(r)]
+later = [r for r in rows if r["turn"] not in ("", "1")]
+sent = sorted({r["tool_call_sent"] for r in rows})
+print(f"{len(rows)} requests ({len(later)} later turns carrying the model's calls), "
+      f"{len(rows) - len(bad)} as expected; tool_call_sent values {sent}")
+for r in bad[:5]:
+    print(f"  not as expected: turn={r['turn']}/{r['task_turns']} status={r['status']} "
+          f"tool_calls={r['tool_calls']} tool_call_sent={r['tool_call_sent']!r} {r['error_message']}")
+sys.exit(1 if bad or not later else 0)
+EOF
+then
+  echo "llama-cpp-python agent tools: the model's own calls sent back and accepted on every later turn"
+  PASSED=$((PASSED + 1))
+else
+  fail "llama-cpp-python agent tools: a turn did not carry the model's call, or the server refused it"
 fi
 server_alive llama-cpp-python-tools "$TOOLS_PID" "$SCRATCH/llama-tools.log"
 TOOLS_URL=$COMPAT_BASE_URL

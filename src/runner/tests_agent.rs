@@ -372,3 +372,43 @@ async fn an_agent_trace_s_turn_waits_for_the_previous_answer_then_the_gap_over_t
     assert!(prompt(300).starts_with(&prompt(100)) || prompt(200).starts_with(&prompt(100)));
     assert!(prompt(500).starts_with(&prompt(300)));
 }
+
+/// An answer that was only a call goes back with an empty `content` (llama-cpp-python's server
+/// refuses a null and its chatml-function-calling template fails on a message without one).
+#[test]
+fn a_call_only_answer_goes_back_without_content() {
+    use crate::model::ToolCall;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "find order 7").unwrap();
+    std::fs::write(
+        dir.path().join("tools.json"),
+        r#"[{"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}}]"#,
+    )
+    .unwrap();
+    let yaml = "name: a\ntarget:\n  sim: {}\n  api: openai-chat\n  models: [m]\n\
+        request:\n  prompt_file: p.txt\n  tools: tools.json\n  max_tokens: 40\n\
+        load:\n  ladder: [1]\n  requests_per_step: 3\n  \
+        agent: {turns: 3, tool_result_tokens: 20, tool_latency: 0s}\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let backend = Keeper::default();
+    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
+    let mut session = work.session(0, 1).unwrap();
+    let mut answered = RequestRecord {
+        output_tokens: Some(8),
+        tool_call_tokens: Some(8),
+        calls: vec![ToolCall {
+            id: "call_1".into(),
+            name: "get_order".into(),
+            arguments: r#"{"n": 7}"#.into(),
+        }],
+        ..Default::default()
+    };
+    session.answered(&mut answered);
+    let b = work.prepare(&backend, 0, Some(&mut session)).body;
+    let v: Value = serde_json::from_slice(&b).unwrap();
+    let assistant = &v["messages"][0];
+    assert_eq!(assistant["role"], "assistant", "{v}");
+    assert_eq!(assistant["content"], "", "{assistant}");
+    assert_eq!(assistant["tool_calls"][0]["id"], "call_1");
+    assert_eq!(v["messages"][1]["tool_call_id"], "call_1");
+}

@@ -364,11 +364,19 @@ impl Session {
                 chars.div_ceil(4) as u64
             });
             let rest = output.saturating_sub(args) as u32;
-            let content = (rest > 0).then(|| synthetic_prompt(rest));
             let list: Vec<Value> = calls
                 .iter()
                 .map(|c| call_json(&c.id, &c.name, &c.arguments))
                 .collect();
+            // A message that is only calls has an empty `content`: OpenAI also takes a null or
+            // none, but llama-cpp-python's server refuses a null (a string when given) and its
+            // chatml-function-calling template fails on none. The other dialects leave an
+            // empty text out.
+            let content = if rest > 0 {
+                synthetic_prompt(rest)
+            } else {
+                String::new()
+            };
             self.history
                 .push(json!({"role": "assistant", "content": content, "tool_calls": list}));
             results.extend(calls.into_iter().map(|c| c.id));
