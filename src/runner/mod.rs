@@ -547,16 +547,17 @@ async fn run_step<B: Backend>(
             }
             let mut seq = 0u32;
             let mut session = work.session(worker, turns);
+            let mut held = HeldTurn::default();
             loop {
                 if interrupt.is_stopped() {
-                    return;
+                    break;
                 }
                 // An agent's tool runs (and it thinks) before its next turn.
                 let wait = session.as_mut().map_or(Duration::ZERO, |s| s.take_wait());
                 if !wait.is_zero() {
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
-                        _ = stop_rx.wait_for(|v| *v >= 1) => return,
+                        _ = stop_rx.wait_for(|v| *v >= 1) => break,
                     }
                 }
                 let ticket = tickets.fetch_add(1, Ordering::Relaxed);
@@ -565,8 +566,9 @@ async fn run_step<B: Backend>(
                     Budget::RequestsPerWorker(k) => u64::from(seq) < k,
                     Budget::Duration(_) => deadline.is_some_and(|d| Instant::now() < d),
                 };
-                if !go {
-                    return;
+                // The held turn is sent once its next turn surely goes.
+                if !go || !held.next_sent(&tx) {
+                    break;
                 }
                 let prepared = work.prepare(&*shared.backend, ticket, session.as_mut());
                 let key = RequestKey {
@@ -588,11 +590,12 @@ async fn run_step<B: Backend>(
                 if record {
                     let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
                     shared.progress.record(&rec);
-                    if tx.send((rec, ended_ms)).is_err() {
+                    if !held.send(&tx, rec, ended_ms) {
                         return;
                     }
                 }
             }
+            held.finish(&tx);
         }));
     }
     drop(tx);
@@ -653,6 +656,8 @@ use request::{one_request, spawn_sender, RequestKey};
 #[cfg(test)]
 use request::{retry_delay, short};
 mod failfast;
+mod held_turn;
+use held_turn::HeldTurn;
 mod open_loop;
 mod pacing;
 #[cfg(target_os = "linux")]

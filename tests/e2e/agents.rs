@@ -387,3 +387,55 @@ fn an_agents_next_turn_sends_the_models_own_call_or_a_synthetic_one() {
         }
     }
 }
+
+/// A task that the step's budget cuts short sent nothing back after its last request: with
+/// 4-turn tasks and 10 requests a worker, each worker's last record is turn 2 of its third task
+/// and says nothing in `tool_call_sent` (only a turn that a next turn followed says `model` or
+/// `synthetic`), so `synthetic_call_share` counts only calls that were sent.
+#[test]
+fn a_task_cut_by_the_steps_budget_sent_no_call_back() {
+    let p = Project::new();
+    std::fs::write(
+        p.path().join("scenarios/tools.json"),
+        r#"[{"type": "function", "function": {"name": "run_tests", "parameters": {"type": "object"}}}]"#,
+    )
+    .unwrap();
+    let yaml = "name: agent-cut\ntarget:\n  sim: {ttft: 2ms, tpot: 1ms, output_tokens: 4, tool_call_share: 0}\n  \
+        models: [sim-model]\nrequest:\n  prompt_file: prompts/p.txt\n  tools: tools.json\n  max_tokens: 8\n\
+        load:\n  ladder: [2]\n  requests_per_worker: 10\n  \
+        agent: {turns: 4, tool_result_tokens: 10, tool_latency: 0s}\n";
+    let f = p.scenario("agent-cut", yaml);
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&f)
+        .assert()
+        .success();
+    let dir = &p.run_dirs("agent-cut")[0];
+    let (h, mut rows) = read_csv(&dir.join("requests.csv"));
+    assert_eq!(rows.len(), 20);
+    let cell = |r: &Vec<String>, c: &str| r[col(&h, c)].clone();
+    rows.sort_by_key(|r| (cell(r, "worker"), cell(r, "seq").parse::<u32>().unwrap()));
+    for r in &rows {
+        let (seq, turn) = (cell(r, "seq"), cell(r, "turn"));
+        let want = if seq == "9" || turn == "4" {
+            ""
+        } else {
+            "synthetic"
+        };
+        assert_eq!(
+            cell(r, "tool_call_sent"),
+            want,
+            "seq {seq} turn {turn}: {r:?}"
+        );
+        if seq == "9" {
+            assert_eq!(turn, "2", "the third task is cut at its second turn");
+        }
+    }
+    let (sh, srows) = read_csv(&dir.join("summary.csv"));
+    assert_eq!(
+        srows[0][col(&sh, "synthetic_call_share")]
+            .parse::<f64>()
+            .unwrap(),
+        1.0
+    );
+}
