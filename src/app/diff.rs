@@ -60,10 +60,11 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
     let switches = GateSwitches::from(&args.gates);
     let mut opts = compare_options(&switches, gates.clone());
     // The search is part of the workload, so either run's recorded scenario says its SLO.
-    opts.search = [&new_run, &base_run]
-        .iter()
-        .find_map(|r| r.recorded.as_ref()?.load.as_ref()?.search)
-        .map(|x| x.slo);
+    opts.search = [&new_run, &base_run].iter().find_map(|r| {
+        let rec = r.recorded.as_ref()?;
+        let search = rec.load.as_ref().and_then(|l| l.search).map(|x| x.slo);
+        verdict::capacity_slo(search, &rec.slo)
+    });
     let pricing = |r: &store::LoadedResult| r.recorded.as_ref()?.pricing.clone();
     opts.pricing = pricing(&new_run);
     let (mut comparison, warnings) = verdict::judge(

@@ -140,6 +140,10 @@ pub fn view_of(
     let comparison = baseline.as_ref().map(|(b, g, _)| {
         let mut opts = CompareOptions::for_cli(g.clone(), false, false);
         opts.pricing = recorded.as_ref().and_then(|r| r.pricing.clone());
+        opts.search = recorded.as_ref().and_then(|r| {
+            let search = r.load.as_ref().and_then(|l| l.search).map(|x| x.slo);
+            crate::app::verdict::capacity_slo(search, &r.slo)
+        });
         let partials = [
             crate::app::side::partial_of(b, "the baseline"),
             crate::app::side::partial_of(&result, "the new run"),

@@ -247,6 +247,15 @@ pub(crate) fn compare_options(switches: &GateSwitches, gates: Gates) -> CompareO
     CompareOptions::for_cli(gates, switches.allow_different_workload, switches.strict)
 }
 
+/// The SLO the capacity check judges by: `load.search`'s, else the scenario's `slo:` when it
+/// sets a bound (every ladder with an SLO has a highest load that meets it).
+pub(crate) fn capacity_slo(
+    search: Option<crate::model::Slo>,
+    slo: &crate::model::Slo,
+) -> Option<crate::model::Slo> {
+    search.or_else(|| (!slo.is_empty()).then_some(*slo))
+}
+
 /// The verdict's format as the command line names it.
 pub(crate) fn diff_format(format: DiffFormatArg) -> DiffFormat {
     match format {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::latency::half_width_at;
 use super::rules::share_change_detectable;
-use super::{compare, gate_for, Check, CompareOptions, Metric, Side, Verdict};
+use super::{compare, gate_for, Check, CompareOptions, Metric, Percentile, Side, Verdict};
 use crate::model::LadderUnit;
 use crate::scenario::Gates;
 
@@ -125,7 +125,13 @@ fn reach(
     requests: u64,
     s: &crate::stats::StepSummary,
 ) -> Reach {
-    let min = match (c.percentile, c.metric.is_throughput()) {
+    // P50 and the mean are gated on queued steps only, standing in for P90: its gate and its
+    // sample size.
+    let judged_as = match c.percentile {
+        Some(Percentile::P50 | Percentile::Mean) => Some(Percentile::P90),
+        p => p,
+    };
+    let min = match (judged_as, c.metric.is_throughput()) {
         (Some(p), _) => p.min_samples(),
         (None, true) => super::MIN_THROUGHPUT_SAMPLES,
         (None, false) => 0,
@@ -154,7 +160,7 @@ fn reach(
     let gate = if c.metric.is_throughput() {
         gates.throughput
     } else {
-        match c.percentile {
+        match judged_as {
             Some(p) => p.gate(gate_for(gates, c.metric)),
             None => return Reach::Cannot("not a per-step statistic".into()),
         }
@@ -223,7 +229,14 @@ pub fn lines(all: &[Detectable], baseline: &str) -> Vec<String> {
     // Checks whose steps read the same share one line ("TPM, RPS, decode rate: …").
     let mut said: Vec<(&str, Vec<&str>, String)> = Vec::new();
     for (model, name, steps) in groups {
-        let words = group_words(&steps);
+        // "at every step" means every step of the model any check is judged at.
+        let of_model = all
+            .iter()
+            .filter(|d| d.model == model)
+            .map(|d| d.concurrency)
+            .collect::<std::collections::BTreeSet<u32>>()
+            .len();
+        let words = group_words(&steps, of_model);
         match said.iter_mut().find(|(m, _, w)| *m == model && *w == words) {
             Some((_, names, _)) => names.push(name),
             None => said.push((model, vec![name], words)),
@@ -238,11 +251,20 @@ pub fn lines(all: &[Detectable], baseline: &str) -> Vec<String> {
         };
         out.push(format!("  {who}: {words}"));
     }
+    if all
+        .iter()
+        .any(|d| d.name.ends_with(" P50") || d.name.ends_with(" mean"))
+    {
+        out.push(
+            "  (at and past the baseline's queueing knee TTFT is judged at P50 and the mean: its P90 is a request that waited in the queue)"
+                .into(),
+        );
+    }
     out
 }
 
 /// "the gate (+10%) at 5 and 10 streams; +58% at 20 streams; skipped: needs 400 … at 50 streams".
-fn group_words(steps: &[&Detectable]) -> String {
+fn group_words(steps: &[&Detectable], of_model: usize) -> String {
     let unit = steps[0].ladder_unit;
     let mut at_gate: Vec<u32> = Vec::new();
     let mut gate_txt = String::new();
@@ -275,7 +297,7 @@ fn group_words(steps: &[&Detectable]) -> String {
         }
     }
     let every = |v: &[u32]| {
-        if v.len() == steps.len() && steps.len() > 1 {
+        if v.len() == of_model && of_model > 1 {
             "at every step".to_string()
         } else {
             format!("at {}", unit.describe_all(v))

@@ -12,8 +12,8 @@ use super::{fmt_ms, fmt_pct, Method, Metric, Percentile, Verdict};
 use crate::model::ItlHistogram;
 use crate::scenario::MetricGate;
 use crate::stats::inference::{
-    bootstrap_gaps_ratio_ci, bootstrap_ratio_ci, generator, lower_bound_order_stat, GapRequests,
-    Resampled,
+    bootstrap_gaps_ratio_ci, bootstrap_mean_ratio_ci, bootstrap_ratio_ci, generator,
+    lower_bound_order_stat, GapRequests, Resampled,
 };
 use crate::stats::{drift, quantile_sorted, PooledGaps};
 use crate::util::duration::signed_ms_text as signed_ms;
@@ -45,6 +45,13 @@ pub(crate) struct Evidence {
 
 impl Evidence {
     fn point(&self, pct: Percentile) -> Option<f64> {
+        if pct == Percentile::Mean {
+            return match &self.sorted {
+                Some(v) if !v.is_empty() => Some(v.iter().sum::<f64>() / v.len() as f64),
+                Some(_) => None,
+                None => self.summary_q,
+            };
+        }
         match (&self.gaps, &self.sorted) {
             (Some(g), _) => PooledGaps::of(g).quantile(pct.q()),
             (None, Some(v)) => quantile_sorted(v, pct.q()),
@@ -101,6 +108,18 @@ pub(crate) struct Rule<'a> {
     /// A pooled baseline's between-run SD of this quantile's log (τ) and its number of runs:
     /// widens the CI (`drift::widen`); `None` for within-run sampling only.
     pub drift: Option<(f64, usize)>,
+    /// The step is at or past the queueing knee on both sides and the metric includes the
+    /// queue's wait (TTFT, TTFC): its P90 and P99 are queued requests, so P50 is judged there,
+    /// with the P90 gate and sample size, and the tail is shown, not gated.
+    pub queued: bool,
+}
+
+impl Rule<'_> {
+    /// Whether this rule's percentile is gated: P90 and P99, or P50 and the mean on a queued
+    /// step.
+    pub(crate) fn gates(&self) -> bool {
+        matches!(self.pct, Percentile::P50 | Percentile::Mean) == self.queued
+    }
 }
 
 /// The CI widened for drift between runs when the baseline pools ≥ 3 runs, and the words that
@@ -238,8 +257,7 @@ fn measure(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Judged {
     let both = both_resampled(rule.metric, base, new);
     // An ITL bootstrap costs a pass over every drawn request's bins: not spent on P50 (shown,
     // not gated) nor on a P99 that the sample-size rule will skip anyway.
-    let wasted =
-        itl && (rule.pct == Percentile::P50 || base.n().min(new.n()) < rule.pct.min_samples());
+    let wasted = itl && (!rule.gates() || base.n().min(new.n()) < rule.pct.min_samples());
     let ci = match ratio {
         Some(_) if both && !wasted => bootstrap_ci(rule, base, new),
         _ => None,
@@ -270,6 +288,10 @@ fn bootstrap_ci(rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> Option<(f64
             .zip(new.gap_requests())
             .and_then(|(b, n)| bootstrap_gaps_ratio_ci(b, n, q, k, CI_LEVEL, &mut rng))
             .map(widen_for_bins)
+    } else if rule.pct == Percentile::Mean {
+        base.resampled()
+            .zip(new.resampled())
+            .and_then(|(b, n)| bootstrap_mean_ratio_ci(b, n, k, CI_LEVEL, &mut rng))
     } else {
         base.resampled()
             .zip(new.resampled())
@@ -309,9 +331,20 @@ fn gateable(
     measured: &Judged,
 ) -> Result<Change, Decision> {
     let name = format!("{} {}", rule.metric.label(), rule.pct.label());
-    if rule.pct == Percentile::P50 {
+    if rule.queued && !matches!(rule.pct, Percentile::P50 | Percentile::Mean) {
+        return Err((Verdict::Info, format!(
+            "shown, not gated: at or past the queueing knee on both sides, {name} is a request that waited in the queue, which tells little; the whole distribution's shift is judged at P50"
+        )));
+    }
+    if !rule.gates() {
         return Err((Verdict::Info, "shown, not gated".into()));
     }
+    // On a queued step P50 stands in for P90: its gate and its sample size.
+    let judged_as = if rule.queued {
+        Percentile::P90
+    } else {
+        rule.pct
+    };
     if rule.metric == Metric::Itl && measured.method != Method::Bootstrap {
         let side = match (base.gaps.is_some(), new.gaps.is_some()) {
             (false, false) => "neither side kept",
@@ -336,7 +369,7 @@ fn gateable(
         };
         return Err(skipped(format!("{name} is not recorded in {side}")));
     };
-    let min = rule.pct.min_samples();
+    let min = judged_as.min_samples();
     let (bn, nn) = (base.n(), new.n());
     if bn < min || nn < min {
         let sides = [
@@ -355,10 +388,15 @@ fn gateable(
             fmt_ms(b)
         )));
     };
-    let gate = rule.pct.gate(rule.gate);
+    let gate = judged_as.gate(rule.gate);
     let floor = rule.gate.floor_ms;
+    let why = if rule.queued {
+        ", judged at P50 and the mean: P90 is a queued request on both sides"
+    } else {
+        ""
+    };
     Ok(Change {
-        words: format!("{name} {} ({})", fmt_pct(r), signed_ms(n - b)),
+        words: format!("{name} {} ({}){why}", fmt_pct(r), signed_ms(n - b)),
         thresholds: format!("gate ±{:.0}%, floor {}", gate * 100.0, fmt_ms(floor)),
         up_ok: r > gate && n - b >= floor,
         down_ok: r < -gate && b - n >= floor,
@@ -440,9 +478,11 @@ fn by_points(c: &Change, rule: &Rule<'_>, base: &Evidence, new: &Evidence) -> De
         b,
         ..
     } = c;
+    // An order statistic bounds a quantile, not a mean: the mean has the point rule alone.
     let bound = new
         .sorted
         .as_ref()
+        .filter(|_| rule.pct != Percentile::Mean)
         .map(|v| lower_bound_order_stat(v, rule.pct.q(), LOWER_BOUND_LEVEL));
     if c.up_ok {
         match bound {

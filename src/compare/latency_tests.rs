@@ -49,6 +49,7 @@ fn rule(pct: Percentile, resamples: usize, seed: u64) -> Rule<'static> {
         resamples,
         seed,
         drift: None,
+        queued: false,
     }
 }
 
@@ -137,6 +138,7 @@ fn floor_blocks_small_absolute_changes() {
         resamples: 500,
         seed: 1,
         drift: None,
+        queued: false,
     };
     assert_eq!(
         judge(&r, &samples(base), &samples(new)).verdict,
@@ -288,6 +290,7 @@ fn itl_is_information_only_and_says_why() {
         resamples: 10,
         seed: 0,
         drift: None,
+        queued: false,
     };
     let j = judge(&r, &summary(30.0, 500), &summary(45.0, 500));
     assert_eq!(j.verdict, Verdict::Info);

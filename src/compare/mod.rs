@@ -8,7 +8,9 @@
 
 pub mod budget;
 mod cache;
+mod cap;
 pub mod cost;
+mod headline;
 mod latency;
 mod pair;
 pub mod partial;
@@ -32,8 +34,8 @@ pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_side
 use rules::findings_check;
 use step::step_checks;
 pub use types::{
-    Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile, PooledRun,
-    RequestSample, Side, TtftCause, Verdict, WorkloadMismatch,
+    CapBasis, Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile,
+    PooledRun, RequestSample, Side, TtftCause, Verdict, WorkloadMismatch,
 };
 
 /// Fewest successful requests per side for a throughput (TPM, RPS) verdict.
@@ -54,6 +56,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         notes: Vec::new(),
         incomplete: Vec::new(),
         ttft_causes: Vec::new(),
+        headline: Vec::new(),
     };
     if base.fingerprint != new.fingerprint {
         if !opts.allow_different_workload {
@@ -80,9 +83,28 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             continue;
         }
         let matched = matched_steps(model, (base, &b), (new, &n), &mut out.unmatched);
-        out.checks
-            .extend(judged_steps(&matched, opts, &pool, model, &b, &n));
+        let queued_from = queued_from(model, base, new);
+        out.checks.extend(judged_steps(
+            &matched,
+            (opts, queued_from),
+            &pool,
+            model,
+            &b,
+            &n,
+        ));
         findings_checks(&mut out.checks, model, (base, &b), (new, &n));
+        let rule = cap::CapRule {
+            gate: opts.gates.capacity,
+            resamples: opts.resamples,
+            seed: step::check_seed(opts.seed, model, 0, Metric::Cap, Percentile::P50),
+        };
+        out.checks.extend(cap::cap_check(
+            model,
+            n.unit(model),
+            &rule,
+            (base.caps.get(model), &b),
+            (new.caps.get(model), &n),
+        ));
         if let Some(slo) = &opts.search {
             let of = |side: &Side| -> Vec<StepSummary> {
                 side.summaries
@@ -94,8 +116,13 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             let (bs, ns) = (of(base), of(new));
             let (bs, ns): (Vec<&StepSummary>, Vec<&StepSummary>) =
                 (bs.iter().collect(), ns.iter().collect());
-            out.checks
-                .extend(rules::capacity_check(model, n.unit(model), slo, &bs, &ns));
+            out.checks.extend(rules::capacity_check(
+                model,
+                n.unit(model),
+                (slo, opts.gates.capacity),
+                &bs,
+                &ns,
+            ));
         }
     }
     out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
@@ -104,7 +131,21 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
             .iter()
             .map(|c| format!("{}: {}", c.model, c.sentence)),
     );
+    out.headline = headline::sentences(&out.checks, base, new);
     out
+}
+
+/// The ladder value from which `model`'s steps are past the queueing knee on both sides (the
+/// higher of the two knees), when both runs found a queueing knee: there a TTFT P90 is a
+/// request that waited, so TTFT and TTFC are judged at P50.
+fn queued_from(model: &str, base: &Side, new: &Side) -> Option<u32> {
+    let knee = |s: &Side| {
+        s.knee_cause
+            .get(model)
+            .filter(|(_, cause)| cause.kind == crate::findings::KneeKind::Queueing)
+            .map(|(at, _)| *at)
+    };
+    Some(knee(base)?.max(knee(new)?))
 }
 
 /// "model m: only in the baseline (label)" when `model` has steps on one side only.
@@ -163,7 +204,7 @@ fn matched_steps<'a>(
 /// one (`Pool::drift`).
 fn judged_steps(
     matched: &[(&StepSummary, &StepSummary)],
-    opts: &CompareOptions,
+    (opts, queued_from): (&CompareOptions, Option<u32>),
     pool: &Pool<'_>,
     model: &str,
     b: &Indexed<'_>,
@@ -171,12 +212,19 @@ fn judged_steps(
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     for &(bs, ns) in matched {
-        step_checks(&mut checks, opts, &Drift::new(), (b, bs), (n, ns));
+        step_checks(
+            &mut checks,
+            opts,
+            &Drift::new(),
+            (b, bs),
+            (n, ns),
+            queued_from,
+        );
     }
     if let Some(drift) = pool.drift(model, &checks) {
         checks.clear();
         for &(bs, ns) in matched {
-            step_checks(&mut checks, opts, &drift, (b, bs), (n, ns));
+            step_checks(&mut checks, opts, &drift, (b, bs), (n, ns), queued_from);
         }
     }
     checks
@@ -551,6 +599,8 @@ fn summary_q(s: &StepSummary, metric: Metric, p: Percentile) -> Option<f64> {
         (Metric::E2e, P50) => s.e2e_p50_ms,
         (Metric::E2e, P90) => s.e2e_p90_ms,
         (Metric::E2e, P99) => s.e2e_p99_ms,
+        (Metric::Ttft, Mean) => s.ttft_mean_ms,
+        (Metric::E2e, Mean) => s.e2e_mean_ms,
         _ => None,
     }
 }

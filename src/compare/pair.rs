@@ -59,6 +59,9 @@ fn rename(side: &mut Side, from: &str, to: &str) {
     if let Some(v) = side.knee_cause.remove(from) {
         side.knee_cause.insert(to.to_string(), v);
     }
+    if let Some(v) = side.caps.remove(from) {
+        side.caps.insert(to.to_string(), v);
+    }
 }
 
 /// The workload YAML with the model list's names mapped through `names`; `None` when it does
@@ -113,6 +116,7 @@ pub fn only_models(side: &Side, models: &[&str]) -> Side {
     }
     s.knee.retain(|k, _| models.contains(&k.as_str()));
     s.knee_cause.retain(|k, _| models.contains(&k.as_str()));
+    s.caps.retain(|k, _| models.contains(&k.as_str()));
     s.wall.retain(|k, _| models.contains(&k.as_str()));
     s
 }
@@ -219,6 +223,7 @@ mod tests {
             knee,
             knee_cause: BTreeMap::new(),
             wall: BTreeMap::new(),
+            caps: BTreeMap::new(),
             pool: Vec::new(),
         }
     }

@@ -372,6 +372,7 @@ mod tests {
             notes: Vec::new(),
             incomplete: Vec::new(),
             ttft_causes: Vec::new(),
+            headline: Vec::new(),
         }
     }
 

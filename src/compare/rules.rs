@@ -289,27 +289,44 @@ fn throughput_by_blocks(
         ns.df.round() + 1.0,
     );
     let ci_txt = format!("99% CI [{}, {}]{widened}", fmt_pct(lo), fmt_pct(hi));
-    (c.verdict, c.detail) = if hi < 0.0 && r < -gate {
+    let n = base.summary.succeeded.max(new.summary.succeeded);
+    (c.verdict, c.detail) = by_ci_fall(
+        (r, (lo, hi), gate),
+        n,
+        (change, &ci_txt, thresholds),
+        &window,
+    );
+}
+
+/// The CI rule for a quantity whose fall is the regression (throughput, the cap), on the
+/// change `r` with its CI `lo..hi`: regressed or improved when the CI excludes 0 and `r` is
+/// beyond the gate, below gate when it excludes 0 otherwise, inconclusive when it spans 0 and
+/// reaches past the gate (with about how many requests per step would decide it, from `n`
+/// requests behind it), else no change. `words` are the change ("TPM -12.0%"), the CI and the
+/// thresholds; `context` says what was measured.
+pub(super) fn by_ci_fall(
+    (r, (lo, hi), gate): (f64, (f64, f64), f64),
+    n: u64,
+    (change, ci_txt, thresholds): (&str, &str, &str),
+    context: &str,
+) -> (Verdict, String) {
+    if hi < 0.0 && r < -gate {
         (
             Verdict::Regressed,
-            format!("{change}, {ci_txt}: beyond {thresholds} ({window})"),
+            format!("{change}, {ci_txt}: beyond {thresholds} ({context})"),
         )
     } else if lo > 0.0 && r > gate {
         (
             Verdict::Improved,
-            format!("{change}, {ci_txt}: beyond {thresholds} ({window})"),
+            format!("{change}, {ci_txt}: beyond {thresholds} ({context})"),
         )
     } else if lo > 0.0 || hi < 0.0 {
         (
             Verdict::BelowGate,
-            format!("below gate: {change}, {ci_txt} excludes 0 but the change is within the gate ({thresholds}; {window})"),
+            format!("below gate: {change}, {ci_txt} excludes 0 but the change is within the gate ({thresholds}; {context})"),
         )
     } else if lo < -gate || hi > gate {
-        let needed = requests_to_decide(
-            base.summary.succeeded.max(new.summary.succeeded),
-            (hi - lo) / 2.0,
-            gate,
-        );
+        let needed = requests_to_decide(n, (hi - lo) / 2.0, gate);
         let more = needed.map_or_else(String::new, |k| {
             format!("; about {k} requests per step would decide it")
         });
@@ -317,14 +334,14 @@ fn throughput_by_blocks(
             Verdict::Inconclusive {
                 requests_per_step: needed,
             },
-            format!("inconclusive: {change}, {ci_txt} spans 0 and reaches past the gate ({thresholds}; {window}){more}"),
+            format!("inconclusive: {change}, {ci_txt} spans 0 and reaches past the gate ({thresholds}; {context}){more}"),
         )
     } else {
         (
             Verdict::NoChange,
-            format!("no change: {change}, {ci_txt} lies within {thresholds} ({window})"),
+            format!("no change: {change}, {ci_txt} lies within {thresholds} ({context})"),
         )
-    };
+    }
 }
 
 pub(super) fn findings_check(
@@ -391,13 +408,15 @@ fn fmt_share(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
 }
 
-/// `load.search`: the capacity each side's steps imply (`findings::search`). A drop beyond its
-/// uncertainty (the new interval wholly below the baseline's) is a regression, a rise beyond it
-/// an improvement; overlapping intervals are no change.
+/// The SLO capacity, the highest load each side's steps show meeting the SLO
+/// (`findings::search`; `load.search`'s SLO, else the scenario's). A drop beyond its
+/// uncertainty (the new interval wholly below the baseline's) and past `gate` (a relative fall
+/// of the highest load) is a regression, a drop beyond the uncertainty within the gate is below
+/// gate, a rise beyond it an improvement; overlapping intervals are no change.
 pub(super) fn capacity_check(
     model: &str,
     unit: LadderUnit,
-    slo: &crate::model::Slo,
+    (slo, gate): (&crate::model::Slo, f64),
     base: &[&StepSummary],
     new: &[&StepSummary],
 ) -> Option<Check> {
@@ -430,11 +449,16 @@ pub(super) fn capacity_check(
     (c.verdict, c.detail) = match (b, n) {
         (None, None) => return None,
         (Some(b), Some(n)) if n.dropped_from(&b) => (
-            Verdict::Regressed,
+            if f64::from(n.max) < f64::from(b.max) * (1.0 - gate) {
+                Verdict::Regressed
+            } else {
+                Verdict::BelowGate
+            },
             format!(
-                "capacity dropped beyond its uncertainty: {} → {}",
+                "capacity dropped beyond its uncertainty: {} → {} (gate -{:.0}%)",
                 show(&b),
-                show(&n)
+                show(&n),
+                gate * 100.0
             ),
         ),
         (Some(b), Some(n)) if b.dropped_from(&n) => (

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{RequestSample, Side};
+use super::{CapBasis, RequestSample, Side};
 use crate::findings::{self, ModelFindings};
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
@@ -23,9 +23,19 @@ impl Side {
         let mut knee = BTreeMap::new();
         let mut wall = BTreeMap::new();
         let mut knee_cause = BTreeMap::new();
+        let mut caps = BTreeMap::new();
         for f in findings {
             if let findings::KneeFinding::Knee(k) = &f.knee {
                 knee_cause.insert(f.model.clone(), (k.concurrency, k.cause()));
+                if let Some(estimate) = k.estimated_cap {
+                    let basis = CapBasis {
+                        at: k.concurrency,
+                        reference: k.reference.concurrency,
+                        max_clean: k.max_clean_concurrency,
+                        estimate,
+                    };
+                    caps.insert(f.model.clone(), basis);
+                }
             }
             // A knee that was not analysed stays out of the map: never "no knee".
             if let Some(status) = f.knee_status() {
@@ -45,6 +55,7 @@ impl Side {
             knee,
             knee_cause,
             wall,
+            caps,
             pool: Vec::new(),
         }
     }

@@ -28,6 +28,8 @@ struct Step<'a> {
     tokens_differ: Option<String>,
     /// Why TPM and RPS are shown but not gated: the answers' lengths differ (`lengths_differ`).
     lengths_differ: Option<String>,
+    /// At or past the queueing knee on both sides: TTFT and TTFC are judged at P50.
+    queued: bool,
 }
 
 /// Appends the checks of one matched step to `out`, in the order the tables show them:
@@ -39,8 +41,10 @@ pub(super) fn step_checks(
     drift: &Drift,
     (bi, bs): (&Indexed<'_>, &StepSummary),
     (ni, ns): (&Indexed<'_>, &StepSummary),
+    queued_from: Option<u32>,
 ) {
     let step = Step {
+        queued: queued_from.is_some_and(|at| ns.concurrency >= at),
         opts,
         drift,
         bi,
@@ -142,7 +146,9 @@ impl Step<'_> {
             Metric::Itl => (bi.gaps(bs), ni.gaps(ns)),
             _ => (None, None),
         };
-        for p in Percentile::ALL {
+        let queued = self.queued && matches!(metric, Metric::Ttft | Metric::Ttfc);
+        let mean = queued.then_some(Percentile::Mean);
+        for p in Percentile::ALL.into_iter().chain(mean) {
             if let (Metric::Tpot, Some(why)) = (metric, &self.tokens_differ) {
                 let mut c = self.blank(metric, Some(p), p != Percentile::P50);
                 let reason = format!("{} {why}", c.name());
@@ -157,6 +163,7 @@ impl Step<'_> {
                 resamples: self.opts.resamples,
                 seed: check_seed(self.opts.seed, &ns.model, ns.concurrency, metric, p),
                 drift: self.drift.get(&(metric, Some(p))).copied(),
+                queued,
             };
             let j = latency::judge(
                 &rule,
@@ -164,8 +171,7 @@ impl Step<'_> {
                 &evidence(ns, metric, p, &nv, &ng),
             );
             // ITL without per-request gaps on both sides has no CI: information only.
-            let gated =
-                p != Percentile::P50 && !(metric == Metric::Itl && j.verdict == Verdict::Info);
+            let gated = rule.gates() && !(metric == Metric::Itl && j.verdict == Verdict::Info);
             out.push(Check {
                 base: j.base,
                 new: j.new,
@@ -256,6 +262,9 @@ fn evidence(
         // the ranks' correlation. ITL: the per-request scores of the pooled quantile.
         effective: match (v, g) {
             (_, Some(g)) => Some(inference::effective_size_of_gaps(g, p.q())),
+            (Some((_, in_order)), None) if p == Percentile::Mean => {
+                Some(inference::effective_size_of_values(in_order))
+            }
             (Some((_, in_order)), None) => Some(
                 inference::effective_size_at(in_order, p.q())
                     .min(inference::effective_size(in_order)),
@@ -270,7 +279,7 @@ fn evidence(
 }
 
 /// A per-check seed, so a verdict does not depend on which other checks ran before it.
-fn check_seed(seed: u64, model: &str, conc: u32, metric: Metric, p: Percentile) -> u64 {
+pub(super) fn check_seed(seed: u64, model: &str, conc: u32, metric: Metric, p: Percentile) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ seed;
     for b in model
         .bytes()

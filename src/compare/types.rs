@@ -73,9 +73,26 @@ pub struct Side {
     pub knee_cause: BTreeMap<String, (u32, RunCause)>,
     /// Rate-limit wall concurrency per model, same convention as `knee`.
     pub wall: BTreeMap<String, Option<u32>>,
+    /// Per model with a queueing knee and a cap estimate: where the knee line estimated the
+    /// cap, so the comparison can put the two estimates side by side (`compare::cap`).
+    pub caps: BTreeMap<String, CapBasis>,
     /// A pooled baseline's runs (oldest first, the latest included): each run's summary rows
     /// and its id. Empty for a run directory or a single-run baseline.
     pub pool: Vec<PooledRun>,
+}
+
+/// Where a run's knee line estimated its concurrency cap (a queueing knee): the knee step, the
+/// reference step below it whose TTFT is the unqueued one, and the estimate itself.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CapBasis {
+    /// Ladder value of the knee step, where the cap was estimated.
+    pub at: u32,
+    /// Ladder value of the reference step (the best TTFT P90 below the knee).
+    pub reference: u32,
+    /// The step before the knee (the knee interval's open lower end).
+    pub max_clean: u32,
+    /// The knee line's estimate: requests in flight the server serves at once.
+    pub estimate: f64,
 }
 
 /// One run of a pooled baseline (`baselines/<scenario>.runs/<id>.csv`).
@@ -92,7 +109,8 @@ pub struct CompareOptions {
     pub allow_different_workload: bool,
     /// Any skipped or inconclusive gate makes the result inconclusive (exit 4).
     pub strict: bool,
-    /// `load.search`'s SLO: judge the capacity each side's steps imply.
+    /// The SLO to judge capacity by (the highest load each side's steps show meeting it):
+    /// `load.search`'s, else the scenario's `slo:` when it sets a bound; `None`: no such check.
     pub search: Option<crate::model::Slo>,
     /// Bootstrap resamples (the gate uses ≥ 10,000).
     pub resamples: usize,
@@ -161,6 +179,9 @@ pub enum Metric {
     /// Input tokens read from the cache ÷ input tokens (`compare::cache`): judged when either
     /// side of a step read from a cache; a drop is the regression.
     CacheHit,
+    /// The concurrency cap each side's queueing knee implies (`compare::cap`): judged when both
+    /// sides have one; a fall is the regression.
+    Cap,
 }
 
 impl Metric {
@@ -189,6 +210,7 @@ impl Metric {
             Metric::Capacity => "capacity",
             Metric::Cost => "cost per success",
             Metric::CacheHit => "cache hit share",
+            Metric::Cap => "cap",
         }
     }
 
@@ -209,6 +231,9 @@ pub enum Percentile {
     P50,
     P90,
     P99,
+    /// The mean: judged on queued steps only (TTFT and TTFC at or past the queueing knee on
+    /// both sides), beside P50, where the tail is a queued request. Not in [`Percentile::ALL`].
+    Mean,
 }
 
 impl Percentile {
@@ -219,11 +244,13 @@ impl Percentile {
             Percentile::P50 => "P50",
             Percentile::P90 => "P90",
             Percentile::P99 => "P99",
+            Percentile::Mean => "mean",
         }
     }
+    /// The quantile; the mean's 0.5 stands for its centre (the effective sample size's rule).
     pub fn q(self) -> f64 {
         match self {
-            Percentile::P50 => 0.5,
+            Percentile::P50 | Percentile::Mean => 0.5,
             Percentile::P90 => 0.9,
             Percentile::P99 => 0.99,
         }
@@ -232,14 +259,14 @@ impl Percentile {
     pub fn min_samples(self) -> u64 {
         match self {
             Percentile::P50 => 0,
-            Percentile::P90 => 40,
+            Percentile::P90 | Percentile::Mean => 40,
             Percentile::P99 => 400,
         }
     }
     pub(crate) fn gate(self, g: &MetricGate) -> f64 {
         match self {
             Percentile::P50 => f64::INFINITY,
-            Percentile::P90 => g.p90,
+            Percentile::P90 | Percentile::Mean => g.p90,
             Percentile::P99 => g.p99,
         }
     }
@@ -409,6 +436,10 @@ pub struct Comparison {
     /// rest), with CIs, and the cause it names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ttft_causes: Vec<TtftCause>,
+    /// What happened, capacity first: one sentence per model on what its findings (the cap,
+    /// the knee, the 429 wall, the SLO capacity) did, with the strongest latency evidence
+    /// (`compare::headline`). Renderers print these before any percentile.
+    pub headline: Vec<String>,
 }
 
 /// One part's P90 on both sides.

@@ -26,7 +26,7 @@ pub enum DiffFormat {
 }
 
 /// Version of the JSON document below; bumped on any incompatible change.
-pub const JSON_SCHEMA_VERSION: u32 = 2;
+pub const JSON_SCHEMA_VERSION: u32 = 3;
 
 pub fn render(c: &Comparison, format: DiffFormat, out: &mut dyn Write) -> io::Result<()> {
     render_with(c, &DiffContext::default(), format, out)
@@ -108,7 +108,7 @@ fn is_skipped(c: &Check) -> bool {
 pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
     let Some(v) = v else {
         return match c.metric {
-            Metric::Knee | Metric::Wall | Metric::Capacity => "none".into(),
+            Metric::Knee | Metric::Wall | Metric::Capacity | Metric::Cap => "none".into(),
             _ => "-".into(),
         };
     };
@@ -119,7 +119,9 @@ pub(crate) fn value(c: &Check, v: Option<f64>) -> String {
         Metric::Rps => format!("{v:.2}/s"),
         Metric::DecodeRate => format!("{v:.1} tok/s"),
         Metric::Cost => format!("{}/1k", crate::model::cost_text(v)),
-        Metric::Knee | Metric::Wall | Metric::Capacity => c.ladder_unit.describe(v.round() as u32),
+        Metric::Knee | Metric::Wall | Metric::Capacity | Metric::Cap => {
+            c.ladder_unit.describe(v.round() as u32)
+        }
         _ => format!("{v:.1} ms"),
     }
 }
@@ -205,6 +207,9 @@ fn table(c: &Comparison, warnings: &[String], full: bool, out: &mut dyn Write) -
     )?;
     for w in warnings {
         writeln!(out, "warning: {w}")?;
+    }
+    for line in &c.headline {
+        writeln!(out, "{line}")?;
     }
     if let Some(r) = &c.refused {
         writeln!(
@@ -411,6 +416,9 @@ fn markdown(
     if let Some(r) = &c.refused {
         return md_refused(r, out);
     }
+    for line in &c.headline {
+        writeln!(out, "**{}**\n", md_text(line))?;
+    }
     writeln!(out, "**{}**\n", summary_line(&c.counts()))?;
     if let Some(why) = c.inconclusive_reason() {
         writeln!(out, "Inconclusive: {why}.\n")?;
@@ -571,6 +579,9 @@ struct JsonDoc<'a> {
     new_fingerprint: &'a str,
     strict: bool,
     refused: &'a Option<crate::compare::WorkloadMismatch>,
+    /// What happened, capacity first: one sentence per model (the cap, the knee, the wall, the
+    /// SLO capacity, with the strongest latency change as evidence).
+    headline: &'a [String],
     checks: Vec<JsonCheck<'a>>,
     unmatched: &'a [String],
     notes: &'a [String],
@@ -602,6 +613,7 @@ fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()
         new_fingerprint: &c.new_fingerprint,
         strict: c.strict,
         refused: &c.refused,
+        headline: &c.headline,
         checks: c
             .checks
             .iter()

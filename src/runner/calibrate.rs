@@ -73,14 +73,15 @@ impl Row {
 fn scenario(row: &Row, dir: &std::path::Path) -> Scenario {
     std::fs::write(dir.join("p.txt"), "hi").unwrap();
     let (n, max_tokens) = (row.n, row.tokens.1);
-    let ladder = if row.demo {
-        "[5, 10, 20, 50]"
+    // The demo's rows carry its SLO, so its SLO capacity is judged too.
+    let (ladder, slo) = if row.demo {
+        ("[5, 10, 20, 50]", "slo: {ttft: 1s, tpot: 50ms}\n")
     } else {
-        "[4, 8, 16, 32]"
+        ("[4, 8, 16, 32]", "")
     };
     let yaml = format!(
         "name: calibrate\ntarget:\n  sim: {{}}\n  models: [m]\nrequest:\n  prompt_file: p.txt\n  \
-         max_tokens: {max_tokens}\nload:\n  ladder: {ladder}\n  requests_per_step: {n}\n"
+         max_tokens: {max_tokens}\nload:\n  ladder: {ladder}\n  requests_per_step: {n}\n{slo}"
     );
     crate::scenario::load_str(&yaml, &dir.join("s.yaml"), &|_| None).unwrap()
 }
@@ -117,7 +118,14 @@ fn options(row: &Row) -> CompareOptions {
     for m in [&mut g.ttft, &mut g.tpot, &mut g.itl, &mut g.e2e] {
         m.floor_ms /= row.scale;
     }
-    CompareOptions::for_cli(g, false, false)
+    let mut opts = CompareOptions::for_cli(g, false, false);
+    // As `run --against` judges the demo: its SLO's capacity (`app::verdict::capacity_slo`).
+    opts.search = row.demo.then(|| crate::model::Slo {
+        ttft: Some(Duration::from_secs(1)),
+        tpot: Some(Duration::from_millis(50)),
+        ..crate::model::Slo::default()
+    });
+    opts
 }
 
 /// One run in pretend time, as a side of a comparison.
@@ -194,7 +202,7 @@ impl Tally {
             |k: &&compare::Check| k.gated && !matches!(k.verdict, compare::Verdict::Skipped { .. });
         for k in c.checks.iter().filter(judged) {
             let worse = match (k.metric, k.ci) {
-                (m, Some((_, hi))) if m.is_throughput() => hi < 0.0,
+                (m, Some((_, hi))) if m.is_throughput() || m == compare::Metric::Cap => hi < 0.0,
                 (_, Some((lo, _))) => lo > 0.0,
                 _ => false,
             };

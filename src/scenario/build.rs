@@ -642,5 +642,6 @@ fn build_gates(raw: Option<RawGates>) -> Gates {
     g.throughput = r.throughput.map_or(g.throughput, |f| f.0);
     g.cost = r.cost.and_then(|c| c.mean).map_or(g.cost, |f| f.0);
     g.cache_hit = r.cache_hit.map_or(g.cache_hit, |f| f.0);
+    g.capacity = r.capacity.map_or(g.capacity, |f| f.0);
     g
 }

@@ -5,7 +5,7 @@ use super::{Gates, MetricGate};
 
 impl Gates {
     /// One line for people: "TTFT P90 +10% P99 +20% (floor 50 ms); …; error rate +1pp;
-    /// throughput -10%".
+    /// throughput -10%; capacity -10%".
     pub fn describe(&self) -> String {
         let pct = |f: f64| format!("{:.4}", f * 100.0);
         let trim = |s: String| s.trim_end_matches('0').trim_end_matches('.').to_string();
@@ -35,13 +35,14 @@ impl Gates {
         .flatten()
         .collect();
         format!(
-            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%{cost}",
+            "{}{ttfc}; {}; {}; {}; error rate +{}pp; throughput -{}%; capacity -{}%{cost}",
             metric("TTFT", &self.ttft),
             metric("TPOT", &self.tpot),
             metric("ITL", &self.itl),
             metric("E2E", &self.e2e),
             trim(pct(self.error_rate)),
-            trim(pct(self.throughput))
+            trim(pct(self.throughput)),
+            trim(pct(self.capacity))
         )
     }
 }

@@ -452,6 +452,9 @@ pub struct Gates {
     pub cost: f64,
     /// `cache_hit: 5pp`: drop of the cache hit share (points, as a fraction) that regresses.
     pub cache_hit: f64,
+    /// `capacity: 10%`: relative fall of the estimated cap, or of the highest load meeting the
+    /// SLO, that regresses when the fall is beyond the uncertainty (`compare::cap`).
+    pub capacity: f64,
 }
 
 impl Default for Gates {
@@ -479,6 +482,7 @@ impl Default for Gates {
             throughput: 0.10,
             cost: 0.10,
             cache_hit: 0.05,
+            capacity: 0.10,
         }
     }
 }

@@ -444,6 +444,7 @@ fn gates_yaml(g: &Gates) -> Yaml {
         ("throughput", pct(g.throughput, "%")),
         ("cost", map([("mean", pct(g.cost, "%"))])),
         ("cache_hit", pct(g.cache_hit, "pp")),
+        ("capacity", pct(g.capacity, "%")),
     ])
 }
 

@@ -425,6 +425,7 @@ pub(super) struct RawGates {
     pub(super) throughput: Option<Fraction>,
     pub(super) cost: Option<RawCostGate>,
     pub(super) cache_hit: Option<Fraction>,
+    pub(super) capacity: Option<Fraction>,
 }
 
 /// `gates.cost: {mean: 10%}`: the rise of the mean cost per successful request that fails.

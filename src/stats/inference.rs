@@ -79,7 +79,7 @@ pub(crate) fn bootstrap_ratio_ci<R: RngCore>(
 /// The percentile CI at `confidence` of r = new / base − 1 over `resamples` draws of
 /// (base, new) resampled statistics: the one place that turns resampled pairs into a ratio CI
 /// (a base of 0 under a positive new value counts as +∞; 0 / 0 is left out).
-fn ratio_ci<R: RngCore>(
+pub(crate) fn ratio_ci<R: RngCore>(
     resamples: usize,
     confidence: f64,
     rng: &mut R,

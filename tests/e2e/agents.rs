@@ -154,7 +154,7 @@ fn a_server_that_stops_caching_prefixes_fails_the_gate_and_a_rerun_passes() {
     );
     let cause = stdout
         .lines()
-        .find(|l| l.contains("TTFT P90 at 4 agents"))
+        .find(|l| l.contains("TTFT P90 at 4 agents:"))
         .unwrap_or_else(|| panic!("no TTFT decomposition at 4 agents:\n{stdout}"));
     assert!(
         cause.contains(": prefill (cache misses): cache hit share 8") && cause.ends_with("% → 0%"),

@@ -17,7 +17,7 @@ use std::time::Instant;
 
 /// The gateway's address; one thread per connection, one request per connection (it answers
 /// `Connection: close`, so each request's bytes end with the connection).
-fn processing_ms_gateway(upstream: String) -> String {
+pub(crate) fn processing_ms_gateway(upstream: String) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let ids = Arc::new(AtomicU64::new(0));

@@ -7,6 +7,7 @@ mod action;
 mod adhoc;
 mod agents;
 mod apis;
+mod capacity_verdict;
 mod check;
 mod check_azure;
 mod ci_contract;

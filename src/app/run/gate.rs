@@ -92,7 +92,7 @@ fn judge(
     // its first step summary is unfinished, not "measured with another workload".
     new.fingerprint = s.fingerprint.clone();
     let mut compare = compare_options(&opts.gates, s.gates.clone());
-    compare.search = s.load.search.map(|x| x.slo);
+    compare.search = verdict::capacity_slo(s.load.search.map(|x| x.slo), &s.slo);
     compare.pricing = s.pricing.clone();
     // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
     // steps it cut short against the scenario's plan, the advice for the planned count.

@@ -13,7 +13,7 @@ use tabled::settings::Style;
 use super::{
     cell, change, grouped_skips, is_skipped, list, md_list, md_text, APPROX_MARK, APPROX_NOTE,
 };
-use crate::compare::{Check, Comparison, Method, Verdict};
+use crate::compare::{Check, Comparison, Method, Percentile, Verdict};
 use crate::model::LadderUnit;
 
 /// A regressed check's mark in the grid.
@@ -101,9 +101,16 @@ pub(crate) fn inconclusive_groups(c: &Comparison) -> Vec<String> {
     for k in c
         .checks
         .iter()
-        .filter(|k| k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }))
+        // A check of no step (knee, wall, cap) gets its own line under the grid (`run_level`).
+        .filter(|k| {
+            k.gated && k.concurrency.is_some() && matches!(k.verdict, Verdict::Inconclusive { .. })
+        })
     {
-        let pct = k.percentile.map(|p| p.label());
+        // On queued steps P50 and the mean are judged together: one line for both.
+        let pct = k.percentile.map(|p| match p {
+            Percentile::P50 | Percentile::Mean => "P50 and mean",
+            p => p.label(),
+        });
         let metric = k.metric.label();
         let pos = groups.iter().position(|g| {
             g.model == k.model && g.pct == pct && (pct.is_some() || g.metrics == [metric])
@@ -194,13 +201,26 @@ pub(crate) struct Grid {
 
 pub(crate) fn grid(c: &Comparison) -> Option<Grid> {
     let at_steps = |k: &&Check| k.concurrency.is_some();
-    let names = distinct(
-        c.checks
-            .iter()
-            .filter(at_steps)
-            .filter(|k| flagged(k))
-            .map(|k| (k.model.as_str(), k.name())),
-    );
+    let flagged_checks: Vec<&Check> = c
+        .checks
+        .iter()
+        .filter(at_steps)
+        .filter(|k| flagged(k))
+        .collect();
+    // Rows by model and metric in the checks' order, then by percentile (P50, P90, P99, mean),
+    // whichever step flagged them first.
+    let metrics = distinct(c.checks.iter().map(|k| k.metric));
+    let model_order = distinct(c.checks.iter().map(|k| k.model.as_str()));
+    let mut keyed = distinct(flagged_checks.iter().map(|k| {
+        let key = (
+            model_order.iter().position(|m| *m == k.model),
+            metrics.iter().position(|m| *m == k.metric),
+            k.percentile.map(|p| p as u8),
+        );
+        (key, (k.model.as_str(), k.name()))
+    }));
+    keyed.sort_by_key(|(key, _)| *key);
+    let names: Vec<(&str, String)> = keyed.into_iter().map(|(_, n)| n).collect();
     if names.is_empty() {
         return None;
     }

@@ -135,6 +135,7 @@ fn fixture() -> Comparison {
         notes: vec!["a note with a | pipe".into()],
         incomplete: vec![],
         ttft_causes: Vec::new(),
+        headline: Vec::new(),
     }
 }
 
@@ -243,7 +244,8 @@ fn json_snapshot_and_shape() {
     let v: serde_json::Value = serde_json::from_str(&s).unwrap();
     assert_eq!(v["exit_code"], 3);
     assert_eq!(v["outcome"], "regression");
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["headline"], serde_json::json!([]));
     assert_eq!(v["counts"]["regressed"], 2);
     assert_eq!(v["checks"][1]["verdict"]["kind"], "regressed");
     assert_eq!(v["checks"][1]["ci"][0], 0.18);
@@ -450,6 +452,32 @@ fn the_short_table_says_what_was_judged_and_lists_only_what_failed_or_could_not_
         "{s}"
     );
     insta::assert_snapshot!("diff_table_short", s);
+}
+
+#[test]
+fn the_headline_comes_before_any_count_or_check_in_every_format() {
+    let mut c = fixture();
+    let line = "capacity: cap ≈ 16 → 12 streams (-25.0%, 99% CI [-30.1%, -19.8%]): queueing at a lower concurrency limit, confirmed by the server; TTFT P50 at 20 streams +120.0%";
+    c.headline = vec![line.to_string()];
+    for (format, full) in [
+        (DiffFormat::Table, false),
+        (DiffFormat::Table, true),
+        (DiffFormat::Markdown, false),
+        (DiffFormat::Markdown, true),
+    ] {
+        let s = if full {
+            text(&c, format)
+        } else {
+            short_text(&c, format)
+        };
+        let at = s
+            .find("cap ≈ 16 → 12 streams")
+            .unwrap_or_else(|| panic!("{s}"));
+        let counts = s.find("2 regressions").unwrap_or_else(|| panic!("{s}"));
+        assert!(at < counts, "{format:?} full={full}:\n{s}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&text(&c, DiffFormat::Json)).unwrap();
+    assert_eq!(v["headline"][0], line);
 }
 
 #[test]

@@ -1,0 +1,137 @@
+//! The verdict's first lines: what happened to each model's capacity, said before any
+//! percentile. A lower cap reads "capacity: cap ≈ 47 → 37 streams (−21%): queueing at a lower
+//! concurrency limit, confirmed by the server; TTFT P50 at 60 streams +330%", not as a TPM dip
+//! and a P90 that was already a queued request. Built from the checks already judged (the cap,
+//! the knee, the 429 wall, the SLO capacity, cost) and the new run's knee cause; pure words.
+
+use super::{fmt_pct, Check, Metric, Side, Verdict};
+
+/// One sentence per model that has a finding to speak of, in the checks' model order.
+pub(super) fn sentences(checks: &[Check], base: &Side, new: &Side) -> Vec<String> {
+    let mut models: Vec<&str> = Vec::new();
+    for c in checks {
+        if !models.contains(&c.model.as_str()) {
+            models.push(&c.model);
+        }
+    }
+    let many = models.len() > 1;
+    models
+        .into_iter()
+        .filter_map(|m| {
+            let mine: Vec<&Check> = checks.iter().filter(|c| c.model == m).collect();
+            let parts = parts(&mine, m, base, new);
+            (!parts.is_empty()).then(|| {
+                let who = if many {
+                    format!("{m} · ")
+                } else {
+                    String::new()
+                };
+                format!("{who}capacity: {}", parts.join("; "))
+            })
+        })
+        .collect()
+}
+
+fn find(checks: &[&Check], metric: Metric) -> Option<Check> {
+    checks
+        .iter()
+        .find(|c| c.metric == metric)
+        .map(|c| (*c).clone())
+}
+
+fn changed(c: &Check) -> bool {
+    matches!(
+        c.verdict,
+        Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive { .. }
+    )
+}
+
+fn parts(checks: &[&Check], model: &str, base: &Side, new: &Side) -> Vec<String> {
+    let mut out = Vec::new();
+    let cap = find(checks, Metric::Cap);
+    if let Some(c) = &cap {
+        out.push(cap_words(c, new, model));
+    } else {
+        out.extend(one_sided_cap(checks, model, base, new));
+    }
+    let knee = find(checks, Metric::Knee);
+    match &knee {
+        Some(k) if cap.is_none() || changed(k) => out.push(k.detail.clone()),
+        _ => {}
+    }
+    if let Some(w) = find(checks, Metric::Wall).filter(changed) {
+        out.push(format!("429 {}", w.detail));
+    }
+    if let Some(s) = find(checks, Metric::Capacity) {
+        out.push(format!("SLO {}", s.detail));
+    }
+    if out.is_empty() {
+        return out;
+    }
+    out.extend(strongest(checks, Metric::is_latency));
+    out.extend(strongest(checks, |m| m == Metric::Cost));
+    out
+}
+
+/// "cap ≈ 47 → 37 streams (−21%, 99% CI [−24%, −18%]): queueing at a lower concurrency limit,
+/// confirmed by the server".
+fn cap_words(c: &Check, new: &Side, model: &str) -> String {
+    let (b, n) = (c.base.unwrap_or(f64::NAN), c.new.unwrap_or(f64::NAN));
+    let mut s = format!("cap ≈ {b:.0} → {n:.0} {}", c.ladder_unit.plural());
+    match (c.ratio, c.ci) {
+        (Some(r), Some((lo, hi))) => s.push_str(&format!(
+            " ({}, 99% CI [{}, {}])",
+            fmt_pct(r),
+            fmt_pct(lo),
+            fmt_pct(hi)
+        )),
+        (Some(r), None) => s.push_str(&format!(" ({})", fmt_pct(r))),
+        _ => {}
+    }
+    let meaning = match c.verdict {
+        Verdict::Regressed => "queueing at a lower concurrency limit",
+        Verdict::Improved => "queueing at a higher concurrency limit",
+        Verdict::BelowGate => "a real change, within the capacity gate",
+        Verdict::NoChange => "the same concurrency limit",
+        Verdict::Inconclusive { .. } => "the data cannot tell yet whether the limit moved",
+        Verdict::Info | Verdict::Skipped { .. } => "estimates only, not judged",
+    };
+    s.push_str(&format!(": {meaning}"));
+    if let Some((_, cause)) = new.knee_cause.get(model) {
+        s.push_str(if cause.seen {
+            ", confirmed by the server"
+        } else {
+            ", inferred (the server did not show its queue)"
+        });
+    }
+    s
+}
+
+/// A cap on one side only: "a cap ≈ 36 streams now (none estimated in the baseline)".
+fn one_sided_cap(checks: &[&Check], model: &str, base: &Side, new: &Side) -> Option<String> {
+    let unit = checks.first()?.ladder_unit;
+    match (base.caps.get(model), new.caps.get(model)) {
+        (None, Some(n)) => Some(format!(
+            "a queueing cap ≈ {:.0} {} now (none estimated in the baseline)",
+            n.estimate,
+            unit.plural()
+        )),
+        (Some(b), None) => Some(format!(
+            "the baseline's queueing cap ≈ {:.0} {} is not seen now",
+            b.estimate,
+            unit.plural()
+        )),
+        _ => None,
+    }
+}
+
+/// The regressed check of `metric`s with the largest change, as evidence: "TTFT P50 at 60
+/// streams +330%".
+fn strongest(checks: &[&Check], metric: impl Fn(Metric) -> bool) -> Option<String> {
+    checks
+        .iter()
+        .filter(|c| c.gated && c.verdict == Verdict::Regressed && metric(c.metric))
+        .filter_map(|c| c.ratio.map(|r| (r, c)))
+        .max_by(|a, b| a.0.abs().total_cmp(&b.0.abs()))
+        .map(|(r, c)| format!("{} {}", c.title(), fmt_pct(r)))
+}
