@@ -492,27 +492,41 @@ fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> 
         if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
             late.push((s.concurrency, lag));
         }
-        let target = f64::from(s.concurrency);
-        // Only closed-loop steps promise a number of streams in flight.
-        let closed = s.ladder_unit == crate::model::LadderUnit::Streams;
-        if let Some(achieved) = s.achieved_concurrency.filter(|_| closed) {
-            // Short steps are dominated by ramp-up and tail; only judge steps with real work.
-            // Fast failures (a wrong key) are not a client bottleneck.
-            if s.attempted >= 2 * u64::from(s.concurrency)
-                && s.succeeded * 2 >= s.attempted
-                && achieved < ACHIEVED_CONCURRENCY_MIN_SHARE * target
-            {
-                notes.push(format!(
-                    "At {}: only {achieved:.1} requests were in flight on average (Little's law), not {}: the load was lighter than the step says.",
-                    s.ladder_unit.describe(s.concurrency),
-                    s.concurrency
-                ));
-            }
-        }
+        notes.extend(thin_load_note(s));
     }
     let unit = rows.first().map_or(LadderUnit::Streams, |s| s.ladder_unit);
     notes.extend(late_loop_note(unit, &late));
     notes
+}
+
+/// "At 90 streams: only 70.4 requests were in flight …": a closed-loop step whose streams sat
+/// idle between requests in its steady window (after the ramp-up, before the first stream ran
+/// out of work), so the server saw a lighter load than the step's value. The step's average
+/// over its whole time (`achieved_concurrency`) is not used: every step drains at its end, and
+/// that tail would fire this on ordinary steps. Without a steady window (too short a step, or
+/// production logs, whose levels are not steps a client held) there is nothing to say.
+fn thin_load_note(s: &StepSummary) -> Option<String> {
+    // Only closed-loop steps promise a number of streams in flight.
+    if s.ladder_unit != LadderUnit::Streams {
+        return None;
+    }
+    let steady = s.concurrency_steady?;
+    let target = f64::from(s.concurrency);
+    // Fast failures (a wrong key) are not a client bottleneck; a step of fewer than two
+    // requests per stream has no steady window worth reading.
+    let worth = s.attempted >= 2 * u64::from(s.concurrency) && s.succeeded * 2 >= s.attempted;
+    if !worth || steady >= ACHIEVED_CONCURRENCY_MIN_SHARE * target {
+        return None;
+    }
+    let busy = s
+        .client_cpu_pct
+        .filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT / 2.0)
+        .map_or_else(String::new, |c| format!(" (client CPU {c:.0}% of a core)"));
+    Some(format!(
+        "At {step}: only {steady:.1} requests were in flight on average in the steady window (Little's law), not {n}: the streams sat idle between requests, so the server saw a lighter load than the step says. The time between a response and the next request is the client's{busy}: a busy client (shard the load or run fewer streams per process) or new connections (a server or proxy that closes keep-alive connections); the step's figures are those of ≈ {steady:.0} streams.",
+        step = s.ladder_unit.describe(s.concurrency),
+        n = s.concurrency,
+    ))
 }
 
 /// One note for every step whose client event loop ran late (P99 above

@@ -516,6 +516,7 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
         client_cpu_pct: Some(97.0),
         loop_lag_p99_ms: Some(12.0),
         achieved_concurrency: Some(20.0),
+        concurrency_steady: Some(20.0),
         ..StepSummary::default()
     };
     let notes = self_check_notes(&[&busy], &[]);
@@ -532,6 +533,7 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     other.loop_lag_p99_ms = Some(6.3);
     other.client_cpu_pct = None;
     other.achieved_concurrency = None;
+    other.concurrency_steady = None;
     let mut third = other.clone();
     third.concurrency = 100;
     third.loop_lag_p99_ms = Some(7.0);
@@ -545,11 +547,13 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     busy.client_cpu_pct = Some(40.0);
     busy.loop_lag_p99_ms = Some(0.4);
     busy.achieved_concurrency = Some(49.0);
+    busy.concurrency_steady = Some(49.0);
     assert!(self_check_notes(&[&busy], &[]).is_empty());
     // Too few requests to judge the achieved concurrency.
     busy.attempted = 60;
     busy.succeeded = 60;
     busy.achieved_concurrency = Some(10.0);
+    busy.concurrency_steady = Some(10.0);
     assert!(self_check_notes(&[&busy], &[]).is_empty());
     // Mostly fast failures (a wrong key): not a client bottleneck.
     busy.attempted = 500;
@@ -1023,4 +1027,42 @@ fn a_knee_whose_cache_hit_share_fell_is_called_cache_misses() {
         "90% → 96% uncached"
     );
     assert!(!crate::findings::cache_share_fell(None, Some(0.0)));
+}
+
+/// The Little's-law note reads the steady window: a step whose tail drained (its whole-step
+/// average well under the streams) says nothing; one whose streams sat idle in the steady
+/// window says so with the cause and the fix; no steady window (logs, short steps) says nothing.
+#[test]
+fn the_thin_load_note_reads_the_steady_window() {
+    let step = |achieved: Option<f64>, steady: Option<f64>, cpu: Option<f64>| StepSummary {
+        achieved_concurrency: achieved,
+        concurrency_steady: steady,
+        client_cpu_pct: cpu,
+        ..row(1, 30, (100.0, 120.0), 10.0)
+    };
+    // The drained tail: 21.1 of 30 over the whole step, 29.8 in the steady window.
+    assert_eq!(thin_load_note(&step(Some(21.1), Some(29.8), None)), None);
+    // No steady window: nothing to say, however low the whole-step average.
+    assert_eq!(thin_load_note(&step(Some(12.0), None, None)), None);
+    let said = thin_load_note(&step(Some(20.0), Some(21.0), Some(70.0))).unwrap();
+    assert!(
+        said.starts_with("At 30 streams: only 21.0 requests were in flight on average in the steady window (Little's law), not 30"),
+        "{said}"
+    );
+    assert!(said.contains("(client CPU 70% of a core)"), "{said}");
+    assert!(said.contains("shard the load"), "{said}");
+    // At the threshold (80% of the streams) it stays silent; an open-loop step never fires.
+    assert_eq!(thin_load_note(&step(None, Some(24.0), None)), None);
+    let open = StepSummary {
+        ladder_unit: LadderUnit::Rps,
+        ..step(None, Some(5.0), None)
+    };
+    assert_eq!(thin_load_note(&open), None);
+    // Too few requests per stream (fewer than 2 each) to read a steady window.
+    let short = StepSummary {
+        attempted: 50,
+        succeeded: 50,
+        ..step(None, Some(5.0), None)
+    };
+    assert_eq!(thin_load_note(&short), None);
 }

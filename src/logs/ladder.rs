@@ -145,6 +145,9 @@ pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
             // In flight while the group was at this level (a run's is its requests' E2E over
             // the step's time; a level's requests also live through other levels).
             s.achieved_concurrency = (ms > 0.0).then(|| weighted / ms);
+            // A level is not a step a client held: no steady window (and no note that the
+            // load was lighter than the level says).
+            s.concurrency_steady = None;
             out.summaries.push(s);
         }
         if let Some(axis) = axis {

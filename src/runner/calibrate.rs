@@ -32,6 +32,8 @@ enum Shift {
     Tpot(f64),
     /// Every time × 1 / k: throughput × k at every step (k = 0.85: a 15% drop).
     Throughput(f64),
+    /// The server's concurrency cap lowered to this many streams (the queueing knee moves).
+    Cap(usize),
 }
 
 struct Row {
@@ -97,7 +99,7 @@ fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
             Shift::Ttft(k) => ttft *= k,
             Shift::Tpot(k) => tpot *= k,
             Shift::Throughput(k) => (ttft, tpot) = (ttft / k, tpot / k),
-            Shift::None => {}
+            Shift::Cap(_) | Shift::None => {}
         }
     }
     if row.drift > 0.0 {
@@ -105,7 +107,12 @@ fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
         let k = (row.drift * crate::stats::inference::std_normal(&mut rng)).exp();
         (ttft, tpot) = (ttft * k, tpot * k);
     }
-    let mut s = FakeServer::new(if row.demo { 16 } else { 12 }, 0, 0, row.tokens.1);
+    let cap = match (shifted, row.shift) {
+        (true, Shift::Cap(c)) => c,
+        _ if row.demo => 16,
+        _ => 12,
+    };
+    let mut s = FakeServer::new(cap, 0, 0, row.tokens.1);
     s.ttft = Duration::from_secs_f64(ttft / 1000.0);
     s.tpot = Duration::from_secs_f64(tpot / 1000.0);
     s.vary(if row.demo { 0.0 } else { 0.5 }, row.tokens.0, 0.05, seed);
@@ -366,6 +373,16 @@ async fn calibrate_gate_in_pretend_time() {
             120,
             short,
             Shift::Throughput(0.85),
+        ),
+        Row::new(
+            "A/B cap 12 → 9 streams, n = 120, short outputs",
+            120,
+            short,
+            Shift::Cap(9),
+        ),
+        Row::demo(
+            "A/B cap 16 → 12 streams, the demo's server and sizes",
+            Shift::Cap(12),
         ),
     ];
     println!("\n| pairs (pretend time) | exit 3 (regression) | exit 4 | exit 0 | mean inconclusive checks | what fired | minutes |");

@@ -3,7 +3,7 @@
 //! shift at the step where requests now queue (TTFT P50 at 60 streams), gate on the cap (exit
 //! 3, also with the throughput gate switched off), not report a throughput dip and a P90 that
 //! was already a queued request. The same behind a gateway that sends only
-//! `openai-processing-ms`, where the cause is inferred and said so. A scaled simulator
+//! `openai-processing-ms` (45 → 30), where the cause is inferred and said so. A scaled simulator
 //! (milliseconds, not seconds) keeps each run to a few seconds.
 
 use crate::hosted_gateway::processing_ms_gateway;
@@ -46,11 +46,21 @@ fn a_lower_cap_leads_the_verdict_with_both_estimates_and_gates_on_its_own() {
         "no-throughput-gate",
         &format!("{yaml}gates:\n  throughput: 100%\n"),
     );
-    p.ladder()
-        .args(["run", "--quiet", "--save-baseline"])
+    let saved = p
+        .ladder()
+        .args(["run", "--no-color", "--save-baseline"])
         .arg(&s)
         .assert()
         .success();
+    // Every step drains at its end; read over the steady window, no step here had its streams
+    // idle, so the Little's-law note ("only 70.4 requests were in flight …") stays silent.
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&saved.get_output().stdout),
+        String::from_utf8_lossy(&saved.get_output().stderr)
+    );
+    assert!(said.contains("knee"), "{said}");
+    assert!(!said.contains("in flight on average"), "{said}");
     let out = p
         .ladder()
         .args(["run", "--quiet", "--no-step-summary", "--format", "json"])
@@ -143,7 +153,9 @@ fn behind_a_gateway_that_hides_the_queue_the_lower_cap_is_inferred_and_said_so()
             &format!("concurrency_cap={cap}"),
         ])
     };
-    let (before, after) = (sim("45"), sim("35"));
+    // A wider drop than the direct case (45 → 30): the gateway's extra hop and a loaded
+    // machine widen the interval, and the test must not hang on timing luck.
+    let (before, after) = (sim("45"), sim("30"));
     let p = Project::new();
     let scenario = |upstream: &str| {
         let gateway = processing_ms_gateway(upstream.to_string());
@@ -176,7 +188,7 @@ fn behind_a_gateway_that_hides_the_queue_the_lower_cap_is_inferred_and_said_so()
         .unwrap_or_else(|| panic!("no headline in:\n{stdout}"));
     let (b, n) = caps(headline);
     assert!(
-        (40.0..=55.0).contains(&b) && (29.0..=42.0).contains(&n),
+        (40.0..=55.0).contains(&b) && (22.0..=37.0).contains(&n),
         "{headline}"
     );
     assert!(

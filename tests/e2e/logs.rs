@@ -224,6 +224,8 @@ fn a_synthetic_day_through_a_cap_of_64_tells_the_incident_at_its_level() {
     assert!((56..=72).contains(&cap), "the cap near 64: {line}");
     assert!(line.contains("TPOT flat"), "{line}");
     assert!(line.contains("TTFT P90 0.6 → "), "{line}");
+    // A log's levels are not steps a client held: no note that the load was lighter.
+    assert!(!stdout.contains("in flight on average"), "{stdout}");
     let dir = only_dir(&p.path().join("runs/logs"));
     let timeline = std::fs::read_to_string(dir.join("timeline.csv")).unwrap();
     assert_eq!(
