@@ -1,8 +1,10 @@
 //! `load: {refine: N}`: which step to run next so that the ladder narrows its own intervals.
 //! Two intervals are worth narrowing: the TTFT knee's (max clean step, knee step], and the
-//! interval where the SLO first fails (last step meeting it, first step missing it]. The next
-//! step bisects the wider of the two (by ratio, as ladders are geometric); a step already run is
-//! never repeated, and an interval of adjacent whole values is done.
+//! interval where the SLO first fails (last step meeting it, first step missing it]. The knee
+//! comes first: it is where the cap is estimated and what a comparison of two runs judges, so
+//! the next step bisects the widest knee interval while one is open (by ratio, as ladders are
+//! geometric), and the SLO edge gets the steps left. A step already run is never repeated, and
+//! an interval of adjacent whole values is done.
 
 use super::slo::miss;
 use super::{KneeFinding, ModelFindings};
@@ -15,6 +17,9 @@ pub struct Bracket {
     pub lo: u32,
     pub hi: u32,
     pub what: Bracketed,
+    /// A queueing knee's first guess: the first stream count above its estimated cap (where
+    /// requests must start to wait), tried before bisecting when it lies inside the interval.
+    pub guess: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,10 +33,15 @@ pub enum Bracketed {
 pub fn brackets(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> Vec<Bracket> {
     let mut out = Vec::new();
     if let KneeFinding::Knee(k) = &f.knee {
+        let guess = k
+            .estimated_cap
+            .filter(|c| c.is_finite() && *c > 0.0 && f.ladder_unit == LadderUnit::Streams)
+            .map(|c| c.floor() as u32 + 1);
         out.push(Bracket {
             lo: k.max_clean_concurrency,
             hi: k.concurrency,
             what: Bracketed::Knee,
+            guess,
         });
     }
     let mut sorted: Vec<&StepSummary> = rows.iter().filter(|r| r.model == f.model).collect();
@@ -42,26 +52,41 @@ pub fn brackets(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> V
                 lo: sorted[i - 1].concurrency,
                 hi: sorted[i].concurrency,
                 what: Bracketed::Slo,
+                guess: None,
             });
         }
     }
     out
 }
 
-/// The next step value: the midpoint (geometric, rounded) of the widest interval that still has
-/// a whole value inside and whose midpoint was not run. `None`: nothing left to narrow.
+/// The next step value: for the widest knee interval that still has a whole value inside, its
+/// guess (the first stream count above the estimated cap) when inside and not yet run, else its
+/// midpoint when not yet run; then the same for the widest SLO interval. `None`: nothing left to
+/// narrow. The midpoint is geometric on a wide interval (more than 2×: ladders are geometric)
+/// and arithmetic on a narrow one, where whole values are few and halving the count of them
+/// narrows fastest ((10, 20] → 15, not 14).
 pub fn next_value(brackets: &[Bracket], done: &[u32]) -> Option<u32> {
-    let mut open: Vec<(f64, u32)> = brackets
+    let mut open: Vec<(u8, f64, u32)> = brackets
         .iter()
         .filter(|b| b.hi > b.lo.saturating_add(1) && b.lo > 0)
         .filter_map(|b| {
-            let mid = (f64::from(b.lo) * f64::from(b.hi)).sqrt().round() as u32;
-            let mid = mid.clamp(b.lo + 1, b.hi - 1);
-            (!done.contains(&mid)).then_some((f64::from(b.hi) / f64::from(b.lo), mid))
+            let (lo, hi) = (f64::from(b.lo), f64::from(b.hi));
+            let mid = if hi > 2.0 * lo {
+                (lo * hi).sqrt()
+            } else {
+                (lo + hi) / 2.0
+            };
+            let mid = (mid.round() as u32).clamp(b.lo + 1, b.hi - 1);
+            let mid = match b.guess {
+                Some(g) if g > b.lo && g < b.hi && !done.contains(&g) => g,
+                _ => mid,
+            };
+            let knee_first = u8::from(b.what != Bracketed::Knee);
+            (!done.contains(&mid)).then_some((knee_first, f64::from(b.hi) / f64::from(b.lo), mid))
         })
         .collect();
-    open.sort_by(|a, b| b.0.total_cmp(&a.0));
-    open.first().map(|x| x.1)
+    open.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    open.first().map(|x| x.2)
 }
 
 /// "Refined with 2 more steps (15, 17): knee in (15, 17] streams, SLO first missed in (20, 35]
@@ -99,14 +124,37 @@ mod tests {
     use super::*;
 
     fn b(lo: u32, hi: u32, what: Bracketed) -> Bracket {
-        Bracket { lo, hi, what }
+        Bracket {
+            lo,
+            hi,
+            what,
+            guess: None,
+        }
     }
 
     #[test]
-    fn bisects_the_widest_interval_first_and_never_repeats() {
+    fn a_queueing_knee_tries_just_above_its_estimated_cap_first() {
+        let guessed = |g| Bracket {
+            guess: Some(g),
+            ..b(10, 20, Bracketed::Knee)
+        };
+        assert_eq!(next_value(&[guessed(17)], &[]), Some(17));
+        // Run already, or outside the interval: bisect.
+        assert_eq!(next_value(&[guessed(17)], &[17]), Some(15));
+        assert_eq!(next_value(&[guessed(20)], &[]), Some(15));
+        assert_eq!(next_value(&[guessed(10)], &[]), Some(15));
+    }
+
+    #[test]
+    fn bisects_the_knee_first_then_the_slo_edge_and_never_repeats() {
+        // The SLO interval is wider, but the knee is narrowed first.
         let both = [b(10, 20, Bracketed::Knee), b(20, 50, Bracketed::Slo)];
-        assert_eq!(next_value(&both, &[]), Some(32)); // √(20·50) ≈ 31.6
-        assert_eq!(next_value(&both, &[32]), Some(14)); // √200 ≈ 14.1
+        assert_eq!(next_value(&both, &[]), Some(15)); // (10 + 20) / 2: a narrow interval
+        let narrowed = [b(14, 15, Bracketed::Knee), b(20, 50, Bracketed::Slo)];
+        assert_eq!(next_value(&narrowed, &[14]), Some(32)); // √(20·50) ≈ 31.6: a wide one
+                                                            // Of two knees (two models), the wider first.
+        let knees = [b(10, 20, Bracketed::Knee), b(20, 50, Bracketed::Knee)];
+        assert_eq!(next_value(&knees, &[]), Some(32));
         assert_eq!(next_value(&[b(15, 17, Bracketed::Knee)], &[]), Some(16));
         assert_eq!(next_value(&[b(15, 16, Bracketed::Knee)], &[]), None);
         assert_eq!(next_value(&[b(15, 17, Bracketed::Knee)], &[16]), None);
