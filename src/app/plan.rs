@@ -34,6 +34,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         .and_then(|r| r.load)
         .and_then(|l| l.search)
         .map(|s| s.slo);
+    // Hosted API or a server the user runs: which lever the plan names.
+    let target_kind = crate::app::report::recorded_of(&view.result).and_then(|r| r.target);
     let rps = match target {
         Target::Rps(rps) => rps,
         Target::Agents(agents) => {
@@ -49,7 +51,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 .and_then(|r| r.load)
                 .and_then(|l| l.agent)
                 .map_or(0.0, |a| a.think_time.at(0.5).as_secs_f64() * 1000.0);
-            let plan = crate::plan::agents::plan(
+            let mut plan = crate::plan::agents::plan(
                 &view.result.summaries,
                 agents,
                 &slo,
@@ -58,6 +60,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
                 think_ms,
                 !args.tpm_excludes_cached,
             );
+            plan.target_kind = target_kind;
             match args.format {
                 PlanFormatArg::Table => out!("{}", crate::plan::agent_words::agent_words(&plan))?,
                 PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plan)?)?,
@@ -73,6 +76,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
         search.as_ref(),
         &view.findings,
     );
+    plan.target_kind = target_kind;
     plan.currency = view
         .result
         .recorded

@@ -54,28 +54,25 @@ impl KeyShape {
     }
 }
 
-/// Known key prefixes: (prefix, provider, host suffix of the provider's API).
-const PREFIXES: &[(&str, &str, &str)] = &[
-    ("sk-ant-", "Anthropic", "anthropic.com"),
-    ("sk-or-", "OpenRouter", "openrouter.ai"),
-    ("sk-proj-", "OpenAI", "openai.com"),
-    ("sk-svcacct-", "OpenAI", "openai.com"),
-    ("sk-admin-", "OpenAI", "openai.com"),
-    ("gsk_", "Groq", "groq.com"),
-    ("xai-", "xAI", "x.ai"),
-    ("AIza", "Google", "googleapis.com"),
-    ("hf_", "Hugging Face", "huggingface.co"),
-    ("pplx-", "Perplexity", "perplexity.ai"),
-    ("nvapi-", "NVIDIA", "nvidia.com"),
+/// Known key prefixes: (prefix, provider).
+const PREFIXES: &[(&str, &str)] = &[
+    ("sk-ant-", "Anthropic"),
+    ("sk-or-", "OpenRouter"),
+    ("sk-proj-", "OpenAI"),
+    ("sk-svcacct-", "OpenAI"),
+    ("sk-admin-", "OpenAI"),
+    ("gsk_", "Groq"),
+    ("xai-", "xAI"),
+    ("AIza", "Google"),
+    ("hf_", "Hugging Face"),
+    ("pplx-", "Perplexity"),
+    ("nvapi-", "NVIDIA"),
 ];
 
-/// The provider whose API a host belongs to, when it is one of the known ones.
+/// The provider whose API a host belongs to, when it is one of the known ones (one list of
+/// provider hosts: `model::target_kind`).
 fn host_provider(host: &str) -> Option<&'static str> {
-    let host = host.to_ascii_lowercase();
-    PREFIXES
-        .iter()
-        .find(|(_, _, suffix)| host == *suffix || host.ends_with(&format!(".{suffix}")))
-        .map(|(_, provider, _)| *provider)
+    crate::model::target_kind::provider_of_host(host)
 }
 
 /// Inspects `key` (as it will be sent: [`Secret::api_key`] already applied) for a target speaking `api` on `host`.
@@ -152,7 +149,7 @@ fn is_placeholder(v: &str) -> bool {
 }
 
 fn foreign(key: &str, api: Api, host: &str) -> Option<KeyProblem> {
-    let (prefix, provider, _) = PREFIXES.iter().find(|(p, _, _)| key.starts_with(p))?;
+    let (prefix, provider) = PREFIXES.iter().find(|(p, _)| key.starts_with(p))?;
     match host_provider(host) {
         Some(target) if target != *provider => Some(KeyProblem::Foreign {
             key_provider: provider,

@@ -9,6 +9,7 @@ pub mod pricing;
 pub mod record;
 pub mod slo;
 pub mod stopped;
+pub mod target_kind;
 
 pub use itl::ItlHistogram;
 pub use ladder_unit::LadderUnit;
@@ -16,3 +17,4 @@ pub use pricing::{cost_text, Price, Pricing};
 pub use record::*;
 pub use slo::Slo;
 pub use stopped::StoppedBy;
+pub use target_kind::TargetKind;

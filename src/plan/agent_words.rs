@@ -105,10 +105,11 @@ fn agent_need_rows(
         ),
     );
     if let Some(c) = &m.cap {
+        let target = p.target_kind.as_ref();
         row(
             s,
-            "replicas",
-            super::cap::words(c, n.agents, LadderUnit::Agents),
+            super::cap::lever_label(target),
+            super::cap::words(c, n.agents, LadderUnit::Agents, target),
         );
     }
     row(

@@ -217,6 +217,9 @@ pub struct AgentPlan {
     /// `--tpm-excludes-cached` for Anthropic's ITPM on most models).
     pub tpm_counts_cached: bool,
     pub models: Vec<AgentModelPlan>,
+    /// What the run measured, set by the caller that read its scenario (`Plan::target_kind`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_kind: Option<crate::model::TargetKind>,
 }
 
 /// Why an agent plan cannot be made from these rows (the app says it and exits 2).
@@ -274,6 +277,7 @@ pub fn plan(
                 plan_model(m, &steps, &how, f)
             })
             .collect(),
+        target_kind: None,
     }
 }
 
@@ -315,7 +319,7 @@ fn plan_model(
         (None, Some(best)) => {
             let n = best.agents_for(how.target);
             let holds = if findings.is_some_and(|f| cap::agents_fit(f, 1).is_some()) {
-                "which holds while no copy of the service serves more agents than it did (the `replicas` line)"
+                "which holds while no copy of the service (or account) serves more agents than it did (the line after `tasks per hour`)"
             } else {
                 "which is true only if the service adds capacity"
             };

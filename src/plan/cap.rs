@@ -5,7 +5,7 @@
 //! streams; the run's knee shows a cap ≈ 31 per replica → 2 replicas."
 
 use crate::findings::{Knee, KneeFinding, ModelFindings};
-use crate::model::LadderUnit;
+use crate::model::{LadderUnit, TargetKind};
 use serde::Serialize;
 
 /// Where the per-replica concurrency came from.
@@ -115,16 +115,21 @@ fn fit(per_replica: f64, source: CapSource, knee: Option<&Knee>, needed: u32) ->
     }
 }
 
+/// The plan's row for the lever it names: "replicas" for a server the user runs, "account
+/// limit" for a hosted API, both when the target's kind is unknown (`model::target_kind`).
+pub fn lever_label(target: Option<&TargetKind>) -> &'static str {
+    match target {
+        Some(TargetKind::SelfRun { .. }) => "replicas",
+        Some(TargetKind::Hosted { .. }) => "account limit",
+        _ => "replicas or limit",
+    }
+}
+
 /// "needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas"
-/// (`unit`: the ladder's; an agent ladder's plan needs agents, any other streams).
-pub fn words(c: &CapFit, needed: u32, unit: LadderUnit) -> String {
-    let copies = |n: u32| {
-        if n == 1 {
-            "1 replica".to_string()
-        } else {
-            format!("{n} replicas")
-        }
-    };
+/// (`unit`: the ladder's; an agent ladder's plan needs agents, any other streams). Against a
+/// hosted API the cap is the account's, and the lever is a limit to ask for (or more keys);
+/// against a target of unknown kind both are said.
+pub fn words(c: &CapFit, needed: u32, unit: LadderUnit, target: Option<&TargetKind>) -> String {
     let noun = match (unit, needed) {
         (LadderUnit::Agents, 1) => "agent",
         (LadderUnit::Agents, _) => "agents",
@@ -133,26 +138,62 @@ pub fn words(c: &CapFit, needed: u32, unit: LadderUnit) -> String {
     };
     let needs = format!("needs {needed} concurrent {noun}");
     let per = c.per_replica;
-    match (c.source, c.knee_interval) {
-        (CapSource::KneeCap, _) => format!(
-            "{needs}; the run's knee shows a cap ≈ {per:.0} per replica → {}",
-            copies(c.replicas)
-        ),
+    let hosted = match target {
+        Some(TargetKind::Hosted { provider }) => Some(provider.as_str()),
+        _ => None,
+    };
+    // Where the cap lives: one copy of the service, or the account.
+    let at = if hosted.is_some() {
+        "on this account"
+    } else {
+        "per replica"
+    };
+    let basis = match (c.source, c.knee_interval) {
+        (CapSource::KneeCap, _) => format!("the run's knee shows a cap ≈ {per:.0} {at}"),
         (CapSource::MaxClean, Some((lo, hi))) => format!(
-            "{needs}; the run's knee ({}) is in ({lo}, {hi}] {}, clean up to {per:.0} per replica → {}",
+            "the run's knee ({}) is in ({lo}, {hi}] {}, clean up to {per:.0} {at}",
             c.knee_kind.as_deref().unwrap_or("cause unclear"),
             unit.plural(),
-            copies(c.replicas)
         ),
-        _ if c.at_most => format!(
-            "{needs}; no knee up to {} → at most {} (each held {per:.0} without queueing)",
-            unit.describe(per as u32),
+        _ => format!("no knee up to {}", unit.describe(per as u32)),
+    };
+    let copies = |n: u32| {
+        if n == 1 {
+            "1 replica".to_string()
+        } else {
+            format!("{n} replicas")
+        }
+    };
+    let replicas = if c.at_most {
+        format!(
+            "at most {} (each held {per:.0} without queueing)",
             copies(c.replicas)
-        ),
+        )
+    } else {
+        copies(c.replicas)
+    };
+    let limit = if c.replicas <= 1 {
+        "within what the account held".to_string()
+    } else {
+        format!(
+            "a concurrency limit of at least {needed}, or the load spread over {} keys or accounts like this one",
+            c.replicas
+        )
+    };
+    let limit = if c.at_most && c.replicas > 1 {
+        format!(
+            "perhaps {limit} (no knee showed the cap: the account held {per:.0} without queueing)"
+        )
+    } else {
+        limit
+    };
+    match (hosted, target) {
+        (Some(_), _) if c.replicas <= 1 => format!("{needs}; {basis} → {limit}"),
+        (Some(provider), _) => format!("{needs}; {basis} → ask {provider} for {limit}"),
+        (None, Some(TargetKind::SelfRun { .. })) => format!("{needs}; {basis} → {replicas}"),
+        _ if c.replicas <= 1 => format!("{needs}; {basis} → {replicas}"),
         _ => format!(
-            "{needs}; no knee up to {} → {}",
-            unit.describe(per as u32),
-            copies(c.replicas)
+            "{needs}; {basis} → {replicas} if you run the server; on a hosted API or a gateway, {limit}"
         ),
     }
 }

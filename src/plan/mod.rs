@@ -152,6 +152,11 @@ pub struct Plan {
     /// that read it; `None` for an unpriced run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
+    /// What the run measured (a hosted API, a server the user runs, or unknown), set by the
+    /// caller that read the run's scenario: it decides whether the plan names replicas or an
+    /// account limit (`cap::words`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_kind: Option<crate::model::TargetKind>,
 }
 
 /// A measured step in a sentence: `10 streams`, `the 8 req/s step` (offered; the achieved rate
@@ -227,6 +232,7 @@ pub fn plan(
             })
             .collect(),
         currency: None,
+        target_kind: None,
     }
 }
 
@@ -387,7 +393,7 @@ fn choose_basis(
                 _ => format!("No measured step carried {rps} RPS within the SLO"),
             };
             let holds = if findings.is_some_and(|f| cap::cap_fit(f, 1).is_some()) {
-                "which holds while no replica carries more than the cap (the `replicas` line)"
+                "which holds while no replica (or account) carries more than the cap (the line after `concurrency needed`)"
             } else {
                 "which is true only if the service adds capacity"
             };

@@ -492,7 +492,7 @@ fn the_plan_rests_on_steps_below_the_knee_and_the_limits_do_not_depend_on_the_ta
         m.notes
     );
     assert!(
-        m.notes[0].contains("no replica carries more than the cap"),
+        m.notes[0].contains("no replica (or account) carries more than the cap"),
         "{:?}",
         m.notes
     );
@@ -529,13 +529,42 @@ fn the_needed_concurrency_is_related_to_the_knees_cap() {
     let m = &p.models[0];
     assert_eq!(m.concurrency_needed, Some(23));
     assert_eq!(m.cap.as_ref().unwrap().replicas, 2);
+    // A target of unknown kind (a baseline CSV keeps no scenario): both levers.
     let words = plain_words(&p);
     assert!(
         words.contains(
-            "replicas            needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas"
+            "replicas or limit   needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas if you run the server; on a hosted API or a gateway, a concurrency limit of at least 23, or the load spread over 2 keys or accounts like this one"
         ),
         "{words}"
     );
+    // A server the user runs: replicas.
+    let mut own = p.clone();
+    own.target_kind = Some(crate::model::TargetKind::SelfRun {
+        basis: crate::model::target_kind::SelfRunBasis::Simulator,
+    });
+    let words = plain_words(&own);
+    assert!(
+        words.contains(
+            "replicas            needs 23 concurrent streams; the run's knee shows a cap ≈ 16 per replica → 2 replicas\n"
+        ),
+        "{words}"
+    );
+    // A hosted API: the account's limit to ask for, no replicas.
+    let mut hosted = p.clone();
+    hosted.target_kind = Some(crate::model::TargetKind::of_base_url(
+        "https://api.openai.com/v1",
+    ));
+    let words = plain_words(&hosted);
+    assert!(
+        words.contains(
+            "account limit       needs 23 concurrent streams; the run's knee shows a cap ≈ 16 on this account → ask OpenAI for a concurrency limit of at least 23, or the load spread over 2 keys or accounts like this one\n"
+        ),
+        "{words}"
+    );
+    assert!(!words.contains("→ 2 replicas"), "{words}");
+    let json = serde_json::to_value(&hosted).unwrap();
+    assert_eq!(json["target_kind"]["kind"], "hosted");
+    assert_eq!(json["target_kind"]["provider"], "OpenAI");
     let json = serde_json::to_value(&p).unwrap();
     assert_eq!(json["models"][0]["cap"]["source"], "knee_cap");
     assert_eq!(json["models"][0]["cap"]["replicas"], 2);

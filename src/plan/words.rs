@@ -234,7 +234,12 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
             LadderUnit::Agents => LadderUnit::Streams,
             u => u,
         };
-        row(s, "replicas", super::cap::words(c, conc, unit));
+        let target = p.target_kind.as_ref();
+        row(
+            s,
+            super::cap::lever_label(target),
+            super::cap::words(c, conc, unit, target),
+        );
     }
     row(
         s,

@@ -24,6 +24,8 @@ pub struct Recorded {
     pub compare_baseline: Option<String>,
     /// `pricing:`, when the run was priced (and it can be read).
     pub pricing: Option<crate::model::Pricing>,
+    /// What kind of target the run measured (`target.sim` or `target.base_url`), when it says.
+    pub target: Option<crate::model::TargetKind>,
 }
 
 impl Recorded {
@@ -53,11 +55,27 @@ impl Recorded {
             pricing: super::build_pricing::pricing_from_yaml(&yaml)
                 .ok()
                 .flatten(),
+            target: target_kind(doc.as_ref()),
             compare_baseline: at("compare", "baseline")
                 .and_then(|b| b.as_str().map(str::to_string)),
             yaml,
         }
     }
+}
+
+/// `target.sim` is the embedded simulator; `target.base_url` is classified by its host.
+fn target_kind(doc: Option<&serde_yaml::Value>) -> Option<crate::model::TargetKind> {
+    use crate::model::target_kind::{SelfRunBasis, TargetKind};
+    let target = doc?.get("target")?;
+    if target.get("sim").is_some() {
+        return Some(TargetKind::SelfRun {
+            basis: SelfRunBasis::Simulator,
+        });
+    }
+    target
+        .get("base_url")
+        .and_then(serde_yaml::Value::as_str)
+        .map(TargetKind::of_base_url)
 }
 
 #[cfg(test)]
@@ -84,6 +102,17 @@ mod tests {
         assert_eq!(r.compare_baseline.as_deref(), Some("a"));
         assert_eq!(r.load.as_ref().map(|l| l.ladder.clone()), Some(vec![1, 4]));
         assert_ne!(r.gates.as_ref().unwrap(), &Gates::default());
+        assert_eq!(r.target, None);
+        let sim = Recorded::from_yaml("target:\n  sim: {}\n".into());
+        assert!(matches!(
+            sim.target,
+            Some(crate::model::TargetKind::SelfRun { .. })
+        ));
+        let hosted = Recorded::from_yaml("target:\n  base_url: https://api.openai.com/v1\n".into());
+        assert!(matches!(
+            hosted.target,
+            Some(crate::model::TargetKind::Hosted { .. })
+        ));
     }
 
     #[test]

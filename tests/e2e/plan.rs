@@ -200,3 +200,79 @@ fn a_rate_ladders_dry_run_speaks_in_requests_per_second() {
     );
     assert!(stdout.contains("24.5s"), "{stdout}");
 }
+
+/// Issue 46, part 8: the plan speaks to the target it measured. The same measurements read as
+/// a server the user runs (the simulator) name replicas; read as a hosted API (the run's
+/// recorded scenario pointing at api.openai.com) they name the account's concurrency limit to
+/// ask OpenAI for, and no replicas; the JSON says which.
+#[test]
+fn plan_names_replicas_for_a_server_you_run_and_an_account_limit_for_a_hosted_api() {
+    let p = Project::new();
+    let yaml = sim_scenario(
+        "kind",
+        "    ttft: 20ms\n    tpot: 2ms\n    tpot_jitter: 0\n    output_tokens: 10\n    concurrency_cap: 4\n    seed: 3",
+        "  ladder: [2, 4, 8]\n  requests_per_step: 60\n  warmup_requests: 2",
+        10,
+    );
+    let s = p.scenario("kind", &yaml);
+    p.ladder()
+        .args(["run", "--quiet"])
+        .arg(&s)
+        .assert()
+        .success();
+    let run = p.run_dirs("kind")[0].clone();
+    let plan = |dir: &std::path::Path, json: bool| {
+        let mut cmd = p.ladder();
+        cmd.arg("plan").arg(dir).args(["--rps", "500"]);
+        if json {
+            cmd.args(["--format", "json"]);
+        }
+        let out = cmd.assert().success();
+        String::from_utf8_lossy(&out.get_output().stdout).to_string()
+    };
+    let own = plan(&run, false);
+    let line = own
+        .lines()
+        .find(|l| l.contains("needs "))
+        .unwrap_or_else(|| panic!("no lever line:\n{own}"));
+    assert!(line.trim_start().starts_with("replicas "), "{own}");
+    assert!(line.contains(" replicas"), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&plan(&run, true)).unwrap();
+    assert_eq!(v["target_kind"]["kind"], "self_run", "{v}");
+    assert_eq!(v["target_kind"]["basis"], "simulator", "{v}");
+
+    // The same run as if it had measured OpenAI's API.
+    let hosted = p.path().join("hosted-run");
+    std::fs::create_dir(&hosted).unwrap();
+    for e in std::fs::read_dir(&run).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), hosted.join(e.file_name())).unwrap();
+        }
+    }
+    let recorded = std::fs::read_to_string(hosted.join("scenario.yaml")).unwrap();
+    let start = recorded
+        .find("  sim:")
+        .expect("the recorded target's sim block");
+    let end = recorded.find("  models:").unwrap();
+    let openai = format!(
+        "{}  base_url: https://api.openai.com/v1\n{}",
+        &recorded[..start],
+        &recorded[end..]
+    );
+    std::fs::write(hosted.join("scenario.yaml"), openai).unwrap();
+    let text = plan(&hosted, false);
+    let line = text
+        .lines()
+        .find(|l| l.contains("needs "))
+        .unwrap_or_else(|| panic!("no lever line:\n{text}"));
+    assert!(line.trim_start().starts_with("account limit "), "{text}");
+    assert!(
+        line.contains("on this account → ask OpenAI for a concurrency limit of at least "),
+        "{line}"
+    );
+    assert!(!line.contains("replica"), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&plan(&hosted, true)).unwrap();
+    assert_eq!(v["target_kind"]["kind"], "hosted", "{v}");
+    assert_eq!(v["target_kind"]["provider"], "OpenAI", "{v}");
+}
