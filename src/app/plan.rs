@@ -155,7 +155,10 @@ pub fn before_traffic(
 }
 
 /// The baseline's rows when they were measured with this workload (same fingerprint).
-fn read_baseline(path: &Path, fingerprint: &str) -> Option<Vec<crate::stats::StepSummary>> {
+pub(super) fn read_baseline(
+    path: &Path,
+    fingerprint: &str,
+) -> Option<Vec<crate::stats::StepSummary>> {
     if !path.is_file() {
         return None;
     }

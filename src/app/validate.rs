@@ -53,6 +53,12 @@ pub(super) fn validate(args: &ValidateArgs, out: &Output) -> Result<ExitCode> {
                     for n in budget::lines_from_path(&s, &s.gates, &baseline.summary) {
                         eprintln!("note: {}: {n}", path.display());
                     }
+                    // What `run --dry-run` estimates the run to cost, from the same steps.
+                    let rows = super::plan::read_baseline(&baseline.summary, &s.fingerprint);
+                    let steps = crate::plan::estimate::estimate(&s, rows.as_deref());
+                    if let Some(n) = crate::plan::words::cost_line(&s, &steps) {
+                        eprintln!("note: {}: {n}", path.display());
+                    }
                 }
             }
             Err(e) => {

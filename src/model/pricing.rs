@@ -53,6 +53,17 @@ impl Usage {
     }
 }
 
+impl Price {
+    /// The one price rule: tokens of each kind at their price per 1M.
+    fn bill(&self, uncached: f64, cached: f64, written: f64, output: f64) -> f64 {
+        (uncached * self.input
+            + cached * self.cached_input.unwrap_or(self.input)
+            + written * self.cache_write_input.unwrap_or(self.input)
+            + output * self.output)
+            / 1e6
+    }
+}
+
 impl Pricing {
     /// What one request cost: its uncached input tokens at `input`, its cached ones at
     /// `cached_input`, those written to the cache at `cache_write_input`, its output tokens (which count reasoning tokens: `completion_tokens`
@@ -68,11 +79,20 @@ impl Pricing {
         // Reasoning is inside the output count; a server that reports more reasoning than
         // output is billed for the reasoning.
         let output = u.output.unwrap_or(0).max(u.reasoning.unwrap_or(0));
-        let cost = (input - cached - written) as f64 * p.input
-            + cached as f64 * p.cached_input.unwrap_or(p.input)
-            + written as f64 * p.cache_write_input.unwrap_or(p.input)
-            + output as f64 * p.output;
-        Some(cost / 1e6)
+        Some(p.bill(
+            (input - cached - written) as f64,
+            cached as f64,
+            written as f64,
+            output as f64,
+        ))
+    }
+
+    /// What tokens not yet sent would cost: `input` prompt tokens, none of them cached, and
+    /// `output` tokens (reasoning included) of `model`, at the same prices as
+    /// [`Pricing::cost`]. For `run --dry-run` and `validate`, which know only the scenario's
+    /// token sizes; `None` when the model has no price.
+    pub fn estimate(&self, model: &str, input: f64, output: f64) -> Option<f64> {
+        Some(self.models.get(model)?.bill(input, 0.0, 0.0, output))
     }
 
     /// [`Pricing::cost`] of a record.
@@ -191,5 +211,22 @@ mod tests {
         let mut p = pricing();
         p.models.get_mut("m").unwrap().cached_input = None;
         assert!((p.cost_of(&r).unwrap() - 0.0028).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_estimate_prices_tokens_as_a_bill_does_without_a_cache() {
+        let r = RequestRecord {
+            model: "m".into(),
+            input_tokens: Some(1000),
+            output_tokens: Some(100),
+            ..RequestRecord::default()
+        };
+        let billed = pricing().cost_of(&r).unwrap();
+        // 1000 × 2 + 100 × 8 = 2800 per 1M.
+        assert!((billed - 0.0028).abs() < 1e-12, "{billed}");
+        assert_eq!(pricing().estimate("m", 1000.0, 100.0), Some(billed));
+        // Fractions of a token per request (a mean) are priced as they are.
+        assert!((pricing().estimate("m", 0.5, 0.0).unwrap() - 1e-6).abs() < 1e-15);
+        assert_eq!(pricing().estimate("other", 1000.0, 100.0), None);
     }
 }

@@ -139,6 +139,45 @@ struct PerRequest {
     e2e_s: Option<f64>,
 }
 
+/// What the planned steps would cost at the scenario's `pricing:`, per model in the
+/// scenario's order: every request sent, warmup included, at the step's tokens per request
+/// (`Pricing::estimate`: prompts at the uncached price). A model's figure is `None` when a
+/// step's number of requests is not known before the run (a duration budget without a
+/// latency). `None` for an unpriced scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostEstimate {
+    pub currency: String,
+    pub models: Vec<(String, Option<f64>)>,
+}
+
+pub fn cost(s: &Scenario, steps: &[StepEstimate]) -> Option<CostEstimate> {
+    let pricing = s.pricing.as_ref()?;
+    let models = s
+        .target
+        .models
+        .iter()
+        .map(|model| {
+            let figure = steps
+                .iter()
+                .filter(|e| &e.model == model)
+                .map(|e| {
+                    let sent = (e.requests? + e.warmup) as f64;
+                    pricing.estimate(
+                        model,
+                        sent * e.input_per_request,
+                        sent * e.output_per_request,
+                    )
+                })
+                .sum::<Option<f64>>();
+            (model.clone(), figure)
+        })
+        .collect();
+    Some(CostEstimate {
+        currency: pricing.currency.clone(),
+        models,
+    })
+}
+
 /// Per model × step. `baseline` holds the scenario's saved baseline rows, if any.
 pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstimate> {
     let mut out = Vec::new();
@@ -213,7 +252,10 @@ fn per_request(
         }
         (None, Endpoint::Sim(p)) => {
             let t = p.timing_for(model);
-            let out = f64::from(t.output_tokens).min(max_output(s)).max(1.0);
+            // The simulator reasons before it answers: its reasoning tokens are decoded (and
+            // billed) as output tokens, streamed or not.
+            let out = f64::from(t.output_tokens).min(max_output(s)).max(1.0)
+                + f64::from(p.reasoning_tokens);
             let e2e = t.ttft.as_secs_f64()
                 + p.prefill_per_token.as_secs_f64() * prompt
                 + t.tpot.as_secs_f64() * (out - 1.0);

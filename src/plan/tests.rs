@@ -625,3 +625,41 @@ fn the_tools_count_as_input_in_the_estimate() {
     // is 86 characters: 22 tokens.
     assert_eq!(with - without, 22.0);
 }
+
+#[test]
+fn a_priced_dry_run_estimates_each_models_cost_from_its_token_sizes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "x".repeat(400)).unwrap();
+    let yaml = "name: est\ntarget:\n  sim: {ttft: 10ms, tpot: 1ms, output_tokens: 40, reasoning_tokens: 10, \
+        models: {a: {ttft: 10ms}, b: {ttft: 20ms}}}\n  models: [a, b]\nrequest:\n  prompt_file: p.txt\n  \
+        max_tokens: 40\nload:\n  ladder: [1, 2]\n  requests_per_step: 20\n  warmup_requests: 2\n\
+        pricing:\n  currency: EUR\n  models:\n    a: {input: 1, output: 10}\n    b: {input: 2, output: 20}\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let steps = estimate::estimate(&s, None);
+    // 100 prompt tokens; the simulator's 40 answer + 10 reasoning tokens are billed as output.
+    assert_eq!(
+        (steps[0].input_per_request, steps[0].output_per_request),
+        (100.0, 50.0)
+    );
+    // Per model 2 steps × (20 + 2 warmup) = 44 requests × (100 × 1 + 50 × 10) / 1M.
+    let est = estimate::cost(&s, &steps).unwrap();
+    assert_eq!(est.currency, "EUR");
+    let figures: Vec<f64> = est.models.iter().map(|(_, c)| c.unwrap()).collect();
+    assert!((figures[0] - 0.0264).abs() < 1e-12, "{est:?}");
+    assert!((figures[1] - 0.0528).abs() < 1e-12, "{est:?}");
+    let line = words::cost_line(&s, &steps).unwrap();
+    assert!(
+        line.starts_with("estimated cost: ≈ 0.0792 EUR (a ≈ 0.0264, b ≈ 0.0528) for 88 requests (warmup included)"),
+        "{line}"
+    );
+    assert!(words::dry_run(&s, &steps, None).contains(&line));
+    // A step that lasts a duration against a server of unknown latency: no figure, said so.
+    let timed = yaml.replace("  requests_per_step: 20\n", "  duration: 10s\n");
+    let mut s = crate::scenario::load_str(&timed, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    s.target.endpoint = crate::scenario::Endpoint::Url("http://127.0.0.1:9/v1".into());
+    let line = words::cost_line(&s, &estimate::estimate(&s, None)).unwrap();
+    assert!(line.starts_with("estimated cost: ? EUR: "), "{line}");
+    // Unpriced: nothing.
+    s.pricing = None;
+    assert_eq!(words::cost_line(&s, &steps), None);
+}

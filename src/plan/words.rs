@@ -426,10 +426,52 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
             }
         );
     }
+    if let Some(line) = cost_line(s, steps) {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out, "estimates from {from}");
     out.push_str(&open_loop_note(s, steps));
     out.push_str(&extra_steps_note(s));
     out
+}
+
+/// A priced scenario's cost before the run (`run --dry-run`, `validate`), said to be an
+/// estimate: "estimated cost: ≈ 0.1573 USD for 120 requests (warmup included) at the tokens
+/// per request of the simulator's parameters, prompts uncached; the run's table and
+/// summary.csv give the measured cost". With several models, each one's share follows the
+/// total. `None` for an unpriced scenario.
+pub fn cost_line(s: &Scenario, steps: &[StepEstimate]) -> Option<String> {
+    let est = super::estimate::cost(s, steps)?;
+    let cur = &est.currency;
+    let known: Option<Vec<f64>> = est.models.iter().map(|(_, c)| *c).collect();
+    let Some(figures) = known else {
+        return Some(format!(
+            "estimated cost: ? {cur}: a step that lasts a duration sends as many requests as the latency allows, not known before the run; the run's table and summary.csv give the measured cost"
+        ));
+    };
+    let sent: u64 = steps.iter().filter_map(|e| e.requests).sum::<u64>()
+        + steps.iter().map(|e| e.warmup).sum::<u64>();
+    let split = if est.models.len() > 1 {
+        let each: Vec<String> = est
+            .models
+            .iter()
+            .zip(&figures)
+            .map(|((m, _), c)| format!("{m} ≈ {}", crate::model::cost_text(*c)))
+            .collect();
+        format!(" ({})", each.join(", "))
+    } else {
+        String::new()
+    };
+    let source = steps.first().map_or("scenario", |e| source_words(e.source));
+    let extra = if s.load.search.is_some() || s.load.refine > 0 {
+        ", the search's and refine's steps not included"
+    } else {
+        ""
+    };
+    Some(format!(
+        "estimated cost: ≈ {} {cur}{split} for {sent} requests (warmup included{extra}) at the tokens per request of the {source}, prompts uncached; the run's table and summary.csv give the measured cost",
+        crate::model::cost_text(figures.iter().sum())
+    ))
 }
 
 /// The steps a run adds after the planned ones, which the table cannot list: the search's

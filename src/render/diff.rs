@@ -4,7 +4,7 @@
 //! `compare`; this module only chooses words and layout, and writes into any `io::Write`.
 
 mod junit;
-mod short;
+pub(crate) mod short;
 #[cfg(test)]
 mod tests;
 
@@ -97,7 +97,7 @@ fn inconclusive_lines(c: &Comparison) -> Vec<String> {
 }
 
 const APPROX_MARK: &str = "~";
-const APPROX_NOTE: &str =
+pub(crate) const APPROX_NOTE: &str =
     "~ approximate rule (summary percentiles, no bootstrap CI); see each check's detail";
 
 fn is_skipped(c: &Check) -> bool {

@@ -9,7 +9,12 @@
 use crate::hosted_gateway::processing_ms_gateway;
 use crate::support::{sim_scenario, start_sim, url_scenario, Project};
 
-const LOAD: &str = "  ladder: [30, 60, 90]\n  requests_per_step: 270\n  warmup_requests: 5";
+pub(crate) const LOAD: &str =
+    "  ladder: [30, 60, 90]\n  requests_per_step: 270\n  warmup_requests: 5";
+
+/// The scaled simulator serving at most 45 requests at once (`--sim-set concurrency_cap=35`
+/// lowers it); the report's test reuses it.
+pub(crate) const SIM: &str = "    ttft: 30ms\n    tpot: 3ms\n    tpot_jitter: 0.05\n    output_tokens: 40\n    concurrency_cap: 45\n    seed: 7";
 
 /// The two cap estimates of the headline "capacity: cap ≈ 47 → 37 streams (…".
 fn caps(headline: &str) -> (f64, f64) {
@@ -38,8 +43,7 @@ fn check<'a>(doc: &'a serde_json::Value, metric: &str) -> &'a serde_json::Value 
 #[test]
 fn a_lower_cap_leads_the_verdict_with_both_estimates_and_gates_on_its_own() {
     let p = Project::new();
-    let sim = "    ttft: 30ms\n    tpot: 3ms\n    tpot_jitter: 0.05\n    output_tokens: 40\n    concurrency_cap: 45\n    seed: 7";
-    let yaml = sim_scenario("capdrop", sim, LOAD, 40);
+    let yaml = sim_scenario("capdrop", SIM, LOAD, 40);
     let s = p.scenario("capdrop", &yaml);
     // The same workload with the throughput gate switched off (gates are not the workload).
     let no_tpm = p.scenario(

@@ -250,3 +250,80 @@ fn more_reasoning_fails_the_cost_gate_while_ttft_and_tpot_pass() {
         "{plan}"
     );
 }
+
+/// Before the run, `--dry-run` and `validate` price the committed priced scenario from its
+/// token sizes, and say it is an estimate: every request (warmup included) × the prompt's
+/// tokens (its length / 4) at the input price + the simulator's answer and reasoning tokens
+/// at the output price. An unpriced scenario says nothing of cost.
+#[test]
+fn a_priced_scenarios_dry_run_and_validate_estimate_its_cost() {
+    let repo = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let scenario = repo.join("scenarios/cost.yaml");
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&scenario).unwrap()).unwrap();
+    let n = |v: &serde_yaml::Value| v.as_f64().unwrap_or_else(|| panic!("{v:?}"));
+    let load = &yaml["load"];
+    let steps = load["ladder"].as_sequence().unwrap().len() as f64;
+    let warmup = load["warmup_requests"].as_f64().unwrap_or(0.0);
+    let requests = steps * (n(&load["requests_per_step"]) + warmup);
+    let sim = &yaml["target"]["sim"];
+    let output = n(&sim["output_tokens"]).min(n(&yaml["request"]["max_tokens"]))
+        + n(&sim["reasoning_tokens"]);
+    let prompt = std::fs::read_to_string(
+        repo.join("scenarios")
+            .join(yaml["request"]["prompt_file"].as_str().unwrap()),
+    )
+    .unwrap();
+    let input = (prompt.chars().count() as f64 / 4.0).ceil();
+    let prices: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(
+            repo.join("scenarios")
+                .join(yaml["pricing"].as_str().unwrap()),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let model = yaml["target"]["models"][0].as_str().unwrap();
+    let price = &prices["models"][model];
+    let currency = prices["currency"].as_str().unwrap();
+    let expected = requests * (input * n(&price["input"]) + output * n(&price["output"])) / 1e6;
+    assert!((0.01..1.0).contains(&expected), "four decimals: {expected}");
+    let line = format!(
+        "estimated cost: ≈ {expected:.4} {currency} for {requests} requests (warmup included)"
+    );
+
+    let p = Project::new();
+    let out = p
+        .ladder()
+        .args(["run", "--dry-run"])
+        .arg(&scenario)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains(&line), "{line}\n{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "per request: ≈ {input} input tokens, {output} output tokens"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("the run's table and summary.csv give the measured cost"),
+        "{stdout}"
+    );
+
+    let out = p.ladder().arg("validate").arg(&scenario).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(&format!("note: {}: {line}", scenario.display())),
+        "{stderr}"
+    );
+
+    let demo = repo.join("scenarios/demo.yaml");
+    for args in [vec!["run", "--dry-run"], vec!["validate"]] {
+        let out = p.ladder().args(args).arg(&demo).assert().success();
+        let all = String::from_utf8_lossy(&out.get_output().stdout).to_string()
+            + &String::from_utf8_lossy(&out.get_output().stderr);
+        assert!(!all.contains("cost"), "an unpriced scenario: {all}");
+    }
+}

@@ -1,6 +1,7 @@
 //! `ladder report` as a person sees it: the demo's report parsed by a real XML parser, rendered
 //! in headless Chromium (screenshot not blank, axes, series and the knee band in the DOM), and a
-//! multi-model run whose report puts every model on shared axes and says the run was cut short.
+//! multi-model run whose report puts every model on shared axes and says the run was cut short;
+//! a lower concurrency cap whose report opens with `diff`'s headline and grid, before any chart.
 
 use crate::support::{sim_scenario, skip, Project};
 use std::path::{Path, PathBuf};
@@ -508,6 +509,160 @@ fn multi_model_report_shares_axes_and_flags_an_interrupted_run() {
     assert!(
         !changes.contains("timeouts") && !changes.contains("http_500"),
         "{changes}"
+    );
+}
+
+/// Where in document order the first node matching `pred` is.
+fn first_at(doc: &roxmltree::Document, pred: impl Fn(&roxmltree::Node) -> bool) -> Option<usize> {
+    doc.descendants().position(|n| pred(&n))
+}
+
+/// Where the first chart is: an `<svg>` (the report draws no canvas).
+fn first_chart(doc: &roxmltree::Document) -> usize {
+    first_at(doc, |n| {
+        matches!(n.tag_name().name(), "svg" | "canvas" | "img")
+    })
+    .expect("the page has charts")
+}
+
+/// The page opens with what happened: against a baseline whose provider served 45 requests at
+/// once, a run capped at 35 reads first the headline `diff` prints ("capacity: cap ≈ 47 → 37
+/// streams …") and the grid of regressed checks, then the charts; every check stays below, in
+/// a `<details>`.
+#[test]
+fn the_verdict_headline_and_grid_come_before_the_first_chart() {
+    use crate::capacity_verdict::{LOAD, SIM};
+    let p = Project::new();
+    let f = p.scenario("capdrop", &sim_scenario("capdrop", SIM, LOAD, 40));
+    p.ladder()
+        .args(["run", "--quiet", "--save-baseline"])
+        .arg(&f)
+        .assert()
+        .success();
+    p.ladder()
+        .args(["run", "--quiet", "--no-step-summary"])
+        .args(["--sim-set", "concurrency_cap=35"])
+        .arg(&f)
+        .assert()
+        .success();
+    let run = p.run_dirs("capdrop").pop().unwrap();
+    p.ladder()
+        .args(["report", "--baseline", "baselines/capdrop.csv"])
+        .arg(&run)
+        .assert()
+        .success();
+    let diff = p
+        .ladder()
+        .args(["diff", "--format", "json", "baselines/capdrop.csv"])
+        .arg(&run)
+        .assert()
+        .code(3);
+    let diff: serde_json::Value = serde_json::from_slice(&diff.get_output().stdout).unwrap();
+    let html = std::fs::read_to_string(run.join("report.html")).unwrap();
+    let doc = parse(&html);
+    let chart = first_chart(&doc);
+
+    // The same sentences as `diff`, in the same order, before the first chart.
+    let headline: Vec<&str> = with_class(&doc, "headline")
+        .first()
+        .expect("a headline list")
+        .children()
+        .filter_map(|li| li.text())
+        .collect();
+    assert_eq!(
+        serde_json::json!(headline),
+        diff["headline"],
+        "the page's headline is diff's"
+    );
+    assert!(headline[0].starts_with("capacity: cap ≈ "), "{headline:?}");
+    let at_headline = first_at(&doc, |n| n.attribute("class") == Some("headline")).unwrap();
+    assert!(
+        at_headline < chart,
+        "headline at {at_headline}, first chart at {chart}"
+    );
+
+    // The grid: a row per regressed check, a column per step, before the first chart.
+    let grid = with_class(&doc, "verdict-grid");
+    let grid = grid.first().expect("the grid of regressed checks");
+    let at_grid = first_at(&doc, |n| n.attribute("class") == Some("verdict-grid")).unwrap();
+    assert!(
+        at_headline < at_grid && at_grid < chart,
+        "grid at {at_grid}, first chart at {chart}"
+    );
+    let cells: Vec<&str> = grid
+        .descendants()
+        .filter(|n| n.tag_name().name() == "td")
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(cells.iter().any(|c| c.starts_with("✗ +")), "{cells:?}");
+    let rows: Vec<&str> = grid
+        .descendants()
+        .filter(|n| n.tag_name().name() == "th")
+        .filter_map(|n| n.text())
+        .collect();
+    assert!(
+        rows.contains(&"60 streams") && rows.contains(&"TTFT P50"),
+        "a column per step, a row per check: {rows:?}"
+    );
+    // A row per check that regressed or was inconclusive at some step in `diff`, no more.
+    let mut flagged: Vec<(String, String)> = Vec::new();
+    for c in diff["checks"].as_array().unwrap() {
+        let kind = c["verdict"]["kind"].as_str().unwrap();
+        if c["gated"] == true
+            && matches!(kind, "regressed" | "inconclusive")
+            && c["concurrency"].is_u64()
+        {
+            let key = (c["metric"].to_string(), c["percentile"].to_string());
+            if !flagged.contains(&key) {
+                flagged.push(key);
+            }
+        }
+    }
+    let body_rows = grid
+        .descendants()
+        .filter(|n| n.tag_name().name() == "tr")
+        .count()
+        - 1;
+    assert_eq!(body_rows, flagged.len(), "{flagged:?} against {rows:?}");
+
+    // Every check is still on the page, folded, after the charts.
+    let all = first_at(&doc, |n| n.attribute("class") == Some("all-checks"))
+        .expect("every check, folded");
+    assert!(all > chart);
+    assert_eq!(
+        doc.descendants()
+            .find(|n| n.attribute("class") == Some("all-checks"))
+            .unwrap()
+            .tag_name()
+            .name(),
+        "details"
+    );
+}
+
+/// Without a baseline the page still opens with the run's own findings: the demo's knee line
+/// comes before the first chart.
+#[test]
+fn a_report_without_a_baseline_opens_with_the_knee_line() {
+    let p = Project::new();
+    let out = p.path().join("demo.html");
+    p.ladder()
+        .args(["report", "-o"])
+        .arg(&out)
+        .arg(repo().join("baselines/demo.csv"))
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    let doc = parse(&html);
+    let knee = first_at(&doc, |n| {
+        n.tag_name().name() == "li"
+            && n.text()
+                .is_some_and(|t| t.starts_with("TTFT knee in (10, 20] streams"))
+    })
+    .expect("the knee line");
+    assert!(knee < first_chart(&doc), "the knee line comes first");
+    assert!(
+        with_class(&doc, "verdict-grid").is_empty(),
+        "no baseline, no grid"
     );
 }
 

@@ -26,7 +26,7 @@ const IMPROVED: &str = "✓";
 const PASSED: &str = "ok";
 
 /// What the marks of the grid mean.
-pub(super) const LEGEND: &str = "✗ regressed, ? inconclusive, ✓ improved (change from the baseline); ok: no change or within the gate";
+pub(crate) const LEGEND: &str = "✗ regressed, ? inconclusive, ✓ improved (change from the baseline); ok: no change or within the gate";
 
 /// Gated checks that were judged (not skipped).
 fn judged(c: &Comparison) -> impl Iterator<Item = &Check> {
@@ -285,7 +285,7 @@ fn grid_cell(k: &Check) -> String {
 }
 
 /// Regressed or inconclusive checks that belong to no step (knee, wall, capacity), one line each.
-fn run_level(c: &Comparison) -> Vec<String> {
+pub(crate) fn run_level(c: &Comparison) -> Vec<String> {
     c.checks
         .iter()
         .filter(|k| k.concurrency.is_none() && flagged(k))

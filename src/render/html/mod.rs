@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod curves;
 pub mod evidence;
+mod lead;
 mod marks;
 mod style;
 pub mod trend;
@@ -32,7 +33,8 @@ pub fn page_end() -> &'static str {
     "</body></html>\n"
 }
 
-/// The whole report for one or more runs: the overview of every run on shared axes
+/// The whole report for one or more runs: what happened first (`lead`: the verdicts and
+/// findings, as the terminal says them), then the overview of every run on shared axes
 /// (`curves`), then each run's details. Notes about how the command resolved its inputs go to
 /// stderr, not into the page.
 pub fn report(views: &[RunView], generator: &str) -> String {
@@ -44,6 +46,7 @@ pub fn report(views: &[RunView], generator: &str) -> String {
         views.len()
     );
     s.push_str("</header>");
+    lead::lead(&mut s, views);
     s.push_str(&curves::overview(views));
     for (i, v) in views.iter().enumerate() {
         run_section(&mut s, v, i);
@@ -70,7 +73,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
     if let Some(c) = &v.comparison {
         let _ = write!(
             s,
-            "<p class=\"verdict-line\">Against baseline {}: <span class=\"outcome {}\">{}</span> ({}). Dashed lines are the baseline; ringed points regressed; the verdict table is below the charts.</p>",
+            "<p class=\"verdict-line\">Against baseline {}: <span class=\"outcome {}\">{}</span> ({}). Dashed lines are the baseline; ringed points regressed; every check is below the charts.</p>",
             escape(v.baseline.as_ref().map_or("", |b| b.label.as_str())),
             outcome_class(c.outcome()),
             c.outcome().label(),
@@ -89,13 +92,9 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
     for (mi, f) in v.findings.iter().enumerate() {
         let _ = write!(
             s,
-            "<section class=\"model\" id=\"{prefix}-m{mi}\"><h3>model: {}</h3><ul class=\"findings\">",
+            "<section class=\"model\" id=\"{prefix}-m{mi}\"><h3>model: {}</h3><div class=\"charts\">",
             escape(&f.model)
         );
-        for line in f.sentences() {
-            let _ = write!(s, "<li>{}</li>", escape(&line));
-        }
-        s.push_str("</ul><div class=\"charts\">");
         for c in charts::model_charts(v, f, &format!("{prefix}-m{mi}")) {
             s.push_str(&svg::render(&c));
         }
@@ -117,14 +116,16 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
             c,
             &format!("Against baseline {base}"),
             v.gates.as_deref(),
+            &verdict_id(index, None),
         );
     }
-    for (p, c) in &v.pairs {
+    for (pi, (p, c)) in v.pairs.iter().enumerate() {
         verdict_section(
             s,
             c,
             &format!("{} against {} (same run)", p.new, p.old),
             None,
+            &verdict_id(index, Some(pi)),
         );
     }
     s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
@@ -156,13 +157,23 @@ fn outcome_class(o: Outcome) -> &'static str {
     }
 }
 
-/// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`).
-fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<&str>) {
+/// The element id of run `run`'s verdict against its baseline (`pair: None`) or of its
+/// `pair`-th model comparison: the page's top links there for every check.
+fn verdict_id(run: usize, pair: Option<usize>) -> String {
+    match pair {
+        None => format!("run-{run}-verdict"),
+        Some(p) => format!("run-{run}-pair-{p}"),
+    }
+}
+
+/// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`):
+/// every check, folded (the page's top shows the short verdict), in a section of id `id`.
+fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<&str>, id: &str) {
     let outcome = c.outcome();
     let class = outcome_class(outcome);
     let _ = write!(
         s,
-        "<section class=\"verdict\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. The verdicts <code>ladder diff</code> gives for these two sides; gates {}.</p>",
+        "<section class=\"verdict\" id=\"{id}\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. The verdicts <code>ladder diff</code> gives for these two sides; gates {}.</p>",
         escape(heading),
         outcome.label(),
         escape(&summary_line(&c.counts())),
@@ -196,6 +207,11 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
     }
     let checks = gated_ranked(c);
     if !checks.is_empty() {
+        let _ = write!(
+            s,
+            "<details class=\"all-checks\"><summary>Every check ({} rows): model, check, baseline, new, change, 99% CI, verdict</summary>",
+            checks.len()
+        );
         s.push_str("<table class=\"verdicts\"><thead><tr><th>model</th><th>check</th><th>baseline</th><th>new</th><th>change</th><th>99% CI</th><th>verdict</th></tr></thead><tbody>");
         for k in checks {
             let _ = write!(
@@ -212,7 +228,7 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
                 escape(&verdict(k))
             );
         }
-        s.push_str("</tbody></table>");
+        s.push_str("</tbody></table></details>");
     }
     let mut extra: Vec<String> = grouped_skips(c)
         .into_iter()

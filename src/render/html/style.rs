@@ -44,6 +44,9 @@ th,td{border-bottom:1px solid var(--grid);padding:3px 8px;text-align:right;verti
 th:first-child,td:first-child{text-align:left}
 table.meta th{text-align:left;color:var(--muted);font-weight:normal}table.meta td{text-align:left}
 tr.v-regressed td{color:var(--bad);font-weight:600}tr.v-improved td{color:var(--good)}
+.lead{border-bottom:1px solid var(--grid);padding-bottom:8px}.headline li{margin:2px 0;font-weight:600}
+td.m-regressed{color:var(--bad);font-weight:600}td.m-inconclusive{color:var(--warn)}td.m-improved{color:var(--good)}
+details.all-checks summary{cursor:pointer;color:var(--muted)}
 pre{background:var(--panel);padding:8px 10px;overflow:auto;font-size:12px;white-space:pre-wrap}
 @page{size:A4 landscape;margin:9mm}
 @media print{:root{--bg:#fff;--fg:#000;--muted:#444;--grid:#ddd;--panel:#f3f3f3;--c0:#0072B2;--c4:#56B4E9;--c7:#000;--band:rgba(240,228,66,.4)}
