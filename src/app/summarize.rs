@@ -40,11 +40,21 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
     if !out.quiet {
         eprintln!("wrote {} and {}", store::SUMMARY_FILE, store::FINDINGS_FILE);
     }
+    // The cost columns name the run's currency, as the run's own table did.
+    let currency = std::fs::read_to_string(dir.join(store::SCENARIO_FILE))
+        .ok()
+        .and_then(|yaml| crate::scenario::Recorded::from_yaml(yaml).pricing)
+        .map(|p| p.currency);
     let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",
-        crate::render::table::run_table(&loaded.summaries, out.color)
+        crate::render::table::run_table_priced(
+            &loaded.summaries,
+            out.color,
+            None,
+            currency.as_deref()
+        )
     )?;
     for f in &findings {
         for line in f.sentences() {

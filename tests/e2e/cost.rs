@@ -99,6 +99,14 @@ fn more_reasoning_fails_the_cost_gate_while_ttft_and_tpot_pass() {
     );
     let workload = std::fs::read_to_string(run.join("workload.yaml")).unwrap();
     assert!(!workload.contains("USD"), "{workload}");
+    // `summarize` rebuilds the table with the run's currency in the cost columns' headers.
+    let out = p.ladder().arg("summarize").arg(&run).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    assert!(
+        table.contains("USD/1k ok") && table.contains("USD/1M out"),
+        "{table}"
+    );
 
     // Three times the reasoning: `run --format json` carries the currency and the figures.
     let out = p
