@@ -192,20 +192,8 @@ impl Schedule {
     }
 }
 
-/// Runs every step of every model of the scenario, starting now, handing records and finished
-/// steps to `sink`. Returns whether the run was interrupted.
-pub async fn run<B: Backend>(
-    scenario: &Scenario,
-    backend: Arc<B>,
-    progress: Arc<dyn Progress>,
-    interrupt: Interrupt,
-    sink: &mut dyn RunSink,
-) -> bool {
-    let schedule = Schedule::default();
-    run_scheduled(scenario, backend, progress, interrupt, sink, schedule).await
-}
-
-/// As [`run`], on `schedule`. A step of concurrency 0 (a shard's share of a step smaller than
+/// Runs every step of every model of the scenario on `schedule`, handing records and finished
+/// steps to `sink`; returns whether the run was interrupted. A step of concurrency 0 (a shard's share of a step smaller than
 /// the number of shards) sends nothing.
 pub async fn run_scheduled<B: Backend>(
     scenario: &Scenario,
