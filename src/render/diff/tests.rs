@@ -159,6 +159,7 @@ fn text(c: &Comparison, f: DiffFormat) -> String {
     let mut buf = Vec::new();
     let ctx = DiffContext {
         full: true,
+        informs: None,
         ..DiffContext::default()
     };
     render_with(c, &ctx, f, &mut buf).unwrap();

@@ -115,7 +115,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         verdict_section(
             s,
             c,
-            &format!("Against baseline {base}"),
+            (&format!("Against baseline {base}"), None),
             v.gates.as_deref(),
         );
     }
@@ -123,7 +123,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         verdict_section(
             s,
             c,
-            &format!("{} against {} (same run)", p.new, p.old),
+            (&format!("{} against {} (same run)", p.new, p.old), Some(p)),
             None,
         );
     }
@@ -156,15 +156,25 @@ fn outcome_class(o: Outcome) -> &'static str {
     }
 }
 
-/// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`).
-fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<&str>) {
+/// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`); a
+/// pair of one run informs, and says so instead of an outcome (`pair_heading`).
+fn verdict_section(
+    s: &mut String,
+    c: &Comparison,
+    (heading, pair): (&str, Option<&crate::compare::Pair>),
+    gates: Option<&str>,
+) {
     let outcome = c.outcome();
     let class = outcome_class(outcome);
+    let said = pair.map_or_else(
+        || outcome.label().to_string(),
+        |p| crate::render::diff::pair_heading(p, outcome),
+    );
     let _ = write!(
         s,
         "<section class=\"verdict\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. The verdicts <code>ladder diff</code> gives for these two sides; gates {}.</p>",
         escape(heading),
-        outcome.label(),
+        escape(&said),
         escape(&summary_line(&c.counts())),
         escape(gates.unwrap_or("the defaults"))
     );
@@ -175,6 +185,7 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
         gates: gates.map(str::to_string),
         warnings: Vec::new(),
         full: true,
+        informs: None,
     };
     if crate::render::diff::render_with(c, &ctx, crate::render::diff::DiffFormat::Json, &mut json)
         .is_ok()
