@@ -182,3 +182,173 @@ fn tokenizers(model: &str, base: &Side, new: &Side) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare, CompareOptions, Side};
+
+    fn summary(n: u64, tokens: u64) -> StepSummary {
+        StepSummary {
+            model: "m".into(),
+            step: 1,
+            concurrency: 4,
+            attempted: n,
+            succeeded: n,
+            output_tokens: n * tokens,
+            ..StepSummary::default()
+        }
+    }
+
+    /// `n` requests of `tokens` tokens each, TTFT 50 ms and `tpot` ms per token after the
+    /// first, with a little seeded spread; the E2E of each follows from them.
+    fn requests(n: usize, tokens: u64, tpot: f64, sent_to: &str) -> Vec<RequestSample> {
+        (0..n)
+            .map(|i| {
+                let wobble = 1.0 + 0.02 * ((i * 7 % 11) as f64 / 10.0 - 0.5);
+                let (ttft, tpot) = (50.0 * wobble, tpot * wobble);
+                RequestSample {
+                    model: "m".into(),
+                    step: 1,
+                    worker: (i % 4) as u32,
+                    started_at_ms: i as f64 * 100.0,
+                    ok: true,
+                    ttft_ms: Some(ttft),
+                    tpot_ms: Some(tpot),
+                    e2e_ms: Some(ttft + tpot * (tokens - 1) as f64),
+                    output_tokens: Some(tokens),
+                    sent_to: Some(sent_to.into()),
+                    ..RequestSample::default()
+                }
+            })
+            .collect()
+    }
+
+    fn side(label: &str, tokens: u64, tpot: f64, sent_to: &str) -> Side {
+        let samples = requests(200, tokens, tpot, sent_to);
+        let mut s = summary(200, tokens);
+        let mut e2e: Vec<f64> = samples.iter().filter_map(|r| r.e2e_ms).collect();
+        e2e.sort_by(f64::total_cmp);
+        (s.e2e_p50_ms, s.e2e_p90_ms) = (Some(e2e[100]), Some(e2e[180]));
+        Side {
+            label: label.into(),
+            fingerprint: "fp".into(),
+            summaries: vec![s],
+            samples: Some(samples),
+            ..Side::default()
+        }
+    }
+
+    fn check(c: &crate::compare::Comparison, metric: Metric, p: Percentile) -> &Check {
+        c.checks
+            .iter()
+            .find(|k| k.metric == metric && k.percentile == Some(p))
+            .unwrap_or_else(|| panic!("no {metric:?} {p:?}"))
+    }
+
+    #[test]
+    fn lengths_differ_beyond_the_throughput_gate_only() {
+        let base = summary(100, 40);
+        assert_eq!(Lengths::differ(&base, &summary(100, 37), 0.10), None);
+        let l = Lengths::differ(&base, &summary(100, 20), 0.10).unwrap();
+        assert_eq!(
+            l.words(),
+            "answers 50% shorter (40 → 20 tokens per success)"
+        );
+        let longer = Lengths::differ(&base, &summary(100, 60), 0.10).unwrap();
+        assert!(
+            longer.words().starts_with("answers 50% longer"),
+            "{longer:?}"
+        );
+        assert_eq!(Lengths::differ(&base, &summary(0, 0), 0.10), None);
+    }
+
+    #[test]
+    fn a_request_is_retimed_to_the_baselines_length_from_its_ttft_and_tpot() {
+        let mut rows = requests(3, 20, 4.0, "b");
+        rows[1].ok = false;
+        rows[2].tpot_ms = None;
+        let refs: Vec<&RequestSample> = rows.iter().collect();
+        let v = at_length(&refs, 40.0);
+        assert_eq!(v.len(), 1);
+        let (ttft, tpot) = (rows[0].ttft_ms.unwrap(), rows[0].tpot_ms.unwrap());
+        assert!((v[0] - (ttft + tpot * 39.0)).abs() < 1e-9, "{v:?}");
+    }
+
+    /// The case: the new model answers in half the tokens, 20% slower per token. E2E
+    /// falls by a third and must not be called improved: it is information with the reason,
+    /// E2E at equal length rises and is judged, and the headline says all of it first.
+    #[test]
+    fn half_as_long_and_slower_per_token_is_not_an_e2e_improvement() {
+        let base = side("old", 40, 4.0, "old");
+        let new = side("new", 20, 4.8, "new");
+        let mut opts = CompareOptions::default();
+        opts.gates.e2e.floor_ms = 0.0;
+        opts.gates.tpot.floor_ms = 0.0;
+        let c = compare(&base, &new, &opts);
+        let e2e = check(&c, Metric::E2e, Percentile::P90);
+        assert!(!e2e.gated && e2e.verdict == Verdict::Info, "{e2e:?}");
+        assert!(e2e.ratio.unwrap() < -0.3, "{e2e:?}");
+        assert!(
+            e2e.detail.starts_with(
+                "answers 50% shorter (40 → 20 tokens per success): E2E follows the length"
+            ),
+            "{}",
+            e2e.detail
+        );
+        let eq = check(&c, Metric::E2eAtEqualLength, Percentile::P90);
+        assert!(eq.gated && eq.verdict == Verdict::Regressed, "{eq:?}");
+        // (50 + 4.8 × 39) / (50 + 4 × 39) − 1 = +15.1%.
+        assert!((eq.ratio.unwrap() - 0.151).abs() < 0.01, "{eq:?}");
+        assert_eq!(eq.method, crate::compare::Method::Bootstrap);
+        let tpot = check(&c, Metric::Tpot, Percentile::P90);
+        assert_eq!(tpot.verdict, Verdict::Regressed, "{tpot:?}");
+        let first = &c.headline[0];
+        assert!(
+            first.starts_with(
+                "answers 50% shorter (40 → 20 tokens per success) at 4 streams: E2E P90 -"
+            ),
+            "{first}"
+        );
+        assert!(
+            first.contains("follows the length; per token +20.")
+                && first.contains("slower (TPOT P90, regressed)")
+                && first.contains("at equal length E2E P90 +"),
+            "{first}"
+        );
+        assert!(first.contains("each model's own (old, new)"), "{first}");
+        assert_eq!(c.exit_code(), crate::error::ExitCode::Regression);
+    }
+
+    /// The same model on both sides (an upgrade of the server, answers shorter): no word of
+    /// tokenizers; and equal lengths add no E2E at equal length and keep E2E gated.
+    #[test]
+    fn one_model_says_nothing_of_tokenizers_and_equal_lengths_change_nothing() {
+        let c = compare(
+            &side("a", 40, 4.0, "m"),
+            &side("b", 20, 4.0, "m"),
+            &CompareOptions::default(),
+        );
+        assert!(
+            c.headline[0].starts_with("answers 50% shorter"),
+            "{:?}",
+            c.headline
+        );
+        assert!(!c.headline[0].contains("tokenizer"), "{}", c.headline[0]);
+        let c = compare(
+            &side("a", 40, 4.0, "m"),
+            &side("b", 40, 4.0, "m"),
+            &CompareOptions::default(),
+        );
+        assert!(c
+            .checks
+            .iter()
+            .all(|k| k.metric != Metric::E2eAtEqualLength));
+        assert!(check(&c, Metric::E2e, Percentile::P90).gated);
+        assert!(
+            c.headline.iter().all(|h| !h.contains("answers")),
+            "{:?}",
+            c.headline
+        );
+    }
+}

@@ -251,6 +251,10 @@ impl Step<'_> {
                 queued: false,
             };
             let mut c = self.judged(&rule, (&bv, &nv), (&None, &None));
+            if matches!(c.verdict, Verdict::Skipped { .. }) {
+                out.push(c);
+                continue;
+            }
             c.detail = format!(
                 "{}; each request re-timed to the baseline's {:.0} tokens per answer (TTFT + TPOT × (tokens − 1)), as E2E follows the length",
                 c.detail, lengths.base
