@@ -87,6 +87,7 @@ pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
         ),
         warnings,
         full: switches.full,
+        informs: None,
     };
     Ok(verdict_sink(diff_format(args.format), &switches).emit(&comparison, &ctx)?)
 }

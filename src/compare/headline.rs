@@ -3,10 +3,13 @@
 //! concurrency limit, confirmed by the server; TTFT P50 at 60 streams +330%", not as a TPM dip
 //! and a P90 that was already a queued request. Built from the checks already judged (the cap,
 //! the knee, the 429 wall, the SLO capacity, cost) and the new run's knee cause; pure words.
+//! When the answers' lengths differ, a sentence saying so comes first (`length::sentence`).
 
-use super::{fmt_pct, Check, Metric, Side, Verdict};
+use super::{fmt_pct, length, Check, Metric, Side, Verdict};
 
-/// One sentence per model that has a finding to speak of, in the checks' model order.
+/// The sentences per model that has something to speak of, in the checks' model order: first
+/// that its answers' lengths differ (`length::sentence`: E2E then follows the length, the change
+/// per token is the speed), then its capacity.
 pub(super) fn sentences(checks: &[Check], base: &Side, new: &Side) -> Vec<String> {
     let mut models: Vec<&str> = Vec::new();
     for c in checks {
@@ -15,21 +18,23 @@ pub(super) fn sentences(checks: &[Check], base: &Side, new: &Side) -> Vec<String
         }
     }
     let many = models.len() > 1;
-    models
-        .into_iter()
-        .filter_map(|m| {
-            let mine: Vec<&Check> = checks.iter().filter(|c| c.model == m).collect();
-            let parts = parts(&mine, m, base, new);
-            (!parts.is_empty()).then(|| {
-                let who = if many {
-                    format!("{m} · ")
-                } else {
-                    String::new()
-                };
-                format!("{who}capacity: {}", parts.join("; "))
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for m in models {
+        let who = if many {
+            format!("{m} · ")
+        } else {
+            String::new()
+        };
+        let mine: Vec<&Check> = checks.iter().filter(|c| c.model == m).collect();
+        if let Some(s) = length::sentence(&mine, m, base, new) {
+            out.push(format!("{who}{s}"));
+        }
+        let parts = parts(&mine, m, base, new);
+        if !parts.is_empty() {
+            out.push(format!("{who}capacity: {}", parts.join("; ")));
+        }
+    }
+    out
 }
 
 fn find(checks: &[&Check], metric: Metric) -> Option<Check> {

@@ -12,6 +12,7 @@ mod cap;
 pub mod cost;
 mod headline;
 mod latency;
+mod length;
 mod pair;
 pub mod partial;
 mod rules;
@@ -610,7 +611,7 @@ pub(crate) fn gate_for(g: &Gates, metric: Metric) -> &MetricGate {
         Metric::Ttfc => &g.ttfc,
         Metric::Tpot => &g.tpot,
         Metric::Itl => &g.itl,
-        Metric::E2e => &g.e2e,
+        Metric::E2e | Metric::E2eAtEqualLength => &g.e2e,
         _ => &g.ttft,
     }
 }

@@ -5,6 +5,7 @@
 use super::cache::cache_check;
 use super::cost::cost_check;
 use super::latency::{self, Evidence, Rule};
+use super::length::{self, Lengths};
 use super::rules::{self, error_rate, short_rate, throughput};
 use super::{
     gate_for, summary_q, Check, CompareOptions, Drift, Indexed, Method, Metric, Percentile,
@@ -15,6 +16,8 @@ use crate::stats::{inference, StepSummary};
 
 /// A latency's per-request values on one side of a step: sorted, and in start order.
 type Values = Option<(Vec<f64>, Vec<f64>)>;
+/// ITL's per-request gaps on one side of a step, when kept.
+type Gaps = Option<Vec<ItlHistogram>>;
 
 /// One matched step and how to judge it.
 struct Step<'a> {
@@ -26,8 +29,9 @@ struct Step<'a> {
     ns: &'a StepSummary,
     /// Why token-based checks (TPOT, TPM, decode rate) cannot compare the two sides, if they cannot.
     tokens_differ: Option<String>,
-    /// Why TPM and RPS are shown but not gated: the answers' lengths differ (`lengths_differ`).
-    lengths_differ: Option<String>,
+    /// The answers' mean lengths when they differ (`Lengths::differ`): then TPM, RPS and E2E are
+    /// shown but not gated, and E2E at equal length is judged.
+    lengths: Option<Lengths>,
     /// At or past the queueing knee on both sides: TTFT and TTFC are judged at P50.
     queued: bool,
 }
@@ -52,7 +56,7 @@ pub(super) fn step_checks(
         ni,
         ns,
         tokens_differ: tokens_differ(bs, ns),
-        lengths_differ: lengths_differ(bs, ns, opts.gates.throughput),
+        lengths: Lengths::differ(bs, ns, opts.gates.throughput),
     };
     // TTFC only when either side reasoned: otherwise it is TTFT again, and older baselines
     // and runs of models that do not reason add nothing to the verdict table.
@@ -61,6 +65,9 @@ pub(super) fn step_checks(
         if metric != Metric::Ttfc || reasoned {
             step.latency_checks(out, metric);
         }
+    }
+    if let Some(lengths) = &step.lengths {
+        step.equal_length_checks(out, lengths);
     }
     let mut c = step.blank(Metric::ErrorRate, None, true);
     error_rate(&mut c, bs, ns, opts.gates.error_rate);
@@ -165,23 +172,94 @@ impl Step<'_> {
                 drift: self.drift.get(&(metric, Some(p))).copied(),
                 queued,
             };
-            let j = latency::judge(
-                &rule,
-                &evidence(bs, metric, p, &bv, &bg),
-                &evidence(ns, metric, p, &nv, &ng),
+            let mut c = self.judged(&rule, (&bv, &nv), (&bg, &ng));
+            if let (Metric::E2e, Some(lengths)) = (metric, &self.lengths) {
+                length::e2e_information(&mut c, lengths);
+            }
+            out.push(c);
+        }
+    }
+
+    /// One latency rule applied to both sides' values (and ITL gaps) at this step.
+    fn judged(
+        &self,
+        rule: &Rule<'_>,
+        (bv, nv): (&Values, &Values),
+        (bg, ng): (&Gaps, &Gaps),
+    ) -> Check {
+        let (metric, p) = (rule.metric, rule.pct);
+        let j = latency::judge(
+            rule,
+            &evidence(self.bs, metric, p, bv, bg),
+            &evidence(self.ns, metric, p, nv, ng),
+        );
+        // ITL without per-request gaps on both sides has no CI: information only.
+        let gated = rule.gates() && !(metric == Metric::Itl && j.verdict == Verdict::Info);
+        Check {
+            base: j.base,
+            new: j.new,
+            ratio: j.ratio,
+            ci: j.ci,
+            method: j.method,
+            verdict: j.verdict,
+            detail: j.detail,
+            ..self.blank(metric, Some(p), gated)
+        }
+    }
+
+    /// E2E at equal length at every percentile, in E2E's place when the answers' lengths differ
+    /// (`length`): each side's requests re-timed to the baseline's mean answer (TTFT + TPOT ×
+    /// (L − 1)) and judged by the latency rules with E2E's gate. Skipped when the sides counted
+    /// tokens differently or a side kept no per-request samples.
+    fn equal_length_checks(&self, out: &mut Vec<Check>, lengths: &Lengths) {
+        let metric = Metric::E2eAtEqualLength;
+        let values = |i: &Indexed<'_>, s: &StepSummary| -> Values {
+            let in_order = length::at_length(i.rows(s)?, lengths.base);
+            let mut sorted = in_order.clone();
+            sorted.sort_by(f64::total_cmp);
+            (!sorted.is_empty()).then_some((sorted, in_order))
+        };
+        let (bv, nv) = (values(self.bi, self.bs), values(self.ni, self.ns));
+        for p in Percentile::ALL {
+            let mut c = self.blank(metric, Some(p), p != Percentile::P50);
+            let name = c.name();
+            if let Some(why) = &self.tokens_differ {
+                rules::skip(&mut c, format!("{name} {why}"));
+                out.push(c);
+                continue;
+            }
+            if bv.is_none() || nv.is_none() {
+                rules::skip(&mut c, format!(
+                    "{name} needs each request's TTFT and TPOT on both sides (per-request samples of streamed answers); TPOT and the decode rate judge the speed per token"
+                ));
+                out.push(c);
+                continue;
+            }
+            let rule = Rule {
+                metric,
+                pct: p,
+                gate: gate_for(&self.opts.gates, metric),
+                resamples: self.opts.resamples,
+                seed: check_seed(
+                    self.opts.seed,
+                    &self.ns.model,
+                    self.ns.concurrency,
+                    metric,
+                    p,
+                ),
+                drift: self.drift.get(&(metric, Some(p))).copied(),
+                queued: false,
+            };
+            let mut c = self.judged(&rule, (&bv, &nv), (&None, &None));
+            if matches!(c.verdict, Verdict::Skipped { .. }) {
+                out.push(c);
+                continue;
+            }
+            c.detail = format!(
+                "{}; each request re-timed to the baseline's {:.0} tokens per answer (TTFT + TPOT × (tokens − 1)), as E2E follows the length",
+                c.detail, lengths.base
             );
-            // ITL without per-request gaps on both sides has no CI: information only.
-            let gated = rule.gates() && !(metric == Metric::Itl && j.verdict == Verdict::Info);
-            out.push(Check {
-                base: j.base,
-                new: j.new,
-                ratio: j.ratio,
-                ci: j.ci,
-                method: j.method,
-                verdict: j.verdict,
-                detail: j.detail,
-                ..self.blank(metric, Some(p), gated)
-            });
+            out.push(c);
         }
     }
 
@@ -192,10 +270,10 @@ impl Step<'_> {
     /// differ: then they measure the answers, and the decode rate alone judges the server.
     fn throughput_check(&self, metric: Metric) -> Check {
         let mut c = self.judge_throughput(metric);
-        if let (Metric::Tpm | Metric::Rps, Some(why)) = (metric, &self.lengths_differ) {
+        if let (Metric::Tpm | Metric::Rps, Some(lengths)) = (metric, &self.lengths) {
             c.gated = false;
             if !matches!(c.verdict, Verdict::Skipped { .. }) {
-                c.detail = format!("{why}: {}", c.detail);
+                c.detail = format!("{}: {}", lengths.rates_reason(), c.detail);
                 c.verdict = Verdict::Info;
             }
         }
@@ -311,21 +389,6 @@ fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
     (b != n).then(|| {
         format!(
             "skipped: the baseline counted tokens from {b}, the new run from {n}; token counts are not comparable"
-        )
-    })
-}
-
-/// Why TPM and RPS cannot judge the server, if they cannot: the mean answer differs by more than
-/// the throughput gate between the sides (a model that answers in half the tokens halves TPM
-/// on an unchanged server, and raises RPS). The decode rate does not depend on it.
-fn lengths_differ(bs: &StepSummary, ns: &StepSummary, gate: f64) -> Option<String> {
-    let (b, n) = (bs.mean_output_tokens()?, ns.mean_output_tokens()?);
-    let r = n / b - 1.0;
-    (b > 0.0 && r.abs() > gate).then(|| {
-        format!(
-            "answers {:.0}% {} ({b:.0} → {n:.0} tokens per success): TPM and RPS follow the answers' length, so they are shown, not gated; the decode rate judges the server",
-            r.abs() * 100.0,
-            if r < 0.0 { "shorter" } else { "longer" }
         )
     })
 }

@@ -182,6 +182,10 @@ pub enum Metric {
     /// The concurrency cap each side's queueing knee implies (`compare::cap`): judged when both
     /// sides have one; a fall is the regression.
     Cap,
+    /// E2E re-timed to the baseline's mean answer length, per request TTFT + TPOT × (L − 1)
+    /// (`compare::length`): judged, with E2E's gate, in E2E's place when the two sides' answers
+    /// differ in length, where E2E follows the length rather than the speed.
+    E2eAtEqualLength,
 }
 
 impl Metric {
@@ -211,11 +215,14 @@ impl Metric {
             Metric::Cost => "cost per success",
             Metric::CacheHit => "cache hit share",
             Metric::Cap => "cap",
+            Metric::E2eAtEqualLength => "E2E at equal length",
         }
     }
 
+    /// The latencies, and E2E at equal length (judged by the latency rules, not in
+    /// [`Metric::LATENCIES`]: only a step whose answers' lengths differ has it).
     pub fn is_latency(self) -> bool {
-        Metric::LATENCIES.contains(&self)
+        Metric::LATENCIES.contains(&self) || self == Metric::E2eAtEqualLength
     }
 
     /// TPM, RPS and the decode rate: rates judged over the steady windows, where a fall is the

@@ -45,6 +45,34 @@ pub struct DiffContext {
     pub gates: Option<String>,
     pub warnings: Vec<String>,
     pub full: bool,
+    /// Two models of one run compared (`run --pair A=B`, `compare: {baseline: A}`): the
+    /// comparison informs and never changes the exit code, so its heading says so
+    /// (`pair_heading`) instead of an outcome the exit code does not carry.
+    pub informs: Option<crate::compare::Pair>,
+}
+
+/// The heading of a comparison that informs: "pair old → new (information, exit 0): new
+/// regressed against old". The rule it states lives in `app::run::render` (an in-run pair's
+/// comparison is printed, its exit code never used: the run's exit code is the run's own);
+/// `ladder diff --pair` gates like any diff and is headed by its outcome.
+pub fn pair_heading(pair: &crate::compare::Pair, outcome: Outcome) -> String {
+    let (old, new) = (&pair.old, &pair.new);
+    let what = match outcome {
+        Outcome::Pass => format!("no regression of {new} against {old}"),
+        Outcome::Regression => format!("{new} regressed against {old}"),
+        Outcome::Inconclusive => format!("{new} against {old} is inconclusive"),
+        Outcome::Refused => format!("{new} and {old} ran different workloads"),
+        Outcome::Incomplete => format!("{new} against {old} is incomplete"),
+    };
+    format!("pair {old} → {new} (information, exit 0): {what}")
+}
+
+/// The first words of a table or markdown verdict: the outcome, or what an informing pair found.
+fn heading(c: &Comparison, ctx: &DiffContext) -> String {
+    match &ctx.informs {
+        Some(p) => pair_heading(p, c.outcome()),
+        None => c.outcome().label().to_string(),
+    }
 }
 
 pub fn render_with(
@@ -64,8 +92,8 @@ pub fn render_with(
         c
     };
     match format {
-        DiffFormat::Table => table(c, &ctx.warnings, ctx.full, out),
-        DiffFormat::Markdown => markdown(c, &ctx.warnings, ctx.full, out),
+        DiffFormat::Table => table(c, ctx, out),
+        DiffFormat::Markdown => markdown(c, ctx, out),
         DiffFormat::Json => json(c, ctx, out),
         DiffFormat::Junit => junit::render(c, &ctx.warnings, out),
     }
@@ -193,8 +221,9 @@ pub(crate) fn gated_ranked(c: &Comparison) -> Vec<&Check> {
     v
 }
 
-fn table(c: &Comparison, warnings: &[String], full: bool, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "ladder diff: {}", c.outcome().label())?;
+fn table(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
+    let (warnings, full) = (&ctx.warnings, ctx.full);
+    writeln!(out, "ladder diff: {}", heading(c, ctx))?;
     writeln!(
         out,
         "baseline: {} (fingerprint {})",
@@ -395,13 +424,9 @@ fn longest_backtick_run(s: &str) -> usize {
     s.split(|ch| ch != '`').map(str::len).max().unwrap_or(0)
 }
 
-fn markdown(
-    c: &Comparison,
-    warnings: &[String],
-    full: bool,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    writeln!(out, "## ladder diff: {}\n", c.outcome().label())?;
+fn markdown(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
+    let (warnings, full) = (&ctx.warnings, ctx.full);
+    writeln!(out, "## ladder diff: {}\n", heading(c, ctx))?;
     writeln!(
         out,
         "Baseline {} (fingerprint {}) vs new {} (fingerprint {}).\n",

@@ -122,6 +122,7 @@ fn judge(
         ),
         warnings,
         full: opts.gates.full,
+        informs: None,
     };
     Ok(sink.emit(&comparison, &ctx)?)
 }

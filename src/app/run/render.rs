@@ -43,8 +43,12 @@ pub(super) fn compare_models_in_run(
         };
         writeln!(human, "\n{} vs {} (same run, same steps):", p.new, p.old)?;
         // Every check: the point is which model is faster at which load, improvements too.
+        // The pair informs: its outcome never becomes the run's exit code (this function returns
+        // no verdict; `run::gate` decides the exit code from the run and `--against` alone),
+        // and its heading says so (`render::diff::pair_heading`).
         let ctx = crate::render::diff::DiffContext {
             full: true,
+            informs: Some(p.clone()),
             ..Default::default()
         };
         crate::render::diff::render_with(&comparison, &ctx, DiffFormat::Table, human)?;

@@ -523,3 +523,34 @@ fn json_and_junit_do_not_depend_on_full() {
         assert_eq!(text(&fixture(), f), short_text(&fixture(), f));
     }
 }
+
+/// A pair of one run informs (exit 0): its heading says what it is and what it found, never an
+/// outcome the exit code does not carry; without a pair the heading is the outcome.
+#[test]
+fn an_informing_pair_is_headed_as_information_not_by_an_outcome() {
+    let c = fixture();
+    assert_eq!(c.outcome(), Outcome::Regression);
+    let pair: crate::compare::Pair = "gpt-4o=deepseek-chat".parse().unwrap();
+    let ctx = DiffContext {
+        informs: Some(pair.clone()),
+        ..DiffContext::default()
+    };
+    for (f, prefix) in [
+        (DiffFormat::Table, "ladder diff: "),
+        (DiffFormat::Markdown, "## ladder diff: "),
+    ] {
+        let mut buf = Vec::new();
+        render_with(&c, &ctx, f, &mut buf).unwrap();
+        let out = String::from_utf8(buf).unwrap();
+        assert_eq!(
+            out.lines().next().unwrap(),
+            format!("{prefix}pair gpt-4o → deepseek-chat (information, exit 0): deepseek-chat regressed against gpt-4o")
+        );
+        assert!(!out.contains("REGRESSION"), "{out}");
+    }
+    assert_eq!(
+        pair_heading(&pair, Outcome::Pass),
+        "pair gpt-4o → deepseek-chat (information, exit 0): no regression of deepseek-chat against gpt-4o"
+    );
+    assert!(text(&c, DiffFormat::Table).starts_with("ladder diff: REGRESSION\n"));
+}

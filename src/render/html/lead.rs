@@ -26,13 +26,13 @@ pub fn lead(s: &mut String, views: &[RunView]) {
             verdict(
                 s,
                 c,
-                &format!("Against baseline {base}"),
+                (&format!("Against baseline {base}"), None),
                 &verdict_id(i, None),
             );
         }
         for (pi, (p, c)) in v.pairs.iter().enumerate() {
             let heading = format!("{} against {} (same run)", p.new, p.old);
-            verdict(s, c, &heading, &verdict_id(i, Some(pi)));
+            verdict(s, c, (&heading, Some(p)), &verdict_id(i, Some(pi)));
         }
         findings(s, v);
         s.push_str("</div>");
@@ -40,15 +40,25 @@ pub fn lead(s: &mut String, views: &[RunView]) {
     s.push_str("</section>");
 }
 
-/// One comparison's short verdict; `full` is the id of the section holding every check.
-fn verdict(s: &mut String, c: &Comparison, heading: &str, full: &str) {
+/// One comparison's short verdict; `full` is the id of the section holding every check. A pair
+/// of one run informs, and says so instead of an outcome (`pair_heading`).
+fn verdict(
+    s: &mut String,
+    c: &Comparison,
+    (heading, pair): (&str, Option<&crate::compare::Pair>),
+    full: &str,
+) {
     let outcome = c.outcome();
+    let said = pair.map_or_else(
+        || outcome.label().to_string(),
+        |p| crate::render::diff::pair_heading(p, outcome),
+    );
     let _ = write!(
         s,
         "<div class=\"verdict-lead\"><h2>{}: <span class=\"outcome {}\">{}</span></h2>",
         escape(heading),
         outcome_class(outcome),
-        outcome.label()
+        escape(&said)
     );
     if !c.headline.is_empty() {
         s.push_str("<ul class=\"headline\">");

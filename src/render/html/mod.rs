@@ -114,7 +114,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         verdict_section(
             s,
             c,
-            &format!("Against baseline {base}"),
+            (&format!("Against baseline {base}"), None),
             v.gates.as_deref(),
             &verdict_id(index, None),
         );
@@ -123,7 +123,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         verdict_section(
             s,
             c,
-            &format!("{} against {} (same run)", p.new, p.old),
+            (&format!("{} against {} (same run)", p.new, p.old), Some(p)),
             None,
             &verdict_id(index, Some(pi)),
         );
@@ -167,15 +167,26 @@ fn verdict_id(run: usize, pair: Option<usize>) -> String {
 }
 
 /// A comparison's verdicts under `heading` (`Against baseline B`, `B against A (same run)`):
-/// every check, folded (the page's top shows the short verdict), in a section of id `id`.
-fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<&str>, id: &str) {
+/// every check, folded (the page's top shows the short verdict), in a section of id `id`; a
+/// pair of one run informs, and says so instead of an outcome (`pair_heading`).
+fn verdict_section(
+    s: &mut String,
+    c: &Comparison,
+    (heading, pair): (&str, Option<&crate::compare::Pair>),
+    gates: Option<&str>,
+    id: &str,
+) {
     let outcome = c.outcome();
     let class = outcome_class(outcome);
+    let said = pair.map_or_else(
+        || outcome.label().to_string(),
+        |p| crate::render::diff::pair_heading(p, outcome),
+    );
     let _ = write!(
         s,
         "<section class=\"verdict\" id=\"{id}\"><h3>{}: <span class=\"outcome {class}\">{}</span></h3><p>{}. The verdicts <code>ladder diff</code> gives for these two sides; gates {}.</p>",
         escape(heading),
-        outcome.label(),
+        escape(&said),
         escape(&summary_line(&c.counts())),
         escape(gates.unwrap_or("the defaults"))
     );
@@ -186,6 +197,7 @@ fn verdict_section(s: &mut String, c: &Comparison, heading: &str, gates: Option<
         gates: gates.map(str::to_string),
         warnings: Vec::new(),
         full: true,
+        informs: None,
     };
     if crate::render::diff::render_with(c, &ctx, crate::render::diff::DiffFormat::Json, &mut json)
         .is_ok()
