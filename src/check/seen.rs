@@ -52,7 +52,10 @@ pub fn lines(ttft_ms: Option<f64>, reasoning_tokens: Option<u64>, s: &Seen) -> V
         out.push(format!("tool calls: the answer made {}", s.tool_calls));
     }
     if let Some(c) = s.cached_tokens.filter(|&c| c > 0) {
-        out.push(format!("cached input: {c}{} input tokens read from the server's cache", of(s.input_tokens)));
+        out.push(format!(
+            "cached input: {c}{} input tokens read from the server's cache",
+            of(s.input_tokens)
+        ));
     }
     out
 }
@@ -161,15 +164,18 @@ mod tests {
         };
         let l = lines(Some(26.0), Some(20), &s);
         assert_eq!(l.len(), 2, "{l:?}");
-        assert!(l[0].starts_with("reasoning, streamed: 20 reasoning tokens"), "{l:?}");
+        assert!(
+            l[0].starts_with("reasoning, streamed: 20 reasoning tokens"),
+            "{l:?}"
+        );
         assert!(l[1].starts_with("TTFC 45 ms"), "{l:?}");
         assert!(l[1].contains("TTFT 26 ms"), "{l:?}");
         let uncounted = lines(Some(26.0), None, &s);
-        assert!(uncounted[0].contains("20 reasoning deltas"), "{uncounted:?}");
-        let only = Seen {
-            ttfc_ms: None,
-            ..s
-        };
+        assert!(
+            uncounted[0].contains("20 reasoning deltas"),
+            "{uncounted:?}"
+        );
+        let only = Seen { ttfc_ms: None, ..s };
         assert!(lines(Some(26.0), Some(5), &only)[1].starts_with("TTFC not measured"));
     }
 
