@@ -2,7 +2,8 @@
 //! flags `--base-url URL --model M [--api] [--api-key-env VAR]`, or `--from` with a Claude
 //! Code `settings.json`, a Codex CLI `auth.json` or `config.toml` (a file ending in `.toml`; a
 //! directory is read as Codex's home, and `--from codex` is `$CODEX_HOME`, else `~/.codex`:
-//! [`codex`]), since many users already keep base URL, key and model there. The environment
+//! [`codex`]; `--from claude` reads Claude Code's settings files as Claude Code merges them:
+//! [`claude`]), since many users already keep base URL, key and model there. The environment
 //! and file reading are passed in, so everything here is testable without touching the
 //! machine.
 //!

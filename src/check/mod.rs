@@ -4,7 +4,8 @@
 //!
 //! Inputs (`inputs`): a scenario file (every model of its target; `target.sim` starts the
 //! embedded simulator), `--base-url URL --model M`, or `--from` a Claude Code settings.json /
-//! Codex CLI auth.json. The request and the follow-up probes are in `probe`; what happened is
+//! Codex CLI auth.json (`--from claude` / `--from codex`: their own settings). An answer that
+//! streamed is followed by a cache probe, and `seen` says what the answer showed. The request and the follow-up probes are in `probe`; what happened is
 //! reduced to an `Outcome` (`outcome`, keys redacted) and diagnosed by the pure `diagnose`
 //! (with `status` for non-2xx answers and `network` for no answer at all),
 //! helped by `key` (key shape), `url` (base URL candidates, proxies) and `models` (model

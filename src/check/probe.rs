@@ -131,7 +131,25 @@ pub async fn cache_probe(
         let a = send_once(http, &log, target, body.clone(), request_id).await;
         answers.push(from_attempt(&a, key));
     }
-    super::seen::cache_probe(&answers[0], &answers[1])
+    match (&answers[0], &answers[1]) {
+        (Outcome::Streamed { seen: a, .. }, Outcome::Streamed { seen: b, .. }) => {
+            super::seen::cache_probe(a, b)
+        }
+        (o, Outcome::Streamed { .. }) | (_, o) => CacheProbe::Failed(failure(o)),
+    }
+}
+
+/// A few words on a request of the cache probe that did not stream.
+fn failure(o: &Outcome) -> String {
+    match o {
+        Outcome::Status { status, .. } => format!("HTTP {status}"),
+        Outcome::NoAnswer { class, .. } | Outcome::StreamFailed { class, .. } => {
+            format!("{class:?}")
+        }
+        Outcome::NotStream { .. } => "not an event stream".into(),
+        Outcome::NotSent { .. } => "not sent".into(),
+        Outcome::Streamed { .. } | Outcome::Embedded { .. } => "no stream".into(),
+    }
 }
 
 /// The target and body of the check request with `part` taken out.
