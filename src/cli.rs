@@ -91,7 +91,9 @@ pub struct CheckArgs {
     /// (OPENAI_API_KEY; base URL https://api.openai.com/v1 unless --base-url; --model needed), or
     /// a Codex config.toml (model, model_provider, [model_providers.<id>] base_url, wire_api,
     /// env_key, query_params, http_headers; profiles; auth.json for the built-in openai). A
-    /// directory is read as Codex's home; `--from codex` reads $CODEX_HOME (default ~/.codex).
+    /// directory is read as Codex's home; `--from codex` reads $CODEX_HOME (default ~/.codex);
+    /// `--from claude` reads Claude Code's settings as Claude Code does (.claude/settings.local.json,
+    /// .claude/settings.json, then $CLAUDE_CONFIG_DIR or ~/.claude settings.json; apiKeyHelper).
     #[arg(long, value_name = "FILE")]
     pub from: Option<PathBuf>,
     /// With --from a Codex config.toml: use [profiles.NAME] instead of the file's `profile`.

@@ -182,6 +182,7 @@ mod tests {
             tokens_source: None,
             token_events: 1,
             reasoning_tokens: None,
+            seen: Default::default(),
         };
         assert!(!worth_trying(&streamed));
     }

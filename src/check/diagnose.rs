@@ -55,10 +55,17 @@ pub fn diagnose(cx: &Context, o: &Outcome, ev: &Evidence) -> Diagnosis {
             tokens_source,
             token_events,
             reasoning_tokens,
-        } => match all_hidden_reasoning(*output_tokens, *reasoning_tokens) {
-            Some(d) => d,
-            None => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
-        },
+            seen,
+        } => {
+            let mut d = match all_hidden_reasoning(*output_tokens, *reasoning_tokens) {
+                Some(d) => d,
+                None => streamed(cx, *ttft_ms, *output_tokens, *tokens_source, *token_events),
+            };
+            if d.is_ok() {
+                d.seen = super::seen::lines(*ttft_ms, *reasoning_tokens, seen);
+            }
+            d
+        }
         Outcome::Embedded {
             e2e_ms,
             input_tokens,

@@ -178,6 +178,9 @@ pub struct Diagnosis {
     pub notes: Vec<String>,
     /// The provider's own message (already redacted), when there was one.
     pub server_said: Option<String>,
+    /// What an answer showed besides its figures (`check::seen`): reasoning, TTFC, tool calls,
+    /// cached input, the prefix cache.
+    pub seen: Vec<String>,
 }
 
 impl Diagnosis {
@@ -193,6 +196,7 @@ impl Diagnosis {
             fixes: Vec::new(),
             notes: Vec::new(),
             server_said: None,
+            seen: Vec::new(),
         }
     }
 

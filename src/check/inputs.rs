@@ -2,7 +2,8 @@
 //! flags `--base-url URL --model M [--api] [--api-key-env VAR]`, or `--from` with a Claude
 //! Code `settings.json`, a Codex CLI `auth.json` or `config.toml` (a file ending in `.toml`; a
 //! directory is read as Codex's home, and `--from codex` is `$CODEX_HOME`, else `~/.codex`:
-//! [`codex`]), since many users already keep base URL, key and model there. The environment
+//! [`codex`]; `--from claude` reads Claude Code's settings files as Claude Code merges them:
+//! [`claude`]), since many users already keep base URL, key and model there. The environment
 //! and file reading are passed in, so everything here is testable without touching the
 //! machine.
 //!
@@ -15,15 +16,18 @@
 //! does not have are taken from the process environment, as Claude Code does.
 
 use super::diagnosis::ApiSetting;
-use crate::dialect::{Api, Family, KeyHeader};
+use crate::dialect::{Api, Family};
 use crate::scenario::{
-    Endpoint, Header, LimitField, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
+    Endpoint, LimitField, Scenario, Secret, Target, Timeouts, DEFAULT_REQUEST_ID_HEADER,
 };
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod claude;
 mod codex;
+
+pub use claude::{claude_base_url, HelperRunner};
 
 pub const ANTHROPIC_DEFAULT_BASE: &str = "https://api.anthropic.com/v1";
 pub const OPENAI_DEFAULT_BASE: &str = "https://api.openai.com/v1";
@@ -39,6 +43,8 @@ pub struct CheckInputs {
     pub from: Option<PathBuf>,
     /// `--profile`: the Codex profile (`[profiles.<name>]`) instead of the file's `profile`.
     pub profile: Option<String>,
+    /// The project directory `--from claude` reads `.claude/` in (the working directory).
+    pub project_dir: PathBuf,
     pub timeout: Duration,
     /// `--max-tokens-field`: over the scenario's `request.max_tokens_field` or the API's default.
     pub max_tokens_field: Option<LimitField>,
@@ -69,7 +75,7 @@ pub struct CheckTarget {
 /// Bad input for `ladder check` (exit code 2).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum InputError {
-    #[error("nothing to check: give a scenario file, or --base-url URL --model MODEL, or --from FILE (a Claude Code settings.json, a Codex CLI auth.json or config.toml, or `codex` for Codex's own)")]
+    #[error("nothing to check: give a scenario file, or --base-url URL --model MODEL, or --from FILE (a Claude Code settings.json, a Codex CLI auth.json or config.toml, `claude` for Claude Code's own settings, or `codex` for Codex's own)")]
     NoTarget,
     #[error("{0} needs --model: the model to ask for, e.g. --model gpt-4o-mini")]
     MissingModel(String),
@@ -85,8 +91,12 @@ pub enum InputError {
     UnknownShape(PathBuf),
     #[error("--from {}: `{1}` must be a string", .0.display())]
     NotAString(PathBuf, String),
-    #[error("--from {}: no model: the file has no env.ANTHROPIC_MODEL and ANTHROPIC_MODEL is not set; pass --model, e.g. --model claude-sonnet-4-5", .0.display())]
-    NoClaudeModel(PathBuf),
+    #[error("--from {0}: no model: no env.ANTHROPIC_MODEL in {1}, and ANTHROPIC_MODEL is not set; pass --model, e.g. --model claude-sonnet-4-5")]
+    NoClaudeModel(String, String),
+    #[error("--from claude: no Claude Code settings found, and no ANTHROPIC_MODEL, ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN in the environment; tried {0} (the user directory is {1}); run ladder from the project Claude Code runs in, set CLAUDE_CONFIG_DIR, or pass a settings file: --from PATH/settings.json")]
+    NoClaudeSettings(String, String),
+    #[error("--from claude: apiKeyHelper in {} gave no key: {1}; run the command yourself to see why (ladder never prints its output)", .0.display())]
+    KeyHelper(PathBuf, String),
     #[error("--from {}: OPENAI_API_KEY is empty or null (signed in with a ChatGPT account?); ladder needs an API key: create one and run `codex login --with-api-key`, or use --base-url with --api-key-env", .0.display())]
     NoCodexKey(PathBuf),
     #[error("--from codex: neither CODEX_HOME nor HOME is set; pass the file itself: --from PATH/config.toml")]
@@ -200,14 +210,28 @@ fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> 
     }
 }
 
-/// The target given by `--from` or `--base-url` (not a scenario).
+/// The target given by `--from` or `--base-url` (not a scenario), with no `apiKeyHelper` run.
 pub fn from_flags(
     args: &CheckInputs,
     env: &dyn Fn(&str) -> Option<String>,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
 ) -> Result<CheckTarget, InputError> {
+    from_flags_with(args, env, read, &|_| Err("not run here".into()))
+}
+
+/// The target given by `--from` or `--base-url`; `run` runs Claude Code's `apiKeyHelper`.
+pub fn from_flags_with(
+    args: &CheckInputs,
+    env: &dyn Fn(&str) -> Option<String>,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+    run: HelperRunner,
+) -> Result<CheckTarget, InputError> {
     if let Some(from) = &args.from {
-        return from_file(args, from, env, read);
+        if from == Path::new("claude") {
+            let s = claude::find(env, &args.project_dir, read)?;
+            return claude::target(args, &s, env, run);
+        }
+        return from_file(args, from, env, read, run);
     }
     let Some(raw) = &args.base_url else {
         return Err(InputError::NoTarget);
@@ -248,6 +272,7 @@ fn from_file(
     from: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     read: &dyn Fn(&Path) -> std::io::Result<String>,
+    run: HelperRunner,
 ) -> Result<CheckTarget, InputError> {
     let keyword = from == Path::new("codex");
     let path = if keyword {
@@ -268,8 +293,8 @@ fn from_file(
     }
     let json: Value = serde_json::from_str(&text)
         .map_err(|e| InputError::NotJson(path.clone(), e.to_string()))?;
-    if let Some(obj) = json.get("env").and_then(Value::as_object) {
-        return claude(args, &path, obj, env);
+    if json.get("env").is_some_and(Value::is_object) || json.get("apiKeyHelper").is_some() {
+        return claude::target(args, &claude::Settings::file(&path, &json), env, run);
     }
     if let Some(obj) = json
         .as_object()
@@ -278,127 +303,6 @@ fn from_file(
         return codex_auth(args, &path, obj);
     }
     Err(InputError::UnknownShape(path))
-}
-
-/// ladder's base URL for Claude Code's `ANTHROPIC_BASE_URL`, and a note saying what was done.
-pub fn claude_base_url(raw: &str) -> (String, String) {
-    let trimmed = raw.trim().trim_end_matches('/');
-    let path_ends_v1 = reqwest::Url::parse(trimmed)
-        .map(|u| u.path().trim_end_matches('/').ends_with("/v1"))
-        .unwrap_or(false);
-    if path_ends_v1 {
-        let note = format!(
-            "ANTHROPIC_BASE_URL {trimmed} already ends with /v1: checking {trimmed}/messages. Claude Code appends /v1/messages itself and calls {trimmed}/v1/messages; if Claude Code fails, remove the /v1 from ANTHROPIC_BASE_URL"
-        );
-        (trimmed.to_string(), note)
-    } else {
-        let note = format!(
-            "base URL {trimmed}/v1: ANTHROPIC_BASE_URL with /v1 appended (Claude Code calls {trimmed}/v1/messages; ladder's base URLs include the /v1)"
-        );
-        (format!("{trimmed}/v1"), note)
-    }
-}
-
-/// A string field of the settings' `env`, else the process environment; with its source.
-fn setting(
-    path: &Path,
-    obj: &Map<String, Value>,
-    name: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<(String, String)>, InputError> {
-    match obj.get(name) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(Some((
-            s.clone(),
-            format!("env.{name} in {}", path.display()),
-        ))),
-        Some(Value::String(_)) | Some(Value::Null) | None => Ok(env(name)
-            .filter(|v| !v.is_empty())
-            .map(|v| (v, format!("${name}")))),
-        Some(_) => Err(InputError::NotAString(
-            path.to_path_buf(),
-            format!("env.{name}"),
-        )),
-    }
-}
-
-fn claude(
-    args: &CheckInputs,
-    path: &Path,
-    obj: &Map<String, Value>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<CheckTarget, InputError> {
-    let mut notes = Vec::new();
-    let base = match (
-        &args.base_url,
-        setting(path, obj, "ANTHROPIC_BASE_URL", env)?,
-    ) {
-        (Some(raw), _) => valid_url(raw).ok_or_else(|| InputError::BadUrl(shown_url(raw)))?,
-        (None, Some((raw, _))) => {
-            if valid_url(&raw).is_none() {
-                return Err(InputError::BadFileUrl(path.to_path_buf(), raw));
-            }
-            let (base, note) = claude_base_url(&raw);
-            notes.push(note);
-            base
-        }
-        (None, None) => ANTHROPIC_DEFAULT_BASE.to_string(),
-    };
-    let models = if !args.model.is_empty() {
-        args.model.clone()
-    } else {
-        match setting(path, obj, "ANTHROPIC_MODEL", env)? {
-            Some((m, _)) => vec![m],
-            None => return Err(InputError::NoClaudeModel(path.to_path_buf())),
-        }
-    };
-    let api = args.api.unwrap_or(Family::Anthropic.default_api());
-    let mut target = flag_target(api, base, models, args.timeout);
-    let api_key = setting(path, obj, "ANTHROPIC_API_KEY", env)?;
-    let token = setting(path, obj, "ANTHROPIC_AUTH_TOKEN", env)?;
-    let (key, key_source) = match (api_key, token) {
-        (Some((k, src)), other) => {
-            if other.is_some() {
-                notes.push("both ANTHROPIC_API_KEY and ANTHROPIC_AUTH_TOKEN are set: checking ANTHROPIC_API_KEY".into());
-            }
-            let k = key_as_sent(&k, &src, &mut notes);
-            target.api_key = Some(k.clone());
-            (Some(k), src)
-        }
-        (None, Some((t, src))) => {
-            let t = key_as_sent(&t, &src, &mut notes);
-            // Claude Code sends ANTHROPIC_AUTH_TOKEN as `Authorization: Bearer`, not `x-api-key`.
-            if api.spec().key_header == KeyHeader::XApiKey {
-                target.headers.push(Header {
-                    name: "authorization".into(),
-                    value: Secret::new(format!("Bearer {}", t.expose())),
-                    secret: true,
-                });
-            } else {
-                target.api_key = Some(t.clone());
-            }
-            (Some(t), src)
-        }
-        (None, None) => (
-            None,
-            format!(
-                "env.ANTHROPIC_API_KEY / env.ANTHROPIC_AUTH_TOKEN in {}",
-                path.display()
-            ),
-        ),
-    };
-    Ok(CheckTarget {
-        label: path.display().to_string(),
-        target,
-        key,
-        key_source,
-        extra_body: Map::new(),
-        max_tokens_field: args
-            .max_tokens_field
-            .unwrap_or(LimitField::default_for(api)),
-        notes,
-        scenario_file: None,
-        api_setting: ApiSetting::Target,
-    })
 }
 
 /// The API key of a Codex `auth.json` (`OPENAI_API_KEY`; null after a ChatGPT sign-in).

@@ -4,7 +4,8 @@
 //!
 //! Inputs (`inputs`): a scenario file (every model of its target; `target.sim` starts the
 //! embedded simulator), `--base-url URL --model M`, or `--from` a Claude Code settings.json /
-//! Codex CLI auth.json. The request and the follow-up probes are in `probe`; what happened is
+//! Codex CLI auth.json (`--from claude` / `--from codex`: their own settings). An answer that
+//! streamed is followed by a cache probe, and `seen` says what the answer showed. The request and the follow-up probes are in `probe`; what happened is
 //! reduced to an `Outcome` (`outcome`, keys redacted) and diagnosed by the pure `diagnose`
 //! (with `status` for non-2xx answers and `network` for no answer at all),
 //! helped by `key` (key shape), `url` (base URL candidates, proxies) and `models` (model
@@ -27,6 +28,7 @@ mod network;
 pub mod outcome;
 mod probe;
 pub mod render;
+pub mod seen;
 mod status;
 pub mod url;
 
@@ -38,6 +40,7 @@ use anyhow::Context as _;
 use diagnose::diagnose;
 use diagnosis::{Context, Diagnosis};
 use inputs::CheckTarget;
+use outcome::Outcome;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -92,6 +95,21 @@ pub async fn diagnose_for_run(
 /// `ladder check --timeout`'s default.
 const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
+/// What every model's check of one target shares.
+struct Shared<'a> {
+    ct: &'a CheckTarget,
+    base_url: &'a str,
+    http: &'a reqwest::Client,
+    prepared: &'a Result<PreparedTarget, crate::client::http::PrepareError>,
+    shape: &'a key::KeyShape,
+    proxy: Option<&'a crate::client::proxy::ProxyInfo>,
+    req: &'a RequestSpec,
+    parts: &'a [culprit::Part],
+    scenario_text: Option<&'a str>,
+    /// Only failures are printed: the cache probe is not worth its requests.
+    quiet: bool,
+}
+
 /// Checks every model of one target; returns (models checked, models failed).
 pub async fn check_target(
     ct: &CheckTarget,
@@ -107,8 +125,7 @@ pub async fn check_target(
         eprintln!("warning: {w}");
     }
     let prepared = PreparedTarget::new(&ct.target, &base_url);
-    let api = ct.target.api;
-    let shape = key::inspect(ct.key.as_ref(), api, &url::host_of(&base_url));
+    let shape = key::inspect(ct.key.as_ref(), ct.target.api, &url::host_of(&base_url));
     let env = |k: &str| std::env::var(k).ok();
     let proxy = crate::client::proxy::proxy_for(&base_url, &env);
     let req = request_spec(ct);
@@ -123,6 +140,18 @@ pub async fn check_target(
         .scenario_file
         .as_ref()
         .and_then(|f| std::fs::read_to_string(f).ok());
+    let shared = Shared {
+        ct,
+        base_url: &base_url,
+        http: &http,
+        prepared: &prepared,
+        shape: &shape,
+        proxy: proxy.as_ref(),
+        req: &req,
+        parts: &parts,
+        scenario_text: scenario_text.as_deref(),
+        quiet,
+    };
     let mut failed = 0;
     let mut first_failure: Option<(String, Diagnosis)> = None;
     for (i, model) in ct.target.models.iter().enumerate() {
@@ -130,45 +159,7 @@ pub async fn check_target(
             failed += 1;
             render::skipped(model, first, d)
         } else {
-            let id = ids.id(i as u64);
-            let cr = probe::CheckRequest {
-                base_url: &base_url,
-                model,
-                req: &req,
-                request_id: &id,
-                key: ct.key.as_ref(),
-                parts: &parts,
-            };
-            let (outcome, mut evidence, found) = probe::check_model(&http, &prepared, &cr).await;
-            evidence.culprit = found.map(|p| {
-                let file = ct.scenario_file.as_deref();
-                culprit::describe(&p, file.zip(scenario_text.as_deref()))
-            });
-            let cx = Context {
-                api,
-                base_url: &base_url,
-                model,
-                key: &shape,
-                key_source: &ct.key_source,
-                proxy: proxy.as_ref(),
-                timeout: ct.target.timeouts.first_token,
-                auth: ct.target.auth,
-                api_version: ct.target.api_version.as_deref(),
-                scenario_file: ct.scenario_file.as_deref(),
-                limit_field: req.max_tokens_field,
-                api_setting: ct.api_setting.clone(),
-            };
-            let d = diagnose(&cx, &outcome, &evidence);
-            let block = render::block(
-                &render::Block {
-                    model,
-                    api,
-                    base_url: &base_url,
-                    key: &shape,
-                    key_source: &ct.key_source,
-                },
-                &d,
-            );
+            let (d, block) = check_one(&shared, model, &ids.id(i as u64)).await;
             if !d.is_ok() {
                 failed += 1;
                 if d.kind.is_target_level() {
@@ -188,6 +179,79 @@ pub async fn check_target(
         h.shutdown().await;
     }
     Ok((ct.target.models.len(), failed))
+}
+
+/// The check of one model: its diagnosis and its block. An answer that streamed is followed by
+/// the cache probe (`cache_spec` sent twice), whose verdict joins what the check saw.
+async fn check_one(sh: &Shared<'_>, model: &str, id: &str) -> (Diagnosis, String) {
+    let ct = sh.ct;
+    let api = ct.target.api;
+    let cr = probe::CheckRequest {
+        base_url: sh.base_url,
+        model,
+        req: sh.req,
+        request_id: id,
+        key: ct.key.as_ref(),
+        parts: sh.parts,
+    };
+    let (outcome, mut evidence, found) = probe::check_model(sh.http, sh.prepared, &cr).await;
+    evidence.culprit = found.map(|p| {
+        let file = ct.scenario_file.as_deref();
+        culprit::describe(&p, file.zip(sh.scenario_text))
+    });
+    let cx = Context {
+        api,
+        base_url: sh.base_url,
+        model,
+        key: sh.shape,
+        key_source: &ct.key_source,
+        proxy: sh.proxy,
+        timeout: ct.target.timeouts.first_token,
+        auth: ct.target.auth,
+        api_version: ct.target.api_version.as_deref(),
+        scenario_file: ct.scenario_file.as_deref(),
+        limit_field: sh.req.max_tokens_field,
+        api_setting: ct.api_setting.clone(),
+    };
+    let mut d = diagnose(&cx, &outcome, &evidence);
+    if let (true, false, Outcome::Streamed { .. }, Ok(t)) =
+        (d.is_ok(), sh.quiet, &outcome, sh.prepared)
+    {
+        let spec = cache_spec(sh.req);
+        let p = probe::cache_probe(sh.http, t, model, &spec, id, ct.key.as_ref()).await;
+        let cache_control = api.spec().family == crate::dialect::Family::Anthropic;
+        d.seen.push(seen::cache_line(&p, cache_control));
+    }
+    let block = render::block(
+        &render::Block {
+            model,
+            api,
+            base_url: sh.base_url,
+            key: sh.shape,
+            key_source: &ct.key_source,
+        },
+        &d,
+    );
+    (d, block)
+}
+
+/// Lines of the cache probe's prompt: with the check's question, about 1,200 tokens, above the
+/// 1,024 below which OpenAI caches no prompt (and the 1,024 of Anthropic's cache_control).
+const CACHE_PROMPT_LINES: usize = 100;
+
+/// The cache probe's request: the check request with a prompt long enough to be cached.
+fn cache_spec(req: &RequestSpec) -> RequestSpec {
+    let mut prompt = String::new();
+    for i in 1..=CACHE_PROMPT_LINES {
+        prompt.push_str(&format!(
+            "{i:03}. ladder sends this text twice to see whether the server caches it.\n"
+        ));
+    }
+    prompt.push_str(PROMPT);
+    RequestSpec {
+        prompt,
+        ..req.clone()
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! with any echo of the key already redacted. Kept apart from the diagnosis so that the
 //! diagnosis can be tested on outcomes written by hand. Pure: no I/O.
 
+use super::seen::Seen;
 use crate::client::http::Attempt;
 use crate::model::{ErrorClass, TokensSource};
 use crate::scenario::Secret;
@@ -48,6 +49,8 @@ pub enum Outcome {
         token_events: u64,
         /// Reasoning tokens the server reported inside `output_tokens`.
         reasoning_tokens: Option<u64>,
+        /// What else the answer showed (TTFC, streamed reasoning, tool calls, cached input).
+        seen: Seen,
     },
     /// An embeddings answer with one vector per input ([`Outcome::embedded`]).
     Embedded {
@@ -84,6 +87,13 @@ pub fn from_attempt(a: &Attempt, key: Option<&Secret>) -> Outcome {
             tokens_source: t.tokens_source,
             token_events: t.token_events,
             reasoning_tokens: t.reasoning_tokens,
+            seen: Seen {
+                ttfc_ms: t.ttfc_ms,
+                input_tokens: t.input_tokens,
+                cached_tokens: t.cached_tokens,
+                reasoning_events: t.reasoning_events,
+                tool_calls: t.tool_calls,
+            },
         };
     };
     let Some(status) = a.http_status else {
@@ -165,6 +175,7 @@ mod tests {
                 tokens_source: Some(TokensSource::Usage),
                 token_events: 5,
                 reasoning_tokens: None,
+                seen: Seen::default(),
             }
         );
     }

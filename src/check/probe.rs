@@ -8,6 +8,7 @@ use super::diagnose::wanted_probes;
 use super::diagnosis::Evidence;
 use super::models::{answers_like_api, parse_model_ids, ProbeAnswer};
 use super::outcome::{from_attempt, Outcome};
+use super::seen::CacheProbe;
 use super::url::candidate_bases;
 use crate::client::connect_timer::ConnectLog;
 use crate::client::http::{send_once, PrepareError, PreparedTarget};
@@ -112,6 +113,43 @@ pub async fn check_model(
         }
     }
     (outcome, ev, found)
+}
+
+/// Sends `req` twice, the same request each time: what the second shows of the prompt cache.
+pub async fn cache_probe(
+    http: &reqwest::Client,
+    target: &PreparedTarget,
+    model: &str,
+    req: &RequestSpec,
+    request_id: &str,
+    key: Option<&Secret>,
+) -> CacheProbe {
+    let body = target.body_for(model, req);
+    let mut answers = Vec::with_capacity(2);
+    for _ in 0..2 {
+        let log = ConnectLog::default();
+        let a = send_once(http, &log, target, body.clone(), request_id).await;
+        answers.push(from_attempt(&a, key));
+    }
+    match (&answers[0], &answers[1]) {
+        (Outcome::Streamed { seen: a, .. }, Outcome::Streamed { seen: b, .. }) => {
+            super::seen::cache_probe(a, b)
+        }
+        (o, Outcome::Streamed { .. }) | (_, o) => CacheProbe::Failed(failure(o)),
+    }
+}
+
+/// A few words on a request of the cache probe that did not stream.
+fn failure(o: &Outcome) -> String {
+    match o {
+        Outcome::Status { status, .. } => format!("HTTP {status}"),
+        Outcome::NoAnswer { class, .. } | Outcome::StreamFailed { class, .. } => {
+            format!("{class:?}")
+        }
+        Outcome::NotStream { .. } => "not an event stream".into(),
+        Outcome::NotSent { .. } => "not sent".into(),
+        Outcome::Streamed { .. } | Outcome::Embedded { .. } => "no stream".into(),
+    }
 }
 
 /// The target and body of the check request with `part` taken out.

@@ -36,6 +36,9 @@ pub fn block(b: &Block, d: &Diagnosis) -> String {
         b.api.as_str(),
         display_url(b.base_url)
     );
+    for s in &d.seen {
+        let _ = writeln!(out, "{INDENT}saw:   {s}");
+    }
     for c in &d.causes {
         let _ = writeln!(out, "{INDENT}cause: {c}");
     }
@@ -73,6 +76,7 @@ mod tests {
             fixes: vec!["f1".into(), "f2".into()],
             notes: vec!["n1".into()],
             server_said: Some("line one\nline   two".into()),
+            seen: Vec::new(),
         }
     }
 

@@ -78,6 +78,8 @@ pub struct TimingSummary {
     pub tool_calls: u32,
     /// Tool-call argument deltas streamed (each counted as a token).
     pub tool_args: u64,
+    /// Token events that carried reasoning (streamed reasoning; 0 when it was hidden).
+    pub reasoning_events: u64,
 }
 
 impl StreamTiming {
@@ -208,6 +210,7 @@ impl StreamTiming {
             usage_ignored,
             tool_calls: self.tool_calls.saturating_add(self.tool_calls_indexed),
             tool_args: self.tool_args,
+            reasoning_events: self.reasoning_events,
         }
     }
 }

@@ -10,6 +10,7 @@ mod apis;
 mod capacity_verdict;
 mod check;
 mod check_azure;
+mod check_says;
 mod ci_contract;
 #[cfg(unix)]
 mod closed_stdout;

@@ -114,6 +114,7 @@ fn streamed(source: TokensSource) -> Outcome {
         tokens_source: Some(source),
         token_events: 5,
         reasoning_tokens: None,
+        seen: Default::default(),
     }
 }
 
@@ -174,6 +175,7 @@ fn usage_without_token_events_is_a_failure() {
         tokens_source: Some(TokensSource::Usage),
         token_events: 0,
         reasoning_tokens: None,
+        seen: Default::default(),
     };
     let d = local().run(&o, &Evidence::default());
     assert_eq!(d.kind, Kind::NoTokenEvents);
@@ -190,6 +192,7 @@ fn a_check_spent_on_hidden_reasoning_is_accepted() {
         tokens_source: Some(TokensSource::Usage),
         token_events: 0,
         reasoning_tokens: Some(5),
+        seen: Default::default(),
     };
     let d = local().run(&o, &Evidence::default());
     assert_eq!(d.kind, Kind::Ok);

@@ -13,6 +13,7 @@ fn args() -> CheckInputs {
         api_key_env: None,
         from: None,
         profile: None,
+        project_dir: PathBuf::from("/p"),
         timeout: Duration::from_secs(20),
         max_tokens_field: None,
     }
@@ -194,7 +195,8 @@ fn claude_settings_fall_back_to_the_environment() {
         ("ANTHROPIC_BASE_URL", "http://127.0.0.1:4000"),
     ]);
     let t = from_flags(&a, &env, &move |_: &Path| Ok(text.to_string())).unwrap();
-    assert_eq!(t.key_source, "$ANTHROPIC_API_KEY");
+    // Claude Code's order: ANTHROPIC_AUTH_TOKEN before ANTHROPIC_API_KEY.
+    assert_eq!(t.key_source, "$ANTHROPIC_AUTH_TOKEN");
     assert_eq!(t.target.models, vec!["claude-x"]);
     assert_eq!(base(&t), "http://127.0.0.1:4000/v1");
     assert!(t.notes.iter().any(|n| n.contains("both")));
@@ -209,7 +211,7 @@ fn claude_settings_errors() {
     };
     assert_eq!(
         run(&a, r#"{"env": {"ANTHROPIC_API_KEY": "k"}}"#).unwrap_err(),
-        InputError::NoClaudeModel("s.json".into())
+        InputError::NoClaudeModel("s.json".into(), "s.json".into())
     );
     assert_eq!(
         run(&a, r#"{"env": {"ANTHROPIC_MODEL": 3}}"#).unwrap_err(),
