@@ -60,7 +60,10 @@ test:
 ## not) through LiteLLM's /v1/responses; see compat/actionlint.sh, compat/run.sh,
 ## compat/nginx.sh and compat/llama-server.sh. compat/litellm-logs.sh (LiteLLM's own request log
 ## read by `ladder logs`) is run by hand until it has passed on a quiet machine (docs/compat.md).
+## First, `make demo` itself as a user runs it, counted and checked (tests/e2e/makefile.rs: about two
+## minutes of real ladders, too long for `make test`), with the release build.
 compat: build wheel
+	LADDER_BIN=$(LADDER_BIN) $(CARGO) test --locked --test e2e -- --ignored makefile
 	bash compat/actionlint.sh
 	LADDER_WHEEL_DIR=$(WHEEL_DIR)/dist bash compat/wheel.sh
 	LADDER=$(abspath $(LADDER)) bash compat/otlp.sh

@@ -102,6 +102,12 @@ fn cap_words(c: &Check, new: &Side, model: &str) -> String {
         Verdict::Info | Verdict::Skipped { .. } => "estimates only, not judged",
     };
     s.push_str(&format!(": {meaning}"));
+    if let Verdict::Inconclusive {
+        requests_per_step: Some(n),
+    } = c.verdict
+    {
+        s.push_str(&format!(" (about {n} requests per step would decide it)"));
+    }
     if let Some((_, cause)) = new.knee_cause.get(model) {
         s.push_str(if cause.seen {
             ", confirmed by the server"

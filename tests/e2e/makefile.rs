@@ -85,7 +85,8 @@ fn make_demo_keeps_its_output_short() {
 }
 
 /// The whole demo, counted: at most 80 lines (it printed 253 before issue 34, part 5). Two real
-/// ladders against the simulator take about two minutes, so it is not part of `make test`:
+/// ladders against the simulator take about two minutes, so it is not part of `make test`;
+/// `make compat` (and so CI) runs it with the release build. By hand,
 /// `cargo test --test e2e -- --ignored makefile` runs it with the debug build of ladder, or the
 /// binary `LADDER_BIN` names (`make build` first: `LADDER_BIN=target/release/ladder`); the debug
 /// build's busier client can add a note and, on a loaded machine, a noisy ITL check.

@@ -13,7 +13,7 @@ use tabled::settings::Style;
 use super::{
     cell, change, grouped_skips, is_skipped, list, md_list, md_text, APPROX_MARK, APPROX_NOTE,
 };
-use crate::compare::{Check, Comparison, Method, Percentile, Verdict};
+use crate::compare::{Check, Comparison, Method, Metric, Percentile, Verdict};
 use crate::model::LadderUnit;
 
 /// A regressed check's mark in the grid.
@@ -285,10 +285,12 @@ fn grid_cell(k: &Check) -> String {
 }
 
 /// Regressed or inconclusive checks that belong to no step (knee, wall, capacity), one line each.
+/// An undecided cap is the headline's to say (with the requests that would decide it).
 pub(crate) fn run_level(c: &Comparison) -> Vec<String> {
     c.checks
         .iter()
         .filter(|k| k.concurrency.is_none() && flagged(k))
+        .filter(|k| !(k.metric == Metric::Cap && k.verdict != Verdict::Regressed))
         .map(|k| {
             let mark = if k.verdict == Verdict::Regressed {
                 REGRESSED
