@@ -18,7 +18,8 @@ pub struct Bracket {
     pub hi: u32,
     pub what: Bracketed,
     /// A queueing knee's first guess: the first stream count above its estimated cap (where
-    /// requests must start to wait), tried before bisecting when it lies inside the interval.
+    /// requests must start to wait), tried before bisecting when it lies inside the interval,
+    /// then the count just below it (the cap itself).
     pub guess: Option<u32>,
 }
 
@@ -60,8 +61,8 @@ pub fn brackets(rows: &[StepSummary], f: &ModelFindings, slo: Option<&Slo>) -> V
 }
 
 /// The next step value: for the widest knee interval that still has a whole value inside, its
-/// guess (the first stream count above the estimated cap) when inside and not yet run, else its
-/// midpoint when not yet run; then the same for the widest SLO interval. `None`: nothing left to
+/// guess (the first stream count above the estimated cap), then the count below it, when inside
+/// and not yet run, else its midpoint when not yet run; then the same for the widest SLO interval. `None`: nothing left to
 /// narrow. The midpoint is geometric on a wide interval (more than 2×: ladders are geometric)
 /// and arithmetic on a narrow one, where whole values are few and halving the count of them
 /// narrows fastest ((10, 20] → 15, not 14).
@@ -77,10 +78,11 @@ pub fn next_value(brackets: &[Bracket], done: &[u32]) -> Option<u32> {
                 (lo + hi) / 2.0
             };
             let mid = (mid.round() as u32).clamp(b.lo + 1, b.hi - 1);
-            let mid = match b.guess {
-                Some(g) if g > b.lo && g < b.hi && !done.contains(&g) => g,
-                _ => mid,
-            };
+            // The guess, then the stream count just below it (the cap itself, which should be
+            // clean): together they bracket the knee one stream wide.
+            let inside = |g: &u32| *g > b.lo && *g < b.hi && !done.contains(g);
+            let guesses = b.guess.into_iter().flat_map(|g| [g, g.saturating_sub(1)]);
+            let mid = guesses.into_iter().find(inside).unwrap_or(mid);
             let knee_first = u8::from(b.what != Bracketed::Knee);
             (!done.contains(&mid)).then_some((knee_first, f64::from(b.hi) / f64::from(b.lo), mid))
         })
@@ -139,9 +141,18 @@ mod tests {
             ..b(10, 20, Bracketed::Knee)
         };
         assert_eq!(next_value(&[guessed(17)], &[]), Some(17));
-        // Run already, or outside the interval: bisect.
-        assert_eq!(next_value(&[guessed(17)], &[17]), Some(15));
-        assert_eq!(next_value(&[guessed(20)], &[]), Some(15));
+        // 17 run and found to be the knee, (10, 17]: the cap itself, 16, next.
+        let knee_at_17 = Bracket {
+            guess: Some(17),
+            ..b(10, 17, Bracketed::Knee)
+        };
+        assert_eq!(next_value(&[knee_at_17], &[17]), Some(16));
+        assert_eq!(next_value(&[knee_at_17], &[16, 17]), Some(14));
+        // Both run already, or outside the interval: bisect.
+        assert_eq!(next_value(&[guessed(17)], &[16, 17]), Some(15));
+        // A guess at the interval's end: the count below it when inside, else bisect.
+        assert_eq!(next_value(&[guessed(20)], &[]), Some(19));
+        assert_eq!(next_value(&[guessed(21)], &[]), Some(15));
         assert_eq!(next_value(&[guessed(10)], &[]), Some(15));
     }
 

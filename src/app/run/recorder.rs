@@ -108,6 +108,9 @@ impl SummarizingSink for Recorder<'_> {
     fn summaries(&self) -> &[StepSummary] {
         &self.run.summaries
     }
+    fn extras(&self) -> Option<&crate::findings::RunExtras> {
+        Some(&self.run.extras)
+    }
 }
 
 impl RunSink for Recorder<'_> {

@@ -9,9 +9,14 @@ use crate::runner::{self, Interrupt, SummarizingSink};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
-/// The intervals of every model's findings over `rows`.
-fn brackets_of(s: &Scenario, rows: &[crate::stats::StepSummary]) -> Vec<refine::Bracket> {
-    findings::analyze_run_with(rows, None)
+/// The intervals of every model's findings over `rows` (with the steps' extras, so the knee is
+/// found as the run's report will find it).
+fn brackets_of(
+    s: &Scenario,
+    rows: &[crate::stats::StepSummary],
+    extras: Option<&findings::RunExtras>,
+) -> Vec<refine::Bracket> {
+    findings::analyze_run_with(rows, extras)
         .iter()
         .flat_map(|f| refine::brackets(rows, f, Some(&s.slo)))
         .collect()
@@ -28,7 +33,10 @@ pub(super) async fn refine_steps<B: Backend>(
     let mut values = Vec::new();
     for _ in 0..s.load.refine {
         let done: Vec<u32> = recorder.summaries().iter().map(|r| r.concurrency).collect();
-        let Some(value) = refine::next_value(&brackets_of(s, recorder.summaries()), &done) else {
+        let Some(value) = refine::next_value(
+            &brackets_of(s, recorder.summaries(), recorder.extras()),
+            &done,
+        ) else {
             break;
         };
         let stopped =
