@@ -144,12 +144,6 @@ pub trait RunSink {
 pub trait SummarizingSink: RunSink {
     /// The steps summarized so far, per model, by step value.
     fn summaries(&self) -> &[crate::stats::StepSummary];
-    /// The findings' per-step extras of those steps (per-request TTFT samples, the server's
-    /// evidence), when the sink keeps them: the knee a refining step aims at is then the one
-    /// the run will report.
-    fn extras(&self) -> Option<&crate::findings::RunExtras> {
-        None
-    }
 }
 
 /// Everything a worker needs, shared.

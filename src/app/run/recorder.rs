@@ -108,6 +108,9 @@ impl SummarizingSink for Recorder<'_> {
     fn summaries(&self) -> &[StepSummary] {
         &self.run.summaries
     }
+}
+
+impl super::refine::WithExtras for Recorder<'_> {
     fn extras(&self) -> Option<&crate::findings::RunExtras> {
         Some(&self.run.extras)
     }

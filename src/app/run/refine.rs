@@ -9,6 +9,13 @@ use crate::runner::{self, Interrupt, SummarizingSink};
 use crate::scenario::Scenario;
 use std::sync::Arc;
 
+/// A sink that also keeps the findings' per-step extras of the steps so far (per-request TTFT
+/// samples, the server's evidence): the knee a refining step aims at is then the one the run
+/// will report.
+pub(super) trait WithExtras {
+    fn extras(&self) -> Option<&findings::RunExtras>;
+}
+
 /// The intervals of every model's findings over `rows` (with the steps' extras, so the knee is
 /// found as the run's report will find it).
 fn brackets_of(
@@ -28,7 +35,7 @@ pub(super) async fn refine_steps<B: Backend>(
     backend: Arc<B>,
     progress: Arc<dyn runner::Progress>,
     interrupt: &Interrupt,
-    recorder: &mut impl SummarizingSink,
+    recorder: &mut (impl SummarizingSink + WithExtras),
 ) -> (Vec<u32>, bool) {
     let mut values = Vec::new();
     for _ in 0..s.load.refine {

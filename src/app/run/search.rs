@@ -58,7 +58,7 @@ pub(super) async fn then_refine<B: Backend>(
     s: &Scenario,
     (backend, progress): (Arc<B>, Arc<dyn runner::Progress>),
     interrupt: &Interrupt,
-    recorder: &mut impl SummarizingSink,
+    recorder: &mut (impl SummarizingSink + super::refine::WithExtras),
     interrupted: bool,
 ) -> (Vec<u32>, bool) {
     if interrupted {
