@@ -60,11 +60,21 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
             findings: &serde_json::to_value(&findings)?,
         },
     )?;
+    // The cost columns name the shards' currency, as each shard's own table did.
+    let currency = scenario_yaml
+        .clone()
+        .and_then(|yaml| crate::scenario::Recorded::from_yaml(yaml).pricing)
+        .map(|p| p.currency);
     let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",
-        crate::render::table::run_table(&merged.summaries, out.color)
+        crate::render::table::run_table_priced(
+            &merged.summaries,
+            out.color,
+            None,
+            currency.as_deref()
+        )
     )?;
     for f in &findings {
         for line in f.sentences() {
