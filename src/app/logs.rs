@@ -6,25 +6,18 @@ use super::load::{load_without_secrets, store_input};
 use super::Output;
 use crate::cli::{LogFormatArg, LogsArgs};
 use crate::error::{ExitCode, UsageError};
-use crate::findings::{self, KneeFinding, ModelFindings};
-use crate::logs::{self, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute};
-use crate::model::{Slo, StepRun};
+use crate::findings::{self, ModelFindings};
+use crate::logs::{
+    self, GroupStory, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute,
+};
+use crate::model::Slo;
 use crate::render;
 use crate::scenario::Scenario;
 use crate::store;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Write;
 use std::path::Path;
 use std::time::SystemTime;
-
-/// What one group (model, or model and key) tells.
-struct GroupStory {
-    group: String,
-    minutes: Vec<Minute>,
-    shown: Vec<Minute>,
-    knee_above: Option<u32>,
-    sentence: String,
-}
 
 pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     if !(args.sample_rate > 0.0 && args.sample_rate <= 1.0) {
@@ -66,13 +59,19 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         );
     }
     let mut found = findings::analyze_run(&ladder.summaries, Some(&ladder.records));
-    let stories = stories(&requests, &ladder, &found, args);
+    let stories = logs::stories(
+        &requests,
+        &ladder,
+        &found,
+        args.sample_rate,
+        args.timeline_rows,
+    );
     for f in &mut found {
         if let Some(axis) = ladder.wall_axis.get(&f.model) {
             f.notes.push(axis.sentence());
         }
         if let Some(s) = stories.iter().find(|s| s.group == f.model) {
-            f.notes.push(format!("Incident: {}", s.sentence));
+            f.notes.push(s.note());
         }
         f.notes.extend(notes.iter().cloned());
     }
@@ -169,66 +168,7 @@ fn read_ladder(path: &Path) -> Result<Vec<LogRequest>> {
         .collect())
 }
 
-/// The timeline and sentence of every group.
-fn stories(
-    requests: &[LogRequest],
-    ladder: &LogLadder,
-    found: &[ModelFindings],
-    args: &LogsArgs,
-) -> Vec<GroupStory> {
-    let groups = logs::inflight::groups(requests);
-    let mut out = Vec::new();
-    for (group, idx) in groups {
-        let members: Vec<&LogRequest> = idx.iter().map(|&i| &requests[i]).collect();
-        let counts: Vec<u32> = idx.iter().map(|&i| ladder.in_flight[i]).collect();
-        let knee = found.iter().find(|f| f.model == group).map(|f| &f.knee);
-        let knee_above = match knee {
-            Some(KneeFinding::Knee(k)) => Some(k.max_clean_concurrency),
-            _ => None,
-        };
-        let e2e_only = ladder.ttft_from_e2e;
-        let ttft_of = |r: &LogRequest| {
-            if e2e_only {
-                Some(r.e2e_ms())
-            } else {
-                r.ttft_ms
-            }
-        };
-        let minutes = logs::timeline(&members, &counts, args.sample_rate, knee_above, 1, ttft_of);
-        let per_row = minutes.len().div_ceil(args.timeline_rows.max(1)).max(1) as u32;
-        let shown = if per_row > 1 {
-            logs::timeline(
-                &members,
-                &counts,
-                args.sample_rate,
-                knee_above,
-                per_row,
-                ttft_of,
-            )
-        } else {
-            minutes.clone()
-        };
-        let levels: Vec<_> = ladder
-            .summaries
-            .iter()
-            .filter(|s| s.model == group)
-            .cloned()
-            .collect();
-        let sentence = match knee {
-            Some(k) => logs::story(&minutes, k, &levels, e2e_only),
-            None => logs::story(&minutes, &KneeFinding::NoSteps, &levels, e2e_only),
-        };
-        out.push(GroupStory {
-            group,
-            minutes,
-            shown,
-            knee_above,
-            sentence,
-        });
-    }
-    out
-}
-
+/// The run directory of the log (`store::write_run`): its times are the log's own.
 fn write_run(
     args: &LogsArgs,
     scenario: Option<&Scenario>,
@@ -238,66 +178,44 @@ fn write_run(
     stories: &[GroupStory],
     notes: &[String],
 ) -> Result<store::RunDir> {
-    let now = SystemTime::now();
-    let dir = store::create_run_dir(&args.out, &opts.scenario, now)?;
+    let dir = store::create_run_dir(&args.out, &opts.scenario, SystemTime::now())?;
     let at = |ms: f64| {
         let secs = (ms / 1000.0).max(0.0) as u64;
         store::rfc3339_utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
     };
-    let last_end = ladder
-        .records
-        .iter()
-        .map(|r| r.started_at_ms + r.e2e_ms.unwrap_or(0.0))
-        .fold(0.0, f64::max);
-    let mut values: Vec<u32> = ladder.summaries.iter().map(|s| s.concurrency).collect();
-    values.sort_unstable();
-    values.dedup();
+    let (started_ms, finished_ms) = ladder.span_ms();
     let redactor = crate::util::redact::Redactor::new(std::iter::empty())
         .and_env()
         .for_files();
-    let meta = store::Meta {
+    let facts = store::RunFacts {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        host: store::host_name(),
+        started_at: at(started_ms),
+        finished_at: at(finished_ms),
+        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
+    };
+    let id = store::RunIdentity {
         scenario: opts.scenario.clone(),
         fingerprint: opts.fingerprint.clone(),
-        host: store::host_name(),
-        started_at: at(ladder.origin_ms),
-        finished_at: at(ladder.origin_ms + last_end),
-        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
-        interrupted: false,
-        models: stories.iter().map(|s| s.group.clone()).collect(),
-        ladder: values,
-        ladder_unit: Default::default(),
-        notes: notes.to_vec(),
-        complete: true,
-        steps: ladder
-            .summaries
-            .iter()
-            .map(|s| StepRun {
-                model: s.model.clone(),
-                step: s.step,
-                concurrency: s.concurrency,
-                duration_s: s.duration_s,
-                ..StepRun::default()
-            })
-            .collect(),
         slo: opts.slo,
-        short_below: 0.0,
-        shard: None,
-        merged_from: Vec::new(),
-        stopped_by: None,
+        models: stories.iter().map(|s| s.group.clone()).collect(),
     };
-    dir.write_requests(&ladder.records)?;
-    dir.write_summary(&ladder.summaries)?;
-    dir.write_findings_json(&serde_json::to_value(found)?)?;
+    let mut meta = store::Meta::of_summaries(id, &ladder.summaries, facts);
+    meta.notes = notes.to_vec();
     let rows: Vec<(String, Vec<Minute>)> = stories
         .iter()
         .map(|s| (s.group.clone(), s.minutes.clone()))
         .collect();
-    dir.write_timeline_csv(&render::timeline::csv(&rows))?;
-    if let Some(s) = scenario {
-        dir.write_scenario_yaml(&crate::scenario::normalized_yaml(s))?;
-    }
-    dir.write_meta(&meta).context("writing meta.json")?;
+    let scenario_yaml = scenario.map(crate::scenario::normalized_yaml);
+    let files = store::RunFiles {
+        scenario_yaml: scenario_yaml.as_deref(),
+        requests: Some(&ladder.records),
+        summaries: Some(&ladder.summaries),
+        findings: Some(&serde_json::to_value(found)?),
+        timeline_csv: Some(&render::timeline::csv(&rows)),
+        ..store::RunFiles::default()
+    };
+    store::write_run(&dir, Some(&meta), &files)?;
     Ok(dir)
 }
 

@@ -51,13 +51,14 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
     let findings = findings::analyze_run(&merged.summaries, Some(&merged.records));
     let run_dir = store::write_merged(
         &args.out,
-        &store::MergedFiles {
-            meta: &merged.meta,
-            summaries: &merged.summaries,
-            records: &merged.records,
+        &merged.meta,
+        &store::RunFiles {
             scenario_yaml: scenario_yaml.as_deref(),
             workload_yaml: workload_yaml.as_deref(),
-            findings: &serde_json::to_value(&findings)?,
+            requests: Some(&merged.records),
+            summaries: Some(&merged.summaries),
+            findings: Some(&serde_json::to_value(&findings)?),
+            ..store::RunFiles::default()
         },
     )?;
     // The cost columns name the shards' currency, as each shard's own table did.

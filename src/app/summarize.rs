@@ -25,8 +25,13 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
     let loaded = store::rebuild_run(dir, &meta).map_err(store_input)?;
     let findings = findings::analyze_run(&loaded.summaries, loaded.requests.as_deref());
     let run_dir = store::RunDir { path: dir.clone() };
-    run_dir.write_summary(&loaded.summaries)?;
-    run_dir.write_findings_json(&serde_json::to_value(&findings)?)?;
+    // meta.json is the run's own record and stays as it is.
+    let files = store::RunFiles {
+        summaries: Some(&loaded.summaries),
+        findings: Some(&serde_json::to_value(&findings)?),
+        ..store::RunFiles::default()
+    };
+    store::write_run(&run_dir, None, &files)?;
     let requests = loaded.requests.as_ref().map_or(0, Vec::len);
     match &loaded.incomplete {
         Some(stopped) => eprintln!(

@@ -70,6 +70,18 @@ pub struct LogLadder {
     pub wall_axis: BTreeMap<String, WallAxis>,
 }
 
+impl LogLadder {
+    /// Epoch ms of the first request's start and of the last request's end: the run's span.
+    pub fn span_ms(&self) -> (f64, f64) {
+        let last_end = self
+            .records
+            .iter()
+            .map(|r| r.started_at_ms + r.e2e_ms.unwrap_or(0.0))
+            .fold(0.0, f64::max);
+        (self.origin_ms, self.origin_ms + last_end)
+    }
+}
+
 /// The production ladder of `requests` (already free of skewed rows, see `limits`).
 pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
     let rate = opts.sample_rate;

@@ -6,12 +6,14 @@
 //!
 //! Layout: `fields` (which column is which, time and duration cells), `read` (the formats),
 //! `inflight` (the sweep over start/end intervals and the levels), `ladder` (records and step
-//! summaries), `timeline` (per minute, the story), `limits` (clock skew, sampling).
+//! summaries), `timeline` (per minute, the story), `incident` (each group's timeline and sentence
+//! against the run's knee), `limits` (clock skew, sampling).
 
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use thiserror::Error;
 
 pub mod fields;
+pub mod incident;
 pub mod inflight;
 pub mod ladder;
 pub mod limits;
@@ -20,6 +22,7 @@ mod read_otlp;
 pub mod timeline;
 
 pub use fields::{Field, Mapping};
+pub use incident::{stories, GroupStory};
 pub use inflight::{Level, Levels};
 pub use ladder::{build_ladder, LogLadder, LogOptions, WallAxis};
 pub use limits::{Honesty, SkewReport};

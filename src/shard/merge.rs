@@ -174,7 +174,7 @@ pub fn merge(mut shards: Vec<ShardRun>, slo: &Slo) -> Result<Merged, MergeError>
             .then(a.started_at_ms.total_cmp(&b.started_at_ms))
     });
     let mut meta = merged_meta(&shards, &problems);
-    meta.steps = step_runs(&summaries);
+    meta.steps = summaries.iter().map(StepSummary::step_run).collect();
     Ok(Merged {
         meta,
         summaries,
@@ -346,24 +346,6 @@ fn merged_step(
     row.client_cpu_pct = worst(|r| r.client_cpu_pct);
     row.loop_lag_p99_ms = worst(|r| r.loop_lag_p99_ms);
     row
-}
-
-/// The merged steps as `meta.json` lists them, for `ladder summarize` on the merged run.
-fn step_runs(summaries: &[StepSummary]) -> Vec<crate::model::StepRun> {
-    summaries
-        .iter()
-        .map(|r| crate::model::StepRun {
-            model: r.model.clone(),
-            step: r.step,
-            concurrency: r.concurrency,
-            duration_s: r.duration_s,
-            client_cpu_pct: r.client_cpu_pct,
-            loop_lag_p99_ms: r.loop_lag_p99_ms,
-            dropped: r.dropped,
-            offered_rps: r.offered_rps,
-            ladder_unit: r.ladder_unit,
-        })
-        .collect()
 }
 
 fn shard_of(s: &ShardRun) -> &ShardMeta {

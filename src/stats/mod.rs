@@ -249,6 +249,22 @@ impl StepSummary {
         (self.succeeded > 0).then(|| self.output_tokens as f64 / self.succeeded as f64)
     }
 
+    /// The step as `meta.json` lists it (`StepRun`): the one way a finished step is made from
+    /// its summary (a merged run, `ladder logs`, runs written before meta listed steps).
+    pub fn step_run(&self) -> crate::model::StepRun {
+        crate::model::StepRun {
+            model: self.model.clone(),
+            step: self.step,
+            concurrency: self.concurrency,
+            duration_s: self.duration_s,
+            client_cpu_pct: self.client_cpu_pct,
+            loop_lag_p99_ms: self.loop_lag_p99_ms,
+            dropped: self.dropped,
+            offered_rps: self.offered_rps,
+            ladder_unit: self.ladder_unit,
+        }
+    }
+
     /// Copies what only the runner knows about a step (self-check, rate-mode figures).
     pub fn apply_step_run(&mut self, run: &crate::model::StepRun) {
         self.client_cpu_pct = run.client_cpu_pct;

@@ -192,19 +192,7 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
     };
     // Runs written before meta.json listed its steps: every row of summary.csv is a finished step.
     let finished: Vec<StepRun> = if meta.steps.is_empty() && meta.complete {
-        kept.iter()
-            .map(|r| StepRun {
-                model: r.model.clone(),
-                step: r.step,
-                concurrency: r.concurrency,
-                duration_s: r.duration_s,
-                client_cpu_pct: r.client_cpu_pct,
-                loop_lag_p99_ms: r.loop_lag_p99_ms,
-                dropped: 0,
-                offered_rps: None,
-                ladder_unit: r.ladder_unit,
-            })
-            .collect()
+        kept.iter().map(StepSummary::step_run).collect()
     } else {
         meta.steps.clone()
     };

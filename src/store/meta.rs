@@ -3,6 +3,7 @@
 
 use super::StoreError;
 use crate::model::{RequestRecord, Slo, StepRun, StoppedBy};
+use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::Path;
@@ -64,7 +65,60 @@ fn default_short_below() -> f64 {
     crate::scenario::DEFAULT_SHORT_BELOW
 }
 
+/// The facts of a run that are neither its scenario's nor its steps': the caller's (tool
+/// version, host, clock, redacted command line), so that tests can give fixed ones.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    pub tool_version: String,
+    pub host: String,
+    /// RFC 3339 UTC (`rfc3339_utc`).
+    pub started_at: String,
+    pub finished_at: String,
+    /// Already redacted by the caller.
+    pub command_line: Vec<String>,
+}
+
+/// Who a run made from summarized steps says it is: its name, its fingerprint, its SLO and
+/// its models in order.
+#[derive(Debug, Clone, Default)]
+pub struct RunIdentity {
+    pub scenario: String,
+    pub fingerprint: String,
+    pub slo: Slo,
+    pub models: Vec<String>,
+}
+
 impl Meta {
+    /// `meta.json` of a run made from steps already summarized (`ladder logs`): complete, its
+    /// steps those of `summaries` (`StepSummary::step_run`), its ladder their distinct values,
+    /// ascending. Such steps were summarized without a short rule (`short_below` 0).
+    pub fn of_summaries(id: RunIdentity, summaries: &[StepSummary], facts: RunFacts) -> Meta {
+        let mut ladder: Vec<u32> = summaries.iter().map(|s| s.concurrency).collect();
+        ladder.sort_unstable();
+        ladder.dedup();
+        Meta {
+            tool_version: facts.tool_version,
+            scenario: id.scenario,
+            fingerprint: id.fingerprint,
+            host: facts.host,
+            started_at: facts.started_at,
+            finished_at: facts.finished_at,
+            command_line: facts.command_line,
+            interrupted: false,
+            models: id.models,
+            ladder,
+            ladder_unit: Default::default(),
+            notes: Vec::new(),
+            complete: true,
+            steps: summaries.iter().map(StepSummary::step_run).collect(),
+            slo: id.slo,
+            short_below: 0.0,
+            shard: None,
+            merged_from: Vec::new(),
+            stopped_by: None,
+        }
+    }
+
     /// `meta.json` of scenario `s` as written before any traffic: `complete: false`, no steps
     /// yet. The run's own facts (tool version, host, start time, redacted command line) are the
     /// caller's, so tests and calibration can give fixed ones.

@@ -1,5 +1,5 @@
 //! A run directory `out/<scenario>/<UTC timestamp>/`: creating it without clobbering an earlier
-//! run, and writing its files.
+//! run, and writing each of its files (for `write_run`, the one producer of run directories).
 
 use super::{
     requests_csv, rfc3339_utc, summary_csv, write_atomic, write_json, Meta, RequestsAppender,
@@ -73,11 +73,11 @@ pub fn create_run_dir_named(
 }
 
 impl RunDir {
-    pub fn write_summary(&self, rows: &[StepSummary]) -> Result<(), StoreError> {
+    pub(super) fn write_summary(&self, rows: &[StepSummary]) -> Result<(), StoreError> {
         write_atomic(&self.path.join(SUMMARY_FILE), &summary_csv(rows))
     }
 
-    pub fn write_requests(&self, records: &[RequestRecord]) -> Result<(), StoreError> {
+    pub(super) fn write_requests(&self, records: &[RequestRecord]) -> Result<(), StoreError> {
         write_atomic(&self.path.join(REQUESTS_FILE), &requests_csv(records))
     }
 
@@ -87,7 +87,10 @@ impl RunDir {
     }
 
     /// `server_metrics.csv` (the server's `/metrics` during the run), written atomically.
-    pub fn write_server_metrics(&self, rows: &[crate::model::MetricRow]) -> Result<(), StoreError> {
+    pub(super) fn write_server_metrics(
+        &self,
+        rows: &[crate::model::MetricRow],
+    ) -> Result<(), StoreError> {
         write_atomic(
             &self.path.join(SERVER_METRICS_FILE),
             &super::server_metrics_csv(rows),
@@ -96,7 +99,7 @@ impl RunDir {
 
     /// The embedded simulator's own view: what it injected (`sim_stats.json`) and per-request
     /// server-side truth keyed by request_id (`sim_truth.json`), to check the client's timings.
-    pub fn write_sim_report(
+    pub(super) fn write_sim_report(
         &self,
         stats: &impl Serialize,
         truth: &impl Serialize,
@@ -111,26 +114,29 @@ impl RunDir {
     }
 
     /// The normalized scenario as run, secrets already redacted by the caller.
-    pub fn write_scenario_yaml(&self, yaml: &str) -> Result<(), StoreError> {
+    pub(super) fn write_scenario_yaml(&self, yaml: &str) -> Result<(), StoreError> {
         write_atomic(&self.path.join(SCENARIO_FILE), yaml.as_bytes())
     }
 
     /// The normalized workload (what the fingerprint hashes), shown as a diff when the
     /// fingerprints of two results differ.
-    pub fn write_workload_yaml(&self, yaml: &str) -> Result<(), StoreError> {
+    pub(super) fn write_workload_yaml(&self, yaml: &str) -> Result<(), StoreError> {
         write_atomic(&self.path.join(WORKLOAD_FILE), yaml.as_bytes())
     }
 
-    pub fn write_meta(&self, meta: &Meta) -> Result<(), StoreError> {
+    pub(super) fn write_meta(&self, meta: &Meta) -> Result<(), StoreError> {
         write_json(&self.path.join(META_FILE), meta)
     }
 
     /// `timeline.csv` of `ladder logs` (rendered by `render::timeline`).
-    pub fn write_timeline_csv(&self, csv: &[u8]) -> Result<(), StoreError> {
+    pub(super) fn write_timeline_csv(&self, csv: &[u8]) -> Result<(), StoreError> {
         write_atomic(&self.path.join(TIMELINE_FILE), csv)
     }
 
-    pub fn write_findings_json(&self, findings: &serde_json::Value) -> Result<(), StoreError> {
+    pub(super) fn write_findings_json(
+        &self,
+        findings: &serde_json::Value,
+    ) -> Result<(), StoreError> {
         write_json(&self.path.join(FINDINGS_FILE), findings)
     }
 }

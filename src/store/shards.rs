@@ -4,7 +4,7 @@
 //! appears under its final name only once it is whole (built beside it, then renamed).
 
 use super::{
-    load_result, read_meta, write_json, LoadedResult, Meta, RunDir, StoreError, META_FILE,
+    load_result, read_meta, write_run, LoadedResult, Meta, RunDir, RunFiles, StoreError, META_FILE,
     SCENARIO_FILE,
 };
 use crate::model::RequestRecord;
@@ -163,18 +163,9 @@ pub fn check_merge_output(out: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// What a merged run directory holds.
-pub struct MergedFiles<'a> {
-    pub meta: &'a Meta,
-    pub summaries: &'a [StepSummary],
-    pub records: &'a [RequestRecord],
-    pub scenario_yaml: Option<&'a str>,
-    pub workload_yaml: Option<&'a str>,
-    pub findings: &'a serde_json::Value,
-}
-
-/// Writes the merged run into `.NAME.tmp.PID` beside `out`, then renames it to `out`.
-pub fn write_merged(out: &Path, files: &MergedFiles<'_>) -> Result<RunDir, StoreError> {
+/// Writes the merged run (`write_run`) into `.NAME.tmp.PID` beside `out`, then renames it to
+/// `out`.
+pub fn write_merged(out: &Path, meta: &Meta, files: &RunFiles<'_>) -> Result<RunDir, StoreError> {
     check_merge_output(out)?;
     let name = out
         .file_name()
@@ -190,16 +181,7 @@ pub fn write_merged(out: &Path, files: &MergedFiles<'_>) -> Result<RunDir, Store
     let result = (|| {
         fs::create_dir_all(&tmp.path)
             .map_err(|e| StoreError::io("create directory", &tmp.path, e))?;
-        tmp.write_summary(files.summaries)?;
-        tmp.write_requests(files.records)?;
-        if let Some(y) = files.scenario_yaml {
-            tmp.write_scenario_yaml(y)?;
-        }
-        if let Some(y) = files.workload_yaml {
-            tmp.write_workload_yaml(y)?;
-        }
-        tmp.write_findings_json(files.findings)?;
-        write_json(&tmp.path.join(META_FILE), files.meta)?;
+        write_run(&tmp, Some(meta), files)?;
         // An empty `out` (e.g. created by the caller) is replaced; a non-empty one was refused.
         let _ = fs::remove_dir(out);
         fs::rename(&tmp.path, out).map_err(|e| StoreError::io("create", out, e))

@@ -209,12 +209,18 @@ async fn run_one(
     }
     // Why it stopped, when it did: meta.json keeps it, and every document below says it.
     run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
-    scrape::keep(&mut run, server_metrics.as_deref())?;
+    scrape::keep(&mut run, server_metrics.as_deref());
     let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
     refine::add_notes(s, &refined, &run.summaries, &mut findings);
     refine::add_breaks(s, &run.summaries, &mut findings);
     search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
-    persist(&mut run, &findings, sim_report, interrupted)?;
+    persist(
+        &mut run,
+        &findings,
+        server_metrics.as_deref(),
+        sim_report,
+        interrupted,
+    )?;
     let sink = opts.output.verdict_sink(&opts.gates);
     // With a machine format, stdout holds only the verdict document: people read stderr.
     // Without --against, json or markdown prints the run itself as that one document.

@@ -3,6 +3,7 @@
 
 use crate::app::run::recorder::CollectedRun;
 use crate::findings::ModelFindings;
+use crate::model::MetricRow;
 use crate::scenario::Scenario;
 use crate::sim;
 use crate::store;
@@ -21,23 +22,26 @@ pub(super) fn run_meta(s: &Scenario, started: SystemTime) -> store::Meta {
     )
 }
 
-/// Writes what the run leaves besides its records: summary, findings, the simulator's own view,
-/// and finally `meta.json` with `complete: true`.
+/// Writes what the run leaves besides its records: the server's metrics when it scraped them,
+/// summary, findings, the simulator's own view, and `meta.json` with `complete: true`
+/// (`store::write_run`).
 pub(super) fn persist(
     run: &mut CollectedRun,
     findings: &[ModelFindings],
+    server_metrics: Option<&[MetricRow]>,
     sim_report: Option<(sim::SimStats, Vec<sim::TruthRecord>)>,
     interrupted: bool,
 ) -> Result<()> {
-    run.dir.write_summary(&run.summaries)?;
-    run.dir
-        .write_findings_json(&serde_json::to_value(findings)?)?;
-    if let Some((stats, truth)) = &sim_report {
-        run.dir.write_sim_report(stats, truth)?;
-    }
     run.meta.finished_at = store::rfc3339_utc(SystemTime::now());
     run.meta.interrupted = interrupted;
     run.meta.complete = true;
-    run.dir.write_meta(&run.meta)?;
+    let files = store::RunFiles {
+        server_metrics,
+        summaries: Some(&run.summaries),
+        findings: Some(&serde_json::to_value(findings)?),
+        sim_report: sim_report.as_ref().map(|(s, t)| (s, t.as_slice())),
+        ..store::RunFiles::default()
+    };
+    store::write_run(&run.dir, Some(&run.meta), &files)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::model::{RequestRecord, StepRun};
 use crate::runner::{RunSink, SummarizingSink};
 use crate::scenario::Scenario;
 use crate::stats::{self, StepContext, StepSummary};
-use crate::store::{Meta, RequestsAppender, RunDir, StoreError};
+use crate::store::{self, Meta, RequestsAppender, RunDir, RunFiles, StoreError};
 use std::collections::BTreeMap;
 
 /// Collects a run as it happens.
@@ -50,9 +50,12 @@ impl<'a> Recorder<'a> {
         keep_samples: bool,
     ) -> Result<Self, StoreError> {
         let workload_yaml = crate::scenario::workload_yaml(scenario);
-        dir.write_scenario_yaml(&crate::scenario::normalized_yaml(scenario))?;
-        dir.write_workload_yaml(&workload_yaml)?;
-        dir.write_meta(&meta)?;
+        let files = RunFiles {
+            scenario_yaml: Some(&crate::scenario::normalized_yaml(scenario)),
+            workload_yaml: Some(&workload_yaml),
+            ..RunFiles::default()
+        };
+        store::write_run(&dir, Some(&meta), &files)?;
         let requests = dir.append_requests()?;
         Ok(Recorder {
             scenario,
@@ -166,9 +169,11 @@ impl RunSink for Recorder<'_> {
             .partition_point(|r| (self.model_index(&r.model), r.ladder_order()) < key);
         self.run.summaries.insert(at, row);
         self.run.meta.steps.push(step);
-        let written = self.run.dir.write_summary(&self.run.summaries);
-        self.keep_error(written);
-        let written = self.run.dir.write_meta(&self.run.meta);
+        let files = RunFiles {
+            summaries: Some(&self.run.summaries),
+            ..RunFiles::default()
+        };
+        let written = store::write_run(&self.run.dir, Some(&self.run.meta), &files);
         self.keep_error(written);
     }
 

@@ -90,18 +90,12 @@ pub(super) async fn finish_for(scraper: Option<Scraper>, name: &str) -> Option<V
     Some(rows)
 }
 
-/// Puts a run's scraped rows, if it scraped, into its step summaries and writes
-/// `server_metrics.csv`.
-pub(super) fn keep(
-    run: &mut super::recorder::CollectedRun,
-    rows: Option<&[MetricRow]>,
-) -> anyhow::Result<()> {
-    let Some(rows) = rows else {
-        return Ok(());
-    };
-    crate::stats::apply_server_metrics(&mut run.summaries, rows);
-    run.dir.write_server_metrics(rows)?;
-    Ok(())
+/// Puts a run's scraped rows, if it scraped, into its step summaries (`persist` writes
+/// `server_metrics.csv`).
+pub(super) fn keep(run: &mut super::recorder::CollectedRun, rows: Option<&[MetricRow]>) {
+    if let Some(rows) = rows {
+        crate::stats::apply_server_metrics(&mut run.summaries, rows);
+    }
 }
 
 /// Starts scraping `url`; returns the scraper and the progress sink to give the runner.
