@@ -102,17 +102,17 @@ fn cap_words(c: &Check, new: &Side, model: &str) -> String {
         Verdict::Info | Verdict::Skipped { .. } => "estimates only, not judged",
     };
     s.push_str(&format!(": {meaning}"));
-    if let Verdict::Inconclusive {
-        requests_per_step: Some(n),
-    } = c.verdict
-    {
-        s.push_str(&format!(" (about {n} requests per step would decide it)"));
-    }
+    // The cause is the queueing's: said of the moved limit, or of the queueing both runs show.
     if let Some((_, cause)) = new.knee_cause.get(model) {
-        s.push_str(if cause.seen {
-            ", confirmed by the server"
-        } else {
-            ", inferred (the server did not show its queue)"
+        let moved = matches!(
+            c.verdict,
+            Verdict::Regressed | Verdict::Improved | Verdict::BelowGate
+        );
+        s.push_str(match (moved, cause.seen) {
+            (true, true) => ", confirmed by the server",
+            (true, false) => ", inferred (the server did not show its queue)",
+            (false, true) => " (the queueing itself confirmed by the server)",
+            (false, false) => " (the queueing itself inferred: the server did not show its queue)",
         });
     }
     s

@@ -138,7 +138,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
 
 /// The ladder value from which `model`'s steps are past the queueing knee on both sides (the
 /// higher of the two knees), when both runs found a queueing knee: there a TTFT P90 is a
-/// request that waited, so TTFT and TTFC are judged at P50.
+/// request that waited, so TTFT, TTFC and E2E are judged at P50 and the mean.
 fn queued_from(model: &str, base: &Side, new: &Side) -> Option<u32> {
     let knee = |s: &Side| {
         s.knee_cause

@@ -32,7 +32,7 @@ struct Step<'a> {
     /// The answers' mean lengths when they differ (`Lengths::differ`): then TPM, RPS and E2E are
     /// shown but not gated, and E2E at equal length is judged.
     lengths: Option<Lengths>,
-    /// At or past the queueing knee on both sides: TTFT and TTFC are judged at P50.
+    /// At or past the queueing knee on both sides: TTFT, TTFC and E2E are judged at P50 and the mean.
     queued: bool,
 }
 
@@ -153,7 +153,8 @@ impl Step<'_> {
             Metric::Itl => (bi.gaps(bs), ni.gaps(ns)),
             _ => (None, None),
         };
-        let queued = self.queued && matches!(metric, Metric::Ttft | Metric::Ttfc);
+        // E2E holds the wait too: past the knee its P90 is a queued request as well.
+        let queued = self.queued && matches!(metric, Metric::Ttft | Metric::Ttfc | Metric::E2e);
         let mean = queued.then_some(Percentile::Mean);
         for p in Percentile::ALL.into_iter().chain(mean) {
             if let (Metric::Tpot, Some(why)) = (metric, &self.tokens_differ) {

@@ -238,7 +238,7 @@ pub enum Percentile {
     P50,
     P90,
     P99,
-    /// The mean: judged on queued steps only (TTFT and TTFC at or past the queueing knee on
+    /// The mean: judged on queued steps only (TTFT, TTFC and E2E at or past the queueing knee on
     /// both sides), beside P50, where the tail is a queued request. Not in [`Percentile::ALL`].
     Mean,
 }

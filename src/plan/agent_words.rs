@@ -212,7 +212,7 @@ fn agent_limit_rows(s: &mut String, m: &AgentModelPlan) {
         row(
             s,
             "measured",
-            format!("up to {top} agents within the SLO in this run"),
+            format!("up to {top} agents within the SLO in this run, past the knee included"),
         );
     }
 }

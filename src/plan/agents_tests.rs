@@ -299,7 +299,7 @@ fn the_agent_plan_in_words_shows_its_arithmetic() {
         "  limits              concurrency: not declared · tpm 2,000,000: headroom 10% · rpm: not declared",
         "  binds first         tpm (at 3 agents)",
         "  max sustainable     3 agents (4,500 tasks/hour) under the declared limits, at the figures measured at 4 agents",
-        "  measured            up to 16 agents within the SLO in this run",
+        "  measured            up to 16 agents within the SLO in this run, past the knee included",
     ] {
         assert!(w.contains(line), "missing {line:?} in\n{w}");
     }

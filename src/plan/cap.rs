@@ -191,7 +191,9 @@ pub fn words(c: &CapFit, needed: u32, unit: LadderUnit, target: Option<&TargetKi
         (Some(_), _) if c.replicas <= 1 => format!("{needs}; {basis} → {limit}"),
         (Some(provider), _) => format!("{needs}; {basis} → ask {provider} for {limit}"),
         (None, Some(TargetKind::SelfRun { .. })) => format!("{needs}; {basis} → {replicas}"),
-        _ if c.replicas <= 1 => format!("{needs}; {basis} → {replicas}"),
+        _ if c.replicas <= 1 => format!(
+            "{needs}; {basis} → {replicas} if you run the server; on a hosted API or a gateway, {limit}"
+        ),
         _ => format!(
             "{needs}; {basis} → {replicas} if you run the server; on a hosted API or a gateway, {limit}"
         ),

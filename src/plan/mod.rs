@@ -382,15 +382,21 @@ fn choose_basis(
         _ => None,
     });
     let queued = meeting_slo(steps, slo).len() > clean.len();
+    // Without an SLO a step qualifies by having no failures: say that, not "within the SLO".
+    let within = if slo.is_empty() {
+        "without failures"
+    } else {
+        "within the SLO"
+    };
     match (chosen, clean.last()) {
         (Some(s), _) => (Basis::Measured, basis_of(s)),
         (None, Some(best)) => {
             let which = match knee {
                 Some((unit, k)) if queued => format!(
-                    "No step below the knee (at {}) carried {rps} RPS within the SLO",
+                    "No step below the knee (at {}) carried {rps} RPS {within}",
                     unit.describe(k)
                 ),
-                _ => format!("No measured step carried {rps} RPS within the SLO"),
+                _ => format!("No measured step carried {rps} RPS {within}"),
             };
             let holds = if findings.is_some_and(|f| cap::cap_fit(f, 1).is_some()) {
                 "which holds while no replica (or account) carries more than the cap (the line after `concurrency needed`)"

@@ -101,10 +101,7 @@ pub(crate) fn inconclusive_groups(c: &Comparison) -> Vec<String> {
     for k in c
         .checks
         .iter()
-        // A check of no step (knee, wall, cap) gets its own line under the grid (`run_level`).
-        .filter(|k| {
-            k.gated && k.concurrency.is_some() && matches!(k.verdict, Verdict::Inconclusive { .. })
-        })
+        .filter(|k| k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }))
     {
         // On queued steps P50 and the mean are judged together: one line for both.
         let pct = k.percentile.map(|p| match p {
@@ -285,7 +282,7 @@ fn grid_cell(k: &Check) -> String {
 }
 
 /// Regressed or inconclusive checks that belong to no step (knee, wall, capacity), one line each.
-/// An undecided cap is the headline's to say (with the requests that would decide it).
+/// An undecided cap is said in the headline and the inconclusive list.
 pub(crate) fn run_level(c: &Comparison) -> Vec<String> {
     c.checks
         .iter()
