@@ -28,7 +28,7 @@ demo: build
 	@echo "== 2/3  same workload, simulator decode made 30% slower (--sim-set tpot=19.5ms): the gate must catch it"
 	@$(LADDER) run scenarios/demo.yaml --quiet --no-step-summary --out $(DEMO_OUT) --against baselines/demo.csv \
 	  --sim-set tpot=19.5ms --format json > $(DEMO_OUT)/demo-verdict.json; \
-	  code=$$?; $(LADDER) diff --no-step-summary baselines/demo.csv $(DEMO_OUT)/demo; \
+	  code=$$?; $(LADDER) diff --quiet --no-step-summary baselines/demo.csv $(DEMO_OUT)/demo; \
 	  echo; echo "== 3/3  run --against exited $$code (3 = regression found); its JSON verdict: $(DEMO_OUT)/demo-verdict.json"; \
 	  test $$code -eq 3
 	@echo

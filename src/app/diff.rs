@@ -16,9 +16,10 @@ use std::path::Path;
 /// Reads one side of a diff; a missing or malformed input is the user's input error (exit 2). A
 /// folder of runs (`runs/demo/`) means its latest run, as for `report` and `plan`, with a note.
 /// A run that never finished is read from its records, with a note saying where it stopped.
-fn load_input(path: &Path) -> Result<store::LoadedResult> {
+/// `quiet` leaves out the note about which run a folder meant.
+fn load_input(path: &Path, quiet: bool) -> Result<store::LoadedResult> {
     let (resolved, note) = resolve_run(path);
-    if let Some(note) = note {
+    if let Some(note) = note.filter(|_| !quiet) {
         eprintln!("note: {note}");
     }
     let path = resolved.as_path();
@@ -34,9 +35,9 @@ fn load_input(path: &Path) -> Result<store::LoadedResult> {
 
 /// `ladder diff BASELINE RUN`: judged with the gates recorded with RUN (its scenario.yaml)
 /// unless `--gates-from` names a scenario, so it gives the verdict `run --against` gave.
-pub(super) fn diff(args: &DiffArgs, _out: &Output) -> Result<ExitCode> {
-    let base_run = load_input(&args.baseline)?;
-    let new_run = load_input(&args.run)?;
+pub(super) fn diff(args: &DiffArgs, out: &Output) -> Result<ExitCode> {
+    let base_run = load_input(&args.baseline, out.quiet)?;
+    let new_run = load_input(&args.run, out.quiet)?;
     // A side that did not finish: a warning in every format, and advice for its planned count.
     let partials = [
         crate::app::side::partial_of(&base_run, "the baseline"),

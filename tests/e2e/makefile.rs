@@ -78,7 +78,7 @@ fn make_demo_keeps_its_output_short() {
         "{demo}"
     );
     assert!(
-        demo.contains("release/ladder diff --no-step-summary baselines/demo.csv"),
+        demo.contains("release/ladder diff --quiet --no-step-summary baselines/demo.csv"),
         "{demo}"
     );
     assert!(!demo.contains("--full"), "{demo}");

@@ -282,12 +282,13 @@ fn grid_cell(k: &Check) -> String {
 }
 
 /// Regressed or inconclusive checks that belong to no step (knee, wall, capacity), one line each.
-/// An undecided cap is said in the headline and the inconclusive list.
+/// The cap and the SLO capacity are the headline's to say (and an undecided one is listed with
+/// the inconclusive checks), so they get no second line here.
 pub(crate) fn run_level(c: &Comparison) -> Vec<String> {
     c.checks
         .iter()
         .filter(|k| k.concurrency.is_none() && flagged(k))
-        .filter(|k| !(k.metric == Metric::Cap && k.verdict != Verdict::Regressed))
+        .filter(|k| !matches!(k.metric, Metric::Cap | Metric::Capacity))
         .map(|k| {
             let mark = if k.verdict == Verdict::Regressed {
                 REGRESSED
