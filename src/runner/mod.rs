@@ -215,7 +215,8 @@ pub async fn run_scheduled<B: Backend>(
         progress,
         pacing: schedule.pacing,
     });
-    let steps_total = scenario.load.ladder.len() as u32;
+    // An extra step (search, refine) counts the steps already run: "step 5/5", not "5/1".
+    let steps_total = schedule.first_step + scenario.load.ladder.len() as u32;
     // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
     // ladder after another, so that drift in the provider's load over the run affects every
     // model's step alike and a side-by-side comparison stays fair.
