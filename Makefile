@@ -107,14 +107,14 @@ bench: build
 ## first in pretend time (real runner, recorder and compare against a scripted server with a cap,
 ## lognormal TTFT and varying lengths: only the statistics vary; also run-level drift against a
 ## single vs a pooled baseline, and one A/A row 10x smaller with a Fisher test that the rate does
-## not depend on the scaling), then against the real simulator scaled down 10x (adds this
+## not depend on the scaling; and the ITL bootstrap's cost and CI, gap_bootstrap_cost), then against the real simulator scaled down 10x (adds this
 ## machine's timing noise; the first A/A row again at 5x, the same scaling check), then the
 ## search's accuracy: load.search against simulator caps whose answer is known (SEARCH_RUNS per
 ## cap, default 5; about 3 minutes). About 35 minutes; PAIRS, JOBS and SEARCH_RUNS change it.
 PAIRS ?= 50
 JOBS ?= 2
 calibrate: build
-	PAIRS=$(PAIRS) $(CARGO) test --release --locked --lib runner::calibrate -- --ignored --nocapture
+	PAIRS=$(PAIRS) $(CARGO) test --release --locked --lib -- --ignored --nocapture runner::calibrate stats::inference::tests::gap_bootstrap_cost
 	mkdir -p $(dir $(BENCH_SUBJECT)) && cp $(LADDER) $(BENCH_SUBJECT)
 	LADDER_BIN=$(BENCH_SUBJECT) $(CARGO) bench --locked --bench calibrate -- $(PAIRS) $(JOBS)
 

@@ -144,6 +144,26 @@ impl Step<'_> {
         }
     }
 
+    /// The latency rule of `metric` at `p` on this step: the gates, resamples, seed and drift
+    /// every latency check of the step shares.
+    fn rule(&self, metric: Metric, p: Percentile, queued: bool) -> Rule<'_> {
+        Rule {
+            metric,
+            pct: p,
+            gate: gate_for(&self.opts.gates, metric),
+            resamples: self.opts.resamples,
+            seed: check_seed(
+                self.opts.seed,
+                &self.ns.model,
+                self.ns.concurrency,
+                metric,
+                p,
+            ),
+            drift: self.drift.get(&(metric, Some(p))).copied(),
+            queued,
+        }
+    }
+
     /// One latency at every percentile; TPOT is skipped at each when the sides counted tokens
     /// differently.
     fn latency_checks(&self, out: &mut Vec<Check>, metric: Metric) {
@@ -164,15 +184,7 @@ impl Step<'_> {
                 out.push(c);
                 continue;
             }
-            let rule = Rule {
-                metric,
-                pct: p,
-                gate: gate_for(&self.opts.gates, metric),
-                resamples: self.opts.resamples,
-                seed: check_seed(self.opts.seed, &ns.model, ns.concurrency, metric, p),
-                drift: self.drift.get(&(metric, Some(p))).copied(),
-                queued,
-            };
+            let rule = self.rule(metric, p, queued);
             let mut c = self.judged(&rule, (&bv, &nv), (&bg, &ng));
             if let (Metric::E2e, Some(lengths)) = (metric, &self.lengths) {
                 length::e2e_information(&mut c, lengths);
@@ -236,21 +248,7 @@ impl Step<'_> {
                 out.push(c);
                 continue;
             }
-            let rule = Rule {
-                metric,
-                pct: p,
-                gate: gate_for(&self.opts.gates, metric),
-                resamples: self.opts.resamples,
-                seed: check_seed(
-                    self.opts.seed,
-                    &self.ns.model,
-                    self.ns.concurrency,
-                    metric,
-                    p,
-                ),
-                drift: self.drift.get(&(metric, Some(p))).copied(),
-                queued: false,
-            };
+            let rule = self.rule(metric, p, false);
             let mut c = self.judged(&rule, (&bv, &nv), (&None, &None));
             if matches!(c.verdict, Verdict::Skipped { .. }) {
                 out.push(c);

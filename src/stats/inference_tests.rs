@@ -389,7 +389,7 @@ fn effective_size_of_gaps_sees_requests_correlated_in_time() {
 }
 
 /// What a whole-request ITL bootstrap costs: 400 requests per side with 300 gaps each spread
-/// over a decade (a jittery real server), 10,000 resamples. Run with `--release --ignored`.
+/// over a decade (a jittery real server), 10,000 resamples. `make calibrate` runs it (release).
 #[test]
 #[ignore]
 fn gap_bootstrap_cost() {
