@@ -256,7 +256,7 @@ pub fn lines(all: &[Detectable], baseline: &str) -> Vec<String> {
         .any(|d| d.name.ends_with(" P50") || d.name.ends_with(" mean"))
     {
         out.push(
-            "  (at and past the baseline's queueing knee TTFT and E2E are judged at P50 and the mean: their P90 is a request that waited in the queue)"
+            "  (at and past the baseline's queueing knee TTFT and E2E are judged at P50 and the mean: their P90 is a request that waited in the queue; the mean counts when its CI decides)"
                 .into(),
         );
     }

@@ -1,48 +1,60 @@
 //! The estimated cap, compared: what the seed's engineer needed to see when TTFT went from
 //! 0.6 s to 2.3 s. Each run's knee line estimates the concurrency limit its queueing knee
 //! implies (Little's law on the requests in service, `findings::knee`); this puts the two
-//! estimates side by side and judges the change with a 99% bootstrap CI from the per-request
-//! samples of the steps behind them, so a lower cap reads as a lower cap, not as a throughput
-//! dip or a P90 that was already a queued request.
+//! estimates side by side and judges the change with a 99% CI from the steps behind them, so a
+//! lower cap reads as a lower cap, not as a throughput dip or a P90 that was already a queued
+//! request.
 //!
 //! The estimate at a knee step of N streams: cap = N × S / E2E, with E2E the step's mean
 //! end-to-end time and S = E2E − (TTFT − the reference step's TTFT) the mean time in service
-//! (what a request spent beyond the unqueued TTFT was its wait). A resample draws the knee
-//! step's (TTFT, E2E) pairs and the reference step's TTFTs with replacement, each as many as
-//! the effective number of independent requests (requests in a queue are correlated).
-//! Closed-loop ladders only: an open loop's cap needs the arrival rate, which a resample of
-//! requests does not carry; there, and without samples, the check shows the knee lines'
-//! estimates and is not gated.
+//! (what a request spent beyond the unqueued TTFT was its wait).
+//!
+//! **Its CI is Little's law's.** In a closed loop N / E2E is the step's throughput, so
+//! cap = throughput × S: the requests the server holds at once. A step past the knee mixes
+//! queued and unqueued requests in a share the closed loop fixes (at 20 streams behind 16 slots,
+//! 4 of every 20 wait), which a bootstrap of requests reads as chance: an unchanged rerun of the
+//! demo drew a 99% CI of ±11% around 0 that way. So the spread of N / E2E is taken from the
+//! steady window's throughput (batch means over time blocks of about one service cycle, the
+//! throughput check's own evidence), and the spread of S from the requests (the variance of a
+//! mean at the effective number of independent requests past the step's start). The two add
+//! on the log scale; the ratio of the sides gets a Welch t interval (`inference::rate_factor_ci`).
+//! Closed-loop ladders only: an open loop's cap needs the arrival rate, which the ladder does
+//! not fix; there, without samples or without a steady window to cut into blocks, the check
+//! shows the knee lines' estimates and is not gated.
 
-use super::rules::by_ci_fall;
+use super::rules::{by_ci_fall, Rate};
+use super::step::shared_start;
 use super::{fmt_pct, CapBasis, Check, Indexed, Method, Metric, Verdict};
 use crate::compare::latency::CI_LEVEL;
 use crate::model::LadderUnit;
-use crate::stats::inference::{effective_size_of_values, generator, ratio_ci, unit};
+use crate::stats::inference::{
+    effective_size_of_values, effective_size_past_start, rate_factor_ci, summed_spread, RateSpread,
+};
 
 /// Fewest successful requests at a knee step (and its reference step) for a cap CI.
 pub const MIN_CAP_SAMPLES: usize = 20;
 
-/// One side's evidence for its cap: the knee step's requests and the reference step's TTFTs.
+/// One side's evidence for its cap: the knee step's requests and throughput, and the reference
+/// step's TTFTs.
 struct Evidence {
     streams: f64,
     /// (TTFT, E2E) of the knee step's successful requests, in start order.
     pairs: Vec<(f64, f64)>,
     /// TTFT of the reference step's successful requests.
     reference: Vec<f64>,
-    /// Draws per resample (effective independent requests) of each.
-    m: usize,
-    m_ref: usize,
-}
-
-fn cap_of(streams: f64, ttft: f64, e2e: f64, reference: f64) -> f64 {
-    streams * (e2e - (ttft - reference)) / e2e
+    /// The spread of the knee step's steady throughput (N / E2E by Little's law); `None` when
+    /// its steady window could not be cut into blocks.
+    throughput: Option<RateSpread>,
+    /// Effective independent requests past the start: of the knee step's E2E − TTFT, and of
+    /// the reference step's TTFTs.
+    m: f64,
+    m_ref: f64,
 }
 
 impl Evidence {
     fn of(ix: &Indexed<'_>, model: &str, basis: &CapBasis) -> Option<Evidence> {
         let at = ix.steps.get(&(model.to_string(), basis.at))?;
-        let reference = ix.steps.get(&(model.to_string(), basis.reference))?;
+        let reference_step = ix.steps.get(&(model.to_string(), basis.reference))?;
         let pairs: Vec<(f64, f64)> = ix
             .rows(at)?
             .iter()
@@ -51,7 +63,7 @@ impl Evidence {
             .filter(|(t, e)| t.is_finite() && e.is_finite() && *e > 0.0)
             .collect();
         let reference: Vec<f64> = ix
-            .rows(reference)?
+            .rows(reference_step)?
             .iter()
             .filter(|r| r.ok)
             .filter_map(|r| r.ttft_ms)
@@ -60,12 +72,22 @@ impl Evidence {
         if pairs.len() < MIN_CAP_SAMPLES || reference.len() < MIN_CAP_SAMPLES {
             return None;
         }
-        let e2e: Vec<f64> = pairs.iter().map(|p| p.1).collect();
-        let draws = |v: &[f64]| (effective_size_of_values(v).round() as usize).clamp(2, v.len());
+        let service: Vec<f64> = pairs.iter().map(|(t, e)| e - t).collect();
+        let m = effective_size_past_start(&service, shared_start(at), effective_size_of_values);
+        let m_ref = effective_size_past_start(
+            &reference,
+            shared_start(reference_step),
+            effective_size_of_values,
+        );
+        let rate = Rate {
+            summary: at,
+            window: ix.window(at),
+        };
         Some(Evidence {
             streams: f64::from(basis.at),
-            m: draws(&e2e),
-            m_ref: draws(&reference),
+            throughput: rate.spread(Metric::Rps),
+            m: m.max(2.0),
+            m_ref: m_ref.max(2.0),
             pairs,
             reference,
         })
@@ -81,26 +103,41 @@ impl Evidence {
         cap_of(self.streams, t / n, e / n, r)
     }
 
-    fn draw<R: rand::RngCore>(&self, rng: &mut R) -> f64 {
-        let pick = |len: usize, rng: &mut R| ((unit(rng) * len as f64) as usize).min(len - 1);
-        let (mut t, mut e) = (0.0, 0.0);
-        for _ in 0..self.m {
-            let p = self.pairs[pick(self.pairs.len(), rng)];
-            (t, e) = (t + p.0, e + p.1);
+    /// The spread of the cap's log: the throughput's, plus the mean service time's
+    /// (S = mean(E2E − TTFT) + mean(reference TTFT), each a mean at its effective size).
+    fn spread(&self) -> Option<RateSpread> {
+        let service: Vec<f64> = self.pairs.iter().map(|(t, e)| e - t).collect();
+        let (d, d_var) = mean_var(&service);
+        let (r, r_var) = mean_var(&self.reference);
+        let s = d + r;
+        if s.is_nan() || s <= 0.0 {
+            return None;
         }
-        let r: f64 = (0..self.m_ref)
-            .map(|_| self.reference[pick(self.reference.len(), rng)])
-            .sum();
-        let m = self.m as f64;
-        cap_of(self.streams, t / m, e / m, r / self.m_ref as f64)
+        let of = |var: f64, m: f64| RateSpread {
+            rel_var: var / m / (s * s),
+            df: m - 1.0,
+        };
+        let service = summed_spread(of(d_var, self.m), of(r_var, self.m_ref));
+        Some(summed_spread(self.throughput?, service))
     }
 }
 
-/// How the cap check is run: the gate (a relative fall), the bootstrap's resamples and seed.
+/// N × S / E2E from the means: the requests in service at N streams.
+fn cap_of(streams: f64, ttft: f64, e2e: f64, reference: f64) -> f64 {
+    streams * (e2e - (ttft - reference)) / e2e
+}
+
+/// The mean and the sample variance of `v` (at least 2 values).
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (mean, var)
+}
+
+/// How the cap check is run: the gate (a relative fall).
 pub(super) struct CapRule {
     pub gate: f64,
-    pub resamples: usize,
-    pub seed: u64,
 }
 
 /// The cap check of `model` when both sides estimated one; `None` otherwise (a knee that
@@ -160,15 +197,20 @@ pub(super) fn cap_check(
     }
     let r = np / bp - 1.0;
     c.ratio = Some(r);
-    let mut rng = generator(rule.seed);
-    let Some((lo, hi)) = ratio_ci(rule.resamples, CI_LEVEL, &mut rng, |rng| {
-        (be.draw(rng), ne.draw(rng))
-    }) else {
+    let (Some(bs), Some(ns)) = (be.spread(), ne.spread()) else {
         c.gated = false;
-        c.detail = format!("cap ≈ {bp:.0} → {np:.0}: no CI could be drawn");
+        c.detail = format!(
+            "cap ≈ {bp:.0} → {np:.0}: shown, not gated: a knee step's steady window is too short \
+             to cut into time blocks for a CI"
+        );
         return Some(c);
     };
-    c.method = Method::Bootstrap;
+    let (f_lo, f_hi) = rate_factor_ci(bs, ns, CI_LEVEL);
+    let (lo, hi) = (
+        (1.0 + r) * (1.0 + f_lo) - 1.0,
+        (1.0 + r) * (1.0 + f_hi) - 1.0,
+    );
+    c.method = Method::BatchMeans;
     c.ci = Some((lo, hi));
     let change = format!("cap ≈ {bp:.0} → {np:.0} ({})", fmt_pct(r));
     let ci_txt = format!("99% CI [{}, {}]", fmt_pct(lo), fmt_pct(hi));
@@ -198,10 +240,12 @@ mod tests {
     use crate::stats::StepSummary;
     use rand::{Rng, SeedableRng};
 
-    /// A step of `n` requests: TTFT = 30 ms + the wait, E2E = 150 ms of service + the wait,
+    /// A closed-loop step of `n` requests on `streams` workers, each sending its next request
+    /// when the last one ends: TTFT = 30 ms + the wait, E2E = 150 ms of service + the wait,
     /// waits drawn around `wait` ms (0 below the knee).
-    fn step(step: u32, n: usize, wait: f64, seed: u64) -> Vec<RequestSample> {
+    fn step(step: u32, streams: u32, n: usize, wait: f64, seed: u64) -> Vec<RequestSample> {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut clock = vec![0.0; streams as usize];
         (0..n)
             .map(|i| {
                 let w = if wait > 0.0 {
@@ -210,14 +254,19 @@ mod tests {
                     0.0
                 };
                 let jitter = rng.gen_range(-3.0..3.0);
+                let worker = i % streams as usize;
+                let e2e = 150.0 + w + jitter;
+                let started_at_ms = clock[worker] + i as f64 * 0.01;
+                clock[worker] += e2e;
                 RequestSample {
                     model: "m".into(),
                     step,
-                    worker: (i % 30) as u32,
-                    started_at_ms: i as f64,
+                    worker: worker as u32,
+                    started_at_ms,
                     ok: true,
                     ttft_ms: Some(30.0 + w + jitter),
-                    e2e_ms: Some(150.0 + w + jitter),
+                    e2e_ms: Some(e2e),
+                    output_tokens: Some(20),
                     ..RequestSample::default()
                 }
             })
@@ -236,8 +285,8 @@ mod tests {
             attempted: 270,
             ..StepSummary::default()
         };
-        let mut samples = step(1, 270, 0.0, seed);
-        samples.extend(step(2, 270, wait, seed + 1));
+        let mut samples = step(1, 30, 270, 0.0, seed);
+        samples.extend(step(2, 60, 270, wait, seed + 1));
         let mut s = Side {
             label: format!("cap {cap}"),
             fingerprint: "fp".into(),
@@ -286,7 +335,11 @@ mod tests {
         let ix = Indexed::new(&s, "x", &mut notes);
         let e = Evidence::of(&ix, "m", &s.caps["m"]).unwrap();
         assert!((e.point() - 45.0).abs() < 2.0, "{}", e.point());
-        assert!(e.m >= 2 && e.m <= 270 && e.m_ref >= 2);
+        assert!(e.m >= 2.0 && e.m <= 270.0 && e.m_ref >= 2.0);
+        assert!(
+            e.throughput.is_some(),
+            "a closed loop's steady window has blocks"
+        );
     }
 
     #[test]
@@ -294,7 +347,7 @@ mod tests {
         let c = judged(&side(45.0, 1), &side(35.0, 9));
         let k = cap(&c);
         assert_eq!(k.verdict, Verdict::Regressed, "{}", k.detail);
-        assert_eq!(k.method, Method::Bootstrap);
+        assert_eq!(k.method, Method::BatchMeans);
         let (lo, hi) = k.ci.unwrap();
         assert!(lo < -0.2 && hi < 0.0, "{lo} {hi}");
         assert!(k.detail.contains("cap ≈ 45 → 35 (-2"), "{}", k.detail);

@@ -96,8 +96,6 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         findings_checks(&mut out.checks, model, (base, &b), (new, &n));
         let rule = cap::CapRule {
             gate: opts.gates.capacity,
-            resamples: opts.resamples,
-            seed: step::check_seed(opts.seed, model, 0, Metric::Cap, Percentile::P50),
         };
         out.checks.extend(cap::cap_check(
             model,

@@ -139,7 +139,7 @@ impl Rate<'_> {
     /// request decoded has no decode rate and is left out of the decode rate's spread: agents
     /// that start together wait on their prefill and their tools together, so whole blocks of
     /// an agent step can hold no decoding, and they say nothing of the decode speed.
-    fn spread(&self, metric: Metric) -> Option<inference::RateSpread> {
+    pub(super) fn spread(&self, metric: Metric) -> Option<inference::RateSpread> {
         let blocks = self.window.as_ref()?.blocks();
         let rates: Vec<f64> = blocks
             .iter()

@@ -191,6 +191,9 @@ impl Step<'_> {
             }
             out.push(c);
         }
+        if queued {
+            mean_as_second_witness(out);
+        }
     }
 
     /// One latency rule applied to both sides' values (and ITL gaps) at this step.
@@ -323,6 +326,39 @@ impl Step<'_> {
     }
 }
 
+/// Past the knee the mean is P50's second witness, there to catch a shift P50 cannot see (more
+/// requests queued while P50 stays in the unqueued mode). Its regression or improvement counts;
+/// but a step past the knee mixes queued and unqueued requests in a share the closed loop fixes,
+/// which a bootstrap reads as chance, so the mean's CI stays wide at sizes where P50 decides
+/// (the demo's unchanged rerun: P50 ±0.5%, the mean ±15–37%). When P50 decided the step, an
+/// undecided mean is shown, not gated, instead of making the verdict inconclusive. `out` ends
+/// with this latency's checks (P50, P90, P99, then the mean).
+fn mean_as_second_witness(out: &mut [Check]) {
+    let [.., median, _, _, mean] = out else {
+        return;
+    };
+    let decided = matches!(
+        median.verdict,
+        Verdict::NoChange | Verdict::BelowGate | Verdict::Regressed | Verdict::Improved
+    );
+    if mean.percentile != Some(Percentile::Mean)
+        || median.percentile != Some(Percentile::P50)
+        || median.metric != mean.metric
+        || !decided
+        || !matches!(mean.verdict, Verdict::Inconclusive { .. })
+    {
+        return;
+    }
+    let p50 = median.verdict.label();
+    mean.verdict = Verdict::Info;
+    mean.gated = false;
+    mean.detail = format!(
+        "{} (shown, not gated: P50 decided this step ({p50}); the mean of a step past the knee \
+         mixes queued and unqueued requests, so its CI stays wide at this size)",
+        mean.detail
+    );
+}
+
 /// What one side offers the latency rule for `metric` at `p`: its values (if kept), their
 /// effective number of independent requests, its ITL gaps, and its summary's figures.
 fn evidence(
@@ -339,19 +375,34 @@ fn evidence(
         // the ranks' correlation. ITL: the per-request scores of the pooled quantile.
         effective: match (v, g) {
             (_, Some(g)) => Some(inference::effective_size_of_gaps(g, p.q())),
-            (Some((_, in_order)), None) if p == Percentile::Mean => {
-                Some(inference::effective_size_of_values(in_order))
+            (Some((_, in_order)), None) => {
+                let past_start = |of: &dyn Fn(&[f64]) -> f64| {
+                    inference::effective_size_past_start(in_order, shared_start(s), of)
+                };
+                Some(if p == Percentile::Mean {
+                    past_start(&inference::effective_size_of_values)
+                } else {
+                    past_start(&|x| {
+                        inference::effective_size_at(x, p.q()).min(inference::effective_size(x))
+                    })
+                })
             }
-            (Some((_, in_order)), None) => Some(
-                inference::effective_size_at(in_order, p.q())
-                    .min(inference::effective_size(in_order)),
-            ),
             (None, None) => None,
         },
         gaps: g.clone(),
         summary_q: summary_q(s, metric, p),
         summary_n: s.succeeded,
         summary_attempted: s.attempted,
+    }
+}
+
+/// How many requests at the start of step `s` every run of it shares (its streams for a
+/// closed-loop step, none for an open-loop one): see `inference::effective_size_past_start`.
+pub(super) fn shared_start(s: &StepSummary) -> usize {
+    if s.offered_rps.is_some() {
+        0
+    } else {
+        s.concurrency as usize
     }
 }
 
@@ -390,4 +441,77 @@ fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
             "skipped: the baseline counted tokens from {b}, the new run from {n}; token counts are not comparable"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::LadderUnit;
+
+    fn check(p: Percentile, verdict: Verdict) -> Check {
+        Check {
+            model: "m".into(),
+            step: Some(4),
+            concurrency: Some(50),
+            ladder_unit: LadderUnit::Streams,
+            metric: Metric::Ttft,
+            percentile: Some(p),
+            gated: p != Percentile::P90,
+            base: Some(1.0),
+            new: Some(1.0),
+            ratio: Some(0.0),
+            ci: Some((-0.2, 0.3)),
+            method: Method::Bootstrap,
+            verdict,
+            detail: "TTFT".into(),
+        }
+    }
+
+    fn latency(p50: Verdict, mean: Verdict) -> Vec<Check> {
+        let open = Verdict::Inconclusive {
+            requests_per_step: Some(900),
+        };
+        vec![
+            check(Percentile::P50, p50),
+            check(Percentile::P90, open.clone()),
+            check(Percentile::P99, Verdict::Info),
+            check(Percentile::Mean, mean),
+        ]
+    }
+
+    #[test]
+    fn an_undecided_mean_is_shown_when_p50_decided_the_step() {
+        let open = Verdict::Inconclusive {
+            requests_per_step: Some(1240),
+        };
+        let mut out = latency(Verdict::NoChange, open.clone());
+        mean_as_second_witness(&mut out);
+        let mean = &out[3];
+        assert_eq!(mean.verdict, Verdict::Info);
+        assert!(!mean.gated);
+        assert!(
+            mean.detail.contains("P50 decided this step"),
+            "{}",
+            mean.detail
+        );
+        // P90 (not the mean) is never touched.
+        assert!(matches!(out[1].verdict, Verdict::Inconclusive { .. }));
+        // A decided mean counts whatever P50 says.
+        for p50 in [Verdict::NoChange, open.clone()] {
+            let mut out = latency(p50, Verdict::Regressed);
+            mean_as_second_witness(&mut out);
+            assert_eq!(out[3].verdict, Verdict::Regressed);
+            assert!(out[3].gated);
+        }
+        // Both undecided: the step is inconclusive, as before.
+        let mut out = latency(open.clone(), open.clone());
+        mean_as_second_witness(&mut out);
+        assert!(matches!(out[3].verdict, Verdict::Inconclusive { .. }));
+        assert!(out[3].gated);
+        // Not a mean (a step below the knee has none): nothing changes.
+        let mut out = latency(Verdict::NoChange, open.clone());
+        out[3].percentile = Some(Percentile::P99);
+        mean_as_second_witness(&mut out);
+        assert!(matches!(out[3].verdict, Verdict::Inconclusive { .. }));
+    }
 }

@@ -477,6 +477,28 @@ fn effective_size_of(x: &[f64]) -> f64 {
     (nf / inflation.max(1.0)).clamp((nf / 10.0).max(2.0), nf)
 }
 
+/// The requests at the start of a closed-loop step that every run of it shares: at N streams
+/// the first N start together before any queue has formed, so behind a cap their latencies
+/// step up from the unqueued level to the queued one. That level shift is the step's design,
+/// the same on both sides, not sampling noise; read as correlation it would shrink the
+/// effective size of an unchanged queued step to its floor (and a bimodal P50 resampled from a
+/// dozen requests swings by half). So `of` (one of the effective sizes above) is measured on
+/// the requests past the first `start` (at most half the step), and its ratio to their number
+/// is applied to the whole step. `start` is 0 for open-loop steps, whose arrivals do not start
+/// together.
+pub(crate) fn effective_size_past_start(
+    series: &[f64],
+    start: usize,
+    of: impl Fn(&[f64]) -> f64,
+) -> f64 {
+    let n = series.len();
+    let tail = &series[start.min(n / 2)..];
+    if tail.len() == n || tail.len() < 8 {
+        return of(series);
+    }
+    (of(tail) * n as f64 / tail.len() as f64).min(n as f64)
+}
+
 /// Effective number of independent requests for the `q`-quantile of `series` (start order):
 /// the variance of a sample quantile is driven by the indicator 1{x > Q_q}, so this is
 /// [`effective_size`] of that indicator series (n when no value lies above the quantile).
@@ -543,6 +565,28 @@ pub(crate) fn rate_spread(block_rates: &[f64]) -> Option<RateSpread> {
         rel_var: var / m / (mean * mean),
         df: m - 1.0,
     })
+}
+
+/// The spread of a product (or quotient) of two independent estimates: their relative
+/// variances add, with Welch–Satterthwaite degrees of freedom.
+pub(crate) fn summed_spread(a: RateSpread, b: RateSpread) -> RateSpread {
+    let v = a.rel_var + b.rel_var;
+    let term = |s: RateSpread| {
+        if s.rel_var > 0.0 {
+            s.rel_var.powi(2) / s.df.max(1.0)
+        } else {
+            0.0
+        }
+    };
+    let denom = term(a) + term(b);
+    RateSpread {
+        rel_var: v,
+        df: if denom > 0.0 {
+            v * v / denom
+        } else {
+            a.df.min(b.df)
+        },
+    }
 }
 
 /// CI at `confidence` of the sampling factor of a ratio of two rates: a t interval on the log

@@ -234,6 +234,38 @@ fn effective_size_follows_the_correlation() {
     assert!(effective_size_of_values(&iid) > 280.0);
 }
 
+#[test]
+fn the_start_a_closed_loop_step_shares_is_not_read_as_correlation() {
+    // The demo's 50 streams behind 16 slots: the first 16 unqueued, the next 34 part-queued,
+    // then a steady queue with independent noise. Read whole, the level shift floors the
+    // effective size at n/10; past the first 50 the noise is independent, and the whole step
+    // gets the tail's ratio.
+    let noise = ar1(120, 0.0, 5);
+    let series: Vec<f64> = (0..120)
+        .map(|i| match i {
+            0..=15 => 150.0 + noise[i] / 100.0,
+            16..=49 => 880.0 + noise[i] / 100.0,
+            _ => 1625.0 + noise[i] / 10.0,
+        })
+        .collect();
+    assert_eq!(effective_size_of_values(&series), 12.0);
+    let past = effective_size_past_start(&series, 50, effective_size_of_values);
+    assert!(past > 80.0 && past <= 120.0, "{past}");
+    // Open loop (start 0) or too few requests past the start: the whole series, as before.
+    assert_eq!(
+        effective_size_past_start(&series, 0, effective_size_of_values),
+        12.0
+    );
+    let short = &series[..12];
+    assert_eq!(
+        effective_size_past_start(short, 50, effective_size_of_values),
+        effective_size_of_values(short)
+    );
+    // Never more than n.
+    let iid = ar1(100, 0.0, 6);
+    assert!(effective_size_past_start(&iid, 10, effective_size) <= 100.0);
+}
+
 /// Literal moving-block bootstrap of the q-quantile (blocks of `len` consecutive requests).
 fn block_bootstrap_sd(series: &[f64], q: f64, len: usize, resamples: usize) -> f64 {
     let mut rng = generator(99);

@@ -76,7 +76,7 @@ fn a_lower_cap_leads_the_verdict_with_both_estimates_and_gates_on_its_own() {
     let doc = json(&out);
     let cap = check(&doc, "cap");
     assert_eq!(cap["verdict"]["kind"], "regressed", "{cap}");
-    assert_eq!(cap["method"], "bootstrap", "{cap}");
+    assert_eq!(cap["method"], "batch_means", "{cap}");
     assert!(cap["ci"][1].as_f64().unwrap() < 0.0, "{cap}");
     let headline = doc["headline"][0].as_str().unwrap();
     let (b, n) = caps(headline);
