@@ -12,7 +12,7 @@ use super::{
     Verdict, MIN_THROUGHPUT_SAMPLES,
 };
 use crate::model::ItlHistogram;
-use crate::stats::{inference, StepSummary};
+use crate::stats::{inference, Profile, StepSummary};
 
 /// A latency's per-request values on one side of a step: sorted, and in start order.
 type Values = Option<(Vec<f64>, Vec<f64>)>;
@@ -305,8 +305,8 @@ impl Step<'_> {
             rules::skip(&mut c, format!("{} {why}", metric.label()));
             return c;
         }
-        let input_only = |s: &StepSummary| StepSummary::input_only(std::iter::once(s));
-        if matches!(metric, Metric::Tpm | Metric::DecodeRate) && input_only(bs) && input_only(ns) {
+        let generates = |s: &StepSummary| Profile::of_step(s).generates();
+        if matches!(metric, Metric::Tpm | Metric::DecodeRate) && !generates(bs) && !generates(ns) {
             let why = "does not apply: no output token was generated (embeddings); RPS judges \
                        the throughput";
             rules::skip(&mut c, format!("{} {why}", metric.label()));

@@ -10,7 +10,7 @@
 
 use crate::model::LadderUnit;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
-use crate::stats::StepSummary;
+use crate::stats::{Profile, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -395,7 +395,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .collect();
     // Without streaming there is no TTFT: the knee goes by E2E, by the same rule (point values:
     // no per-request bounds or samples of E2E are kept).
-    let knee_on_e2e = StepSummary::not_streamed(rows.iter().copied());
+    let knee_on_e2e = !Profile::of(rows.iter().copied()).streamed();
     let knee = if knee_on_e2e {
         let by_e2e: Vec<StepSummary> = rows.iter().map(|s| e2e_as_ttft(s)).collect();
         let by_e2e: Vec<&StepSummary> = by_e2e.iter().collect();

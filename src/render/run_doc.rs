@@ -4,7 +4,7 @@
 
 use crate::findings::ModelFindings;
 use crate::model::StoppedBy;
-use crate::stats::StepSummary;
+use crate::stats::{Profile, StepSummary};
 use serde_json::json;
 
 /// What the document holds.
@@ -88,27 +88,20 @@ pub fn markdown(d: &RunDoc) -> String {
     };
     out.push_str(&format!(
         "| model | load | ok / sent | TTFT P90 |{ttfc_head} TPOT P90 | E2E P90 | {} tok/min |\n",
-        if StepSummary::input_only(d.summary.iter()) {
-            "input"
-        } else {
-            "output"
-        }
+        Profile::of(d.summary.iter()).tokens()
     ));
     out.push_str(&format!("|---|---:|---:|---:|{ttfc_rule}---:|---:|---:|\n"));
-    let not_streamed =
-        |model: &str| StepSummary::not_streamed(d.summary.iter().filter(|r| r.model == model));
-    // Embeddings: their throughput is the input tokens (`StepSummary::input_only`).
-    let input_only =
-        |model: &str| StepSummary::input_only(d.summary.iter().filter(|r| r.model == model));
-    let mut any_not_streamed = false;
+    // What each model measured (embeddings: their throughput is the input tokens).
+    let profile = |model: &str| Profile::of(d.summary.iter().filter(|r| r.model == model));
+    let mut note = None;
     for r in d.summary {
-        let unstreamed = not_streamed(&r.model);
-        any_not_streamed |= unstreamed;
+        let measured = profile(&r.model);
+        note = note.or(measured.unmeasured_note());
         let stream_ms = |v: Option<f64>| {
-            if unstreamed {
-                "–".to_string()
-            } else {
+            if measured.streamed() {
                 ms(v)
+            } else {
+                "–".to_string()
             }
         };
         let ttfc = if reasoning {
@@ -125,22 +118,13 @@ pub fn markdown(d: &RunDoc) -> String {
             stream_ms(r.ttft_p90_ms),
             stream_ms(r.tpot_p90_ms),
             ms(r.e2e_p90_ms),
-            if input_only(&r.model) {
-                r.input_tpm()
-            } else {
-                r.tpm
-            }
+            measured.tpm(r)
         ));
     }
     out.push('\n');
     conversations(d.summary, &mut out);
-    if any_not_streamed {
-        let input_only = StepSummary::input_only(d.summary.iter());
-        out.push_str(if input_only {
-            crate::render::table::EMBEDDINGS_NOTE
-        } else {
-            crate::render::table::NOT_STREAMED_NOTE
-        });
+    if let Some(note) = note {
+        out.push_str(note);
         out.push_str("\n\n");
     }
     for f in d.findings {
@@ -241,7 +225,7 @@ mod tests {
             md.contains("| e | 2 | 10 / 10 | – | – | 90 ms | 60000 |"),
             "{md}"
         );
-        assert!(md.contains(crate::render::table::EMBEDDINGS_NOTE), "{md}");
+        assert!(md.contains(crate::stats::profile::EMBEDDINGS_NOTE), "{md}");
     }
 
     #[test]

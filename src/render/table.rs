@@ -4,7 +4,7 @@
 //! a `String` out; numbers are formatted for people, not for machines (the CSVs are for those).
 
 use crate::model::LadderUnit;
-use crate::stats::StepSummary;
+use crate::stats::{Counted, Profile, StepSummary};
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Rows};
 use tabled::settings::style::{BorderSpanCorrection, HorizontalLine};
@@ -78,46 +78,33 @@ pub fn run_table_priced(
         }
         let steps = steps_of(rows, model);
         let mut b = Builder::default();
-        // Rate ladders add the send lag and TTFT from the scheduled time; prompt caches their share.
-        let rate = steps.iter().any(|r| r.offered_rps.is_some());
-        let cached = steps.iter().any(|r| r.cached_tokens > 0);
-        // A model that reasoned: the answer's wait (TTFC) and the reasoning share of its
-        // tokens, next to TTFT. Hidden otherwise, so other runs look as they always did.
-        let reasoning = steps.iter().any(|r| r.any_reasoning());
+        // What the model's steps measured decides the optional columns: rate ladders add the
+        // send lag and TTFT from the scheduled time, prompt caches their share, a model that
+        // reasoned the answer's wait (TTFC) and the reasoning share next to TTFT, embeddings
+        // E2E's three percentiles and the input tokens they processed, a priced run its cost.
+        let shown = Profile::of(steps.iter().copied());
         let mut header: Vec<String> = RUN_HEADER.iter().map(|h| h.to_string()).collect();
         header[0] = unit_header(steps.first().map(|r| r.ladder_unit)).into();
-        // Embeddings: E2E's three percentiles, and the input tokens they processed.
-        let input_only = StepSummary::input_only(steps.iter().copied());
-        if input_only {
+        if shown.counted == Counted::Input {
             header.splice(E2E_COLUMN..=TPM_COLUMN, INPUT_ONLY_HEADER.map(String::from));
         }
-        if reasoning {
+        if shown.reasoning {
             header.splice(
                 REASONING_AT..REASONING_AT,
                 REASONING_HEADER.map(String::from),
             );
         }
-        if rate {
+        if shown.scheduled {
             header.extend(["send lag P99".into(), "TTFT P90 sched".into()]);
         }
-        if cached {
+        if shown.cached {
             header.push("cached".into());
         }
-        let priced = steps.iter().any(|r| r.cost_per_1k_ok.is_some());
-        if priced {
+        if shown.priced {
             let unit = currency.unwrap_or("cost");
             header.extend([format!("{unit}/1k ok"), format!("{unit}/1M out")]);
         }
         b.push_record(header);
-        let not_streamed = StepSummary::not_streamed(steps.iter().copied());
-        let shown = Shown {
-            rate,
-            cached,
-            reasoning,
-            priced,
-            not_streamed,
-            input_only,
-        };
         for r in steps {
             b.push_record(step_cells(r, interrupted, shown));
         }
@@ -140,51 +127,23 @@ pub fn run_table_priced(
                 .modify(Rows::first(), Alignment::center());
             out.push_str(&format!("conversations:\n{table}\n"));
         }
-        if not_streamed {
-            out.push_str(if input_only {
-                EMBEDDINGS_NOTE
-            } else {
-                NOT_STREAMED_NOTE
-            });
+        if let Some(note) = shown.unmeasured_note() {
+            out.push_str(note);
             out.push('\n');
         }
     }
     out
 }
 
-/// Under the table of a model whose requests were not streamed: why TTFT, TPOT and ITL read `–`.
-pub const NOT_STREAMED_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): the requests were not streamed (request.stream: false), so no token arrived before the whole answer; E2E and tokens are measured, and the knee goes by E2E.";
-
-/// Under the table of an embeddings model: why TTFT, TPOT and ITL read `–`, and what its
-/// throughput counts.
-pub const EMBEDDINGS_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): an embeddings answer is one body of vectors, no token; E2E and input tokens are measured (in TPM: input tokens per minute, in tok/s: per second), and the knee goes by E2E.";
-
 /// The E2E and TPM columns of the run table, and what an embeddings model shows there.
 const E2E_COLUMN: usize = 6;
 const TPM_COLUMN: usize = 7;
 const INPUT_ONLY_HEADER: [&str; 3] = ["E2E P50/P90/P99", "in TPM", "in tok/s"];
 
-/// Which optional columns a model's table has.
-#[derive(Debug, Clone, Copy)]
-struct Shown {
-    /// Rate ladders: the send lag and TTFT from the scheduled time.
-    rate: bool,
-    /// Prompt caches: their share.
-    cached: bool,
-    /// A model that reasoned: TTFC and the reasoning share, after TTFT.
-    reasoning: bool,
-    /// A priced run: cost per 1,000 successes and per 1M output tokens, last.
-    priced: bool,
-    /// The requests were not streamed: TTFT, TPOT and ITL read `–`.
-    not_streamed: bool,
-    /// Embeddings: E2E P50/P90/P99 and input tokens per minute and per second.
-    input_only: bool,
-}
-
 /// One step's row of the run table.
-fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -> Vec<String> {
+fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Profile) -> Vec<String> {
     let mut extra = Vec::new();
-    if shown.rate {
+    if shown.scheduled {
         extra.push(fmt_ms(r.send_lag_p99_ms));
         extra.push(fmt_ms(r.ttft_sched_p90_ms));
     }
@@ -196,11 +155,11 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
         extra.push(cost(r.cost_per_1k_ok));
         extra.push(cost(r.cost_per_1m_output));
     }
-    let not_streamed = |cell: String| {
-        if shown.not_streamed {
-            "–".to_string()
-        } else {
+    let measured = |cell: String| {
+        if shown.streamed() {
             cell
+        } else {
+            "–".to_string()
         }
     };
     // A shard's share of a rate step need not be whole: show the rate it offered.
@@ -222,19 +181,19 @@ fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Shown) -
             _ => format!("{}/{}", r.succeeded, r.attempted),
         },
         errors_cell(r),
-        not_streamed(triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms)),
-        not_streamed(triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms)),
-        not_streamed(fmt_ms(r.itl_p99_ms)),
+        measured(triple(r.ttft_p50_ms, r.ttft_p90_ms, r.ttft_p99_ms)),
+        measured(triple(r.tpot_p50_ms, r.tpot_p90_ms, r.tpot_p99_ms)),
+        measured(fmt_ms(r.itl_p99_ms)),
         fmt_ms(r.e2e_p90_ms),
-        fmt_tpm(r.throughput(true)),
+        fmt_tpm(shown.tpm(r)),
         fmt_rps(r.throughput(false)),
         fmt_share(r.goodput),
     ]
     .into_iter()
     .chain(extra)
     .collect();
-    if shown.input_only {
-        let in_tpm = r.input_tpm();
+    if shown.counted == Counted::Input {
+        let in_tpm = shown.tpm(r);
         cells.splice(
             E2E_COLUMN..=TPM_COLUMN,
             [
@@ -343,18 +302,14 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
     if models.len() < 2 {
         return None;
     }
-    let input_only = StepSummary::input_only(rows);
-    let (metrics, first) = if input_only {
-        (COMPARE_INPUT_ONLY, "E2E P90")
-    } else {
-        (COMPARE_METRICS, "TTFT P90")
+    let profile = Profile::of(rows);
+    let (metrics, first) = match profile.counted {
+        Counted::Input => (COMPARE_INPUT_ONLY, "E2E P90"),
+        Counted::Output => (COMPARE_METRICS, "TTFT P90"),
     };
-    let lead = |r: &StepSummary| {
-        if input_only {
-            r.e2e_p90_ms
-        } else {
-            r.ttft_p90_ms
-        }
+    let lead = |r: &StepSummary| match profile.counted {
+        Counted::Input => r.e2e_p90_ms,
+        Counted::Output => r.ttft_p90_ms,
     };
     let mut steps: Vec<u32> = rows.iter().map(|r| r.step).collect();
     steps.sort_unstable();
@@ -397,17 +352,11 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
             } else {
                 r.failed.to_string()
             };
-            let second = if input_only {
-                r.e2e_p50_ms
-            } else {
-                r.tpot_p50_ms
+            let second = match profile.counted {
+                Counted::Input => r.e2e_p50_ms,
+                Counted::Output => r.tpot_p50_ms,
             };
-            record.extend([
-                lead_cell,
-                fmt_ms(second),
-                fmt_tpm(r.tpm_figure(input_only)),
-                errors,
-            ]);
+            record.extend([lead_cell, fmt_ms(second), fmt_tpm(profile.tpm(r)), errors]);
         }
         b.push_record(record);
     }

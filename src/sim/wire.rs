@@ -196,7 +196,8 @@ impl Frames {
                 format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{block},\"delta\":{{\"type\":\"text_delta\",\"text\":\""),
                 b"\"}}\n\n",
             ),
-            _ => return,
+            // Chat text, legacy completions and vectors keep the frame set at creation.
+            (Shape::ChatChunks, false) | (Shape::CompletionChunks | Shape::Vectors, _) => return,
         };
         self.token_prefix = prefix.into_bytes();
         self.token_suffix = suffix;
@@ -231,7 +232,15 @@ impl Frames {
         match (finish, &self.call, self.shape) {
             (Finish::Stop, Some(_), Shape::ChatChunks) => "tool_calls",
             (Finish::Stop, Some(_), Shape::MessageEvents) => "tool_use",
-            _ => finish.name(self.dialect),
+            (
+                _,
+                _,
+                Shape::ChatChunks
+                | Shape::MessageEvents
+                | Shape::CompletionChunks
+                | Shape::ResponseEvents
+                | Shape::Vectors,
+            ) => finish.name(self.dialect),
         }
     }
 
@@ -324,7 +333,8 @@ impl Frames {
             Shape::MessageEvents => format!(
                 "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"thinking_delta\",\"thinking\":\"{w}\"}}}}\n\n"
             ),
-            _ => format!(
+            // Chat's field; legacy completions and vectors never reason (`reasoning` is 0).
+            Shape::ChatChunks | Shape::CompletionChunks | Shape::Vectors => format!(
                 "data: {{\"id\":\"{id}\",\"object\":\"chat.completion.chunk\",\"created\":{created},\"model\":{model},\"choices\":[{{\"index\":0,\"delta\":{{\"reasoning_content\":\"{w}\"}},\"logprobs\":null,\"finish_reason\":null}}]}}\n\n"
             ),
         })
@@ -347,7 +357,7 @@ impl Frames {
                 self.anthropic_answer_block()
             ))),
             // Chat: a call's opening comes after the reasoning.
-            _ => self
+            Shape::ChatChunks | Shape::CompletionChunks | Shape::Vectors => self
                 .call
                 .as_ref()
                 .map(|c| Bytes::from(self.chat_call_opening(c))),
@@ -506,7 +516,7 @@ impl Frames {
             Shape::MessageEvents => Bytes::from_static(
                 b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_del\n\n",
             ),
-            _ => Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\n\n", self.id)),
+            Shape::ChatChunks | Shape::CompletionChunks | Shape::Vectors => Bytes::from(format!("data: {{\"id\":\"{}\",\"choices\":[{{\"delta\":{{\"content\":\n\n", self.id)),
         }
     }
 
@@ -531,7 +541,7 @@ impl Frames {
             Shape::MessageEvents => Bytes::from_static(
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
             ),
-            _ => Bytes::from_static(
+            Shape::ChatChunks | Shape::CompletionChunks | Shape::Vectors => Bytes::from_static(
                 b"data: {\"error\":{\"message\":\"The server had an error while processing your request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n",
             ),
         }

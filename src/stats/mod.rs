@@ -6,6 +6,7 @@ pub mod calibration;
 pub mod drift;
 pub(crate) mod inference;
 pub mod itl;
+pub mod profile;
 mod rebuild;
 mod server;
 mod steady;
@@ -14,6 +15,7 @@ mod turns;
 
 use crate::model::LadderUnit;
 pub use itl::PooledGaps;
+pub use profile::{Counted, Profile, Timing};
 pub use rebuild::{summarize_run, RunContext};
 pub use server::apply_server_metrics;
 pub use steady::{steady_window, Decode, Progress, SteadyWindow, Timed, MIN_BLOCKS};
@@ -279,49 +281,9 @@ impl StepSummary {
         self.reasoned > 0
     }
 
-    /// Whether these steps (one model's ladder) were not streamed (`request.stream: false`):
-    /// some succeeded, and none has a first token, only E2E. The one rule by which the table
-    /// says why TTFT and TPOT are empty and the knee goes by E2E.
-    pub fn not_streamed<'a>(steps: impl IntoIterator<Item = &'a StepSummary>) -> bool {
-        let mut any = false;
-        for s in steps {
-            if s.ttft_p50_ms.is_some() || s.tpot_p50_ms.is_some() {
-                return false;
-            }
-            any |= s.succeeded > 0 && s.e2e_p50_ms.is_some();
-        }
-        any
-    }
-
-    /// Whether these steps (one model's ladder) embedded texts instead of generating tokens
-    /// (`api: openai-embeddings`): some succeeded with input tokens, and none produced an output
-    /// token. The one rule by which the table shows input tokens per minute and per second in
-    /// place of output TPM, and by which output rates (TPM, the decode rate) are not judged.
-    pub fn input_only<'a>(steps: impl IntoIterator<Item = &'a StepSummary>) -> bool {
-        let mut any = false;
-        for s in steps {
-            if s.output_tokens > 0 {
-                return false;
-            }
-            any |= s.succeeded > 0 && s.input_tokens > 0;
-        }
-        any
-    }
-
     /// Input tokens per minute over the whole step (`tpm_total` less the output's `tpm`).
     pub fn input_tpm(&self) -> f64 {
         (self.tpm_total - self.tpm).max(0.0)
-    }
-
-    /// The tokens per minute a step's TPM figure shows: output tokens over the steady window
-    /// ([`StepSummary::throughput`]), or, for a model that only embedded texts (`input_only`,
-    /// [`StepSummary::input_only`] of its steps), the input tokens per minute.
-    pub fn tpm_figure(&self, input_only: bool) -> f64 {
-        if input_only {
-            self.input_tpm()
-        } else {
-            self.throughput(true)
-        }
     }
 
     /// Short responses as a share of successes (`None` without successes).

@@ -12,7 +12,7 @@ use crate::model::LadderUnit;
 use crate::model::Slo;
 use crate::model::{ErrorClass, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
-use crate::stats::StepSummary;
+use crate::stats::{Counted, Profile, StepSummary};
 use crate::util::duration::ms_text as fmt_ms;
 
 /// The x axis: what the ladder's values count.
@@ -91,7 +91,7 @@ fn axes(view: &RunView) -> Axes {
         m(&mut a.ttft, r.ttft_p99_ms.or(r.ttft_p90_ms));
         m(&mut a.ttfc, r.ttfc_p99_ms.or(r.ttfc_p90_ms));
         m(&mut a.tpot, r.tpot_p90_ms);
-        m(&mut a.tpm, Some(r.tpm_figure(StepSummary::input_only([r]))));
+        m(&mut a.tpm, Some(Profile::of_step(r).tpm(r)));
         m(&mut a.rps, Some(r.throughput(false)));
     }
     // The ideal line may reach above the measured points.
@@ -99,9 +99,7 @@ fn axes(view: &RunView) -> Axes {
         let rows = model_rows(&view.result.summaries, &model);
         if let (Some(first), Some(last)) = (rows.first(), rows.last()) {
             let k = f64::from(last.concurrency) / f64::from(first.concurrency.max(1));
-            a.tpm = a
-                .tpm
-                .max(first.tpm_figure(StepSummary::input_only([*first])) * k);
+            a.tpm = a.tpm.max(Profile::of_step(first).tpm(first) * k);
             a.rps = a.rps.max(first.throughput(false) * k);
         }
     }
@@ -296,9 +294,9 @@ fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> 
         v
     };
     // Embeddings generate no token: their TPM is the input tokens they embedded.
-    let input_only = StepSummary::input_only(rows.iter().copied());
-    let (tpm_title, tpm_axis) = tpm_words(input_only);
-    let tpm = |rs: &[&StepSummary]| tpm_series(rs, input_only);
+    let profile = Profile::of(rows.iter().copied());
+    let (tpm_title, tpm_axis) = tpm_words(profile);
+    let tpm = |rs: &[&StepSummary]| tpm_series(rs, profile);
     let (ttft, tpot, rps, goodput) = (ttft_series, tpot_series, rps_series, goodput_series);
     let id = |what: &str| format!("{prefix}-{what}");
     // Every chart of the ladder carries the knee band and the wall.
@@ -306,7 +304,7 @@ fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> 
     let all_p = [Percentile::P50, Percentile::P90, Percentile::P99];
     let mut ttft_s = with_base(ttft(&rows), &ttft);
     let mut tpm_s = with_base(tpm(&rows), &tpm);
-    tpm_s.push(ideal(&rows, |r| r.tpm_figure(input_only), "ideal linear"));
+    tpm_s.push(ideal(&rows, |r| profile.tpm(r), "ideal linear"));
     let mut rps_s = with_base(rps(&rows), &rps);
     rps_s.push(ideal(&rows, |r| r.throughput(false), "ideal linear"));
     ttft_s.retain(|s| !s.points.is_empty());
@@ -390,18 +388,17 @@ fn tpot_series(rs: &[&StepSummary]) -> Vec<Series> {
 }
 
 /// Output tokens per minute per step (the steady-window throughput every check judges), or,
-/// for embeddings (`input_only`), the input tokens per minute.
-fn tpm_series(rs: &[&StepSummary], input_only: bool) -> Vec<Series> {
-    let tpm = points(rs, |r| Some(r.tpm_figure(input_only)));
+/// for embeddings, the input tokens per minute (`Profile::tpm`).
+fn tpm_series(rs: &[&StepSummary], profile: Profile) -> Vec<Series> {
+    let tpm = points(rs, |r| Some(profile.tpm(r)));
     vec![series("TPM", 2, Marker::Circle, tpm)]
 }
 
 /// The TPM chart's title and axis: output tokens, or input tokens for embeddings.
-fn tpm_words(input_only: bool) -> (&'static str, &'static str) {
-    if input_only {
-        ("input tokens per minute", "input TPM (tokens/min)")
-    } else {
-        ("output tokens per minute", "TPM (tokens/min)")
+fn tpm_words(profile: Profile) -> (&'static str, &'static str) {
+    match profile.counted {
+        Counted::Input => ("input tokens per minute", "input TPM (tokens/min)"),
+        Counted::Output => ("output tokens per minute", "TPM (tokens/min)"),
     }
 }
 
@@ -644,8 +641,8 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             lines(s, vec![], vec![], h, vec![]),
         )
     };
-    let input_only = StepSummary::input_only(view.result.summaries.iter());
-    let (tpm_title, tpm_axis) = tpm_words(input_only);
+    let profile = Profile::of(view.result.summaries.iter());
+    let (tpm_title, tpm_axis) = tpm_words(profile);
     vec![
         make(
             "ttft",
@@ -668,7 +665,7 @@ pub fn comparison_charts(view: &RunView, prefix: &str) -> Vec<Chart> {
             tpm_title,
             tpm_axis,
             ax.tpm,
-            per_model(&|r| Some(if input_only { r.input_tpm() } else { r.tpm })),
+            per_model(&|r| Some(profile.tpm(r))),
             vec![],
         ),
         make(
