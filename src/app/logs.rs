@@ -51,14 +51,18 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         None => None,
     };
     let opts = options(args, scenario.as_ref());
-    let ladder = logs::build_ladder(&requests, &opts);
+    let logs::Analysis {
+        requests,
+        ladder,
+        mut found,
+        sharing,
+    } = logs::analyze(requests, &opts);
     if ladder.ttft_from_e2e {
         notes.push(
             "The log has no first-token time: the TTFT columns, the knee and the timeline use E2E (start to end) instead; a knee in E2E mixes queueing with longer outputs."
                 .into(),
         );
     }
-    let mut found = findings::analyze_run(&ladder.summaries, Some(&ladder.records));
     let stories = logs::stories(
         &requests,
         &ladder,
@@ -72,6 +76,13 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         }
         if let Some(s) = stories.iter().find(|s| s.group == f.model) {
             f.notes.push(s.note());
+        }
+        f.notes
+            .extend(logs::refine::resolution(f, opts.min_per_level));
+        // The model's sharing, said on each of its groups (a model, or a model and key).
+        let model = f.model.split(" [").next().unwrap_or(&f.model);
+        if let Some(s) = sharing.get(model) {
+            f.notes.push(s.sentence(model));
         }
         f.notes.extend(notes.iter().cloned());
     }
@@ -107,6 +118,7 @@ fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
         scenario: scenario.map_or_else(|| "logs".to_string(), |s| s.name.clone()),
         fingerprint: scenario
             .map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
+        splits: Default::default(),
     }
 }
 

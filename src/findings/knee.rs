@@ -310,7 +310,7 @@ pub(super) fn knee_sentence(knee: &KneeFinding, unit: LadderUnit) -> String {
 fn tail_words(k: &Knee) -> String {
     let (r, a) = (&k.reference, &k.at_knee);
     let mut out = String::new();
-    let threshold = (KNEE_RATIO * r.ttft_p90_ms).max(r.ttft_p90_ms + KNEE_ABS_MS);
+    let threshold = super::rise::knee_threshold_ms(r.ttft_p90_ms);
     if k.rise.signals.contains(&RiseSignal::P90) || a.ttft_p90_ms >= threshold {
         return out;
     }

@@ -23,6 +23,12 @@ use serde::{Deserialize, Serialize};
 /// P90 threshold: ≥ max(1.5 × best, best + 100 ms).
 pub(super) const KNEE_RATIO: f64 = 1.5;
 pub(super) const KNEE_ABS_MS: f64 = 100.0;
+/// The TTFT P90 a step (or a minute of a log) must reach to have risen past `best`, the best
+/// P90 below the knee: max(1.5 × best, best + 100 ms).
+pub fn knee_threshold_ms(best: f64) -> f64 {
+    (KNEE_RATIO * best).max(best + KNEE_ABS_MS)
+}
+
 /// A share (slow requests, or requests that waited) must rise by this much...
 const MIN_SHARE_RISE: f64 = 0.05;
 /// ...with a one-sided exact test below this p-value.
@@ -109,7 +115,7 @@ pub(super) fn first_rise(
                         }
                     },
                 );
-        let threshold = (KNEE_RATIO * best).max(best + KNEE_ABS_MS);
+        let threshold = knee_threshold_ms(best);
         let ceiling = bounds.map(|b| b[..k].iter().map(|x| x.1).fold(f64::NEG_INFINITY, f64::max));
         let rise_at = |j: usize| {
             let mut rise = Rise::default();

@@ -5,6 +5,7 @@
 use super::ladder::LogLadder;
 use super::timeline::{story, timeline, Minute};
 use super::LogRequest;
+use crate::findings::rise::knee_threshold_ms;
 use crate::findings::{KneeFinding, ModelFindings};
 
 /// What one group (model, or model and key) tells.
@@ -56,9 +57,12 @@ fn group_story(
 ) -> GroupStory {
     let members: Vec<&LogRequest> = idx.iter().map(|&i| &requests[i]).collect();
     let counts: Vec<u32> = idx.iter().map(|&i| ladder.in_flight[i]).collect();
-    let knee_above = match knee {
-        Some(KneeFinding::Knee(k)) => Some(k.max_clean_concurrency),
-        _ => None,
+    let (knee_above, threshold) = match knee {
+        Some(KneeFinding::Knee(k)) => (
+            Some(k.max_clean_concurrency),
+            Some(knee_threshold_ms(k.reference.ttft_p90_ms)),
+        ),
+        _ => (None, None),
     };
     let e2e_only = ladder.ttft_from_e2e;
     let ttft_of = |r: &LogRequest| {
@@ -68,10 +72,11 @@ fn group_story(
             r.ttft_ms
         }
     };
-    let minutes = timeline(&members, &counts, sample_rate, knee_above, 1, ttft_of);
+    let knee_at = (knee_above, threshold);
+    let minutes = timeline(&members, &counts, sample_rate, knee_at, 1, ttft_of);
     let per_row = minutes.len().div_ceil(rows.max(1)).max(1) as u32;
     let shown = if per_row > 1 {
-        timeline(&members, &counts, sample_rate, knee_above, per_row, ttft_of)
+        timeline(&members, &counts, sample_rate, knee_at, per_row, ttft_of)
     } else {
         minutes.clone()
     };

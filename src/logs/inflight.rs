@@ -157,6 +157,33 @@ impl Levels {
     }
 }
 
+impl Levels {
+    /// Splits the level holding `at` into `lo..=at` and `at + 1..=hi` when each half holds at
+    /// least `min_ok` of the successes among `counts` (`ok` says which succeeded); false
+    /// (and nothing changed) otherwise. How `refine` narrows a knee found between two levels.
+    pub fn split(&mut self, at: u32, counts: &[u32], ok: &[bool], min_ok: u64) -> bool {
+        let Some(i) = self.levels.iter().position(|l| l.lo <= at && at < l.hi) else {
+            return false;
+        };
+        let Level { lo, hi } = self.levels[i];
+        // Counts below the first level belong to it, as `index_of` places them.
+        let floor = if i == 0 { 0 } else { lo };
+        let successes = |from: u32, to: u32| {
+            counts
+                .iter()
+                .zip(ok)
+                .filter(|(&c, &good)| good && from <= c && c <= to)
+                .count() as u64
+        };
+        if successes(floor, at) < min_ok || successes(at + 1, hi) < min_ok {
+            return false;
+        }
+        self.levels[i] = Level { lo, hi: at };
+        self.levels.insert(i + 1, Level { lo: at + 1, hi });
+        true
+    }
+}
+
 /// Successes per count rounded up to a multiple of `width`.
 fn rounded(hist: &BTreeMap<u32, u64>, width: u32) -> BTreeMap<u32, u64> {
     let mut out = BTreeMap::new();
@@ -252,5 +279,35 @@ mod tests {
         // Too few successes for two levels: one level.
         let l = Levels::choose(&[1, 2, 3], &[true, true, false], 20, 12);
         assert_eq!(l.levels, [Level { lo: 1, hi: 3 }]);
+    }
+
+    #[test]
+    fn a_level_splits_only_when_both_halves_keep_enough_successes() {
+        let mut counts = Vec::new();
+        for (c, n) in [(8, 50), (40, 30), (50, 30), (60, 30)] {
+            counts.extend(std::iter::repeat(c).take(n));
+        }
+        let ok = vec![true; counts.len()];
+        let mut l = Levels {
+            levels: vec![Level { lo: 1, hi: 8 }, Level { lo: 9, hi: 64 }],
+            width: 8,
+        };
+        // 40 and 50 below 52 hold 60, 60 above holds 30: too thin with 40 needed.
+        assert!(!l.split(52, &counts, &ok, 40));
+        assert_eq!(l.levels.len(), 2);
+        assert!(l.split(45, &counts, &ok, 30));
+        assert_eq!(
+            l.levels,
+            [
+                Level { lo: 1, hi: 8 },
+                Level { lo: 9, hi: 45 },
+                Level { lo: 46, hi: 64 }
+            ]
+        );
+        assert_eq!(l.index_of(50), 2);
+        // Failures do not count, and a point outside every level's inside splits nothing.
+        let failed = vec![false; counts.len()];
+        assert!(!l.split(55, &counts, &failed, 1));
+        assert!(!l.split(64, &counts, &ok, 1));
     }
 }

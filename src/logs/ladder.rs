@@ -23,6 +23,8 @@ pub struct LogOptions {
     pub slo: Slo,
     pub scenario: String,
     pub fingerprint: String,
+    /// In-flight counts at which a group's levels are split further (`refine`), by group.
+    pub splits: BTreeMap<String, Vec<u32>>,
 }
 
 /// Which of two limits a log's 429s follow.
@@ -108,7 +110,10 @@ pub fn build_ladder(requests: &[LogRequest], opts: &LogOptions) -> LogLadder {
             .iter()
             .map(|&i| requests[i].error_class.is_none())
             .collect();
-        let levels = Levels::choose(&counts, &ok, opts.min_per_level, opts.max_levels);
+        let mut levels = Levels::choose(&counts, &ok, opts.min_per_level, opts.max_levels);
+        for &at in opts.splits.get(&group).into_iter().flatten() {
+            levels.split(at, &counts, &ok, opts.min_per_level);
+        }
         for (&i, &c) in idx.iter().zip(&counts) {
             let level = levels.index_of(c);
             out.records[i] = record_of(&requests[i], &group, level, levels.levels[level].hi, &out);

@@ -6,8 +6,9 @@
 //!
 //! Layout: `fields` (which column is which, time and duration cells), `read` (the formats),
 //! `inflight` (the sweep over start/end intervals and the levels), `ladder` (records and step
-//! summaries), `timeline` (per minute, the story), `incident` (each group's timeline and sentence
-//! against the run's knee), `limits` (clock skew, sampling).
+//! summaries), `refine` (the knee's level bisected while the log allows), `timeline` (per
+//! minute, the story), `incident` (each group's timeline and sentence against the run's knee),
+//! `limits` (clock skew, sampling).
 
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use thiserror::Error;
@@ -17,8 +18,14 @@ pub mod incident;
 pub mod inflight;
 pub mod ladder;
 pub mod limits;
+#[cfg(test)]
+mod provider_model;
 pub mod read;
 mod read_otlp;
+pub mod refine;
+pub mod sharing;
+#[cfg(test)]
+mod tests_accuracy;
 pub mod timeline;
 
 pub use fields::{Field, Mapping};
@@ -27,6 +34,8 @@ pub use inflight::{Level, Levels};
 pub use ladder::{build_ladder, LogLadder, LogOptions, WallAxis};
 pub use limits::{Honesty, SkewReport};
 pub use read::{LogFormat, ParsedLog};
+pub use refine::{analyze, Analysis};
+pub use sharing::Sharing;
 
 /// Reads `text` in `format`: OTLP JSON through `read_otlp`, every line format through `read`
 /// (`Ladder` is the caller's: it needs `store`).

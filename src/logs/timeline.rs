@@ -31,16 +31,23 @@ pub struct Minute {
     pub errors: u64,
     /// The first minute with a request that met more than the knee's clean level.
     pub knee_crossed: bool,
+    /// The first minute whose TTFT P90 reached the knee's threshold (`findings::rise`), from
+    /// at least [`MIN_MINUTE_TTFTS`] requests: when the queue began to show.
+    pub ttft_rose: bool,
 }
+
+/// Fewest first-token times in a minute for its TTFT P90 to mark the onset.
+pub const MIN_MINUTE_TTFTS: usize = 10;
 
 /// The minutes of one group's requests (`in_flight` in the same order), from its first start
 /// to its last end, `bucket_minutes` joined in each row (rates stay per second and per minute). `knee_above`: the knee's clean level, to mark the minute it was first
-/// crossed. `ttft_of` gives each request's TTFT as the ladder uses it.
+/// crossed, and `threshold_ms`, the knee's TTFT threshold, to mark the first minute whose TTFT
+/// P90 reached it. `ttft_of` gives each request's TTFT as the ladder uses it.
 pub fn timeline(
     members: &[&LogRequest],
     in_flight: &[u32],
     sample_rate: f64,
-    knee_above: Option<u32>,
+    (knee_above, threshold_ms): (Option<u32>, Option<f64>),
     bucket_minutes: u32,
     ttft_of: impl Fn(&LogRequest) -> Option<f64>,
 ) -> Vec<Minute> {
@@ -77,7 +84,7 @@ pub fn timeline(
             t = end;
         }
     }
-    let mut crossed = false;
+    let (mut crossed, mut rose) = (false, false);
     for r in members {
         let Some((row, ttfts)) = rows.get_mut(&bucket_of(r.start_ms)) else {
             continue;
@@ -107,6 +114,11 @@ pub fn timeline(
             if !crossed && first_cross.is_some_and(|t| bucket_of(t) == row.minute) {
                 row.knee_crossed = true;
                 crossed = true;
+            }
+            let risen = threshold_ms.is_some_and(|t| row.ttft_p90_ms.is_some_and(|p| p >= t));
+            if !rose && risen && ttfts.len() >= MIN_MINUTE_TTFTS {
+                row.ttft_rose = true;
+                rose = true;
             }
             row
         })
@@ -152,11 +164,7 @@ pub fn story(
                 .filter(|s| s.concurrency >= k.concurrency)
                 .filter_map(|s| if e2e_only { s.e2e_p90_ms } else { s.ttft_p90_ms })
                 .fold(k.at_knee.ttft_p90_ms, f64::max);
-            let when = minutes
-                .iter()
-                .find(|m| m.knee_crossed)
-                .map(|m| format!(" (first at {})", clock(m.minute)))
-                .unwrap_or_default();
+            let when = onset_words(minutes, k.max_clean_concurrency, e2e_only);
             format!(
                 "{span}; {metric} {} once more than {} were in flight{when}: {}",
                 from_to(k.reference.ttft_p90_ms, top),
@@ -171,6 +179,25 @@ pub fn story(
             "{span}; no knee judged: {n} successful requests at {concurrency} in flight, {needed} needed"
         ),
         KneeFinding::NoSteps => format!("{span}; no levels to judge"),
+    }
+}
+
+/// When the incident began: " (first at 14:12)", the first minute whose TTFT P90 reached the
+/// knee's threshold, with the minute the knee's level was first exceeded beside it when that
+/// came earlier or later: " (TTFT first rose at 14:12; more than 48 were first in flight at
+/// 14:07)". Without a risen minute, the crossing's minute; empty without either.
+fn onset_words(minutes: &[Minute], above: u32, e2e_only: bool) -> String {
+    let rose = minutes.iter().find(|m| m.ttft_rose).map(|m| m.minute);
+    let crossed = minutes.iter().find(|m| m.knee_crossed).map(|m| m.minute);
+    let metric = if e2e_only { "E2E" } else { "TTFT" };
+    match (rose, crossed) {
+        (Some(r), Some(c)) if r != c => format!(
+            " ({metric} first rose at {}; more than {above} were first in flight at {})",
+            clock(r),
+            clock(c)
+        ),
+        (Some(m), _) | (None, Some(m)) => format!(" (first at {})", clock(m)),
+        (None, None) => String::new(),
     }
 }
 
@@ -221,8 +248,10 @@ mod tests {
         let refs: Vec<&LogRequest> = rs.iter().collect();
         let counts = super::super::inflight::counts_at_start(&rs, 1.0);
         assert_eq!(counts, [1, 2, 2, 2]);
-        let m = timeline(&refs, &counts, 1.0, Some(1), 1, |r| r.ttft_ms);
-        let joined = timeline(&refs, &counts, 1.0, Some(1), 2, |r| r.ttft_ms);
+        let m = timeline(&refs, &counts, 1.0, (Some(1), Some(150.0)), 1, |r| {
+            r.ttft_ms
+        });
+        let joined = timeline(&refs, &counts, 1.0, (Some(1), None), 2, |r| r.ttft_ms);
         assert_eq!(
             joined
                 .iter()

@@ -39,8 +39,12 @@ pub fn table(rows: &[Minute], knee_above: Option<u32>, metric: &str) -> String {
         "errors"
     );
     for m in rows {
-        let mark = match (m.knee_crossed, knee_above) {
-            (true, Some(k)) => format!("  ◀ more than {k} in flight from here"),
+        let mark = match (m.knee_crossed, m.ttft_rose, knee_above) {
+            (true, true, Some(k)) => {
+                format!("  ◀ more than {k} in flight and {metric} rose from here")
+            }
+            (true, false, Some(k)) => format!("  ◀ more than {k} in flight from here"),
+            (false, true, _) => format!("  ◀ {metric} rose from here"),
             _ => String::new(),
         };
         let _ = writeln!(
@@ -73,6 +77,7 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
         "ttft_p90_ms",
         "errors",
         "knee_crossed",
+        "ttft_rose",
     ]);
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     for (group, rows) in groups {
@@ -91,6 +96,7 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
                 opt(m.ttft_p90_ms),
                 m.errors.to_string(),
                 m.knee_crossed.to_string(),
+                m.ttft_rose.to_string(),
             ]);
         }
     }

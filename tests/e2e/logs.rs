@@ -75,7 +75,7 @@ fn a_runs_requests_read_back_as_a_log_find_the_same_knee() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("◀ more than 4 in flight from here"),
+        stdout.contains("◀ more than 4 in flight and TTFT rose from here"),
         "{stdout}"
     );
     for file in [
