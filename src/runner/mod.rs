@@ -299,5 +299,3 @@ mod calibrate;
 mod fake;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_agent;

@@ -13,6 +13,8 @@ mod trace;
 #[cfg(test)]
 pub(super) mod tests;
 #[cfg(test)]
+mod tests_agent;
+#[cfg(test)]
 pub(super) mod tests_kind;
 
 use crate::client::Backend;

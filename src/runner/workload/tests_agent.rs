@@ -4,17 +4,23 @@
 //! the tool result, and the system prompt (the shared prefix) is byte-identical on every request
 //! of every agent.
 
-use super::workload::tests::workload_of;
-use super::workload::{Conversation, Settled};
-use super::*;
+use super::tests::workload_of;
+use super::{Conversation, Settled};
 use crate::client::chunk::ChunkInfo;
 use crate::client::http::Attempt;
 use crate::client::timing::StreamTiming;
+use crate::client::Backend;
 use crate::model::RequestRecord;
+use crate::model::StepRun;
+use crate::runner::{run_scheduled, Interrupt, NoProgress, Progress, RunSink, Schedule};
 use crate::scenario::RequestSpec;
+use crate::scenario::Scenario;
 use bytes::Bytes;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Answers every request after 50 ms with 10 tokens 5 ms apart, keeping each body.
 #[derive(Default)]
