@@ -987,3 +987,42 @@ fn only_app_pipe_writes_to_stdout() {
         problems.join("\n")
     );
 }
+
+/// The runner's files that only pace and send (docs/architecture.md, "a workload"): what a step
+/// sends is its workload's (`runner/workload/`), so these name no kind of workload.
+const LOOPS: &[&str] = &[
+    "runner/mod.rs",
+    "runner/closed_loop.rs",
+    "runner/open_loop.rs",
+];
+
+/// The kinds of workload, as parts of identifiers (`AgentTask`, `session_turns`, `trace`).
+const WORKLOAD_KINDS: &[&str] = &["agent", "trace", "session", "batch"];
+
+#[test]
+fn the_runner_s_loops_name_no_workload_kind() {
+    let sources = sources();
+    let mut problems = Vec::new();
+    for s in sources.iter().filter(|s| LOOPS.contains(&s.rel.as_str())) {
+        for (n, line) in s.code.lines().enumerate() {
+            let lower = line.to_lowercase();
+            for kind in WORKLOAD_KINDS.iter().filter(|k| lower.contains(**k)) {
+                problems.push(format!("src/{}:{}: names `{kind}`", s.rel, n + 1));
+            }
+        }
+    }
+    assert_eq!(
+        sources
+            .iter()
+            .filter(|s| LOOPS.contains(&s.rel.as_str()))
+            .count(),
+        LOOPS.len(),
+        "the loops moved: update LOOPS"
+    );
+    assert!(
+        problems.is_empty(),
+        "the loops only pace and send: what a step sends belongs to its workload \
+         (`runner::workload`, one file per kind):\n{}",
+        problems.join("\n")
+    );
+}

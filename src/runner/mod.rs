@@ -1,164 +1,26 @@
-//! The closed-loop load generator: for each model and each ladder step, exactly `c` workers send
-//! requests back to back until the step's budget is used. Every attempted request becomes one
-//! `RequestRecord`, handed to the `RunSink` as soon as it ends (so the caller can append it to
-//! disk and summarize the step as records arrive; nothing is kept here). Warmup requests are sent
-//! and not recorded. The network is behind `client::Backend`, so tests drive whole ladders with a
-//! scripted backend on paused time. Cancellation is cooperative: a stop signal stops new
-//! requests, a cancel signal ends in-flight ones as `interrupted`.
+//! The load generator: for each model and each ladder step, a closed loop (`closed_loop`: `c`
+//! workers back to back until the step's budget is used) or an open loop (`open_loop`: requests
+//! at their scheduled instants). Every attempted request becomes one `RequestRecord`, handed to
+//! the `RunSink` as soon as it ends (so the caller can append it to disk and summarize the step
+//! as records arrive; nothing is kept here). Warmup requests are sent and not recorded. What a
+//! step sends is its workload's (`workload`: prompts, sessions, agents, a replayed trace, behind
+//! one interface); the loops only pace and send. The network is behind `client::Backend`, so
+//! tests drive whole ladders with a scripted backend on paused time. Cancellation is
+//! cooperative: a stop signal stops new requests, a cancel signal ends in-flight ones as
+//! `interrupted`.
 
 use crate::client::request_id::RequestIds;
 use crate::client::Backend;
-use crate::model::RequestRecord;
 use crate::model::StepRun;
-use crate::model::StoppedBy;
-use crate::runner::selfcheck::{LoopLagProbe, ProcessCpu};
-use crate::runner::workload::StepWorkload;
-use crate::scenario::{Budget, LadderOver, RetryPolicy, Scenario};
-use crate::util::redact::Redactor;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::scenario::{Budget, LadderOver, Scenario};
+use plan::{planned_total, step_label, step_share, LadderSlot, SlotOutcome, StepPlan, StepShare};
+use selfcheck::{LoopLagProbe, ProcessCpu};
+use shared::Shared;
+use sink::Discard;
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-
-/// Stop/cancel signals shared by the runner and whoever handles Ctrl-C.
-#[derive(Clone)]
-pub struct Interrupt {
-    stop: watch::Sender<u8>,
-    /// Level 2 of `stop`, as the in-flight sends wait for it (`cancel`).
-    cancel: Arc<cancel::Cancel>,
-    /// The fail-fast rule, when on (`failfast`), and why it stopped the run.
-    fail_fast: Option<Arc<std::sync::Mutex<FailFast>>>,
-    /// The signal that stopped the run, when one did (`stop_by_signal`).
-    signal: Arc<std::sync::OnceLock<String>>,
-}
-
-impl Default for Interrupt {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Interrupt {
-    pub fn new() -> Self {
-        Interrupt {
-            stop: watch::channel(0).0,
-            cancel: Arc::default(),
-            fail_fast: None,
-            signal: Arc::default(),
-        }
-    }
-    /// Also stop when the first requests show the target cannot work (`failfast`).
-    pub fn with_fail_fast(mut self) -> Self {
-        self.fail_fast = Some(Arc::default());
-        self
-    }
-    /// One finished request (warm-ups included), for the fail-fast rule.
-    fn observe(&self, record: &RequestRecord) {
-        let Some(ff) = &self.fail_fast else { return };
-        let tripped = ff.lock().is_ok_and(|mut g| g.observe(record).is_some());
-        if tripped {
-            self.stop();
-        }
-    }
-    /// Why the run stopped early, when the fail-fast rule stopped it.
-    pub fn tripped(&self) -> Option<Tripped> {
-        self.fail_fast
-            .as_ref()
-            .and_then(|ff| ff.lock().ok().and_then(|g| g.tripped.clone()))
-    }
-    /// Why the run stopped before its plan ended: the fail-fast rule, else a signal; `None`
-    /// while it has not stopped.
-    pub fn stopped_by(&self) -> Option<StoppedBy> {
-        if let Some(t) = self.tripped() {
-            return Some(t.stopped_by());
-        }
-        self.is_stopped().then(|| StoppedBy::Interrupted {
-            signal: self.signal.get().cloned(),
-        })
-    }
-    /// Start no new request, because of the stop signal `name` (`SIGTERM`).
-    pub fn stop_by_signal(&self, name: &str) {
-        let _ = self.signal.set(name.to_string());
-        self.stop();
-    }
-    /// Start no new request.
-    pub fn stop(&self) {
-        self.stop.send_if_modified(|v| {
-            if *v < 1 {
-                *v = 1;
-                true
-            } else {
-                false
-            }
-        });
-    }
-    /// End in-flight requests now (they are recorded as `interrupted`).
-    pub fn cancel(&self) {
-        // Level 2 says so to whoever reads the stop signal; the sends wait on `cancel`.
-        self.stop.send_replace(2);
-        self.cancel.cancel();
-    }
-    pub fn is_stopped(&self) -> bool {
-        *self.stop.borrow() >= 1
-    }
-    fn subscribe(&self) -> watch::Receiver<u8> {
-        self.stop.subscribe()
-    }
-}
-
-/// What the runner reports while it works (progress display, logs).
-pub trait Progress: Send + Sync {
-    /// `label` says the step's load in its unit (`16 streams`, `4 req/s`).
-    fn step_started(&self, model: &str, step: u32, steps: u32, label: &str, total: Option<u64>);
-    /// The running step's load in its unit (streams, or requests/s in rate mode; a shard's
-    /// share), right after `step_started`.
-    fn step_load(&self, _load: f64) {}
-    fn record(&self, record: &RequestRecord);
-    fn in_flight(&self, n: usize);
-    fn step_finished(&self, model: &str, step: u32);
-}
-
-/// A progress sink that shows nothing.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn step_started(&self, _: &str, _: u32, _: u32, _: &str, _: Option<u64>) {}
-    fn record(&self, _: &RequestRecord) {}
-    fn in_flight(&self, _: usize) {}
-    fn step_finished(&self, _: &str, _: u32) {}
-}
-
-/// Where the records of a run go, as they happen.
-pub trait RunSink {
-    /// One recorded request, as soon as it ended (warmup requests are not recorded).
-    fn record(&mut self, record: RequestRecord);
-    /// A step of one model ended: every one of its records has been handed over.
-    fn step_finished(&mut self, step: StepRun);
-    /// Called about once a second while a step runs (time to flush buffered records).
-    fn tick(&mut self) {}
-}
-
-/// A sink that summarizes each step as it ends: what a search or refine chooses its next step
-/// from, so that they drive extra steps through the runner without knowing who records them.
-pub trait SummarizingSink: RunSink {
-    /// The steps summarized so far, per model, by step value.
-    fn summaries(&self) -> &[crate::stats::StepSummary];
-}
-
-/// Everything a worker needs, shared.
-struct Shared<B> {
-    backend: Arc<B>,
-    retry: RetryPolicy,
-    redactor: Redactor,
-    run_start: Instant,
-    ids: RequestIds,
-    next_id: AtomicU64,
-    in_flight: AtomicUsize,
-    progress: Arc<dyn Progress>,
-    /// The clock open-loop steps are paced on.
-    pacing: Pacing,
-}
 
 /// When a run starts and how its steps are timed. The default starts at once and separates
 /// steps by the scenario's pause; sharded runs (`--start-at`) start every shard's step k at the
@@ -203,6 +65,28 @@ pub async fn run_scheduled<B: Backend>(
     sink: &mut dyn RunSink,
     schedule: Schedule,
 ) -> bool {
+    run_with(
+        scenario,
+        backend,
+        progress,
+        interrupt,
+        sink,
+        schedule,
+        Arc::new(workload::for_step),
+    )
+    .await
+}
+
+/// [`run_scheduled`], each step's workload chosen by `workloads` (a test's own kind).
+async fn run_with<B: Backend>(
+    scenario: &Scenario,
+    backend: Arc<B>,
+    progress: Arc<dyn Progress>,
+    interrupt: Interrupt,
+    sink: &mut dyn RunSink,
+    schedule: Schedule,
+    workloads: workload::Choose,
+) -> bool {
     let run_start = schedule.start.map_or_else(Instant::now, instant_at);
     let shared = Arc::new(Shared {
         backend,
@@ -214,6 +98,7 @@ pub async fn run_scheduled<B: Backend>(
         in_flight: AtomicUsize::new(0),
         progress,
         pacing: schedule.pacing,
+        workloads,
     });
     // An extra step (search, refine) counts the steps already run: "step 5/5", not "5/1".
     let steps_total = schedule.first_step + scenario.load.ladder.len() as u32;
@@ -270,69 +155,6 @@ pub async fn run_scheduled<B: Backend>(
     interrupt.is_stopped()
 }
 
-/// The share of a step this process runs: all of it, or a shard's share of the load (whole
-/// streams, or an exact share of the requests/s) and of the requests.
-struct StepShare {
-    /// Streams, or requests/s in rate mode.
-    load: f64,
-    warmup: u64,
-    /// The step's value on its records: a shard's share of the streams; a rate share need not
-    /// be whole, so rate steps keep the step's rate as their value and carry the share as the
-    /// offered rate.
-    value: u32,
-    budget: Budget,
-}
-
-fn step_share(
-    scenario: &Scenario,
-    shard: Option<crate::shard::ShardSpec>,
-    level: u32,
-    value: u32,
-) -> StepShare {
-    let rate_mode = scenario.load.mode.open_loop();
-    let share = |requests: u64| match shard {
-        None => (f64::from(level), requests),
-        Some(spec) if rate_mode => crate::shard::rate_share(spec, f64::from(level), requests),
-        Some(spec) => {
-            let (streams, n) = crate::shard::step_share(spec, level, requests);
-            (f64::from(streams), n)
-        }
-    };
-    let (load, warmup) = share(u64::from(scenario.load.warmup_requests));
-    let value = match scenario.load.ladder_over {
-        LadderOver::Load if !rate_mode => load as u32,
-        _ => value,
-    };
-    let budget = match scenario.load.budget {
-        Budget::RequestsPerStep(n) => Budget::RequestsPerStep(share(n).1),
-        other => other,
-    };
-    StepShare {
-        load,
-        warmup,
-        value,
-        budget,
-    }
-}
-
-/// One model's step, where the ladder is.
-struct LadderSlot<'a> {
-    model: &'a str,
-    step: u32,
-    steps_total: u32,
-    share: StepShare,
-}
-
-/// How one model's step ended.
-enum SlotOutcome {
-    /// It ran and its step was handed to the sink.
-    Ran,
-    /// Nothing to send (a shard's share of a step smaller than the number of shards).
-    Empty,
-    /// The run was stopped before its recorded requests began.
-    Stopped,
-}
-
 /// Runs one model's step: its warmup, then its recorded requests, closed- or open-loop, timed
 /// and self-checked (the client's CPU and event-loop lag), handed to `sink` when done.
 async fn run_model_step<B: Backend>(
@@ -363,8 +185,15 @@ async fn run_model_step<B: Backend>(
         return SlotOutcome::Empty;
     }
     let tag = shared.ids.tag_hex();
-    let work = StepWorkload::new(&*shared.backend, scenario, model, step, value, &tag);
-    let work = Arc::new(work);
+    let work = (shared.workloads)(workload::StepInput {
+        scenario,
+        step,
+        value,
+        load,
+        budget: at.share.budget,
+        run_tag: &tag,
+        bodies: workload::bodies(&shared.backend, model),
+    });
     // Closed-loop workers; a rate step's warmup runs on one.
     let workers = if rate_mode { 1 } else { load as u32 };
     let plan = |budget, ramp_up, record| StepPlan {
@@ -376,11 +205,10 @@ async fn run_model_step<B: Backend>(
         ramp_up,
         record,
         work: Arc::clone(&work),
-        turns: scenario.request.session_turns,
     };
     if warmup > 0 {
         let warm = plan(Budget::RequestsPerStep(warmup), Duration::ZERO, false);
-        run_step(shared, &warm, interrupt, &mut Discard).await;
+        closed_loop::run_step(shared, &warm, interrupt, &mut Discard).await;
     }
     if interrupt.is_stopped() {
         return SlotOutcome::Stopped;
@@ -395,8 +223,12 @@ async fn run_model_step<B: Backend>(
     let cpu = ProcessCpu::start();
     let lag = LoopLagProbe::start();
     let (duration_s, dropped, offered_rps) =
-        match open_loop::plan(scenario, shard, step, load, &plan.budget) {
-            None => (run_step(shared, &plan, interrupt, sink).await, 0, None),
+        match plan::open_plan(scenario, shard, step, load, &*work) {
+            None => (
+                closed_loop::run_step(shared, &plan, interrupt, sink).await,
+                0,
+                None,
+            ),
             Some((open, offered)) => {
                 let (d, dropped) =
                     open_loop::run_open_step(shared, &plan, open, interrupt, sink).await;
@@ -420,17 +252,6 @@ async fn run_model_step<B: Backend>(
     SlotOutcome::Ran
 }
 
-/// How often `RunSink::tick` is called while a step runs.
-const TICK: Duration = Duration::from_secs(1);
-
-/// Where warmup records go.
-struct Discard;
-
-impl RunSink for Discard {
-    fn record(&mut self, _: RequestRecord) {}
-    fn step_finished(&mut self, _: StepRun) {}
-}
-
 /// The monotonic instant of wall-clock time `t` (in the past: as far back as the clock allows).
 fn instant_at(t: SystemTime) -> Instant {
     let (now, wall) = (Instant::now(), SystemTime::now());
@@ -449,220 +270,32 @@ async fn wait_until(at: Instant, interrupt: &Interrupt) -> bool {
     }
 }
 
-/// A step for the progress line: `16 streams`, `4 req/s`, `2000-token prompts at 4 req/s`.
-/// `load` is what this process runs: streams, or requests/s (`rate`); a shard's share of a rate
-/// need not be whole (`2.5 req/s`).
-fn step_label(unit: crate::model::LadderUnit, value: u32, load: f64, rate: bool) -> String {
-    use crate::model::LadderUnit;
-    let load = if unit == LadderUnit::Speed {
-        return unit.describe(value);
-    } else if unit == LadderUnit::Agents {
-        unit.describe(load as u32)
-    } else if rate {
-        format!("{} req/s", crate::scenario::arrivals::rate_text(load))
-    } else {
-        LadderUnit::Streams.describe(load as u32)
-    };
-    match unit {
-        LadderUnit::PromptTokens => format!("{} at {load}", unit.describe(value)),
-        LadderUnit::Rps | LadderUnit::Streams | LadderUnit::Speed | LadderUnit::Agents => load,
-    }
-}
-
-fn planned_total(budget: &Budget, concurrency: u32) -> Option<u64> {
-    match budget {
-        Budget::RequestsPerStep(n) => Some(*n),
-        Budget::RequestsPerWorker(k) => Some(k * u64::from(concurrency)),
-        Budget::Duration(_) => None,
-    }
-}
-
-struct StepPlan {
-    model: String,
-    step: u32,
-    /// Closed-loop workers of the step.
-    concurrency: u32,
-    /// The step's ladder value (the records' `concurrency` column).
-    value: u32,
-    budget: Budget,
-    ramp_up: Duration,
-    record: bool,
-    work: Arc<StepWorkload>,
-    /// Turns per conversation (1 = no sessions).
-    turns: u32,
-}
-
-/// Runs one step with exactly `concurrency` closed-loop workers, handing each record to `sink`
-/// as it ends; returns the step's wall time in seconds.
-async fn run_step<B: Backend>(
-    shared: &Arc<Shared<B>>,
-    plan: &StepPlan,
-    interrupt: &Interrupt,
-    sink: &mut dyn RunSink,
-) -> f64 {
-    let c = plan.concurrency.max(1);
-    let tickets = Arc::new(AtomicU64::new(0));
-    let step_start = Instant::now();
-    let deadline = match plan.budget {
-        Budget::Duration(d) => Some(step_start + plan.ramp_up + d),
-        _ => None,
-    };
-    // Each record travels with its end time (ms since run start): with retries, a record's
-    // `started_at_ms + e2e_ms` is not when it ended (e2e covers the last attempt only).
-    let (tx, rx) = mpsc::unbounded_channel::<(RequestRecord, f64)>();
-    let mut handles = Vec::with_capacity(c as usize);
-    for worker in 0..c {
-        let shared = Arc::clone(shared);
-        let tx = tx.clone();
-        let tickets = Arc::clone(&tickets);
-        let work = Arc::clone(&plan.work);
-        let turns = plan.turns;
-        let interrupt = interrupt.clone();
-        let delay = if c > 1 {
-            plan.ramp_up.mul_f64(f64::from(worker) / f64::from(c))
-        } else {
-            Duration::ZERO
-        };
-        let budget = plan.budget;
-        let model = plan.model.clone();
-        let (step, concurrency, record) = (plan.step, plan.value, plan.record);
-        handles.push(spawn_sender(async move {
-            let mut stop_rx = interrupt.subscribe();
-            if !delay.is_zero() {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(step_start + delay) => {}
-                    _ = stop_rx.wait_for(|v| *v >= 1) => return,
-                }
-            }
-            let mut seq = 0u32;
-            let mut session = work.session(worker, turns);
-            let mut held = HeldTurn::default();
-            loop {
-                if interrupt.is_stopped() {
-                    break;
-                }
-                // An agent's tool runs (and it thinks) before its next turn.
-                let wait = session.as_mut().map_or(Duration::ZERO, |s| s.take_wait());
-                if !wait.is_zero() {
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = stop_rx.wait_for(|v| *v >= 1) => break,
-                    }
-                }
-                let ticket = tickets.fetch_add(1, Ordering::Relaxed);
-                let go = match budget {
-                    Budget::RequestsPerStep(n) => ticket < n,
-                    Budget::RequestsPerWorker(k) => u64::from(seq) < k,
-                    Budget::Duration(_) => deadline.is_some_and(|d| Instant::now() < d),
-                };
-                // The held turn is sent once its next turn surely goes.
-                if !go || !held.next_sent(&tx) {
-                    break;
-                }
-                let prepared = work.prepare(&*shared.backend, ticket, session.as_mut());
-                let key = RequestKey {
-                    model: &model,
-                    step,
-                    concurrency,
-                    worker,
-                    seq,
-                };
-                let turn = session.as_ref().map(|s| s.turn());
-                let mut rec = one_request(&shared, key, prepared, None, &interrupt).await;
-                if let Some(s) = session.as_mut() {
-                    s.answered(&mut rec);
-                }
-                if let Some((turn, of)) = turn {
-                    (rec.turn, rec.task_turns) = (Some(turn), Some(of));
-                }
-                seq += 1;
-                if record {
-                    let ended_ms = shared.run_start.elapsed().as_secs_f64() * 1000.0;
-                    shared.progress.record(&rec);
-                    if !held.send(&tx, rec, ended_ms) {
-                        return;
-                    }
-                }
-            }
-            held.finish(&tx);
-        }));
-    }
-    drop(tx);
-    let duration_s = drain_records(rx, step_start, sink).await;
-    for h in handles {
-        let _ = h.await;
-    }
-    duration_s
-}
-
-/// After handing a batch of records to the sink, the drain waits this long before it takes the
-/// next. It runs on the caller's thread (`block_on`, outside the runtime's workers, so the sink's
-/// file writes never hold up a stream), and waking that thread for each request that ended cost a
-/// futex wake and two context switches per request on the client's core (benches/RESULTS.md,
-/// issue 24); records still reach the sink within this delay.
-const BATCH_EVERY: Duration = Duration::from_millis(50);
-
-/// Hands a step's records to `sink` as they arrive, a batch at most every [`BATCH_EVERY`]
-/// (ticking it about once a second), until every sender is gone; returns the step's wall time in
-/// seconds: first request start to last end.
-async fn drain_records(
-    mut rx: mpsc::UnboundedReceiver<(RequestRecord, f64)>,
-    step_start: Instant,
-    sink: &mut dyn RunSink,
-) -> f64 {
-    let mut first_start_ms = f64::INFINITY;
-    let mut last_end_ms = 0.0f64;
-    let mut tick = tokio::time::interval_at(step_start + TICK, TICK);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut batch = Vec::new();
-    loop {
-        tokio::select! {
-            n = rx.recv_many(&mut batch, usize::MAX) => {
-                if n == 0 {
-                    break;
-                }
-                for (r, ended_ms) in batch.drain(..) {
-                    last_end_ms = last_end_ms.max(ended_ms);
-                    first_start_ms = first_start_ms.min(r.started_at_ms);
-                    sink.record(r);
-                }
-                tokio::time::sleep(BATCH_EVERY).await;
-            }
-            _ = tick.tick() => sink.tick(),
-        }
-    }
-    if first_start_ms.is_finite() {
-        ((last_end_ms - first_start_ms) / 1000.0).max(0.0)
-    } else {
-        step_start.elapsed().as_secs_f64()
-    }
-}
-
 mod cancel;
-mod request;
-
-use request::{one_request, spawn_sender, RequestKey};
-#[cfg(test)]
-use request::{retry_delay, short};
+mod closed_loop;
 mod failfast;
-mod held_turn;
-use held_turn::HeldTurn;
+mod interrupt;
 mod open_loop;
+mod outbox;
 mod pacing;
+mod plan;
+mod request;
+pub mod selfcheck;
+mod shared;
+mod sink;
 #[cfg(target_os = "linux")]
 mod timerfd;
-pub use pacing::Pacing;
-mod replay;
-pub mod selfcheck;
-pub mod workload;
-use failfast::FailFast;
-pub use failfast::Tripped;
+mod workload;
 
+pub use failfast::Tripped;
+pub use interrupt::Interrupt;
+pub use pacing::Pacing;
+pub use sink::{NoProgress, Progress, RunSink, SummarizingSink};
+
+#[cfg(test)]
+use request::{retry_delay, short};
 #[cfg(test)]
 mod calibrate;
 #[cfg(test)]
 mod fake;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_agent;

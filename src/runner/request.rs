@@ -3,12 +3,13 @@
 //! into one `RequestRecord` with its timings, error class and redacted message; and how a task
 //! that sends requests is spawned (`spawn_sender`).
 
-use super::{Interrupt, Shared};
+use super::interrupt::Interrupt;
+use super::shared::Shared;
+use super::workload::Prepared;
 use crate::client::http::Attempt;
 use crate::client::untrusted::printable;
 use crate::client::Backend;
 use crate::model::{ErrorClass, RequestRecord};
-use crate::runner::workload::Prepared;
 use crate::scenario::RetryPolicy;
 use rand::Rng;
 use std::sync::atomic::Ordering;

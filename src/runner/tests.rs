@@ -7,6 +7,8 @@ use super::fake::FakeServer;
 use super::*;
 use crate::app::run::recorder::{CollectedRun, Recorder};
 use crate::findings::{self, ModelFindings};
+use crate::model::RequestRecord;
+use crate::scenario::RetryPolicy;
 use crate::store;
 
 /// Loads a scenario (a `sim` target the fake stands in for) with this `load:` block.

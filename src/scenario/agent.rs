@@ -3,8 +3,8 @@
 //! prompt, byte-identical across turns and agents) and a task text unique to the task, and grows
 //! by the answer, a synthetic tool call and a tool result of `tool_result_tokens` every turn,
 //! sent after `tool_latency` (+ `think_time`). Lengths and waits are a value or a uniform range
-//! `{min, max}` (`Spread`), drawn per task (turns) or per turn (the rest), seeded. The runner
-//! sends the turns through the same conversation as `request.session` (`runner::workload`).
+//! `{min, max}` (`Spread`), drawn per task (turns) or per turn (the rest), seeded. What a turn
+//! sends, and the waits, are the runner's agent workload's (`runner::workload::agent`).
 
 use super::errors::Ctx;
 use super::raw::{Dur, Pos, RawAgent, RawSpread};

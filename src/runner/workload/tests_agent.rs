@@ -4,14 +4,23 @@
 //! the tool result, and the system prompt (the shared prefix) is byte-identical on every request
 //! of every agent.
 
-use super::*;
+use super::tests::workload_of;
+use super::{Conversation, Settled};
 use crate::client::chunk::ChunkInfo;
 use crate::client::http::Attempt;
 use crate::client::timing::StreamTiming;
+use crate::client::Backend;
+use crate::model::RequestRecord;
+use crate::model::StepRun;
+use crate::runner::{run_scheduled, Interrupt, NoProgress, Progress, RunSink, Schedule};
 use crate::scenario::RequestSpec;
+use crate::scenario::Scenario;
 use bytes::Bytes;
 use serde_json::{json, Value};
+use std::sync::Arc;
 use std::sync::Mutex;
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Answers every request after 50 ms with 10 tokens 5 ms apart, keeping each body.
 #[derive(Default)]
@@ -190,11 +199,10 @@ fn the_next_turn_sends_the_models_calls_or_a_synthetic_one_and_the_record_says_w
         load:\n  ladder: [1]\n  requests_per_step: 3\n  \
         agent: {turns: 3, tool_result_tokens: 20, tool_latency: 0s}\n";
     let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
-    let backend = Keeper::default();
-    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
-    let mut session = work.session(0, 1).unwrap();
-    let body = |session: &mut crate::runner::workload::Session| -> Vec<Value> {
-        let b = work.prepare(&backend, 0, Some(session)).body;
+    let backend = Arc::new(Keeper::default());
+    let mut session = workload_of(&backend, &s).worker(0);
+    let body = |session: &mut Box<dyn Conversation>| -> Vec<Value> {
+        let b = session.next(0).body;
         let v: Value = serde_json::from_slice(&b).unwrap();
         v["messages"].as_array().unwrap().clone()
     };
@@ -209,7 +217,8 @@ fn the_next_turn_sends_the_models_calls_or_a_synthetic_one_and_the_record_says_w
         }],
         ..Default::default()
     };
-    session.answered(&mut answered);
+    let settled = session.answered(&mut answered);
+    assert!(matches!(settled, Settled::OnNextTurn { .. }), "held");
     assert_eq!(answered.tool_call_sent, Some(ToolCallSent::Model));
     assert!(answered.calls.is_empty(), "the calls went to the history");
     let m = body(&mut session);
@@ -244,7 +253,7 @@ fn the_next_turn_sends_the_models_calls_or_a_synthetic_one_and_the_record_says_w
         output_tokens: Some(5),
         ..Default::default()
     };
-    session.answered(&mut last);
+    assert!(matches!(session.answered(&mut last), Settled::Now));
     assert_eq!(last.tool_call_sent, None);
     assert_eq!(body(&mut session).len(), 1, "a new task");
 }
@@ -261,21 +270,21 @@ fn agents_draw_their_tasks_from_ranges_seeded_per_worker() {
     assert_eq!(agent.turns.min, 2);
     assert_eq!(agent.turns.max, 5);
     assert_eq!(agent.tool_latency.max, Duration::from_millis(200));
-    let backend = Keeper::default();
-    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
+    let backend = Arc::new(Keeper::default());
+    let work = workload_of(&backend, &s);
     let draws = |w| {
-        let mut session = work.session(w, 1).unwrap();
+        let mut session = Arc::clone(&work).worker(w);
         let mut turns = Vec::new();
+        session.wait();
         for _ in 0..8 {
-            let (turn, of) = session.turn();
-            turns.push((turn, of));
             let mut ok = RequestRecord {
                 output_tokens: Some(3),
                 ..Default::default()
             };
-            work.prepare(&backend, 0, Some(&mut session));
+            let (turn, of) = session.next(0).turn.unwrap();
+            turns.push((turn, of));
             session.answered(&mut ok);
-            let wait = session.take_wait();
+            let wait = session.wait().unwrap();
             if turn < of {
                 assert!((100..=200).contains(&wait.as_millis()), "{wait:?}");
             }
@@ -390,9 +399,8 @@ fn a_call_only_answer_goes_back_without_content() {
         load:\n  ladder: [1]\n  requests_per_step: 3\n  \
         agent: {turns: 3, tool_result_tokens: 20, tool_latency: 0s}\n";
     let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
-    let backend = Keeper::default();
-    let work = StepWorkload::new(&backend, &s, "m", 1, 1, "t");
-    let mut session = work.session(0, 1).unwrap();
+    let backend = Arc::new(Keeper::default());
+    let mut session = workload_of(&backend, &s).worker(0);
     let mut answered = RequestRecord {
         output_tokens: Some(8),
         tool_call_tokens: Some(8),
@@ -404,7 +412,7 @@ fn a_call_only_answer_goes_back_without_content() {
         ..Default::default()
     };
     session.answered(&mut answered);
-    let b = work.prepare(&backend, 0, Some(&mut session)).body;
+    let b = session.next(0).body;
     let v: Value = serde_json::from_slice(&b).unwrap();
     let assistant = &v["messages"][0];
     assert_eq!(assistant["role"], "assistant", "{v}");
