@@ -483,8 +483,9 @@ fn effective_size_of(x: &[f64]) -> f64 {
 /// the same on both sides, not sampling noise; read as correlation it would shrink the
 /// effective size of an unchanged queued step to its floor (and a bimodal P50 resampled from a
 /// dozen requests swings by half). So `of` (one of the effective sizes above) is measured on
-/// the requests past the first `start` (at most half the step), and its ratio to their number
-/// is applied to the whole step. `start` is 0 for open-loop steps, whose arrivals do not start
+/// the requests past the first `start` (at most half the step); when they are nearly
+/// independent there (at least [`INDEPENDENT_SHARE`] of their number), that ratio is applied to
+/// the whole step, otherwise the whole step's estimate stands. `start` is 0 for open-loop steps, whose arrivals do not start
 /// together.
 pub(crate) fn effective_size_past_start(
     series: &[f64],
@@ -496,8 +497,18 @@ pub(crate) fn effective_size_past_start(
     if tail.len() == n || tail.len() < 8 {
         return of(series);
     }
-    (of(tail) * n as f64 / tail.len() as f64).min(n as f64)
+    // Only when the start explains the correlation: past it the requests are (nearly)
+    // independent. A queue whose waits stay correlated past the start keeps the whole step's
+    // cautious estimate (the calibration measured more false alarms otherwise).
+    let past = of(tail);
+    if past < INDEPENDENT_SHARE * tail.len() as f64 {
+        return of(series);
+    }
+    (past * n as f64 / tail.len() as f64).min(n as f64)
 }
+
+/// The share of its requests a series' effective size must keep to count as independent.
+const INDEPENDENT_SHARE: f64 = 0.8;
 
 /// Effective number of independent requests for the `q`-quantile of `series` (start order):
 /// the variance of a sample quantile is driven by the indicator 1{x > Q_q}, so this is

@@ -261,6 +261,16 @@ fn the_start_a_closed_loop_step_shares_is_not_read_as_correlation() {
         effective_size_past_start(short, 50, effective_size_of_values),
         effective_size_of_values(short)
     );
+    // A queue whose waits stay correlated past the start keeps the whole step's estimate.
+    let correlated: Vec<f64> = series[..50]
+        .iter()
+        .copied()
+        .chain(ar1(70, 0.8, 7).into_iter().map(|v| 1600.0 + v))
+        .collect();
+    assert_eq!(
+        effective_size_past_start(&correlated, 50, effective_size_of_values),
+        effective_size_of_values(&correlated)
+    );
     // Never more than n.
     let iid = ar1(100, 0.0, 6);
     assert!(effective_size_past_start(&iid, 10, effective_size) <= 100.0);

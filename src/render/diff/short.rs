@@ -188,7 +188,9 @@ fn grouped(n: u64) -> String {
 
 /// The regressed and inconclusive checks of the steps as a grid: a row per model × check name
 /// that regressed or was inconclusive at some step, a column per step, each cell that check's
-/// verdict mark and change there. `None` when nothing regressed or was inconclusive at a step.
+/// verdict mark and change there. `None` when nothing regressed at a step: then the
+/// grid would only repeat the inconclusive list above it (an unchanged rerun whose queued steps
+/// need more requests to decide would show a grid of "? +0.0%").
 pub(crate) struct Grid {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
@@ -204,6 +206,12 @@ pub(crate) fn grid(c: &Comparison) -> Option<Grid> {
         .filter(at_steps)
         .filter(|k| flagged(k))
         .collect();
+    if !flagged_checks
+        .iter()
+        .any(|k| k.verdict == Verdict::Regressed)
+    {
+        return None;
+    }
     // Rows by model and metric in the checks' order, then by percentile (P50, P90, P99, mean),
     // whichever step flagged them first.
     let metrics = distinct(c.checks.iter().map(|k| k.metric));
