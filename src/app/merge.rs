@@ -7,7 +7,6 @@ use crate::findings;
 use crate::shard::merge;
 use crate::store;
 use anyhow::Result;
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -62,26 +61,7 @@ pub(super) fn merge_runs(args: &MergeArgs, out: &Output) -> Result<ExitCode> {
         },
     )?;
     // The cost columns name the shards' currency, as each shard's own table did.
-    let currency = scenario_yaml
-        .clone()
-        .and_then(|yaml| crate::scenario::Recorded::from_yaml(yaml).pricing)
-        .map(|p| p.currency);
-    let mut stdout = super::pipe::stdout();
-    writeln!(
-        stdout,
-        "{}",
-        crate::render::table::run_table_priced(
-            &merged.summaries,
-            out.color,
-            None,
-            currency.as_deref()
-        )
-    )?;
-    for f in &findings {
-        for line in f.sentences() {
-            writeln!(stdout, "{}: {line}", f.model)?;
-        }
-    }
+    super::summarize::show_rebuilt(&merged.summaries, &findings, scenario_yaml, out)?;
     for p in &merged.problems {
         eprintln!("warning: {p}");
     }

@@ -4,7 +4,8 @@ use super::load::store_input;
 use super::Output;
 use crate::cli::SummarizeArgs;
 use crate::error::{ExitCode, UsageError};
-use crate::findings;
+use crate::findings::{self, ModelFindings};
+use crate::stats::StepSummary;
 use crate::store;
 use anyhow::Result;
 use std::io::Write;
@@ -45,26 +46,32 @@ pub(super) fn summarize(args: &SummarizeArgs, out: &Output) -> Result<ExitCode> 
     if !out.quiet {
         eprintln!("wrote {} and {}", store::SUMMARY_FILE, store::FINDINGS_FILE);
     }
-    // The cost columns name the run's currency, as the run's own table did.
-    let currency = std::fs::read_to_string(dir.join(store::SCENARIO_FILE))
-        .ok()
+    let scenario_yaml = std::fs::read_to_string(dir.join(store::SCENARIO_FILE)).ok();
+    show_rebuilt(&loaded.summaries, &findings, scenario_yaml, out)?;
+    Ok(ExitCode::Ok)
+}
+
+/// A rebuilt run (`summarize`, `merge`) on stdout as the run's own output showed it: its table,
+/// the cost columns in the currency of its recorded `scenario_yaml`, and each model's findings.
+pub(super) fn show_rebuilt(
+    summaries: &[StepSummary],
+    findings: &[ModelFindings],
+    scenario_yaml: Option<String>,
+    out: &Output,
+) -> Result<()> {
+    let currency = scenario_yaml
         .and_then(|yaml| crate::scenario::Recorded::from_yaml(yaml).pricing)
         .map(|p| p.currency);
     let mut stdout = super::pipe::stdout();
     writeln!(
         stdout,
         "{}",
-        crate::render::table::run_table_priced(
-            &loaded.summaries,
-            out.color,
-            None,
-            currency.as_deref()
-        )
+        crate::render::table::run_table_priced(summaries, out.color, None, currency.as_deref())
     )?;
-    for f in &findings {
+    for f in findings {
         for line in f.sentences() {
             writeln!(stdout, "{}: {line}", f.model)?;
         }
     }
-    Ok(ExitCode::Ok)
+    Ok(())
 }

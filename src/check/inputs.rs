@@ -192,6 +192,32 @@ pub fn from_scenario_for(s: &Scenario, limit: Duration) -> CheckTarget {
     }
 }
 
+/// A target read from flags or a `--from` file, not a scenario: no extra body, the limit sent
+/// under `--max-tokens-field` or the dialect's default, no scenario file to point fixes at.
+fn not_from_scenario(
+    args: &CheckInputs,
+    label: String,
+    target: Target,
+    (key, key_source): (Option<Secret>, String),
+    notes: Vec<String>,
+    api_setting: ApiSetting,
+) -> CheckTarget {
+    let max_tokens_field = args
+        .max_tokens_field
+        .unwrap_or(LimitField::default_for(target.api));
+    CheckTarget {
+        label,
+        target,
+        key,
+        key_source,
+        extra_body: Map::new(),
+        max_tokens_field,
+        notes,
+        scenario_file: None,
+        api_setting,
+    }
+}
+
 fn flag_target(api: Api, base: String, models: Vec<String>, limit: Duration) -> Target {
     let auth = crate::scenario::Auth::default_for(api, &crate::check::url::host_of(&base));
     Target {
@@ -250,19 +276,14 @@ pub fn from_flags_with(
     let key = env(&var).map(|k| key_as_sent(&k, &key_source, &mut notes));
     let mut target = flag_target(api, base, args.model.clone(), args.timeout);
     target.api_key = key.clone();
-    Ok(CheckTarget {
-        label: "--base-url".into(),
+    Ok(not_from_scenario(
+        args,
+        "--base-url".into(),
         target,
-        key,
-        key_source,
-        extra_body: Map::new(),
-        max_tokens_field: args
-            .max_tokens_field
-            .unwrap_or(LimitField::default_for(api)),
+        (key, key_source),
         notes,
-        scenario_file: None,
-        api_setting: ApiSetting::Target,
-    })
+        ApiSetting::Target,
+    ))
 }
 
 /// `--from`: a Claude Code settings.json, a Codex auth.json or config.toml, a directory (Codex's
@@ -341,19 +362,14 @@ fn codex_auth(
     let mut notes = Vec::new();
     let key = key_as_sent(&key, &key_source, &mut notes);
     target.api_key = Some(key.clone());
-    Ok(CheckTarget {
-        label: path.display().to_string(),
+    Ok(not_from_scenario(
+        args,
+        path.display().to_string(),
         target,
-        key: Some(key),
-        key_source,
-        extra_body: Map::new(),
-        max_tokens_field: args
-            .max_tokens_field
-            .unwrap_or(LimitField::default_for(api)),
+        (Some(key), key_source),
         notes,
-        scenario_file: None,
-        api_setting: ApiSetting::Target,
-    })
+        ApiSetting::Target,
+    ))
 }
 
 /// The key `run` would send for `raw` (the one rule, [`Secret::api_key`]), with a note when

@@ -135,22 +135,14 @@ mod tests {
             cached_tokens: v.iter().map(|r| r.cached_tokens.unwrap()).sum(),
             ..Default::default()
         };
-        let mut c = Check {
+        let at = StepSummary {
             model: "m".into(),
-            step: Some(1),
-            concurrency: Some(8),
+            step: 1,
+            concurrency: 8,
             ladder_unit: crate::model::LadderUnit::Agents,
-            metric: Metric::CacheHit,
-            percentile: None,
-            gated: true,
-            base: None,
-            new: None,
-            ratio: None,
-            ci: None,
-            method: Method::Point,
-            verdict: Verdict::NoChange,
-            detail: String::new(),
+            ..Default::default()
         };
+        let mut c = Check::unjudged(&at, Metric::CacheHit, None, true);
         cache_check(
             &mut c,
             (&summary(&b), &summary(&n)),

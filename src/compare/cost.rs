@@ -294,22 +294,14 @@ mod tests {
     }
 
     fn judge(base: &[RequestSample], new: &[RequestSample]) -> Check {
-        let mut c = Check {
+        let at = crate::stats::StepSummary {
             model: "m".into(),
-            step: Some(1),
-            concurrency: Some(4),
+            step: 1,
+            concurrency: 4,
             ladder_unit: LadderUnit::Streams,
-            metric: Metric::Cost,
-            percentile: None,
-            gated: true,
-            base: None,
-            new: None,
-            ratio: None,
-            ci: None,
-            method: Method::Point,
-            verdict: Verdict::NoChange,
-            detail: String::new(),
+            ..Default::default()
         };
+        let mut c = Check::unjudged(&at, Metric::Cost, None, true);
         let (b, n): (Vec<&RequestSample>, Vec<&RequestSample>) =
             (base.iter().collect(), new.iter().collect());
         cost_check(&mut c, &pricing(), (Some(&b), Some(&n)), 0.10, (2000, 7));

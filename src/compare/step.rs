@@ -8,8 +8,8 @@ use super::latency::{self, Evidence, Rule};
 use super::length::{self, Lengths};
 use super::rules::{self, error_rate, short_rate, throughput};
 use super::{
-    gate_for, summary_q, Check, CompareOptions, Drift, Indexed, Method, Metric, Percentile,
-    Verdict, MIN_THROUGHPUT_SAMPLES,
+    gate_for, summary_q, Check, CompareOptions, Drift, Indexed, Metric, Percentile, Verdict,
+    MIN_THROUGHPUT_SAMPLES,
 };
 use crate::model::ItlHistogram;
 use crate::stats::{inference, Profile, StepSummary};
@@ -126,22 +126,7 @@ pub(super) fn step_checks(
 impl Step<'_> {
     /// A check of this step with nothing judged yet.
     fn blank(&self, metric: Metric, percentile: Option<Percentile>, gated: bool) -> Check {
-        Check {
-            model: self.ns.model.clone(),
-            step: Some(self.ns.step),
-            concurrency: Some(self.ns.concurrency),
-            ladder_unit: self.ns.ladder_unit,
-            metric,
-            percentile,
-            gated,
-            base: None,
-            new: None,
-            ratio: None,
-            ci: None,
-            method: Method::Point,
-            verdict: Verdict::NoChange,
-            detail: String::new(),
-        }
+        Check::unjudged(self.ns, metric, percentile, gated)
     }
 
     /// The latency rule of `metric` at `p` on this step: the gates, resamples, seed and drift
@@ -451,6 +436,7 @@ fn tokens_differ(bs: &StepSummary, ns: &StepSummary) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Method;
     use crate::model::LadderUnit;
 
     fn check(p: Percentile, verdict: Verdict) -> Check {

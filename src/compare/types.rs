@@ -362,6 +362,32 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check of `metric` (at `percentile`) on the step `at` with nothing judged yet: no
+    /// values, no change, a point estimate.
+    pub(crate) fn unjudged(
+        at: &StepSummary,
+        metric: Metric,
+        percentile: Option<Percentile>,
+        gated: bool,
+    ) -> Check {
+        Check {
+            model: at.model.clone(),
+            step: Some(at.step),
+            concurrency: Some(at.concurrency),
+            ladder_unit: at.ladder_unit,
+            metric,
+            percentile,
+            gated,
+            base: None,
+            new: None,
+            ratio: None,
+            ci: None,
+            method: Method::Point,
+            verdict: Verdict::NoChange,
+            detail: String::new(),
+        }
+    }
+
     /// "TTFT P90", "error rate", "knee".
     pub fn name(&self) -> String {
         match self.percentile {

@@ -10,7 +10,7 @@
 
 use crate::model::LadderUnit;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
-use crate::stats::{Profile, StepSummary};
+use crate::stats::{models_of, Profile, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -311,13 +311,7 @@ pub fn analyze_run_with(
     summaries: &[StepSummary],
     extras: Option<&RunExtras>,
 ) -> Vec<ModelFindings> {
-    let mut models: Vec<&str> = Vec::new();
-    for row in summaries {
-        if !models.contains(&row.model.as_str()) {
-            models.push(&row.model);
-        }
-    }
-    models
+    models_of(summaries)
         .into_iter()
         .map(|m| {
             let steps: Vec<StepSummary> =

@@ -4,8 +4,8 @@
 //! (`words`).
 
 use super::agents::{AgentModelPlan, AgentNeeds, AgentPlan, AgentStep, AgentTarget};
-use super::words::{limits_text, num, row, slo_words};
-use super::{Basis, LimitName};
+use super::words::{limits_row, no_limits_row, num, row, slo_words};
+use super::Basis;
 use crate::model::LadderUnit;
 use crate::util::duration::ms_text as ms;
 use std::fmt::Write;
@@ -17,7 +17,7 @@ pub fn agent_words(p: &AgentPlan) -> String {
         AgentTarget::Agents(n) => count(n, "agent"),
         AgentTarget::TasksPerHour(t) => format!("{} tasks/hour", num(t)),
     };
-    let slo = slo_words([p.slo_ttft_ms, p.slo_ttfc_ms, p.slo_tpot_ms, p.slo_e2e_ms]);
+    let slo = slo_words(&p.bounds);
     let _ = writeln!(s, "plan for {target} ({slo})");
     for m in &p.models {
         s.push('\n');
@@ -175,13 +175,12 @@ fn agent_token_rows(s: &mut String, p: &AgentPlan, a: &AgentStep, n: &AgentNeeds
 /// The declared limits with their headroom, which binds first, the most agents they allow and
 /// the most this run measured within the SLO.
 fn agent_limit_rows(s: &mut String, m: &AgentModelPlan) {
-    let declared = |l: LimitName| {
+    limits_row(
+        s,
         m.limits
             .iter()
-            .find(|c| c.limit == l)
-            .map(|c| (c.declared, c.headroom_pct))
-    };
-    row(s, "limits", limits_text(declared));
+            .map(|c| (c.limit, c.declared, c.headroom_pct)),
+    );
     match (m.binding_limit, m.max_agents, &m.limits_at) {
         (Some(l), Some(max), Some(at)) => {
             let agents = max.floor();
@@ -201,12 +200,7 @@ fn agent_limit_rows(s: &mut String, m: &AgentModelPlan) {
                 ),
             );
         }
-        _ => row(
-            s,
-            "max sustainable",
-            "unknown: declare `limits:` (concurrency, tpm, rpm) in the scenario or pass --limit-*"
-                .into(),
-        ),
+        _ => no_limits_row(s),
     }
     if let Some(top) = m.measured_slo_agents {
         row(

@@ -10,12 +10,12 @@
 //! declared `limits:` against it: which binds first and the most agents they allow. Pure:
 //! summary rows in, an `AgentPlan` out.
 
-use super::{cap, declared_limits, headroom_pct, most, Basis, CapFit, LimitName};
+use super::{cap, declared_limits, headroom_pct, most, Basis, Bounds, CapFit, LimitName};
 use crate::findings::slo::judge;
 use crate::findings::ModelFindings;
 use crate::model::Slo;
 use crate::scenario::Limits;
-use crate::stats::StepSummary;
+use crate::stats::{models_of, StepSummary};
 use serde::Serialize;
 
 /// What the plan is asked to carry.
@@ -205,14 +205,9 @@ pub struct AgentModelPlan {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentPlan {
     pub target: AgentTarget,
-    pub slo_ttft_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slo_ttfc_ms: Option<f64>,
-    pub slo_tpot_ms: Option<f64>,
-    pub slo_e2e_ms: Option<f64>,
-    pub limit_concurrency: Option<u32>,
-    pub limit_tpm: Option<u64>,
-    pub limit_rpm: Option<u64>,
+    /// The SLO and the declared limits it was asked with.
+    #[serde(flatten)]
+    pub bounds: Bounds,
     /// Whether the TPM limit counts input read from the cache (the default, OpenAI's way;
     /// `--tpm-excludes-cached` for Anthropic's ITPM on most models).
     pub tpm_counts_cached: bool,
@@ -245,23 +240,11 @@ pub fn plan(
     think_ms: f64,
     tpm_counts_cached: bool,
 ) -> AgentPlan {
-    let mut models: Vec<&str> = Vec::new();
-    for r in rows {
-        if !models.contains(&r.model.as_str()) {
-            models.push(&r.model);
-        }
-    }
     AgentPlan {
         target,
-        slo_ttft_ms: slo.ttft_ms(),
-        slo_ttfc_ms: slo.ttfc_ms(),
-        slo_tpot_ms: slo.tpot_ms(),
-        slo_e2e_ms: slo.e2e_ms(),
-        limit_concurrency: limits.concurrency,
-        limit_tpm: limits.tpm,
-        limit_rpm: limits.rpm,
+        bounds: Bounds::of(slo, limits),
         tpm_counts_cached,
-        models: models
+        models: models_of(rows)
             .into_iter()
             .map(|m| {
                 let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == m).collect();

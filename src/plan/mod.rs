@@ -29,7 +29,7 @@ use crate::findings::slo::judge;
 use crate::findings::ModelFindings;
 use crate::model::Slo;
 use crate::scenario::Limits;
-use crate::stats::StepSummary;
+use crate::stats::{models_of, StepSummary};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -130,9 +130,10 @@ pub struct ModelPlan {
     pub notes: Vec<String>,
 }
 
+/// The SLO and the account's declared limits a plan was asked with (the run's, or the flags'),
+/// the same whether it sizes a rate or agents.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
-    pub target_rps: f64,
+pub struct Bounds {
     pub slo_ttft_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slo_ttfc_ms: Option<f64>,
@@ -141,6 +142,38 @@ pub struct Plan {
     pub limit_concurrency: Option<u32>,
     pub limit_tpm: Option<u64>,
     pub limit_rpm: Option<u64>,
+}
+
+impl Bounds {
+    /// The SLO's bounds in milliseconds: TTFT, TTFC, TPOT, E2E.
+    pub fn slo_ms(&self) -> [Option<f64>; 4] {
+        [
+            self.slo_ttft_ms,
+            self.slo_ttfc_ms,
+            self.slo_tpot_ms,
+            self.slo_e2e_ms,
+        ]
+    }
+
+    pub fn of(slo: &Slo, limits: &Limits) -> Bounds {
+        Bounds {
+            slo_ttft_ms: slo.ttft_ms(),
+            slo_ttfc_ms: slo.ttfc_ms(),
+            slo_tpot_ms: slo.tpot_ms(),
+            slo_e2e_ms: slo.e2e_ms(),
+            limit_concurrency: limits.concurrency,
+            limit_tpm: limits.tpm,
+            limit_rpm: limits.rpm,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub target_rps: f64,
+    /// The SLO and the declared limits it was asked with.
+    #[serde(flatten)]
+    pub bounds: Bounds,
     /// The SLO the run's search aimed at (`None`: the run did not search).
     pub search_slo_ttft_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,26 +236,14 @@ pub fn plan(
         Some(s) if slo.is_empty() => s,
         _ => slo,
     };
-    let mut models: Vec<&str> = Vec::new();
-    for r in rows {
-        if !models.contains(&r.model.as_str()) {
-            models.push(&r.model);
-        }
-    }
     Plan {
         target_rps,
-        slo_ttft_ms: slo.ttft_ms(),
-        slo_ttfc_ms: slo.ttfc_ms(),
-        slo_tpot_ms: slo.tpot_ms(),
-        slo_e2e_ms: slo.e2e_ms(),
-        limit_concurrency: limits.concurrency,
-        limit_tpm: limits.tpm,
-        limit_rpm: limits.rpm,
+        bounds: Bounds::of(slo, limits),
         search_slo_ttft_ms: search.and_then(Slo::ttft_ms),
         search_slo_ttfc_ms: search.and_then(Slo::ttfc_ms),
         search_slo_tpot_ms: search.and_then(Slo::tpot_ms),
         search_slo_e2e_ms: search.and_then(Slo::e2e_ms),
-        models: models
+        models: models_of(rows)
             .into_iter()
             .map(|m| {
                 let mut steps: Vec<&StepSummary> = rows.iter().filter(|r| r.model == m).collect();

@@ -321,7 +321,7 @@ fn a_searched_run_is_sized_from_its_capacity_and_its_uncertainty() {
     let none = Limits::default();
     // No SLO of its own: the search's.
     let p = plan(&rows, 50.0, &Slo::default(), &none, Some(&ttft_1s()), &[]);
-    assert_eq!(p.slo_ttft_ms, Some(1000.0));
+    assert_eq!(p.bounds.slo_ttft_ms, Some(1000.0));
     let m = &p.models[0];
     assert_eq!(m.sized_from, SizedFrom::Search);
     let c = m.capacity.as_ref().unwrap();

@@ -2,7 +2,7 @@
 //! check every figure against the run's table.
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
-use super::{Basis, Fit, LimitName, ModelPlan, Plan, StepBasis};
+use super::{Basis, Bounds, Fit, LimitName, ModelPlan, Plan, StepBasis};
 use crate::model::LadderUnit;
 use crate::scenario::{LadderOver, LoadMode, Scenario};
 use crate::util::duration::ms_text as ms;
@@ -44,11 +44,12 @@ pub fn bounds_text(slo: &crate::model::Slo) -> String {
 }
 
 pub fn slo_text(p: &Plan) -> String {
-    slo_words([p.slo_ttft_ms, p.slo_ttfc_ms, p.slo_tpot_ms, p.slo_e2e_ms])
+    slo_words(&p.bounds)
 }
 
 /// "SLO TTFT P90 ≤ 1 s", or that there is none, from the TTFT, TTFC, TPOT and E2E bounds (ms).
-pub(super) fn slo_words([ttft, ttfc, tpot, e2e]: [Option<f64>; 4]) -> String {
+pub(super) fn slo_words(b: &Bounds) -> String {
+    let [ttft, ttfc, tpot, e2e] = b.slo_ms();
     let ms = |v: Option<f64>| v.map(|v| std::time::Duration::from_secs_f64(v / 1000.0));
     let bounds = bounds_text(&crate::model::Slo {
         ttft: ms(ttft),
@@ -85,9 +86,7 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
     sized_rows(s, p, m);
     needs_rows(s, p, m, b);
     cost_row(s, p, m, b);
-    let has_slo = [p.slo_ttft_ms, p.slo_ttfc_ms, p.slo_tpot_ms, p.slo_e2e_ms]
-        .iter()
-        .any(Option::is_some);
+    let has_slo = p.bounds.slo_ms().iter().any(Option::is_some);
     limit_rows(s, m, has_slo);
     for n in &m.notes {
         let _ = writeln!(s, "  note: {n}");
@@ -270,9 +269,26 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
     );
 }
 
+/// The "limits" row, from each declared limit's `(limit, declared, headroom %)`.
+pub(super) fn limits_row(s: &mut String, checks: impl Iterator<Item = (LimitName, f64, f64)>) {
+    let checks: Vec<_> = checks.collect();
+    let declared = |l| checks.iter().find(|c| c.0 == l).map(|c| (c.1, c.2));
+    row(s, "limits", limits_text(declared));
+}
+
+/// The "max sustainable" row when no declared limit gives one.
+pub(super) fn no_limits_row(s: &mut String) {
+    row(
+        s,
+        "max sustainable",
+        "unknown: declare `limits:` (concurrency, tpm, rpm) in the scenario or pass --limit-*"
+            .into(),
+    );
+}
+
 /// "concurrency 50: headroom 85% · tpm 2,000,000: OVER by 4% · rpm: not declared", from each
 /// declared limit's value and headroom.
-pub(super) fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
+fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
     let limits: Vec<String> = [LimitName::Concurrency, LimitName::Tpm, LimitName::Rpm]
         .iter()
         .map(|l| match declared(*l) {
@@ -291,13 +307,12 @@ pub(super) fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) ->
 /// The declared limits with their headroom, which binds first, the largest sustainable rate,
 /// and the most this run measured within the SLO (without failures when there is none).
 fn limit_rows(s: &mut String, m: &ModelPlan, has_slo: bool) {
-    let declared = |l: LimitName| {
+    limits_row(
+        s,
         m.limits
             .iter()
-            .find(|c| c.limit == l)
-            .map(|c| (c.declared, c.headroom_pct))
-    };
-    row(s, "limits", limits_text(declared));
+            .map(|c| (c.limit, c.declared, c.headroom_pct)),
+    );
     match (m.binding_limit, m.max_sustainable_rps) {
         (Some(l), Some(max)) => {
             row(
@@ -317,12 +332,7 @@ fn limit_rows(s: &mut String, m: &ModelPlan, has_slo: bool) {
                 format!("{} RPS under the declared limits{at}", num(max)),
             );
         }
-        _ => row(
-            s,
-            "max sustainable",
-            "unknown: declare `limits:` (concurrency, tpm, rpm) in the scenario or pass --limit-*"
-                .into(),
-        ),
+        _ => no_limits_row(s),
     }
     if let Some(top) = m.measured_slo_rps {
         row(

@@ -508,23 +508,26 @@ fn md_gated_table(c: &Comparison, gated: &[&Check], out: &mut dyn Write) -> io::
         } else {
             v
         };
-        writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&k.model),
-            step_cell(k),
-            k.name(),
-            value(k, k.base),
-            value(k, k.new),
-            change(k),
-            ci(k),
-            v
-        )?;
+        writeln!(out, "{} {} | {v} |", md_check_cells(k), ci(k))?;
     }
     if any_approx {
         writeln!(out, "\n{}", cell(APPROX_NOTE))?;
     }
     writeln!(out)
+}
+
+/// A markdown table row's first cells, the same in every table of checks: model, step, check,
+/// base, new and change, up to the bar before the next cell.
+fn md_check_cells(k: &Check) -> String {
+    format!(
+        "| {} | {} | {} | {} | {} | {} |",
+        cell(&k.model),
+        step_cell(k),
+        k.name(),
+        value(k, k.base),
+        value(k, k.new),
+        change(k)
+    )
 }
 
 /// Every check that was not skipped, with its explanation, folded into a `<details>` block.
@@ -547,13 +550,8 @@ fn md_all_checks(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     for k in rest {
         writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            cell(&k.model),
-            step_cell(k),
-            k.name(),
-            value(k, k.base),
-            value(k, k.new),
-            change(k),
+            "{} {} | {} |",
+            md_check_cells(k),
             verdict(k),
             cell(&k.detail)
         )?;

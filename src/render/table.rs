@@ -4,7 +4,7 @@
 //! a `String` out; numbers are formatted for people, not for machines (the CSVs are for those).
 
 use crate::model::LadderUnit;
-use crate::stats::{Counted, Profile, StepSummary};
+use crate::stats::{models_of, Counted, Profile, StepSummary};
 use tabled::builder::Builder;
 use tabled::settings::object::{Columns, Rows};
 use tabled::settings::style::{BorderSpanCorrection, HorizontalLine};
@@ -67,7 +67,7 @@ pub fn run_table_priced(
     currency: Option<&str>,
 ) -> String {
     let mut out = String::new();
-    for (i, model) in models(rows).into_iter().enumerate() {
+    for (i, model) in models_of(rows).into_iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -298,7 +298,7 @@ pub fn conversation_cells(steps: &[&StepSummary]) -> Option<(Vec<String>, Vec<Ve
 /// count; for embeddings E2E P90, E2E P50, input TPM, failed count), the model with the lowest
 /// TTFT P90 (embeddings: E2E P90) at each step marked `*`. `None` for fewer than 2 models.
 pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
-    let models = models(rows);
+    let models = models_of(rows);
     if models.len() < 2 {
         return None;
     }
@@ -374,17 +374,6 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
     }
     table.with(BorderSpanCorrection);
     Some(format!("{table}\n* lowest {first} at that step\n"))
-}
-
-/// Distinct models in order of first appearance.
-fn models(rows: &[StepSummary]) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for r in rows {
-        if !out.contains(&r.model.as_str()) {
-            out.push(&r.model);
-        }
-    }
-    out
 }
 
 /// The first column's name: what the ladder's values count.

@@ -2,7 +2,7 @@
 //! synthetic text of a given size), how they are used (order, cache-busting, sessions), the
 //! truncation threshold, and the body options. Prompt files are read next to the scenario.
 
-use super::errors::{did_you_mean, Ctx};
+use super::errors::{dialects, did_you_mean, Ctx};
 use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
 use super::raw::{pos, RawRequest, RawSession, PROMPT_FORMS};
 use super::{LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError};
@@ -177,17 +177,13 @@ fn batch_of(cx: &Ctx, r: &RawRequest, api: Api) -> Result<u32, ScenarioError> {
         return Ok(1);
     };
     if !api.embeds() {
-        let embeds: Vec<_> = Api::ALL
-            .into_iter()
-            .filter(|a| a.embeds())
-            .map(Api::as_str)
-            .collect();
+        let embeds = dialects(|a| a.embeds(), " or ");
         bail!(
             cx,
             "request.batch",
             "sends several texts in one request, which only {} does; {} sends one prompt per \
              request (for more load, raise the ladder): remove it",
-            embeds.join(" or "),
+            embeds,
             api.as_str()
         )
     }
@@ -468,31 +464,13 @@ fn session_turns_of(
             )
         }
         if !api.takes_messages() {
-            let chat: Vec<_> = Api::ALL
-                .into_iter()
-                .filter(|a| a.takes_messages())
-                .map(Api::as_str)
-                .collect();
-            bail!(
-                cx,
-                "load.agent",
-                "agents need a chat API ({})",
-                chat.join(" or ")
-            )
+            let chat = dialects(|a| a.takes_messages(), " or ");
+            bail!(cx, "load.agent", "agents need a chat API ({})", chat)
         }
     }
     if session_turns > 1 && !api.takes_messages() {
-        let chat: Vec<_> = Api::ALL
-            .into_iter()
-            .filter(|a| a.takes_messages())
-            .map(Api::as_str)
-            .collect();
-        bail!(
-            cx,
-            "request.session",
-            "sessions need a chat API ({})",
-            chat.join(" or ")
-        )
+        let chat = dialects(|a| a.takes_messages(), " or ");
+        bail!(cx, "request.session", "sessions need a chat API ({})", chat)
     }
     if session_turns > 1 && load.mode.open_loop() {
         bail!(
@@ -517,17 +495,13 @@ fn session_chain_of(
         return Ok(None);
     };
     let Some(field) = api.spec().chain_field else {
-        let chaining: Vec<_> = Api::ALL
-            .into_iter()
-            .filter(|a| a.spec().chain_field.is_some())
-            .map(Api::as_str)
-            .collect();
+        let chaining = dialects(|a| a.spec().chain_field.is_some(), " or ");
         bail!(
             cx,
             "request.session.chain",
             "{} has no chained responses; use {} or remove chain (each turn then sends the history)",
             api.as_str(),
-            chaining.join(" or ")
+            chaining
         )
     };
     if chain != field {

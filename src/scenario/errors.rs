@@ -1,10 +1,11 @@
 //! Located, redacted errors: `Ctx` knows the file, the text to find lines in and the secret
 //! values to hide, and turns a field path or a serde_yaml error into a `ScenarioError` that
 //! names file, line and field. Also the small message helpers the validators share
-//! (did-you-mean suggestions).
+//! (did-you-mean suggestions, the dialects that allow a field).
 
 use super::lines::{first_alias, locate_span, path_at_line};
 use super::ScenarioError;
+use crate::dialect::Api;
 use crate::util::redact::Redactor;
 use std::path::Path;
 
@@ -166,4 +167,14 @@ pub(super) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
         .or(best)
         .map(|c| format!(" (did you mean `{c}`?)"))
         .unwrap_or_default()
+}
+
+/// The dialects for which `ok` holds, by name, joined with `sep`, for messages.
+pub(super) fn dialects(ok: impl Fn(Api) -> bool, sep: &str) -> String {
+    let names: Vec<_> = Api::ALL
+        .into_iter()
+        .filter(|a| ok(*a))
+        .map(Api::as_str)
+        .collect();
+    names.join(sep)
 }

@@ -5,7 +5,7 @@
 //! once, so every request of a run sends them byte for byte the same (a cacheable prefix).
 
 use super::bounded::read_capped;
-use super::errors::Ctx;
+use super::errors::{dialects, Ctx};
 use super::ScenarioError;
 use crate::dialect::{Api, PromptCaching};
 use serde_json::Value;
@@ -70,16 +70,6 @@ macro_rules! bail {
     };
 }
 
-/// The dialects for which `ok` holds, by name, for messages.
-fn dialects(ok: impl Fn(Api) -> bool) -> String {
-    let names: Vec<_> = Api::ALL
-        .into_iter()
-        .filter(|a| ok(*a))
-        .map(Api::as_str)
-        .collect();
-    names.join(", ")
-}
-
 /// `request.tools` and `request.tool_choice`, read and checked.
 pub(super) fn tools_of(
     cx: &Ctx,
@@ -95,7 +85,7 @@ pub(super) fn tools_of(
             "request.tools",
             "{} sends no tools; use one of {}",
             api.as_str(),
-            dialects(|a| a.spec().tools)
+            dialects(|a| a.spec().tools, ", ")
         )
     }
     for (key, set) in [("tools", file.is_some()), ("tool_choice", choice.is_some())] {
@@ -352,7 +342,7 @@ pub(super) fn cache_of(cx: &Ctx, raw: Option<&str>, api: Api) -> Result<bool, Sc
                 "{} caches long prompts on its own, with no breakpoints to mark{hint}; \
                  cache: auto is for {}",
                 api.as_str(),
-                dialects(|a| a.spec().caching == PromptCaching::Breakpoints)
+                dialects(|a| a.spec().caching == PromptCaching::Breakpoints, ", ")
             )
         }
     }
@@ -382,7 +372,10 @@ pub(super) fn prompt_cache_key_of(
             "request.prompt_cache_key",
             "{} takes no prompt_cache_key; it is for {}{}",
             api.as_str(),
-            dialects(|a| a.spec().caching == PromptCaching::Automatic { key: true }),
+            dialects(
+                |a| a.spec().caching == PromptCaching::Automatic { key: true },
+                ", ",
+            ),
             if api.spec().caching == PromptCaching::Breakpoints {
                 " (here request.cache: auto marks what to cache)"
             } else {

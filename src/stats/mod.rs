@@ -292,6 +292,18 @@ impl StepSummary {
     }
 }
 
+/// The models of `rows`, each once, in order of first appearance: the order every command
+/// lists models in.
+pub fn models_of(rows: &[StepSummary]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for r in rows {
+        if !out.contains(&r.model.as_str()) {
+            out.push(&r.model);
+        }
+    }
+    out
+}
+
 /// Confidence of each bound of a step's TTFT P90 interval (the knee rule).
 pub const KNEE_BOUND_LEVEL: f64 = 0.95;
 

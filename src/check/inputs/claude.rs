@@ -11,12 +11,12 @@
 //! timeout), and its output is a secret like any key.
 
 use super::{
-    flag_target, key_as_sent, shown_url, valid_url, CheckInputs, CheckTarget, InputError,
-    ANTHROPIC_DEFAULT_BASE,
+    flag_target, key_as_sent, not_from_scenario, shown_url, valid_url, CheckInputs, CheckTarget,
+    InputError, ANTHROPIC_DEFAULT_BASE,
 };
 use crate::check::diagnosis::ApiSetting;
 use crate::dialect::{Family, KeyHeader};
-use crate::scenario::{Header, LimitField, Secret};
+use crate::scenario::{Header, Secret};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -300,19 +300,14 @@ pub fn target(
             ),
         },
     };
-    Ok(CheckTarget {
-        label: s.label.clone(),
+    Ok(not_from_scenario(
+        args,
+        s.label.clone(),
         target,
-        key,
-        key_source,
-        extra_body: Map::new(),
-        max_tokens_field: args
-            .max_tokens_field
-            .unwrap_or(LimitField::default_for(api)),
+        (key, key_source),
         notes,
-        scenario_file: None,
-        api_setting: ApiSetting::Target,
-    })
+        ApiSetting::Target,
+    ))
 }
 
 #[cfg(test)]

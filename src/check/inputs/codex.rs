@@ -23,16 +23,16 @@
 //! `--api`, `--api-key-env`) come before the file.
 
 use super::{
-    flag_target, key_as_sent, shown_url, valid_url, CheckInputs, CheckTarget, InputError,
-    OPENAI_DEFAULT_BASE,
+    flag_target, key_as_sent, not_from_scenario, shown_url, valid_url, CheckInputs, CheckTarget,
+    InputError, OPENAI_DEFAULT_BASE,
 };
 use crate::check::diagnosis::ApiSetting;
 use crate::dialect::Api;
-use crate::scenario::{Header, LimitField, Secret};
+use crate::scenario::{Header, Secret};
 use crate::util::redact::is_secret_name;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -208,19 +208,15 @@ pub(super) fn config(
             }
         ),
     );
-    Ok(CheckTarget {
-        label: path.display().to_string(),
+    let setting = api_setting(args, path, &id, &r);
+    Ok(not_from_scenario(
+        args,
+        path.display().to_string(),
         target,
-        key,
-        key_source,
-        extra_body: Map::new(),
-        max_tokens_field: args
-            .max_tokens_field
-            .unwrap_or(LimitField::default_for(api)),
+        (key, key_source),
         notes,
-        scenario_file: None,
-        api_setting: api_setting(args, path, &id, &r),
-    })
+        setting,
+    ))
 }
 
 /// Where the dialect was chosen: the provider's `wire_api` in the file, unless `--api` said.

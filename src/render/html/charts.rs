@@ -12,7 +12,7 @@ use crate::model::LadderUnit;
 use crate::model::Slo;
 use crate::model::{ErrorClass, RequestRecord};
 use crate::render::svg::{Band, Bar, Body, Chart, HLine, Marker, Ring, Series, VLine};
-use crate::stats::{Counted, Profile, StepSummary};
+use crate::stats::{models_of, Counted, Profile, StepSummary};
 use crate::util::duration::ms_text as fmt_ms;
 
 /// The x axis: what the ladder's values count.
@@ -33,14 +33,18 @@ pub fn model_rows<'a>(rows: &'a [StepSummary], model: &str) -> Vec<&'a StepSumma
     v
 }
 
+/// `model`'s steps in the run and in the baseline (none without one), steps ascending.
+fn both_sides<'a>(view: &'a RunView, model: &str) -> (Vec<&'a StepSummary>, Vec<&'a StepSummary>) {
+    let base = view.baseline.as_ref();
+    let base_rows = base.map(|b| model_rows(&b.summaries, model));
+    (
+        model_rows(&view.result.summaries, model),
+        base_rows.unwrap_or_default(),
+    )
+}
+
 pub fn models(rows: &[StepSummary]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for r in rows {
-        if !out.contains(&r.model) {
-            out.push(r.model.clone());
-        }
-    }
-    out
+    models_of(rows).into_iter().map(String::from).collect()
 }
 
 /// Shared axes: the x range and each metric's y maximum over every model and the baseline.
@@ -221,12 +225,7 @@ pub fn model_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Char
 /// them. None when no step reasoned.
 fn reasoning_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
     let model = f.model.as_str();
-    let rows = model_rows(&view.result.summaries, model);
-    let base_rows = view
-        .baseline
-        .as_ref()
-        .map(|b| model_rows(&b.summaries, model))
-        .unwrap_or_default();
+    let (rows, base_rows) = both_sides(view, model);
     if !rows.iter().chain(&base_rows).any(|r| r.any_reasoning()) {
         return Vec::new();
     }
@@ -281,12 +280,7 @@ fn ttfc_series(rs: &[&StepSummary]) -> Vec<Series> {
 fn ladder_charts(view: &RunView, f: &ModelFindings, prefix: &str) -> Vec<Chart> {
     let ax = axes(view);
     let model = f.model.as_str();
-    let rows = model_rows(&view.result.summaries, model);
-    let base_rows = view
-        .baseline
-        .as_ref()
-        .map(|b| model_rows(&b.summaries, model))
-        .unwrap_or_default();
+    let (rows, base_rows) = both_sides(view, model);
     let with_base = |mut v: Vec<Series>, make: &dyn Fn(&[&StepSummary]) -> Vec<Series>| {
         if !base_rows.is_empty() {
             v.extend(make(&base_rows).into_iter().map(baseline_series));
