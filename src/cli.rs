@@ -408,9 +408,10 @@ pub enum PlanFormatArg {
 }
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("target").required(true).args(["rps", "agents", "tasks_per_hour"])))]
+#[command(group(clap::ArgGroup::new("target").required(false).args(["rps", "agents", "tasks_per_hour"])))]
 pub struct PlanArgs {
     /// Run directory or baseline CSV (a folder of runs, e.g. runs/demo, means its latest run).
+    /// A run `ladder logs` wrote needs no target: its own minutes are sized.
     #[arg(value_name = "RUN")]
     pub run: PathBuf,
     /// Target rate in requests per second.

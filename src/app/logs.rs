@@ -76,6 +76,7 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
         }
         if let Some(s) = stories.iter().find(|s| s.group == f.model) {
             f.notes.push(s.note());
+            f.notes.extend(s.needs_note());
         }
         f.notes
             .extend(logs::refine::resolution(f, opts.min_per_level));

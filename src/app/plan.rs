@@ -11,11 +11,16 @@ use crate::store;
 use std::path::{Path, PathBuf};
 
 pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
-    let target = target_of(args)?;
     let (path, note) = resolve_run(&args.run);
     if let Some(n) = note {
         eprintln!("note: {n}");
     }
+    let timeline = path.join(store::TIMELINE_FILE);
+    let no_target = args.rps.is_none() && args.agents.is_none() && args.tasks_per_hour.is_none();
+    if no_target && timeline.is_file() {
+        return plan_from_log(&path, &timeline, args.format);
+    }
+    let target = target_of(args)?;
     let view = load_run(&path).map_err(|e| UsageError(e.to_string()))?;
     for w in &view.warnings {
         eprintln!("warning: {w}");
@@ -90,6 +95,27 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::Ok)
 }
 
+/// `ladder plan LOGRUN`: the limit or copies that would have kept each of the log's minutes
+/// unqueued (`plan::log`), from its `timeline.csv` and the caps its findings show.
+fn plan_from_log(path: &Path, timeline: &Path, format: PlanFormatArg) -> anyhow::Result<ExitCode> {
+    let minutes = store::read_timeline_csv(timeline).map_err(|e| UsageError(e.to_string()))?;
+    let view = load_run(path).map_err(|e| UsageError(e.to_string()))?;
+    let caps = view
+        .findings
+        .iter()
+        .filter_map(|f| match &f.knee {
+            crate::findings::KneeFinding::Knee(k) => Some((f.model.clone(), k.estimated_cap?)),
+            _ => None,
+        })
+        .collect();
+    let plans = crate::plan::log::log_plans(&minutes, &caps);
+    match format {
+        PlanFormatArg::Table => out!("{}", crate::plan::log::log_words(&plans))?,
+        PlanFormatArg::Json => outln!("{}", serde_json::to_string_pretty(&plans)?)?,
+    }
+    Ok(ExitCode::Ok)
+}
+
 /// What `ladder plan` was asked to carry: a rate, or agents (as many, or tasks per hour).
 enum Target {
     Rps(f64),
@@ -117,7 +143,7 @@ fn target_of(args: &PlanArgs) -> anyhow::Result<Target> {
         ))
         .into()),
         _ => Err(UsageError(
-            "say what to plan for: --rps N, --agents N or --tasks-per-hour N".into(),
+            "say what to plan for: --rps N, --agents N or --tasks-per-hour N (only a run `ladder logs` wrote, with its timeline.csv, is sized from its own minutes)".into(),
         )
         .into()),
     }

@@ -2,6 +2,7 @@
 //! rows shown (minutes merged to fit the screen) and the incident's sentence, judged against
 //! the knee the run's findings found. Pure: `app::logs` prints and writes what this returns.
 
+use super::capacity::{needs, Needs};
 use super::ladder::LogLadder;
 use super::timeline::{story, timeline, Minute};
 use super::LogRequest;
@@ -19,12 +20,19 @@ pub struct GroupStory {
     /// The knee's last clean level, when the findings found a knee.
     pub knee_above: Option<u32>,
     pub sentence: String,
+    /// What each minute needed in flight, against the cap.
+    pub needs: Option<Needs>,
 }
 
 impl GroupStory {
     /// The sentence as a note of the group's findings.
     pub fn note(&self) -> String {
         format!("Incident: {}", self.sentence)
+    }
+
+    /// The capacity-over-time sentence, when the group has a service time to size it by.
+    pub fn needs_note(&self) -> Option<String> {
+        self.needs.as_ref().map(Needs::sentence)
     }
 }
 
@@ -73,7 +81,7 @@ fn group_story(
         }
     };
     let knee_at = (knee_above, threshold);
-    let minutes = timeline(&members, &counts, sample_rate, knee_at, 1, ttft_of);
+    let mut minutes = timeline(&members, &counts, sample_rate, knee_at, 1, ttft_of);
     let per_row = minutes.len().div_ceil(rows.max(1)).max(1) as u32;
     let shown = if per_row > 1 {
         timeline(&members, &counts, sample_rate, knee_at, per_row, ttft_of)
@@ -86,17 +94,15 @@ fn group_story(
         .filter(|s| s.model == group)
         .cloned()
         .collect();
-    let sentence = story(
-        &minutes,
-        knee.unwrap_or(&KneeFinding::NoSteps),
-        &levels,
-        e2e_only,
-    );
+    let knee = knee.unwrap_or(&KneeFinding::NoSteps);
+    let sentence = story(&minutes, knee, &levels, e2e_only);
+    let needs = needs(&mut minutes, &levels, knee);
     GroupStory {
         group,
         minutes,
         shown,
         knee_above,
         sentence,
+        needs,
     }
 }

@@ -4,7 +4,8 @@
 //! statistics, knee and wall rules apply unchanged; a per-minute timeline and one sentence tell
 //! when the knee's level was crossed. Pure: the caller reads the files and writes the run.
 //!
-//! Layout: `fields` (which column is which, time and duration cells), `read` (the formats),
+//! Layout: `fields` (which column is which, time and duration cells), `capacity` (what each
+//! minute needed in flight against the cap), `read` (the formats),
 //! `inflight` (the sweep over start/end intervals and the levels), `ladder` (records and step
 //! summaries), `refine` (the knee's level bisected while the log allows), `timeline` (per
 //! minute, the story), `incident` (each group's timeline and sentence against the run's knee),
@@ -13,6 +14,7 @@
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use thiserror::Error;
 
+pub mod capacity;
 pub mod fields;
 pub mod incident;
 pub mod inflight;

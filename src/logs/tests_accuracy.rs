@@ -23,8 +23,16 @@ fn analyzed(g: &Generated) -> Analysis {
     analyze(requests, &opts)
 }
 
-/// A group's conclusion: its name, knee interval, cap, onset minute and sentence.
-type Conclusion = (String, Option<(u32, u32)>, Option<f64>, Option<i64>, String);
+/// A group's conclusion: its name, knee interval, cap, onset minute and sentence, and what
+/// its minutes needed in flight.
+type Conclusion = (
+    String,
+    Option<(u32, u32)>,
+    Option<f64>,
+    Option<i64>,
+    String,
+    Option<capacity::Needs>,
+);
 
 /// What `ladder logs` concludes per group.
 fn conclude(a: &Analysis) -> Vec<Conclusion> {
@@ -49,6 +57,7 @@ fn conclude(a: &Analysis) -> Vec<Conclusion> {
                 cap,
                 onset,
                 story.map(|s| s.sentence.clone()).unwrap_or_default(),
+                story.and_then(|s| s.needs.clone()),
             )
         })
         .collect()
@@ -75,7 +84,7 @@ fn default_options_find_the_cap_within_10_percent_and_the_onset_within_2_minutes
             assert!(g.requests.len() > 5_000, "{}", g.requests.len());
             let c = conclude(&analyzed(&g));
             assert_eq!(c.len(), 1, "{c:?}");
-            let (group, knee, cap, onset, sentence) = &c[0];
+            let (group, knee, cap, onset, sentence, needs) = &c[0];
             let truth = slots as f64;
             let cap = cap.unwrap_or_else(|| panic!("N={slots} seed={seed}: no cap: {sentence}"));
             assert!(
@@ -91,6 +100,11 @@ fn default_options_find_the_cap_within_10_percent_and_the_onset_within_2_minutes
                 g.queue_formed % 60
             );
             assert_eq!(group, "gpt-4o");
+            // The ramp reached 1.1 × the capacity: its peak minutes needed more than the cap,
+            // its quiet ones a third of it.
+            let needs = needs.as_ref().expect("capacity over time");
+            assert!(needs.peak.1 > cap && needs.over > 0, "{}", needs.sentence());
+            assert!(needs.over < needs.minutes / 2, "{}", needs.sentence());
             assert!(
                 sentence.contains("TTFT first rose at") || sentence.contains("first at"),
                 "{sentence}"
@@ -123,7 +137,7 @@ fn a_shared_limit_is_one_cap_across_keys_and_per_key_limits_are_per_key() {
         let a = analyzed(&provider(32, Slots::PerKey, keys(), seed));
         let c = conclude(&a);
         assert_eq!(c.len(), 2, "a group per key: {c:?}");
-        for (group, _, cap, _, sentence) in &c {
+        for (group, _, cap, _, sentence, _) in &c {
             assert!(group.starts_with("gpt-4o ["), "{group}");
             let cap = cap.expect("a cap per key");
             assert!(

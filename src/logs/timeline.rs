@@ -34,6 +34,8 @@ pub struct Minute {
     /// The first minute whose TTFT P90 reached the knee's threshold (`findings::rise`), from
     /// at least [`MIN_MINUTE_TTFTS`] requests: when the queue began to show.
     pub ttft_rose: bool,
+    /// Requests in flight this minute's arrivals needed without queueing (`capacity`).
+    pub needed_in_flight: Option<f64>,
 }
 
 /// Fewest first-token times in a minute for its TTFT P90 to mark the onset.

@@ -17,6 +17,7 @@ mod agents_tests;
 pub mod cap;
 pub mod capacity;
 pub mod estimate;
+pub mod log;
 #[cfg(test)]
 mod tests;
 pub mod words;

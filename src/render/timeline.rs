@@ -78,6 +78,7 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
         "errors",
         "knee_crossed",
         "ttft_rose",
+        "needed_in_flight",
     ]);
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     for (group, rows) in groups {
@@ -97,6 +98,7 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
                 m.errors.to_string(),
                 m.knee_crossed.to_string(),
                 m.ttft_rose.to_string(),
+                opt(m.needed_in_flight),
             ]);
         }
     }

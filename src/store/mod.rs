@@ -21,6 +21,7 @@ mod run_dir;
 mod server_metrics_csv;
 mod shards;
 mod summary_csv;
+mod timeline_csv;
 mod write_run;
 
 pub use appender::{RequestsAppender, FLUSH_EVERY};
@@ -40,6 +41,7 @@ pub use shards::{
     ShardFiles,
 };
 pub use summary_csv::{parse_summary_csv, read_summary_csv, summary_columns, summary_csv};
+pub use timeline_csv::{read_timeline_csv, TimelineMinute};
 pub use write_run::{write_run, RunFiles};
 
 /// File names inside a run directory.

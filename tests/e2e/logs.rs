@@ -228,10 +228,55 @@ fn a_synthetic_day_through_a_cap_of_64_tells_the_incident_at_its_level() {
     assert!(!stdout.contains("in flight on average"), "{stdout}");
     let dir = only_dir(&p.path().join("runs/logs"));
     let timeline = std::fs::read_to_string(dir.join("timeline.csv")).unwrap();
-    assert_eq!(
-        timeline.matches(",true\n").count(),
-        1,
-        "one minute marks the crossing"
+    let header: Vec<&str> = timeline.lines().next().unwrap().split(',').collect();
+    let marked = |column: &str| {
+        let i = header.iter().position(|h| *h == column).unwrap();
+        timeline
+            .lines()
+            .skip(1)
+            .filter(|l| l.split(',').nth(i) == Some("true"))
+            .count()
+    };
+    assert_eq!(marked("knee_crossed"), 1, "one minute marks the crossing");
+    assert_eq!(marked("ttft_rose"), 1, "one minute marks the onset");
+    assert!(header.contains(&"needed_in_flight"), "{header:?}");
+    // The incident's capacity over time, and `plan` on the log's run with no target: the limit
+    // that would have kept every minute unqueued, and the minutes over the cap.
+    assert!(
+        stdout.contains("chat-model: Capacity over time: without queueing, the peak minute"),
+        "{stdout}"
+    );
+    let plan = p.ladder().arg("plan").arg(&dir).output().unwrap();
+    let words = String::from_utf8_lossy(&plan.stdout);
+    assert!(
+        plan.status.success(),
+        "{}",
+        format!(
+            "{:?} {}{}",
+            plan.status,
+            String::from_utf8_lossy(&plan.stderr),
+            words
+        )
+    );
+    assert!(
+        words.contains("a hosted API: ask for a concurrency limit of at least"),
+        "{words}"
+    );
+    assert!(words.contains("minutes were over it"), "{words}");
+    let plan = p
+        .ladder()
+        .arg("plan")
+        .arg(&dir)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let peak = doc[0]["peak_in_flight"].as_f64().unwrap();
+    let cap = doc[0]["cap"].as_f64().unwrap();
+    // The synthetic day peaks near 90 in flight against a cap near 64.
+    assert!(
+        peak > cap && doc[0]["minutes_over_cap"].as_u64().unwrap() > 0,
+        "{doc}"
     );
     assert!(
         timeline.lines().count() > 38,

@@ -369,7 +369,9 @@ fn non_sim_scenario_named(word: &str) -> Option<String> {
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
                 .collect();
-            if name.is_empty() || name == "prompts" || name == "scenario" {
+            // A folder of fixtures (`scenarios/logs/gateway.csv`) names no scenario.
+            let folder = rest[name.len()..].starts_with('/');
+            if name.is_empty() || name == "prompts" || name == "scenario" || folder {
                 continue;
             }
             if !targets_sim(&format!("scenarios/{name}.yaml")) {
