@@ -144,7 +144,7 @@ fn agent_token_rows(s: &mut String, p: &AgentPlan, a: &AgentStep, n: &AgentNeeds
         s,
         "tokens per task",
         format!(
-            "{} input uncached + {} input cached + {} output = {}",
+            "{} uncached input + {} cached input + {} output = {}",
             num(a.input_uncached_per_task),
             num(a.input_cached_per_task),
             num(a.output_per_task),
@@ -152,24 +152,27 @@ fn agent_token_rows(s: &mut String, p: &AgentPlan, a: &AgentStep, n: &AgentNeeds
         ),
     );
     let per_min = |v: f64| format!("{} tokens/min", num(v));
-    row(s, "TPM input uncached", per_min(n.tpm_input_uncached));
-    row(s, "TPM input cached", per_min(n.tpm_input_cached));
-    row(s, "TPM output", per_min(n.tpm_output));
-    let counted = if p.tpm_counts_cached {
-        format!(
+    row(s, "uncached input TPM", per_min(n.tpm_input_uncached));
+    row(s, "cached input TPM", per_min(n.tpm_input_cached));
+    row(s, "output TPM", per_min(n.tpm_output));
+    // The TPM the limit is checked against: total, or without the cached input.
+    let (label, counted) = if p.tpm_counts_cached {
+        let v = format!(
             "{} tokens/min ({} ÷ 60 × {}; cached input counted, as OpenAI counts it)",
             num(n.tpm_counted),
             num(n.tasks_per_hour),
             num(a.tokens_per_task())
-        )
+        );
+        ("total TPM needed", v)
     } else {
-        format!(
-            "{} tokens/min (cached input left out, as Anthropic's ITPM leaves out cache reads on most models; {} with it)",
+        let v = format!(
+            "{} tokens/min (uncached input + output: cached input left out, as Anthropic's ITPM leaves out cache reads on most models; {} total)",
             num(n.tpm_counted),
             num(n.tpm_total)
-        )
+        );
+        ("TPM needed", v)
     };
-    row(s, "TPM needed", counted);
+    row(s, label, counted);
 }
 
 /// The declared limits with their headroom, which binds first, the most agents they allow and

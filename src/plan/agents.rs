@@ -156,10 +156,16 @@ pub struct AgentNeeds {
     pub in_flight: f64,
     /// `in_flight` rounded up, at most `agents` (every agent waiting on the model at once).
     pub concurrency_needed: u32,
+    /// Uncached input, cached input and output tokens per minute (JSON `uncached_input_tpm`,
+    /// `cached_input_tpm`, `output_tpm`).
+    #[serde(rename = "uncached_input_tpm")]
     pub tpm_input_uncached: f64,
+    #[serde(rename = "cached_input_tpm")]
     pub tpm_input_cached: f64,
+    #[serde(rename = "output_tpm")]
     pub tpm_output: f64,
-    /// Input (uncached and cached) and output.
+    /// Input (uncached and cached) and output (JSON `total_tpm`).
+    #[serde(rename = "total_tpm")]
     pub tpm_total: f64,
     /// What the TPM limit is checked against: `tpm_total`, less the cached input when the
     /// account does not count it (`AgentPlan::tpm_counts_cached`).
@@ -343,7 +349,7 @@ fn plan_model(
     let needs = at.needs(agents, how.cached_counts);
     if at.input_uncached_per_task + at.input_cached_per_task == 0.0 {
         notes.push(
-            "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
+            "The server reported no input tokens: the total TPM counts output tokens only, so the real need is higher."
                 .into(),
         );
     } else if at.cache_hit_share.is_some_and(|c| c == 0.0) {

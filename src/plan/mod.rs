@@ -110,6 +110,9 @@ pub struct ModelPlan {
     /// That concurrency against the cap the run's knee shows: how many copies of the measured
     /// service it takes (`None` when the run cannot say, or the search already spread it).
     pub cap: Option<CapFit>,
+    /// Total tokens (input + output) per minute at the target rate, what the `tpm` limit is
+    /// checked against (JSON `total_tpm_needed`).
+    #[serde(rename = "total_tpm_needed")]
     pub tpm_needed: Option<f64>,
     pub rpm_needed: f64,
     pub limits: Vec<LimitCheck>,
@@ -324,7 +327,7 @@ fn plan_model(
         .and_then(|f| cap::cap_fit(f, needed));
     if b.input_tokens_per_request == 0.0 {
         notes.push(
-            "The server reported no input tokens: TPM counts output tokens only, so the real need is higher."
+            "The server reported no input tokens: the total TPM counts output tokens only, so the real need is higher."
                 .into(),
         );
     }

@@ -255,7 +255,7 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
     );
     row(
         s,
-        "TPM needed",
+        "total TPM needed",
         format!(
             "{rps} × 60 × {} = {} tokens/min",
             num(tokens),

@@ -18,11 +18,11 @@ const RUN_HEADER: [&str; 10] = [
     "TPOT P50/P90/P99",
     "ITL P99",
     "E2E P90",
-    "TPM",
+    "output TPM",
     "RPS",
     "goodput",
 ];
-const COMPARE_METRICS: [&str; 4] = ["TTFT P90", "TPOT P50", "TPM", "errors"];
+const COMPARE_METRICS: [&str; 4] = ["TTFT P90", "TPOT P50", "output TPM", "errors"];
 /// The comparison's columns for embeddings (no token: E2E and the input tokens per minute).
 const COMPARE_INPUT_ONLY: [&str; 4] = ["E2E P90", "E2E P50", "input TPM", "errors"];
 const ERRORS_COLUMN: usize = 2;
@@ -85,6 +85,7 @@ pub fn run_table_priced(
         let shown = Profile::of(steps.iter().copied());
         let mut header: Vec<String> = RUN_HEADER.iter().map(|h| h.to_string()).collect();
         header[0] = unit_header(steps.first().map(|r| r.ladder_unit)).into();
+        header[TPM_COLUMN] = shown.tpm_header().into();
         if shown.counted == Counted::Input {
             header.splice(E2E_COLUMN..=TPM_COLUMN, INPUT_ONLY_HEADER.map(String::from));
         }
@@ -138,7 +139,7 @@ pub fn run_table_priced(
 /// The E2E and TPM columns of the run table, and what an embeddings model shows there.
 const E2E_COLUMN: usize = 6;
 const TPM_COLUMN: usize = 7;
-const INPUT_ONLY_HEADER: [&str; 3] = ["E2E P50/P90/P99", "in TPM", "in tok/s"];
+const INPUT_ONLY_HEADER: [&str; 3] = ["E2E P50/P90/P99", "input TPM", "input tok/s"];
 
 /// One step's row of the run table.
 fn step_cells(r: &StepSummary, interrupted: Option<Interrupted>, shown: Profile) -> Vec<String> {
@@ -303,10 +304,11 @@ pub fn compare_models_table(rows: &[StepSummary]) -> Option<String> {
         return None;
     }
     let profile = Profile::of(rows);
-    let (metrics, first) = match profile.counted {
+    let (mut metrics, first) = match profile.counted {
         Counted::Input => (COMPARE_INPUT_ONLY, "E2E P90"),
         Counted::Output => (COMPARE_METRICS, "TTFT P90"),
     };
+    metrics[2] = profile.tpm_header();
     let lead = |r: &StepSummary| match profile.counted {
         Counted::Input => r.e2e_p90_ms,
         Counted::Output => r.ttft_p90_ms,

@@ -25,15 +25,16 @@ fn compact(v: f64) -> String {
 }
 
 /// The timeline as a table; `metric` names the latency column (TTFT, or E2E without one).
+/// `total tok/min` counts input + output tokens, as account limits do.
 pub fn table(rows: &[Minute], knee_above: Option<u32>, metric: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<6} {:>15} {:>8} {:>8} {:>10} {:>10} {:>7}",
+        "{:<6} {:>15} {:>8} {:>13} {:>10} {:>10} {:>7}",
         "time",
         "in flight avg/max",
         "req/s",
-        "tok/min",
+        "total tok/min",
         format!("{metric} P50"),
         format!("{metric} P90"),
         "errors"
@@ -49,7 +50,7 @@ pub fn table(rows: &[Minute], knee_above: Option<u32>, metric: &str) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<6} {:>15} {:>8.2} {:>8} {:>10} {:>10} {:>7}{mark}",
+            "{:<6} {:>15} {:>8.2} {:>13} {:>10} {:>10} {:>7}{mark}",
             clock(m.minute),
             format!("{:.1} / {}", m.in_flight_mean, m.in_flight_max),
             m.rps,
@@ -62,7 +63,8 @@ pub fn table(rows: &[Minute], knee_above: Option<u32>, metric: &str) -> String {
     out
 }
 
-/// `timeline.csv`: one row per group and minute, the minute as an RFC 3339 time.
+/// `timeline.csv`: one row per group and minute, the minute as an RFC 3339 time. `total_tpm`
+/// counts input + output tokens, as account limits do.
 pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let _ = w.write_record([
@@ -72,7 +74,7 @@ pub fn csv(groups: &[(String, Vec<Minute>)]) -> Vec<u8> {
         "in_flight_max",
         "requests",
         "rps",
-        "tpm",
+        "total_tpm",
         "ttft_p50_ms",
         "ttft_p90_ms",
         "errors",

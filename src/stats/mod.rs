@@ -23,8 +23,10 @@ pub use step::{summarize_step, StepContext};
 
 use serde::{Deserialize, Serialize};
 
-/// Current `summary.csv` schema version. Readers accept this and older versions.
-pub const SCHEMA_VERSION: u32 = 2;
+/// Current `summary.csv` schema version. Readers accept this and older versions. Schema 3
+/// renamed `tpm`, `tpm_total` and `tpm_steady` to `output_tpm`, `total_tpm` and
+/// `output_tpm_steady` (what each counts); older files read through the old names.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One row of `summary.csv` (docs/files.md), columns in this order. Missing values are empty cells.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -58,7 +60,12 @@ pub struct StepSummary {
     pub e2e_mean_ms: Option<f64>,
     pub output_tokens: u64,
     pub input_tokens: u64,
+    /// Output tokens per minute over the step (`output_tpm`; `tpm` before schema 3).
+    #[serde(rename = "output_tpm", alias = "tpm")]
     pub tpm: f64,
+    /// Input + output tokens per minute over the step, as most account limits count them
+    /// (`total_tpm`; `tpm_total` before schema 3).
+    #[serde(rename = "total_tpm", alias = "tpm_total")]
     pub tpm_total: f64,
     pub rps: f64,
     /// Share of attempted requests that succeeded and met every SLO bound (1.0 without an SLO
@@ -84,8 +91,9 @@ pub struct StepSummary {
     /// throughput checks judge and the table shows.
     #[serde(default)]
     pub rps_steady: Option<f64>,
-    /// Schema 2: output tokens per minute delivered in the steady window (same rule).
-    #[serde(default)]
+    /// Schema 2: output tokens per minute delivered in the steady window (same rule);
+    /// `output_tpm_steady` (`tpm_steady` before schema 3).
+    #[serde(default, rename = "output_tpm_steady", alias = "tpm_steady")]
     pub tpm_steady: Option<f64>,
     /// Schema 2: share of successful requests whose token count is server-reported usage
     /// (the rest counted chunks); `None` without successes.

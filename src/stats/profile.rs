@@ -107,6 +107,15 @@ impl Profile {
         }
     }
 
+    /// The TPM figure's header, saying which tokens it counts: "output TPM" or "input TPM"
+    /// (a bare "TPM" is never shown: account limits count input + output, `total_tpm`).
+    pub fn tpm_header(&self) -> &'static str {
+        match self.counted {
+            Counted::Output => "output TPM",
+            Counted::Input => "input TPM",
+        }
+    }
+
     /// The note under a table whose TTFT, TPOT and ITL read `–`, saying why; `None` when they
     /// were measured.
     pub fn unmeasured_note(&self) -> Option<&'static str> {
@@ -123,7 +132,7 @@ pub const NOT_STREAMED_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): the
 
 /// Under the table of an embeddings model: why TTFT, TPOT and ITL read `–`, and what its
 /// throughput counts.
-pub const EMBEDDINGS_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): an embeddings answer is one body of vectors, no token; E2E and input tokens are measured (in TPM: input tokens per minute, in tok/s: per second), and the knee goes by E2E.";
+pub const EMBEDDINGS_NOTE: &str = "TTFT, TPOT and ITL: – (not measured): an embeddings answer is one body of vectors, no token; E2E and input tokens are measured (input TPM: input tokens per minute, input tok/s: per second), and the knee goes by E2E.";
 
 #[cfg(test)]
 mod tests {
@@ -151,6 +160,7 @@ mod tests {
         assert!(p.streamed() && p.generates());
         assert_eq!(p.unmeasured_note(), None);
         assert_eq!(p.tokens(), "output");
+        assert_eq!(p.tpm_header(), "output TPM");
         assert_eq!(p.tpm(&s[0]), s[0].throughput(true));
     }
 
@@ -165,6 +175,7 @@ mod tests {
         assert_eq!((p.timing, p.counted), (Timing::Whole, Counted::Input));
         assert_eq!(p.unmeasured_note(), Some(EMBEDDINGS_NOTE));
         assert_eq!(p.tokens(), "input");
+        assert_eq!(p.tpm_header(), "input TPM");
         assert_eq!(p.tpm(&embeddings[0]), 400.0);
         assert!(!p.generates());
     }

@@ -80,8 +80,32 @@ pub(super) fn read_row<T: Default>(cols: &[Column<T>], row: &Row<'_>) -> Result<
 /// - `zero "what"`: an integer that reads as 0 when the cell is empty;
 /// - `text` / `opt_text`: text kept on one line;
 /// - `flag`: `true`/`false` (an empty cell or `0` is false);
-/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text).
+/// - `with WRITE, READ`: anything else, as two functions (`WRITE` appends the cell's text);
+/// - `field as "header": fixed …` / `opt_fixed …`: a header that is not the field's name (a
+///   column renamed in the file; its old name is read through the file's `RENAMED` list).
 macro_rules! col {
+    ($f:ident as $name:literal: fixed $d:expr, $what:expr) => {
+        $crate::store::columns::Column {
+            name: $name,
+            optional: false,
+            write: |r, out| $crate::store::csv_io::push_fixed(out, r.$f, $d),
+            read: |row, r| {
+                r.$f = row.parse($name, $what)?;
+                Ok(())
+            },
+        }
+    };
+    ($f:ident as $name:literal: opt_fixed $d:expr, $what:expr) => {
+        $crate::store::columns::Column {
+            name: $name,
+            optional: false,
+            write: |r, out| $crate::store::csv_io::push_opt_fixed(out, r.$f, $d),
+            read: |row, r| {
+                r.$f = row.opt($name, $what)?;
+                Ok(())
+            },
+        }
+    };
     ($f:ident: parse $what:expr) => {
         $crate::store::columns::Column {
             name: stringify!($f),

@@ -301,15 +301,18 @@ pub(super) fn read_csv<T>(
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         bytes.truncate(keep);
     }
-    parse_csv(path, &bytes, kind, required, parse_row)
+    parse_csv(path, &bytes, kind, required, &[], parse_row)
 }
 
 /// Parses CSV bytes; `path` names the source in errors (e.g. `baselines/x.csv@1a2b3c4`).
+/// `renamed` lists columns by (old name, new name): a file written before the rename has the
+/// old one, which then reads as the new one (when the file lacks the new one).
 pub(super) fn parse_csv<T>(
     path: &Path,
     bytes: &[u8],
     kind: &'static str,
     required: &[&str],
+    renamed: &[(&str, &str)],
     mut parse_row: impl FnMut(&Row<'_>) -> Result<T, StoreError>,
 ) -> Result<Vec<T>, StoreError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -337,6 +340,11 @@ pub(super) fn parse_csv<T>(
     let mut index: HashMap<String, usize> = HashMap::new();
     for (i, h) in headers.iter().enumerate() {
         index.entry(h.to_string()).or_insert(i); // a duplicated column: the first one counts
+    }
+    for (old, new) in renamed {
+        if let Some(&i) = index.get(*old) {
+            index.entry(new.to_string()).or_insert(i);
+        }
     }
     let missing: Vec<&str> = required
         .iter()

@@ -44,8 +44,8 @@ static COLUMNS: &[Column<StepSummary>] = &[
     col!(e2e_mean_ms: opt_fixed MS, "milliseconds"),
     col!(output_tokens: parse "a token count"),
     col!(input_tokens: parse "a token count"),
-    col!(tpm: fixed RATE, "a number"),
-    col!(tpm_total: fixed RATE, "a number"),
+    col!(tpm as "output_tpm": fixed RATE, "a number"),
+    col!(tpm_total as "total_tpm": fixed RATE, "a number"),
     col!(rps: fixed RATE, "a number"),
     col!(goodput: opt_fixed SHARE, "a share between 0 and 1"),
     col!(duration_s: fixed MS, "seconds"),
@@ -56,7 +56,7 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(steady_s: opt_fixed MS, "seconds")),
     optional(col!(concurrency_steady: opt_fixed RATE, "a number")),
     optional(col!(rps_steady: opt_fixed RATE, "a number")),
-    optional(col!(tpm_steady: opt_fixed RATE, "a number")),
+    optional(col!(tpm_steady as "output_tpm_steady": opt_fixed RATE, "a number")),
     optional(col!(tokens_usage_share: opt_fixed SHARE, "a share between 0 and 1")),
     optional(col!(ttft_p90_lo_ms: opt_fixed MS, "milliseconds")),
     optional(col!(ttft_p90_hi_ms: opt_fixed MS, "milliseconds")),
@@ -109,6 +109,14 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(synthetic_call_share: opt_fixed SHARE, "a share between 0 and 1")),
 ];
 
+/// Columns renamed in schema 3 to say which tokens they count, by (old name, new name): files
+/// written before it (committed baselines, older runs) read through the old names.
+const RENAMED: &[(&str, &str)] = &[
+    ("tpm", "output_tpm"),
+    ("tpm_total", "total_tpm"),
+    ("tpm_steady", "output_tpm_steady"),
+];
+
 /// `summary.csv`'s header, in file order.
 pub fn summary_columns() -> Vec<&'static str> {
     columns::names(COLUMNS)
@@ -133,7 +141,7 @@ pub fn read_summary_csv(path: &Path) -> Result<Vec<StepSummary>, StoreError> {
 /// history); `path` names the source in error messages. A file of a newer schema is refused.
 pub fn parse_summary_csv(path: &Path, bytes: &[u8]) -> Result<Vec<StepSummary>, StoreError> {
     let required = columns::required(COLUMNS);
-    parse_csv(path, bytes, "summary CSV", &required, |row| {
+    parse_csv(path, bytes, "summary CSV", &required, RENAMED, |row| {
         let schema_version: u32 = row.parse("schema_version", "a schema version")?;
         if schema_version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema {
@@ -268,7 +276,7 @@ pub(super) mod tests {
         assert!(text.starts_with("schema_version,scenario,fingerprint,model,step,concurrency,"));
         assert!(text.trim_end().ends_with(
             "duration_s,achieved_concurrency,client_cpu_pct,loop_lag_p99_ms,steady_s,\
-             concurrency_steady,rps_steady,tpm_steady,tokens_usage_share,ttft_p90_lo_ms,\
+             concurrency_steady,rps_steady,output_tpm_steady,tokens_usage_share,ttft_p90_lo_ms,\
              ttft_p90_hi_ms,ladder_unit,short,cached_tokens,offered_rps,dropped,\
              send_lag_p50_ms,send_lag_p99_ms,ttft_sched_p90_ms,ttft_sched_p99_ms,\
              e2e_sched_p90_ms,e2e_sched_p99_ms,error_classes,headers_p50_ms,headers_p90_ms,\
@@ -390,6 +398,27 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn schema_2_names_of_the_tpm_columns_read() {
+        // Before schema 3 the output and total TPM columns were `tpm`, `tpm_total` and
+        // `tpm_steady`: committed baselines and older runs still load, with the same values.
+        let text = summary_text(&[summary_row("m", 1)]);
+        assert!(text.contains(",output_tpm,total_tpm,") && text.contains(",output_tpm_steady,"));
+        let old = text
+            .replacen(",output_tpm,total_tpm,", ",tpm,tpm_total,", 1)
+            .replacen(",output_tpm_steady,", ",tpm_steady,", 1)
+            .replacen("\n3,", "\n2,", 1);
+        let dir = tempfile::tempdir().unwrap();
+        let rows = read_summary_csv(&write(&dir, "old.csv", &old)).unwrap();
+        let expected = StepSummary {
+            schema_version: 2,
+            ..summary_row("m", 1)
+        };
+        assert_eq!(rows, vec![expected]);
+        // No TPM column is bare: each says which tokens it counts.
+        assert!(!summary_columns().contains(&"tpm"));
+    }
+
+    #[test]
     fn unknown_and_reordered_columns() {
         // Extra column first and last, and two known columns swapped: matched by name.
         let text = summary_text(&[summary_row("m", 1)]);
@@ -460,7 +489,10 @@ pub(super) mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            msg.contains("s.csv: line 2: schema_version 3 is newer"),
+            msg.contains(&format!(
+                "s.csv: line 2: schema_version {} is newer",
+                SCHEMA_VERSION + 1
+            )),
             "{msg}"
         );
     }

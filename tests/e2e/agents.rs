@@ -224,19 +224,19 @@ fn plan_sizes_agents_from_the_runs_summary() {
     assert!(close(got("rpm"), 3.0 * per_hour / 60.0 * turns), "{n}");
     let tpm = 3.0 * per_hour / 60.0 * tokens;
     let input_share = input / (input + output);
-    assert!(close(got("tpm_total"), tpm), "{n}");
+    assert!(close(got("total_tpm"), tpm), "{n}");
     assert!(
-        close(got("tpm_input_cached"), tpm * input_share * cached / input),
+        close(got("cached_input_tpm"), tpm * input_share * cached / input),
         "{n}"
     );
     assert!(
         close(
-            got("tpm_input_uncached"),
+            got("uncached_input_tpm"),
             tpm * input_share * (1.0 - cached / input)
         ),
         "{n}"
     );
-    assert!(close(got("tpm_output"), tpm * (1.0 - input_share)), "{n}");
+    assert!(close(got("output_tpm"), tpm * (1.0 - input_share)), "{n}");
     assert!(
         close(got("tpm_counted"), tpm),
         "cached input counts by default"
@@ -283,7 +283,7 @@ fn plan_sizes_agents_from_the_runs_summary() {
     for needle in [
         "plan for 40 agents (no SLO",
         "sim-model: EXTRAPOLATED from 4 agents",
-        "TPM input cached",
+        "cached input TPM",
         "requests in flight",
     ] {
         assert!(text.contains(needle), "{needle:?} in\n{text}");

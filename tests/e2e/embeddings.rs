@@ -66,8 +66,8 @@ fn a_ladder_measures_e2e_and_input_tokens_finds_the_knee_on_e2e_and_diffs() {
     }
     for words in [
         "E2E P50/P90/P99",
-        "in TPM",
-        "in tok/s",
+        "input TPM",
+        "input tok/s",
         "an embeddings answer is one body of vectors",
         "E2E knee in (2, 4] streams",
     ] {
@@ -77,13 +77,13 @@ fn a_ladder_measures_e2e_and_input_tokens_finds_the_knee_on_e2e_and_diffs() {
     // Input tokens per minute: 2 streams of 4 texts per answer of about 120 ms.
     let (sh, steps) = read_csv(&dir.join("summary.csv"));
     let first = &steps[0];
-    let in_tpm = num(first, &sh, "tpm_total") - num(first, &sh, "tpm");
+    let in_tpm = num(first, &sh, "total_tpm") - num(first, &sh, "output_tpm");
     let expected = 2.0 * tokens / 0.12 * 60.0;
     assert!(
         (0.7 * expected..1.05 * expected).contains(&in_tpm),
         "in TPM {in_tpm}, ~{expected}"
     );
-    assert_eq!(num(first, &sh, "tpm"), 0.0);
+    assert_eq!(num(first, &sh, "output_tpm"), 0.0);
 
     // The same ladder with every answer 80 ms slower: diff fails on E2E, and says TPM and the
     // decode rate do not apply.

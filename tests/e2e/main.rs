@@ -62,6 +62,7 @@ mod telemetry;
 mod throughput_gate;
 mod timeouts;
 mod tls;
+mod tpm_words;
 mod trend;
 mod truth;
 mod ttfc;

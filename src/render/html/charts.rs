@@ -385,14 +385,14 @@ fn tpot_series(rs: &[&StepSummary]) -> Vec<Series> {
 /// for embeddings, the input tokens per minute (`Profile::tpm`).
 fn tpm_series(rs: &[&StepSummary], profile: Profile) -> Vec<Series> {
     let tpm = points(rs, |r| Some(profile.tpm(r)));
-    vec![series("TPM", 2, Marker::Circle, tpm)]
+    vec![series(profile.tpm_header(), 2, Marker::Circle, tpm)]
 }
 
 /// The TPM chart's title and axis: output tokens, or input tokens for embeddings.
 fn tpm_words(profile: Profile) -> (&'static str, &'static str) {
     match profile.counted {
         Counted::Input => ("input tokens per minute", "input TPM (tokens/min)"),
-        Counted::Output => ("output tokens per minute", "TPM (tokens/min)"),
+        Counted::Output => ("output tokens per minute", "output TPM (tokens/min)"),
     }
 }
 

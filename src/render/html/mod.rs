@@ -16,7 +16,7 @@ pub mod view;
 use crate::compare::{Comparison, Outcome};
 use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
 use crate::render::svg::{self, escape};
-use crate::stats::{Counted, Profile, StepSummary};
+use crate::stats::{Profile, StepSummary};
 use std::fmt::Write;
 use view::RunView;
 
@@ -287,10 +287,7 @@ fn steps_table(s: &mut String, rows: &[&StepSummary], currency: Option<&str>) {
     };
     // Embeddings generate no token: their TPM is the input tokens they embedded.
     let profile = Profile::of(rows.iter().copied());
-    let tpm_head = match profile.counted {
-        Counted::Input => "input TPM",
-        Counted::Output => "TPM",
-    };
+    let tpm_head = profile.tpm_header();
     let _ = write!(s, "<th>ok / sent</th><th>TTFT P50 / P90 / P99 (ms)</th>{ttfc_head}<th>TPOT P50 / P90 (ms)</th><th>E2E mean (ms)</th><th>{tpm_head}</th><th>RPS</th><th>failed</th><th>goodput</th>{cost_head}</tr></thead><tbody>");
     for r in rows {
         let cost = |c: Option<f64>| c.map_or_else(|| "-".to_string(), crate::model::cost_text);
