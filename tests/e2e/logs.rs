@@ -3,22 +3,13 @@
 //! synthetic day of traffic through a concurrency cap of 64 tells the incident in one sentence
 //! at the right level; clock skew and a bad mapping are said, not hidden.
 
-use crate::support::{sim_scenario, Project};
+use crate::support::{only_dir, sim_scenario, Project};
 use serde_json::Value;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn only_dir(base: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 #[test]

@@ -3,9 +3,9 @@
 //! `ladder logs` on its requests and `plan`'s JSON show no bare `TPM` (or `tpm`, `tok/min`)
 //! header: a header cell, CSV column, chart label or JSON key with no qualifier.
 
-use crate::support::{sim_scenario, Project};
+use crate::support::{only_dir, sim_scenario, Project};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Headers that do not say which tokens they count.
 const BARE: [&str; 5] = ["TPM", "tpm", "tok/min", "TPM (tokens/min)", "tokens/min"];
@@ -48,15 +48,6 @@ fn csv_header(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let line = text.lines().next().unwrap_or_default();
     line.split(',').map(str::to_string).collect()
-}
-
-fn only_dir(base: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs[0].clone()
 }
 
 #[test]

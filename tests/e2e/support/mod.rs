@@ -85,6 +85,16 @@ pub fn files_under(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The one entry of `base` (a folder that must hold exactly one: a scenario's run folder).
+pub fn only_dir(base: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs[0].clone()
+}
+
 /// Reads a CSV file into header + rows of strings.
 pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     let mut rdr =
