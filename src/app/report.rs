@@ -177,8 +177,17 @@ pub fn view_of(
         }),
         _ => Vec::new(),
     };
+    // A log's minutes, for the capacity-over-time chart; a damaged file costs only the chart.
+    let timeline = match result.dir.as_ref().map(|d| d.join(store::TIMELINE_FILE)) {
+        Some(p) if p.is_file() => store::read_timeline_csv(&p).unwrap_or_else(|e| {
+            warnings.push(format!("the capacity over time is not shown: {e}"));
+            Vec::new()
+        }),
+        _ => Vec::new(),
+    };
     RunView {
         server_metrics,
+        timeline,
         pairs,
         meta: result.meta.clone(),
         scenario_yaml: recorded.map(|r| r.yaml),

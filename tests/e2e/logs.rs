@@ -269,6 +269,30 @@ fn a_synthetic_day_through_a_cap_of_64_tells_the_incident_at_its_level() {
         peak > cap && doc[0]["minutes_over_cap"].as_u64().unwrap() > 0,
         "{doc}"
     );
+    // The report draws what each minute needed against the cap.
+    let html = p.path().join("log.html");
+    let report = p
+        .ladder()
+        .arg("report")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(
+        report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&report.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    let at = page
+        .find("<h3>Capacity over time</h3>")
+        .expect("the section");
+    let section = &page[at..page[at..].find("</section>").unwrap() + at];
+    assert!(
+        section.contains("<svg") && section.contains("cap ≈ "),
+        "{section}"
+    );
     assert!(
         timeline.lines().count() > 38,
         "every minute: {}",

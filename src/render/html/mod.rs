@@ -9,6 +9,7 @@ pub mod curves;
 pub mod evidence;
 mod lead;
 mod marks;
+mod needs;
 mod style;
 pub mod trend;
 pub mod view;
@@ -109,6 +110,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         s.push_str("</section>");
     }
     evidence::server_section(s, v, &prefix);
+    needs::needs_section(s, v, &prefix);
     if let Some(c) = &v.comparison {
         let base = v.baseline.as_ref().map_or("", |b| b.label.as_str());
         verdict_section(

@@ -36,4 +36,6 @@ pub struct RunView {
     /// The server's `/metrics` during the run (`server_metrics.csv`); empty when the run did
     /// not scrape (`target.metrics`).
     pub server_metrics: Vec<MetricRow>,
+    /// A log's minutes (`timeline.csv`, written by `ladder logs`); empty for other runs.
+    pub timeline: Vec<crate::store::TimelineMinute>,
 }
