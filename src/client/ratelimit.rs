@@ -12,24 +12,89 @@ use crate::model::LimitKind;
 use std::time::{Duration, SystemTime};
 
 /// What a rate-limited response says about the limit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RateLimitInfo {
     /// `retry-after-ms`, else `retry-after` (seconds), else the reset time of the exhausted
     /// OpenAI limit (`x-ratelimit-reset-requests`/`-tokens`).
     pub retry_after: Option<Duration>,
     pub kind: Option<LimitKind>,
+    /// The limit of `kind` its header or its message gave (per minute; in flight for a
+    /// concurrency limit).
+    pub limit: Option<u64>,
+    /// The smallest share left of any limit the response's rate-limit headers reported.
+    pub headroom: Option<f64>,
 }
 
-const TOKENS_REMAINING: [&str; 4] = [
-    "x-ratelimit-remaining-tokens",
-    "anthropic-ratelimit-tokens-remaining",
-    "anthropic-ratelimit-input-tokens-remaining",
-    "anthropic-ratelimit-output-tokens-remaining",
+/// One limit's headers: OpenAI's `x-ratelimit-{remaining,limit}-<suffix>`, Anthropic's
+/// `anthropic-ratelimit-<infix>-{remaining,limit}`.
+struct LimitHeaders {
+    kind: LimitKind,
+    openai: Option<&'static str>,
+    anthropic: &'static str,
+}
+
+/// The limits headers report, the specific before Anthropic's `tokens` (its tightest token
+/// limit, at zero whenever one of them is).
+const LIMIT_HEADERS: [LimitHeaders; 4] = [
+    LimitHeaders {
+        kind: LimitKind::InputTokens,
+        openai: None,
+        anthropic: "input-tokens",
+    },
+    LimitHeaders {
+        kind: LimitKind::OutputTokens,
+        openai: None,
+        anthropic: "output-tokens",
+    },
+    LimitHeaders {
+        kind: LimitKind::Tokens,
+        openai: Some("tokens"),
+        anthropic: "tokens",
+    },
+    LimitHeaders {
+        kind: LimitKind::Requests,
+        openai: Some("requests"),
+        anthropic: "requests",
+    },
 ];
-const REQUESTS_REMAINING: [&str; 2] = [
-    "x-ratelimit-remaining-requests",
-    "anthropic-ratelimit-requests-remaining",
-];
+
+/// A header value by name (case-insensitive).
+fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.trim())
+}
+
+/// `(remaining, limit)` of one limit's headers, each when sent.
+fn limit_headers(headers: &[(&str, &str)], h: &LimitHeaders) -> (Option<f64>, Option<u64>) {
+    let names = |what: &str| {
+        let openai = h.openai.map(|s| format!("x-ratelimit-{what}-{s}"));
+        let anthropic = format!("anthropic-ratelimit-{}-{what}", h.anthropic);
+        [openai, Some(anthropic)]
+    };
+    let get = |what: &str| {
+        names(what)
+            .into_iter()
+            .flatten()
+            .find_map(|n| header(headers, &n))
+    };
+    let remaining = get("remaining").and_then(|v| v.parse::<f64>().ok());
+    let limit = get("limit").and_then(|v| v.parse::<f64>().ok());
+    (remaining, limit.filter(|l| *l >= 1.0).map(|l| l as u64))
+}
+
+/// The smallest share left of any limit the headers report (`remaining / limit`), for every
+/// response, not only 429s.
+pub fn headroom(headers: &[(&str, &str)]) -> Option<f64> {
+    LIMIT_HEADERS
+        .iter()
+        .filter_map(|h| match limit_headers(headers, h) {
+            (Some(r), Some(l)) => Some((r / l as f64).clamp(0.0, 1.0)),
+            _ => None,
+        })
+        .min_by(f64::total_cmp)
+}
 
 /// Reads the rate-limit headers (names case-insensitive) and, when they do not decide, the
 /// body's error, of a 429 (or 503) response that arrived at `received` (our clock).
@@ -38,24 +103,32 @@ pub fn parse_rate_limit(
     body_error: Option<&InBandError>,
     received: SystemTime,
 ) -> RateLimitInfo {
-    let get = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k.trim().eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.trim())
+    let get = |name: &str| header(headers, name);
+    let exhausted: Vec<LimitKind> = LIMIT_HEADERS
+        .iter()
+        .filter(|h| limit_headers(headers, h).0.is_some_and(|r| r <= 0.0))
+        .map(|h| h.kind)
+        .collect();
+    // Anthropic's `tokens` is at zero whenever its input or output limit is: the specific wins.
+    let specific: Vec<LimitKind> = match exhausted.as_slice() {
+        [k @ (LimitKind::InputTokens | LimitKind::OutputTokens), LimitKind::Tokens] => vec![*k],
+        other => other.to_vec(),
     };
-    let exhausted = |names: &[&str]| names.iter().filter_map(|n| get(n)).any(is_zero);
-    let tokens = exhausted(&TOKENS_REMAINING);
-    let requests = exhausted(&REQUESTS_REMAINING);
-    let kind = match (tokens, requests) {
-        (true, false) => Some(LimitKind::Tokens),
-        (false, true) => Some(LimitKind::Requests),
+    let kind = match specific.as_slice() {
+        [k] => Some(*k),
         _ => body_error.and_then(kind_from_error),
     };
+    let limit = kind.and_then(|k| {
+        LIMIT_HEADERS
+            .iter()
+            .find(|h| h.kind == k)
+            .and_then(|h| limit_headers(headers, h).1)
+            .or_else(|| body_error.and_then(|e| limit_from_message(&e.message)))
+    });
     let reset = match kind {
         Some(LimitKind::Tokens) => get("x-ratelimit-reset-tokens"),
         Some(LimitKind::Requests) => get("x-ratelimit-reset-requests"),
-        None => None,
+        _ => None,
     };
     let retry_after = get("retry-after-ms")
         .and_then(|v| non_negative(v).map(|ms| Duration::from_secs_f64(ms / 1000.0)))
@@ -67,7 +140,36 @@ pub fn parse_rate_limit(
             })
         })
         .or_else(|| reset.and_then(parse_go_duration));
-    RateLimitInfo { retry_after, kind }
+    RateLimitInfo {
+        retry_after,
+        kind,
+        limit,
+        headroom: headroom(headers),
+    }
+}
+
+/// The limit a 429's message states: OpenAI's "Limit 30000", Anthropic's "of 30,000 input
+/// tokens per minute", "allows 8 requests in flight".
+fn limit_from_message(msg: &str) -> Option<u64> {
+    let lower = msg.to_lowercase();
+    let number_after = |at: usize| -> Option<u64> {
+        let digits: String = lower[at..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == ',')
+            .filter(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok().filter(|n| *n > 0)
+    };
+    for cue in ["limit ", "limit: ", " of ", "allows "] {
+        if let Some(n) = lower
+            .match_indices(cue)
+            .find_map(|(i, _)| number_after(i + cue.len()))
+        {
+            return Some(n);
+        }
+    }
+    None
 }
 
 /// `Retry-After: <HTTP-date>` (RFC 9110) as a wait: the date minus the response's own `Date`
@@ -168,10 +270,6 @@ pub fn parse_go_duration(s: &str) -> Option<Duration> {
     Some(Duration::from_nanos(nanos))
 }
 
-fn is_zero(v: &str) -> bool {
-    v.parse::<f64>().is_ok_and(|n| n <= 0.0)
-}
-
 fn non_negative(v: &str) -> Option<f64> {
     v.parse::<f64>()
         .ok()
@@ -194,13 +292,12 @@ fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
         "token rate limit",
         "request tokens",
     ];
-    const REQUEST_PHRASES: [&str; 6] = [
+    const REQUEST_PHRASES: [&str; 5] = [
         "requests per min",
         "requests per day",
         "requests per hour",
         "number of requests",
         "request rate limit",
-        "concurrent",
     ];
     let tokens = ty.starts_with("tokens")
         || TOKEN_PHRASES.iter().any(|p| msg.contains(p))
@@ -210,9 +307,16 @@ fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
     let requests = ty == "requests"
         || REQUEST_PHRASES.iter().any(|p| msg.contains(p))
         || ["rpm", "rpd"].iter().any(|w| has_word(w));
-    match (tokens, requests) {
-        (true, false) => Some(LimitKind::Tokens),
-        (false, true) => Some(LimitKind::Requests),
+    if has_word("concurrent") || has_word("concurrency") || msg.contains("in flight") {
+        return Some(LimitKind::Concurrency);
+    }
+    let input = msg.contains("input tokens per") || has_word("itpm");
+    let output = msg.contains("output tokens per") || has_word("otpm");
+    match (tokens, requests, input, output) {
+        (true, false, true, false) => Some(LimitKind::InputTokens),
+        (true, false, false, true) => Some(LimitKind::OutputTokens),
+        (true, false, _, _) => Some(LimitKind::Tokens),
+        (false, true, _, _) => Some(LimitKind::Requests),
         _ => None,
     }
 }
@@ -364,6 +468,22 @@ mod tests {
     }
 
     #[test]
+    fn headroom_is_the_smallest_share_left_of_any_limit() {
+        let headers = [
+            ("x-ratelimit-limit-requests", "500"),
+            ("x-ratelimit-remaining-requests", "450"),
+            ("x-ratelimit-limit-tokens", "30000"),
+            ("x-ratelimit-remaining-tokens", "3000"),
+        ];
+        assert_eq!(headroom(&headers), Some(0.1));
+        assert_eq!(headroom(&headers[..2]), Some(0.9));
+        assert_eq!(headroom(&[("x-ratelimit-remaining-tokens", "5")]), None);
+        // A 429 with room left on every limit names no limit: its headroom says so.
+        let info = parse_rate_limit(&headers, Some(&err(None, "Rate limit exceeded.")));
+        assert_eq!((info.kind, info.headroom), (None, Some(0.1)));
+    }
+
+    #[test]
     fn anthropic_headers() {
         let headers = [
             ("anthropic-ratelimit-requests-limit", "50"),
@@ -378,8 +498,28 @@ mod tests {
             ("retry-after", "10"),
         ];
         let info = parse_rate_limit(&headers, None);
-        assert_eq!(info.kind, Some(LimitKind::Tokens));
+        assert_eq!(info.kind, Some(LimitKind::InputTokens));
         assert_eq!(info.retry_after, Some(Duration::from_secs(10)));
+        assert_eq!(
+            info.headroom,
+            Some(12.0 / 50.0),
+            "the input limit sent no limit header"
+        );
+        // Anthropic's `tokens` (the tightest) is at zero with its input limit: input wins.
+        let both = [
+            ("anthropic-ratelimit-tokens-remaining", "0"),
+            ("anthropic-ratelimit-tokens-limit", "30000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "0"),
+            ("anthropic-ratelimit-input-tokens-limit", "30000"),
+            ("anthropic-ratelimit-output-tokens-remaining", "7000"),
+            ("anthropic-ratelimit-output-tokens-limit", "8000"),
+        ];
+        let info = parse_rate_limit(&both, None);
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::InputTokens), Some(30_000))
+        );
+        assert_eq!(info.headroom, Some(0.0));
         let info = parse_rate_limit(&[("anthropic-ratelimit-requests-remaining", "0")], None);
         assert_eq!(info.kind, Some(LimitKind::Requests));
         assert_eq!(info.retry_after, None);
@@ -428,17 +568,37 @@ mod tests {
             "This request would exceed the rate limit for your organization of 50,000 input \
              tokens per minute.",
         );
+        let info = parse_rate_limit(&[], Some(&anthropic));
         assert_eq!(
-            parse_rate_limit(&[], Some(&anthropic)).kind,
-            Some(LimitKind::Tokens)
+            (info.kind, info.limit),
+            (Some(LimitKind::InputTokens), Some(50_000))
         );
+        let output = err(
+            Some("rate_limit_error"),
+            "This request would exceed the rate limit for your organization of 8,000 output \
+             tokens per minute.",
+        );
+        assert_eq!(
+            parse_rate_limit(&[], Some(&output)).kind,
+            Some(LimitKind::OutputTokens)
+        );
+        assert_eq!(parse_rate_limit(&[], Some(&tpm)).limit, Some(30_000));
         let concurrency = err(
             None,
             "Number of concurrent connections has exceeded your rate limit",
         );
         assert_eq!(
             parse_rate_limit(&[], Some(&concurrency)).kind,
-            Some(LimitKind::Requests)
+            Some(LimitKind::Concurrency)
+        );
+        let in_flight = err(
+            Some("rate_limit_error"),
+            "Too many concurrent requests: this key allows 8 requests in flight.",
+        );
+        let info = parse_rate_limit(&[], Some(&in_flight));
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::Concurrency), Some(8))
         );
         assert_eq!(
             parse_rate_limit(&[], Some(&err(Some("tokens"), "slow down"))).kind,

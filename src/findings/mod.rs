@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 
 mod evidence;
 mod knee;
+pub mod limit_rule;
 mod rate;
 pub mod refine;
 pub mod replay;
@@ -39,6 +40,9 @@ pub const MIN_KNEE_SAMPLES: u64 = 20;
 const RATE_429: f64 = 0.01;
 /// Minimum number of first-attempt 429s at a rate-limited step.
 const MIN_429: u64 = 3;
+/// The share of every limit a 429's headers must still show left for it to be a refusal with
+/// room to spare (an acceleration limit), not a limit reached.
+const HEADROOM_LEFT: f64 = 0.1;
 
 /// The one rate-limit rule, shared by the wall and the knee's "rate-limited" kind: first-attempt
 /// 429s are ≥ 3 in number and ≥ 1% of the step's attempts.
@@ -51,10 +55,19 @@ pub fn rate_limited(count_429: u64, attempted: u64) -> bool {
 pub struct StepExtras {
     /// Requests whose first attempt got a rate-limit 429 (even if a retry succeeded).
     pub first_attempt_429: u64,
-    /// 429s whose headers pointed at a request (RPM/concurrency) limit.
-    pub limit_requests: u64,
-    /// 429s whose headers pointed at a token (TPM) limit.
-    pub limit_tokens: u64,
+    /// 429s per limit their headers or message named.
+    #[serde(default)]
+    pub limits_named: BTreeMap<LimitKind, u64>,
+    /// 429s that named no limit while their headers still showed room on every limit (a ramp
+    /// refused: an acceleration limit).
+    #[serde(default)]
+    pub refused_with_headroom: u64,
+    /// The limit the 429s reported, per kind (the largest seen).
+    #[serde(default)]
+    pub limit_values: BTreeMap<LimitKind, u64>,
+    /// What the successful requests would have counted under each provider's rule.
+    #[serde(default)]
+    pub usage: limit_rule::Usage,
     /// Requests that failed with a quota error (out of credit / spend limit).
     pub quota_errors: u64,
     /// Rate mode: the arrivals and the delay trend that judge throughput saturation.
@@ -71,10 +84,20 @@ impl StepExtras {
     pub fn add(&mut self, r: &RequestRecord) {
         self.first_attempt_429 += u64::from(r.first_attempt_429);
         match r.limit_kind {
-            Some(LimitKind::Requests) => self.limit_requests += 1,
-            Some(LimitKind::Tokens) => self.limit_tokens += 1,
+            Some(kind) => {
+                *self.limits_named.entry(kind).or_default() += 1;
+                if let Some(v) = r.limit_value {
+                    let seen = self.limit_values.entry(kind).or_default();
+                    *seen = (*seen).max(v);
+                }
+            }
+            None if r.error_class == Some(ErrorClass::Http429) => {
+                let room = r.ratelimit_headroom.is_some_and(|h| h >= HEADROOM_LEFT);
+                self.refused_with_headroom += u64::from(room);
+            }
             None => {}
         }
+        self.usage.add(r);
         self.quota_errors += u64::from(r.error_class == Some(ErrorClass::Quota));
         self.backlog.add(r);
         self.parts.extend(PartSample::of(r));
@@ -237,8 +260,18 @@ pub enum WallFinding {
         /// First-attempt 429s at the wall step.
         count_429: u64,
         rate_429: f64,
-        /// Majority of the rate-limit header hints from the wall step on.
+        /// The limit most 429s named from the wall step on; `Acceleration` when they named
+        /// none while the headers showed room, on a ramp.
         kind: Option<LimitKind>,
+        /// That limit as the 429s reported it.
+        #[serde(default)]
+        limit: Option<u64>,
+        /// What counted toward it, judged from the wall step's traffic.
+        #[serde(default)]
+        counted: Option<limit_rule::Counted>,
+        /// The step before the wall, for a ramp refused: its concurrency.
+        #[serde(default)]
+        ramp_from: Option<u32>,
         tpm_total_at_wall: f64,
         rps_at_wall: f64,
         /// Wall time of the wall step: a per-minute limit lets a burst through in a short step.

@@ -294,8 +294,13 @@ fn wall_extras(first_429: &[u64], tokens: &[u64], requests: &[u64]) -> Vec<StepE
     (0..first_429.len())
         .map(|i| StepExtras {
             first_attempt_429: first_429[i],
-            limit_tokens: tokens[i],
-            limit_requests: requests[i],
+            limits_named: [
+                (LimitKind::Tokens, tokens[i]),
+                (LimitKind::Requests, requests[i]),
+            ]
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .collect(),
             quota_errors: 0,
             ..StepExtras::default()
         })
@@ -322,6 +327,9 @@ fn wall_at_the_first_persistent_step_with_kind() {
             count_429: 8,
             rate_429: 0.04,
             kind: Some(LimitKind::Tokens),
+            limit: None,
+            counted: None,
+            ramp_from: None,
             tpm_total_at_wall: 1_900_000.0,
             rps_at_wall: 12.0,
             duration_s_at_wall: 90.0,
@@ -330,7 +338,7 @@ fn wall_at_the_first_persistent_step_with_kind() {
     assert_eq!((f.wall.step(), f.wall_concurrency()), (Some(3), Some(20)));
     assert_eq!(
         f.sentences()[1],
-        "Rate-limit wall at 20 streams: 4.0% of requests got 429 (token limit; ≈ 1.9M tokens/min got through at the wall step)."
+        "Rate-limit wall at 20 streams: 4.0% of requests got 429 (tokens per minute; ≈ 1.9M tokens/min got through at the wall step)."
     );
     // Request hints win: request limit, RPM shown.
     let extras = wall_extras(&[0, 1, 8, 40], &[0, 0, 1, 1], &[0, 0, 5, 9]);
@@ -343,7 +351,7 @@ fn wall_at_the_first_persistent_step_with_kind() {
         }
     ));
     assert!(f.sentences()[1]
-        .ends_with("(request limit; ≈ 720 requests/min got through at the wall step)."));
+        .ends_with("(requests per minute; ≈ 720 requests/min got through at the wall step)."));
     // A wall step shorter than a minute: the bucket's burst overstates the limit; say so.
     let mut short = steps.clone();
     short[2].duration_s = 12.0;
@@ -482,16 +490,15 @@ fn extras_from_records_groups_by_model_and_step() {
     ];
     let map = extras_from_records(&records);
     assert_eq!(map.len(), 3);
-    assert_eq!(map[&("a".to_string(), 1)], StepExtras::default());
+    assert_eq!(map[&("a".to_string(), 1)].first_attempt_429, 0);
+    assert_eq!(map[&("a".to_string(), 1)].usage.requests, 1, "one success");
+    let a2 = &map[&("a".to_string(), 2)];
+    assert_eq!((a2.first_attempt_429, a2.quota_errors), (3, 1));
     assert_eq!(
-        map[&("a".to_string(), 2)],
-        StepExtras {
-            first_attempt_429: 3,
-            limit_requests: 1,
-            limit_tokens: 2,
-            quota_errors: 1,
-            ..StepExtras::default()
-        }
+        a2.limits_named,
+        [(LimitKind::Tokens, 2), (LimitKind::Requests, 1)]
+            .into_iter()
+            .collect()
     );
     assert_eq!(map[&("b".to_string(), 2)].first_attempt_429, 1);
 }

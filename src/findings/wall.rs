@@ -1,29 +1,43 @@
-//! The rate-limit wall: the first step from which on 429s stay frequent, its limit kind from
-//! the rate-limit headers, and the report sentence with the throughput at the wall.
+//! The rate-limit wall: the first step from which on 429s stay frequent, the limit it hit named
+//! by its rule (requests, tokens, input or output tokens, requests in flight, or a ramp refused
+//! while every limit had room), and the report sentence with what counted toward it.
 
+use super::limit_rule::{compact, counted_sentence, what_counted};
 use super::{rate, rate_limited, StepExtras, WallFinding};
 use crate::model::LadderUnit;
 use crate::model::LimitKind;
 use crate::stats::StepSummary;
+use std::collections::BTreeMap;
 
 pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras]) -> WallFinding {
     let hit = |i: usize| rate_limited(n429[i], rows[i].attempted);
     if let Some(w) = (0..rows.len()).find(|&w| (w..rows.len()).all(hit)) {
-        let (requests, tokens) = extra[w..].iter().fold((0, 0), |(r, t), e| {
-            (r + e.limit_requests, t + e.limit_tokens)
-        });
-        let kind = match requests.cmp(&tokens) {
-            std::cmp::Ordering::Greater => Some(LimitKind::Requests),
-            std::cmp::Ordering::Less => Some(LimitKind::Tokens),
-            std::cmp::Ordering::Equal => None,
-        };
         let s = rows[w];
+        let ramp_from = w
+            .checked_sub(1)
+            .map(|p| rows[p].concurrency)
+            .filter(|&c| c < s.concurrency);
+        let kind = wall_kind(&extra[w..], ramp_from.is_some());
+        let limit = kind.and_then(|k| extra[w].limit_values.get(&k).copied());
+        let counted = match (kind, limit) {
+            (Some(k), Some(l)) => what_counted(
+                k,
+                l,
+                &extra[w].usage,
+                s.duration_s,
+                f64::from(s.concurrency),
+            ),
+            _ => None,
+        };
         return WallFinding::Wall {
             step: s.step,
             concurrency: s.concurrency,
             count_429: n429[w],
             rate_429: rate(n429[w], s.attempted),
             kind,
+            limit,
+            counted,
+            ramp_from: ramp_from.filter(|_| kind == Some(LimitKind::Acceleration)),
             tpm_total_at_wall: s.tpm_total,
             rps_at_wall: s.rps,
             duration_s_at_wall: s.duration_s,
@@ -32,6 +46,28 @@ pub(super) fn find_wall(rows: &[&StepSummary], n429: &[u64], extra: &[StepExtras
     match n429.iter().sum::<u64>() {
         0 => WallFinding::None,
         total => WallFinding::IsolatedRateLimits { total },
+    }
+}
+
+/// The limit most 429s named from the wall step on (none on a tie); an acceleration limit when
+/// more of the wall step's 429s named no limit while their headers showed room, on a ramp.
+fn wall_kind(from_wall: &[StepExtras], ramp: bool) -> Option<LimitKind> {
+    let wall = &from_wall[0];
+    let named_at_wall: u64 = wall.limits_named.values().sum();
+    if ramp && wall.refused_with_headroom > named_at_wall {
+        return Some(LimitKind::Acceleration);
+    }
+    let mut named: BTreeMap<LimitKind, u64> = BTreeMap::new();
+    for e in from_wall {
+        for (k, n) in &e.limits_named {
+            *named.entry(*k).or_default() += n;
+        }
+    }
+    let top = named.values().copied().max().filter(|&n| n > 0)?;
+    let mut at_top = named.iter().filter(|(_, n)| **n == top);
+    match (at_top.next(), at_top.next()) {
+        (Some((k, _)), None) => Some(*k),
+        _ => None,
     }
 }
 
@@ -44,7 +80,25 @@ pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<Stri
         WallFinding::Wall {
             concurrency,
             rate_429,
+            kind: Some(LimitKind::Acceleration),
+            ramp_from,
+            ..
+        } => {
+            let from = ramp_from.map_or(String::new(), |f| {
+                format!(", on the ramp from {}", unit.describe(f))
+            });
+            Some(format!(
+                "Acceleration limit {}: {:.1}% of requests got 429 naming no limit while the rate-limit headers still showed room{from}: the provider refused the sudden rise in traffic, not a rate. Ramp up gradually (steps in between, or `duration` long enough for it to settle).",
+                unit.at(*concurrency),
+                rate_429 * 100.0
+            ))
+        }
+        WallFinding::Wall {
+            concurrency,
+            rate_429,
             kind,
+            limit,
+            counted,
             tpm_total_at_wall,
             rps_at_wall,
             duration_s_at_wall,
@@ -52,20 +106,34 @@ pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<Stri
         } => {
             let tokens = format!("{} tokens/min", compact(*tpm_total_at_wall));
             let requests = format!("{} requests/min", compact(rps_at_wall * 60.0));
+            let of = |k: LimitKind| match limit {
+                Some(l) => format!("{}, limit {}", k.words(), compact(*l as f64)),
+                None => k.words().to_string(),
+            };
             let detail = match kind {
-                Some(LimitKind::Tokens) => {
-                    format!("token limit; ≈ {tokens} got through at the wall step")
+                Some(k) if k.counts_tokens() => {
+                    format!("{}; ≈ {tokens} got through at the wall step", of(*k))
                 }
-                Some(LimitKind::Requests) => {
-                    format!("request limit; ≈ {requests} got through at the wall step")
+                Some(k @ LimitKind::Requests) => {
+                    format!("{}; ≈ {requests} got through at the wall step", of(*k))
                 }
+                Some(k) => of(*k),
                 None => format!(
                     "limit kind unknown; ≈ {tokens} and {requests} got through at the wall step"
                 ),
             };
+            let at = unit.at(*concurrency);
+            let what = counted.as_ref().map_or(String::new(), |c| {
+                let here = unit.describe(*concurrency);
+                let s = counted_sentence(c, &here, |w| unit.describe(w.round().max(1.0) as u32));
+                format!(" {s}")
+            });
             // A per-minute bucket starts full: a step shorter than a minute sees its burst, so
             // the rate that got through overstates the sustained limit.
-            let caveat = if *duration_s_at_wall > 0.0 && *duration_s_at_wall < 60.0 {
+            let caveat = if *duration_s_at_wall > 0.0
+                && *duration_s_at_wall < 60.0
+                && kind != &Some(LimitKind::Concurrency)
+            {
                 format!(
                     " That step lasted {duration_s_at_wall:.0} s: a per-minute limit lets a burst through in less than a minute, so the sustained limit is lower; use `duration: 1m` steps to measure it."
                 )
@@ -73,23 +141,9 @@ pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<Stri
                 String::new()
             };
             Some(format!(
-                "Rate-limit wall {}: {:.1}% of requests got 429 ({detail}).{caveat}",
-                unit.at(*concurrency),
+                "Rate-limit wall {at}: {:.1}% of requests got 429 ({detail}).{what}{caveat}",
                 rate_429 * 100.0
             ))
         }
-    }
-}
-
-/// 1.9M, 45k, 1.2k, 720.
-fn compact(x: f64) -> String {
-    if x >= 1e6 {
-        format!("{:.1}M", x / 1e6)
-    } else if x >= 1e4 {
-        format!("{:.0}k", x / 1e3)
-    } else if x >= 1e3 {
-        format!("{:.1}k", x / 1e3)
-    } else {
-        format!("{x:.0}")
     }
 }

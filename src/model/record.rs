@@ -203,22 +203,78 @@ impl FromStr for TimingSource {
     }
 }
 
-/// Which account limit a 429 points at, when the response headers say so.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which account limit a 429 points at: named by its headers or its body, or, for a ramp
+/// refused while the headers still showed headroom, inferred (`Acceleration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKind {
-    /// Requests per minute (or concurrency).
+    /// Requests per minute.
     Requests,
-    /// Tokens per minute.
+    /// Tokens per minute, input and output together (OpenAI's, Azure's, a gateway's TPM).
     Tokens,
+    /// Input tokens per minute (Anthropic's ITPM).
+    InputTokens,
+    /// Output tokens per minute (Anthropic's OTPM).
+    OutputTokens,
+    /// Requests in flight at once (an aggregator's or a gateway's concurrency limit).
+    Concurrency,
+    /// A sudden rise in traffic refused while every rate limit still had room.
+    Acceleration,
 }
 
 impl LimitKind {
+    pub const ALL: [LimitKind; 6] = [
+        LimitKind::Requests,
+        LimitKind::Tokens,
+        LimitKind::InputTokens,
+        LimitKind::OutputTokens,
+        LimitKind::Concurrency,
+        LimitKind::Acceleration,
+    ];
+
+    /// Its name in `requests.csv` and JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             LimitKind::Requests => "requests",
             LimitKind::Tokens => "tokens",
+            LimitKind::InputTokens => "input_tokens",
+            LimitKind::OutputTokens => "output_tokens",
+            LimitKind::Concurrency => "concurrency",
+            LimitKind::Acceleration => "acceleration",
         }
+    }
+
+    /// What it limits, in words: "input tokens per minute".
+    pub fn words(self) -> &'static str {
+        match self {
+            LimitKind::Requests => "requests per minute",
+            LimitKind::Tokens => "tokens per minute",
+            LimitKind::InputTokens => "input tokens per minute",
+            LimitKind::OutputTokens => "output tokens per minute",
+            LimitKind::Concurrency => "requests in flight",
+            LimitKind::Acceleration => "acceleration (a sudden rise in traffic)",
+        }
+    }
+
+    /// Whether it counts tokens (TPM, ITPM, OTPM).
+    pub fn counts_tokens(self) -> bool {
+        matches!(
+            self,
+            LimitKind::Tokens | LimitKind::InputTokens | LimitKind::OutputTokens
+        )
+    }
+}
+
+impl std::str::FromStr for LimitKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        LimitKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = LimitKind::ALL.iter().map(|k| k.as_str()).collect();
+                format!("`{s}` (expected {} or empty)", names.join(", "))
+            })
     }
 }
 
@@ -285,8 +341,14 @@ pub struct RequestRecord {
     /// Whether the *first* attempt of this request was answered with a rate-limit 429
     /// (the wall counts first attempts, even when a retry later succeeded).
     pub first_attempt_429: bool,
-    /// What the rate-limit headers of a 429 said the limit is about.
+    /// Which account limit a 429 pointed at, by its headers or its message.
     pub limit_kind: Option<LimitKind>,
+    /// That limit, as the 429's headers or message gave it (per minute; in flight for a
+    /// concurrency limit).
+    pub limit_value: Option<u64>,
+    /// The smallest share left of any limit the response's rate-limit headers reported (any
+    /// response, not only 429s); `None` without such headers.
+    pub ratelimit_headroom: Option<f64>,
     /// `Retry-After` / `retry-after-ms` of the last 429/503, in ms.
     pub retry_after_ms: Option<f64>,
     /// The request was lost on a keep-alive connection the server had closed (before any

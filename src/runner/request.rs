@@ -225,6 +225,8 @@ fn to_record<B>(
         retry_wait_ms,
         first_attempt_429,
         limit_kind: a.rate_limit.kind,
+        limit_value: a.rate_limit.limit,
+        ratelimit_headroom: a.rate_limit.headroom,
         retry_after_ms: a.rate_limit.retry_after.map(|d| d.as_secs_f64() * 1000.0),
         e2e_ms: Some(a.elapsed_ms),
         connect_ms: a.connect_ms,

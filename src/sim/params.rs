@@ -4,9 +4,11 @@
 //! I/O.
 
 mod keys;
+mod parse;
 
-use crate::util::duration;
+use super::limits::{CachedInput, LimitPreset, LimitScope, LimitWindow, TpmCounts};
 pub use keys::Param;
+use parse::{boolean, choice, dur, fraction, non_negative, num, opt, positive, unknown_key};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -60,9 +62,47 @@ pub struct SimParams {
     /// Requests per minute (token bucket); over it: 429 `requests`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rpm: Option<u32>,
-    /// Tokens per minute, counting prompt tokens + max_tokens; over it: 429 `tokens`.
+    /// Tokens per minute, counted as `tpm_counts` says; over it: 429 `tokens`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpm: Option<u64>,
+    /// A provider's shape of account limits with example numbers (`limits::LimitPreset`); the
+    /// limit keys set here win over it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitPreset>,
+    /// How `tpm` charges a request (prompt + max_tokens when neither this nor a preset says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpm_counts: Option<TpmCounts>,
+    /// Input tokens per minute (Anthropic's ITPM); over it: 429 `input_tokens`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub itpm: Option<u64>,
+    /// Whether cache reads count toward `itpm` (free when neither this nor a preset says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub itpm_cached: Option<CachedInput>,
+    /// Output tokens per minute (Anthropic's OTPM): max_tokens reserved, settled after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub otpm: Option<u64>,
+    /// Token buckets or fixed windows (buckets when neither this nor a preset says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_window: Option<LimitWindow>,
+    /// The period a limit's amount may be spent over: a bucket holds that much of the
+    /// per-minute limit, a fixed window resets that often (1m when unset).
+    #[serde(
+        with = "crate::util::duration::serde_human_opt",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub limit_period: Option<Duration>,
+    /// Acceleration limit: the requests admitted in the last 10 s may be at most this many
+    /// times those of the 10 s before (or of `accel_floor`); over it: 429 with headroom left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accel: Option<f64>,
+    /// Requests per second an acceleration limit always allows as the earlier rate (5).
+    pub accel_floor: f64,
+    /// Requests in flight per account (or key); past it: 429 at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency_limit: Option<u32>,
+    /// Whether the limits count the account or each API key (the account when unset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits_per: Option<LimitScope>,
     /// Seed for faults and jitter (42).
     pub seed: u64,
     /// Per-model overrides of `ttft`, `tpot`, `output_tokens`.
@@ -184,6 +224,17 @@ impl Default for SimParams {
             saturation_from: 1,
             rpm: None,
             tpm: None,
+            limits: None,
+            tpm_counts: None,
+            itpm: None,
+            itpm_cached: None,
+            otpm: None,
+            limit_window: None,
+            limit_period: None,
+            accel: None,
+            accel_floor: 5.0,
+            concurrency_limit: None,
+            limits_per: None,
             seed: 42,
             models: BTreeMap::new(),
             faults: FaultRates::default(),
@@ -217,6 +268,17 @@ impl fmt::Debug for SimParams {
             .field("saturation_from", &self.saturation_from)
             .field("rpm", &self.rpm)
             .field("tpm", &self.tpm)
+            .field("limits", &self.limits)
+            .field("tpm_counts", &self.tpm_counts)
+            .field("itpm", &self.itpm)
+            .field("itpm_cached", &self.itpm_cached)
+            .field("otpm", &self.otpm)
+            .field("limit_window", &self.limit_window)
+            .field("limit_period", &self.limit_period)
+            .field("accel", &self.accel)
+            .field("accel_floor", &self.accel_floor)
+            .field("concurrency_limit", &self.concurrency_limit)
+            .field("limits_per", &self.limits_per)
             .field("seed", &self.seed)
             .field("models", &self.models)
             .field("faults", &self.faults)
@@ -290,6 +352,17 @@ impl SimParams {
             "saturation_from" => self.saturation_from = num(key, v)?,
             "rpm" => self.rpm = opt(v, |v| positive(key, v))?,
             "tpm" => self.tpm = opt(v, |v| positive(key, v))?,
+            "limits" => self.limits = opt(v, |v| choice(key, v))?,
+            "tpm_counts" => self.tpm_counts = opt(v, |v| choice(key, v))?,
+            "itpm" => self.itpm = opt(v, |v| positive(key, v))?,
+            "itpm_cached" => self.itpm_cached = opt(v, |v| choice(key, v))?,
+            "otpm" => self.otpm = opt(v, |v| positive(key, v))?,
+            "limit_window" => self.limit_window = opt(v, |v| choice(key, v))?,
+            "limit_period" => self.limit_period = opt(v, |v| dur(key, v))?,
+            "accel" => self.accel = opt(v, |v| non_negative(key, v))?,
+            "accel_floor" => self.accel_floor = non_negative(key, v)?,
+            "concurrency_limit" => self.concurrency_limit = opt(v, |v| positive(key, v))?,
+            "limits_per" => self.limits_per = opt(v, |v| choice(key, v))?,
             "seed" => self.seed = num(key, v)?,
             "require_api_key" => self.require_api_key = opt(v, |v| Ok(v.to_string()))?,
             "known_models_only" => self.known_models_only = boolean(key, v)?,
@@ -382,6 +455,9 @@ impl SimParams {
             ("concurrency_cap", self.concurrency_cap.map(u64::from)),
             ("rpm", self.rpm.map(u64::from)),
             ("tpm", self.tpm),
+            ("itpm", self.itpm),
+            ("otpm", self.otpm),
+            ("concurrency_limit", self.concurrency_limit.map(u64::from)),
             ("embed_dimensions", Some(u64::from(self.embed_dimensions))),
         ];
         for (name, value) in nonzero {
@@ -462,73 +538,6 @@ impl FaultRates {
             "json_body" => &mut self.json_body,
             _ => return None,
         })
-    }
-}
-
-fn unknown_key(key: &str) -> String {
-    let names: Vec<&str> = keys::keys().collect();
-    let hint = names
-        .iter()
-        .map(|k| (strsim::jaro_winkler(key, k), *k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
-        .unwrap_or_default();
-    format!(
-        "unknown sim parameter `{key}`{hint}; valid keys: {}",
-        names.join(", ")
-    )
-}
-
-fn dur(key: &str, v: &str) -> Result<Duration, String> {
-    duration::parse(v).map_err(|e| format!("sim parameter `{key}`: {e}"))
-}
-
-fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
-    v.parse()
-        .map_err(|_| format!("sim parameter `{key}`: `{v}` is not a whole number"))
-}
-
-fn positive<T: std::str::FromStr + PartialEq + From<u8>>(key: &str, v: &str) -> Result<T, String> {
-    let n: T = num(key, v)?;
-    if n == T::from(0) {
-        return Err(format!(
-            "sim parameter `{key}`: use 1 or more, or `none` for no limit"
-        ));
-    }
-    Ok(n)
-}
-
-fn fraction(key: &str, v: &str) -> Result<f64, String> {
-    match v.parse::<f64>() {
-        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        _ => Err(format!(
-            "sim parameter `{key}`: `{v}` is not a number within [0, 1]"
-        )),
-    }
-}
-
-fn non_negative(key: &str, v: &str) -> Result<f64, String> {
-    match v.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-        _ => Err(format!(
-            "sim parameter `{key}`: `{v}` is not a number of 0 or more"
-        )),
-    }
-}
-
-fn boolean(key: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "true" | "yes" | "1" | "on" => Ok(true),
-        "false" | "no" | "0" | "off" => Ok(false),
-        _ => Err(format!("sim parameter `{key}`: `{v}` is not true or false")),
-    }
-}
-
-fn opt<T>(v: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> Result<Option<T>, String> {
-    match v {
-        "" | "none" | "off" => Ok(None),
-        _ => parse(v).map(Some),
     }
 }
 

@@ -137,35 +137,42 @@ pub fn server_fault(anthropic: bool, kind: FaultKind, request_id: &str) -> Respo
     error_response(status, body, request_id)
 }
 
-/// 429 with `retry-after` and the dialect's rate-limit headers.
+/// Why a request was refused with 429.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    pub kind: LimitKind,
+    /// The limit refused against (per minute, or requests in flight).
+    pub limit: u64,
+    pub retry_after: Duration,
+}
+
+/// 429 with `retry-after`, the dialect's rate-limit headers and its provider's wording: OpenAI's
+/// "Rate limit reached for … on tokens per min (TPM): Limit …", Anthropic's "This request would
+/// exceed the rate limit for your organization … of 30,000 input tokens per minute", an
+/// aggregator's "Too many concurrent requests". An acceleration refusal names no limit, as a
+/// provider's own does not: its headers still show room, which is how a client tells it.
 pub fn rate_limited(
     anthropic: bool,
-    kind: LimitKind,
-    retry_after: Duration,
+    refusal: &Refusal,
     snapshot: &Snapshot,
     request_id: &str,
 ) -> Response {
-    let what = kind.as_str();
-    let (limit, remaining) = match kind {
-        LimitKind::Requests => snapshot.requests,
-        LimitKind::Tokens => snapshot.tokens,
-    }
-    .map_or((0, 0), |b| (b.limit, b.remaining));
-    // Worded like OpenAI's own 429s ("... on tokens per min (TPM): Limit ..."), which is what
-    // clients (ladder's rate-limit classifier among them) read to tell the two walls apart.
-    let acronym = match kind {
-        LimitKind::Requests => "RPM",
-        LimitKind::Tokens => "TPM",
-    };
-    let message = format!(
-        "Rate limit reached for sim-model on {what} per min ({acronym}): Limit {limit}, \
-         Remaining {remaining}. Please try again in {}.",
-        limits::go_duration(retry_after)
-    );
+    let Refusal {
+        kind,
+        limit,
+        retry_after,
+    } = *refusal;
+    let remaining = snapshot.of(kind).map_or(0, |b| b.remaining);
+    let message = limit_message(anthropic, kind, limit, remaining, retry_after);
     let body = if anthropic {
         anthropic_error("rate_limit_error", &message)
     } else {
-        json!({"error": {"message": message, "type": what, "param": null,
+        let ty = match kind {
+            LimitKind::Requests => "requests",
+            LimitKind::Tokens | LimitKind::InputTokens | LimitKind::OutputTokens => "tokens",
+            LimitKind::Concurrency | LimitKind::Acceleration => "rate_limit_error",
+        };
+        json!({"error": {"message": message, "type": ty, "param": null,
                          "code": "rate_limit_exceeded"}})
     };
     let mut r = error_response(429, body, request_id);
@@ -184,9 +191,84 @@ pub fn rate_limited(
     r
 }
 
-/// Adds the limit/remaining/reset headers of every configured limit.
+/// A 429's message in the provider's words, naming the limit and its number.
+fn limit_message(
+    anthropic: bool,
+    kind: LimitKind,
+    limit: u64,
+    remaining: u64,
+    retry_after: Duration,
+) -> String {
+    match kind {
+        LimitKind::Concurrency => {
+            return format!(
+                "Too many concurrent requests: this key allows {limit} requests in flight. \
+                 Please retry after a request finishes."
+            )
+        }
+        LimitKind::Acceleration => return "Rate limit exceeded. Please try again later.".into(),
+        _ => {}
+    }
+    if anthropic {
+        format!(
+            "This request would exceed the rate limit for your organization of {} {}. \
+             Please reduce the prompt length or the maximum tokens requested, or try again later.",
+            thousands(limit),
+            kind.words()
+        )
+    } else {
+        let acronym = match kind {
+            LimitKind::Requests => "RPM",
+            LimitKind::InputTokens => "ITPM",
+            LimitKind::OutputTokens => "OTPM",
+            _ => "TPM",
+        };
+        let what = kind.words().replace("per minute", "per min");
+        // Worded like OpenAI's own 429s, which clients (ladder's classifier among them) read.
+        format!(
+            "Rate limit reached for sim-model on {what} ({acronym}): Limit {limit}, \
+             Remaining {remaining}. Please try again in {}.",
+            limits::go_duration(retry_after)
+        )
+    }
+}
+
+/// 30000 → "30,000".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Adds the limit/remaining/reset headers of every configured limit: OpenAI's
+/// `x-ratelimit-*-{requests,tokens}` (an OpenAI-style endpoint has no input/output token
+/// headers), Anthropic's `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-*`,
+/// whose `tokens` is the most restrictive token limit.
 pub fn rate_limit_headers(h: &mut HeaderMap, anthropic: bool, snapshot: &Snapshot) {
-    let limits = [("requests", snapshot.requests), ("tokens", snapshot.tokens)];
+    let tightest = [
+        snapshot.tokens,
+        snapshot.input_tokens,
+        snapshot.output_tokens,
+    ]
+    .into_iter()
+    .flatten()
+    .min_by(|a, b| share(a).total_cmp(&share(b)));
+    let limits = if anthropic {
+        vec![
+            ("requests", snapshot.requests),
+            ("tokens", tightest),
+            ("input-tokens", snapshot.input_tokens),
+            ("output-tokens", snapshot.output_tokens),
+        ]
+    } else {
+        vec![("requests", snapshot.requests), ("tokens", snapshot.tokens)]
+    };
     for (what, state) in limits {
         let Some(BucketState {
             limit,
@@ -226,6 +308,11 @@ pub fn rate_limit_headers(h: &mut HeaderMap, anthropic: bool, snapshot: &Snapsho
             }
         }
     }
+}
+
+/// The share of a limit left.
+fn share(b: &BucketState) -> f64 {
+    b.remaining as f64 / b.limit.max(1) as f64
 }
 
 #[cfg(test)]
@@ -296,14 +383,14 @@ mod tests {
                 remaining: 10,
                 reset: Duration::from_secs(360),
             }),
+            ..Snapshot::default()
         };
-        let r = rate_limited(
-            false,
-            LimitKind::Tokens,
-            Duration::from_millis(1500),
-            &snap,
-            "r",
-        );
+        let refusal = Refusal {
+            kind: LimitKind::Tokens,
+            limit: 1000,
+            retry_after: Duration::from_millis(1500),
+        };
+        let r = rate_limited(false, &refusal, &snap, "r");
         assert_eq!(r.status(), 429);
         let h = r.headers();
         assert_eq!(h["retry-after"], "2");
@@ -326,15 +413,14 @@ mod tests {
                 remaining: 0,
                 reset: Duration::from_secs(12),
             }),
-            tokens: None,
+            ..Snapshot::default()
         };
-        let r = rate_limited(
-            true,
-            LimitKind::Requests,
-            Duration::from_secs(12),
-            &snap,
-            "r",
-        );
+        let refusal = Refusal {
+            kind: LimitKind::Requests,
+            limit: 5,
+            retry_after: Duration::from_secs(12),
+        };
+        let r = rate_limited(true, &refusal, &snap, "r");
         let h = r.headers();
         assert_eq!(h["retry-after"], "12");
         assert!(h.get("retry-after-ms").is_none());

@@ -2,7 +2,7 @@
 //! (auth → body → model → rate limits → fault draw → generate), and starting/stopping the server.
 
 use super::faults::{self, FaultKind};
-use super::limits::Decision;
+use super::limits::{Admission, Ask, Decision, Snapshot};
 use super::params::SimParams;
 use super::request;
 use super::respond;
@@ -182,11 +182,9 @@ fn request_id(ctx: &Shared, headers: &HeaderMap) -> String {
     }
 }
 
-/// `Err(key it got)` when a key is required and the request does not carry it.
-fn check_auth(params: &SimParams, headers: &HeaderMap, x_api_key: bool) -> Result<(), String> {
-    let Some(want) = &params.require_api_key else {
-        return Ok(());
-    };
+/// The API key a request carries: `x-api-key` first on Anthropic's endpoint, the bearer token
+/// first elsewhere.
+fn api_key(headers: &HeaderMap, x_api_key: bool) -> Option<String> {
     let header = |name: &str| {
         headers
             .get(name)
@@ -194,14 +192,21 @@ fn check_auth(params: &SimParams, headers: &HeaderMap, x_api_key: bool) -> Resul
     };
     let bearer =
         header("authorization").map(|a| a.strip_prefix("Bearer ").map(str::to_string).unwrap_or(a));
-    let got = if x_api_key {
+    if x_api_key {
         header("x-api-key").or(bearer)
     } else {
         bearer.or(header("x-api-key"))
+    }
+}
+
+/// `Err(key it got)` when a key is required and the request does not carry it.
+fn check_auth(params: &SimParams, key: Option<&str>) -> Result<(), String> {
+    let Some(want) = &params.require_api_key else {
+        return Ok(());
     };
-    match got {
-        Some(k) if &k == want => Ok(()),
-        other => Err(other.unwrap_or_default()),
+    match key {
+        Some(k) if k == want => Ok(()),
+        other => Err(other.unwrap_or_default().to_string()),
     }
 }
 
@@ -226,7 +231,7 @@ async fn complete(
         arrival_ms: ctx.ms(arrival),
         ..TruthRecord::default()
     };
-    let (req, snapshot) = match screen(&ctx, dialect, &headers, &body, arrival, &mut truth) {
+    let (req, admitted) = match screen(&ctx, dialect, &headers, &body, arrival, &mut truth) {
         Ok(admitted) => admitted,
         Err(rejected) => {
             let (status, response) = *rejected;
@@ -247,6 +252,7 @@ async fn complete(
     let fault = plan.fault;
     truth.prefill_ms = Some(plan.ttft.as_secs_f64() * 1000.0);
     let mut guard = Guard::new(ctx.clone(), truth);
+    guard.admission = admitted.map(|(_, a)| a);
     let mut response = if req.stream && fault != Some(FaultKind::JsonBody) {
         // Like llama.cpp and vLLM, the headers go out once the request is admitted, so they can
         // carry the true queue time (and the planned prefill) as `Server-Timing`.
@@ -270,7 +276,7 @@ async fn complete(
         r.headers_mut().extend(respond::server_timing(&guard.truth));
         r
     };
-    if let Some(s) = snapshot {
+    if let Some((s, _)) = admitted {
         respond::rate_limit_headers(response.headers_mut(), anthropic, &s);
     }
     response
@@ -299,11 +305,12 @@ fn screen(
     body: &[u8],
     arrival: Instant,
     truth: &mut TruthRecord,
-) -> Result<(request::SimRequest, Option<super::limits::Snapshot>), Rejected> {
+) -> Result<(request::SimRequest, Option<(Snapshot, Admission)>), Rejected> {
     let anthropic = dialect.spec().family == Family::Anthropic;
     let rid = truth.request_id.clone();
     let p = &ctx.params;
-    if let Err(got) = check_auth(p, headers, dialect.spec().key_header == KeyHeader::XApiKey) {
+    let key = api_key(headers, dialect.spec().key_header == KeyHeader::XApiKey);
+    if let Err(got) = check_auth(p, key.as_deref()) {
         return Err(Box::new((
             401,
             respond::unauthorized(anthropic, &got, &rid),
@@ -330,18 +337,30 @@ fn screen(
         return Err(Box::new((404, r)));
     }
     let cap = u64::from(p.timing_for(&req.model).output_tokens);
-    let tokens = req
-        .input_tokens
-        .saturating_add(req.max_tokens.unwrap_or(cap));
-    match ctx.admit(arrival, tokens) {
+    let ask = Ask {
+        input_tokens: req.input_tokens,
+        cached_tokens: ctx.cached_tokens(&req.prefix_blocks, req.input_tokens),
+        max_tokens: if req.embed.is_some() {
+            0
+        } else {
+            req.max_tokens.unwrap_or(cap)
+        },
+    };
+    match ctx.admit(arrival, key.as_deref(), ask) {
         None => Ok((req, None)),
-        Some(Decision::Allowed(s)) => Ok((req, Some(s))),
+        Some(Decision::Allowed(s, admission)) => Ok((req, Some((s, admission)))),
         Some(Decision::Limited {
             kind,
+            limit,
             retry_after,
             snapshot,
         }) => {
-            let r = respond::rate_limited(anthropic, kind, retry_after, &snapshot, &rid);
+            let refusal = respond::Refusal {
+                kind,
+                limit,
+                retry_after,
+            };
+            let r = respond::rate_limited(anthropic, &refusal, &snapshot, &rid);
             Err(Box::new((429, r)))
         }
     }
@@ -513,7 +532,7 @@ fn whole_body(outcome: Outcome, plan: &Plan, frames: &Frames, anthropic: bool) -
 
 async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     ctx.count_route(state::ROUTE_MODELS);
-    if let Err(got) = check_auth(&ctx.params, &headers, false) {
+    if let Err(got) = check_auth(&ctx.params, api_key(&headers, false).as_deref()) {
         ctx.count_rejected(401);
         return respond::unauthorized(false, &got, "");
     }

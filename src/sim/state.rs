@@ -3,7 +3,7 @@
 //! per-request server truth that tests compare client measurements against.
 
 use super::faults::FaultKind;
-use super::limits::{Decision, Limiter};
+use super::limits::{Admission, Ask, Decision, Limiter, Rules};
 use super::params::SimParams;
 use super::prefix_cache::PrefixCache;
 use crate::dialect::Api;
@@ -111,7 +111,7 @@ struct Counters {
     requests: [AtomicU64; ROUTES],
     tokens: AtomicU64,
     faults: [AtomicU64; FaultKind::ALL.len()],
-    limited: [AtomicU64; 2],
+    limited: [AtomicU64; LimitKind::ALL.len()],
     rejected: [AtomicU64; 3],
     active: AtomicU64,
     max_active: AtomicU64,
@@ -141,7 +141,7 @@ pub struct Shared {
 impl Shared {
     pub fn new(params: SimParams) -> Shared {
         let start = Instant::now();
-        let limiter = Limiter::new(params.rpm, params.tpm, start);
+        let limiter = Limiter::new(Rules::of(&params));
         Shared {
             start,
             created: SystemTime::now()
@@ -212,18 +212,39 @@ impl Shared {
         (rng.gen::<f64>(), rng.gen::<u64>())
     }
 
-    /// Charges the rate limits; `None` when no limit is configured.
-    pub fn admit(&self, now: Instant, tokens: u64) -> Option<Decision> {
+    /// Charges the account limits of API key `key`; `None` when no limit is configured.
+    pub fn admit(&self, now: Instant, key: Option<&str>, ask: Ask) -> Option<Decision> {
         let limiter = self.limiter.as_ref()?;
         let decision = limiter
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .admit(now, tokens);
+            .admit(now, key, ask);
         if let Decision::Limited { kind, .. } = decision {
-            let i = usize::from(kind == LimitKind::Tokens);
+            let i = LimitKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
             self.counters.limited[i].fetch_add(1, Relaxed);
         }
         Some(decision)
+    }
+
+    /// An admitted request's answer ended after `output_tokens` tokens.
+    pub fn settle(&self, admission: Admission, output_tokens: u64) {
+        if let Some(limiter) = &self.limiter {
+            limiter
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .settle(Instant::now(), admission, output_tokens);
+        }
+    }
+
+    /// The prompt tokens of `blocks` the prefix cache holds now, without using it (what a limit
+    /// that leaves cache reads out does not count).
+    pub fn cached_tokens(&self, blocks: &[u64], input_tokens: u64) -> u64 {
+        if !self.params.prefix_cache {
+            return 0;
+        }
+        let cache = self.prefixes.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = blocks.iter().take_while(|b| cache.holds(**b)).count() as u64;
+        (held * BLOCK_TOKENS).min(input_tokens)
     }
 
     pub fn count_route(&self, route: usize) {
@@ -282,9 +303,13 @@ impl Shared {
                 .iter()
                 .map(|k| (k.name().to_string(), get(&c.faults[k.index()])))
                 .collect(),
-            rate_limited: [("requests", 0), ("tokens", 1)]
+            // Requests and tokens always; the other limits when they refused any.
+            rate_limited: LimitKind::ALL
                 .iter()
-                .map(|(k, i)| (k.to_string(), get(&c.limited[*i])))
+                .zip(&c.limited)
+                .map(|(k, n)| (k, get(n)))
+                .filter(|(k, n)| *n > 0 || matches!(k, LimitKind::Requests | LimitKind::Tokens))
+                .map(|(k, n)| (k.as_str().to_string(), n))
                 .collect(),
             rejected: [("400", 0), ("401", 1), ("404", 2)]
                 .iter()
@@ -308,6 +333,8 @@ pub struct Guard {
     queued: bool,
     active: bool,
     permit: Option<OwnedSemaphorePermit>,
+    /// What the account limits settle when the answer ends.
+    pub admission: Option<Admission>,
 }
 
 impl Guard {
@@ -318,6 +345,7 @@ impl Guard {
             queued: false,
             active: false,
             permit: None,
+            admission: None,
         }
     }
 
@@ -361,6 +389,9 @@ impl Guard {
             self.ctx.counters.active.fetch_sub(1, Relaxed);
         }
         self.permit = None;
+        if let Some(a) = self.admission.take() {
+            self.ctx.settle(a, u64::from(self.truth.output_tokens));
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use super::columns::{self, col, optional, Column};
 use super::csv_io::{first_appearance, read_csv, COST, MS};
 use super::StoreError;
 use crate::model::ItlHistogram;
-use crate::model::{ErrorClass, LimitKind, RequestRecord, TokensSource};
+use crate::model::{ErrorClass, RequestRecord, TokensSource};
 use std::path::Path;
 
 /// `requests.csv`'s columns in file order, declared once: the header, the writer (whole files
@@ -86,9 +86,7 @@ static COLUMNS: &[Column<RequestRecord>] = &[
         |row, r| {
             r.limit_kind = match row.cell("limit_kind").trim() {
                 "" => None,
-                "requests" => Some(LimitKind::Requests),
-                "tokens" => Some(LimitKind::Tokens),
-                _ => return Err(row.bad("limit_kind", "`requests`, `tokens` or empty")),
+                kind => Some(kind.parse().map_err(|e: String| row.bad("limit_kind", &e))?),
             };
             Ok(())
         })),
@@ -144,6 +142,8 @@ static COLUMNS: &[Column<RequestRecord>] = &[
             r.tool_call_sent = row.opt("tool_call_sent", "model, synthetic or empty")?;
             Ok(())
         })),
+    optional(col!(limit_value: opt "a count")),
+    optional(col!(ratelimit_headroom: opt_fixed 3, "a share from 0 to 1")),
 ];
 
 /// `requests.csv`'s header, in file order.
@@ -255,7 +255,9 @@ pub(super) mod tests {
             attempts: 3,
             retry_wait_ms: 1500.0,
             first_attempt_429: true,
-            limit_kind: Some(LimitKind::Tokens),
+            limit_kind: Some(crate::model::LimitKind::InputTokens),
+            limit_value: Some(30_000),
+            ratelimit_headroom: Some(0.125),
             retry_after_ms: Some(750.0),
             ..request("gpt-4o", 1, 2, 0)
         }
@@ -275,10 +277,11 @@ pub(super) mod tests {
                  cached_tokens,send_lag_ms,max_tokens,reasoning_tokens,itl_hist,resent_stale,\
                  connect_ms,headers_ms,server_queue_ms,server_prefill_ms,server_decode_ms,\
                  server_timing_source,server_processing_ms,server_request_id,cost,cache_write_tokens,\
-                 tool_calls,tool_call_tokens,turn,task_turns,tool_call_sent"
+                 tool_calls,tool_call_tokens,turn,task_turns,tool_call_sent,limit_value,\
+                 ratelimit_headroom"
         ));
         assert!(
-            text.contains(",0.002680125,24,2,31,2,6,synthetic\n"),
+            text.contains(",0.002680125,24,2,31,2,6,synthetic,30000,0.125\n"),
             "{text}"
         );
         let dir = tempfile::tempdir().unwrap();

@@ -406,7 +406,7 @@ fn rate_limit_wall_counts_first_attempts_even_when_retries_succeed() {
     );
     assert_eq!(wall["kind"], "requests");
     assert!(
-        stdout.contains("Rate-limit wall at 16 streams") && stdout.contains("request limit"),
+        stdout.contains("Rate-limit wall at 16 streams") && stdout.contains("requests per minute"),
         "{stdout}"
     );
 }
@@ -455,5 +455,5 @@ fn tpm_limit_gives_a_token_wall_at_the_expected_step() {
         assert_eq!(r["limit_kind"], "tokens", "{r:?}");
     }
     assert_eq!(wall["kind"], "tokens", "{wall}");
-    assert!(stdout.contains("token limit"), "{stdout}");
+    assert!(stdout.contains("tokens per minute"), "{stdout}");
 }

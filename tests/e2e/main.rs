@@ -3,6 +3,7 @@
 
 mod support;
 
+mod account_limits;
 mod action;
 mod adhoc;
 mod agents;

@@ -10,7 +10,7 @@ pub use failure::{error_chain, out_of_file_descriptors, CLIENT_CERT_WANTED};
 use super::connect_timer::ConnectLog;
 use super::dialect::{self, EventReader};
 use super::error_body;
-use super::ratelimit::{is_quota_error, parse_rate_limit, RateLimitInfo};
+use super::ratelimit::{headroom, is_quota_error, parse_rate_limit, RateLimitInfo};
 use super::server_timing::{self, ServerTimings};
 use super::timing::TimingSummary;
 use crate::dialect::Api;
@@ -408,6 +408,7 @@ async fn answer(
         .filter_map(|(k, v)| v.to_str().ok().map(|v| (k.as_str(), v)))
         .collect();
     let server = server_timing::from_headers(header_pairs.iter().copied());
+    let headroom = headroom(&header_pairs);
     let content_type = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -442,7 +443,7 @@ async fn answer(
 
     if !target.stream {
         let attempt = stream::read_whole(response, target, start, status, &content_type).await;
-        return with_server(attempt, server);
+        return with_server(attempt, server, headroom);
     }
 
     if !content_type.starts_with("text/event-stream") {
@@ -483,11 +484,13 @@ async fn answer(
     }
 
     let attempt = stream::read_stream(response, target, start, status).await;
-    with_server(attempt, server)
+    with_server(attempt, server, headroom)
 }
 
-/// The server's timings: its headers', else what its body said.
-fn with_server(mut attempt: Attempt, server: ServerTimings) -> Attempt {
+/// The server's timings: its headers', else what its body said; and the rate-limit headroom
+/// its headers reported.
+fn with_server(mut attempt: Attempt, server: ServerTimings, headroom: Option<f64>) -> Attempt {
+    attempt.rate_limit.headroom = headroom;
     let from_body = attempt
         .timing
         .as_ref()

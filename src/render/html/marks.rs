@@ -38,13 +38,13 @@ pub fn wall_line(f: &ModelFindings) -> Vec<VLine> {
             concurrency, kind, ..
         } => {
             let what = match kind {
-                Some(LimitKind::Tokens) => "429 wall (token limit)",
-                Some(LimitKind::Requests) => "429 wall (request limit)",
-                None => "429 wall",
+                Some(LimitKind::Acceleration) => "429s on the ramp (acceleration)".to_string(),
+                Some(k) => format!("429 wall ({})", k.words()),
+                None => "429 wall".to_string(),
             };
             vec![VLine {
                 x: f64::from(*concurrency),
-                label: what.to_string(),
+                label: what,
                 class: "wall",
             }]
         }

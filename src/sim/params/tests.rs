@@ -191,8 +191,27 @@ fn every_row_of_the_table_is_settable_and_its_default_is_the_real_one() {
 /// Every key a `target.sim:` block can hold, from a `SimParams` with every field set.
 fn yaml_keys() -> std::collections::BTreeSet<String> {
     let mut p = SimParams::default();
-    for key in ["output_tokens_min", "concurrency_cap", "rpm", "tpm"] {
+    for key in [
+        "output_tokens_min",
+        "concurrency_cap",
+        "rpm",
+        "tpm",
+        "itpm",
+        "otpm",
+        "accel",
+        "concurrency_limit",
+    ] {
         p.set(key, "1").unwrap();
+    }
+    for (key, value) in [
+        ("limits", "openai"),
+        ("tpm_counts", "reserve"),
+        ("itpm_cached", "free"),
+        ("limit_window", "bucket"),
+        ("limit_period", "1s"),
+        ("limits_per", "account"),
+    ] {
+        p.set(key, value).unwrap();
     }
     p.set("require_api_key", "k").unwrap();
     p.set("models.m.ttft", "1ms").unwrap();
