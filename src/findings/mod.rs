@@ -441,12 +441,14 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
     if !knee_says_saturation {
         notes.extend(decode_saturation_note(&rows));
     }
+    let wall = find_wall(&rows, &n429, &extra);
+    notes.extend(wall::limit_notes(&rows, &wall));
     ModelFindings {
         knee_on_e2e,
         model: model.to_string(),
         ladder_unit: rows.first().map(|s| s.ladder_unit).unwrap_or_default(),
         knee,
-        wall: find_wall(&rows, &n429, &extra),
+        wall,
         efficiency: efficiency(&rows),
         ttft_parts,
         notes,

@@ -147,3 +147,122 @@ pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<Stri
         }
     }
 }
+
+/// Below this share left of a limit, a step's rate-limit headers warn of the wall ahead.
+const LOW_HEADROOM: f64 = 0.2;
+/// From this share of the requests' time spent waiting to retry, the wait is said.
+const WAIT_SAID: f64 = 0.05;
+
+/// What the rate-limit headers and the retries said besides the wall: the last step before any
+/// wall whose headers showed little left of a limit (the next step up meets it), and the steps
+/// whose requests spent a noticeable share of their time waiting to retry, which no latency
+/// figure includes.
+pub(super) fn limit_notes(rows: &[&StepSummary], wall: &WallFinding) -> Vec<String> {
+    let mut out = Vec::new();
+    let unit = rows.first().map(|s| s.ladder_unit).unwrap_or_default();
+    let before_wall = match wall.step() {
+        Some(step) => rows
+            .iter()
+            .take_while(|s| s.step != step)
+            .collect::<Vec<_>>(),
+        None => rows.iter().collect(),
+    };
+    let low = before_wall.iter().rev().find_map(|s| {
+        s.ratelimit_headroom_min
+            .filter(|h| *h < LOW_HEADROOM)
+            .map(|h| (s, h))
+    });
+    if let Some((s, h)) = low {
+        let then = if wall.step().is_some() {
+            "they warned of the wall at the next step"
+        } else {
+            "a step above it will likely meet 429s"
+        };
+        out.push(format!(
+            "{} the rate-limit headers showed as little as {:.0}% of a limit left: {then}.",
+            capitalized(&unit.at(s.concurrency)),
+            h * 100.0
+        ));
+    }
+    let waited: Vec<String> = rows
+        .iter()
+        .filter_map(|s| {
+            let share = s.retry_wait_share.filter(|w| *w >= WAIT_SAID)?;
+            Some(format!(
+                "{} {:.0}% ({:.0} s)",
+                unit.describe(s.concurrency),
+                share * 100.0,
+                s.retry_wait_s.unwrap_or(0.0)
+            ))
+        })
+        .collect();
+    if !waited.is_empty() {
+        out.push(format!(
+            "Waiting to retry took a share of the requests' time ({}); no latency figure includes it.",
+            waited.join(", ")
+        ));
+    }
+    out
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(step: u32, concurrency: u32, headroom: Option<f64>, wait: Option<f64>) -> StepSummary {
+        StepSummary {
+            step,
+            concurrency,
+            ratelimit_headroom_min: headroom,
+            retry_wait_share: wait,
+            retry_wait_s: wait.map(|w| w * 100.0),
+            ..StepSummary::default()
+        }
+    }
+
+    #[test]
+    fn low_headroom_warns_before_the_wall_and_waits_are_said() {
+        let rows = [
+            step(1, 2, Some(0.9), None),
+            step(2, 4, Some(0.08), None),
+            step(3, 8, Some(0.0), Some(0.3)),
+        ];
+        let rows: Vec<&StepSummary> = rows.iter().collect();
+        let wall = WallFinding::IsolatedRateLimits { total: 1 };
+        let notes = limit_notes(&rows, &wall);
+        assert_eq!(
+            notes[0],
+            "At 8 streams the rate-limit headers showed as little as 0% of a limit left: a step above it will likely meet 429s."
+        );
+        assert!(notes[1].contains("8 streams 30% (30 s)"), "{notes:?}");
+        let at_3 = WallFinding::Wall {
+            step: 3,
+            concurrency: 8,
+            count_429: 10,
+            rate_429: 0.1,
+            kind: None,
+            limit: None,
+            counted: None,
+            ramp_from: None,
+            tpm_total_at_wall: 0.0,
+            rps_at_wall: 0.0,
+            duration_s_at_wall: 0.0,
+        };
+        let notes = limit_notes(&rows, &at_3);
+        assert!(
+            notes[0].starts_with("At 4 streams the rate-limit headers showed as little as 8%")
+                && notes[0].ends_with("they warned of the wall at the next step."),
+            "{notes:?}"
+        );
+        let calm = [step(1, 2, Some(0.9), Some(0.01))];
+        let calm: Vec<&StepSummary> = calm.iter().collect();
+        assert!(limit_notes(&calm, &WallFinding::None).is_empty());
+    }
+}

@@ -15,6 +15,8 @@ use serde::Serialize;
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     Baseline,
+    /// The steps a run in progress has measured so far.
+    Measured,
     Simulator,
     /// Prompt length / 4 and max_tokens; no latency.
     Guess,
@@ -176,6 +178,26 @@ pub fn cost(s: &Scenario, steps: &[StepEstimate]) -> Option<CostEstimate> {
         currency: pricing.currency.clone(),
         models,
     })
+}
+
+/// The steps of a run in progress that it has not measured yet, estimated from those it has
+/// (each from the nearest measured step below it, as from a baseline).
+pub fn estimate_ahead(s: &Scenario, measured: &[StepSummary]) -> Vec<StepEstimate> {
+    estimate(s, Some(measured))
+        .into_iter()
+        .filter(|e| {
+            !measured
+                .iter()
+                .any(|m| m.model == e.model && m.concurrency == e.value)
+        })
+        .map(|e| StepEstimate {
+            source: match e.source {
+                Source::Baseline => Source::Measured,
+                other => other,
+            },
+            ..e
+        })
+        .collect()
 }
 
 /// Per model × step. `baseline` holds the scenario's saved baseline rows, if any.
@@ -461,6 +483,7 @@ pub fn step_words(e: &StepEstimate) -> String {
 pub fn source_words(s: Source) -> &'static str {
     match s {
         Source::Baseline => "saved baseline",
+        Source::Measured => "steps measured so far",
         Source::Simulator => "simulator's parameters",
         Source::Guess => "prompt length and max_tokens",
     }

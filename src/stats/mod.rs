@@ -12,6 +12,7 @@ mod server;
 mod steady;
 mod step;
 mod turns;
+mod waits;
 
 use crate::model::LadderUnit;
 pub use itl::PooledGaps;
@@ -220,6 +221,17 @@ pub struct StepSummary {
     /// (`RequestRecord::tool_call_sent`); `None` without such turns.
     #[serde(default)]
     pub synthetic_call_share: Option<f64>,
+    /// Seconds the step's requests waited before retrying (429s, 5xx), in all; `None` when
+    /// none waited. Latency figures leave it out.
+    #[serde(default)]
+    pub retry_wait_s: Option<f64>,
+    /// That wait as a share of the requests' time (the waits plus each request's last attempt).
+    #[serde(default)]
+    pub retry_wait_share: Option<f64>,
+    /// The smallest share left of any account limit the step's responses' rate-limit headers
+    /// reported; `None` without such headers.
+    #[serde(default)]
+    pub ratelimit_headroom_min: Option<f64>,
 }
 
 impl StepSummary {

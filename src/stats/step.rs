@@ -62,6 +62,7 @@ pub fn summarize_step(ctx: &StepContext, records: &[RequestRecord]) -> StepSumma
     server::client_split(&mut s, records);
     rate_columns(&mut s, &tally, records);
     super::turns::turn_columns(&mut s, records);
+    super::waits::wait_columns(&mut s, records);
     s
 }
 

@@ -107,6 +107,9 @@ static COLUMNS: &[Column<StepSummary>] = &[
     optional(col!(task_e2e_mean_ms: opt_fixed MS, "milliseconds")),
     optional(col!(task_turns_mean: opt_fixed RATE, "a number")),
     optional(col!(synthetic_call_share: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(retry_wait_s: opt_fixed RATE, "seconds")),
+    optional(col!(retry_wait_share: opt_fixed SHARE, "a share between 0 and 1")),
+    optional(col!(ratelimit_headroom_min: opt_fixed SHARE, "a share between 0 and 1")),
 ];
 
 /// Columns renamed in schema 3 to say which tokens they count, by (old name, new name): files
@@ -247,6 +250,9 @@ pub(super) mod tests {
             task_e2e_mean_ms: Some(9500.25),
             task_turns_mean: Some(5.5),
             synthetic_call_share: Some(0.25),
+            retry_wait_s: Some(12.5),
+            retry_wait_share: Some(0.125),
+            ratelimit_headroom_min: Some(0.0625),
         }
     }
 
@@ -285,7 +291,8 @@ pub(super) mod tests {
              reasoning_share,server_processing_p90_ms,cost_per_1k_ok,cost_per_1m_output,\
              cache_hit_by_turn,ttft_first_p50_ms,ttft_first_p90_ms,ttft_later_p50_ms,\
              ttft_later_p90_ms,tasks,task_e2e_p50_ms,task_e2e_p90_ms,task_tokens_mean,\
-             task_e2e_mean_ms,task_turns_mean,synthetic_call_share"
+             task_e2e_mean_ms,task_turns_mean,synthetic_call_share,retry_wait_s,\
+             retry_wait_share,ratelimit_headroom_min"
         ));
     }
 
@@ -335,7 +342,7 @@ pub(super) mod tests {
         let text = summary_text(&[summary_row("m", 1)]);
         let old: String = text
             .lines()
-            .map(|l| l.rsplitn(51, ',').last().unwrap().to_string() + "\n")
+            .map(|l| l.rsplitn(54, ',').last().unwrap().to_string() + "\n")
             .collect();
         assert!(old.starts_with("schema_version,") && old.contains("duration_s\n"));
         let dir = tempfile::tempdir().unwrap();
@@ -392,6 +399,9 @@ pub(super) mod tests {
             task_e2e_mean_ms: None,
             task_turns_mean: None,
             synthetic_call_share: None,
+            retry_wait_s: None,
+            retry_wait_share: None,
+            ratelimit_headroom_min: None,
             ..summary_row("m", 1)
         };
         assert_eq!(rows, vec![expected]);

@@ -157,8 +157,7 @@ fn an_input_limit_that_leaves_cache_reads_out_binds_where_the_uncached_rate_reac
 fn an_openai_token_limit_charges_max_tokens_so_halving_it_moves_the_wall_unless_the_prompt_is_larger(
 ) {
     let p = Project::new();
-    let ladder = "[2, 3, 4, 5, 6, 8, 10, 12]";
-    let yaml = |prompt: u32, max: u32| {
+    let yaml = |prompt: u32, max: u32, ladder: &str| {
         let request = format!("  prompt: {{synthetic_tokens: {prompt}}}\n  max_tokens: {max}");
         scenario(
             "tpm",
@@ -168,8 +167,9 @@ fn an_openai_token_limit_charges_max_tokens_so_halving_it_moves_the_wall_unless_
             ladder,
         )
     };
-    let long = run(&p, "tpm", &yaml(100, 1000), &[]);
-    let half = run(&p, "tpm", &yaml(100, 500), &[]);
+    // Larger of prompt and max_tokens: 1000 a request binds at ~2.5 streams, 500 at ~5.
+    let long = run(&p, "tpm", &yaml(100, 1000, "[2, 3, 4, 5, 6, 8]"), &[]);
+    let half = run(&p, "tpm", &yaml(100, 500, "[2, 3, 4, 5, 6, 8]"), &[]);
     let (at_long, at_half) = (wall_at(&long.wall), wall_at(&half.wall));
     assert!(
         at_half > at_long,
@@ -191,8 +191,8 @@ fn an_openai_token_limit_charges_max_tokens_so_halving_it_moves_the_wall_unless_
         long.stdout
     );
     // A prompt larger than max_tokens: max_tokens does not count, halving it moves nothing.
-    let big = run(&p, "tpm", &yaml(1000, 400), &[]);
-    let big_half = run(&p, "tpm", &yaml(1000, 200), &[]);
+    let big = run(&p, "tpm", &yaml(1000, 400, "[2, 3, 4]"), &[]);
+    let big_half = run(&p, "tpm", &yaml(1000, 200, "[2, 3, 4]"), &[]);
     assert_eq!(wall_at(&big.wall), wall_at(&big_half.wall));
     assert!(
         big_half.stdout.contains(
@@ -235,4 +235,40 @@ fn a_sudden_ramp_refused_while_the_limits_had_room_is_an_acceleration_limit() {
         assert_eq!(row["limit_kind"], "", "{row:?}");
         assert!(n(row, "ratelimit_headroom") > 0.5, "{row:?}");
     }
+}
+
+#[test]
+fn a_run_against_a_url_with_no_baseline_warns_before_the_step_that_will_cross_a_declared_limit() {
+    let p = Project::new();
+    let sim = crate::support::start_sim(&["ttft=50ms", "tpot=2ms", "output_tokens=50"]);
+    // About 125 tokens a request at 6.7 requests/s per stream: 50k tokens/min a stream, so the
+    // declared 150k is crossed at 4 streams (and not at 2).
+    let yaml = crate::support::url_scenario(
+        "declared",
+        &sim.base_url,
+        "  ladder: [1, 2, 4]\n  duration: 2s\n  warmup_requests: 0",
+        50,
+    )
+    .replace(
+        "prompt_file: prompts/p.txt",
+        "prompt: {synthetic_tokens: 75}",
+    ) + "limits:\n  tpm: 150000\n";
+    let file = p.scenario("declared", &yaml);
+    let out = p.ladder().args(["run"]).arg(&file).assert().code(0);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    let warning = stderr
+        .find("before the next step: sim-model at 4 streams: planned ≈")
+        .unwrap_or_else(|| panic!("no warning before 4 streams:\n{stderr}"));
+    assert!(stderr[warning..].contains("from the steps measured so far) exceeds limits.tpm 150000"));
+    let step3 = stderr.find("step 3/3").expect("the third step started");
+    let step2 = stderr.find("step 2/3").expect("the second step started");
+    assert!(
+        step2 < warning && warning < step3,
+        "said between steps 2 and 3:\n{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("before the next step").count(),
+        1,
+        "{stderr}"
+    );
 }

@@ -6,6 +6,7 @@ mod baseline;
 mod extra_step;
 mod fdlimit;
 mod gate;
+mod limit_watch;
 mod options;
 mod otlp;
 mod persist;
@@ -181,12 +182,13 @@ async fn run_one(
     ));
     let (otlp, events) = otlp::sinks(s, &opts.telemetry, live, &run_id, out.quiet, &progress)?;
     let (scraper, events) = scrape::start_for(s, &base_url, events);
+    let mut watched = limit_watch::LimitWatch::new(&mut recorder, s, out.quiet);
     let interrupted = runner::run_scheduled(
         s,
         backend.clone(),
         events.clone(),
         interrupt.clone(),
-        &mut recorder,
+        &mut watched,
         *schedule,
     )
     .await;
