@@ -278,6 +278,7 @@ mod open_loop;
 mod outbox;
 mod pacing;
 mod plan;
+pub mod record;
 mod request;
 pub mod selfcheck;
 mod shared;

@@ -42,7 +42,7 @@ use options::{RunEnv, RunOptions};
 use persist::{persist, run_meta};
 use preflight::preflight;
 use progress::LiveProgress;
-use recorder::Recorder;
+use recorder::{Kept, Recorder};
 use render::{compare_models_in_run, render_run};
 use shard::shard_meta;
 use signals::{install_interrupt, StopSignals};
@@ -173,7 +173,12 @@ async fn run_one(
     }
     // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
     let in_run_pairs = !opts.pairs.is_empty() || s.compare_baseline.is_some();
-    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
+    let mut recorder = Recorder::start(
+        s,
+        run_dir,
+        meta,
+        Kept::new(baseline.is_some() || in_run_pairs),
+    )?;
     announce(s, out);
     let progress = Arc::new(LiveProgress::new(
         progress::Display::for_stderr(out.quiet),
@@ -210,7 +215,7 @@ async fn run_one(
     // Why it stopped, when it did: meta.json keeps it, and every document below says it.
     run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
     scrape::keep(&mut run, server_metrics.as_deref());
-    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.tap.extras));
     refine::add_notes(s, &refined, &run.summaries, &mut findings);
     refine::add_breaks(s, &run.summaries, &mut findings);
     search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
