@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod curves;
+mod error_bars;
 pub mod evidence;
 mod lead;
 mod marks;
