@@ -215,10 +215,7 @@ async fn run_one(
     // Why it stopped, when it did: meta.json keeps it, and every document below says it.
     run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
     scrape::keep(&mut run, server_metrics.as_deref());
-    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.tap.extras));
-    refine::add_notes(s, &refined, &run.summaries, &mut findings);
-    refine::add_breaks(s, &run.summaries, &mut findings);
-    search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
+    let findings = run_findings(s, &run, &refined);
     persist(
         &mut run,
         &findings,
@@ -227,6 +224,33 @@ async fn run_one(
         interrupted,
     )?;
     let sink = opts.output.verdict_sink(&opts.gates);
+    show_run(s, opts, out, &run, &findings, interrupted)?;
+    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
+}
+
+/// The run's findings, with what its refining and search steps add.
+fn run_findings(
+    s: &Scenario,
+    run: &recorder::CollectedRun,
+    refined: &[u32],
+) -> Vec<findings::ModelFindings> {
+    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.tap.extras));
+    refine::add_notes(s, refined, &run.summaries, &mut findings);
+    refine::add_breaks(s, &run.summaries, &mut findings);
+    search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
+    findings
+}
+
+/// The run for people (the table, the models judged in the run) and, asked for, the run as
+/// one document on stdout.
+fn show_run(
+    s: &Scenario,
+    opts: &RunOptions,
+    out: &Output,
+    run: &recorder::CollectedRun,
+    findings: &[findings::ModelFindings],
+    interrupted: bool,
+) -> Result<()> {
     // With a machine format, stdout holds only the verdict document: people read stderr.
     // Without --against, json or markdown prints the run itself as that one document.
     let mut human: Box<dyn Write> = match (opts.output.machine, out.quiet) {
@@ -234,13 +258,13 @@ async fn run_one(
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
     };
-    render_run(s, &run, &findings, out, interrupted, &mut human)?;
-    compare_models_in_run(s, &opts.pairs, &run, &findings, &mut human)?;
+    render_run(s, run, findings, out, interrupted, &mut human)?;
+    compare_models_in_run(s, &opts.pairs, run, findings, &mut human)?;
     drop(human);
     if opts.output.run_doc {
-        print_run_doc(s, opts.output.format, &run, &findings, interrupted)?;
+        print_run_doc(s, opts.output.format, run, findings, interrupted)?;
     }
-    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
+    Ok(())
 }
 
 /// The run's directory: a shard's is named after the common start and its shard number.
