@@ -81,14 +81,8 @@ pub(super) async fn one_request<B: Backend>(
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = shared.ids.id(id_num);
     let started = Instant::now();
-    let Tried {
-        attempt,
-        first_sent,
-        attempts,
-        stale_resends,
-        retry_wait_ms,
-        first_attempt_429,
-    } = attempt_until_done(shared, &prepared.body, id_num, &request_id, interrupt).await;
+    let tried = attempt_until_done(shared, &prepared.body, id_num, &request_id, interrupt).await;
+    let first_sent = tried.first_sent;
     let started_at_ms = first_sent
         .unwrap_or(started)
         .saturating_duration_since(shared.run_start)
@@ -100,7 +94,7 @@ pub(super) async fn one_request<B: Backend>(
     });
     let mut record = to_record(
         shared,
-        attempt,
+        tried.attempt,
         RecordKey {
             model,
             step,
@@ -110,11 +104,11 @@ pub(super) async fn one_request<B: Backend>(
             request_id,
             started_at_ms,
         },
-        attempts + stale_resends,
-        retry_wait_ms,
-        first_attempt_429,
+        tried.attempts + tried.stale_resends,
+        tried.retry_wait_ms,
+        tried.first_attempt_429,
     );
-    record.resent_stale = stale_resends > 0;
+    record.resent_stale = tried.stale_resends > 0;
     record.send_lag_ms = send_lag_ms;
     record.max_tokens = prepared.max_tokens;
     interrupt.observe(&record);

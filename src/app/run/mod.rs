@@ -105,35 +105,39 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         opts.env.stop,
         out.quiet,
     );
-    let code = run_all(
-        &scenarios,
-        &opts,
+    let session = Session {
+        opts: &opts,
         out,
-        &interrupt,
-        baseline.as_ref(),
-        live.as_ref(),
-    )
-    .await;
+        interrupt: &interrupt,
+        baseline: baseline.as_ref(),
+        live: live.as_ref(),
+    };
+    let code = run_all(&scenarios, &session).await;
     if let Some(live) = live {
         live.finish().await;
     }
     code
 }
 
+/// What every scenario of one `ladder run` shares.
+#[derive(Clone, Copy)]
+struct Session<'a> {
+    opts: &'a RunOptions,
+    out: &'a Output,
+    interrupt: &'a Interrupt,
+    /// `--against`.
+    baseline: Option<&'a Against>,
+    /// The live metrics endpoint, when asked for.
+    live: Option<&'a telemetry::Live>,
+}
+
 /// Every scenario in turn; an interrupt stops after the current one.
-async fn run_all(
-    scenarios: &[Scenario],
-    opts: &RunOptions,
-    out: &Output,
-    interrupt: &Interrupt,
-    baseline: Option<&Against>,
-    live: Option<&telemetry::Live>,
-) -> Result<ExitCode> {
+async fn run_all(scenarios: &[Scenario], session: &Session<'_>) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
-    for (s, schedule) in scenarios.iter().zip(&opts.schedules) {
-        let c = run_one(s, schedule, opts, out, interrupt, baseline, live).await?;
+    for (s, schedule) in scenarios.iter().zip(&session.opts.schedules) {
+        let c = run_one(s, schedule, session).await?;
         code = code.combine(c);
-        if interrupt.is_stopped() {
+        if session.interrupt.is_stopped() {
             // The scenarios after this one never run: the run as a whole stopped. A regression
             // found so far (in this scenario or an earlier one) still decides the exit code.
             let rest = ExitCode::of_run(RunEnd::Stopped { verdict: None });
@@ -148,12 +152,15 @@ async fn run_all(
 async fn run_one(
     s: &Scenario,
     schedule: &runner::Schedule,
-    opts: &RunOptions,
-    out: &Output,
-    interrupt: &Interrupt,
-    baseline: Option<&Against>,
-    live: Option<&telemetry::Live>,
+    session: &Session<'_>,
 ) -> Result<ExitCode> {
+    let Session {
+        opts,
+        out,
+        interrupt,
+        baseline,
+        live,
+    } = *session;
     let started = SystemTime::now();
     let (base_url, sim_handle) = crate::client::endpoint::serve_endpoint(&s.target.endpoint)
         .await

@@ -5,7 +5,9 @@
 //! The fingerprint records a trace by file name, content hash and request count, never its text.
 
 use super::normalize::fingerprint_of_bytes;
-use super::prompts::{at, json_object_lines, parse_jsonl, PromptContent, PromptFileError};
+use super::prompts::{
+    at, json_object_lines, parse_jsonl, read_named_file, PromptContent, PromptFileError,
+};
 use super::trace_otlp::{parse_otlp_trace, Call, SpanFacts};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -242,14 +244,7 @@ fn whole(line: usize, key: &str, v: &Value) -> Result<u32, PromptFileError> {
 /// character is `{`, else BurstGPT's CSV. Requests are put in arrival order (a stable sort), and
 /// times count from the first arrival.
 pub(super) fn read_trace(path: &Path, cap: u64, raise: &str) -> Result<Trace, PromptFileError> {
-    let bytes = super::bounded::read_capped(path, cap, raise).map_err(|why| PromptFileError {
-        line: None,
-        message: if why.starts_with("cannot read") {
-            format!("{why}; the path is relative to the scenario file")
-        } else {
-            why
-        },
-    })?;
+    let bytes = read_named_file(path, cap, raise)?;
     let sha256 = fingerprint_of_bytes(&bytes);
     let text = super::bounded::utf8(bytes).map_err(|(line, message)| at(line, message))?;
     let mut spans = None;
