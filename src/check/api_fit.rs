@@ -8,7 +8,7 @@
 //! `store: true`). Each names the setting to change. Pure: works on the status and the message;
 //! the dialects come from their `Spec`s.
 
-use super::diagnosis::{Context, Diagnosis, Kind};
+use super::diagnosis::{Context, Diagnosis, Kind, REFUSAL_WORDS};
 use crate::dialect::Api;
 
 /// The diagnosis when the message says the model or the request does not fit `cx.api`; `None`
@@ -24,23 +24,11 @@ pub(super) fn diagnose(cx: &Context, status: u16, message: &str) -> Option<Diagn
         .map(|d| d.said(message))
 }
 
-/// Words with which servers say they do not take something.
-const REFUSALS: [&str; 11] = [
-    "not supported",
-    "unsupported",
-    "does not support",
-    "unrecognized",
-    "unknown",
-    "not permitted",
-    "not allowed",
-    "extra inputs",
-    "extra_forbidden",
-    "must be",
-    "cannot",
-];
+/// Beside `REFUSAL_WORDS`, more words with which servers say they do not take something.
+const REFUSALS: [&str; 3] = ["does not support", "must be", "cannot"];
 
 fn refuses(l: &str) -> bool {
-    REFUSALS.iter().any(|w| l.contains(w))
+    REFUSAL_WORDS.iter().chain(&REFUSALS).any(|w| l.contains(w))
 }
 
 /// "only supported in v1/responses", "did you mean to use v1/completions?": the dialect that

@@ -218,3 +218,16 @@ impl Diagnosis {
         self
     }
 }
+
+/// Words with which servers say they do not take something (a field, a route, a parameter):
+/// what `api_fit` and `limit` both look for, each with words of its own.
+pub(super) const REFUSAL_WORDS: [&str; 8] = [
+    "not supported",
+    "unsupported",
+    "unrecognized",
+    "unknown",
+    "not permitted",
+    "not allowed",
+    "extra inputs",
+    "extra_forbidden",
+];

@@ -5,21 +5,11 @@
 //! `max_completion_tokens` the other way round. Either way the fix is one setting,
 //! `request.max_tokens_field`, and the diagnosis names it. Pure.
 
-use super::diagnosis::{Context, Diagnosis, Kind};
+use super::diagnosis::{Context, Diagnosis, Kind, REFUSAL_WORDS};
 use crate::scenario::LimitField;
 
-/// Words with which servers say they do not take a field.
-const REFUSALS: [&str; 9] = [
-    "unsupported",
-    "not supported",
-    "unrecognized",
-    "unknown",
-    "not permitted",
-    "not allowed",
-    "extra inputs",
-    "extra_forbidden",
-    "instead",
-];
+/// Beside `REFUSAL_WORDS`: "Use 'max_completion_tokens' instead".
+const REFUSALS: [&str; 1] = ["instead"];
 
 /// The diagnosis when the server's message refuses the limit field ladder sent; `None` when it
 /// says something else (a limit that is too large names the field too, but does not refuse it).
@@ -30,7 +20,8 @@ pub(super) fn refused_limit_field(cx: &Context, status: u16, message: &str) -> O
         .into_iter()
         .find(|f| *f != sent)?;
     let l = message.to_ascii_lowercase();
-    let refuses = l.contains(sent.key()) && REFUSALS.iter().any(|w| l.contains(w));
+    let refuses =
+        l.contains(sent.key()) && REFUSAL_WORDS.iter().chain(&REFUSALS).any(|w| l.contains(w));
     if !refuses {
         return None;
     }

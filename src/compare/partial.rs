@@ -8,7 +8,7 @@
 //! Pure: `of` takes the facts of a run, still in memory (`run --against`) or as the store loaded
 //! it (`app::side` reads them from its typed `meta.json` and recorded scenario).
 
-use crate::compare::{gate_for, requests_to_decide, Comparison, Verdict};
+use crate::compare::{gate_for, requests_to_decide, Check, Comparison, Verdict};
 use crate::model::stopped::STOPPED_UNKNOWN;
 use crate::model::{LadderUnit, StoppedBy};
 use crate::scenario::{Budget, Gates, Load};
@@ -253,19 +253,8 @@ pub fn restate_advice(
         ) else {
             continue;
         };
-        // Successes the planned step would have had, at the step's measured success share.
-        let full = |s: Option<&ShortStep>, n: u64| match s {
-            Some(s) if s.attempted > 0 => {
-                ((s.planned as f64 * s.succeeded as f64 / s.attempted as f64).round() as u64).max(n)
-            }
-            _ => n,
-        };
-        let (bf, nf) = (full(bs, bn), full(ns, nn));
-        let gate = match (k.metric, k.percentile) {
-            (m, Some(p)) if m.is_latency() => Some(p.gate(gate_for(gates, m))),
-            (m, _) if m.is_throughput() => Some(gates.throughput),
-            _ => None,
-        };
+        let (bf, nf) = (planned_successes(bs, bn), planned_successes(ns, nn));
+        let gate = check_gate(gates, k);
         let about = if plan.estimated { "about " } else { "" };
         let stopped = format!(
             "the scenario plans {about}{planned} requests per step; {} got {got} {}",
@@ -309,6 +298,26 @@ pub fn restate_advice(
         k.verdict = Verdict::Inconclusive {
             requests_per_step: need,
         };
+    }
+}
+
+/// Successes the planned step would have had, at the step's measured success share (`n`, the
+/// successes measured, when the side was not cut short).
+fn planned_successes(s: Option<&ShortStep>, n: u64) -> u64 {
+    match s {
+        Some(s) if s.attempted > 0 => {
+            ((s.planned as f64 * s.succeeded as f64 / s.attempted as f64).round() as u64).max(n)
+        }
+        _ => n,
+    }
+}
+
+/// The gate a check is judged against: its percentile's for a latency, the throughput gate.
+fn check_gate(gates: &Gates, k: &Check) -> Option<f64> {
+    match (k.metric, k.percentile) {
+        (m, Some(p)) if m.is_latency() => Some(p.gate(gate_for(gates, m))),
+        (m, _) if m.is_throughput() => Some(gates.throughput),
+        _ => None,
     }
 }
 

@@ -85,3 +85,10 @@ impl RequestSample {
         }
     }
 }
+
+/// A run keeps its samples as records arrive, for the bootstrap of `--against`.
+impl crate::runner::record::Tap for Vec<RequestSample> {
+    fn record(&mut self, r: &RequestRecord) {
+        self.push(RequestSample::of(r));
+    }
+}

@@ -5,11 +5,12 @@
 //! data for `findings.json` and plain sentences for the report.
 //!
 //! Layout: this file holds the public types, `analyze` and the parts shared by every finding
-//! (self-check notes, throughput efficiency); `knee` finds and describes the TTFT knee, `wall`
-//! the rate-limit wall.
+//! (throughput efficiency); `knee` finds and describes the TTFT knee, `wall` the rate-limit
+//! wall, `self_check` the notes on a client that may have shaped the figures.
 
 use crate::model::LadderUnit;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
+use crate::runner::record::Tap;
 use crate::stats::{models_of, Profile, StepSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ pub mod refine;
 pub mod replay;
 pub mod rise;
 pub mod search;
+mod self_check;
 pub mod slo;
 #[cfg(test)]
 mod tests;
@@ -31,6 +33,9 @@ mod wall;
 pub use evidence::{cache_share_fell, EvidenceSeries, ServerEvidence};
 use knee::{find_knee, knee_sentence};
 pub use rate::{Backlog, Served, ACHIEVED_RATE_MIN_SHARE};
+use self_check::self_check_notes;
+#[cfg(test)]
+use self_check::thin_load_note;
 pub use ttft_parts::{PartSample, TtftParts};
 use wall::{find_wall, wall_sentence};
 
@@ -111,9 +116,16 @@ pub type RunExtras = BTreeMap<(String, u32), StepExtras>;
 pub fn extras_from_records(records: &[RequestRecord]) -> RunExtras {
     let mut map = RunExtras::new();
     for r in records {
-        map.entry((r.model.clone(), r.step)).or_default().add(r);
+        map.record(r);
     }
     map
+}
+
+/// A run's recorder keeps the extras as records arrive.
+impl Tap for RunExtras {
+    fn record(&mut self, r: &RequestRecord) {
+        self.entry((r.model.clone(), r.step)).or_default().add(r);
+    }
 }
 
 /// Why TTFT turned up at the knee.
@@ -395,7 +407,8 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
             "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
         ));
     }
-    notes.extend(self_check_notes(&rows, &extra));
+    notes.extend(rate::rate_notes(&rows, &extra));
+    notes.extend(self_check_notes(&rows));
     let bounds: Vec<Option<(f64, f64)>> = rows
         .iter()
         .map(|s| s.ttft_p90_lo_ms.zip(s.ttft_p90_hi_ms))
@@ -496,90 +509,6 @@ fn decode_saturation_note(rows: &[&StepSummary]) -> Option<String> {
         TPOT_SATURATION_RISE * 100.0,
         unit.describe(rows[start].concurrency)
     ))
-}
-
-/// Client CPU at or above this share of one core makes a step's latencies suspect.
-pub const CLIENT_CPU_SUSPECT_PCT: f64 = 90.0;
-/// Event-loop lateness (P99) above this means ready work waited for the client.
-pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
-/// Achieved concurrency below this share of the target means the client did not keep the
-/// streams in flight (ramp-up, errors, or a client bottleneck).
-pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
-
-/// Plain warnings when a step's figures may reflect the client rather than the server.
-fn self_check_notes(rows: &[&StepSummary], extra: &[StepExtras]) -> Vec<String> {
-    let fits: Vec<Option<rate::Served>> = extra.iter().map(|e| e.backlog.served()).collect();
-    let mut notes = rate::rate_notes(rows, &fits);
-    let mut late: Vec<(u32, f64)> = Vec::new();
-    for s in rows {
-        let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
-        if let Some(cpu) = s.client_cpu_pct.filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT) {
-            notes.push(format!(
-                "{step}: client CPU {cpu:.0}% of a core: the client may be inflating TTFT; use fewer streams per process or shard the load."
-            ));
-        }
-        if let Some(lag) = s.loop_lag_p99_ms.filter(|l| *l > LOOP_LAG_SUSPECT_MS) {
-            late.push((s.concurrency, lag));
-        }
-        notes.extend(thin_load_note(s));
-    }
-    let unit = rows.first().map_or(LadderUnit::Streams, |s| s.ladder_unit);
-    notes.extend(late_loop_note(unit, &late));
-    notes
-}
-
-/// "At 90 streams: only 70.4 requests were in flight …": a closed-loop step whose streams sat
-/// idle between requests in its steady window (after the ramp-up, before the first stream ran
-/// out of work), so the server saw a lighter load than the step's value. The step's average
-/// over its whole time (`achieved_concurrency`) is not used: every step drains at its end, and
-/// that tail would fire this on ordinary steps. Without a steady window (too short a step, or
-/// production logs, whose levels are not steps a client held) there is nothing to say.
-fn thin_load_note(s: &StepSummary) -> Option<String> {
-    // Only closed-loop steps promise a number of streams in flight.
-    if s.ladder_unit != LadderUnit::Streams {
-        return None;
-    }
-    let steady = s.concurrency_steady?;
-    let target = f64::from(s.concurrency);
-    // Fast failures (a wrong key) are not a client bottleneck; a step of fewer than two
-    // requests per stream has no steady window worth reading.
-    let worth = s.attempted >= 2 * u64::from(s.concurrency) && s.succeeded * 2 >= s.attempted;
-    if !worth || steady >= ACHIEVED_CONCURRENCY_MIN_SHARE * target {
-        return None;
-    }
-    let busy = s
-        .client_cpu_pct
-        .filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT / 2.0)
-        .map_or_else(String::new, |c| format!(" (client CPU {c:.0}% of a core)"));
-    Some(format!(
-        "At {step}: only {steady:.1} requests were in flight on average in the steady window (Little's law), not {n}: the streams sat idle between requests, so the server saw a lighter load than the step says. The time between a response and the next request is the client's{busy}: a busy client (shard the load or run fewer streams per process) or new connections (a server or proxy that closes keep-alive connections); the step's figures are those of ≈ {steady:.0} streams.",
-        step = s.ladder_unit.describe(s.concurrency),
-        n = s.concurrency,
-    ))
-}
-
-/// One note for every step whose client event loop ran late (P99 above
-/// `LOOP_LAG_SUSPECT_MS`): "At 5, 10 and 20 streams: the client's event loop ran late (P99 10.0,
-/// 6.2 and 5.6 ms): …", so a busy client is one line, not one per step.
-fn late_loop_note(unit: LadderUnit, late: &[(u32, f64)]) -> Option<String> {
-    match late {
-        [] => None,
-        [(value, lag)] => Some(format!(
-            "At {}: the client's event loop ran {lag:.1} ms late (P99): timings at this step include client delay.",
-            unit.describe(*value)
-        )),
-        many => {
-            let values: Vec<u32> = many.iter().map(|(v, _)| *v).collect();
-            let lags: Vec<String> = many.iter().map(|(_, l)| format!("{l:.1}")).collect();
-            let (init, last) = lags.split_at(lags.len() - 1);
-            Some(format!(
-                "At {}: the client's event loop ran late (P99 {} and {} ms): timings at these steps include client delay.",
-                unit.describe_all(&values),
-                init.join(", "),
-                last[0]
-            ))
-        }
-    }
 }
 
 fn rate(count: u64, attempted: u64) -> f64 {

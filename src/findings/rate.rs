@@ -11,7 +11,7 @@
 //! from being read as a trend. Without records (findings rebuilt from `summary.csv` alone) the
 //! old comparison with the nominal rate remains, widened by the chance spread of the schedule.
 
-use super::LOOP_LAG_SUSPECT_MS;
+use super::self_check::LOOP_LAG_SUSPECT_MS;
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
 use serde::{Deserialize, Serialize};
@@ -139,8 +139,9 @@ pub fn saturation(s: &StepSummary, fit: Option<Served>, step: &str) -> Option<St
 }
 
 /// Open-loop steps: saturation, dropped arrivals, and a send lag that says the client could not
-/// keep the schedule. `fits` has one entry per row (`None` without records).
-pub(super) fn rate_notes(rows: &[&StepSummary], fits: &[Option<Served>]) -> Vec<String> {
+/// keep the schedule. `extra` has one entry per row (empty without records).
+pub(super) fn rate_notes(rows: &[&StepSummary], extra: &[super::StepExtras]) -> Vec<String> {
+    let fits: Vec<Option<Served>> = extra.iter().map(|e| e.backlog.served()).collect();
     let mut notes = Vec::new();
     for (i, s) in rows.iter().enumerate() {
         if s.offered_rps.is_none() {

@@ -526,7 +526,7 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
         concurrency_steady: Some(20.0),
         ..StepSummary::default()
     };
-    let notes = self_check_notes(&[&busy], &[]);
+    let notes = self_check_notes(&[&busy]);
     assert_eq!(notes.len(), 3, "{notes:?}");
     assert!(notes[0].contains("client CPU 97%"));
     assert!(notes[1].contains("20.0 requests were in flight"));
@@ -544,7 +544,7 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     let mut third = other.clone();
     third.concurrency = 100;
     third.loop_lag_p99_ms = Some(7.0);
-    let notes = self_check_notes(&[&busy, &other, &third], &[]);
+    let notes = self_check_notes(&[&busy, &other, &third]);
     let late: Vec<&String> = notes.iter().filter(|n| n.contains("event loop")).collect();
     assert_eq!(
         late,
@@ -555,17 +555,17 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     busy.loop_lag_p99_ms = Some(0.4);
     busy.achieved_concurrency = Some(49.0);
     busy.concurrency_steady = Some(49.0);
-    assert!(self_check_notes(&[&busy], &[]).is_empty());
+    assert!(self_check_notes(&[&busy]).is_empty());
     // Too few requests to judge the achieved concurrency.
     busy.attempted = 60;
     busy.succeeded = 60;
     busy.achieved_concurrency = Some(10.0);
     busy.concurrency_steady = Some(10.0);
-    assert!(self_check_notes(&[&busy], &[]).is_empty());
+    assert!(self_check_notes(&[&busy]).is_empty());
     // Mostly fast failures (a wrong key): not a client bottleneck.
     busy.attempted = 500;
     busy.succeeded = 10;
-    assert!(self_check_notes(&[&busy], &[]).is_empty());
+    assert!(self_check_notes(&[&busy]).is_empty());
 }
 
 #[test]

@@ -506,3 +506,27 @@ pub struct StepRun {
     #[serde(default)]
     pub ladder_unit: crate::model::LadderUnit,
 }
+
+impl StepRun {
+    /// A step of `model` at ladder value `concurrency`, before anything of it is measured (no
+    /// time, no self-check, nothing dropped): the one way a step is made. The runner fills in
+    /// what it measured, a rebuilt run what its summary says (`StepSummary::step_run`).
+    pub fn new(
+        model: &str,
+        step: u32,
+        concurrency: u32,
+        ladder_unit: crate::model::LadderUnit,
+    ) -> StepRun {
+        StepRun {
+            model: model.to_string(),
+            step,
+            concurrency,
+            duration_s: 0.0,
+            client_cpu_pct: None,
+            loop_lag_p99_ms: None,
+            dropped: 0,
+            offered_rps: None,
+            ladder_unit,
+        }
+    }
+}

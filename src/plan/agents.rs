@@ -10,7 +10,10 @@
 //! declared `limits:` against it: which binds first and the most agents they allow. Pure:
 //! summary rows in, an `AgentPlan` out.
 
-use super::{cap, declared_limits, headroom_pct, most, Basis, Bounds, CapFit, LimitName};
+use super::{
+    binding, cap, declared_limits, Agents, Basis, Bounds, CapFit, LimitCheck, LimitName,
+    NO_INPUT_TOKENS,
+};
 use crate::findings::slo::judge;
 use crate::findings::ModelFindings;
 use crate::model::Slo;
@@ -172,18 +175,6 @@ pub struct AgentNeeds {
     pub tpm_counted: f64,
 }
 
-/// One declared limit against what the agents need, and the most agents it allows.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AgentLimitCheck {
-    pub limit: LimitName,
-    pub declared: f64,
-    pub needed: f64,
-    /// (declared − needed) / declared × 100; negative when the plan exceeds the limit.
-    pub headroom_pct: f64,
-    /// The most concurrent agents this limit allows at the figures of `limits_at`.
-    pub max_agents: f64,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AgentModelPlan {
     pub model: String,
@@ -194,7 +185,7 @@ pub struct AgentModelPlan {
     /// The agents against the most one copy of the measured service held (the knee's clean
     /// agents, or the highest step without a knee).
     pub cap: Option<CapFit>,
-    pub limits: Vec<AgentLimitCheck>,
+    pub limits: Vec<LimitCheck<Agents>>,
     /// The declared limit allowing the fewest agents.
     pub binding_limit: Option<LimitName>,
     /// The fewest agents any declared limit allows (computed at `limits_at`, whatever the
@@ -348,10 +339,7 @@ fn plan_model(
     let agents = at.agents_for(how.target);
     let needs = at.needs(agents, how.cached_counts);
     if at.input_uncached_per_task + at.input_cached_per_task == 0.0 {
-        notes.push(
-            "The server reported no input tokens: the total TPM counts output tokens only, so the real need is higher."
-                .into(),
-        );
+        notes.push(NO_INPUT_TOKENS.into());
     } else if at.cache_hit_share.is_some_and(|c| c == 0.0) {
         notes.push(
             "No input was read from a cache at this step: the server reported none (or has no prefix cache), so all input is counted uncached."
@@ -360,16 +348,13 @@ fn plan_model(
     }
     let limits_at = clean.last().cloned().unwrap_or_else(|| at.clone());
     let checks = limit_checks(&limits_at, how.limits, &needs, how.cached_counts);
-    let binding = checks
-        .iter()
-        .filter(|c| c.max_agents.is_finite())
-        .min_by(|a, b| a.max_agents.total_cmp(&b.max_agents));
+    let binding = binding(&checks);
     AgentModelPlan {
         model: model.to_string(),
         basis,
         cap: findings.and_then(|f| cap::agents_fit(f, agents)),
         binding_limit: binding.map(|c| c.limit),
-        max_agents: binding.map(|c| c.max_agents),
+        max_agents: binding.map(|c| c.most),
         limits: checks,
         limits_at: Some(limits_at),
         step: Some(at),
@@ -407,7 +392,7 @@ fn limit_checks(
     limits: &Limits,
     needs: &AgentNeeds,
     cached_counts: bool,
-) -> Vec<AgentLimitCheck> {
+) -> Vec<LimitCheck<Agents>> {
     let one = at.needs(1, cached_counts);
     declared_limits(limits)
         .into_iter()
@@ -417,13 +402,7 @@ fn limit_checks(
                 LimitName::Tpm => (needs.tpm_counted, one.tpm_counted),
                 LimitName::Rpm => (needs.rpm, one.rpm),
             };
-            AgentLimitCheck {
-                limit,
-                declared,
-                needed,
-                headroom_pct: headroom_pct(declared, needed),
-                max_agents: most(declared, per_agent),
-            }
+            LimitCheck::new(limit, declared, needed, per_agent)
         })
         .collect()
 }

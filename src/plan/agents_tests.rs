@@ -198,14 +198,11 @@ fn the_limits_say_which_binds_first_and_the_most_agents_they_allow() {
     let check = |l: LimitName| m.limits.iter().find(|c| c.limit == l).unwrap();
     assert!(close(check(LimitName::Concurrency).needed, 30.0));
     assert!(close(check(LimitName::Concurrency).headroom_pct, 40.0));
-    assert!(close(check(LimitName::Concurrency).max_agents, 50.0 / 0.75));
+    assert!(close(check(LimitName::Concurrency).most, 50.0 / 0.75));
     assert!(close(check(LimitName::Tpm).headroom_pct, -1_100.0));
-    assert!(close(
-        check(LimitName::Tpm).max_agents,
-        2_000_000.0 / 600_000.0
-    ));
+    assert!(close(check(LimitName::Tpm).most, 2_000_000.0 / 600_000.0));
     assert!(close(check(LimitName::Rpm).headroom_pct, 40.0));
-    assert!(close(check(LimitName::Rpm).max_agents, 10_000.0 / 150.0));
+    assert!(close(check(LimitName::Rpm).most, 10_000.0 / 150.0));
     assert_eq!(m.binding_limit, Some(LimitName::Tpm));
     // The most agents is the run's, whatever the target.
     for n in [1, 3, 40] {
@@ -218,7 +215,7 @@ fn the_limits_say_which_binds_first_and_the_most_agents_they_allow() {
         .iter()
         .find(|c| c.limit == LimitName::Tpm)
         .unwrap();
-    assert!(close(tpm.max_agents, 2_000_000.0 / 154_500.0));
+    assert!(close(tpm.most, 2_000_000.0 / 154_500.0));
     assert!(close(tpm.needed, 6_180_000.0));
 }
 

@@ -85,15 +85,80 @@ impl LimitName {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LimitCheck {
+/// The note of a plan (a rate's or agents') whose step reported no input tokens.
+pub(crate) const NO_INPUT_TOKENS: &str = "The server reported no input tokens: the total TPM counts output tokens only, so the real need is higher.";
+
+/// What a plan sizes: a rate (`Rate`, `--rps`) or agents (`Agents`, `--agents` or
+/// `--tasks-per-hour`). The figures a limit check holds are the same for both; only what its
+/// most counts differs.
+pub trait TargetUnit {
+    /// The JSON name of the most of the target a limit allows (`max_rps`, `max_agents`).
+    const MOST: &'static str;
+}
+
+/// A plan for a rate: a limit allows at most so many requests/s.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate;
+
+impl TargetUnit for Rate {
+    const MOST: &'static str = "max_rps";
+}
+
+/// A plan for agents: a limit allows at most so many concurrent agents.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Agents;
+
+impl TargetUnit for Agents {
+    const MOST: &'static str = "max_agents";
+}
+
+/// One declared limit against what the plan needs, and the most of the target it allows at the
+/// figures of the plan's `limits_at` step (whatever the target: the run's, not the question's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitCheck<U> {
     pub limit: LimitName,
     pub declared: f64,
     pub needed: f64,
     /// (declared − needed) / declared × 100; negative when the plan exceeds the limit.
     pub headroom_pct: f64,
-    /// The largest RPS this limit allows with the basis step's latency and tokens.
-    pub max_rps: f64,
+    /// The most requests/s or agents this limit allows (JSON `max_rps`, `max_agents`).
+    pub most: f64,
+    unit: std::marker::PhantomData<U>,
+}
+
+impl<U> LimitCheck<U> {
+    /// `limit` of `declared` against `needed`, each unit of the target taking `per_unit` of it.
+    pub fn new(limit: LimitName, declared: f64, needed: f64, per_unit: f64) -> LimitCheck<U> {
+        LimitCheck {
+            limit,
+            declared,
+            needed,
+            headroom_pct: headroom_pct(declared, needed),
+            most: most(declared, per_unit),
+            unit: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The declared limit that allows the least of the target (the one that binds first).
+pub fn binding<U>(checks: &[LimitCheck<U>]) -> Option<&LimitCheck<U>> {
+    checks
+        .iter()
+        .filter(|c| c.most.is_finite())
+        .min_by(|a, b| a.most.total_cmp(&b.most))
+}
+
+impl<U: TargetUnit> Serialize for LimitCheck<U> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("LimitCheck", 5)?;
+        st.serialize_field("limit", &self.limit)?;
+        st.serialize_field("declared", &self.declared)?;
+        st.serialize_field("needed", &self.needed)?;
+        st.serialize_field("headroom_pct", &self.headroom_pct)?;
+        st.serialize_field(U::MOST, &self.most)?;
+        st.end()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,7 +180,7 @@ pub struct ModelPlan {
     #[serde(rename = "total_tpm_needed")]
     pub tpm_needed: Option<f64>,
     pub rpm_needed: f64,
-    pub limits: Vec<LimitCheck>,
+    pub limits: Vec<LimitCheck<Rate>>,
     /// The declared limit with the lowest `max_rps`.
     pub binding_limit: Option<LimitName>,
     /// min over declared limits of `max_rps`: a property of the run and the limits, not of the
@@ -326,18 +391,12 @@ fn plan_model(
         .filter(|_| basis != Basis::BeyondCapacity)
         .and_then(|f| cap::cap_fit(f, needed));
     if b.input_tokens_per_request == 0.0 {
-        notes.push(
-            "The server reported no input tokens: the total TPM counts output tokens only, so the real need is higher."
-                .into(),
-        );
+        notes.push(NO_INPUT_TOKENS.into());
     }
     let tpm_needed = rps * 60.0 * (b.input_tokens_per_request + b.output_tokens_per_request);
     let at = limits_at.as_ref().unwrap_or(&b);
     let checks = limit_checks(at, limits, (concurrency, tpm_needed, rpm_needed));
-    let binding = checks
-        .iter()
-        .filter(|c| c.max_rps.is_finite())
-        .min_by(|a, b| a.max_rps.total_cmp(&b.max_rps));
+    let binding = binding(&checks);
     ModelPlan {
         model: model.to_string(),
         sized_from,
@@ -348,7 +407,7 @@ fn plan_model(
         tpm_needed: Some(tpm_needed),
         rpm_needed,
         binding_limit: binding.map(|c| c.limit),
-        max_sustainable_rps: binding.map(|c| c.max_rps),
+        max_sustainable_rps: binding.map(|c| c.most),
         limits: checks,
         cost_per_hour: b.cost_per_1k_ok.map(|c| c / 1000.0 * rps * 3600.0),
         limits_at,
@@ -527,22 +586,15 @@ fn limit_checks(
     b: &StepBasis,
     limits: &Limits,
     (concurrency, tpm_needed, rpm_needed): (f64, f64, f64),
-) -> Vec<LimitCheck> {
+) -> Vec<LimitCheck<Rate>> {
     let e2e_s = b.e2e_mean_ms / 1000.0;
     let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
-    let check = |limit: LimitName, declared: f64, needed: f64, per_rps: f64| LimitCheck {
-        limit,
-        declared,
-        needed,
-        headroom_pct: headroom_pct(declared, needed),
-        max_rps: most(declared, per_rps),
-    };
     declared_limits(limits)
         .into_iter()
         .map(|(limit, declared)| match limit {
-            LimitName::Concurrency => check(limit, declared, concurrency, e2e_s),
-            LimitName::Tpm => check(limit, declared, tpm_needed, 60.0 * tokens),
-            LimitName::Rpm => check(limit, declared, rpm_needed, 60.0),
+            LimitName::Concurrency => LimitCheck::new(limit, declared, concurrency, e2e_s),
+            LimitName::Tpm => LimitCheck::new(limit, declared, tpm_needed, 60.0 * tokens),
+            LimitName::Rpm => LimitCheck::new(limit, declared, rpm_needed, 60.0),
         })
         .collect()
 }

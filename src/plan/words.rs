@@ -395,6 +395,38 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         "duration",
         "tokens/min"
     );
+    step_rows(&mut out, s, steps);
+    let source = steps.first().map(|e| e.source);
+    let from = match (source, baseline) {
+        (Some(super::estimate::Source::Baseline), Some(p)) => {
+            format!("the saved baseline {}", p.display())
+        }
+        (Some(src), _) => format!("the {}", source_words(src)),
+        (None, _) => "nothing".into(),
+    };
+    if let Some(e) = steps.first() {
+        let _ = writeln!(
+            out,
+            "per request: ≈ {} input tokens, {} output tokens ({})",
+            num(e.input_per_request),
+            num(e.output_per_request),
+            match s.request.max_tokens {
+                Some(n) => format!("at most max_tokens {n}"),
+                None => "no max_tokens sent: a guess".into(),
+            }
+        );
+    }
+    if let Some(line) = cost_line(s, steps) {
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = writeln!(out, "estimates from {from}");
+    out.push_str(&open_loop_note(s, steps));
+    out.push_str(&extra_steps_note(s));
+    out
+}
+
+/// The dry run's row per model × step and its total line.
+fn step_rows(out: &mut String, s: &Scenario, steps: &[StepEstimate]) {
     let opt = |v: Option<f64>| v.map_or("?".to_string(), num);
     let (mut req, mut inp, mut outp) = (0u64, 0.0, 0.0);
     let mut known = true;
@@ -429,33 +461,6 @@ pub fn dry_run(s: &Scenario, steps: &[StepEstimate], baseline: Option<&Path>) ->
         if known { num(outp) } else { "?".into() },
         total.map_or("? (no latency known yet)".to_string(), secs)
     );
-    let source = steps.first().map(|e| e.source);
-    let from = match (source, baseline) {
-        (Some(super::estimate::Source::Baseline), Some(p)) => {
-            format!("the saved baseline {}", p.display())
-        }
-        (Some(src), _) => format!("the {}", source_words(src)),
-        (None, _) => "nothing".into(),
-    };
-    if let Some(e) = steps.first() {
-        let _ = writeln!(
-            out,
-            "per request: ≈ {} input tokens, {} output tokens ({})",
-            num(e.input_per_request),
-            num(e.output_per_request),
-            match s.request.max_tokens {
-                Some(n) => format!("at most max_tokens {n}"),
-                None => "no max_tokens sent: a guess".into(),
-            }
-        );
-    }
-    if let Some(line) = cost_line(s, steps) {
-        let _ = writeln!(out, "{line}");
-    }
-    let _ = writeln!(out, "estimates from {from}");
-    out.push_str(&open_loop_note(s, steps));
-    out.push_str(&extra_steps_note(s));
-    out
 }
 
 /// A priced scenario's cost before the run (`run --dry-run`, `validate`), said to be an

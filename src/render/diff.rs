@@ -4,6 +4,7 @@
 //! `compare`; this module only chooses words and layout, and writes into any `io::Write`.
 
 mod junit;
+mod markdown;
 pub(crate) mod short;
 #[cfg(test)]
 mod tests;
@@ -93,7 +94,7 @@ pub fn render_with(
     };
     match format {
         DiffFormat::Table => table(c, ctx, out),
-        DiffFormat::Markdown => markdown(c, ctx, out),
+        DiffFormat::Markdown => markdown::markdown(c, ctx, out),
         DiffFormat::Json => json(c, ctx, out),
         DiffFormat::Junit => junit::render(c, &ctx.warnings, out),
     }
@@ -221,6 +222,40 @@ pub(crate) fn gated_ranked(c: &Comparison) -> Vec<&Check> {
     v
 }
 
+/// One model's checks as a table (`--full`); whether any was judged the approximate way.
+fn model_table(c: &Comparison, model: &str, out: &mut dyn Write) -> io::Result<bool> {
+    let mut any_approx = false;
+    writeln!(out, "\nmodel: {model}")?;
+    let mut b = Builder::default();
+    let head = step_header(c.checks.iter().filter(|k| k.model == model));
+    b.push_record([
+        head, "metric", "pct", "base", "new", "change", "99% CI", "verdict",
+    ]);
+    for k in c
+        .checks
+        .iter()
+        .filter(|k| k.model == model && !is_skipped(k))
+    {
+        any_approx |= k.method == Method::Approximate;
+        b.push_record([
+            step_cell(k),
+            k.metric.label().to_string(),
+            k.percentile
+                .map_or_else(String::new, |p| p.label().to_string()),
+            value(k, k.base),
+            value(k, k.new),
+            change(k),
+            ci(k),
+            verdict(k),
+        ]);
+    }
+    let mut t = b.build();
+    t.with(Style::rounded())
+        .modify(Columns::new(3..6), Alignment::right());
+    writeln!(out, "{t}")?;
+    Ok(any_approx)
+}
+
 fn table(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
     let (warnings, full) = (&ctx.warnings, ctx.full);
     writeln!(out, "ladder diff: {}", heading(c, ctx))?;
@@ -268,34 +303,7 @@ fn table(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<(
     }
     let mut any_approx = false;
     for model in models(c) {
-        writeln!(out, "\nmodel: {model}")?;
-        let mut b = Builder::default();
-        let head = step_header(c.checks.iter().filter(|k| k.model == model));
-        b.push_record([
-            head, "metric", "pct", "base", "new", "change", "99% CI", "verdict",
-        ]);
-        for k in c
-            .checks
-            .iter()
-            .filter(|k| k.model == model && !is_skipped(k))
-        {
-            any_approx |= k.method == Method::Approximate;
-            b.push_record([
-                step_cell(k),
-                k.metric.label().to_string(),
-                k.percentile
-                    .map_or_else(String::new, |p| p.label().to_string()),
-                value(k, k.base),
-                value(k, k.new),
-                change(k),
-                ci(k),
-                verdict(k),
-            ]);
-        }
-        let mut t = b.build();
-        t.with(Style::rounded())
-            .modify(Columns::new(3..6), Alignment::right());
-        writeln!(out, "{t}")?;
+        any_approx |= model_table(c, model, out)?;
     }
     if any_approx {
         writeln!(out, "{APPROX_NOTE}")?;
@@ -424,101 +432,9 @@ fn longest_backtick_run(s: &str) -> usize {
     s.split(|ch| ch != '`').map(str::len).max().unwrap_or(0)
 }
 
-fn markdown(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
-    let (warnings, full) = (&ctx.warnings, ctx.full);
-    writeln!(out, "## ladder diff: {}\n", heading(c, ctx))?;
-    writeln!(
-        out,
-        "Baseline {} (fingerprint {}) vs new {} (fingerprint {}).\n",
-        code(&c.base_label),
-        code(&c.base_fingerprint),
-        code(&c.new_label),
-        code(&c.new_fingerprint)
-    )?;
-    for w in warnings {
-        writeln!(out, "> **Warning:** {}\n", md_text(w))?;
-    }
-    if let Some(r) = &c.refused {
-        return md_refused(r, out);
-    }
-    for line in &c.headline {
-        writeln!(out, "**{}**\n", md_text(line))?;
-    }
-    writeln!(out, "**{}**\n", summary_line(&c.counts()))?;
-    if let Some(why) = c.inconclusive_reason() {
-        writeln!(out, "Inconclusive: {why}.\n")?;
-    }
-    if let Some(why) = c.incomplete_reason() {
-        writeln!(out, "Incomplete: {}.\n", md_text(&why))?;
-    }
-    if !full {
-        return short::markdown(c, out);
-    }
-    let gated = gated_ranked(c);
-    md_gated_table(c, &gated, out)?;
-    let regressions: Vec<String> = gated
-        .iter()
-        .filter(|k| k.verdict == Verdict::Regressed)
-        .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
-        .collect();
-    md_list(out, "### Regressions", &regressions)?;
-    md_list(
-        out,
-        "### Inconclusive (the CI spans 0 and reaches past the gate)",
-        &inconclusive_lines(c),
-    )?;
-    let skipped = grouped_skips(c);
-    md_list(out, "### Skipped gates", &skipped)?;
-    md_list(out, "### Only on one side", &c.unmatched)?;
-    md_list(out, "### Notes", &c.notes)?;
-    md_all_checks(c, out)
-}
-
-/// Why nothing was compared, and the workload diff in a fence longer than any backtick run in it.
-fn md_refused(r: &crate::compare::WorkloadMismatch, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "The workloads differ, so the results are not comparable. Rerun with the baseline's scenario, or pass `--allow-different-workload` to compare anyway.\n")?;
-    let fence = "`".repeat((longest_backtick_run(&r.unified_diff) + 1).max(3));
-    writeln!(out, "{fence}diff")?;
-    out.write_all(r.unified_diff.as_bytes())?;
-    if !r.unified_diff.ends_with('\n') {
-        writeln!(out)?;
-    }
-    writeln!(out, "{fence}")
-}
-
-/// The gated checks (`gated_ranked`: regressions first) as a table, regressions in bold; nothing
-/// when there are none.
-fn md_gated_table(c: &Comparison, gated: &[&Check], out: &mut dyn Write) -> io::Result<()> {
-    if gated.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "### Gated checks\n")?;
-    writeln!(
-        out,
-        "| model | {} | check | base | new | change | 99% CI | verdict |",
-        step_header(c.checks.iter())
-    )?;
-    writeln!(out, "|---|---:|---|---:|---:|---:|---|---|")?;
-    let mut any_approx = false;
-    for k in gated {
-        any_approx |= k.method == Method::Approximate;
-        let v = verdict(k);
-        let v = if k.verdict == Verdict::Regressed {
-            format!("**{v}**")
-        } else {
-            v
-        };
-        writeln!(out, "{} {} | {v} |", md_check_cells(k), ci(k))?;
-    }
-    if any_approx {
-        writeln!(out, "\n{}", cell(APPROX_NOTE))?;
-    }
-    writeln!(out)
-}
-
 /// A markdown table row's first cells, the same in every table of checks: model, step, check,
 /// base, new and change, up to the bar before the next cell.
-fn md_check_cells(k: &Check) -> String {
+pub(super) fn md_check_cells(k: &Check) -> String {
     format!(
         "| {} | {} | {} | {} | {} | {} |",
         cell(&k.model),
@@ -531,7 +447,7 @@ fn md_check_cells(k: &Check) -> String {
 }
 
 /// Every check that was not skipped, with its explanation, folded into a `<details>` block.
-fn md_all_checks(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn md_all_checks(c: &Comparison, out: &mut dyn Write) -> io::Result<()> {
     let rest: Vec<&Check> = c.checks.iter().filter(|k| !is_skipped(k)).collect();
     if rest.is_empty() {
         return Ok(());

@@ -18,8 +18,8 @@
 //! CAL_VERBOSE=1 to print every check that fired).
 
 use super::fake::FakeServer;
+use super::record::Recorder;
 use super::*;
-use crate::app::run::recorder::Recorder;
 use crate::compare::{self, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings;
@@ -142,7 +142,8 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     let run_dir = store::create_run_dir(dir.path(), &s.name, std::time::UNIX_EPOCH).unwrap();
     let meta =
         store::Meta::before_traffic(&s, "calibrate".into(), "h".into(), String::new(), vec![]);
-    let mut recorder = Recorder::start(&s, run_dir, meta, true).unwrap();
+    let tap = (findings::RunExtras::new(), Some(Vec::new()));
+    let mut recorder = Recorder::start(&s, run_dir, meta, tap).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
     let server = Arc::new(server(row, seed, shifted));
     let schedule = Schedule::pretend_time();
@@ -156,14 +157,9 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     )
     .await;
     let run = recorder.finish().unwrap();
-    let f = findings::analyze_run_with(&run.summaries, Some(&run.extras));
-    Side::from_parts(
-        &format!("seed {seed}"),
-        run.summaries,
-        run.samples,
-        &f,
-        None,
-    )
+    let (extras, samples) = run.tap;
+    let f = findings::analyze_run_with(&run.summaries, Some(&extras));
+    Side::from_parts(&format!("seed {seed}"), run.summaries, samples, &f, None)
 }
 
 /// Exit codes and what fired over a row's pairs.

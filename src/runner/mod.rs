@@ -174,14 +174,7 @@ async fn run_model_step<B: Backend>(
     } = at.share;
     let rate_mode = scenario.load.mode.open_loop();
     if load <= 0.0 {
-        sink.step_finished(StepRun {
-            model: model.to_string(),
-            step,
-            concurrency: 0,
-            duration_s: 0.0,
-            ladder_unit: scenario.load.ladder_unit(),
-            ..StepRun::default()
-        });
+        sink.step_finished(StepRun::new(model, step, 0, scenario.load.ladder_unit()));
         return SlotOutcome::Empty;
     }
     let tag = shared.ids.tag_hex();
@@ -222,33 +215,19 @@ async fn run_model_step<B: Backend>(
     shared.progress.step_load(load);
     let cpu = ProcessCpu::start();
     let lag = LoopLagProbe::start();
-    let (duration_s, dropped, offered_rps) =
-        match plan::open_plan(scenario, shard, step, load, &*work) {
-            None => (
-                closed_loop::run_step(shared, &plan, interrupt, sink).await,
-                0,
-                None,
-            ),
-            Some((open, offered)) => {
-                let (d, dropped) =
-                    open_loop::run_open_step(shared, &plan, open, interrupt, sink).await;
-                (d, dropped, Some(offered))
-            }
-        };
-    let client_cpu_pct = cpu.finish();
-    let loop_lag_p99_ms = lag.finish().await;
+    let mut run = StepRun::new(model, step, value, scenario.load.ladder_unit());
+    match plan::open_plan(scenario, shard, step, load, &*work) {
+        None => run.duration_s = closed_loop::run_step(shared, &plan, interrupt, sink).await,
+        Some((open, offered)) => {
+            (run.duration_s, run.dropped) =
+                open_loop::run_open_step(shared, &plan, open, interrupt, sink).await;
+            run.offered_rps = Some(offered);
+        }
+    }
+    run.client_cpu_pct = cpu.finish();
+    run.loop_lag_p99_ms = lag.finish().await;
     shared.progress.step_finished(model, step);
-    sink.step_finished(StepRun {
-        model: model.to_string(),
-        step,
-        concurrency: value,
-        duration_s,
-        client_cpu_pct,
-        loop_lag_p99_ms,
-        dropped,
-        offered_rps,
-        ladder_unit: scenario.load.ladder_unit(),
-    });
+    sink.step_finished(run);
     SlotOutcome::Ran
 }
 
@@ -278,6 +257,7 @@ mod open_loop;
 mod outbox;
 mod pacing;
 mod plan;
+pub mod record;
 mod request;
 pub mod selfcheck;
 mod shared;

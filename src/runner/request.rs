@@ -78,10 +78,65 @@ pub(super) async fn one_request<B: Backend>(
         worker,
         seq,
     } = key;
-    let body = &prepared.body;
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = shared.ids.id(id_num);
     let started = Instant::now();
+    let tried = attempt_until_done(shared, &prepared.body, id_num, &request_id, interrupt).await;
+    let first_sent = tried.first_sent;
+    let started_at_ms = first_sent
+        .unwrap_or(started)
+        .saturating_duration_since(shared.run_start)
+        .as_secs_f64()
+        * 1000.0;
+    let send_lag_ms = scheduled.map(|at| {
+        let sent = first_sent.unwrap_or(started);
+        sent.saturating_duration_since(at).as_secs_f64() * 1000.0
+    });
+    let mut record = to_record(
+        shared,
+        tried.attempt,
+        RecordKey {
+            model,
+            step,
+            concurrency,
+            worker,
+            seq,
+            request_id,
+            started_at_ms,
+        },
+        tried.attempts + tried.stale_resends,
+        tried.retry_wait_ms,
+        tried.first_attempt_429,
+    );
+    record.resent_stale = tried.stale_resends > 0;
+    record.send_lag_ms = send_lag_ms;
+    record.max_tokens = prepared.max_tokens;
+    interrupt.observe(&record);
+    record
+}
+
+/// A request's attempts until one is final, and what the retries cost.
+struct Tried {
+    /// The final attempt.
+    attempt: Attempt,
+    /// When the first attempt's request was written.
+    first_sent: Option<Instant>,
+    attempts: u32,
+    /// Sends repeated because a kept-alive connection had been closed by the server.
+    stale_resends: u32,
+    retry_wait_ms: f64,
+    first_attempt_429: bool,
+}
+
+/// Sends `body` and retries it by the scenario's retry policy (a retryable error, attempts
+/// left, not stopped), waiting between attempts; a stop ends the wait.
+async fn attempt_until_done<B: Backend>(
+    shared: &Shared<B>,
+    body: &bytes::Bytes,
+    id_num: u64,
+    request_id: &str,
+    interrupt: &Interrupt,
+) -> Tried {
     // The first attempt's write (docs/metrics.md `start`), so that started_at + TTFT is when the first
     // token arrived; connection setup is not part of the request's figures.
     let mut first_sent = None;
@@ -96,7 +151,7 @@ pub(super) async fn one_request<B: Backend>(
         let attempt_start = Instant::now();
         // The first attempt's id is the request's (`RequestIds::id`), already written.
         let attempt_id = if attempts == 1 {
-            request_id.clone()
+            request_id.to_string()
         } else {
             shared.ids.attempt(id_num, attempts)
         };
@@ -132,36 +187,14 @@ pub(super) async fn one_request<B: Backend>(
             _ = stop_rx.get_or_insert_with(|| interrupt.subscribe()).wait_for(|v| *v >= 1) => break a,
         }
     };
-    let started_at_ms = first_sent
-        .unwrap_or(started)
-        .saturating_duration_since(shared.run_start)
-        .as_secs_f64()
-        * 1000.0;
-    let send_lag_ms = scheduled.map(|at| {
-        let sent = first_sent.unwrap_or(started);
-        sent.saturating_duration_since(at).as_secs_f64() * 1000.0
-    });
-    let mut record = to_record(
-        shared,
+    Tried {
         attempt,
-        RecordKey {
-            model,
-            step,
-            concurrency,
-            worker,
-            seq,
-            request_id,
-            started_at_ms,
-        },
-        attempts + stale_resends,
+        first_sent,
+        attempts,
+        stale_resends,
         retry_wait_ms,
         first_attempt_429,
-    );
-    record.resent_stale = stale_resends > 0;
-    record.send_lag_ms = send_lag_ms;
-    record.max_tokens = prepared.max_tokens;
-    interrupt.observe(&record);
-    record
+    }
 }
 
 /// Exponential backoff with full jitter; a server's `Retry-After` wins (up to the cap).

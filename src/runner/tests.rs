@@ -4,9 +4,9 @@
 //! test runs precise pacing in real time, and asserts order and ending, never durations).
 
 use super::fake::FakeServer;
+use super::record::{CollectedRun, Recorder};
 use super::*;
-use crate::app::run::recorder::{CollectedRun, Recorder};
-use crate::findings::{self, ModelFindings};
+use crate::findings::{self, ModelFindings, RunExtras};
 use crate::model::RequestRecord;
 use crate::scenario::RetryPolicy;
 use crate::store;
@@ -27,10 +27,10 @@ async fn run_ladder(
     server: FakeServer,
     dir: &std::path::Path,
     interrupt: Interrupt,
-) -> (CollectedRun, Vec<ModelFindings>, bool) {
+) -> (CollectedRun<RunExtras>, Vec<ModelFindings>, bool) {
     let run_dir = store::create_run_dir(dir, &s.name, std::time::UNIX_EPOCH).unwrap();
     let meta = store::Meta::before_traffic(s, "test".into(), "h".into(), String::new(), vec![]);
-    let mut recorder = Recorder::start(s, run_dir, meta, false).unwrap();
+    let mut recorder = Recorder::start(s, run_dir, meta, RunExtras::new()).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
     let (server, schedule) = (Arc::new(server), Schedule::pretend_time());
     let interrupted = run_scheduled(s, server, progress, interrupt, &mut recorder, schedule).await;
@@ -44,13 +44,13 @@ async fn run_ladder(
         r.client_cpu_pct = None;
         r.loop_lag_p99_ms = None;
     }
-    let findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
+    let findings = findings::analyze_run_with(&run.summaries, Some(&run.tap));
     (run, findings, interrupted)
 }
 
 /// The summary CSV (the machine-dependent self-check columns already cleared by `run_ladder`)
 /// and the findings.
-fn report(run: &CollectedRun, findings: &[ModelFindings]) -> String {
+fn report(run: &CollectedRun<RunExtras>, findings: &[ModelFindings]) -> String {
     let mut out = String::from_utf8(store::summary_csv(&run.summaries)).unwrap();
     for f in findings {
         for line in f.sentences() {

@@ -7,7 +7,8 @@
 //! sends, and the waits, are the runner's agent workload's (`runner::workload::agent`).
 
 use super::errors::Ctx;
-use super::raw::{Dur, Pos, RawAgent, RawSpread};
+use super::raw::{RawAgent, RawSpread};
+use super::scalars::{Dur, Pos};
 use super::ScenarioError;
 use serde_yaml::Value as Yaml;
 use std::time::Duration;

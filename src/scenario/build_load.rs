@@ -3,7 +3,8 @@
 //! trace, and the step budget.
 
 use super::errors::{did_you_mean, Ctx};
-use super::raw::{dur_or, pos, RawArrivals, RawLoad};
+use super::raw::{RawArrivals, RawLoad};
+use super::scalars::{dur_or, pos};
 use super::trace::{read_trace, Trace};
 use super::{
     ArrivalProcess, Budget, LadderOver, Load, LoadMode, ScenarioError, Search, Slo,

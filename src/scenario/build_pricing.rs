@@ -5,7 +5,8 @@
 //! the run so `diff`, `report` and `plan` price it the same way.
 
 use super::errors::Ctx;
-use super::raw::{Num, RawPrice, RawPricing, RawPricingSpec};
+use super::raw::{RawPrice, RawPricing, RawPricingSpec};
+use super::scalars::Num;
 use super::ScenarioError;
 use crate::model::{Price, Pricing};
 use std::path::Path;

@@ -4,7 +4,8 @@
 
 use super::errors::{dialects, did_you_mean, Ctx};
 use super::prompts::{read_prompt_set, synthetic_prompt, PromptContent};
-use super::raw::{pos, RawRequest, RawSession, PROMPT_FORMS};
+use super::raw::{RawRequest, RawSession, PROMPT_FORMS};
+use super::scalars::pos;
 use super::{LadderOver, Load, LoadMode, PromptOrder, PromptSource, RequestSpec, ScenarioError};
 use crate::dialect::Api;
 use serde_yaml::Value as Yaml;

@@ -25,6 +25,7 @@ mod build;
 mod build_load;
 pub mod build_pricing;
 mod build_request;
+mod build_target;
 pub mod build_telemetry;
 mod build_unstreamed;
 mod defaults;
@@ -39,6 +40,7 @@ mod prompts;
 mod raw;
 pub mod recorded;
 mod request;
+mod scalars;
 pub mod schema;
 #[cfg(test)]
 mod tests;

@@ -67,6 +67,23 @@ pub(super) fn json_object_lines<'a>(
         })
 }
 
+/// The bytes of a file the scenario names (a prompt set, a trace): a regular file under `cap`
+/// bytes (`bounded`); a path that cannot be read is said to be relative to the scenario file.
+pub(super) fn read_named_file(
+    path: &Path,
+    cap: u64,
+    raise: &str,
+) -> Result<Vec<u8>, PromptFileError> {
+    super::bounded::read_capped(path, cap, raise).map_err(|why| PromptFileError {
+        line: None,
+        message: if why.starts_with("cannot read") {
+            format!("{why}; the path is relative to the scenario file")
+        } else {
+            why
+        },
+    })
+}
+
 /// Reads a JSONL (`.jsonl`, `.ndjson`) or CSV (`.csv`) prompt set.
 /// A regular file under `cap` bytes only (`bounded`); `raise` says how to lift the cap.
 pub(super) fn read_prompt_set(
@@ -74,14 +91,7 @@ pub(super) fn read_prompt_set(
     cap: u64,
     raise: &str,
 ) -> Result<PromptSet, PromptFileError> {
-    let bytes = super::bounded::read_capped(path, cap, raise).map_err(|why| PromptFileError {
-        line: None,
-        message: if why.starts_with("cannot read") {
-            format!("{why}; the path is relative to the scenario file")
-        } else {
-            why
-        },
-    })?;
+    let bytes = read_named_file(path, cap, raise)?;
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())

@@ -4,7 +4,7 @@
 use super::errors::strip_marks;
 use super::lines::{first_alias, locate_span, path_at_line};
 use super::normalize::fingerprint_of;
-use super::raw::parse_fraction;
+use super::scalars::parse_fraction;
 use super::*;
 use proptest::prelude::*;
 

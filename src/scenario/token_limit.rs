@@ -5,7 +5,7 @@
 //! and want `max_completion_tokens`, which vLLM, SGLang and llama.cpp's server accept as well.
 
 use super::errors::Ctx;
-use super::raw::Pos;
+use super::scalars::Pos;
 use super::{Api, ScenarioError};
 use serde_json::{Map, Value};
 

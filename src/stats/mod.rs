@@ -274,17 +274,14 @@ impl StepSummary {
     /// The step as `meta.json` lists it (`StepRun`): the one way a finished step is made from
     /// its summary (a merged run, `ladder logs`, runs written before meta listed steps).
     pub fn step_run(&self) -> crate::model::StepRun {
-        crate::model::StepRun {
-            model: self.model.clone(),
-            step: self.step,
-            concurrency: self.concurrency,
-            duration_s: self.duration_s,
-            client_cpu_pct: self.client_cpu_pct,
-            loop_lag_p99_ms: self.loop_lag_p99_ms,
-            dropped: self.dropped,
-            offered_rps: self.offered_rps,
-            ladder_unit: self.ladder_unit,
-        }
+        let mut run =
+            crate::model::StepRun::new(&self.model, self.step, self.concurrency, self.ladder_unit);
+        run.duration_s = self.duration_s;
+        run.client_cpu_pct = self.client_cpu_pct;
+        run.loop_lag_p99_ms = self.loop_lag_p99_ms;
+        run.dropped = self.dropped;
+        run.offered_rps = self.offered_rps;
+        run
     }
 
     /// Copies what only the runner knows about a step (self-check, rate-mode figures).

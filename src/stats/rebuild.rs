@@ -135,15 +135,9 @@ mod tests {
             rec("a", 1, 0.0, 100.0),
             rec("a", 2, 1200.0, 800.0),
         ];
-        let finished = vec![StepRun {
-            model: "a".into(),
-            step: 1,
-            concurrency: 2,
-            duration_s: 4.0,
-            client_cpu_pct: Some(1.0),
-            loop_lag_p99_ms: None,
-            ..StepRun::default()
-        }];
+        let mut finished = vec![StepRun::new("a", 1, 2, Default::default())];
+        finished[0].duration_s = 4.0;
+        finished[0].client_cpu_pct = Some(1.0);
         let kept = vec![StepSummary {
             model: "a".into(),
             step: 1,

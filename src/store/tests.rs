@@ -283,15 +283,8 @@ fn an_incomplete_run_says_where_it_stopped() {
         meta.stopped_at(&[]).as_deref(),
         Some("stopped in step 1 of 2 (at 5 streams)")
     );
-    meta.steps.push(StepRun {
-        model: "gpt-4o".into(),
-        step: 1,
-        concurrency: 5,
-        duration_s: 1.0,
-        client_cpu_pct: None,
-        loop_lag_p99_ms: None,
-        ..StepRun::default()
-    });
+    meta.steps
+        .push(StepRun::new("gpt-4o", 1, 5, Default::default()));
     assert_eq!(
         meta.stopped_at(&[]).as_deref(),
         Some("stopped between steps 1 and 2 of 2 (at 10 streams next)")

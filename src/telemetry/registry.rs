@@ -294,26 +294,7 @@ impl Registry {
                 })
                 .collect(),
         };
-        let requests = Family {
-            name: REQUESTS,
-            help: "Requests recorded (warmup excluded), by outcome: ok or the error class.",
-            kind: Kind::Counter,
-            samples: self
-                .steps
-                .iter()
-                .flat_map(|(k, s)| {
-                    s.outcomes.iter().map(move |(o, n)| {
-                        let mut labels = k.labels();
-                        labels.push(("outcome", (*o).to_string()));
-                        Sample {
-                            name: REQUESTS.to_string(),
-                            labels,
-                            value: *n as f64,
-                        }
-                    })
-                })
-                .collect(),
-        };
+        let requests = self.requests_family();
         let gauges: Vec<Sample> = self
             .steps
             .iter()
@@ -364,6 +345,30 @@ impl Registry {
                 "Load of the running step: concurrent streams, or requests/s in rate mode.",
             ),
         ]
+    }
+
+    /// Requests recorded per step, by outcome.
+    fn requests_family(&self) -> Family {
+        Family {
+            name: REQUESTS,
+            help: "Requests recorded (warmup excluded), by outcome: ok or the error class.",
+            kind: Kind::Counter,
+            samples: self
+                .steps
+                .iter()
+                .flat_map(|(k, s)| {
+                    s.outcomes.iter().map(move |(o, n)| {
+                        let mut labels = k.labels();
+                        labels.push(("outcome", (*o).to_string()));
+                        Sample {
+                            name: REQUESTS.to_string(),
+                            labels,
+                            value: *n as f64,
+                        }
+                    })
+                })
+                .collect(),
+        }
     }
 }
 

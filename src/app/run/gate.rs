@@ -84,7 +84,7 @@ fn judge(
     let mut new = Side::from_parts(
         &label,
         run.summaries.clone(),
-        run.samples.clone(),
+        run.tap.samples.clone(),
         findings,
         Some(run.workload_yaml.clone()),
     );

@@ -43,7 +43,7 @@ use options::{RunEnv, RunOptions};
 use persist::{persist, run_meta};
 use preflight::preflight;
 use progress::LiveProgress;
-use recorder::Recorder;
+use recorder::{Kept, Recorder};
 use render::{compare_models_in_run, render_run};
 use shard::shard_meta;
 use signals::{install_interrupt, StopSignals};
@@ -106,35 +106,39 @@ pub(super) async fn run_scenarios(args: &RunArgs, out: &Output) -> Result<ExitCo
         opts.env.stop,
         out.quiet,
     );
-    let code = run_all(
-        &scenarios,
-        &opts,
+    let session = Session {
+        opts: &opts,
         out,
-        &interrupt,
-        baseline.as_ref(),
-        live.as_ref(),
-    )
-    .await;
+        interrupt: &interrupt,
+        baseline: baseline.as_ref(),
+        live: live.as_ref(),
+    };
+    let code = run_all(&scenarios, &session).await;
     if let Some(live) = live {
         live.finish().await;
     }
     code
 }
 
+/// What every scenario of one `ladder run` shares.
+#[derive(Clone, Copy)]
+struct Session<'a> {
+    opts: &'a RunOptions,
+    out: &'a Output,
+    interrupt: &'a Interrupt,
+    /// `--against`.
+    baseline: Option<&'a Against>,
+    /// The live metrics endpoint, when asked for.
+    live: Option<&'a telemetry::Live>,
+}
+
 /// Every scenario in turn; an interrupt stops after the current one.
-async fn run_all(
-    scenarios: &[Scenario],
-    opts: &RunOptions,
-    out: &Output,
-    interrupt: &Interrupt,
-    baseline: Option<&Against>,
-    live: Option<&telemetry::Live>,
-) -> Result<ExitCode> {
+async fn run_all(scenarios: &[Scenario], session: &Session<'_>) -> Result<ExitCode> {
     let mut code = ExitCode::Ok;
-    for (s, schedule) in scenarios.iter().zip(&opts.schedules) {
-        let c = run_one(s, schedule, opts, out, interrupt, baseline, live).await?;
+    for (s, schedule) in scenarios.iter().zip(&session.opts.schedules) {
+        let c = run_one(s, schedule, session).await?;
         code = code.combine(c);
-        if interrupt.is_stopped() {
+        if session.interrupt.is_stopped() {
             // The scenarios after this one never run: the run as a whole stopped. A regression
             // found so far (in this scenario or an earlier one) still decides the exit code.
             let rest = ExitCode::of_run(RunEnd::Stopped { verdict: None });
@@ -149,12 +153,15 @@ async fn run_all(
 async fn run_one(
     s: &Scenario,
     schedule: &runner::Schedule,
-    opts: &RunOptions,
-    out: &Output,
-    interrupt: &Interrupt,
-    baseline: Option<&Against>,
-    live: Option<&telemetry::Live>,
+    session: &Session<'_>,
 ) -> Result<ExitCode> {
+    let Session {
+        opts,
+        out,
+        interrupt,
+        baseline,
+        live,
+    } = *session;
     let started = SystemTime::now();
     let (base_url, sim_handle) = crate::client::endpoint::serve_endpoint(&s.target.endpoint)
         .await
@@ -174,7 +181,12 @@ async fn run_one(
     }
     // Per-request samples are kept for the bootstrap: a gate, or models judged in the run.
     let in_run_pairs = !opts.pairs.is_empty() || s.compare_baseline.is_some();
-    let mut recorder = Recorder::start(s, run_dir, meta, baseline.is_some() || in_run_pairs)?;
+    let mut recorder = Recorder::start(
+        s,
+        run_dir,
+        meta,
+        Kept::new(baseline.is_some() || in_run_pairs),
+    )?;
     announce(s, out);
     let progress = Arc::new(LiveProgress::new(
         progress::Display::for_stderr(out.quiet),
@@ -212,10 +224,7 @@ async fn run_one(
     // Why it stopped, when it did: meta.json keeps it, and every document below says it.
     run.meta.stopped_by = interrupted.then(|| interrupt.stopped_by()).flatten();
     scrape::keep(&mut run, server_metrics.as_deref());
-    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.extras));
-    refine::add_notes(s, &refined, &run.summaries, &mut findings);
-    refine::add_breaks(s, &run.summaries, &mut findings);
-    search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
+    let findings = run_findings(s, &run, &refined);
     persist(
         &mut run,
         &findings,
@@ -224,6 +233,33 @@ async fn run_one(
         interrupted,
     )?;
     let sink = opts.output.verdict_sink(&opts.gates);
+    show_run(s, opts, out, &run, &findings, interrupted)?;
+    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
+}
+
+/// The run's findings, with what its refining and search steps add.
+fn run_findings(
+    s: &Scenario,
+    run: &recorder::CollectedRun,
+    refined: &[u32],
+) -> Vec<findings::ModelFindings> {
+    let mut findings = findings::analyze_run_with(&run.summaries, Some(&run.tap.extras));
+    refine::add_notes(s, refined, &run.summaries, &mut findings);
+    refine::add_breaks(s, &run.summaries, &mut findings);
+    search::add_capacity(s, &run.summaries, refined.len(), &mut findings);
+    findings
+}
+
+/// The run for people (the table, the models judged in the run) and, asked for, the run as
+/// one document on stdout.
+fn show_run(
+    s: &Scenario,
+    opts: &RunOptions,
+    out: &Output,
+    run: &recorder::CollectedRun,
+    findings: &[findings::ModelFindings],
+    interrupted: bool,
+) -> Result<()> {
     // With a machine format, stdout holds only the verdict document: people read stderr.
     // Without --against, json or markdown prints the run itself as that one document.
     let mut human: Box<dyn Write> = match (opts.output.machine, out.quiet) {
@@ -231,13 +267,13 @@ async fn run_one(
         (true, false) => Box::new(std::io::stderr()),
         (true, true) => Box::new(std::io::sink()),
     };
-    render_run(s, &run, &findings, out, interrupted, &mut human)?;
-    compare_models_in_run(s, &opts.pairs, &run, &findings, &mut human)?;
+    render_run(s, run, findings, out, interrupted, &mut human)?;
+    compare_models_in_run(s, &opts.pairs, run, findings, &mut human)?;
     drop(human);
     if opts.output.run_doc {
-        print_run_doc(s, opts.output.format, &run, &findings, interrupted)?;
+        print_run_doc(s, opts.output.format, run, findings, interrupted)?;
     }
-    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
+    Ok(())
 }
 
 /// The run's directory: a shard's is named after the common start and its shard number.

@@ -26,7 +26,7 @@ pub(super) fn compare_models_in_run(
     let side = Side::from_parts(
         &run.dir.path.display().to_string(),
         run.summaries.clone(),
-        run.samples.clone(),
+        run.tap.samples.clone(),
         findings,
         None,
     );

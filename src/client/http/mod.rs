@@ -448,43 +448,49 @@ async fn answer(
 
     if !content_type.starts_with("text/event-stream") {
         let body = read_small_body(response, start + timeouts.total).await;
-        // Only a body that says it is an error is an in-band error; a whole completion sent as
-        // plain JSON (Anthropic's `{"type": "message", ...}` included) is a protocol error.
-        if let Some(err) = carries_error(&body)
-            .then(|| error_body::parse_error_body(&body))
-            .flatten()
-        {
-            return Attempt {
-                error_class: Some(ErrorClass::StreamError),
-                http_status: Some(status),
-                error_type: err.error_type,
-                error_message: Some(err.message),
-                ..Default::default()
-            };
-        }
-        let shown = if content_type.is_empty() {
-            "no content type".to_string()
-        } else {
-            format!("content type `{content_type}`")
-        };
-        // An HTML page gets the diagnosis of every HTML answer (`ladder check` says the same).
-        let why = if content_type.contains("html") || body.trim_ascii_start().starts_with(b"<") {
-            describe_non_json_body(&body, &content_type)
-        } else {
-            "does the server support `stream: true`?".to_string()
-        };
-        return Attempt {
-            error_class: Some(ErrorClass::Protocol),
-            http_status: Some(status),
-            error_message: Some(format!(
-                "expected an event stream (text/event-stream) but got {shown}; {why}"
-            )),
-            ..Default::default()
-        };
+        return not_a_stream(status, &body, &content_type);
     }
 
     let attempt = stream::read_stream(response, target, start, status).await;
     with_server(attempt, server, headroom)
+}
+
+/// A streamed request answered with a body that is not an event stream: an in-band error when
+/// the body says it is one, else a protocol error that says what came instead.
+fn not_a_stream(status: u16, body: &[u8], content_type: &str) -> Attempt {
+    // Only a body that says it is an error is an in-band error; a whole completion sent as
+    // plain JSON (Anthropic's `{"type": "message", ...}` included) is a protocol error.
+    if let Some(err) = carries_error(body)
+        .then(|| error_body::parse_error_body(body))
+        .flatten()
+    {
+        return Attempt {
+            error_class: Some(ErrorClass::StreamError),
+            http_status: Some(status),
+            error_type: err.error_type,
+            error_message: Some(err.message),
+            ..Default::default()
+        };
+    }
+    let shown = if content_type.is_empty() {
+        "no content type".to_string()
+    } else {
+        format!("content type `{content_type}`")
+    };
+    // An HTML page gets the diagnosis of every HTML answer (`ladder check` says the same).
+    let why = if content_type.contains("html") || body.trim_ascii_start().starts_with(b"<") {
+        describe_non_json_body(body, content_type)
+    } else {
+        "does the server support `stream: true`?".to_string()
+    };
+    Attempt {
+        error_class: Some(ErrorClass::Protocol),
+        http_status: Some(status),
+        error_message: Some(format!(
+            "expected an event stream (text/event-stream) but got {shown}; {why}"
+        )),
+        ..Default::default()
+    }
 }
 
 /// The server's timings: its headers', else what its body said; and the rate-limit headroom

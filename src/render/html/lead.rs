@@ -8,7 +8,7 @@
 use super::view::RunView;
 use super::{outcome_class, verdict_id};
 use crate::compare::Comparison;
-use crate::render::diff::short::{grid, judged_line, run_level, LEGEND};
+use crate::render::diff::short::{grid, judged_line, run_level, Grid, LEGEND};
 use crate::render::diff::{summary_line, APPROX_NOTE};
 use crate::render::svg::escape;
 use std::fmt::Write;
@@ -92,35 +92,7 @@ fn verdict(
     }
     let _ = write!(s, "<p class=\"muted\">{}</p>", escape(&judged_line(c)));
     if let Some(g) = grid(c) {
-        s.push_str("<table class=\"verdict-grid\"><thead><tr>");
-        for h in &g.header {
-            let _ = write!(s, "<th>{}</th>", escape(h));
-        }
-        s.push_str("</tr></thead><tbody>");
-        for row in &g.rows {
-            s.push_str("<tr>");
-            for (ci, cell) in row.iter().enumerate() {
-                if ci == 0 {
-                    let _ = write!(s, "<th>{}</th>", escape(cell));
-                } else {
-                    let _ = write!(
-                        s,
-                        "<td class=\"{}\">{}</td>",
-                        mark_class(cell),
-                        escape(cell)
-                    );
-                }
-            }
-            s.push_str("</tr>");
-        }
-        let _ = write!(
-            s,
-            "</tbody></table><p class=\"muted legend\">{}</p>",
-            escape(LEGEND)
-        );
-        if g.approximate {
-            let _ = write!(s, "<p class=\"muted\">{}</p>", escape(APPROX_NOTE));
-        }
+        grid_table(s, &g);
     }
     let level = run_level(c);
     if !level.is_empty() {
@@ -134,6 +106,40 @@ fn verdict(
         s,
         "<p class=\"muted\"><a href=\"#{full}\">Every check</a>, with its CI and the gates applied, follows the charts.</p></div>"
     );
+}
+
+/// The grid of verdicts (rows of models and metrics, columns of steps), its legend and, when a
+/// check was judged the approximate way, the note that says so.
+fn grid_table(s: &mut String, g: &Grid) {
+    s.push_str("<table class=\"verdict-grid\"><thead><tr>");
+    for h in &g.header {
+        let _ = write!(s, "<th>{}</th>", escape(h));
+    }
+    s.push_str("</tr></thead><tbody>");
+    for row in &g.rows {
+        s.push_str("<tr>");
+        for (ci, cell) in row.iter().enumerate() {
+            if ci == 0 {
+                let _ = write!(s, "<th>{}</th>", escape(cell));
+            } else {
+                let _ = write!(
+                    s,
+                    "<td class=\"{}\">{}</td>",
+                    mark_class(cell),
+                    escape(cell)
+                );
+            }
+        }
+        s.push_str("</tr>");
+    }
+    let _ = write!(
+        s,
+        "</tbody></table><p class=\"muted legend\">{}</p>",
+        escape(LEGEND)
+    );
+    if g.approximate {
+        let _ = write!(s, "<p class=\"muted\">{}</p>", escape(APPROX_NOTE));
+    }
 }
 
 /// A grid cell's class from its verdict mark (the grid's cells begin with it).

@@ -6,6 +6,7 @@
 
 pub mod charts;
 pub mod curves;
+mod error_bars;
 pub mod evidence;
 mod lead;
 mod marks;
@@ -15,6 +16,7 @@ pub mod trend;
 pub mod view;
 
 use crate::compare::{Comparison, Outcome};
+use crate::findings::ModelFindings;
 use crate::render::diff::{change, ci, gated_ranked, grouped_skips, summary_line, value, verdict};
 use crate::render::svg::{self, escape};
 use crate::stats::{Profile, StepSummary};
@@ -91,23 +93,7 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         s.push_str("</div></section>");
     }
     for (mi, f) in v.findings.iter().enumerate() {
-        let _ = write!(
-            s,
-            "<section class=\"model\" id=\"{prefix}-m{mi}\"><h3>model: {}</h3><div class=\"charts\">",
-            escape(&f.model)
-        );
-        for c in charts::model_charts(v, f, &format!("{prefix}-m{mi}")) {
-            s.push_str(&svg::render(&c));
-        }
-        s.push_str("</div>");
-        let currency = v.result.recorded.as_ref().and_then(|r| r.pricing.as_ref());
-        steps_table(
-            s,
-            &charts::model_rows(&v.result.summaries, &f.model),
-            currency.map(|p| p.currency.as_str()),
-        );
-        evidence::ttft_parts_section(s, v, f, &format!("{prefix}-m{mi}"));
-        s.push_str("</section>");
+        model_section(s, v, f, &format!("{prefix}-m{mi}"));
     }
     evidence::server_section(s, v, &prefix);
     needs::needs_section(s, v, &prefix);
@@ -130,6 +116,13 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
             &verdict_id(index, Some(pi)),
         );
     }
+    about_section(s, v);
+    s.push_str("</section>");
+}
+
+/// "Scenario and run": the run's `meta.json`, what the scenario changes from the defaults, and
+/// the scenario as run.
+fn about_section(s: &mut String, v: &RunView) {
     s.push_str("<section class=\"about\"><h3>Scenario and run</h3>");
     if let Some(meta) = v.meta.as_ref().and_then(|m| serde_json::to_value(m).ok()) {
         meta_table(s, &meta);
@@ -148,7 +141,28 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
             escape(yaml)
         );
     }
-    s.push_str("</section></section>");
+    s.push_str("</section>");
+}
+
+/// One model's section: its charts, its steps, the TTFT parts.
+fn model_section(s: &mut String, v: &RunView, f: &ModelFindings, id: &str) {
+    let _ = write!(
+        s,
+        "<section class=\"model\" id=\"{id}\"><h3>model: {}</h3><div class=\"charts\">",
+        escape(&f.model)
+    );
+    for c in charts::model_charts(v, f, id) {
+        s.push_str(&svg::render(&c));
+    }
+    s.push_str("</div>");
+    let currency = v.result.recorded.as_ref().and_then(|r| r.pricing.as_ref());
+    steps_table(
+        s,
+        &charts::model_rows(&v.result.summaries, &f.model),
+        currency.map(|p| p.currency.as_str()),
+    );
+    evidence::ttft_parts_section(s, v, f, id);
+    s.push_str("</section>");
 }
 
 fn outcome_class(o: Outcome) -> &'static str {

@@ -1,7 +1,9 @@
 //! Statistical inference behind ladder's verdicts (docs/gate.md). This is the one implementation:
 //! the bootstrap CI of a quantile ratio, the effective sample size of a series whose
 //! consecutive requests are correlated, distribution-free bounds of a quantile, and Fisher's
-//! exact test for error rates. Everything is pure and seeded (no clock, no global RNG).
+//! exact test for error rates. Everything is pure and seeded (no clock, no global RNG). This
+//! file holds the bootstraps; `effective` the effective sample size, `bounds` what needs no
+//! resampling (order-statistic bounds, the t interval of a rate, Fisher's test).
 //!
 //! **Generator.** ChaCha8 (`rand_chacha`), and uniforms are built from its raw `u64` stream here
 //! rather than by `rand`'s distributions, so a seed gives the same CI across library versions.
@@ -29,10 +31,27 @@
 use rand::RngCore;
 use rand_chacha::ChaCha8Rng;
 
+#[cfg(test)]
 use super::itl::PooledGaps;
 use super::quantile_sorted;
 use crate::model::itl::{bin_value_ms, ItlHistogram};
 use rand_distr::Distribution;
+
+mod bounds;
+mod effective;
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+use bounds::t_two_sided;
+pub(crate) use bounds::{
+    fisher_p_rise, lower_bound_order_stat, rate_factor_ci, rate_spread, summed_spread,
+    upper_bound_order_stat, RateSpread,
+};
+pub(crate) use effective::{
+    effective_size, effective_size_at, effective_size_of_gaps, effective_size_of_values,
+    effective_size_past_start,
+};
 
 /// The bootstrap's generator: seeded, stream stable across `rand` versions.
 pub(crate) type Generator = ChaCha8Rng;
@@ -349,29 +368,6 @@ impl<'a> GapResampler<'a> {
     }
 }
 
-/// Effective number of independent requests behind the pooled `q`-quantile of the gaps of
-/// `requests` (start order, each with gaps). A pooled quantile is driven by each request's
-/// score: its gaps above the pooled quantile minus (1 − q) × its gaps (the per-request
-/// estimating equation); this is [`effective_size_of_values`] of that series.
-pub(crate) fn effective_size_of_gaps(requests: &[ItlHistogram], q: f64) -> f64 {
-    let Some(cut) = PooledGaps::of(requests).quantile(q) else {
-        return 0.0;
-    };
-    let scores: Vec<f64> = requests
-        .iter()
-        .map(|h| {
-            let above: u64 = h
-                .bins()
-                .iter()
-                .filter(|&&(b, _)| bin_value_ms(b) > cut)
-                .map(|&(_, c)| u64::from(c))
-                .sum();
-            above as f64 - (1.0 - q) * h.count() as f64
-        })
-        .collect();
-    effective_size_of_values(&scores)
-}
-
 /// Type-7 quantile that returns an infinite endpoint instead of interpolating into NaN.
 fn quantile_with_infinities(sorted: &[f64], q: f64) -> Option<f64> {
     let v = quantile_sorted(sorted, q)?;
@@ -421,279 +417,3 @@ fn beta<R: RngCore>(a: f64, b: f64, rng: &mut R) -> f64 {
 pub(crate) fn std_normal<R: RngCore>(rng: &mut R) -> f64 {
     rand_distr::StandardNormal.sample(rng)
 }
-
-/// Effective number of independent requests in `series` (values in start order): n divided by
-/// the variance inflation 1 + 2 Σ λ(k/M) ρ(k) of its ranks, with the flat-top window λ and the
-/// bandwidth M = 2·m̂ of Politis & White (m̂: the first lag after which K_n = max(5, √log10 n)
-/// autocorrelations in a row stay below 2·√(log10 n / n)). Never more than n, never below n/10
-/// (nor 2). Series shorter than 8 are taken as independent.
-pub(crate) fn effective_size(series: &[f64]) -> f64 {
-    effective_size_of(&centered_ranks(series))
-}
-
-/// [`effective_size`] of the values themselves rather than their ranks: the right one for a
-/// mean (throughput), where the size of each value matters.
-pub(crate) fn effective_size_of_values(series: &[f64]) -> f64 {
-    let n = series.len();
-    if n == 0 {
-        return 0.0;
-    }
-    let mean = series.iter().sum::<f64>() / n as f64;
-    effective_size_of(&series.iter().map(|v| v - mean).collect::<Vec<_>>())
-}
-
-/// The flat-top long-run variance rule on an already centred series.
-fn effective_size_of(x: &[f64]) -> f64 {
-    let n = x.len();
-    if n < 8 {
-        return n as f64;
-    }
-    let c0: f64 = x.iter().map(|v| v * v).sum::<f64>() / n as f64;
-    if c0 <= 0.0 {
-        return n as f64;
-    }
-    let rho = |k: usize| -> f64 {
-        x.iter().zip(&x[k..]).map(|(a, b)| a * b).sum::<f64>() / n as f64 / c0
-    };
-    let nf = n as f64;
-    let k_n = 5usize.max(nf.log10().sqrt().ceil() as usize);
-    let threshold = 2.0 * (nf.log10() / nf).sqrt();
-    let max_lag = (n / 2).saturating_sub(k_n).max(1);
-    let rhos: Vec<f64> = (0..=max_lag + k_n)
-        .map(|k| if k < n { rho(k) } else { 0.0 })
-        .collect();
-    let m_hat = (0..=max_lag)
-        .find(|&m| (1..=k_n).all(|i| rhos[m + i].abs() < threshold))
-        .unwrap_or(max_lag);
-    let big_m = (2 * m_hat).min(n - 1);
-    let mut inflation = 1.0;
-    for (k, r) in rhos.iter().enumerate().take(big_m + 1).skip(1) {
-        let t = k as f64 / big_m as f64;
-        let weight = if t <= 0.5 { 1.0 } else { 2.0 * (1.0 - t) };
-        inflation += 2.0 * weight * r;
-    }
-    // Floored at n/10: a larger inflation comes from a level shift inside the step (the first
-    // requests run while the queue fills up), which both sides share, not from sampling.
-    (nf / inflation.max(1.0)).clamp((nf / 10.0).max(2.0), nf)
-}
-
-/// The requests at the start of a closed-loop step that every run of it shares: at N streams
-/// the first N start together before any queue has formed, so behind a cap their latencies
-/// step up from the unqueued level to the queued one. That level shift is the step's design,
-/// the same on both sides, not sampling noise; read as correlation it would shrink the
-/// effective size of an unchanged queued step to its floor (and a bimodal P50 resampled from a
-/// dozen requests swings by half). So `of` (one of the effective sizes above) is measured on
-/// the requests past the first `start` (at most half the step); when they are nearly
-/// independent there (at least [`INDEPENDENT_SHARE`] of their number), that ratio is applied to
-/// the whole step, otherwise the whole step's estimate stands. `start` is 0 for open-loop steps, whose arrivals do not start
-/// together.
-pub(crate) fn effective_size_past_start(
-    series: &[f64],
-    start: usize,
-    of: impl Fn(&[f64]) -> f64,
-) -> f64 {
-    let n = series.len();
-    let tail = &series[start.min(n / 2)..];
-    if tail.len() == n || tail.len() < 8 {
-        return of(series);
-    }
-    // Only when the start explains the correlation: past it the requests are (nearly)
-    // independent. A queue whose waits stay correlated past the start keeps the whole step's
-    // cautious estimate (the calibration measured more false alarms otherwise).
-    let past = of(tail);
-    if past < INDEPENDENT_SHARE * tail.len() as f64 {
-        return of(series);
-    }
-    (past * n as f64 / tail.len() as f64).min(n as f64)
-}
-
-/// The share of its requests a series' effective size must keep to count as independent.
-const INDEPENDENT_SHARE: f64 = 0.8;
-
-/// Effective number of independent requests for the `q`-quantile of `series` (start order):
-/// the variance of a sample quantile is driven by the indicator 1{x > Q_q}, so this is
-/// [`effective_size`] of that indicator series (n when no value lies above the quantile).
-pub(crate) fn effective_size_at(series: &[f64], q: f64) -> f64 {
-    let mut sorted = series.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let Some(cut) = quantile_sorted(&sorted, q) else {
-        return 0.0;
-    };
-    let above: Vec<f64> = series
-        .iter()
-        .map(|&x| f64::from(u8::from(x > cut)))
-        .collect();
-    effective_size(&above)
-}
-
-/// Mid-ranks (ties share their average rank), centred on their mean.
-fn centered_ranks(series: &[f64]) -> Vec<f64> {
-    let n = series.len();
-    let mut idx: Vec<usize> = (0..n).collect();
-    idx.sort_by(|&a, &b| series[a].total_cmp(&series[b]));
-    let mut ranks = vec![0.0; n];
-    let mut i = 0;
-    while i < n {
-        let mut j = i;
-        while j + 1 < n && series[idx[j + 1]] == series[idx[i]] {
-            j += 1;
-        }
-        let mid = (i + j) as f64 / 2.0;
-        for &k in &idx[i..=j] {
-            ranks[k] = mid;
-        }
-        i = j + 1;
-    }
-    let mean = (n - 1) as f64 / 2.0;
-    ranks.iter().map(|r| r - mean).collect()
-}
-
-/// One side of a throughput CI: the relative variance of its steady-window rate and its
-/// degrees of freedom, from the rates of equal time blocks (batch means; `stats::steady`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct RateSpread {
-    /// Var(rate) / rate²: the block rates' sample variance over their effective number.
-    pub rel_var: f64,
-    /// Effective number of blocks − 1.
-    pub df: f64,
-}
-
-/// The spread of a rate measured as the mean of `block_rates` (equal blocks in time order):
-/// their sample variance divided by their effective number ([`effective_size_of_values`], so
-/// blocks that share long requests count for less). `None` with fewer than 2 blocks or no rate.
-pub(crate) fn rate_spread(block_rates: &[f64]) -> Option<RateSpread> {
-    let k = block_rates.len();
-    if k < 2 || block_rates.iter().any(|r| !r.is_finite()) {
-        return None;
-    }
-    let mean = block_rates.iter().sum::<f64>() / k as f64;
-    if mean <= 0.0 {
-        return None;
-    }
-    let var = block_rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
-    let m = effective_size_of_values(block_rates).clamp(2.0, k as f64);
-    Some(RateSpread {
-        rel_var: var / m / (mean * mean),
-        df: m - 1.0,
-    })
-}
-
-/// The spread of a product (or quotient) of two independent estimates: their relative
-/// variances add, with Welch–Satterthwaite degrees of freedom.
-pub(crate) fn summed_spread(a: RateSpread, b: RateSpread) -> RateSpread {
-    let v = a.rel_var + b.rel_var;
-    let term = |s: RateSpread| {
-        if s.rel_var > 0.0 {
-            s.rel_var.powi(2) / s.df.max(1.0)
-        } else {
-            0.0
-        }
-    };
-    let denom = term(a) + term(b);
-    RateSpread {
-        rel_var: v,
-        df: if denom > 0.0 {
-            v * v / denom
-        } else {
-            a.df.min(b.df)
-        },
-    }
-}
-
-/// CI at `confidence` of the sampling factor of a ratio of two rates: a t interval on the log
-/// ratio with Welch–Satterthwaite degrees of freedom. Returns (lo, hi) that multiply the
-/// observed ratio: CI = ((1 + r)(1 + lo) − 1, (1 + r)(1 + hi) − 1).
-pub(crate) fn rate_factor_ci(base: RateSpread, new: RateSpread, confidence: f64) -> (f64, f64) {
-    let v = base.rel_var + new.rel_var;
-    if v <= 0.0 {
-        return (0.0, 0.0);
-    }
-    let df = v * v / (base.rel_var.powi(2) / base.df + new.rel_var.powi(2) / new.df);
-    let half = t_two_sided(confidence, df) * v.sqrt();
-    ((-half).exp() - 1.0, half.exp() - 1.0)
-}
-
-/// Two-sided `confidence` quantile of Student's t with `df` degrees of freedom (Cornish–Fisher
-/// expansion around the normal quantile; within 1% for df ≥ 3, 4% at the floor of 2).
-pub(crate) fn t_two_sided(confidence: f64, df: f64) -> f64 {
-    let z = super::drift::z_of(confidence);
-    if !df.is_finite() || df > 1e6 {
-        return z;
-    }
-    let v = df.max(2.0);
-    let (z3, z5, z7, z9) = (z.powi(3), z.powi(5), z.powi(7), z.powi(9));
-    z + (z3 + z) / (4.0 * v)
-        + (5.0 * z5 + 16.0 * z3 + 3.0 * z) / (96.0 * v * v)
-        + (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / (384.0 * v.powi(3))
-        + (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / (92_160.0 * v.powi(4))
-}
-
-/// Distribution-free lower `confidence` bound of the `p`-quantile from sorted data: the order
-/// statistic x(l) with the largest l such that P(Binomial(n, p) ≥ l) ≥ confidence, because
-/// P(x(l) ≤ Q_p) = P(#{X_i ≤ Q_p} ≥ l). `None` when even x(1) is not a bound at that confidence.
-pub(crate) fn lower_bound_order_stat(sorted: &[f64], p: f64, confidence: f64) -> Option<f64> {
-    let n = sorted.len();
-    if n == 0 || !(0.0 < p && p < 1.0) {
-        return None;
-    }
-    // Walk k = n, n−1, …, 1 with log pmf(k − 1) = log pmf(k) + ln k − ln(n − k + 1) + ln((1−p)/p).
-    let log_odds = ((1.0 - p) / p).ln();
-    let mut log_pmf = n as f64 * p.ln();
-    let mut tail = 0.0;
-    for k in (1..=n).rev() {
-        tail += log_pmf.exp();
-        if tail >= confidence {
-            return Some(sorted[k - 1]);
-        }
-        log_pmf += (k as f64).ln() - ((n - k + 1) as f64).ln() + log_odds;
-    }
-    None
-}
-
-/// Distribution-free upper `confidence` bound of the `p`-quantile: the mirror of
-/// [`lower_bound_order_stat`] (the lower bound of the (1 − p)-quantile of the negated data).
-pub(crate) fn upper_bound_order_stat(sorted: &[f64], p: f64, confidence: f64) -> Option<f64> {
-    let negated: Vec<f64> = sorted.iter().rev().map(|v| -v).collect();
-    lower_bound_order_stat(&negated, 1.0 - p, confidence).map(|v| -v)
-}
-
-/// One-sided p-value of Fisher's exact test that the failure share rose from `x1`/`n1` to
-/// `x2`/`n2`: P(X ≥ x2) for X hypergeometric given both totals. 1.0 when a side is empty.
-pub(crate) fn fisher_p_rise(x1: u64, n1: u64, x2: u64, n2: u64) -> f64 {
-    if n1 == 0 || n2 == 0 || x1 > n1 || x2 > n2 {
-        return 1.0;
-    }
-    let failures = x1 + x2;
-    let total = n1 + n2;
-    let lf = LogFactorials::up_to(total);
-    // P(X = k) = C(n2, k) C(n1, failures − k) / C(total, failures)
-    let log_pmf =
-        |k: u64| lf.choose(n2, k) + lf.choose(n1, failures - k) - lf.choose(total, failures);
-    let hi = failures.min(n2);
-    let lo_k = failures.saturating_sub(n1);
-    let p: f64 = (x2.max(lo_k)..=hi).map(|k| log_pmf(k).exp()).sum();
-    p.min(1.0)
-}
-
-/// ln(k!) for k = 0..=n, by summation (exact enough for any request count ladder sees).
-struct LogFactorials(Vec<f64>);
-
-impl LogFactorials {
-    fn up_to(n: u64) -> Self {
-        let mut v = Vec::with_capacity(n as usize + 1);
-        let mut acc = 0.0;
-        v.push(0.0);
-        for k in 1..=n {
-            acc += (k as f64).ln();
-            v.push(acc);
-        }
-        LogFactorials(v)
-    }
-    fn choose(&self, n: u64, k: u64) -> f64 {
-        self.0[n as usize] - self.0[k as usize] - self.0[(n - k) as usize]
-    }
-}
-
-#[cfg(test)]
-#[path = "inference_tests.rs"]
-mod tests;
