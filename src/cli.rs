@@ -449,6 +449,13 @@ pub struct PlanArgs {
     /// Account limit on requests per minute (default: `limits.rpm`).
     #[arg(long, value_name = "N")]
     pub limit_rpm: Option<u64>,
+    /// Account limit on input tokens per minute, cache reads left out unless the run's
+    /// `limits.itpm_cached: counted` (default: `limits.itpm`).
+    #[arg(long, value_name = "N")]
+    pub limit_itpm: Option<u64>,
+    /// Account limit on output tokens per minute (default: `limits.otpm`).
+    #[arg(long, value_name = "N")]
+    pub limit_otpm: Option<u64>,
     /// Output format: table (a readable plan) or json (the same figures for scripts).
     #[arg(long, value_enum, default_value = "table")]
     pub format: PlanFormatArg,

@@ -34,6 +34,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<ExitCode> {
     limits.concurrency = args.limit_concurrency.or(limits.concurrency);
     limits.tpm = args.limit_tpm.or(limits.tpm);
     limits.rpm = args.limit_rpm.or(limits.rpm);
+    limits.itpm = args.limit_itpm.or(limits.itpm);
+    limits.otpm = args.limit_otpm.or(limits.otpm);
     // A run that searched is sized from the capacity the search found.
     let search = crate::app::report::recorded_of(&view.result)
         .and_then(|r| r.load)

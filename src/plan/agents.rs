@@ -401,6 +401,12 @@ fn limit_checks(
                 LimitName::Concurrency => (needs.in_flight, one.in_flight),
                 LimitName::Tpm => (needs.tpm_counted, one.tpm_counted),
                 LimitName::Rpm => (needs.rpm, one.rpm),
+                LimitName::Itpm if limits.itpm_cached => (
+                    needs.tpm_input_uncached + needs.tpm_input_cached,
+                    one.tpm_input_uncached + one.tpm_input_cached,
+                ),
+                LimitName::Itpm => (needs.tpm_input_uncached, one.tpm_input_uncached),
+                LimitName::Otpm => (needs.tpm_output, one.tpm_output),
             };
             LimitCheck::new(limit, declared, needed, per_agent)
         })

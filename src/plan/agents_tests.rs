@@ -181,6 +181,7 @@ fn the_limits_say_which_binds_first_and_the_most_agents_they_allow() {
         concurrency: Some(50),
         tpm: Some(2_000_000),
         rpm: Some(10_000),
+        ..Limits::default()
     };
     let at = |n, cached| {
         plan(

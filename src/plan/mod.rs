@@ -62,6 +62,9 @@ pub struct StepBasis {
     pub e2e_p90_ms: Option<f64>,
     pub input_tokens_per_request: f64,
     pub output_tokens_per_request: f64,
+    /// Of the input, read from the provider's cache.
+    #[serde(default)]
+    pub cached_tokens_per_request: f64,
     /// The step's cost per 1,000 successful requests, when the run was priced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_per_1k_ok: Option<f64>,
@@ -73,14 +76,64 @@ pub enum LimitName {
     Concurrency,
     Tpm,
     Rpm,
+    Itpm,
+    Otpm,
 }
 
 impl LimitName {
+    pub const ALL: [LimitName; 5] = [
+        LimitName::Concurrency,
+        LimitName::Tpm,
+        LimitName::Rpm,
+        LimitName::Itpm,
+        LimitName::Otpm,
+    ];
+
     pub fn label(self) -> &'static str {
         match self {
             LimitName::Concurrency => "concurrency",
             LimitName::Tpm => "tpm",
             LimitName::Rpm => "rpm",
+            LimitName::Itpm => "itpm",
+            LimitName::Otpm => "otpm",
+        }
+    }
+}
+
+/// What one request counts against each token limit, by the declared rules.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Charges {
+    /// Against `tpm`, as `limits.tpm_counts` says (input + output; prompt + max_tokens; the
+    /// larger of the two).
+    pub tpm: f64,
+    /// Against `itpm`: the input, less what the cache served unless `itpm_cached`.
+    pub itpm: f64,
+    /// Against `otpm`: the output generated.
+    pub otpm: f64,
+    /// Input + output: what the request used.
+    pub used: f64,
+}
+
+impl Charges {
+    /// A request of `input` prompt tokens (`cached` of them read from the cache) and `output`
+    /// generated, under `limits`' rules.
+    pub fn of(input: f64, cached: f64, output: f64, limits: &Limits) -> Charges {
+        use crate::scenario::TpmCounts;
+        let max = limits.max_tokens.map(f64::from);
+        let tpm = match (limits.tpm_counts, max) {
+            (TpmCounts::Reserve, Some(m)) => input + m,
+            (TpmCounts::Larger, Some(m)) => input.max(m),
+            _ => input + output,
+        };
+        Charges {
+            tpm,
+            itpm: if limits.itpm_cached {
+                input
+            } else {
+                (input - cached).max(0.0)
+            },
+            otpm: output,
+            used: input + output,
         }
     }
 }
@@ -211,6 +264,13 @@ pub struct Bounds {
     pub limit_concurrency: Option<u32>,
     pub limit_tpm: Option<u64>,
     pub limit_rpm: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_itpm: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_otpm: Option<u64>,
+    /// The declared limits whole, with how each counts (`tpm_counts`, `itpm_cached`).
+    #[serde(skip)]
+    pub limits: Limits,
 }
 
 impl Bounds {
@@ -233,6 +293,9 @@ impl Bounds {
             limit_concurrency: limits.concurrency,
             limit_tpm: limits.tpm,
             limit_rpm: limits.rpm,
+            limit_itpm: limits.itpm,
+            limit_otpm: limits.otpm,
+            limits: limits.clone(),
         }
     }
 }
@@ -270,6 +333,18 @@ pub fn step_words(unit: crate::model::LadderUnit, value: u32) -> String {
     }
 }
 
+impl StepBasis {
+    /// What one of this step's requests counts against each token limit under `limits`' rules.
+    pub fn charges(&self, limits: &Limits) -> Charges {
+        Charges::of(
+            self.input_tokens_per_request,
+            self.cached_tokens_per_request,
+            self.output_tokens_per_request,
+            limits,
+        )
+    }
+}
+
 fn basis_of(s: &StepSummary) -> Option<StepBasis> {
     let n = s.succeeded.max(1) as f64;
     Some(StepBasis {
@@ -283,6 +358,7 @@ fn basis_of(s: &StepSummary) -> Option<StepBasis> {
         e2e_p90_ms: s.e2e_p90_ms,
         input_tokens_per_request: s.input_tokens as f64 / n,
         output_tokens_per_request: s.output_tokens as f64 / n,
+        cached_tokens_per_request: s.cached_tokens as f64 / n,
         cost_per_1k_ok: s.cost_per_1k_ok,
     })
 }
@@ -395,7 +471,7 @@ fn plan_model(
     }
     let tpm_needed = rps * 60.0 * (b.input_tokens_per_request + b.output_tokens_per_request);
     let at = limits_at.as_ref().unwrap_or(&b);
-    let checks = limit_checks(at, limits, (concurrency, tpm_needed, rpm_needed));
+    let checks = limit_checks((at, &b), limits, (concurrency, rps));
     let binding = binding(&checks);
     ModelPlan {
         model: model.to_string(),
@@ -576,25 +652,42 @@ pub(crate) fn declared_limits(limits: &Limits) -> Vec<(LimitName, f64)> {
     if let Some(r) = limits.rpm.filter(|r| *r > 0) {
         out.push((LimitName::Rpm, r as f64));
     }
+    if let Some(t) = limits.itpm.filter(|t| *t > 0) {
+        out.push((LimitName::Itpm, t as f64));
+    }
+    if let Some(t) = limits.otpm.filter(|t| *t > 0) {
+        out.push((LimitName::Otpm, t as f64));
+    }
     out
 }
 
-/// Each declared limit (concurrency, TPM, RPM; 0 means none) against what the plan needs, with
-/// the largest RPS it allows at the latency and tokens of `b` (`limits_at`: the same step
+/// Each declared limit (concurrency, TPM, RPM, ITPM, OTPM; 0 means none) against what the plan
+/// needs at `rps`, each token limit counting a request as the declared rules say (`Charges`),
+/// with the largest RPS it allows at the latency and tokens of `b` (`limits_at`: the same step
 /// whatever the target rate, so the largest sustainable rate is the run's, not the question's).
 fn limit_checks(
-    b: &StepBasis,
+    (at, basis): (&StepBasis, &StepBasis),
     limits: &Limits,
-    (concurrency, tpm_needed, rpm_needed): (f64, f64, f64),
+    (concurrency, rps): (f64, f64),
 ) -> Vec<LimitCheck<Rate>> {
-    let e2e_s = b.e2e_mean_ms / 1000.0;
-    let tokens = b.input_tokens_per_request + b.output_tokens_per_request;
+    let e2e_s = at.e2e_mean_ms / 1000.0;
+    let (most, need) = (at.charges(limits), basis.charges(limits));
+    let pick = |c: &Charges, limit: LimitName| match limit {
+        LimitName::Tpm => c.tpm,
+        LimitName::Itpm => c.itpm,
+        LimitName::Otpm => c.otpm,
+        LimitName::Rpm | LimitName::Concurrency => 1.0,
+    };
+    let per_minute =
+        |limit: LimitName| (rps * 60.0 * pick(&need, limit), 60.0 * pick(&most, limit));
     declared_limits(limits)
         .into_iter()
-        .map(|(limit, declared)| match limit {
-            LimitName::Concurrency => LimitCheck::new(limit, declared, concurrency, e2e_s),
-            LimitName::Tpm => LimitCheck::new(limit, declared, tpm_needed, 60.0 * tokens),
-            LimitName::Rpm => LimitCheck::new(limit, declared, rpm_needed, 60.0),
+        .map(|(limit, declared)| {
+            let (needed, per_rps) = match limit {
+                LimitName::Concurrency => (concurrency, e2e_s),
+                other => per_minute(other),
+            };
+            LimitCheck::new(limit, declared, needed, per_rps)
         })
         .collect()
 }

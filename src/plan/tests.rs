@@ -46,6 +46,7 @@ fn lowest_step_that_carries_the_rate_within_the_slo_and_littles_law() {
         concurrency: Some(50),
         rpm: None,
         tpm: Some(2_000_000),
+        ..Limits::default()
     };
     let p = plan(&demo(), 10.0, &slo_1s(), &limits, None, &[]);
     let m = &p.models[0];
@@ -78,6 +79,7 @@ fn tpm_binds_first_when_tokens_are_scarce_and_overruns_are_negative_headroom() {
         concurrency: Some(100),
         rpm: Some(6000),
         tpm: Some(60_000),
+        ..Limits::default()
     };
     let p = plan(&demo(), 10.0, &slo_1s(), &limits, None, &[]);
     let m = &p.models[0];
@@ -209,6 +211,7 @@ fn rate_steps_are_warned_about_by_requests_in_flight_not_streams() {
         concurrency: Some(8),
         rpm: Some(1000),
         tpm: None,
+        ..Limits::default()
     };
     let w = estimate::limit_warnings(&limits, &steps);
     assert!(

@@ -4,7 +4,7 @@
 use super::estimate::{source_words, total_duration_s, StepEstimate};
 use super::{Basis, Bounds, Fit, LimitName, ModelPlan, Plan, StepBasis};
 use crate::model::LadderUnit;
-use crate::scenario::{LadderOver, LoadMode, Scenario};
+use crate::scenario::{LadderOver, Limits, LoadMode, Scenario};
 use crate::util::duration::ms_text as ms;
 use std::fmt::Write;
 use std::path::Path;
@@ -87,7 +87,7 @@ fn model(s: &mut String, p: &Plan, m: &ModelPlan) {
     needs_rows(s, p, m, b);
     cost_row(s, p, m, b);
     let has_slo = p.bounds.slo_ms().iter().any(Option::is_some);
-    limit_rows(s, m, has_slo);
+    limit_rows(s, m, has_slo, &p.bounds.limits);
     for n in &m.notes {
         let _ = writeln!(s, "  note: {n}");
     }
@@ -289,8 +289,13 @@ pub(super) fn no_limits_row(s: &mut String) {
 /// "concurrency 50: headroom 85% · tpm 2,000,000: OVER by 4% · rpm: not declared", from each
 /// declared limit's value and headroom.
 fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
-    let limits: Vec<String> = [LimitName::Concurrency, LimitName::Tpm, LimitName::Rpm]
+    // The three every account has are said even when not declared; ITPM and OTPM when they are.
+    let limits: Vec<String> = LimitName::ALL
         .iter()
+        .filter(|l| {
+            matches!(l, LimitName::Concurrency | LimitName::Tpm | LimitName::Rpm)
+                || declared(**l).is_some()
+        })
         .map(|l| match declared(*l) {
             Some((value, headroom)) if headroom >= 0.0 => {
                 format!("{} {}: headroom {headroom:.0}%", l.label(), num(value))
@@ -306,13 +311,18 @@ fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
 
 /// The declared limits with their headroom, which binds first, the largest sustainable rate,
 /// and the most this run measured within the SLO (without failures when there is none).
-fn limit_rows(s: &mut String, m: &ModelPlan, has_slo: bool) {
+fn limit_rows(s: &mut String, m: &ModelPlan, has_slo: bool, limits: &Limits) {
     limits_row(
         s,
         m.limits
             .iter()
             .map(|c| (c.limit, c.declared, c.headroom_pct)),
     );
+    if let Some(b) = m.limits_at.as_ref().or(m.step.as_ref()) {
+        for line in counting_lines(&m.limits, &b.charges(limits), limits) {
+            row(s, "counted as", line);
+        }
+    }
     match (m.binding_limit, m.max_sustainable_rps) {
         (Some(l), Some(max)) => {
             row(
@@ -551,6 +561,46 @@ fn open_loop_note(s: &Scenario, steps: &[StepEstimate]) -> String {
                 ""
             }
         );
+    }
+    out
+}
+
+/// How each declared token limit counts a request, and what that does to where it binds: a
+/// reservation of `max_tokens` larger than what is generated, cache reads left out of an input
+/// limit. Empty for limits that count what was used.
+pub(super) fn counting_lines(
+    checks: &[super::LimitCheck<super::Rate>],
+    c: &super::Charges,
+    limits: &Limits,
+) -> Vec<String> {
+    use crate::scenario::TpmCounts;
+    let declared = |l: LimitName| checks.iter().any(|c| c.limit == l);
+    let mut out = Vec::new();
+    if declared(LimitName::Tpm) && limits.tpm_counts != TpmCounts::Used && c.used > 0.0 {
+        let rule = match limits.tpm_counts {
+            TpmCounts::Reserve => "prompt + max_tokens, reserved at admission",
+            _ => "the larger of the prompt and max_tokens",
+        };
+        let max = limits.max_tokens.map_or_else(
+            || "max_tokens unknown".into(),
+            |m| format!("max_tokens {m}"),
+        );
+        out.push(format!(
+            "tpm: {rule}: {} tokens a request ({max}) where it uses {}, so the limit binds at {:.0}% of the rate the tokens used would allow; a lower max_tokens moves it",
+            num(c.tpm),
+            num(c.used),
+            c.used / c.tpm * 100.0
+        ));
+    }
+    if declared(LimitName::Itpm) && !limits.itpm_cached && c.itpm < c.used - c.otpm {
+        let input = c.used - c.otpm;
+        out.push(format!(
+            "itpm: uncached input only: {} of {} input tokens a request count ({:.0}% read from the cache is free), so the limit allows {:.1}x the rate it would if cache reads counted",
+            num(c.itpm),
+            num(input),
+            (1.0 - c.itpm / input) * 100.0,
+            input / c.itpm.max(1.0)
+        ));
     }
     out
 }

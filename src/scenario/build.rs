@@ -31,10 +31,15 @@ pub(super) fn build(
     interp: &Interpolated,
 ) -> Result<Scenario, ScenarioError> {
     let name = check_name(cx, raw.name)?;
-    let limits = raw.limits.map_or_else(Limits::default, |l| Limits {
+    let limits: Limits = raw.limits.map_or_else(Limits::default, |l| Limits {
         concurrency: pos(l.concurrency),
         rpm: pos(l.rpm),
         tpm: pos(l.tpm),
+        tpm_counts: l.tpm_counts.unwrap_or_default(),
+        itpm: pos(l.itpm),
+        itpm_cached: l.itpm_cached == Some(super::raw::RawCached::Counted),
+        otpm: pos(l.otpm),
+        max_tokens: None,
     });
     let slo = raw.slo.map_or_else(Slo::default, |s| Slo {
         ttft: s.ttft.map(|d| d.0),
@@ -74,6 +79,10 @@ pub(super) fn build(
             "{k} runs is more than a baseline keeps; write a number from 1 to {MAX_BASELINE_RUNS} (3 to 10 is typical: 3 or more widen the gate by the run-to-run spread)"
         )
     }
+    let limits = Limits {
+        max_tokens: request.max_tokens,
+        ..limits
+    };
     Ok(Scenario {
         path: cx.file.to_path_buf(),
         name,

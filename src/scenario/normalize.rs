@@ -301,14 +301,7 @@ pub fn normalized_yaml(s: &Scenario) -> String {
             "compare",
             map([("baseline", opt(s.compare_baseline.clone()))]),
         ),
-        (
-            "limits",
-            map([
-                ("concurrency", opt(limits.concurrency)),
-                ("rpm", opt(limits.rpm)),
-                ("tpm", opt(limits.tpm)),
-            ]),
-        ),
+        ("limits", map(limits_yaml(limits))),
         ("pricing", pricing_yaml(s)),
         (
             "extra",
@@ -470,4 +463,27 @@ fn pricing_yaml(s: &Scenario) -> Yaml {
         ("currency", Yaml::from(p.currency.as_str())),
         ("models", map(models)),
     ])
+}
+
+/// `limits:`: the three every account has, then ITPM, OTPM and how they count only when
+/// declared (so scenarios without them normalize as before).
+fn limits_yaml(l: &super::Limits) -> Vec<(&'static str, Yaml)> {
+    let mut v = vec![
+        ("concurrency", opt(l.concurrency)),
+        ("rpm", opt(l.rpm)),
+        ("tpm", opt(l.tpm)),
+    ];
+    if l.tpm_counts != super::TpmCounts::Used {
+        let counts = serde_yaml::to_value(l.tpm_counts).unwrap_or(Yaml::Null);
+        v.push(("tpm_counts", counts));
+    }
+    if let Some(t) = l.itpm {
+        v.push(("itpm", Yaml::from(t)));
+        let cached = if l.itpm_cached { "counted" } else { "free" };
+        v.push(("itpm_cached", Yaml::from(cached)));
+    }
+    if let Some(t) = l.otpm {
+        v.push(("otpm", Yaml::from(t)));
+    }
+    v
 }

@@ -459,4 +459,16 @@ pub(super) struct RawLimits {
     pub(super) concurrency: Option<Pos<u32>>,
     pub(super) rpm: Option<Pos<u64>>,
     pub(super) tpm: Option<Pos<u64>>,
+    pub(super) tpm_counts: Option<super::TpmCounts>,
+    pub(super) itpm: Option<Pos<u64>>,
+    pub(super) itpm_cached: Option<RawCached>,
+    pub(super) otpm: Option<Pos<u64>>,
+}
+
+/// `limits.itpm_cached`: whether cache reads count toward `itpm`.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum RawCached {
+    Free,
+    Counted,
 }

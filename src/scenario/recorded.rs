@@ -51,6 +51,16 @@ impl Recorded {
                 concurrency: limit("concurrency").and_then(|c| u32::try_from(c).ok()),
                 rpm: limit("rpm"),
                 tpm: limit("tpm"),
+                tpm_counts: at("limits", "tpm_counts")
+                    .and_then(|v| serde_yaml::from_value(v).ok())
+                    .unwrap_or_default(),
+                itpm: limit("itpm"),
+                itpm_cached: at("limits", "itpm_cached")
+                    .is_some_and(|v| v.as_str() == Some("counted")),
+                otpm: limit("otpm"),
+                max_tokens: at("request", "max_tokens")
+                    .and_then(|v| v.as_u64())
+                    .and_then(|m| u32::try_from(m).ok()),
             },
             pricing: super::build_pricing::pricing_from_yaml(&yaml)
                 .ok()
@@ -96,7 +106,8 @@ mod tests {
             Limits {
                 concurrency: Some(8),
                 rpm: None,
-                tpm: Some(90_000)
+                tpm: Some(90_000),
+                ..Limits::default()
             }
         );
         assert_eq!(r.compare_baseline.as_deref(), Some("a"));

@@ -135,7 +135,9 @@ fn full_design_example_loads_every_field() {
         Limits {
             concurrency: Some(50),
             rpm: None,
-            tpm: Some(2_000_000)
+            tpm: Some(2_000_000),
+            max_tokens: s.request.max_tokens,
+            ..Limits::default()
         }
     );
     assert!(s.fingerprint.len() == 16 && s.fingerprint.chars().all(|c| c.is_ascii_hexdigit()));
@@ -168,7 +170,12 @@ fn defaults_fill_everything_optional() {
         (&s.retry, &s.gates),
         (&RetryPolicy::default(), &Gates::default())
     );
-    assert_eq!((&s.slo, &s.limits), (&Slo::default(), &Limits::default()));
+    let limits = Limits {
+        max_tokens: s.request.max_tokens,
+        ..Limits::default()
+    };
+    assert_eq!((&s.slo, &s.limits), (&Slo::default(), &limits));
+    assert!(!s.limits.any(), "no limit is declared");
 }
 
 #[test]

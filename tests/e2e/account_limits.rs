@@ -272,3 +272,64 @@ fn a_run_against_a_url_with_no_baseline_warns_before_the_step_that_will_cross_a_
         "{stderr}"
     );
 }
+
+#[test]
+fn plan_names_the_input_limit_that_binds_and_a_run_at_that_rate_hits_it_there() {
+    let p = Project::new();
+    std::fs::write(p.path().join("scenarios/tools.json"), tools_json()).unwrap();
+    let request = "  tools: tools.json\n  prompt: {synthetic_tokens: 300}\n  cache_bust: true\n  \
+                   max_tokens: 50";
+    let limits = "limits:\n  itpm: 1000000\n  itpm_cached: free\n";
+    let below = scenario(
+        "measured",
+        "anthropic-messages",
+        "itpm: 1000000",
+        request,
+        "[2, 4]",
+    ) + limits;
+    let measured = run(&p, "measured", &below, &[]);
+    assert_eq!(measured.wall["status"], "none", "{}", measured.wall);
+    let dir = p.run_dirs("measured").pop().unwrap();
+    let out = p
+        .ladder()
+        .args(["plan"])
+        .arg(&dir)
+        .args(["--rps", "30", "--format", "json"])
+        .assert()
+        .code(0);
+    let plan: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let m = &plan["models"][0];
+    assert_eq!(m["binding_limit"], "itpm", "{m}");
+    let at = m["max_sustainable_rps"].as_f64().unwrap();
+    let text = p
+        .ladder()
+        .args(["plan"])
+        .arg(&dir)
+        .args(["--rps", "30"])
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&text.get_output().stdout).to_string();
+    assert!(
+        text.contains("counted as          itpm: uncached input only:")
+            && text.contains("read from the cache is free)"),
+        "{text}"
+    );
+    // A run at rates around the prediction: no wall below it, a wall above it.
+    let (lo, hi) = ((at * 0.88).round() as u32, (at * 1.15).round() as u32);
+    let rate = scenario(
+        "at-rate",
+        "anthropic-messages",
+        "itpm: 1000000",
+        request,
+        &format!("[{lo}, {hi}]\n  mode: rate\n  arrivals: {{gamma: {{burstiness: 20}}}}"),
+    )
+    .replace("duration: 2s", "duration: 4s");
+    let r = run(&p, "at-rate", &rate, &[]);
+    assert_eq!(r.wall["status"], "wall", "{}", r.stdout);
+    assert_eq!(
+        r.wall["concurrency"], hi,
+        "predicted {at:.1} req/s: {}",
+        r.stdout
+    );
+    assert_eq!(r.wall["kind"], "input_tokens");
+}
