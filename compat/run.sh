@@ -28,6 +28,9 @@
 #     bridges to the upstream's /chat/completions (compat/litellm-responses.yaml): streamed, usage
 #     in response.completed/incomplete is LiteLLM's own count (tokens_source `usage`, estimated);
 #     with --no-stream, the upstream's usage, exact on `length`.
+#   - rate limits (issue 49, compat/litellm-limits.sh): LiteLLM with a key's tpm_limit,
+#     rpm_limit and max_parallel_requests and a deployment's tpm, rpm and otpm, in front of
+#     `ladder sim`: every wall must be named from LiteLLM's 429s (kind and limit).
 # It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
 # that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
 # must name that header as the culprit.
@@ -474,6 +477,15 @@ server_alive llama-cpp-python-embeddings "$EMBED_PID" "$SCRATCH/llama-embed.log"
 server_alive llama-cpp-python "${PIDS[0]}" "$SCRATCH/llama-server.log"
 cleanup
 PIDS=()
+
+# --- a gateway's rate limits: LiteLLM's key and deployment limits in front of ladder sim ------
+# compat/litellm-limits.sh starts its own PostgreSQL, ladder sim and LiteLLM (this venv's).
+say "LiteLLM's rate limits named by ladder's wall (compat/litellm-limits.sh)"
+if LADDER_COMPAT_DIR="$SCRATCH" LADDER="$LADDER" bash "$ROOT/compat/litellm-limits.sh"; then
+  PASSED=$((PASSED + 1))
+else
+  fail "litellm-limits: a wall not named from LiteLLM's 429s (above; $SCRATCH/litellm-limits)"
+fi
 
 # --- mockllm ---------------------------------------------------------------------------------
 PORT=$(free_port)

@@ -25,7 +25,8 @@ pub struct RateLimitInfo {
     pub headroom: Option<f64>,
 }
 
-/// One limit's headers: OpenAI's `x-ratelimit-{remaining,limit}-<suffix>`, Anthropic's
+/// One limit's headers: OpenAI's `x-ratelimit-{remaining,limit}-<suffix>` (`input-tokens` and
+/// `output-tokens` as LiteLLM's deployment ITPM/OTPM), Anthropic's
 /// `anthropic-ratelimit-<infix>-{remaining,limit}`.
 struct LimitHeaders {
     kind: LimitKind,
@@ -38,12 +39,12 @@ struct LimitHeaders {
 const LIMIT_HEADERS: [LimitHeaders; 4] = [
     LimitHeaders {
         kind: LimitKind::InputTokens,
-        openai: None,
+        openai: Some("input-tokens"),
         anthropic: "input-tokens",
     },
     LimitHeaders {
         kind: LimitKind::OutputTokens,
-        openai: None,
+        openai: Some("output-tokens"),
         anthropic: "output-tokens",
     },
     LimitHeaders {
@@ -84,6 +85,26 @@ fn limit_headers(headers: &[(&str, &str)], h: &LimitHeaders) -> (Option<f64>, Op
     (remaining, limit.filter(|l| *l >= 1.0).map(|l| l as u64))
 }
 
+/// The share left of limits kept per scope, `x-ratelimit-<scope>-remaining-<suffix>` beside
+/// `x-ratelimit-<scope>-limit-<suffix>` (a gateway's per key, user or team: LiteLLM's
+/// `x-ratelimit-api_key-remaining-tokens`), one per scope that sent both.
+fn scoped_shares<'a>(headers: &'a [(&str, &str)]) -> impl Iterator<Item = f64> + 'a {
+    headers.iter().filter_map(move |(name, value)| {
+        let name = name.trim().to_ascii_lowercase();
+        let rest = name.strip_prefix("x-ratelimit-")?;
+        let (scope, suffix) = rest.split_once("-remaining-")?;
+        if scope.is_empty() || !LIMIT_HEADERS.iter().any(|h| h.openai == Some(suffix)) {
+            return None;
+        }
+        let remaining = value.trim().parse::<f64>().ok()?;
+        let limit = header(headers, &format!("x-ratelimit-{scope}-limit-{suffix}"))?
+            .parse::<f64>()
+            .ok()
+            .filter(|l| *l >= 1.0)?;
+        Some((remaining / limit).clamp(0.0, 1.0))
+    })
+}
+
 /// The smallest share left of any limit the headers report (`remaining / limit`), for every
 /// response, not only 429s.
 pub fn headroom(headers: &[(&str, &str)]) -> Option<f64> {
@@ -93,6 +114,7 @@ pub fn headroom(headers: &[(&str, &str)]) -> Option<f64> {
             (Some(r), Some(l)) => Some((r / l as f64).clamp(0.0, 1.0)),
             _ => None,
         })
+        .chain(scoped_shares(headers))
         .min_by(f64::total_cmp)
 }
 
@@ -149,7 +171,8 @@ pub fn parse_rate_limit(
 }
 
 /// The limit a 429's message states: OpenAI's "Limit 30000", Anthropic's "of 30,000 input
-/// tokens per minute", "allows 8 requests in flight".
+/// tokens per minute", "allows 8 requests in flight", a gateway's "Current limit: 2000" or
+/// "TPM limit=2000".
 fn limit_from_message(msg: &str) -> Option<u64> {
     let lower = msg.to_lowercase();
     let number_after = |at: usize| -> Option<u64> {
@@ -161,7 +184,7 @@ fn limit_from_message(msg: &str) -> Option<u64> {
             .collect();
         digits.parse().ok().filter(|n| *n > 0)
     };
-    for cue in ["limit ", "limit: ", " of ", "allows "] {
+    for cue in ["limit ", "limit: ", "limit=", " of ", "allows "] {
         if let Some(n) = lower
             .match_indices(cue)
             .find_map(|(i, _)| number_after(i + cue.len()))
@@ -285,19 +308,21 @@ fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
         .filter(|w| !w.is_empty())
         .collect();
     let has_word = |w: &str| words.contains(&w);
-    const TOKEN_PHRASES: [&str; 5] = [
+    const TOKEN_PHRASES: [&str; 6] = [
         "tokens per min",
         "tokens per day",
         "tokens per hour",
         "token rate limit",
         "request tokens",
+        "limit type: tokens",
     ];
-    const REQUEST_PHRASES: [&str; 5] = [
+    const REQUEST_PHRASES: [&str; 6] = [
         "requests per min",
         "requests per day",
         "requests per hour",
         "number of requests",
         "request rate limit",
+        "limit type: requests",
     ];
     let tokens = ty.starts_with("tokens")
         || TOKEN_PHRASES.iter().any(|p| msg.contains(p))
@@ -307,7 +332,13 @@ fn kind_from_error(err: &InBandError) -> Option<LimitKind> {
     let requests = ty == "requests"
         || REQUEST_PHRASES.iter().any(|p| msg.contains(p))
         || ["rpm", "rpd"].iter().any(|w| has_word(w));
-    if has_word("concurrent") || has_word("concurrency") || msg.contains("in flight") {
+    // "parallel": a gateway's `max_parallel_requests` (LiteLLM's "Limit type:
+    // max_parallel_requests").
+    if has_word("concurrent")
+        || has_word("concurrency")
+        || has_word("parallel")
+        || msg.contains("in flight")
+    {
         return Some(LimitKind::Concurrency);
     }
     let input = msg.contains("input tokens per") || has_word("itpm");
@@ -621,6 +652,120 @@ mod tests {
         assert_eq!(
             parse_rate_limit(&[], Some(&err(None, "see rpmfusion"))).kind,
             None
+        );
+    }
+
+    /// What LiteLLM's proxy 1.108.7 sends (make compat, compat/litellm-limits.sh): a key's
+    /// `tpm_limit`, `rpm_limit` and `max_parallel_requests` (its parallel-request limiter) and a
+    /// deployment's `rpm`/`tpm`/`otpm` (`enforce_model_rate_limits`).
+    #[test]
+    fn litellm_proxy_limits() {
+        let throttled = |msg: &str| err(Some("throttling_error"), msg);
+        // A key's limits: the 429 has `retry-after: 60` and `rate_limit_type: tokens`, no
+        // x-ratelimit-* header; the body says "Limit type".
+        let key_429 = [
+            ("retry-after", "60"),
+            ("rate_limit_type", "tokens"),
+            ("reset_at", "2026-12-07 19:28:39 UTC"),
+            ("x-litellm-key-tpm-limit", "2000"),
+        ];
+        let tpm = throttled(
+            "Rate limit exceeded for api_key: \
+             82772a1f6f038557cb43f5c785af322dfea4c8a058696ab65ebb94adcc2fd141. Limit type: tokens. \
+             Current limit: 2000, Remaining: 40. Limit resets at: 2026-12-07 19:28:39 UTC",
+        );
+        let info = parse_rate_limit(&key_429, Some(&tpm));
+        assert_eq!(
+            (info.kind, info.limit, info.retry_after),
+            (
+                Some(LimitKind::Tokens),
+                Some(2000),
+                Some(Duration::from_secs(60))
+            )
+        );
+        let rpm = throttled(
+            "Rate limit exceeded for api_key: \
+             29a3870cc13cd98308dc9555840cef48bcceb0db1ba5a13d348371aaad3c7edb. Limit type: \
+             requests. Current limit: 20, Remaining: 0. Limit resets at: 2026-12-07 19:28:49 UTC",
+        );
+        let info = parse_rate_limit(&[("retry-after", "60")], Some(&rpm));
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::Requests), Some(20))
+        );
+        let parallel = throttled(
+            "Rate limit exceeded for api_key: \
+             37573294dc12bb4a69e8375a7534ebb60f68758f6dda6767814490425f8fbf03. Limit type: \
+             max_parallel_requests. Current limit: 2, Remaining: 0. Limit resets at: \
+             2026-12-07 19:28:49 UTC",
+        );
+        let info = parse_rate_limit(&[("retry-after", "60")], Some(&parallel));
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::Concurrency), Some(2))
+        );
+        // Successes carry the key's limits per scope.
+        let key_ok = [
+            ("x-litellm-key-tpm-limit", "2000"),
+            ("x-ratelimit-api_key-remaining-tokens", "1944"),
+            ("x-ratelimit-api_key-limit-tokens", "2000"),
+        ];
+        assert_eq!(headroom(&key_ok), Some(0.972));
+        assert_eq!(
+            headroom(&[
+                ("x-ratelimit-api_key-remaining-requests", "19"),
+                ("x-ratelimit-api_key-limit-requests", "20"),
+                ("x-ratelimit-team-remaining-requests", "3"),
+                ("x-ratelimit-team-limit-requests", "30"),
+            ]),
+            Some(0.1),
+            "the tightest scope"
+        );
+        assert_eq!(
+            headroom(&[("x-ratelimit-api_key-remaining-tokens", "5")]),
+            None,
+            "no limit beside it"
+        );
+        // A deployment's limits: the body says "RPM limit=10"; the 429's retry-after comes
+        // prefixed as the upstream's (`llm_provider-retry-after`), not read.
+        let model_rpm = throttled(
+            "litellm.RateLimitError: Model rate limit exceeded. RPM limit=10, current usage=11\n\n\
+             LiteLLM: model group 'sim-rpm' failed with the error above. No fallback was attempted.",
+        );
+        let info = parse_rate_limit(&[("llm_provider-retry-after", "60")], Some(&model_rpm));
+        assert_eq!(
+            (info.kind, info.limit, info.retry_after),
+            (Some(LimitKind::Requests), Some(10), None)
+        );
+        let model_tpm = throttled(
+            "litellm.RateLimitError: Model rate limit exceeded. TPM limit=500, current usage=504",
+        );
+        let info = parse_rate_limit(&[], Some(&model_tpm));
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::Tokens), Some(500))
+        );
+        let model_otpm = throttled(
+            "litellm.RateLimitError: Model rate limit exceeded. OTPM limit=300, current usage=350",
+        );
+        let info = parse_rate_limit(&[], Some(&model_otpm));
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::OutputTokens), Some(300))
+        );
+        // A deployment's ITPM/OTPM headers on successes, OpenAI's naming.
+        let io_ok = [
+            ("x-ratelimit-limit-input-tokens", "200"),
+            ("x-ratelimit-remaining-input-tokens", "187"),
+            ("x-ratelimit-reset-input-tokens", "27"),
+            ("x-ratelimit-limit-output-tokens", "300"),
+            ("x-ratelimit-remaining-output-tokens", "0"),
+        ];
+        assert_eq!(headroom(&io_ok), Some(0.0));
+        let info = parse_rate_limit(&io_ok, None);
+        assert_eq!(
+            (info.kind, info.limit),
+            (Some(LimitKind::OutputTokens), Some(300))
         );
     }
 
