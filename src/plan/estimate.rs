@@ -46,6 +46,9 @@ pub struct StepEstimate {
     pub in_flight: Option<f64>,
     pub input_per_request: f64,
     pub output_per_request: f64,
+    /// Of the input, read from the provider's cache (measured steps only).
+    #[serde(skip)]
+    pub cached_per_request: f64,
     pub source: Source,
 }
 
@@ -136,6 +139,8 @@ fn max_output(s: &Scenario) -> f64 {
 struct PerRequest {
     source: Source,
     input: f64,
+    /// Of the input, read from the provider's cache (measured only).
+    cached: f64,
     output: f64,
     /// Mean E2E in seconds, when known.
     e2e_s: Option<f64>,
@@ -249,6 +254,7 @@ pub fn estimate(s: &Scenario, baseline: Option<&[StepSummary]>) -> Vec<StepEstim
                 in_flight: est.in_flight,
                 input_per_request: cost.input,
                 output_per_request: cost.output,
+                cached_per_request: cost.cached,
                 source: cost.source,
             });
         }
@@ -268,6 +274,7 @@ fn per_request(
             PerRequest {
                 source: Source::Baseline,
                 input: r.input_tokens as f64 / n,
+                cached: r.cached_tokens as f64 / n,
                 output: r.output_tokens as f64 / n,
                 e2e_s: r.e2e_mean_ms.map(|ms| ms / 1000.0),
             }
@@ -284,6 +291,7 @@ fn per_request(
             PerRequest {
                 source: Source::Simulator,
                 input: prompt,
+                cached: 0.0,
                 output: out,
                 e2e_s: Some(e2e),
             }
@@ -291,6 +299,7 @@ fn per_request(
         (None, _) => PerRequest {
             source: Source::Guess,
             input: prompt,
+            cached: 0.0,
             output: max_output(s),
             e2e_s: None,
         },
@@ -450,10 +459,41 @@ pub fn limit_warnings(limits: &Limits, steps: &[StepEstimate]) -> Vec<String> {
             .find(|e| f(e).is_some_and(|v| v > limit))
             .map(|e| (e, f(e).unwrap_or(0.0)))
     };
-    if let Some(limit) = limits.tpm {
-        if let Some((e, v)) = first_over(&|e| e.tpm_total, limit as f64) {
+    // Each token limit counted as its provider counts a request (`plan::Charges`).
+    let counted = |e: &StepEstimate| {
+        let c = super::Charges::of(
+            e.input_per_request,
+            e.cached_per_request,
+            e.output_per_request,
+            limits,
+        );
+        e.rpm.map(|rpm| (rpm * c.tpm, rpm * c.itpm, rpm * c.otpm))
+    };
+    let tpm_words = match limits.tpm_counts {
+        crate::scenario::TpmCounts::Used => "input + output",
+        crate::scenario::TpmCounts::Reserve => "prompt + max_tokens",
+        crate::scenario::TpmCounts::Larger => "the larger of prompt and max_tokens",
+    };
+    let token_limits = [
+        (limits.tpm, "tpm", tpm_words, "a token-limit wall"),
+        (
+            limits.itpm,
+            "itpm",
+            if limits.itpm_cached {
+                "input"
+            } else {
+                "uncached input"
+            },
+            "an input-token wall",
+        ),
+        (limits.otpm, "otpm", "output", "an output-token wall"),
+    ];
+    for (i, (limit, name, what, wall)) in token_limits.into_iter().enumerate() {
+        let Some(limit) = limit else { continue };
+        let pick = |e: &StepEstimate| counted(e).map(|c| [c.0, c.1, c.2][i]);
+        if let Some((e, v)) = first_over(&pick, limit as f64) {
             out.push(format!(
-                "{} at {}: planned ≈ {:.0} tokens/min (input + output, from the {}) exceeds limits.tpm {limit}: expect a token-limit wall",
+                "{} at {}: planned ≈ {:.0} tokens/min ({what}, from the {}) exceeds limits.{name} {limit}: expect {wall}",
                 e.model,
                 step_words(e),
                 v,

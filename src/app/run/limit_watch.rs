@@ -32,9 +32,7 @@ impl<'a, S: SummarizingSink> LimitWatch<'a, S> {
     fn check(&mut self, model: &str, value: u32) {
         let s = self.scenario;
         let limits = &s.limits;
-        if self.quiet
-            || (limits.concurrency.is_none() && limits.rpm.is_none() && limits.tpm.is_none())
-        {
+        if self.quiet || !limits.any() {
             return;
         }
         let Some(next) = s.load.ladder.iter().copied().find(|&v| v > value) else {
