@@ -3,6 +3,7 @@
 //! `store` and prints the table, the findings, the timeline and the incident's sentence.
 
 use super::load::{load_without_secrets, store_input};
+use super::log_run::{write_log_run, LogRun};
 use super::Output;
 use crate::cli::{LogFormatArg, LogsArgs};
 use crate::error::{ExitCode, UsageError};
@@ -10,14 +11,13 @@ use crate::findings::{self, ModelFindings};
 use crate::logs::{
     self, GroupStory, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute,
 };
-use crate::model::Slo;
+use crate::model::{LadderUnit, Slo};
 use crate::render;
 use crate::scenario::Scenario;
 use crate::store;
 use anyhow::Result;
 use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
 
 pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     if !(args.sample_rate > 0.0 && args.sample_rate <= 1.0) {
@@ -26,6 +26,9 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
             args.sample_rate
         ))
         .into());
+    }
+    if let Some(tool) = super::import::tool_of(args)? {
+        return super::import::import(args, tool, out);
     }
     let mapping = match &args.map {
         Some(spec) => Mapping::parse(spec).map_err(|e| UsageError(e.to_string()))?,
@@ -139,6 +142,8 @@ fn read_file(
         LogFormatArg::Otlp => LogFormat::Otlp,
         LogFormatArg::Litellm => LogFormat::Litellm,
         LogFormatArg::Envoy => LogFormat::Envoy,
+        // Other tools' results never reach here (`import`).
+        LogFormatArg::Guidellm | LogFormatArg::Aiperf | LogFormatArg::Vllm => LogFormat::Jsonl,
     };
     if format == LogFormat::Ladder {
         return Ok((read_ladder(path)?, None));
@@ -191,45 +196,29 @@ fn write_run(
     stories: &[GroupStory],
     notes: &[String],
 ) -> Result<store::RunDir> {
-    let dir = store::create_run_dir(&args.out, &opts.scenario, SystemTime::now())?;
-    let at = |ms: f64| {
-        let secs = (ms / 1000.0).max(0.0) as u64;
-        store::rfc3339_utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
-    };
-    let (started_ms, finished_ms) = ladder.span_ms();
-    let redactor = crate::util::redact::Redactor::new(std::iter::empty())
-        .and_env()
-        .for_files();
-    let facts = store::RunFacts {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: store::host_name(),
-        started_at: at(started_ms),
-        finished_at: at(finished_ms),
-        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
-    };
-    let id = store::RunIdentity {
-        scenario: opts.scenario.clone(),
-        fingerprint: opts.fingerprint.clone(),
-        slo: opts.slo,
-        models: stories.iter().map(|s| s.group.clone()).collect(),
-    };
-    let mut meta = store::Meta::of_summaries(id, &ladder.summaries, facts);
-    meta.notes = notes.to_vec();
     let rows: Vec<(String, Vec<Minute>)> = stories
         .iter()
         .map(|s| (s.group.clone(), s.minutes.clone()))
         .collect();
-    let scenario_yaml = scenario.map(crate::scenario::normalized_yaml);
-    let files = store::RunFiles {
-        scenario_yaml: scenario_yaml.as_deref(),
-        requests: Some(&ladder.records),
-        summaries: Some(&ladder.summaries),
-        findings: Some(&serde_json::to_value(found)?),
-        timeline_csv: Some(&render::timeline::csv(&rows)),
-        ..store::RunFiles::default()
-    };
-    store::write_run(&dir, Some(&meta), &files)?;
-    Ok(dir)
+    let timeline = render::timeline::csv(&rows);
+    write_log_run(LogRun {
+        out: &args.out,
+        scenario,
+        id: store::RunIdentity {
+            scenario: opts.scenario.clone(),
+            fingerprint: opts.fingerprint.clone(),
+            slo: opts.slo,
+            models: stories.iter().map(|s| s.group.clone()).collect(),
+        },
+        span_ms: ladder.span_ms(),
+        summaries: &ladder.summaries,
+        records: &ladder.records,
+        findings: found,
+        timeline_csv: Some(&timeline),
+        notes,
+        unit: LadderUnit::default(),
+        client: None,
+    })
 }
 
 fn print(
