@@ -202,3 +202,41 @@ pub(crate) fn not_verified(client: &str) -> String {
         "client not verified: measured by {client}, not ladder, so the run carries no client self-check (steady concurrency, send lag, client CPU, event-loop lag)."
     )
 }
+
+/// What `diff` says about who measured its two sides: an imported side carries no client
+/// self-check, and sides measured by different clients differ by more than the server (Python
+/// clients inflate TTFT at high concurrency). A side without `meta.json` (a baseline CSV) is
+/// taken as ladder's.
+pub(super) fn client_notes(base: &store::LoadedResult, new: &store::LoadedResult) -> Vec<String> {
+    let client = |r: &store::LoadedResult| {
+        r.meta.as_ref().and_then(|m| m.client.clone()).map_or_else(
+            || {
+                (
+                    format!(
+                        "ladder {}",
+                        r.meta.as_ref().map_or("", |m| m.tool_version.as_str())
+                    )
+                    .trim()
+                    .to_string(),
+                    false,
+                )
+            },
+            |c| (c, true),
+        )
+    };
+    let (b, n) = (client(base), client(new));
+    let mut notes = Vec::new();
+    for ((name, imported), side) in [(&b, "the baseline"), (&n, "the new run")] {
+        if *imported {
+            notes.push(format!("{side}: {}", not_verified(name)));
+        }
+    }
+    let tool = |c: &str| c.split(' ').next().unwrap_or("").to_string();
+    if tool(&b.0) != tool(&n.0) {
+        notes.push(format!(
+            "the clients differ: the baseline was measured by {}, the new run by {}; clients time requests differently (Python clients inflate TTFT at high concurrency), so part of a TTFT change at the top steps may be the clients'.",
+            b.0, n.0
+        ));
+    }
+    notes
+}

@@ -10,7 +10,7 @@ mod pipe;
 mod budget;
 mod check;
 mod diff;
-mod import;
+pub(crate) mod import;
 mod load;
 mod log_run;
 mod logs;

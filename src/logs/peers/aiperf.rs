@@ -236,5 +236,6 @@ fn request(rec: &Value, line: usize) -> Result<PeerRequest, String> {
         req,
         gaps_ms,
         tokens_from_usage: usage.is_some(),
+        tpot_ms: None,
     })
 }

@@ -220,7 +220,8 @@ fn record_of(r: &PeerRequest, step: u32, value: u32, origin: f64, i: usize) -> R
         error_message: q.error_message.clone(),
         ttft_ms: q.ttft_ms,
         tpot_ms: if ok {
-            tpot_ms(e2e, q.ttft_ms, q.output_tokens)
+            r.tpot_ms
+                .or_else(|| tpot_ms(e2e, q.ttft_ms, q.output_tokens))
         } else {
             None
         },

@@ -138,5 +138,10 @@ fn request(r: &Value, model: &str, ok: bool, line: usize) -> Result<PeerRequest,
         req,
         gaps_ms: Vec::new(),
         tokens_from_usage: true,
+        tpot_ms: if ok {
+            num(r, "inter_token_latency_ms")
+        } else {
+            None
+        },
     })
 }

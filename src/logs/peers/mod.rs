@@ -4,10 +4,10 @@
 //! file already says which sweep point (concurrency or rate) each request belongs to, so those
 //! points are the run's steps (`build`), not levels rebuilt from overlaps. Each reader maps its
 //! tool's own metric definitions to ladder's on reading (docs/logs.md, "Other tools' results"):
-//! TTFT, E2E and the token counts as the tool recorded them, TPOT as (E2E − TTFT) / (tokens − 1)
-//! (GuideLLM's `inter_token_latency_ms`, AIPerf's `inter_token_latency`, vLLM's TPOT; GuideLLM's
-//! own TPOT, which includes the first token, is not used), ITL from the tool's per-chunk gaps
-//! when it kept them. Pure: the caller reads the files.
+//! TTFT, E2E and the token counts as the tool recorded them; TPOT is GuideLLM's
+//! `inter_token_latency_ms` (its own TPOT includes the first token and is not used), else
+//! (E2E − TTFT) / (tokens − 1) as AIPerf's `inter_token_latency` and vLLM's TPOT define it; ITL
+//! from the tool's per-chunk gaps when it kept them. Pure: the caller reads the files.
 
 use super::{LogError, LogRequest};
 use serde_json::Value;
@@ -80,6 +80,9 @@ pub struct PeerRequest {
     pub gaps_ms: Vec<f64>,
     /// The output count is the server's usage (else the tool's tokenizer or chunk count).
     pub tokens_from_usage: bool,
+    /// The tool's own figure of ladder's TPOT, when it recorded one per request (GuideLLM's
+    /// `inter_token_latency_ms`: first to last token); else (E2E − TTFT) / (tokens − 1).
+    pub tpot_ms: Option<f64>,
 }
 
 /// How a sweep point is named: a concurrency (streams held) or an offered rate.
@@ -209,3 +212,6 @@ mod tests {
         assert_eq!(major_minor("unknown"), None);
     }
 }
+
+#[cfg(test)]
+mod tests_fixtures;

@@ -67,6 +67,7 @@ pub fn parse(text: &str) -> Result<PeerRun, LogError> {
             req,
             gaps_ms: gaps_s.iter().map(|g| g * 1000.0).collect(),
             tokens_from_usage: false,
+            tpot_ms: None,
         });
     }
     let median = |key: &str| {
