@@ -74,7 +74,10 @@ pub fn build(runs: &[PeerRun], opts: &PeerOptions) -> Result<PeerLadder, LogErro
     });
     let mut out = PeerLadder {
         unit,
-        client: format!("{} {}", first.tool.name(), versions.join(", ")),
+        client: match versions.as_slice() {
+            ["unknown"] => format!("{} (version unknown)", first.tool.name()),
+            vs => format!("{} {}", first.tool.name(), vs.join(", ")),
+        },
         scenario,
         fingerprint,
         span_ms: (origin, origin),
