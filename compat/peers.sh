@@ -7,10 +7,12 @@
 # GuideLLM run against the AIPerf baseline of the same workload must pass (exit 0), and of a
 # GuideLLM run against a simulator 30% slower in TPOT must fail (exit 3). The tools want a
 # tokenizer from a model hub this machine cannot reach: compat/peers_tokenizer.py trains a tiny
-# one from the repository's docs. vLLM's `bench serve` is not run: see docs/compat.md.
+# one from the repository's docs. With PEERS_VLLM=1, vLLM's `bench serve` (vllm from PyPI: it
+# installs on a CPU-only machine and its benchmark client runs, but the install is 9.5 GB and
+# ~13 minutes, too much for CI's budget) runs the same ladder and must find the same knee.
 #
 # Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat), LADDER (the binary),
-# PEERS_FIXTURES=DIR (also write the trimmed outputs there: how tests/fixtures/peers/ was made).
+# PEERS_FIXTURES=DIR (also write the trimmed outputs there: how scenarios/logs/peers/ was made).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SCRATCH=${LADDER_COMPAT_DIR:-$ROOT/target/compat}
@@ -18,6 +20,7 @@ LADDER=${LADDER:-$ROOT/target/release/ladder}
 GUIDELLM=0.8.1
 AIPERF=0.13.0
 TOKENIZERS=0.23.3
+VLLM=0.33.0
 mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 DIR="$SCRATCH/peers"
@@ -29,17 +32,19 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-venv() { # NAME PACKAGE==VERSION: a scratch venv holding exactly that pin
+venv() { # NAME PIN...: a scratch venv holding exactly those pins
   local v="$DIR/venv-$1"
-  if [ "$(cat "$v/.pin" 2>/dev/null)" != "$2 tokenizers==$TOKENIZERS" ]; then
-    echo "== install $2 (PyPI) into $v"
+  shift
+  if [ "$(cat "$v/.pin" 2>/dev/null)" != "$*" ]; then
+    echo "== install $* (PyPI) into $v"
     rm -rf "$v" && python3 -m venv "$v"
-    "$v/bin/pip" install --quiet "$2" "tokenizers==$TOKENIZERS"
-    echo "$2 tokenizers==$TOKENIZERS" >"$v/.pin"
+    "$v/bin/pip" install --quiet "$@"
+    echo "$*" >"$v/.pin"
   fi
 }
-venv guidellm "guidellm==$GUIDELLM"
-venv aiperf "aiperf==$AIPERF"
+venv guidellm "guidellm==$GUIDELLM" "tokenizers==$TOKENIZERS"
+venv aiperf "aiperf==$AIPERF" "tokenizers==$TOKENIZERS"
+[ "${PEERS_VLLM:-0}" = 1 ] && venv vllm "vllm==$VLLM"
 rm -rf "$DIR/work" && mkdir -p "$DIR/work" && cd "$DIR/work"
 "$DIR/venv-aiperf/bin/python" "$ROOT/compat/peers_tokenizer.py" tok "$ROOT"/README.md "$ROOT"/docs/*.md
 
@@ -72,6 +77,18 @@ aiperf() { # PORT OUT
     --output-artifact-dir "$2" --ui-type none >"$2.log" 2>&1 ||
     { tail -30 "$2.log"; echo "peers: AIPerf failed" >&2; exit 1; }
 }
+vllm_sweep() { # PORT OUT: one result file per concurrency (vLLM runs one point at a time)
+  mkdir -p "$2"
+  for c in ${LADDER_VALUES//,/ }; do
+    "$DIR/venv-vllm/bin/vllm" bench serve --backend openai-chat --base-url "http://127.0.0.1:$1" \
+      --endpoint /v1/chat/completions --model sim-model --tokenizer "$PWD/tok" \
+      --dataset-name random --random-input-len 64 --random-output-len 16 --seed 7 \
+      --num-prompts "$PER_STEP" --max-concurrency "$c" \
+      --metadata "vllm_version=$VLLM" random_input_len=64 random_output_len=16 \
+      --save-result --save-detailed --result-dir "$2" --result-filename "c$c.json" >>"$2.log" 2>&1 ||
+      { tail -30 "$2.log"; echo "peers: vLLM bench serve failed" >&2; exit 1; }
+  done
+}
 
 sim 18601 10ms
 sim 18602 13ms
@@ -97,12 +114,18 @@ echo "== AIPerf $AIPERF: the same ladder"
 aiperf 18601 aip
 echo "== GuideLLM $GUIDELLM against the simulator with TPOT 30% slower (13 ms)"
 guidellm 18602 gl-slow
+if [ "${PEERS_VLLM:-0}" = 1 ]; then
+  echo "== vLLM $VLLM bench serve: the same ladder, one result per concurrency"
+  vllm_sweep 18601 vl
+fi
 
 echo "== ladder logs: each tool's output as a run"
 "$LADDER" logs gl/benchmarks.json --out runs --quiet
 "$LADDER" logs aip --out runs --quiet
 "$LADDER" logs gl-slow/benchmarks.json --format guidellm --out runs-slow --quiet
-"$DIR/venv-aiperf/bin/python" "$ROOT/compat/peers_check.py" runs/peers-ladder/* runs/guidellm/* runs/aiperf/*
+if [ "${PEERS_VLLM:-0}" = 1 ]; then "$LADDER" logs vl --out runs --quiet; fi
+"$DIR/venv-aiperf/bin/python" "$ROOT/compat/peers_check.py" runs/peers-ladder/* runs/guidellm/* runs/aiperf/* \
+  $([ "${PEERS_VLLM:-0}" = 1 ] && echo runs/vllm/*)
 
 echo "== ladder diff: GuideLLM run against the AIPerf baseline, same workload: must pass"
 code=0; "$LADDER" diff runs/aiperf/* runs/guidellm/* || code=$?
@@ -121,6 +144,10 @@ if [ -n "${PEERS_FIXTURES:-}" ]; then
   for d in aip/concurrency_*; do
     $T aiperf "$d" "$PEERS_FIXTURES/aiperf-$AIPERF/$(basename "$d")"
   done
+  if [ "${PEERS_VLLM:-0}" = 1 ]; then
+    mkdir -p "$PEERS_FIXTURES/vllm-$VLLM"
+    for f in vl/c*.json; do $T vllm "$f" "$PEERS_FIXTURES/vllm-$VLLM/$(basename "$f")"; done
+  fi
   echo "fixtures written to $PEERS_FIXTURES"
 fi
 echo "peers: passed"

@@ -1,11 +1,12 @@
 """Small fixtures from real GuideLLM and AIPerf outputs (compat/peers.sh, PEERS_FIXTURES=DIR).
 
 The tools' outputs are large (GuideLLM keeps each prompt, answer and request body: ~13 kB a
-request); the fixtures under tests/fixtures/peers/ keep every field `ladder logs` reads, with
+request); the fixtures under scenarios/logs/peers/ keep every field `ladder logs` reads, with
 the values the tool recorded, and drop the rest. Nothing is computed or rounded.
 
 Usage: python peers_trim.py guidellm REPORT.json OUT.json
        python peers_trim.py aiperf RUN_DIR OUT_DIR
+       python peers_trim.py vllm RESULT.json OUT.json
 """
 
 import json
@@ -101,5 +102,14 @@ def aiperf(src, out):
             g.write(json.dumps(row, separators=(",", ":")) + "\n")
 
 
+def vllm(src, out):
+    with open(src) as f:
+        doc = json.load(f)
+    # The answers' texts are the only large field; ladder does not read them.
+    doc.pop("generated_texts", None)
+    with open(out, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+
+
 if __name__ == "__main__":
-    {"guidellm": guidellm, "aiperf": aiperf}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {"guidellm": guidellm, "aiperf": aiperf, "vllm": vllm}[sys.argv[1]](sys.argv[2], sys.argv[3])

@@ -1,6 +1,6 @@
 //! `ladder logs --format guidellm|aiperf|vllm` as a user runs it, on the recordings in
-//! tests/fixtures/peers/ (GuideLLM 0.8.1 and AIPerf 0.13.0 against `ladder sim` with a 4-stream
-//! cap, by compat/peers.sh): each tool's sweep points are the steps and its knee is the
+//! scenarios/logs/peers/ (GuideLLM 0.8.1, AIPerf 0.13.0 and vLLM 0.33.0 against `ladder sim`
+//! with a 4-stream cap, by compat/peers.sh): each tool's sweep points are the steps and its knee is the
 //! simulator's; `diff` of the GuideLLM run against the AIPerf baseline of the same workload
 //! passes and says the clients differ and are not verified, and fails on the GuideLLM run
 //! against a simulator 30% slower in TPOT; `report` and `plan` read the imported runs; an
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/peers")
+        .join("scenarios/logs/peers")
         .join(rel)
 }
 
@@ -48,7 +48,12 @@ fn each_tools_sweep_is_the_runs_steps_and_finds_the_knee() {
         "{stderr}"
     );
     let (aip, _) = import(&p, "aip", &fixture("aiperf-0.13.0"), "aiperf");
-    for (dir, client) in [(&gl, "GuideLLM 0.8.1"), (&aip, "AIPerf 0.13.0")] {
+    let (vl, _) = import(&p, "vl", &fixture("vllm-0.33.0"), "auto");
+    for (dir, client) in [
+        (&gl, "GuideLLM 0.8.1"),
+        (&aip, "AIPerf 0.13.0"),
+        (&vl, "vLLM bench serve 0.33.0"),
+    ] {
         let meta = json(&dir.join("meta.json"));
         assert_eq!(meta["client"], client);
         assert_eq!(meta["ladder"], serde_json::json!([1, 2, 4, 8, 16]));

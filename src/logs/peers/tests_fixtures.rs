@@ -1,5 +1,5 @@
-//! The readers on real recordings (tests/fixtures/peers/: GuideLLM 0.8.1 and AIPerf 0.13.0
-//! against `ladder sim` with a 4-stream cap; vLLM's built from its schema): sweep points as
+//! The readers on real recordings (scenarios/logs/peers/: GuideLLM 0.8.1 and AIPerf 0.13.0
+//! and vLLM 0.33.0 against `ladder sim` with a 4-stream cap): sweep points as
 //! steps, the metric mapping, the knee, and the version errors.
 
 use super::build::{build, PeerOptions};
@@ -7,7 +7,7 @@ use super::{aiperf, guidellm, vllm, Point, Tool};
 use crate::findings::{self, KneeFinding};
 
 fn fixture(rel: &str) -> String {
-    let path = format!("{}/tests/fixtures/peers/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/scenarios/logs/peers/{rel}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -116,28 +116,26 @@ fn aiperf_records_take_the_servers_token_count_and_keep_the_chunk_gaps() {
 
 #[test]
 fn vllm_results_are_one_point_per_file() {
-    let runs: Vec<_> = [8, 1, 4]
-        .map(|c| {
-            vllm::parse(&fixture(&format!(
-                "vllm-schema/openai-chat-sim-model-c{c}.json"
-            )))
-            .unwrap()
-        })
+    let runs: Vec<_> = [8, 1, 16, 4, 2]
+        .map(|c| vllm::parse(&fixture(&format!("vllm-0.33.0/c{c}.json"))).unwrap())
         .into();
     assert_eq!(runs[0].tool, Tool::Vllm);
-    assert_eq!(runs[0].version, "unknown");
+    assert_eq!(runs[0].client(), "vLLM bench serve 0.33.0");
+    assert_eq!(runs[0].points[0].point, Point::Streams(8));
     let ladder = build(&runs, &opts()).unwrap();
-    let steps: Vec<(u32, u32)> = ladder
-        .summaries
-        .iter()
-        .map(|s| (s.step, s.concurrency))
-        .collect();
-    assert_eq!(steps, [(1, 1), (2, 4), (3, 8)]);
-    assert_eq!(ladder.records.len(), 72);
+    let steps: Vec<u32> = ladder.summaries.iter().map(|s| s.concurrency).collect();
+    assert_eq!(steps, [1, 2, 4, 8, 16]);
+    assert_eq!(ladder.fingerprint, "import-in64-out16");
+    assert_eq!(ladder.records.len(), 240);
     assert!(ladder
         .records
         .iter()
         .all(|r| r.tpot_ms.is_some() && r.itl.is_some()));
+    let found = findings::analyze_run(&ladder.summaries, Some(&ladder.records));
+    let KneeFinding::Knee(k) = &found[0].knee else {
+        panic!("{:?}", found[0].knee)
+    };
+    assert_eq!((k.max_clean_concurrency, k.concurrency), (4, 8));
 }
 
 #[test]

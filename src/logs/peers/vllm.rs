@@ -4,11 +4,12 @@
 //! was set). A sweep is several files, one per point. Per request (parallel lists): `ttfts` (s),
 //! `itls` (the gaps between chunks, s), `latencies` (s; else TTFT plus the gaps),
 //! `start_times` (s on the benchmark's own clock), `input_lens` and `output_lens` (vLLM's
-//! tokenizer), `errors` (empty when the request succeeded). vLLM writes no version into the
-//! file; a result without the per-request lists (saved without `--save-detailed`) is refused.
-//! The reader follows the fields of vLLM's `vllm/benchmarks/serve.py`; the fixture in
-//! tests/fixtures/peers/ is built from that schema, not recorded (vLLM does not install on a
-//! CPU-only machine without a GPU build; docs/compat.md).
+//! tokenizer), `errors` (empty when the request succeeded). vLLM writes neither its version nor
+//! the requested lengths into the file: `--metadata vllm_version=X random_input_len=N
+//! random_output_len=N` does, and is read. A result without the per-request lists (saved
+//! without `--save-detailed`) is refused.
+//! The reader follows the fields of vLLM's `vllm/benchmarks/serve.py`; the recording in
+//! scenarios/logs/peers/vllm-0.33.0/ is vLLM 0.33.0's (`compat/peers.sh` with PEERS_VLLM=1).
 
 use super::{at, document, num, PeerRequest, PeerRun, Point, Requested, SweepPoint, Tool};
 use crate::logs::read::outcome;
@@ -75,12 +76,19 @@ pub fn parse(text: &str) -> Result<PeerRun, LogError> {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).map(|x| x.round() as u64)
     };
+    // vLLM keeps no requested sizes; `--metadata random_input_len=N random_output_len=N` (its
+    // own argument names) puts them in the file, else the median lengths stand for them.
+    let meta = |key: &str| {
+        let v = at(&doc, key)?;
+        v.as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    };
     Ok(PeerRun {
         tool: Tool::Vllm,
         version,
         requested: Requested {
-            input_tokens: median("input_lens"),
-            output_tokens: median("output_lens"),
+            input_tokens: meta("random_input_len").or_else(|| median("input_lens")),
+            output_tokens: meta("random_output_len").or_else(|| median("output_lens")),
         },
         points: vec![SweepPoint {
             point,
