@@ -177,3 +177,39 @@ fn two_tools_in_one_run_are_refused() {
         .to_string();
     assert!(e.contains("mix GuideLLM and AIPerf"), "{e}");
 }
+
+#[test]
+fn a_rate_sweep_is_steps_in_requests_per_second_and_a_sample_is_scaled() {
+    // GuideLLM's constant-rate benchmarks, cut down from the recording: two points, 2 and 4 req/s.
+    let mut doc: serde_json::Value = serde_json::from_str(&fixture("guidellm-0.8.1.json")).unwrap();
+    let benchmarks = doc["benchmarks"].as_array_mut().unwrap();
+    benchmarks.truncate(2);
+    for (b, rate) in benchmarks.iter_mut().zip([2.0, 4.0]) {
+        b["config"]["strategy"] = serde_json::json!({"type_": "constant", "rate": rate});
+    }
+    let run = guidellm::parse(&doc.to_string()).unwrap();
+    assert_eq!(run.points[1].point, Point::Rate(4.0));
+    let full = build(std::slice::from_ref(&run), &opts()).unwrap();
+    assert_eq!(full.unit, crate::model::LadderUnit::Rps);
+    let steps: Vec<u32> = full.summaries.iter().map(|s| s.concurrency).collect();
+    assert_eq!(steps, [2, 4]);
+    let sampled = PeerOptions {
+        sample_rate: 0.5,
+        ..opts()
+    };
+    let half = build(&[run], &sampled).unwrap();
+    let ratio = half.summaries[0].rps / full.summaries[0].rps;
+    assert!((ratio - 2.0).abs() < 1e-9, "{ratio}");
+    // A strategy with neither is refused, naming it.
+    benchmarks_strategy_refused();
+}
+
+fn benchmarks_strategy_refused() {
+    let doc = r#"{"metadata": {"version": 2, "guidellm_version": "0.8.1"},
+        "benchmarks": [{"config": {"strategy": {"type_": "throughput"}}, "requests": {}}]}"#;
+    let e = guidellm::parse(doc).unwrap_err().to_string();
+    assert!(
+        e.contains("benchmarks[0]") && e.contains("`throughput`"),
+        "{e}"
+    );
+}
