@@ -3,17 +3,14 @@
 //! a log's run (`logs::write_log_run`), its steps the tool's sweep points. The run says who
 //! measured it (`meta.json`'s `client`) and that it carries no client self-check.
 
-use super::load::load_without_secrets;
-use super::log_run::{write_log_run, LogRun};
+use super::log_run::{print_findings, print_table, scenario_of, slo_of, write_log_run, LogRun};
 use super::Output;
 use crate::cli::{LogFormatArg, LogsArgs};
 use crate::error::{ExitCode, UsageError};
 use crate::findings;
 use crate::logs::peers::{aiperf, build, guidellm, vllm, PeerRun, Tool};
-use crate::render;
 use crate::store;
 use anyhow::Result;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The tool `args` names, or, with `--format auto`, the tool whose output the first input is
@@ -121,23 +118,10 @@ pub(super) fn import(args: &LogsArgs, tool: Tool, out: &Output) -> Result<ExitCo
             runs.push(read(input, tool)?);
         }
     }
-    let scenario = match &args.scenario {
-        Some(p) => Some(
-            load_without_secrets(p)
-                .map_err(|e| UsageError(e.to_string()))?
-                .0,
-        ),
-        None => None,
-    };
-    let base = scenario.as_ref().map_or_else(Default::default, |s| s.slo);
+    let scenario = scenario_of(args)?;
     let opts = build::PeerOptions {
         sample_rate: args.sample_rate,
-        slo: crate::model::Slo {
-            ttft: args.slo_ttft.or(base.ttft),
-            ttfc: base.ttfc,
-            tpot: args.slo_tpot.or(base.tpot),
-            e2e: args.slo_e2e.or(base.e2e),
-        },
+        slo: slo_of(args, scenario.as_ref()),
         scenario: scenario
             .as_ref()
             .map(|s| (s.name.clone(), s.fingerprint.clone())),
@@ -177,22 +161,8 @@ pub(super) fn import(args: &LogsArgs, tool: Tool, out: &Output) -> Result<ExitCo
         client: Some(ladder.client.clone()),
     })?;
     let mut stdout = super::pipe::stdout();
-    writeln!(
-        stdout,
-        "{}",
-        render::table::run_table(&ladder.summaries, out.color)
-    )?;
-    for f in &found {
-        for line in f.sentences().iter().filter(|l| !notes.contains(l)) {
-            writeln!(stdout, "{}: {line}", f.model)?;
-        }
-    }
-    if !out.quiet {
-        for n in &notes {
-            eprintln!("note: {n}");
-        }
-        eprintln!("wrote {}", dir.path.display());
-    }
+    print_table(&mut stdout, out, &ladder.summaries)?;
+    print_findings(&mut stdout, out, &found, &notes, &dir)?;
     Ok(ExitCode::Ok)
 }
 

@@ -2,8 +2,11 @@
 //! or another tool's results (`ladder logs --format guidellm|aiperf|vllm`), written through
 //! `store::write_run` with the records' own times, and saying who measured it.
 
+use super::load::load_without_secrets;
+use crate::cli::LogsArgs;
+use crate::error::UsageError;
 use crate::findings::ModelFindings;
-use crate::model::{LadderUnit, RequestRecord};
+use crate::model::{LadderUnit, RequestRecord, Slo};
 use crate::scenario::Scenario;
 use crate::stats::StepSummary;
 use crate::store;
@@ -62,4 +65,64 @@ pub(super) fn write_log_run(run: LogRun) -> Result<store::RunDir> {
     };
     store::write_run(&dir, Some(&meta), &files)?;
     Ok(dir)
+}
+
+/// `--scenario`: the scenario whose name, fingerprint and SLO the run takes.
+pub(super) fn scenario_of(args: &LogsArgs) -> Result<Option<Scenario>> {
+    Ok(match &args.scenario {
+        Some(p) => Some(
+            load_without_secrets(p)
+                .map_err(|e| UsageError(e.to_string()))?
+                .0,
+        ),
+        None => None,
+    })
+}
+
+/// The run's SLO: `--slo-*`, else the scenario's.
+pub(super) fn slo_of(args: &LogsArgs, scenario: Option<&Scenario>) -> Slo {
+    let base = scenario.map_or_else(Slo::default, |s| s.slo);
+    Slo {
+        ttft: args.slo_ttft.or(base.ttft),
+        ttfc: base.ttfc,
+        tpot: args.slo_tpot.or(base.tpot),
+        e2e: args.slo_e2e.or(base.e2e),
+    }
+}
+
+/// Each model's findings on stdout, then the run's own notes on stderr once (not once per
+/// model), and where the run went.
+pub(super) fn print_findings(
+    stdout: &mut impl std::io::Write,
+    out: &super::Output,
+    found: &[ModelFindings],
+    notes: &[String],
+    dir: &store::RunDir,
+) -> Result<()> {
+    for f in found {
+        for line in f.sentences().iter().filter(|l| !notes.contains(l)) {
+            writeln!(stdout, "{}: {line}", f.model)?;
+        }
+    }
+    if !out.quiet {
+        for n in notes {
+            eprintln!("note: {n}");
+        }
+        eprintln!("wrote {}", dir.path.display());
+    }
+    Ok(())
+}
+
+/// The run's table on stdout.
+pub(super) fn print_table(
+    stdout: &mut impl std::io::Write,
+    out: &super::Output,
+    summaries: &[StepSummary],
+) -> Result<()> {
+    writeln!(
+        stdout,
+        "{}",
+        crate::render::table::run_table(summaries, out.color)
+    )?;
+    Ok(())
 }

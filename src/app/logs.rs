@@ -2,8 +2,8 @@
 //! production ladder (`logs`), judges it with the run's findings, writes a run directory through
 //! `store` and prints the table, the findings, the timeline and the incident's sentence.
 
-use super::load::{load_without_secrets, store_input};
-use super::log_run::{write_log_run, LogRun};
+use super::load::store_input;
+use super::log_run::{print_findings, print_table, scenario_of, slo_of, write_log_run, LogRun};
 use super::Output;
 use crate::cli::{LogFormatArg, LogsArgs};
 use crate::error::{ExitCode, UsageError};
@@ -11,7 +11,7 @@ use crate::findings::{self, ModelFindings};
 use crate::logs::{
     self, GroupStory, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute,
 };
-use crate::model::{LadderUnit, Slo};
+use crate::model::LadderUnit;
 use crate::render;
 use crate::scenario::Scenario;
 use crate::store;
@@ -45,14 +45,7 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     let (requests, skew) = logs::limits::screen(requests);
     notes.extend(skew.sentence());
     notes.extend(logs::Honesty::of(&requests, args.sample_rate).notes);
-    let scenario = match &args.scenario {
-        Some(p) => Some(
-            load_without_secrets(p)
-                .map_err(|e| UsageError(e.to_string()))?
-                .0,
-        ),
-        None => None,
-    };
+    let scenario = scenario_of(args)?;
     let opts = options(args, scenario.as_ref());
     let logs::Analysis {
         requests,
@@ -104,7 +97,6 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
 }
 
 fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
-    let base = scenario.map_or_else(Slo::default, |s| s.slo);
     LogOptions {
         sample_rate: args.sample_rate,
         // As many as the P90 gate needs per side, never fewer than the knee needs.
@@ -113,12 +105,7 @@ fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
             .unwrap_or(crate::compare::Percentile::P90.min_samples())
             .max(findings::MIN_KNEE_SAMPLES),
         max_levels: args.levels.max(1),
-        slo: Slo {
-            ttft: args.slo_ttft.or(base.ttft),
-            ttfc: base.ttfc,
-            tpot: args.slo_tpot.or(base.tpot),
-            e2e: args.slo_e2e.or(base.e2e),
-        },
+        slo: slo_of(args, scenario),
         scenario: scenario.map_or_else(|| "logs".to_string(), |s| s.name.clone()),
         fingerprint: scenario
             .map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
@@ -230,11 +217,7 @@ fn print(
     dir: &store::RunDir,
 ) -> Result<()> {
     let mut stdout = super::pipe::stdout();
-    writeln!(
-        stdout,
-        "{}",
-        render::table::run_table(&ladder.summaries, out.color)
-    )?;
+    print_table(&mut stdout, out, &ladder.summaries)?;
     let metric = if ladder.ttft_from_e2e { "E2E" } else { "TTFT" };
     for s in stories {
         writeln!(stdout, "{} (times UTC):", s.group)?;
@@ -244,17 +227,5 @@ fn print(
             render::timeline::table(&s.shown, s.knee_above, metric)
         )?;
     }
-    // The log's own notes go to stderr once, not once per model.
-    for f in found {
-        for line in f.sentences().iter().filter(|l| !notes.contains(l)) {
-            writeln!(stdout, "{}: {line}", f.model)?;
-        }
-    }
-    if !out.quiet {
-        for n in notes {
-            eprintln!("note: {n}");
-        }
-        eprintln!("wrote {}", dir.path.display());
-    }
-    Ok(())
+    print_findings(&mut stdout, out, found, notes, dir)
 }
