@@ -173,11 +173,11 @@ pub(crate) fn not_verified(client: &str) -> String {
     )
 }
 
-/// What `diff` says about who measured its two sides: an imported side carries no client
+/// What `diff` and `report --baseline` say about who measured the two sides: an imported side carries no client
 /// self-check, and sides measured by different clients differ by more than the server (Python
 /// clients inflate TTFT at high concurrency). A side without `meta.json` (a baseline CSV) is
 /// taken as ladder's.
-pub(super) fn client_notes(base: &store::LoadedResult, new: &store::LoadedResult) -> Vec<String> {
+pub(crate) fn client_notes(base: &store::LoadedResult, new: &store::LoadedResult) -> Vec<String> {
     let client = |r: &store::LoadedResult| {
         r.meta.as_ref().and_then(|m| m.client.clone()).map_or_else(
             || {

@@ -1,9 +1,9 @@
 //! `ladder logs --format guidellm|aiperf|vllm` as a user runs it, on the recordings in
 //! scenarios/logs/peers/ (GuideLLM 0.8.1, AIPerf 0.13.0 and vLLM 0.33.0 against `ladder sim`
-//! with a 4-stream cap, by compat/peers.sh): each tool's sweep points are the steps and its knee is the
-//! simulator's; `diff` of the GuideLLM run against the AIPerf baseline of the same workload
-//! passes and says the clients differ and are not verified, and fails on the GuideLLM run
-//! against a simulator 30% slower in TPOT; `report` and `plan` read the imported runs; an
+//! with a 4-stream cap, by compat/peers.sh): each tool's sweep points are the steps and its
+//! knee is the simulator's; `diff` of the GuideLLM run against the AIPerf baseline of the same
+//! workload passes and says the clients differ and are not verified (so does `report
+//! --baseline`), and fails on the GuideLLM run against a simulator 30% slower in TPOT; `report` and `plan` read the imported runs; an
 //! unsupported version is refused by name (exit 2).
 
 use crate::support::{only_dir, Project};
@@ -92,6 +92,23 @@ fn diff_across_tools_passes_unchanged_and_fails_on_slower_decode() {
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("the clients differ: the baseline was measured by AIPerf 0.13.0, the new run by GuideLLM 0.8.1"), "{out}");
     assert!(out.contains("the baseline: client not verified"), "{out}");
+    let page = p.path().join("page.html");
+    let o = p
+        .ladder()
+        .arg("report")
+        .arg(&same)
+        .arg("--baseline")
+        .arg(&base)
+        .arg("-o")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("the clients differ"),
+        "the report says who measured"
+    );
     let o = p
         .ladder()
         .arg("diff")
