@@ -58,7 +58,10 @@ test:
 ## prompt-cache hits as agents outgrow the slots); tools with llama-cpp-python's function-calling
 ## chat format, Anthropic cache_control through LiteLLM's /v1/messages and the Responses API (streamed and
 ## not) through LiteLLM's /v1/responses, LiteLLM's key and deployment rate limits named by the
-## wall (compat/litellm-limits.sh, with a PostgreSQL of its own); see compat/actionlint.sh, compat/run.sh,
+## wall (compat/litellm-limits.sh, with a PostgreSQL of its own);
+## GuideLLM and AIPerf (PyPI) running ladder's own ladder
+## against `ladder sim`, their results read back by `ladder logs` (compat/peers.sh, from
+## compat/run.sh; PEERS_VLLM=1 adds vLLM's bench serve); see compat/actionlint.sh, compat/run.sh,
 ## compat/nginx.sh and compat/llama-server.sh. compat/litellm-logs.sh (LiteLLM's own request log
 ## read by `ladder logs`) is run by hand until it has passed on a quiet machine (docs/compat.md).
 ## First, `make demo` itself as a user runs it, counted and checked (tests/e2e/makefile.rs: about two

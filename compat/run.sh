@@ -31,6 +31,8 @@
 #   - rate limits (issue 49, compat/litellm-limits.sh): LiteLLM with a key's tpm_limit,
 #     rpm_limit and max_parallel_requests and a deployment's tpm, rpm and otpm, in front of
 #     `ladder sim`: every wall must be named from LiteLLM's 429s (kind and limit).
+#   - GuideLLM and AIPerf (compat/peers.sh, issue 48 part 5): the same concurrency ladder as
+#     ladder's own against `ladder sim`, read back by `ladder logs --format guidellm|aiperf`.
 # It also checks what made ladder fail against llama-cpp-python before request ids were UUIDs:
 # that server answers a non-UUID x-request-id with HTTP 400 and an empty body, and `ladder check`
 # must name that header as the culprit.
@@ -498,6 +500,14 @@ export COMPAT_BASE_URL="http://127.0.0.1:$PORT/v1"
 # One character per chunk, so no length check: mockllm's answer is shorter than max_tokens.
 ladder_run mockllm "$ROOT/compat/mockllm.yaml" chunks
 server_alive mockllm "${PIDS[-1]}" "$SCRATCH/mockllm.log"
+
+# --- other load-testing tools' results as runs (GuideLLM, AIPerf; compat/peers.sh) ----------
+say "GuideLLM and AIPerf against ladder sim, read by ladder logs (compat/peers.sh)"
+if LADDER_COMPAT_DIR="$SCRATCH" LADDER="$LADDER" bash "$ROOT/compat/peers.sh"; then
+  PASSED=$((PASSED + 1))
+else
+  fail "peers: GuideLLM or AIPerf results did not read as the run ladder measured (compat/peers.sh)"
+fi
 
 echo
 echo "compat: $PASSED passed, $FAILED failed"

@@ -478,11 +478,19 @@ pub enum LogFormatArg {
     Litellm,
     /// Envoy / Envoy AI Gateway JSON access log.
     Envoy,
+    /// GuideLLM's benchmarks report (`--output kind=json`): each benchmark of its sweep is a step.
+    Guidellm,
+    /// AIPerf's per-record export (`profile_export.jsonl`, or the folder of a sweep): each
+    /// concurrency or rate it ran is a step.
+    Aiperf,
+    /// vLLM `bench serve --save-result --save-detailed` JSON, one file per concurrency or rate.
+    Vllm,
 }
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
-    /// Request logs (read together, as one log).
+    /// Request logs (read together, as one log), or another tool's results (files, or folders
+    /// holding them: one run).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "auto")]

@@ -75,6 +75,9 @@ pub(super) fn diff(args: &DiffArgs, out: &Output) -> Result<ExitCode> {
         &gates,
         &opts,
     );
+    comparison
+        .notes
+        .extend(crate::app::import::client_notes(&base_run, &new_run));
     // A baseline CSV keeps no scenario: its prices are unknown, nothing to compare.
     if base_run.dir.is_some() {
         let note = verdict::pricing_note(opts.pricing.as_ref(), pricing(&base_run).as_ref());

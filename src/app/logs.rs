@@ -2,7 +2,8 @@
 //! production ladder (`logs`), judges it with the run's findings, writes a run directory through
 //! `store` and prints the table, the findings, the timeline and the incident's sentence.
 
-use super::load::{load_without_secrets, store_input};
+use super::load::store_input;
+use super::log_run::{print_findings, print_table, scenario_of, slo_of, write_log_run, LogRun};
 use super::Output;
 use crate::cli::{LogFormatArg, LogsArgs};
 use crate::error::{ExitCode, UsageError};
@@ -10,14 +11,13 @@ use crate::findings::{self, ModelFindings};
 use crate::logs::{
     self, GroupStory, LogFormat, LogLadder, LogOptions, LogRequest, Mapping, Minute,
 };
-use crate::model::Slo;
+use crate::model::LadderUnit;
 use crate::render;
 use crate::scenario::Scenario;
 use crate::store;
 use anyhow::Result;
 use std::io::Write;
 use std::path::Path;
-use std::time::SystemTime;
 
 pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     if !(args.sample_rate > 0.0 && args.sample_rate <= 1.0) {
@@ -26,6 +26,9 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
             args.sample_rate
         ))
         .into());
+    }
+    if let Some(tool) = super::import::tool_of(args)? {
+        return super::import::import(args, tool, out);
     }
     let mapping = match &args.map {
         Some(spec) => Mapping::parse(spec).map_err(|e| UsageError(e.to_string()))?,
@@ -42,14 +45,7 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
     let (requests, skew) = logs::limits::screen(requests);
     notes.extend(skew.sentence());
     notes.extend(logs::Honesty::of(&requests, args.sample_rate).notes);
-    let scenario = match &args.scenario {
-        Some(p) => Some(
-            load_without_secrets(p)
-                .map_err(|e| UsageError(e.to_string()))?
-                .0,
-        ),
-        None => None,
-    };
+    let scenario = scenario_of(args)?;
     let opts = options(args, scenario.as_ref());
     let logs::Analysis {
         requests,
@@ -101,7 +97,6 @@ pub(super) fn logs(args: &LogsArgs, out: &Output) -> Result<ExitCode> {
 }
 
 fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
-    let base = scenario.map_or_else(Slo::default, |s| s.slo);
     LogOptions {
         sample_rate: args.sample_rate,
         // As many as the P90 gate needs per side, never fewer than the knee needs.
@@ -110,12 +105,7 @@ fn options(args: &LogsArgs, scenario: Option<&Scenario>) -> LogOptions {
             .unwrap_or(crate::compare::Percentile::P90.min_samples())
             .max(findings::MIN_KNEE_SAMPLES),
         max_levels: args.levels.max(1),
-        slo: Slo {
-            ttft: args.slo_ttft.or(base.ttft),
-            ttfc: base.ttfc,
-            tpot: args.slo_tpot.or(base.tpot),
-            e2e: args.slo_e2e.or(base.e2e),
-        },
+        slo: slo_of(args, scenario),
         scenario: scenario.map_or_else(|| "logs".to_string(), |s| s.name.clone()),
         fingerprint: scenario
             .map_or_else(|| "production-log".to_string(), |s| s.fingerprint.clone()),
@@ -139,6 +129,8 @@ fn read_file(
         LogFormatArg::Otlp => LogFormat::Otlp,
         LogFormatArg::Litellm => LogFormat::Litellm,
         LogFormatArg::Envoy => LogFormat::Envoy,
+        // Other tools' results never reach here (`import`).
+        LogFormatArg::Guidellm | LogFormatArg::Aiperf | LogFormatArg::Vllm => LogFormat::Jsonl,
     };
     if format == LogFormat::Ladder {
         return Ok((read_ladder(path)?, None));
@@ -191,45 +183,29 @@ fn write_run(
     stories: &[GroupStory],
     notes: &[String],
 ) -> Result<store::RunDir> {
-    let dir = store::create_run_dir(&args.out, &opts.scenario, SystemTime::now())?;
-    let at = |ms: f64| {
-        let secs = (ms / 1000.0).max(0.0) as u64;
-        store::rfc3339_utc(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
-    };
-    let (started_ms, finished_ms) = ladder.span_ms();
-    let redactor = crate::util::redact::Redactor::new(std::iter::empty())
-        .and_env()
-        .for_files();
-    let facts = store::RunFacts {
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: store::host_name(),
-        started_at: at(started_ms),
-        finished_at: at(finished_ms),
-        command_line: std::env::args().map(|a| redactor.redact(&a)).collect(),
-    };
-    let id = store::RunIdentity {
-        scenario: opts.scenario.clone(),
-        fingerprint: opts.fingerprint.clone(),
-        slo: opts.slo,
-        models: stories.iter().map(|s| s.group.clone()).collect(),
-    };
-    let mut meta = store::Meta::of_summaries(id, &ladder.summaries, facts);
-    meta.notes = notes.to_vec();
     let rows: Vec<(String, Vec<Minute>)> = stories
         .iter()
         .map(|s| (s.group.clone(), s.minutes.clone()))
         .collect();
-    let scenario_yaml = scenario.map(crate::scenario::normalized_yaml);
-    let files = store::RunFiles {
-        scenario_yaml: scenario_yaml.as_deref(),
-        requests: Some(&ladder.records),
-        summaries: Some(&ladder.summaries),
-        findings: Some(&serde_json::to_value(found)?),
-        timeline_csv: Some(&render::timeline::csv(&rows)),
-        ..store::RunFiles::default()
-    };
-    store::write_run(&dir, Some(&meta), &files)?;
-    Ok(dir)
+    let timeline = render::timeline::csv(&rows);
+    write_log_run(LogRun {
+        out: &args.out,
+        scenario,
+        id: store::RunIdentity {
+            scenario: opts.scenario.clone(),
+            fingerprint: opts.fingerprint.clone(),
+            slo: opts.slo,
+            models: stories.iter().map(|s| s.group.clone()).collect(),
+        },
+        span_ms: ladder.span_ms(),
+        summaries: &ladder.summaries,
+        records: &ladder.records,
+        findings: found,
+        timeline_csv: Some(&timeline),
+        notes,
+        unit: LadderUnit::default(),
+        client: None,
+    })
 }
 
 fn print(
@@ -241,11 +217,7 @@ fn print(
     dir: &store::RunDir,
 ) -> Result<()> {
     let mut stdout = super::pipe::stdout();
-    writeln!(
-        stdout,
-        "{}",
-        render::table::run_table(&ladder.summaries, out.color)
-    )?;
+    print_table(&mut stdout, out, &ladder.summaries)?;
     let metric = if ladder.ttft_from_e2e { "E2E" } else { "TTFT" };
     for s in stories {
         writeln!(stdout, "{} (times UTC):", s.group)?;
@@ -255,17 +227,5 @@ fn print(
             render::timeline::table(&s.shown, s.knee_above, metric)
         )?;
     }
-    // The log's own notes go to stderr once, not once per model.
-    for f in found {
-        for line in f.sentences().iter().filter(|l| !notes.contains(l)) {
-            writeln!(stdout, "{}: {line}", f.model)?;
-        }
-    }
-    if !out.quiet {
-        for n in notes {
-            eprintln!("note: {n}");
-        }
-        eprintln!("wrote {}", dir.path.display());
-    }
-    Ok(())
+    print_findings(&mut stdout, out, found, notes, dir)
 }

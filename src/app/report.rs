@@ -148,13 +148,15 @@ pub fn view_of(
             crate::app::side::partial_of(b, "the baseline"),
             crate::app::side::partial_of(&result, "the new run"),
         ];
-        let (c, side_warnings) = crate::app::verdict::judge(
+        let (mut c, side_warnings) = crate::app::verdict::judge(
             &crate::app::side::of_result(b),
             &crate::app::side::of_result(&result),
             [partials[0].as_ref(), partials[1].as_ref()],
             g,
             &opts,
         );
+        // Who measured each side, as `diff` says it (imported runs, different clients).
+        c.notes.extend(crate::app::import::client_notes(b, &result));
         // The run's own unfinished state is already said above; the baseline's is news here.
         warnings.extend(
             side_warnings

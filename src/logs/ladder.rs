@@ -188,9 +188,10 @@ fn record_of(
     } else {
         r.ttft_ms
     };
-    let tpot = match (ttft, r.output_tokens) {
-        (Some(t), Some(n)) if n > 1 && !l.ttft_from_e2e => Some((e2e - t) / (n - 1) as f64),
-        _ => None,
+    let tpot = if l.ttft_from_e2e {
+        None
+    } else {
+        tpot_ms(e2e, ttft, r.output_tokens)
     };
     RequestRecord {
         model: group.to_string(),
@@ -213,6 +214,15 @@ fn record_of(
         first_attempt_429: r.error_class == Some(ErrorClass::Http429),
         limit_kind: r.limit_kind,
         ..RequestRecord::default()
+    }
+}
+
+/// A logged request's TPOT, as a run measures it: the time after the first token over the
+/// tokens after the first ((E2E − TTFT) / (tokens − 1)); none for one token or no TTFT.
+pub fn tpot_ms(e2e_ms: f64, ttft_ms: Option<f64>, output_tokens: Option<u64>) -> Option<f64> {
+    match (ttft_ms, output_tokens) {
+        (Some(t), Some(n)) if n > 1 => Some((e2e_ms - t) / (n - 1) as f64),
+        _ => None,
     }
 }
 

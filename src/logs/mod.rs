@@ -9,7 +9,8 @@
 //! `inflight` (the sweep over start/end intervals and the levels), `ladder` (records and step
 //! summaries), `refine` (the knee's level bisected while the log allows), `timeline` (per
 //! minute, the story), `incident` (each group's timeline and sentence against the run's knee),
-//! `limits` (clock skew, sampling).
+//! `limits` (clock skew, sampling), `peers` (other load-testing tools' results, whose sweep
+//! points are the steps).
 
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
 use thiserror::Error;
@@ -20,6 +21,7 @@ pub mod incident;
 pub mod inflight;
 pub mod ladder;
 pub mod limits;
+pub mod peers;
 #[cfg(test)]
 mod provider_model;
 pub mod read;

@@ -55,6 +55,11 @@ pub struct Meta {
     /// kept (`interrupted` then says only that it stopped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<StoppedBy>,
+    /// The client that measured the run when it was not ladder (`GuideLLM 0.8.1`: a result
+    /// imported by `ladder logs --format guidellm|aiperf|vllm`); such a run carries no client
+    /// self-check. Absent for ladder's own runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 fn yes() -> bool {
@@ -116,6 +121,7 @@ impl Meta {
             shard: None,
             merged_from: Vec::new(),
             stopped_by: None,
+            client: None,
         }
     }
 
@@ -149,6 +155,7 @@ impl Meta {
             shard: None,
             merged_from: Vec::new(),
             stopped_by: None,
+            client: None,
         }
     }
 

@@ -233,6 +233,7 @@ mod tests {
             }),
             merged_from: vec![],
             stopped_by: None,
+            client: None,
         };
         run.write_meta(&meta).unwrap();
         run.path

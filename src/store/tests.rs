@@ -103,6 +103,7 @@ fn run_dir_writes_every_file_and_meta_round_trips() {
         shard: None,
         merged_from: vec![],
         stopped_by: None,
+        client: None,
     };
     run.write_summary(&[summary_row("gpt-4o", 1)]).unwrap();
     run.write_requests(&[request("gpt-4o", 1, 0, 0)]).unwrap();
@@ -319,5 +320,6 @@ fn read_meta_fixture() -> Meta {
         shard: None,
         merged_from: vec![],
         stopped_by: None,
+        client: None,
     }
 }

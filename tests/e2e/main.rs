@@ -42,6 +42,7 @@ mod openai_reasoning;
 mod otlp;
 mod pairs;
 mod partial_diff;
+mod peers;
 mod plan;
 mod pooled;
 mod prompt_cache;

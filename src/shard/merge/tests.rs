@@ -31,6 +31,7 @@ fn meta(index: u32, total: u32) -> Meta {
         }),
         merged_from: vec![],
         stopped_by: None,
+        client: None,
     }
 }
 
