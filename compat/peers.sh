@@ -12,6 +12,7 @@
 # ~13 minutes, too much for CI's budget) runs the same ladder and must find the same knee.
 #
 # Environment: LADDER_COMPAT_DIR (scratch folder, default target/compat), LADDER (the binary),
+# PEERS_INSTALL_ONLY=1 (install the tools' venvs and stop),
 # PEERS_FIXTURES=DIR (also write the trimmed outputs there: how scenarios/logs/peers/ was made).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +25,7 @@ VLLM=0.33.0
 mkdir -p "$SCRATCH"
 SCRATCH=$(cd "$SCRATCH" && pwd)
 DIR="$SCRATCH/peers"
-export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$SCRATCH/pip-cache"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_CACHE_DIR="$DIR/pip-cache"
 # The tools load the tokenizer from a folder (no hub); no telemetry. (HF_HUB_OFFLINE=1 makes
 # AIPerf 0.13.0 refuse a folder path as a repo id, so it is not set.)
 export HF_HUB_DISABLE_TELEMETRY=1 DO_NOT_TRACK=1
@@ -45,6 +46,8 @@ venv() { # NAME PIN...: a scratch venv holding exactly those pins
 venv guidellm "guidellm==$GUIDELLM" "tokenizers==$TOKENIZERS"
 venv aiperf "aiperf==$AIPERF" "tokenizers==$TOKENIZERS"
 [ "${PEERS_VLLM:-0}" = 1 ] && venv vllm "vllm==$VLLM"
+# compat/run.sh installs the tools in the background first (PEERS_INSTALL_ONLY=1).
+[ "${PEERS_INSTALL_ONLY:-0}" = 1 ] && exit 0
 rm -rf "$DIR/work" && mkdir -p "$DIR/work" && cd "$DIR/work"
 "$DIR/venv-aiperf/bin/python" "$ROOT/compat/peers_tokenizer.py" tok "$ROOT"/README.md "$ROOT"/docs/*.md
 

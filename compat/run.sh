@@ -67,6 +67,12 @@ fail() { echo "compat: FAIL: $*" >&2; FAILED=$((FAILED + 1)); }
 
 [ -x "$LADDER" ] || { echo "compat: $LADDER not found; run make build" >&2; exit 1; }
 
+# GuideLLM and AIPerf (compat/peers.sh, at the end) pull several GB from PyPI: their installs go
+# on in the background while the servers below are built and tried.
+PEERS_INSTALL_LOG="$SCRATCH/peers-install.log"
+LADDER_COMPAT_DIR="$SCRATCH" PEERS_INSTALL_ONLY=1 bash "$ROOT/compat/peers.sh" >"$PEERS_INSTALL_LOG" 2>&1 &
+PEERS_INSTALL=$!
+
 say "install into $SCRATCH/venv: $REQUIREMENTS"
 if [ "$(cat "$SCRATCH/venv/.requirements" 2>/dev/null)" != "$INSTALL_KEY" ]; then
   rm -rf "$SCRATCH/venv" "$PIP_CACHE_DIR/wheels"
@@ -503,6 +509,7 @@ server_alive mockllm "${PIDS[-1]}" "$SCRATCH/mockllm.log"
 
 # --- other load-testing tools' results as runs (GuideLLM, AIPerf; compat/peers.sh) ----------
 say "GuideLLM and AIPerf against ladder sim, read by ladder logs (compat/peers.sh)"
+wait "$PEERS_INSTALL" || { cat "$PEERS_INSTALL_LOG"; echo "peers: the background install failed; retrying"; }
 if LADDER_COMPAT_DIR="$SCRATCH" LADDER="$LADDER" bash "$ROOT/compat/peers.sh"; then
   PASSED=$((PASSED + 1))
 else
