@@ -178,12 +178,7 @@ fn agent_token_rows(s: &mut String, p: &AgentPlan, a: &AgentStep, n: &AgentNeeds
 /// The declared limits with their headroom, which binds first, the most agents they allow and
 /// the most this run measured within the SLO.
 fn agent_limit_rows(s: &mut String, m: &AgentModelPlan) {
-    limits_row(
-        s,
-        m.limits
-            .iter()
-            .map(|c| (c.limit, c.declared, c.headroom_pct)),
-    );
+    limits_row(s, &m.limits);
     match (m.binding_limit, m.max_agents, &m.limits_at) {
         (Some(l), Some(max), Some(at)) => {
             let agents = max.floor();

@@ -10,10 +10,8 @@
 //! declared `limits:` against it: which binds first and the most agents they allow. Pure:
 //! summary rows in, an `AgentPlan` out.
 
-use super::{
-    binding, cap, declared_limits, Agents, Basis, Bounds, CapFit, LimitCheck, LimitName,
-    NO_INPUT_TOKENS,
-};
+use super::limits::{binding, declared_limits, Agents, LimitCheck, LimitName};
+use super::{cap, Basis, Bounds, CapFit, NO_INPUT_TOKENS};
 use crate::findings::slo::judge;
 use crate::findings::ModelFindings;
 use crate::model::Slo;

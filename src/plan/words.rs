@@ -2,7 +2,7 @@
 //! check every figure against the run's table.
 
 use super::estimate::{source_words, total_duration_s, StepEstimate};
-use super::{Basis, Bounds, Fit, LimitName, ModelPlan, Plan, StepBasis};
+use super::{Basis, Bounds, Fit, LimitCheck, LimitName, ModelPlan, Plan, StepBasis};
 use crate::model::LadderUnit;
 use crate::scenario::{LadderOver, Limits, LoadMode, Scenario};
 use crate::util::duration::ms_text as ms;
@@ -269,10 +269,14 @@ fn needs_rows(s: &mut String, p: &Plan, m: &ModelPlan, b: &StepBasis) {
     );
 }
 
-/// The "limits" row, from each declared limit's `(limit, declared, headroom %)`.
-pub(super) fn limits_row(s: &mut String, checks: impl Iterator<Item = (LimitName, f64, f64)>) {
-    let checks: Vec<_> = checks.collect();
-    let declared = |l| checks.iter().find(|c| c.0 == l).map(|c| (c.1, c.2));
+/// The "limits" row: each declared limit's value and headroom, for a rate or agents alike.
+pub(super) fn limits_row<U>(s: &mut String, checks: &[LimitCheck<U>]) {
+    let declared = |l| {
+        checks
+            .iter()
+            .find(|c| c.limit == l)
+            .map(|c| (c.declared, c.headroom_pct))
+    };
     row(s, "limits", limits_text(declared));
 }
 
@@ -312,12 +316,7 @@ fn limits_text(declared: impl Fn(LimitName) -> Option<(f64, f64)>) -> String {
 /// The declared limits with their headroom, which binds first, the largest sustainable rate,
 /// and the most this run measured within the SLO (without failures when there is none).
 fn limit_rows(s: &mut String, m: &ModelPlan, has_slo: bool, limits: &Limits) {
-    limits_row(
-        s,
-        m.limits
-            .iter()
-            .map(|c| (c.limit, c.declared, c.headroom_pct)),
-    );
+    limits_row(s, &m.limits);
     if let Some(b) = m.limits_at.as_ref().or(m.step.as_ref()) {
         for line in counting_lines(&m.limits, &b.charges(limits), limits) {
             row(s, "counted as", line);
