@@ -401,12 +401,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .zip(&extra)
         .map(|(s, e)| s.err_429.max(e.first_attempt_429))
         .collect();
-    let quota: u64 = extra.iter().map(|e| e.quota_errors).sum();
-    if quota > 0 {
-        notes.push(format!(
-            "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
-        ));
-    }
+    notes.extend(wall::quota_note(&extra));
     notes.extend(rate::rate_notes(&rows, &extra));
     notes.extend(self_check_notes(&rows));
     let bounds: Vec<Option<(f64, f64)>> = rows

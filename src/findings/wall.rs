@@ -148,6 +148,16 @@ pub(super) fn wall_sentence(wall: &WallFinding, unit: LadderUnit) -> Option<Stri
     }
 }
 
+/// Quota and spend-limit 429s said apart: never a wall.
+pub(super) fn quota_note(extra: &[StepExtras]) -> Option<String> {
+    let quota: u64 = extra.iter().map(|e| e.quota_errors).sum();
+    (quota > 0).then(|| {
+        format!(
+            "{quota} requests failed with quota errors (out of credit or spend limit): not a rate limit, never a wall."
+        )
+    })
+}
+
 /// Below this share left of a limit, a step's rate-limit headers warn of the wall ahead.
 const LOW_HEADROOM: f64 = 0.2;
 /// From this share of the requests' time spent waiting to retry, the wait is said.

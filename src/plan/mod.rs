@@ -17,7 +17,8 @@ mod agents_tests;
 pub mod cap;
 pub mod capacity;
 pub mod estimate;
-pub mod limits;
+mod limit_words;
+mod limits;
 pub mod log;
 #[cfg(test)]
 mod tests;

@@ -32,6 +32,7 @@ mod defaults;
 mod errors;
 mod gates;
 mod interpolate;
+mod limits;
 mod lines;
 mod loading;
 mod normalize;
@@ -69,6 +70,7 @@ pub mod trace_otlp;
 pub use arrivals::ArrivalProcess;
 pub use build::{gates_from_yaml, load_from_yaml};
 pub use defaults::non_default_yaml;
+pub use limits::{Limits, TpmCounts};
 pub use loading::{load, load_str, load_str_with};
 pub use normalize::{normalized_yaml, workload_yaml};
 pub use overrides::{adhoc_name, rewrite, OverrideError, Overrides};
@@ -487,48 +489,6 @@ impl Default for Gates {
             capacity: 0.10,
         }
     }
-}
-
-/// The account limits a scenario declares (`limits:`), and how the provider counts each.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Limits {
-    pub concurrency: Option<u32>,
-    pub rpm: Option<u64>,
-    pub tpm: Option<u64>,
-    /// How `tpm` counts a request.
-    pub tpm_counts: TpmCounts,
-    /// Input tokens per minute (Anthropic's ITPM).
-    pub itpm: Option<u64>,
-    /// Whether prompt tokens read from the cache count toward `itpm` (Anthropic's do not).
-    pub itpm_cached: bool,
-    /// Output tokens per minute (Anthropic's OTPM).
-    pub otpm: Option<u64>,
-    /// The workload's `max_tokens` (what a rule that reserves it charges), from `request:`.
-    pub max_tokens: Option<u32>,
-}
-
-impl Limits {
-    /// Whether any limit is declared.
-    pub fn any(&self) -> bool {
-        self.concurrency.is_some()
-            || self.rpm.is_some()
-            || self.tpm.is_some()
-            || self.itpm.is_some()
-            || self.otpm.is_some()
-    }
-}
-
-/// How a declared `tpm` counts a request (`limits.tpm_counts`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TpmCounts {
-    /// The tokens used: input + output (the default; most gateways, after the answer).
-    #[default]
-    Used,
-    /// Prompt + `max_tokens`, reserved at admission (Azure OpenAI, LiteLLM, Cerebras).
-    Reserve,
-    /// The larger of the prompt and `max_tokens` (OpenAI).
-    Larger,
 }
 
 #[derive(Debug, Clone, PartialEq)]

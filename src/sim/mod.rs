@@ -1,10 +1,12 @@
 //! The embedded simulator: an OpenAI- and Anthropic-compatible streaming server used by the demo,
 //! the tests and anyone rehearsing a gate without an API key. It models what makes real services
 //! behave as they do (docs/simulator.md): TTFT with prefill and FIFO queueing at a concurrency cap, TPOT
-//! with seeded jitter and optional saturation, RPM/TPM token buckets answering 429, and seeded
+//! with seeded jitter and optional saturation, account limits as providers count them (RPM, TPM,
+//! ITPM, OTPM, concurrency, acceleration) answering 429, and seeded
 //! fault injection. `/sim/stats` and `/sim/truth` expose what the server did, for comparison with
 //! what the client measured.
 
+mod auth;
 mod calls;
 mod faults;
 mod limits;

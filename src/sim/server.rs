@@ -182,34 +182,6 @@ fn request_id(ctx: &Shared, headers: &HeaderMap) -> String {
     }
 }
 
-/// The API key a request carries: `x-api-key` first on Anthropic's endpoint, the bearer token
-/// first elsewhere.
-fn api_key(headers: &HeaderMap, x_api_key: bool) -> Option<String> {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-    };
-    let bearer =
-        header("authorization").map(|a| a.strip_prefix("Bearer ").map(str::to_string).unwrap_or(a));
-    if x_api_key {
-        header("x-api-key").or(bearer)
-    } else {
-        bearer.or(header("x-api-key"))
-    }
-}
-
-/// `Err(key it got)` when a key is required and the request does not carry it.
-fn check_auth(params: &SimParams, key: Option<&str>) -> Result<(), String> {
-    let Some(want) = &params.require_api_key else {
-        return Ok(());
-    };
-    match key {
-        Some(k) if k == want => Ok(()),
-        other => Err(other.unwrap_or_default().to_string()),
-    }
-}
-
 /// Whether a drawn fault has an effect on this kind of request.
 fn applies(kind: FaultKind, stream: bool) -> bool {
     stream || !matches!(kind, FaultKind::NoDone | FaultKind::JsonBody)
@@ -309,8 +281,8 @@ fn screen(
     let anthropic = dialect.spec().family == Family::Anthropic;
     let rid = truth.request_id.clone();
     let p = &ctx.params;
-    let key = api_key(headers, dialect.spec().key_header == KeyHeader::XApiKey);
-    if let Err(got) = check_auth(p, key.as_deref()) {
+    let key = super::auth::api_key(headers, dialect.spec().key_header == KeyHeader::XApiKey);
+    if let Err(got) = super::auth::check_auth(p, key.as_deref()) {
         return Err(Box::new((
             401,
             respond::unauthorized(anthropic, &got, &rid),
@@ -532,7 +504,10 @@ fn whole_body(outcome: Outcome, plan: &Plan, frames: &Frames, anthropic: bool) -
 
 async fn models(State(ctx): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     ctx.count_route(state::ROUTE_MODELS);
-    if let Err(got) = check_auth(&ctx.params, api_key(&headers, false).as_deref()) {
+    if let Err(got) = super::auth::check_auth(
+        &ctx.params,
+        super::auth::api_key(&headers, false).as_deref(),
+    ) {
         ctx.count_rejected(401);
         return respond::unauthorized(false, &got, "");
     }
