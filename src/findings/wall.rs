@@ -177,16 +177,24 @@ pub(super) fn limit_notes(rows: &[&StepSummary], wall: &WallFinding) -> Vec<Stri
             .collect::<Vec<_>>(),
         None => rows.iter().collect(),
     };
-    let low = before_wall.iter().rev().find_map(|s| {
+    fn low_at<'a>(s: &&'a StepSummary) -> Option<(&'a StepSummary, f64)> {
         s.ratelimit_headroom_min
             .filter(|h| *h < LOW_HEADROOM)
-            .map(|h| (s, h))
-    });
+            .map(|h| (*s, h))
+    }
+    // Before a wall, the first warning the headers gave; without one, the latest.
+    let wall_at = match wall {
+        WallFinding::Wall { concurrency, .. } => Some(*concurrency),
+        _ => None,
+    };
+    let low = match wall_at {
+        Some(_) => before_wall.iter().find_map(|s| low_at(s)),
+        None => before_wall.iter().rev().find_map(|s| low_at(s)),
+    };
     if let Some((s, h)) = low {
-        let then = if wall.step().is_some() {
-            "they warned of the wall at the next step"
-        } else {
-            "a step above it will likely meet 429s"
+        let then = match wall_at {
+            Some(c) => format!("they warned of the wall {}", unit.at(c)),
+            None => "a step above it will likely meet 429s".to_string(),
         };
         out.push(format!(
             "{} the rate-limit headers showed as little as {:.0}% of a limit left: {then}.",
@@ -268,7 +276,7 @@ mod tests {
         let notes = limit_notes(&rows, &at_3);
         assert!(
             notes[0].starts_with("At 4 streams the rate-limit headers showed as little as 8%")
-                && notes[0].ends_with("they warned of the wall at the next step."),
+                && notes[0].ends_with("they warned of the wall at 8 streams."),
             "{notes:?}"
         );
         let calm = [step(1, 2, Some(0.9), Some(0.01))];
