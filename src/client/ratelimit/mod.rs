@@ -59,6 +59,14 @@ const LIMIT_HEADERS: [LimitHeaders; 4] = [
     },
 ];
 
+/// Whether a header's name is a rate-limit header's (`x-ratelimit-…`, `anthropic-ratelimit-…`).
+fn is_ratelimit_name(name: &str) -> bool {
+    let name = name.trim().as_bytes();
+    [&b"x-ratelimit-"[..], &b"anthropic-ratelimit-"[..]]
+        .iter()
+        .any(|p| name.len() >= p.len() && name[..p.len()].eq_ignore_ascii_case(p))
+}
+
 /// A header value by name (case-insensitive).
 fn header<'a>(headers: &[(&str, &'a str)], name: &str) -> Option<&'a str> {
     headers
@@ -90,6 +98,9 @@ fn limit_headers(headers: &[(&str, &str)], h: &LimitHeaders) -> (Option<f64>, Op
 /// `x-ratelimit-api_key-remaining-tokens`), one per scope that sent both.
 fn scoped_shares<'a>(headers: &'a [(&str, &str)]) -> impl Iterator<Item = f64> + 'a {
     headers.iter().filter_map(move |(name, value)| {
+        if !is_ratelimit_name(name) {
+            return None;
+        }
         let name = name.trim().to_ascii_lowercase();
         let rest = name.strip_prefix("x-ratelimit-")?;
         let (scope, suffix) = rest.split_once("-remaining-")?;
@@ -108,6 +119,10 @@ fn scoped_shares<'a>(headers: &'a [(&str, &str)]) -> impl Iterator<Item = f64> +
 /// The smallest share left of any limit the headers report (`remaining / limit`), for every
 /// response, not only 429s.
 pub fn headroom(headers: &[(&str, &str)]) -> Option<f64> {
+    // Most servers one runs send none: one look at the names, nothing built.
+    if !headers.iter().any(|(k, _)| is_ratelimit_name(k)) {
+        return None;
+    }
     LIMIT_HEADERS
         .iter()
         .filter_map(|h| match limit_headers(headers, h) {
