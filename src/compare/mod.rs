@@ -36,7 +36,7 @@ use rules::findings_check;
 use step::step_checks;
 pub use types::{
     CapBasis, Check, CompareOptions, Comparison, Counts, Method, Metric, Outcome, Percentile,
-    PooledRun, RequestSample, Side, TtftCause, Verdict, WorkloadMismatch,
+    PooledRun, RequestSample, Side, TtftCause, Verdict, WallRule, WorkloadMismatch,
 };
 
 /// Fewest successful requests per side for a throughput (TPM, RPS) verdict.
@@ -265,6 +265,10 @@ fn findings_checks(
                 knee_needs_separation(c, checks, b, n, model);
                 knee_gone_with_the_curve(c, checks, model);
             }
+        }
+        if let (Metric::Wall, Some(c)) = (metric, check.as_mut()) {
+            let rules = (base.wall_rule.get(model), new.wall_rule.get(model));
+            c.detail.push_str(&rules::wall_rule_words(rules));
         }
         checks.extend(check);
     }

@@ -223,6 +223,7 @@ mod tests {
             knee,
             knee_cause: BTreeMap::new(),
             wall: BTreeMap::new(),
+            wall_rule: BTreeMap::new(),
             caps: BTreeMap::new(),
             pool: Vec::new(),
         }

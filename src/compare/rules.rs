@@ -403,6 +403,31 @@ pub(super) fn findings_check(
     Some(c)
 }
 
+/// Which limit the walls hit, after a wall check's words: ` (tokens per minute: limit 1.0M →
+/// 600k)`, ` (requests per minute, limit 500)` when it did not change, empty when the 429s named
+/// none.
+pub(super) fn wall_rule_words(
+    (base, new): (Option<&super::WallRule>, Option<&super::WallRule>),
+) -> String {
+    let limit = |l: &Option<u64>| l.map(|v| crate::findings::limit_rule::compact(v as f64));
+    match (base, new) {
+        (Some((Some(bk), bl)), Some((Some(nk), nl))) if bk == nk => match (limit(bl), limit(nl)) {
+            (Some(b), Some(n)) if b != n => format!(" ({}: limit {b} → {n})", bk.words()),
+            (_, Some(n)) => format!(" ({}, limit {n})", bk.words()),
+            _ => format!(" ({})", bk.words()),
+        },
+        (Some((Some(bk), _)), Some((Some(nk), _))) => {
+            format!(" (was {}, now {})", bk.words(), nk.words())
+        }
+        (_, Some((Some(nk), nl))) => match limit(nl) {
+            Some(n) => format!(" ({}, limit {n})", nk.words()),
+            None => format!(" ({})", nk.words()),
+        },
+        (Some((Some(bk), _)), _) => format!(" (the baseline's: {})", bk.words()),
+        _ => String::new(),
+    }
+}
+
 /// A failure share as "1.50%".
 fn fmt_share(x: f64) -> String {
     format!("{:.2}%", x * 100.0)
@@ -497,4 +522,34 @@ pub(super) fn capacity_check(
         }
     };
     Some(c)
+}
+
+#[cfg(test)]
+mod wall_rule_tests {
+    use super::*;
+    use crate::model::LimitKind;
+
+    #[test]
+    fn a_moved_wall_says_which_limit_and_how_it_changed() {
+        let tpm = |l| (Some(LimitKind::Tokens), Some(l));
+        assert_eq!(
+            wall_rule_words((Some(&tpm(1_000_000)), Some(&tpm(600_000)))),
+            " (tokens per minute: limit 1.0M → 600k)"
+        );
+        assert_eq!(
+            wall_rule_words((Some(&tpm(30_000)), Some(&tpm(30_000)))),
+            " (tokens per minute, limit 30k)"
+        );
+        let rpm = (Some(LimitKind::Requests), None);
+        assert_eq!(
+            wall_rule_words((Some(&tpm(1)), Some(&rpm))),
+            " (was tokens per minute, now requests per minute)"
+        );
+        assert_eq!(
+            wall_rule_words((None, Some(&rpm))),
+            " (requests per minute)"
+        );
+        assert_eq!(wall_rule_words((None, None)), "");
+        assert_eq!(wall_rule_words((Some(&(None, None)), None)), "");
+    }
 }

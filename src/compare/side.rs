@@ -22,6 +22,7 @@ impl Side {
     ) -> Side {
         let mut knee = BTreeMap::new();
         let mut wall = BTreeMap::new();
+        let mut wall_rule = BTreeMap::new();
         let mut knee_cause = BTreeMap::new();
         let mut caps = BTreeMap::new();
         for f in findings {
@@ -42,6 +43,9 @@ impl Side {
                 knee.insert(f.model.clone(), status);
             }
             wall.insert(f.model.clone(), f.wall_concurrency());
+            if let findings::WallFinding::Wall { kind, limit, .. } = &f.wall {
+                wall_rule.insert(f.model.clone(), (*kind, *limit));
+            }
         }
         Side {
             label: label.to_string(),
@@ -55,6 +59,7 @@ impl Side {
             knee,
             knee_cause,
             wall,
+            wall_rule,
             caps,
             pool: Vec::new(),
         }

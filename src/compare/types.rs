@@ -73,6 +73,9 @@ pub struct Side {
     pub knee_cause: BTreeMap<String, (u32, RunCause)>,
     /// Rate-limit wall concurrency per model, same convention as `knee`.
     pub wall: BTreeMap<String, Option<u32>>,
+    /// Per model with a wall: the limit it hit and its value, as the 429s named them, so a
+    /// wall that moved says which limit moved it.
+    pub wall_rule: BTreeMap<String, WallRule>,
     /// Per model with a queueing knee and a cap estimate: where the knee line estimated the
     /// cap, so the comparison can put the two estimates side by side (`compare::cap`).
     pub caps: BTreeMap<String, CapBasis>,
@@ -80,6 +83,9 @@ pub struct Side {
     /// and its id. Empty for a run directory or a single-run baseline.
     pub pool: Vec<PooledRun>,
 }
+
+/// The limit a wall hit, as its 429s named it, and that limit's value.
+pub type WallRule = (Option<crate::model::LimitKind>, Option<u64>);
 
 /// Where a run's knee line estimated its concurrency cap (a queueing knee): the knee step, the
 /// reference step below it whose TTFT is the unqueued one, and the estimate itself.
