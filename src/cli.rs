@@ -303,6 +303,11 @@ pub struct OverrideArgs {
     /// The prompt itself (request.prompt: {text: …}).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
+    /// An A/B run: models A (the current) and B (the candidate), their requests interleaved at
+    /// every step, B gated against A with the diff's rules and exit codes (target.models: [A,
+    /// B], compare: {baseline: A, interleave: true}), e.g. --ab gpt-4o=gpt-4.1.
+    #[arg(long, value_name = "A=B", conflicts_with = "model")]
+    pub ab: Option<crate::compare::Pair>,
 }
 
 #[derive(Debug, Args)]

@@ -31,7 +31,7 @@ use crate::scenario::{Gates, MetricGate};
 use crate::stats::{drift, steady_window, SteadyWindow, StepSummary, Timed};
 use crate::util::duration::ms_text as fmt_ms;
 pub(crate) use latency::requests_to_decide;
-pub use pair::{check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
+pub use pair::{ab_pair, check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
 use rules::findings_check;
 use step::step_checks;
 pub use types::{
@@ -123,6 +123,9 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
                 &ns,
             ));
         }
+    }
+    if opts.interleaved {
+        pair::coupled_rates(&mut out.checks);
     }
     out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
     out.notes.extend(

@@ -140,6 +140,17 @@ pub fn in_run_pairs(explicit: &[Pair], baseline: Option<&str>, models: &[String]
         .collect()
 }
 
+/// The pair an A/B run gates (`compare: {baseline: A, interleave: true}`): A, and the other of
+/// its two models (`None` when the run has no such pair).
+pub fn ab_pair(baseline: Option<&str>, models: &[String]) -> Option<Pair> {
+    let a = baseline?;
+    let b = models.iter().find(|m| m.as_str() != a)?;
+    Some(Pair {
+        old: a.to_string(),
+        new: b.clone(),
+    })
+}
+
 /// Judges `pair.new` against `pair.old`, two models of the same run (same steps), with the
 /// verdict rules of every comparison. `Err` names a model the run does not have.
 pub fn compare_in_run(
@@ -156,6 +167,27 @@ pub fn compare_in_run(
     b.label = pair.old.clone();
     n.label = pair.new.clone();
     Ok(super::compare(&b, &n, opts))
+}
+
+/// Why an A/B run's rates do not judge its models: each stream alternates between them, so
+/// each completes as many requests as the other whatever their speeds.
+const COUPLED: &str = "an A/B step's streams alternate between the two models request by \
+                       request, so each model's throughput and cap follow both models' speeds; \
+                       TTFT, TPOT, ITL, E2E and the decode rate judge each model";
+
+/// An A/B run's TPM, RPS and cap checks made information (not gated), saying why.
+pub(super) fn coupled_rates(checks: &mut [super::Check]) {
+    use super::{Metric, Verdict};
+    for c in checks {
+        if !matches!(c.metric, Metric::Tpm | Metric::Rps | Metric::Cap) {
+            continue;
+        }
+        c.gated = false;
+        if !matches!(c.verdict, Verdict::Skipped { .. }) {
+            c.detail = format!("{COUPLED}: {}", c.detail);
+            c.verdict = Verdict::Info;
+        }
+    }
 }
 
 /// Why a pair cannot be used: a name that is not a model of its side.

@@ -124,6 +124,10 @@ pub struct CompareOptions {
     /// The new run's `pricing:`: both sides' token counts are priced with it (the cost check,
     /// docs/cost.md), so a price change never reads as a regression; `None`: no cost check.
     pub pricing: Option<crate::model::Pricing>,
+    /// The two sides are an A/B run's models, interleaved request by request: each one's
+    /// throughput and cap are set by both models' speeds, so they inform and do not gate
+    /// (`pair::coupled_rates`).
+    pub interleaved: bool,
 }
 
 impl Default for CompareOptions {
@@ -136,6 +140,7 @@ impl Default for CompareOptions {
             resamples: 10_000,
             seed: 0x1add_e5ed,
             pricing: None,
+            interleaved: false,
         }
     }
 }
@@ -152,6 +157,7 @@ impl CompareOptions {
             resamples: 10_000,
             seed: 0x001a_dde5,
             pricing: None,
+            interleaved: false,
         }
     }
 }

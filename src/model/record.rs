@@ -505,6 +505,10 @@ pub struct StepRun {
     /// What the step's ladder value (`concurrency`) counts.
     #[serde(default)]
     pub ladder_unit: crate::model::LadderUnit,
+    /// An A/B step: this model's requests were interleaved with the other model's, the step's
+    /// streams shared between them (absent from meta.json otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
 }
 
 impl StepRun {
@@ -527,6 +531,7 @@ impl StepRun {
             dropped: 0,
             offered_rps: None,
             ladder_unit,
+            interleaved: false,
         }
     }
 }

@@ -153,8 +153,9 @@ impl<B: Backend> Worker<B> {
             let prepared = conversation.next(ticket);
             let (turn, origin) = (prepared.turn, prepared.origin);
             let (who, number) = origin.unwrap_or((worker, seq));
+            let variant = prepared.variant.clone();
             let key = RequestKey {
-                model: &plan.model,
+                model: variant.as_deref().unwrap_or(&plan.model),
                 step: plan.step,
                 concurrency: plan.value,
                 worker: who,

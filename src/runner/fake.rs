@@ -30,6 +30,8 @@ pub struct FakeServer {
     pub limit_429: Option<usize>,
     in_flight: AtomicUsize,
     variation: Option<Variation>,
+    /// Requests to this model have their TTFT × this factor (an A/B run's slower candidate).
+    pub slower: Option<(String, f64)>,
 }
 
 /// Seeded per-request variation (see [`FakeServer::vary`]).
@@ -50,6 +52,7 @@ impl FakeServer {
             limit_429: None,
             in_flight: AtomicUsize::new(0),
             variation: None,
+            slower: None,
         }
     }
 
@@ -95,7 +98,7 @@ impl Backend for FakeServer {
         Bytes::from(model.to_string())
     }
 
-    async fn send(&self, _body: Bytes, _request_id: &str) -> Attempt {
+    async fn send(&self, body: Bytes, _request_id: &str) -> Attempt {
         let sent = Instant::now();
         let ms = |t: Instant| t.duration_since(sent).as_secs_f64() * 1000.0;
         let in_flight = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
@@ -111,7 +114,10 @@ impl Backend for FakeServer {
                 ..Attempt::default()
             };
         }
-        let (ttft, tokens, gaps) = self.draw();
+        let (mut ttft, tokens, gaps) = self.draw();
+        if let Some((_, k)) = self.slower.as_ref().filter(|(m, _)| body == m.as_bytes()) {
+            ttft = ttft.mul_f64(*k);
+        }
         let _slot = self.slots.acquire().await.expect("never closed");
         sleep(ttft).await;
         let mut timing = StreamTiming::new();

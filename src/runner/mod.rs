@@ -105,7 +105,8 @@ async fn run_with<B: Backend>(
     // Models are interleaved per step (A@5, B@5, A@10, B@10, ...) rather than run one whole
     // ladder after another, so that drift in the provider's load over the run affects every
     // model's step alike and a side-by-side comparison stays fair.
-    let total_runs = scenario.load.ladder.len() * scenario.target.models.len();
+    let slots = model_slots(scenario);
+    let total_runs = scenario.load.ladder.len() * slots.len();
     let mut runs_done = 0usize;
     if schedule.start.is_some() && !wait_until(run_start, &interrupt).await {
         return true;
@@ -118,7 +119,7 @@ async fn run_with<B: Backend>(
             LadderOver::Load => value,
             LadderOver::PromptTokens { level } => level,
         };
-        for model in &scenario.target.models {
+        for &(model, also) in &slots {
             if interrupt.is_stopped() {
                 break 'steps;
             }
@@ -130,6 +131,7 @@ async fn run_with<B: Backend>(
             slot += 1;
             let at = LadderSlot {
                 model,
+                also,
                 step,
                 steps_total,
                 share: step_share(scenario, schedule.shard, level, value),
@@ -155,8 +157,23 @@ async fn run_with<B: Backend>(
     interrupt.is_stopped()
 }
 
-/// Runs one model's step: its warmup, then its recorded requests, closed- or open-loop, timed
-/// and self-checked (the client's CPU and event-loop lag), handed to `sink` when done.
+/// What each step runs, in order: every model in turn; an A/B run's two models together, the
+/// baseline first (`compare: {interleave: true}`).
+fn model_slots(scenario: &Scenario) -> Vec<(&str, Option<&str>)> {
+    let models = &scenario.target.models;
+    match (&scenario.compare_baseline, scenario.compare_interleave) {
+        (Some(a), true) => models
+            .iter()
+            .find(|m| *m != a)
+            .map(|b| vec![(a.as_str(), Some(b.as_str()))])
+            .unwrap_or_default(),
+        _ => models.iter().map(|m| (m.as_str(), None)).collect(),
+    }
+}
+
+/// Runs one model's step (an A/B step: both models' at once): its warmup, then its recorded
+/// requests, closed- or open-loop, timed and self-checked (the client's CPU and event-loop
+/// lag), handed to `sink` when done, one step per model.
 async fn run_model_step<B: Backend>(
     shared: &Arc<Shared<B>>,
     scenario: &Scenario,
@@ -174,22 +191,20 @@ async fn run_model_step<B: Backend>(
     } = at.share;
     let rate_mode = scenario.load.mode.open_loop();
     if load <= 0.0 {
-        sink.step_finished(StepRun::new(model, step, 0, scenario.load.ladder_unit()));
+        for m in std::iter::once(model).chain(at.also) {
+            sink.step_finished(StepRun::new(m, step, 0, scenario.load.ladder_unit()));
+        }
         return SlotOutcome::Empty;
     }
-    let tag = shared.ids.tag_hex();
-    let work = (shared.workloads)(workload::StepInput {
-        scenario,
-        step,
-        value,
-        load,
-        budget: at.share.budget,
-        run_tag: &tag,
-        bodies: workload::bodies(&shared.backend, model),
-    });
+    let SlotWork {
+        work,
+        warm,
+        budget,
+        name,
+    } = slot_work(shared, scenario, at);
     // Closed-loop workers; a rate step's warmup runs on one.
     let workers = if rate_mode { 1 } else { load as u32 };
-    let plan = |budget, ramp_up, record| StepPlan {
+    let plan = |budget, ramp_up, record, work: &Arc<dyn workload::Workload>| StepPlan {
         model: model.to_string(),
         step,
         concurrency: workers,
@@ -197,21 +212,22 @@ async fn run_model_step<B: Backend>(
         budget,
         ramp_up,
         record,
-        work: Arc::clone(&work),
+        work: Arc::clone(work),
     };
     if warmup > 0 {
-        let warm = plan(Budget::RequestsPerStep(warmup), Duration::ZERO, false);
+        let budget = Budget::RequestsPerStep(warmup * (1 + u64::from(at.also.is_some())));
+        let warm = plan(budget, Duration::ZERO, false, &warm);
         closed_loop::run_step(shared, &warm, interrupt, &mut Discard).await;
     }
     if interrupt.is_stopped() {
         return SlotOutcome::Stopped;
     }
-    let plan = plan(at.share.budget, scenario.load.ramp_up, true);
+    let plan = plan(budget, scenario.load.ramp_up, true, &work);
     let label = step_label(scenario.load.ladder_unit(), value, load, rate_mode);
     let planned = planned_total(&plan.budget, workers);
     shared
         .progress
-        .step_started(model, step, at.steps_total, &label, planned);
+        .step_started(&name, step, at.steps_total, &label, planned);
     shared.progress.step_load(load);
     let cpu = ProcessCpu::start();
     let lag = LoopLagProbe::start();
@@ -226,9 +242,75 @@ async fn run_model_step<B: Backend>(
     }
     run.client_cpu_pct = cpu.finish();
     run.loop_lag_p99_ms = lag.finish().await;
-    shared.progress.step_finished(model, step);
-    sink.step_finished(run);
+    shared.progress.step_finished(&name, step);
+    if let Some(b) = at.also {
+        run.interleaved = true;
+        let mut other = run.clone();
+        other.model = b.to_string();
+        // Each model's records live under its own name in the live metrics.
+        shared.progress.step_finished(model, step);
+        shared.progress.step_finished(b, step);
+        sink.step_finished(run);
+        sink.step_finished(other);
+    } else {
+        sink.step_finished(run);
+    }
     SlotOutcome::Ran
+}
+
+/// What one slot of the ladder sends: one model's step workload, or an A/B step's two models'
+/// interleaved (and its warmup's, whose requests are not counted against the step's).
+struct SlotWork {
+    work: Arc<dyn workload::Workload>,
+    warm: Arc<dyn workload::Workload>,
+    /// The recorded part's budget: an A/B step's counts both models' requests.
+    budget: Budget,
+    /// The step's name for the progress display and live metrics: `a ⇄ b` for an A/B step.
+    name: String,
+}
+
+fn slot_work<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    scenario: &Scenario,
+    at: &LadderSlot<'_>,
+) -> SlotWork {
+    let tag = shared.ids.tag_hex();
+    let share = &at.share;
+    let work_of = |m: &str| {
+        (shared.workloads)(workload::StepInput {
+            scenario,
+            step: at.step,
+            value: share.value,
+            load: share.load,
+            budget: share.budget,
+            run_tag: &tag,
+            bodies: workload::bodies(&shared.backend, m),
+        })
+    };
+    let (a, work) = (at.model, work_of(at.model));
+    let Some(b) = at.also else {
+        return SlotWork {
+            warm: Arc::clone(&work),
+            work,
+            budget: share.budget,
+            name: a.to_string(),
+        };
+    };
+    let other = work_of(b);
+    let both = |per_side| -> Arc<dyn workload::Workload> {
+        let (wa, wb) = ((a, Arc::clone(&work)), (b, Arc::clone(&other)));
+        Arc::new(workload::Interleaved::new(wa, wb, per_side))
+    };
+    let per_side = match share.budget {
+        Budget::RequestsPerStep(n) => Some(n),
+        _ => None,
+    };
+    SlotWork {
+        work: both(per_side),
+        warm: both(Some(share.warmup)),
+        budget: plan::both_sides(share.budget),
+        name: format!("{a} ⇄ {b}"),
+    }
 }
 
 /// The monotonic instant of wall-clock time `t` (in the past: as far back as the clock allows).

@@ -175,8 +175,9 @@ impl<B: Backend> Sender<B> {
     ) {
         let (turn, origin) = (prepared.turn, prepared.origin);
         let (worker, seq) = origin.unwrap_or((0, u32::try_from(k).unwrap_or(u32::MAX)));
+        let variant = prepared.variant.clone();
         let key = RequestKey {
-            model: &self.model,
+            model: variant.as_deref().unwrap_or(&self.model),
             step: self.step,
             concurrency: self.value,
             worker,

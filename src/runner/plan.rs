@@ -57,6 +57,8 @@ pub(super) fn step_share(
 /// One model's step, where the ladder is.
 pub(super) struct LadderSlot<'a> {
     pub(super) model: &'a str,
+    /// An A/B step: the model whose requests are interleaved with `model`'s.
+    pub(super) also: Option<&'a str>,
     pub(super) step: u32,
     pub(super) steps_total: u32,
     pub(super) share: StepShare,
@@ -171,4 +173,14 @@ fn rate_plan(
         times: Box::new(schedule),
         max_concurrency,
     })
+}
+
+/// An A/B step's budget: each model's requests as the scenario says a step's are (so a side
+/// gets `requests_per_step` requests, as it would alone), sent by the step's senders in total.
+pub(super) fn both_sides(budget: Budget) -> Budget {
+    match budget {
+        Budget::RequestsPerStep(n) => Budget::RequestsPerStep(n.saturating_mul(2)),
+        Budget::RequestsPerWorker(k) => Budget::RequestsPerWorker(k.saturating_mul(2)),
+        d @ Budget::Duration(_) => d,
+    }
 }

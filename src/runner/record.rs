@@ -42,8 +42,12 @@ pub struct Recorder<'a, T> {
     scenario: &'a Scenario,
     run: CollectedRun<T>,
     requests: Option<RequestsAppender>,
-    /// The current step's records (one model × step at a time: steps never overlap).
+    /// The current step's records (one model × step at a time: steps never overlap; an A/B
+    /// step's two models' together, each summarized when its step ends).
     current: Vec<RequestRecord>,
+    /// An A/B step's streams in flight over its steady window, both models' requests together
+    /// (the step's, measured once when its first model's step ends).
+    joint_steady: Option<(u32, Option<f64>)>,
     /// The first write error; the run goes on and the error is reported at the end.
     io_error: Option<StoreError>,
 }
@@ -90,6 +94,7 @@ impl<'a, T: Tap> Recorder<'a, T> {
             },
             requests: Some(requests),
             current: Vec::new(),
+            joint_steady: None,
             io_error: None,
         })
     }
@@ -124,6 +129,20 @@ impl<'a, T: Tap> Recorder<'a, T> {
             self.requests = None;
         }
         self.keep_error(r);
+    }
+
+    /// The A/B step `step`'s streams in flight over its steady window, both models' requests
+    /// together: measured while both models' records are held (when its first model's step
+    /// ends), then kept for the second.
+    fn joint_steady(&mut self, step: u32) -> Option<f64> {
+        match self.joint_steady {
+            Some((s, v)) if s == step => v,
+            _ => {
+                let v = stats::steady_concurrency(&self.current);
+                self.joint_steady = Some((step, v));
+                v
+            }
+        }
     }
 
     fn model_index(&self, m: &str) -> usize {
@@ -169,9 +188,21 @@ impl<T: Tap> RunSink for Recorder<'_, T> {
             slo: &s.slo,
             short_below: s.request.short_below,
         };
-        let mut row = stats::summarize_step(&ctx, &self.current);
-        self.current.clear();
+        let joint = step.interleaved.then(|| self.joint_steady(step.step));
+        // An A/B step's other model keeps its records until its own step ends.
+        let (mine, others): (Vec<RequestRecord>, Vec<RequestRecord>) =
+            std::mem::take(&mut self.current)
+                .into_iter()
+                .partition(|r| r.model == step.model);
+        self.current = others;
+        let mut row = stats::summarize_step(&ctx, &mine);
+        drop(mine);
         row.apply_step_run(&step);
+        if let Some(joint) = joint {
+            // The step held its streams with both models' requests: what the client kept in
+            // flight is their sum, and each model had about half of it.
+            row.concurrency_steady = joint;
+        }
         // Interleaved run order (A@5, B@5, ...) -> per model, then by step value (the ladder's
         // order, also for steps `refine` ran afterwards), then by step.
         let key = (self.model_index(&row.model), row.ladder_order());

@@ -400,3 +400,71 @@ async fn precisely_paced_steps_send_on_or_after_schedule_and_stop_during_a_long_
     assert_eq!(sink.keep.records.len(), 2);
     assert_eq!(sink.keep.steps.len(), 1);
 }
+
+/// An A/B run: both models at every step, request by request, exactly `requests_per_step` each;
+/// the slower one's TTFT shows in its own summaries only, and both span the same time.
+#[tokio::test(start_paused = true)]
+async fn an_ab_run_interleaves_two_models_at_every_step() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.txt"), "hi").unwrap();
+    let yaml = "name: fake\ntarget:\n  sim: {}\n  models: [a, b]\nrequest:\n  prompt_file: p.txt\n  \
+                max_tokens: 40\ncompare: {baseline: a, interleave: true}\nload:\n  ladder: [1, 3, 8]\n  \
+                requests_per_step: 25\n  warmup_requests: 2\n";
+    let s = crate::scenario::load_str(yaml, &dir.path().join("s.yaml"), &|_| None).unwrap();
+    let mut server = FakeServer::new(64, 100, 10, 20);
+    server.slower = Some(("b".into(), 1.5));
+    let (run, _, interrupted) = run_ladder(&s, server, dir.path(), Interrupt::new()).await;
+    assert!(!interrupted);
+    let rows: Vec<(&str, u32, u64, Option<f64>)> = run
+        .summaries
+        .iter()
+        .map(|r| (r.model.as_str(), r.concurrency, r.attempted, r.ttft_p50_ms))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("a", 1, 25, Some(100.0)),
+            ("a", 3, 25, Some(100.0)),
+            ("a", 8, 25, Some(100.0)),
+            ("b", 1, 25, Some(150.0)),
+            ("b", 3, 25, Some(150.0)),
+            ("b", 8, 25, Some(150.0)),
+        ]
+    );
+    let requests = store::read_requests_csv(&run.dir.path.join("requests.csv"), true).unwrap();
+    for step in 1..=3 {
+        let of = |m: &str| -> Vec<f64> {
+            requests
+                .iter()
+                .filter(|r| r.step == step && r.model == m)
+                .map(|r| r.started_at_ms)
+                .collect()
+        };
+        let (a, b) = (of("a"), of("b"));
+        let span = |v: &[f64]| {
+            (
+                v.iter().copied().fold(f64::MAX, f64::min),
+                v.iter().copied().fold(0.0, f64::max),
+            )
+        };
+        let ((a0, a1), (b0, b1)) = (span(&a), span(&b));
+        // Each model's requests start within one request (about 350 ms) of the other's first and last.
+        assert!(
+            (a0 - b0).abs() <= 400.0 && (a1 - b1).abs() <= 400.0,
+            "step {step}: a {a0}..{a1}, b {b0}..{b1}"
+        );
+    }
+    // The step's streams are both models' together: at 8 streams, 8 in flight, not 4.
+    let at8 = run
+        .summaries
+        .iter()
+        .find(|r| r.model == "b" && r.concurrency == 8)
+        .unwrap();
+    assert!(
+        at8.concurrency_steady.is_some_and(|c| c > 7.0),
+        "{:?}",
+        at8.concurrency_steady
+    );
+    assert!(run.meta.steps.iter().all(|s| s.interleaved));
+    assert_eq!(run.meta.steps.len(), 6);
+}

@@ -60,7 +60,9 @@ pub(super) fn build(
             raw.gates.as_ref(),
         )?;
     }
-    let compare_baseline = raw.compare.and_then(|c| c.baseline);
+    let (compare_baseline, interleave) = raw
+        .compare
+        .map_or((None, false), |c| (c.baseline, c.interleave == Some(true)));
     if let Some(b) = &compare_baseline {
         if !target.models.contains(b) || target.models.len() < 2 {
             bail!(
@@ -70,6 +72,9 @@ pub(super) fn build(
                 target.models.join(", ")
             )
         }
+    }
+    if interleave {
+        check_interleave(cx, &target.models, compare_baseline.as_deref(), &load)?;
     }
     let baselines_keep = raw.baselines.and_then(|b| pos(b.keep));
     if let Some(k) = baselines_keep.filter(|k| *k > MAX_BASELINE_RUNS) {
@@ -97,6 +102,7 @@ pub(super) fn build(
         fingerprint: String::new(),
         extra: raw.extra.unwrap_or_default(),
         compare_baseline,
+        compare_interleave: interleave,
         baselines_keep,
         otlp: super::build_telemetry::build_telemetry(cx, raw.telemetry)?,
         pricing: super::build_pricing::build_pricing(cx, raw.pricing, &target_models)?,
@@ -252,4 +258,38 @@ fn build_gates(raw: Option<RawGates>) -> Gates {
     g.cache_hit = r.cache_hit.map_or(g.cache_hit, |f| f.0);
     g.capacity = r.capacity.map_or(g.capacity, |f| f.0);
     g
+}
+
+/// `compare: {interleave: true}` needs two models, one of them the baseline, and a load whose
+/// requests the runner can share out between them: a step's streams or arrivals. A replayed
+/// trace brings its own requests and a capacity search its own steps.
+fn check_interleave(
+    cx: &Ctx,
+    models: &[String],
+    baseline: Option<&str>,
+    load: &Load,
+) -> Result<(), ScenarioError> {
+    if models.len() != 2 || baseline.is_none() {
+        bail!(
+            cx,
+            "compare.interleave",
+            "an A/B run interleaves exactly two models, one of them compare.baseline (have target.models: {}); e.g. `target: {{models: [current, candidate]}}` and `compare: {{baseline: current, interleave: true}}`, or `ladder run … --ab current=candidate`",
+            models.join(", ")
+        )
+    }
+    if matches!(load.mode, super::LoadMode::Replay { .. }) {
+        bail!(
+            cx,
+            "compare.interleave",
+            "a replayed trace sends its own requests at their recorded times, so there is nothing to share out between two models; compare replays of each model against a stored baseline instead (`ladder diff --pair`)"
+        )
+    }
+    if load.search.is_some() {
+        bail!(
+            cx,
+            "compare.interleave",
+            "load.search picks its next step from one model's results; run the A/B on a fixed ladder (remove load.search) and search each model on its own"
+        )
+    }
+    Ok(())
 }

@@ -511,6 +511,10 @@ pub struct Scenario {
     pub extra: BTreeMap<String, String>,
     /// `compare: {baseline: A}`: in a multi-model run, the other models are judged against A.
     pub compare_baseline: Option<String>,
+    /// `compare: {baseline: A, interleave: true}`: an A/B run. Its two models' requests are
+    /// interleaved at every step (the step's streams in total, half of each model's at any
+    /// moment), and the other model is gated against A (docs/gate.md, "Interleaved A/B").
+    pub compare_interleave: bool,
     /// `baselines: {keep: K}`: `--save-baseline` keeps the last K runs as a pooled baseline
     /// (K = 1, the default, replaces it). Storage policy, not part of the workload.
     pub baselines_keep: Option<u32>,

@@ -254,6 +254,12 @@ pub fn workload_yaml(s: &Scenario) -> String {
     ]);
     entries.extend(load_entries(s));
     entries.extend(prompt_entries(s));
+    // Each model of an A/B run ran at half its step's streams, beside the other: not the load
+    // of a run of the same models one after the other (absent otherwise, so no other
+    // fingerprint changed when A/B runs came).
+    if s.compare_interleave {
+        entries.push(("interleaved", Yaml::from(true)));
+    }
     render(&map(entries), s)
 }
 
@@ -299,7 +305,12 @@ pub fn normalized_yaml(s: &Scenario) -> String {
         ("slo", map(slo.map(|(k, d)| (k, opt(d.map(dur)))))),
         (
             "compare",
-            map([("baseline", opt(s.compare_baseline.clone()))]),
+            map([("baseline", opt(s.compare_baseline.clone()))]
+                .into_iter()
+                .chain(
+                    s.compare_interleave
+                        .then(|| ("interleave", Yaml::from(true))),
+                )),
         ),
         ("limits", map(limits_yaml(limits))),
         ("pricing", pricing_yaml(s)),

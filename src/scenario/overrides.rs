@@ -34,6 +34,9 @@ pub struct Overrides {
     pub prompt: Option<String>,
     /// `request.stream: false`: whole answers, no streaming.
     pub no_stream: bool,
+    /// `--ab A=B`: `target.models: [A, B]` and `compare: {baseline: A, interleave: true}`, an
+    /// A/B run (B need not be one of the scenario's models: it is the candidate).
+    pub ab: Option<(String, String)>,
 }
 
 /// An override that cannot apply (exit 2 in the binary).
@@ -54,6 +57,11 @@ impl Overrides {
 
     /// The flags that conflict: both budgets, or both prompt sources.
     fn check(&self) -> Result<(), OverrideError> {
+        if self.ab.is_some() && !self.models.is_empty() {
+            return Err(OverrideError::Flags(
+                "--ab A=B names the run's two models; drop --model".into(),
+            ));
+        }
         if self.requests_per_step.is_some() && self.duration.is_some() {
             return Err(OverrideError::Flags(
                 "--requests-per-step and --duration both set a step's budget; keep one".into(),
@@ -111,6 +119,14 @@ impl Overrides {
             let models = self.models.iter().map(|m| Yaml::from(m.as_str())).collect();
             t.insert("models".into(), Yaml::Sequence(models));
         }
+        if let Some((a, b)) = &self.ab {
+            let t = block(root, "target")?;
+            t.remove("model");
+            t.insert("models".into(), Yaml::from(vec![a.as_str(), b.as_str()]));
+            let c = block(root, "compare")?;
+            c.insert("baseline".into(), a.as_str().into());
+            c.insert("interleave".into(), true.into());
+        }
         if let Some(ladder) = &self.ladder {
             let l = block(root, "load")?;
             l.insert("ladder".into(), Yaml::from(ladder.clone()));
@@ -161,7 +177,13 @@ impl Overrides {
     /// Defaults: ladder [1, 8, 32], 32 requests per step, a 256-token synthetic prompt.
     /// `prompt_dir` is where the document will live (the `--save-scenario` file's folder).
     pub fn adhoc(&self, name: &str, prompt_dir: &Path) -> Result<String, OverrideError> {
-        match (&self.base_url, self.models.as_slice()) {
+        let ab: Vec<String> = self
+            .ab
+            .iter()
+            .flat_map(|(a, b)| [a.clone(), b.clone()])
+            .collect();
+        let models = if ab.is_empty() { &self.models } else { &ab };
+        match (&self.base_url, models.as_slice()) {
             (None, []) => return Err(OverrideError::Flags(FLAGS_ONLY.into())),
             (None, models) => {
                 let models: Vec<String> = models.iter().map(|m| format!("--model {m}")).collect();

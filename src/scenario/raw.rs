@@ -100,6 +100,7 @@ pub(super) struct RawBaselines {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawCompare {
     pub(super) baseline: Option<String>,
+    pub(super) interleave: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -20,7 +20,7 @@ pub use profile::{Counted, Profile, Timing};
 pub use rebuild::{summarize_run, RunContext};
 pub use server::apply_server_metrics;
 pub use steady::{steady_window, Decode, Progress, SteadyWindow, Timed, MIN_BLOCKS};
-pub use step::{summarize_step, StepContext};
+pub use step::{steady_concurrency, summarize_step, StepContext};
 
 use serde::{Deserialize, Serialize};
 

@@ -215,6 +215,14 @@ fn latency_columns(s: &mut StepSummary, t: &Tally) {
     s.e2e_mean_ms = e2e.map(|d| d.mean);
 }
 
+/// The requests in flight on average over the steady window of `records` (`None` without
+/// one): what a closed-loop step kept in flight. An A/B step's is measured over both models'
+/// records together.
+pub fn steady_concurrency(records: &[RequestRecord]) -> Option<f64> {
+    let timed: Vec<Timed> = records.iter().map(Timed::from).collect();
+    steady_window(&timed).map(|w| w.concurrency)
+}
+
 /// Throughput over the step's duration, goodput, achieved concurrency, the steady window's
 /// throughput (the one every throughput check judges) and the share of usage-counted tokens.
 fn rate_columns(s: &mut StepSummary, t: &Tally, records: &[RequestRecord]) {

@@ -25,6 +25,7 @@ fn overrides_of(args: &RunArgs) -> Result<Overrides> {
         prompt_file: a.prompt_file.as_ref().map(|p| cwd.join(p)),
         prompt: a.prompt.clone(),
         no_stream: a.no_stream,
+        ab: a.ab.as_ref().map(|p| (p.old.clone(), p.new.clone())),
     })
 }
 

@@ -42,6 +42,7 @@ pub(super) fn gate(
         // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).
         let verdict = match baseline {
             Some(base) => Some(judge(s, opts, run, findings, base, true, sink)?),
+            None if s.compare_interleave => Some(judge_ab(s, opts, run, findings, sink)?),
             None => None,
         };
         return Ok(ExitCode::of_run(RunEnd::Stopped { verdict }));
@@ -57,6 +58,7 @@ pub(super) fn gate(
     // baseline is the reference, and it is replaced only afterwards.
     let verdict = match baseline {
         Some(base) => Some(judge(s, opts, run, findings, base, false, sink)?),
+        None if s.compare_interleave => Some(judge_ab(s, opts, run, findings, sink)?),
         None => None,
     };
     let replace = verdict::may_replace_baseline(verdict, opts.baselines.force);
@@ -121,6 +123,52 @@ fn judge(
                 + verdict::cost_gate_words(&s.gates, compare.pricing.as_ref()),
         ),
         warnings,
+        full: opts.gates.full,
+        informs: None,
+    };
+    Ok(sink.emit(&comparison, &ctx)?)
+}
+
+/// An A/B run (`compare: {baseline: A, interleave: true}`, `--ab A=B`): B's steps judged against
+/// A's, measured at the same moments, with the rules, formats and exit codes of a baseline
+/// diff; emitted through `sink`.
+fn judge_ab(
+    s: &Scenario,
+    opts: &RunOptions,
+    run: &CollectedRun,
+    findings: &[ModelFindings],
+    sink: &verdict::Sink,
+) -> Result<ExitCode> {
+    let Some(pair) = crate::compare::ab_pair(s.compare_baseline.as_deref(), &s.target.models)
+    else {
+        return Ok(ExitCode::Ok);
+    };
+    let label = run.dir.path.display().to_string();
+    let side = Side::from_parts(
+        &label,
+        run.summaries.clone(),
+        run.tap.samples.clone(),
+        findings,
+        Some(run.workload_yaml.clone()),
+    );
+    let mut compare = compare_options(&opts.gates, s.gates.clone());
+    compare.search = verdict::capacity_slo(None, &s.slo);
+    compare.pricing = s.pricing.clone();
+    compare.interleaved = true;
+    let mut comparison = match crate::compare::compare_in_run(&side, &pair, &compare) {
+        Ok(c) => c,
+        // Both models ran every step together; a model without a step summary ran nothing.
+        Err(e) => anyhow::bail!("the A/B run has nothing to judge: {e}"),
+    };
+    comparison.base_label = format!("A: {} (interleaved with B in {label})", pair.old);
+    comparison.new_label = format!("B: {} (the same steps, request by request)", pair.new);
+    let ctx = DiffContext {
+        run_dir: Some(label),
+        gates: Some(
+            verdict::describe(&s.gates, &verdict::GatesSource::Scenario(s.path.clone()))
+                + verdict::cost_gate_words(&s.gates, compare.pricing.as_ref()),
+        ),
+        warnings: Vec::new(),
         full: opts.gates.full,
         informs: None,
     };

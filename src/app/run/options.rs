@@ -304,6 +304,38 @@ fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output
     if args.start_at.is_some() && scenarios.len() > 1 {
         return Err(UsageError("--start-at takes one scenario".into()).into());
     }
+    if let Some(s) = scenarios.iter().find(|s| s.compare_interleave) {
+        refuse_with_ab(args, s)?;
+    }
+    Ok(())
+}
+
+/// What an A/B run cannot be: judged against a stored baseline (it is judged between its two
+/// models), saved as one (each model ran at half the step's streams, beside the other), or
+/// paired otherwise.
+fn refuse_with_ab(args: &RunArgs, s: &Scenario) -> Result<()> {
+    let what = format!(
+        "{} is an A/B run (compare: {{interleave: true}} or --ab)",
+        s.path.display()
+    );
+    if args.against.is_some() {
+        return Err(UsageError(format!(
+            "--against: {what}, judged between its two models; diff a run of one model against a stored baseline without the A/B"
+        ))
+        .into());
+    }
+    if args.save_baseline {
+        return Err(UsageError(format!(
+            "--save-baseline: {what}: each model ran at half of every step's streams, beside the other, so neither side is a run of that model at those loads; save a baseline from a run of one model"
+        ))
+        .into());
+    }
+    if !args.pairs.is_empty() {
+        return Err(UsageError(format!(
+            "--pair: {what}, which already judges its second model against its first"
+        ))
+        .into());
+    }
     Ok(())
 }
 

@@ -20,7 +20,8 @@ pub(super) fn compare_models_in_run(
     human: &mut dyn Write,
 ) -> Result<()> {
     let pairs = compare::in_run_pairs(pairs, s.compare_baseline.as_deref(), &s.target.models);
-    if pairs.is_empty() {
+    // An A/B run's pair is its verdict, which `run::gate` emits with its exit code.
+    if pairs.is_empty() || s.compare_interleave {
         return Ok(());
     }
     let side = Side::from_parts(

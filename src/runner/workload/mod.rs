@@ -3,9 +3,11 @@
 //! next turn, its next request, and what an answer changes. One file per kind of workload:
 //! prompts and prompt sets (`prompts`, also the bodies and cache-busting every kind shares),
 //! multi-turn sessions (`session`), agents (`agent`) and trace replay (`trace`); [`for_step`]
-//! picks a step's kind from its scenario. docs/architecture.md, "How to add a workload".
+//! picks a step's kind from its scenario. An A/B step shares its senders between two models'
+//! workloads (`interleave`). docs/architecture.md, "How to add a workload".
 
 mod agent;
+mod interleave;
 mod prompts;
 mod session;
 mod trace;
@@ -21,6 +23,7 @@ use crate::client::Backend;
 use crate::model::RequestRecord;
 use crate::scenario::{Budget, LoadMode, Scenario};
 use bytes::Bytes;
+pub(super) use interleave::Interleaved;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -73,6 +76,9 @@ pub struct Prepared {
     /// replayed session's number and the request's place in the trace); else the loop's (the
     /// closed loop's worker and its count; the open loop's 0 and the arrival).
     pub origin: Option<(u32, u32)>,
+    /// Its record's model when the workload chose it (an A/B step's `interleave`: which of the
+    /// two models it went to); else the step's.
+    pub variant: Option<Arc<str>>,
 }
 
 impl Prepared {
@@ -83,6 +89,7 @@ impl Prepared {
             max_tokens,
             turn: None,
             origin: None,
+            variant: None,
         }
     }
 }

@@ -103,6 +103,7 @@ impl Conversation for Line {
             turn: Some((self.done + 1, of)),
             // An arrival numbers its own records: its number for the worker, its turn for seq.
             origin: self.arrival.then_some((self.who, self.done)),
+            variant: None,
         }
     }
 
