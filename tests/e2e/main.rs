@@ -3,6 +3,7 @@
 
 mod support;
 
+mod ab;
 mod account_limits;
 mod action;
 mod adhoc;

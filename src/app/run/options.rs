@@ -200,6 +200,7 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         scenarios.push(s);
     }
     let format = verdict::diff_format(args.format);
+    let ab = scenarios.iter().any(|s| s.compare_interleave);
     refuse_flag_combinations(args, &scenarios, out)?;
     let shard = match args.shard {
         Some(spec) => Some(spec),
@@ -237,7 +238,8 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         schedules,
         telemetry: TelemetryOptions::read(&args.telemetry)?,
         env: RunEnv::read(),
-        output: OutputPlan::new(format, args.against.is_some()),
+        // An A/B run's verdict is its own, emitted as `--against`'s would be.
+        output: OutputPlan::new(format, args.against.is_some() || ab),
     };
     Ok((scenarios, opts))
 }
@@ -293,9 +295,10 @@ fn start_in_future(t: &str, now: SystemTime) -> Result<SystemTime> {
 
 /// Flags that cannot work together with these scenarios, refused before any traffic.
 fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output) -> Result<()> {
-    if args.against.is_none() && args.format == DiffFormatArg::Junit && !out.quiet {
+    let verdict = args.against.is_some() || scenarios.iter().any(|s| s.compare_interleave);
+    if !verdict && args.format == DiffFormatArg::Junit && !out.quiet {
         eprintln!(
-            "note: --format junit applies to the --against diff; without --against it has no effect"
+            "note: --format junit applies to the verdict of --against or an A/B run (--ab); without either it has no effect"
         );
     }
     if args.against.is_some() && scenarios.len() > 1 {
