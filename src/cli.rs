@@ -200,6 +200,18 @@ pub struct RunArgs {
     /// diff's code: a one-command CI gate.
     #[arg(long, value_name = "BASELINE")]
     pub against: Option<PathBuf>,
+    /// When the verdict (of --against, or of an A/B run) is a regression or decides nothing,
+    /// run the steps concerned again after a pause and decide each concerned check on the rerun
+    /// and both measurements pooled: a regression stands only when both show it.
+    #[arg(long)]
+    pub confirm: bool,
+    /// With --confirm: the most requests the rerun may send (default: as many as the run sent);
+    /// the regressed steps go first, and steps that do not fit keep the first verdict.
+    #[arg(long, value_name = "N", requires = "confirm")]
+    pub confirm_budget: Option<u64>,
+    /// With --confirm: the pause before the rerun.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", requires = "confirm")]
+    pub confirm_after: std::time::Duration,
     /// Format of the `--against` diff. With markdown, json or junit, stdout holds only that
     /// document (the run table and findings go to stderr, or nowhere with --quiet). Without
     /// --against, json or markdown prints the run itself (summary rows, findings, run directory)

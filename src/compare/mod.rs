@@ -9,6 +9,7 @@
 pub mod budget;
 mod cache;
 mod cap;
+pub mod confirm;
 pub mod cost;
 mod headline;
 mod latency;

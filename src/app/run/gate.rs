@@ -1,23 +1,33 @@
-//! Judging a run: its exit code, the verdict against `--against` in the chosen format, and
-//! whether it may become the new baseline.
+//! Judging a run: its exit code, the verdict against `--against` (or, in an A/B run, of its
+//! second model against its first) in the chosen format, confirmed on a rerun when asked
+//! (`--confirm`, `confirm`), and whether it may become the new baseline.
 
 use super::baseline::save;
+use super::confirm::{self, Rerun};
 use super::options::RunOptions;
 use crate::app::run::recorder::CollectedRun;
 use crate::app::verdict;
 use crate::app::verdict::compare_options;
 use crate::app::verdict::Against;
-use crate::compare::{partial, Side};
+use crate::compare::{partial, Comparison, Pair, Side};
 use crate::error::{ExitCode, RunEnd};
 use crate::findings::ModelFindings;
 use crate::render::diff::DiffContext;
 use crate::scenario::Scenario;
 use anyhow::Result;
 
+/// What a run is judged against: a stored baseline (`--against`), or in an A/B run its first
+/// model (`Pair`: A, and B judged against it).
+#[derive(Clone, Copy)]
+pub(super) enum Reference<'a> {
+    Baseline(&'a Against),
+    Ab(&'a Pair),
+}
+
 /// The exit code: an interrupted or all-failed run is an error and never a baseline; otherwise
-/// the run is judged against the baseline (in memory), then saved as the new baseline if asked
-/// and allowed (`verdict::may_replace_baseline`).
-pub(super) fn gate(
+/// the run is judged (in memory), confirmed on a rerun when asked, then saved as the new
+/// baseline if asked and allowed (`verdict::may_replace_baseline`).
+pub(super) async fn gate(
     s: &Scenario,
     opts: &RunOptions,
     run: &CollectedRun,
@@ -25,7 +35,15 @@ pub(super) fn gate(
     baseline: Option<&Against>,
     interrupted: bool,
     sink: &verdict::Sink,
+    rerun: Rerun<'_>,
 ) -> Result<ExitCode> {
+    let ab = crate::compare::ab_pair(s.compare_baseline.as_deref(), &s.target.models)
+        .filter(|_| s.compare_interleave);
+    let reference = match (baseline, &ab) {
+        (Some(base), _) => Some(Reference::Baseline(base)),
+        (None, Some(pair)) => Some(Reference::Ab(pair)),
+        _ => None,
+    };
     if interrupted {
         let how = run.meta.stopped_by.as_ref().map_or_else(
             || "was interrupted".to_string(),
@@ -40,9 +58,11 @@ pub(super) fn gate(
         }
         // Judged on what was collected, by the rule `ladder diff` applies to the same data: a
         // regression in the steps that ran is exit 3, otherwise incomplete (exit 1).
-        let verdict = match baseline {
-            Some(base) => Some(judge(s, opts, run, findings, base, true, sink)?),
-            None if s.compare_interleave => Some(judge_ab(s, opts, run, findings, sink)?),
+        let verdict = match reference {
+            Some(r) => {
+                let (c, ctx) = judged(s, opts, run, findings, r, true);
+                Some(sink.emit(&c, &ctx)?)
+            }
             None => None,
         };
         return Ok(ExitCode::of_run(RunEnd::Stopped { verdict }));
@@ -56,9 +76,14 @@ pub(super) fn gate(
     }
     // Judge against the existing baseline first: with `--save-baseline --against` the old
     // baseline is the reference, and it is replaced only afterwards.
-    let verdict = match baseline {
-        Some(base) => Some(judge(s, opts, run, findings, base, false, sink)?),
-        None if s.compare_interleave => Some(judge_ab(s, opts, run, findings, sink)?),
+    let verdict = match reference {
+        Some(r) => {
+            let (mut c, ctx) = judged(s, opts, run, findings, r, false);
+            if let Some(budget) = opts.confirm.as_ref() {
+                c = confirm::confirm(s, opts, run, findings, r, c, budget, rerun).await?;
+            }
+            Some(sink.emit(&c, &ctx)?)
+        }
         None => None,
     };
     let replace = verdict::may_replace_baseline(verdict, opts.baselines.force);
@@ -71,31 +96,19 @@ pub(super) fn gate(
     Ok(ExitCode::of_run(RunEnd::Finished { verdict }))
 }
 
-/// The run against the baseline, emitted through `sink`; `interrupted` marks the new side as
-/// unfinished, as `ladder diff` does for a run whose meta.json says it did not complete.
-fn judge(
+/// The run judged against `reference`, with the context every format prints; `interrupted`
+/// marks the new side as unfinished, as `ladder diff` does for a run whose meta.json says it
+/// did not complete.
+fn judged(
     s: &Scenario,
     opts: &RunOptions,
     run: &CollectedRun,
     findings: &[ModelFindings],
-    base: &Against,
+    reference: Reference<'_>,
     interrupted: bool,
-    sink: &verdict::Sink,
-) -> Result<ExitCode> {
+) -> (Comparison, DiffContext) {
     let label = run.dir.path.display().to_string();
-    let mut new = Side::from_parts(
-        &label,
-        run.summaries.clone(),
-        run.tap.samples.clone(),
-        findings,
-        Some(run.workload_yaml.clone()),
-    );
-    // The workload is the scenario's, whether or not a step finished: a run interrupted before
-    // its first step summary is unfinished, not "measured with another workload".
-    new.fingerprint = s.fingerprint.clone();
-    let mut compare = compare_options(&opts.gates, s.gates.clone());
-    compare.search = verdict::capacity_slo(s.load.search.map(|x| x.slo), &s.slo);
-    compare.pricing = s.pricing.clone();
+    let side = run_side(s, run, findings);
     // An interrupted run is read as `ladder diff` reads it afterwards: where it stopped, which
     // steps it cut short against the scenario's plan, the advice for the planned count.
     let partial = interrupted.then(|| {
@@ -109,68 +122,79 @@ fn judge(
             &run.summaries,
         )
     });
-    let (comparison, warnings) = verdict::judge(
-        &base.side,
-        &new,
-        [base.partial.as_ref(), partial.as_ref()],
-        &s.gates,
-        &compare,
-    );
+    let (comparison, warnings) = judge_side(s, opts, reference, &side, partial.as_ref());
     let ctx = DiffContext {
         run_dir: Some(label),
         gates: Some(
             verdict::describe(&s.gates, &verdict::GatesSource::Scenario(s.path.clone()))
-                + verdict::cost_gate_words(&s.gates, compare.pricing.as_ref()),
+                + verdict::cost_gate_words(&s.gates, s.pricing.as_ref()),
         ),
         warnings,
         full: opts.gates.full,
         informs: None,
     };
-    Ok(sink.emit(&comparison, &ctx)?)
+    (comparison, ctx)
 }
 
-/// An A/B run (`compare: {baseline: A, interleave: true}`, `--ab A=B`): B's steps judged against
-/// A's, measured at the same moments, with the rules, formats and exit codes of a baseline
-/// diff; emitted through `sink`.
-fn judge_ab(
-    s: &Scenario,
-    opts: &RunOptions,
-    run: &CollectedRun,
-    findings: &[ModelFindings],
-    sink: &verdict::Sink,
-) -> Result<ExitCode> {
-    let Some(pair) = crate::compare::ab_pair(s.compare_baseline.as_deref(), &s.target.models)
-    else {
-        return Ok(ExitCode::Ok);
-    };
-    let label = run.dir.path.display().to_string();
-    let side = Side::from_parts(
-        &label,
+/// A finished run as a side of a comparison; its workload is the scenario's, whether or not a
+/// step finished (a run interrupted before its first step summary is unfinished, not
+/// "measured with another workload"), and a rerun of some of its steps is the same workload.
+pub(super) fn run_side(s: &Scenario, run: &CollectedRun, findings: &[ModelFindings]) -> Side {
+    let mut side = Side::from_parts(
+        &run.dir.path.display().to_string(),
         run.summaries.clone(),
         run.tap.samples.clone(),
         findings,
         Some(run.workload_yaml.clone()),
     );
+    side.fingerprint = s.fingerprint.clone();
+    side
+}
+
+/// `side` judged against `reference` with the scenario's gates: against a stored baseline as
+/// `ladder diff` would; in an A/B run, its B against its A (`compare::compare_in_run`), each
+/// model's throughput informing only. The warnings are the unfinished sides'.
+pub(super) fn judge_side(
+    s: &Scenario,
+    opts: &RunOptions,
+    reference: Reference<'_>,
+    side: &Side,
+    partial: Option<&partial::Partial>,
+) -> (Comparison, Vec<String>) {
     let mut compare = compare_options(&opts.gates, s.gates.clone());
-    compare.search = verdict::capacity_slo(None, &s.slo);
     compare.pricing = s.pricing.clone();
-    compare.interleaved = true;
-    let mut comparison = match crate::compare::compare_in_run(&side, &pair, &compare) {
-        Ok(c) => c,
-        // Both models ran every step together; a model without a step summary ran nothing.
-        Err(e) => anyhow::bail!("the A/B run has nothing to judge: {e}"),
-    };
-    comparison.base_label = format!("A: {} (interleaved with B in {label})", pair.old);
-    comparison.new_label = format!("B: {} (the same steps, request by request)", pair.new);
-    let ctx = DiffContext {
-        run_dir: Some(label),
-        gates: Some(
-            verdict::describe(&s.gates, &verdict::GatesSource::Scenario(s.path.clone()))
-                + verdict::cost_gate_words(&s.gates, compare.pricing.as_ref()),
-        ),
-        warnings: Vec::new(),
-        full: opts.gates.full,
-        informs: None,
-    };
-    Ok(sink.emit(&comparison, &ctx)?)
+    match reference {
+        Reference::Baseline(base) => {
+            compare.search = verdict::capacity_slo(s.load.search.map(|x| x.slo), &s.slo);
+            verdict::judge(
+                &base.side,
+                side,
+                [base.partial.as_ref(), partial],
+                &s.gates,
+                &compare,
+            )
+        }
+        Reference::Ab(pair) => {
+            compare.search = verdict::capacity_slo(None, &s.slo);
+            compare.interleaved = true;
+            let mut c = match crate::compare::compare_in_run(side, pair, &compare) {
+                Ok(c) => c,
+                // Both models run every step together; a run without B's steps (stopped in its
+                // first step) is judged as a side that measured nothing.
+                Err(e) => {
+                    let mut c = crate::compare::compare(side, side, &compare);
+                    c.checks.clear();
+                    c.incomplete.push(e);
+                    c
+                }
+            };
+            c.base_label = format!("A: {} (interleaved with B in {})", pair.old, side.label);
+            c.new_label = format!("B: {} (the same steps, request by request)", pair.new);
+            if let Some(p) = partial {
+                c.incomplete.push(p.unfinished());
+            }
+            let warnings = partial.iter().map(|p| p.warning()).collect();
+            (c, warnings)
+        }
+    }
 }

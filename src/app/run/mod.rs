@@ -3,6 +3,7 @@
 
 mod adhoc;
 mod baseline;
+mod confirm;
 mod extra_step;
 mod fdlimit;
 mod gate;
@@ -234,7 +235,21 @@ async fn run_one(
     )?;
     let sink = opts.output.verdict_sink(&opts.gates);
     show_run(s, opts, out, &run, &findings, interrupted)?;
-    gate(s, opts, &run, &findings, baseline, interrupted, &sink)
+    let rerun = confirm::Rerun {
+        interrupt,
+        quiet: out.quiet,
+    };
+    gate(
+        s,
+        opts,
+        &run,
+        &findings,
+        baseline,
+        interrupted,
+        &sink,
+        rerun,
+    )
+    .await
 }
 
 /// The run's findings, with what its refining and search steps add.

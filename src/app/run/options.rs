@@ -30,6 +30,8 @@ pub(super) struct RunOptions {
     pub against: Option<PathBuf>,
     /// `--pair A=B`: models judged against each other within the run.
     pub pairs: Vec<Pair>,
+    /// `--confirm`: rerun the steps of a regression or an undecided verdict.
+    pub confirm: Option<ConfirmOptions>,
     pub gates: GateSwitches,
     pub dry_run: bool,
     /// Stop early when a model's first requests all fail (off with `--no-fail-fast`).
@@ -40,6 +42,14 @@ pub(super) struct RunOptions {
     pub telemetry: TelemetryOptions,
     pub env: RunEnv,
     pub output: OutputPlan,
+}
+
+/// `--confirm`, `--confirm-budget N`, `--confirm-after DURATION`.
+pub(super) struct ConfirmOptions {
+    /// The most requests the rerun may send (`None`: as many as the run sent).
+    pub max_requests: Option<u64>,
+    /// The pause before the rerun.
+    pub after: Duration,
 }
 
 /// `--save-baseline`, `--force`, `--append`, `--baselines DIR`.
@@ -232,6 +242,10 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         },
         against: args.against.clone(),
         pairs: args.pairs.clone(),
+        confirm: args.confirm.then_some(ConfirmOptions {
+            max_requests: args.confirm_budget,
+            after: args.confirm_after,
+        }),
         gates: GateSwitches::from(&args.gates),
         dry_run: args.dry_run,
         fail_fast: !args.no_fail_fast,
@@ -309,6 +323,11 @@ fn refuse_flag_combinations(args: &RunArgs, scenarios: &[Scenario], out: &Output
     }
     if let Some(s) = scenarios.iter().find(|s| s.compare_interleave) {
         refuse_with_ab(args, s)?;
+    } else if args.confirm && args.against.is_none() {
+        return Err(UsageError(
+            "--confirm re-measures what a verdict found: give the baseline with --against, or run an A/B (--ab A=B)".into(),
+        )
+        .into());
     }
     Ok(())
 }
