@@ -3,7 +3,8 @@
 //! A regression stands only when the rerun, judged alone against the same reference, regresses
 //! on that check too *and* the pooled evidence (both measurements' requests together) does;
 //! otherwise the pooled evidence decides, and a regression that one of the two does not show
-//! is inconclusive. The rule's false-alarm and detection rates are measured in pretend time
+//! is inconclusive. Latencies pool; a throughput or an error rate is the rerun's own (a steady
+//! window does not span two runs). The rule's false-alarm and detection rates are measured in pretend time
 //! (`make calibrate`, docs/gate.md "Confirmation"). A rerun shares the day's drift: it cures
 //! noise, not a provider that is slower today (interleaved A/B runs cure that).
 //!
@@ -13,10 +14,13 @@
 use super::{Check, Comparison, Metric, Percentile, RequestSample, Side, Verdict};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+/// A model's step: the model (an A/B run's pair, `A→B`) and the step's ladder value.
+pub type ModelStep = (String, u32);
+
 /// The steps a first judgement leaves to confirm: per model, the ladder values where a gated
 /// check regressed or could not decide, regressions' steps first (a budget that cannot rerun
 /// them all reruns those).
-pub fn steps_to_confirm(first: &Comparison) -> Vec<(String, u32)> {
+pub fn steps_to_confirm(first: &Comparison) -> Vec<ModelStep> {
     let mut regressed = BTreeSet::new();
     let mut undecided = BTreeSet::new();
     for c in first.checks.iter().filter(|c| c.gated) {
@@ -43,7 +47,8 @@ pub fn worth_confirming(first: &Comparison) -> bool {
 /// `first` with the rerun's requests added to the steps it re-measured (matched by model and
 /// ladder value, renumbered to the first run's steps and placed after its last request in
 /// time): the pooled evidence. Summaries, knees and walls stay the first run's; the latency
-/// checks, which read the requests, see both measurements.
+/// checks, which read the requests, see both measurements. (A throughput's steady window does
+/// not span two runs, so `settle` takes rates and shares from the rerun alone.)
 pub fn pooled(first: &Side, rerun: &Side) -> Side {
     let mut out = first.clone();
     let step_of: BTreeMap<(&str, u32), u32> = first
@@ -94,7 +99,7 @@ pub fn settle(
     first: &Comparison,
     rerun: &Comparison,
     pooled: &Comparison,
-    rerun_steps: &[(String, u32)],
+    rerun_steps: &[ModelStep],
 ) -> Comparison {
     let index = |c: &Comparison| -> HashMap<Key, Check> {
         c.checks.iter().map(|x| (key(x), x.clone())).collect()
@@ -111,7 +116,9 @@ pub fn settle(
             continue;
         }
         let k = key(c);
-        let (Some(r), Some(p)) = (again.get(&k), both.get(&k)) else {
+        // Only the latencies read the pooled requests; a rate or a share is the rerun's own.
+        let pool = if c.metric.is_latency() { &both } else { &again };
+        let (Some(r), Some(p)) = (again.get(&k), pool.get(&k)) else {
             continue;
         };
         let was_regressed = c.verdict == Verdict::Regressed;
@@ -165,7 +172,7 @@ fn words(c: &Check) -> String {
     }
 }
 
-fn summary_note(confirmed: usize, not_confirmed: usize, steps: &[(String, u32)]) -> String {
+fn summary_note(confirmed: usize, not_confirmed: usize, steps: &[ModelStep]) -> String {
     let what = match (confirmed, not_confirmed) {
         (0, 0) => {
             "no regression to confirm; the undecided checks were decided on the pooled evidence"
@@ -193,6 +200,151 @@ fn plural(n: usize) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::LadderUnit;
+
+    fn check(model: &str, at: u32, verdict: Verdict, ratio: f64) -> Check {
+        Check {
+            model: model.into(),
+            step: Some(1),
+            concurrency: Some(at),
+            ladder_unit: LadderUnit::Streams,
+            metric: Metric::Ttft,
+            percentile: Some(Percentile::P90),
+            gated: true,
+            base: Some(100.0),
+            new: Some(100.0 * (1.0 + ratio)),
+            ratio: Some(ratio),
+            ci: None,
+            method: super::super::Method::Bootstrap,
+            verdict,
+            detail: "why".into(),
+        }
+    }
+
+    fn comparison(checks: Vec<Check>) -> Comparison {
+        Comparison {
+            base_label: "b".into(),
+            new_label: "n".into(),
+            base_fingerprint: "f".into(),
+            new_fingerprint: "f".into(),
+            strict: false,
+            refused: None,
+            checks,
+            unmatched: vec![],
+            notes: vec![],
+            incomplete: vec![],
+            ttft_causes: vec![],
+            headline: vec![],
+        }
+    }
+
+    #[test]
+    fn the_steps_to_confirm_put_regressions_first() {
+        let c = comparison(vec![
+            check("m", 5, INC, 0.2),
+            check("m", 10, Verdict::Regressed, 0.3),
+            check("m", 20, Verdict::NoChange, 0.0),
+            check("m", 10, INC, 0.2),
+        ]);
+        assert_eq!(
+            steps_to_confirm(&c),
+            [("m".to_string(), 10), ("m".to_string(), 5)]
+        );
+        assert!(worth_confirming(&c));
+        let fine = comparison(vec![check("m", 5, Verdict::NoChange, 0.0)]);
+        assert!(!worth_confirming(&fine));
+    }
+
+    #[test]
+    fn settle_keeps_a_regression_both_show_and_drops_one_the_rerun_does_not() {
+        let first = comparison(vec![
+            check("m", 5, Verdict::Regressed, 0.3),
+            check("m", 10, Verdict::Regressed, 0.2),
+            check("m", 20, Verdict::Regressed, 0.2),
+        ]);
+        let rerun = comparison(vec![
+            check("m", 5, Verdict::Regressed, 0.28),
+            check("m", 10, Verdict::NoChange, 0.01),
+            check("m", 20, Verdict::Regressed, 0.2),
+        ]);
+        let pooled = comparison(vec![
+            check("m", 5, Verdict::Regressed, 0.29),
+            check("m", 10, Verdict::NoChange, 0.05),
+            check("m", 20, Verdict::Regressed, 0.2),
+        ]);
+        // 20 streams was not re-measured (over the budget): its first verdict stands.
+        let steps = [("m".to_string(), 5), ("m".to_string(), 10)];
+        let out = settle(&first, &rerun, &pooled, &steps);
+        let v: Vec<&Verdict> = out.checks.iter().map(|c| &c.verdict).collect();
+        assert_eq!(
+            v,
+            [&Verdict::Regressed, &Verdict::NoChange, &Verdict::Regressed]
+        );
+        assert!(out.checks[0].detail.starts_with(
+            "confirmed on rerun (first regressed +30.0%, rerun regressed +28.0%, pooled regressed +29.0%)"
+        ));
+        assert!(out.checks[1].detail.starts_with("not confirmed on rerun"));
+        assert_eq!(out.checks[2].detail, "why");
+        assert_eq!(
+            out.checks[0].ratio,
+            Some(0.29),
+            "the pooled estimate is shown"
+        );
+        assert!(out
+            .notes
+            .last()
+            .unwrap()
+            .contains("2 steps re-measured; 1 regression confirmed on rerun, 1 not"));
+    }
+
+    #[test]
+    fn the_pooled_side_adds_the_reruns_requests_to_the_same_steps() {
+        use crate::stats::StepSummary;
+        let summary = |step, concurrency| StepSummary {
+            model: "m".into(),
+            step,
+            concurrency,
+            ..StepSummary::default()
+        };
+        let sample = |step, at: f64| RequestSample {
+            model: "m".into(),
+            step,
+            worker: 0,
+            started_at_ms: at,
+            ok: true,
+            ttft_ms: Some(100.0),
+            tpot_ms: None,
+            e2e_ms: Some(500.0),
+            ttfc_ms: None,
+            output_tokens: None,
+            input_tokens: None,
+            cached_tokens: None,
+            cache_write_tokens: None,
+            reasoning_tokens: None,
+            sent_to: None,
+            ..Default::default()
+        };
+        let first = Side {
+            summaries: vec![summary(1, 5), summary(2, 10)],
+            samples: Some(vec![sample(1, 0.0), sample(2, 1000.0)]),
+            ..Side::default()
+        };
+        // The rerun ran only the 10-stream step, as its step 1.
+        let rerun = Side {
+            summaries: vec![summary(1, 10)],
+            samples: Some(vec![sample(1, 0.0), sample(1, 50.0)]),
+            ..Side::default()
+        };
+        let p = pooled(&first, &rerun);
+        let steps: Vec<(u32, f64)> = p
+            .samples
+            .unwrap()
+            .iter()
+            .map(|s| (s.step, s.started_at_ms))
+            .collect();
+        assert_eq!(steps, [(1, 0.0), (2, 1000.0), (2, 1500.0), (2, 1550.0)]);
+        assert_eq!(p.summaries.len(), 2);
+    }
 
     const INC: Verdict = Verdict::Inconclusive {
         requests_per_step: None,

@@ -17,6 +17,7 @@ mod ci_contract;
 #[cfg(unix)]
 mod closed_stdout;
 mod codex_config;
+mod confirm;
 mod cost;
 mod crash;
 mod diff_gate;

@@ -4,13 +4,14 @@
 //! measurements pooled (`compare::confirm`, where the rule lives). Runs on a fresh connection
 //! to the target (a fresh embedded simulator for `target.sim`).
 
-use super::gate::{judge_side, run_side, Reference};
+use super::gate::{judge_side, run_side, Judging, Reference};
 use super::options::{ConfirmOptions, RunOptions};
 use super::persist::{persist, run_meta};
 use super::progress::{self, LiveProgress};
 use super::recorder::{CollectedRun, Kept, Recorder};
-use crate::compare::{confirm as rule, Comparison};
-use crate::findings::{self, ModelFindings};
+use crate::compare::confirm::{self as rule, ModelStep};
+use crate::compare::Comparison;
+use crate::findings;
 use crate::runner::{self, Interrupt};
 use crate::scenario::{Budget, Scenario};
 use anyhow::{Context, Result};
@@ -27,17 +28,19 @@ pub(super) struct Rerun<'a> {
 /// The first judgement `first`, confirmed: unchanged when it neither regressed nor left
 /// everything undecided, or when the budget allows no step; otherwise the concerned steps are
 /// run again and the checks there decided by `compare::confirm::settle`.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn confirm(
-    s: &Scenario,
-    opts: &RunOptions,
-    run: &CollectedRun,
-    findings: &[ModelFindings],
+    judging: Judging<'_>,
     reference: Reference<'_>,
     first: Comparison,
     how: &ConfirmOptions,
     rerun: Rerun<'_>,
 ) -> Result<Comparison> {
+    let Judging {
+        s,
+        opts,
+        run,
+        findings,
+    } = judging;
     if !rule::worth_confirming(&first) {
         return Ok(first);
     }
@@ -90,9 +93,9 @@ pub(super) async fn confirm(
 fn within_budget(
     s: &Scenario,
     run: &CollectedRun,
-    wanted: &[(String, u32)],
+    wanted: &[ModelStep],
     budget: u64,
-) -> (Vec<(String, u32)>, Vec<(String, u32)>) {
+) -> (Vec<ModelStep>, Vec<ModelStep>) {
     let sides = if s.compare_interleave { 2 } else { 1 };
     let cost = |(model, value): &(String, u32)| -> u64 {
         match s.load.budget {

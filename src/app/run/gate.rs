@@ -16,6 +16,15 @@ use crate::render::diff::DiffContext;
 use crate::scenario::Scenario;
 use anyhow::Result;
 
+/// The run being judged, and how.
+#[derive(Clone, Copy)]
+pub(super) struct Judging<'a> {
+    pub s: &'a Scenario,
+    pub opts: &'a RunOptions,
+    pub run: &'a CollectedRun,
+    pub findings: &'a [ModelFindings],
+}
+
 /// What a run is judged against: a stored baseline (`--against`), or in an A/B run its first
 /// model (`Pair`: A, and B judged against it).
 #[derive(Clone, Copy)]
@@ -28,15 +37,18 @@ pub(super) enum Reference<'a> {
 /// the run is judged (in memory), confirmed on a rerun when asked, then saved as the new
 /// baseline if asked and allowed (`verdict::may_replace_baseline`).
 pub(super) async fn gate(
-    s: &Scenario,
-    opts: &RunOptions,
-    run: &CollectedRun,
-    findings: &[ModelFindings],
+    judging: Judging<'_>,
     baseline: Option<&Against>,
     interrupted: bool,
     sink: &verdict::Sink,
     rerun: Rerun<'_>,
 ) -> Result<ExitCode> {
+    let Judging {
+        s,
+        opts,
+        run,
+        findings,
+    } = judging;
     let ab = crate::compare::ab_pair(s.compare_baseline.as_deref(), &s.target.models)
         .filter(|_| s.compare_interleave);
     let reference = match (baseline, &ab) {
@@ -79,8 +91,8 @@ pub(super) async fn gate(
     let verdict = match reference {
         Some(r) => {
             let (mut c, ctx) = judged(s, opts, run, findings, r, false);
-            if let Some(budget) = opts.confirm.as_ref() {
-                c = confirm::confirm(s, opts, run, findings, r, c, budget, rerun).await?;
+            if let Some(how) = opts.confirm.as_ref() {
+                c = confirm::confirm(judging, r, c, how, rerun).await?;
             }
             Some(sink.emit(&c, &ctx)?)
         }

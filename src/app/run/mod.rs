@@ -239,17 +239,13 @@ async fn run_one(
         interrupt,
         quiet: out.quiet,
     };
-    gate(
+    let judging = gate::Judging {
         s,
         opts,
-        &run,
-        &findings,
-        baseline,
-        interrupted,
-        &sink,
-        rerun,
-    )
-    .await
+        run: &run,
+        findings: &findings,
+    };
+    gate(judging, baseline, interrupted, &sink, rerun).await
 }
 
 /// The run's findings, with what its refining and search steps add.
