@@ -167,6 +167,7 @@ pub fn view_of(
     });
     let baseline = baseline.map(|(b, _, _)| b);
     let pairs = run_pairs(&result, recorded.as_ref());
+    let ab = recorded.as_ref().is_some_and(|r| r.compare_interleave);
     // A damaged server_metrics.csv costs the page its server series, not the page.
     let server_metrics = match result
         .dir
@@ -191,6 +192,7 @@ pub fn view_of(
         server_metrics,
         timeline,
         pairs,
+        ab,
         meta: result.meta.clone(),
         scenario_yaml: recorded.map(|r| r.yaml),
         result,
@@ -238,7 +240,14 @@ fn run_pairs(
         return Vec::new();
     }
     let side = crate::app::side::of_result(result);
-    let mut opts = CompareOptions::for_cli(Default::default(), false, false);
+    // An A/B run's pair is its verdict: judged as the run judged it, with its recorded gates.
+    let ab = recorded.is_some_and(|r| r.compare_interleave);
+    let gates = recorded
+        .filter(|_| ab)
+        .and_then(|r| r.gates.clone().ok())
+        .unwrap_or_default();
+    let mut opts = CompareOptions::for_cli(gates, false, false);
+    opts.interleaved = ab;
     // Each model's tokens at its own price: which model costs more per answer.
     opts.pricing = recorded.and_then(|r| r.pricing.clone());
     pairs

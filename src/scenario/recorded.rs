@@ -22,6 +22,8 @@ pub struct Recorded {
     pub limits: Limits,
     /// `compare: {baseline: A}`.
     pub compare_baseline: Option<String>,
+    /// `compare: {interleave: true}`: an A/B run, whose pair is its verdict.
+    pub compare_interleave: bool,
     /// `pricing:`, when the run was priced (and it can be read).
     pub pricing: Option<crate::model::Pricing>,
     /// What kind of target the run measured (`target.sim` or `target.base_url`), when it says.
@@ -68,6 +70,7 @@ impl Recorded {
             target: target_kind(doc.as_ref()),
             compare_baseline: at("compare", "baseline")
                 .and_then(|b| b.as_str().map(str::to_string)),
+            compare_interleave: at("compare", "interleave").and_then(|v| v.as_bool()) == Some(true),
             yaml,
         }
     }

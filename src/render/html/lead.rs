@@ -31,8 +31,8 @@ pub fn lead(s: &mut String, views: &[RunView]) {
             );
         }
         for (pi, (p, c)) in v.pairs.iter().enumerate() {
-            let heading = format!("{} against {} (same run)", p.new, p.old);
-            verdict(s, c, (&heading, Some(p)), &verdict_id(i, Some(pi)));
+            let (heading, informs) = super::pair_heading(p, v.ab);
+            verdict(s, c, (&heading, informs), &verdict_id(i, Some(pi)));
         }
         findings(s, v);
         s.push_str("</div>");

@@ -108,11 +108,13 @@ fn run_section(s: &mut String, v: &RunView, index: usize) {
         );
     }
     for (pi, (p, c)) in v.pairs.iter().enumerate() {
+        let (heading, informs) = pair_heading(p, v.ab);
+        let gates = v.ab.then_some(v.gates.as_deref()).flatten();
         verdict_section(
             s,
             c,
-            (&format!("{} against {} (same run)", p.new, p.old), Some(p)),
-            None,
+            (&heading, informs),
+            gates,
             &verdict_id(index, Some(pi)),
         );
     }
@@ -179,6 +181,22 @@ fn verdict_id(run: usize, pair: Option<usize>) -> String {
     match pair {
         None => format!("run-{run}-verdict"),
         Some(p) => format!("run-{run}-pair-{p}"),
+    }
+}
+
+/// A pair's heading, and the pair when it informs: an A/B run's pair is its verdict, headed by
+/// its outcome; another in-run pair says it informs (`pair_heading`).
+fn pair_heading(p: &crate::compare::Pair, ab: bool) -> (String, Option<&crate::compare::Pair>) {
+    if ab {
+        (
+            format!(
+                "A/B: {} against {} (interleaved, the run's verdict)",
+                p.new, p.old
+            ),
+            None,
+        )
+    } else {
+        (format!("{} against {} (same run)", p.new, p.old), Some(p))
     }
 }
 

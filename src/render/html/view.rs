@@ -29,6 +29,9 @@ pub struct RunView {
     /// The run's own model comparisons (`run --pair A=B`, or the scenario's `compare:
     /// {baseline: A}`), judged as `run` judged them, with the default gates.
     pub pairs: Vec<(crate::compare::Pair, Comparison)>,
+    /// An A/B run (`compare: {interleave: true}`): its one pair is the run's verdict, judged
+    /// with its recorded gates, headed by its outcome.
+    pub ab: bool,
     /// Which gates the comparison applied and where they came from (`verdict::describe`).
     pub gates: Option<String>,
     /// Plain warnings for the top of the run's section (interrupted, incomplete).
