@@ -358,6 +358,8 @@ use request::{retry_delay, short};
 #[cfg(test)]
 mod calibrate;
 #[cfg(test)]
+mod calibrate_ab;
+#[cfg(test)]
 mod fake;
 #[cfg(test)]
 mod tests;
