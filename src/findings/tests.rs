@@ -527,11 +527,13 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
         ..StepSummary::default()
     };
     let notes = self_check_notes(&[&busy]);
-    assert_eq!(notes.len(), 3, "{notes:?}");
-    assert!(notes[0].contains("client CPU 97%"));
-    assert!(notes[1].contains("20.0 requests were in flight"));
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    // 20 of 50 streams in flight is beyond the note: the step is invalid for the gate, first.
+    assert!(notes[0].starts_with("At 50 streams: invalid for the gate: the client did not keep up (only 20.0 of 50"));
+    assert!(notes[1].contains("client CPU 97%"));
+    assert!(notes[2].contains("20.0 requests were in flight"));
     assert_eq!(
-        notes[2],
+        notes[3],
         "At 50 streams: the client's event loop ran 12.0 ms late (P99): timings at this step include client delay."
     );
     // Several late steps are one note, not one per step.
