@@ -134,6 +134,7 @@ fn fixture() -> Comparison {
         ],
         notes: vec!["a note with a | pipe".into()],
         incomplete: vec![],
+        invalid: vec![],
         ttft_causes: Vec::new(),
         headline: Vec::new(),
     }
