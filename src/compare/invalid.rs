@@ -91,7 +91,12 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
         if why.is_empty() {
             continue;
         }
-        k.detail = format!("{SET_ASIDE}{}; as measured: {}", why.join("; "), k.detail);
+        k.detail = format!(
+            "{SET_ASIDE}{}; as measured ({}): {}",
+            why.join("; "),
+            k.verdict.label(),
+            k.detail
+        );
         k.verdict = Verdict::Inconclusive {
             requests_per_step: None,
         };
@@ -208,7 +213,7 @@ mod tests {
         assert!(checks[0].is_set_aside() && !checks[3].is_set_aside());
         assert!(
             checks[0].detail.starts_with("set aside, invalid for the gate: the client did not keep up at 8 streams in the new run: only 4.0 of 8")
-                && checks[0].detail.ends_with("; as measured: regressed: +100%"),
+                && checks[0].detail.ends_with("; as measured (regressed): regressed: +100%"),
             "{}",
             checks[0].detail
         );

@@ -529,7 +529,9 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
     let notes = self_check_notes(&[&busy]);
     assert_eq!(notes.len(), 4, "{notes:?}");
     // 20 of 50 streams in flight is beyond the note: the step is invalid for the gate, first.
-    assert!(notes[0].starts_with("At 50 streams: invalid for the gate: the client did not keep up (only 20.0 of 50"));
+    assert!(notes[0].starts_with(
+        "At 50 streams: invalid for the gate: the client did not keep up (only 20.0 of 50"
+    ));
     assert!(notes[1].contains("client CPU 97%"));
     assert!(notes[2].contains("20.0 requests were in flight"));
     assert_eq!(
