@@ -32,38 +32,66 @@ pub struct InvalidStep {
 /// How the detail of a check set aside opens; [`Check::is_set_aside`] reads it back.
 const SET_ASIDE: &str = "set aside, invalid for the gate: ";
 
+/// Where the detail of a check set aside says what it measured: after this and the verdict it
+/// had (`… ; as measured (regressed): TPM -50.0% …`).
+const AS_MEASURED: &str = "; as measured (";
+
 impl Check {
     /// Whether the check was set aside because it rests on a step whose client did not keep
     /// up (its inconclusive verdict says nothing of how many requests would decide it).
     pub fn is_set_aside(&self) -> bool {
         matches!(self.verdict, Verdict::Inconclusive { .. }) && self.detail.starts_with(SET_ASIDE)
     }
+
+    /// The verdict's label and the detail as the check measured them: for a check set aside,
+    /// those it had before (`("regressed", "TPM -50.0% …")`); otherwise its own.
+    pub fn as_measured(&self) -> (&str, &str) {
+        let measured = self
+            .is_set_aside()
+            .then(|| self.detail.split_once(AS_MEASURED)?.1.split_once("): "))
+            .flatten();
+        measured.unwrap_or((self.verdict.label(), self.detail.as_str()))
+    }
+}
+
+impl InvalidStep {
+    /// "the client did not keep up at 8 streams in the new run".
+    pub fn short(&self) -> String {
+        let side = if self.side == "baseline" {
+            "in the baseline"
+        } else {
+            "in the new run"
+        };
+        format!(
+            "the client did not keep up {} {side}",
+            self.ladder_unit.at(self.concurrency)
+        )
+    }
 }
 
 /// The invalid steps of both sides, the baseline's first, each side in its summaries' order.
 pub(crate) fn invalid_steps(base: &Side, new: &Side) -> Vec<InvalidStep> {
     let mut out = Vec::new();
-    for (side, key, words) in [
-        (base, "baseline", "in the baseline"),
-        (new, "new", "in the new run"),
-    ] {
+    for (side, key) in [(base, "baseline"), (new, "new")] {
         for s in &side.summaries {
             let Some(fault) = client_fault(s) else {
                 continue;
             };
-            out.push(InvalidStep {
+            let mut step = InvalidStep {
                 model: s.model.clone(),
                 concurrency: s.concurrency,
                 ladder_unit: s.ladder_unit,
                 side: key,
-                sentence: format!(
-                    "the client did not keep up {} {words}: {}; {}",
-                    s.ladder_unit.at(s.concurrency),
-                    fault.causes(),
-                    fix(s.ladder_unit)
-                ),
-                shortfalls: fault.shortfalls,
-            });
+                sentence: String::new(),
+                shortfalls: fault.shortfalls.clone(),
+            };
+            step.sentence = format!(
+                "{}: {}; {}",
+                step.short(),
+                fault.causes(),
+                fix(s.ladder_unit)
+            );
+            out.push(step);
         }
     }
     out
@@ -78,7 +106,7 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
             continue;
         }
         let reach = k.concurrency.or_else(|| rests_up_to(k, base, new));
-        let why: Vec<&str> = invalid
+        let why: Vec<String> = invalid
             .iter()
             .filter(|i| i.model == k.model)
             .filter(|i| match (k.concurrency, reach) {
@@ -86,14 +114,14 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
                 (None, Some(top)) => i.concurrency <= top,
                 (None, None) => true,
             })
-            .map(|i| i.sentence.as_str())
+            .map(InvalidStep::short)
             .collect();
         if why.is_empty() {
             continue;
         }
         k.detail = format!(
-            "{SET_ASIDE}{}; as measured ({}): {}",
-            why.join("; "),
+            "{SET_ASIDE}{}{AS_MEASURED}{}): {}",
+            why.join(" and "),
             k.verdict.label(),
             k.detail
         );
@@ -211,12 +239,12 @@ mod tests {
         };
         assert_eq!(checks[0].verdict, undecided);
         assert!(checks[0].is_set_aside() && !checks[3].is_set_aside());
-        assert!(
-            checks[0].detail.starts_with("set aside, invalid for the gate: the client did not keep up at 8 streams in the new run: only 4.0 of 8")
-                && checks[0].detail.ends_with("; as measured (regressed): regressed: +100%"),
-            "{}",
-            checks[0].detail
+        assert_eq!(
+            checks[0].detail,
+            "set aside, invalid for the gate: the client did not keep up at 8 streams in the new run; as measured (regressed): regressed: +100%"
         );
+        assert_eq!(checks[0].as_measured(), ("regressed", "regressed: +100%"));
+        assert_eq!(checks[3].as_measured(), ("regressed", "regressed: +100%"));
         // A pass at an invalid step is no evidence either.
         assert_eq!(checks[1].verdict, undecided);
         // Not judged, or not gated: left as they were; another step keeps its regression.
