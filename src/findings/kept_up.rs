@@ -117,6 +117,14 @@ pub fn client_fault(s: &StepSummary) -> Option<ClientFault> {
     (!shortfalls.is_empty()).then_some(ClientFault { shortfalls })
 }
 
+/// The findings lines of a model's invalid steps, in ladder order: they come first among its
+/// notes, before any note that reads the same step's figures as the server's.
+pub(super) fn invalid_notes(rows: &[&StepSummary]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|s| client_fault(s).map(|f| invalid_note(s, &f)))
+        .collect()
+}
+
 /// The run's findings line for an invalid step: "At 8 streams: invalid for the gate: the client
 /// did not keep up (only 4.0 of 8 streams in flight (…)); a diff sets its checks aside as
 /// inconclusive; fix: fewer streams per process or `--shard`."

@@ -403,6 +403,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .zip(&extra)
         .map(|(s, e)| s.err_429.max(e.first_attempt_429))
         .collect();
+    notes.extend(kept_up::invalid_notes(&rows));
     notes.extend(wall::quota_note(&extra));
     notes.extend(rate::rate_notes(&rows, &extra));
     notes.extend(self_check_notes(&rows));

@@ -1,9 +1,9 @@
 //! The client's self-check notes: plain warnings when a step's figures may reflect the client
 //! rather than the server (a busy client CPU, an event loop that ran late, streams that sat idle
-//! between requests), and the line for a step whose client did not keep up at all, which is
-//! invalid for the gate (`kept_up`). The thresholds are shared with the rate notes (`rate`).
+//! between requests). A step whose client did not keep up at all is invalid for the gate, which
+//! `kept_up` says. The thresholds are shared with the rate notes (`rate`).
 
-use super::kept_up::{client_fault, invalid_note, thin_load};
+use super::kept_up::thin_load;
 use crate::model::LadderUnit;
 use crate::stats::StepSummary;
 
@@ -13,13 +13,9 @@ pub const CLIENT_CPU_SUSPECT_PCT: f64 = 90.0;
 /// far below the tolerance that makes a step invalid (`kept_up::LATE_TOLERANCE_MS`).
 pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
 
-/// Plain warnings when a step's figures may reflect the client rather than the server, each
-/// invalid step's line first.
+/// Plain warnings when a step's figures may reflect the client rather than the server.
 pub(super) fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
-    let mut notes: Vec<String> = rows
-        .iter()
-        .filter_map(|s| client_fault(s).map(|f| invalid_note(s, &f)))
-        .collect();
+    let mut notes = Vec::new();
     let mut late: Vec<(u32, f64)> = Vec::new();
     for s in rows {
         let step = format!("At {}", s.ladder_unit.describe(s.concurrency));

@@ -527,15 +527,11 @@ fn self_check_flags_a_busy_client_and_light_load_only() {
         ..StepSummary::default()
     };
     let notes = self_check_notes(&[&busy]);
-    assert_eq!(notes.len(), 4, "{notes:?}");
-    // 20 of 50 streams in flight is beyond the note: the step is invalid for the gate, first.
-    assert!(notes[0].starts_with(
-        "At 50 streams: invalid for the gate: the client did not keep up (only 20.0 of 50"
-    ));
-    assert!(notes[1].contains("client CPU 97%"));
-    assert!(notes[2].contains("20.0 requests were in flight"));
+    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert!(notes[0].contains("client CPU 97%"));
+    assert!(notes[1].contains("20.0 requests were in flight"));
     assert_eq!(
-        notes[3],
+        notes[2],
         "At 50 streams: the client's event loop ran 12.0 ms late (P99): timings at this step include client delay."
     );
     // Several late steps are one note, not one per step.
@@ -1038,6 +1034,30 @@ fn a_knee_whose_cache_hit_share_fell_is_called_cache_misses() {
         "90% → 96% uncached"
     );
     assert!(!crate::findings::cache_share_fell(None, Some(0.0)));
+}
+
+/// A step whose client did not keep up is said first among the model's notes, before the
+/// notes that read its figures as the server's (a rate step's saturation).
+#[test]
+fn an_invalid_step_leads_the_findings_notes() {
+    let starved = StepSummary {
+        concurrency_steady: Some(12.0),
+        ..row(2, 30, (100.0, 120.0), 10.0)
+    };
+    let steps = [row(1, 10, (100.0, 120.0), 10.0), starved];
+    let notes = analyze("m", &steps, None).notes;
+    assert!(
+        notes[0].starts_with("At 30 streams: invalid for the gate: the client did not keep up (only 12.0 of 30 streams in flight"),
+        "{notes:?}"
+    );
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|n| n.contains("invalid for the gate"))
+            .count(),
+        1,
+        "{notes:?}"
+    );
 }
 
 /// The Little's-law note reads the steady window: a step whose tail drained (its whole-step
