@@ -106,7 +106,7 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
             continue;
         }
         let reach = k.concurrency.or_else(|| rests_up_to(k, base, new));
-        let why: Vec<String> = invalid
+        let under: Vec<&InvalidStep> = invalid
             .iter()
             .filter(|i| i.model == k.model)
             .filter(|i| match (k.concurrency, reach) {
@@ -114,14 +114,13 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
                 (None, Some(top)) => i.concurrency <= top,
                 (None, None) => true,
             })
-            .map(InvalidStep::short)
             .collect();
-        if why.is_empty() {
+        if under.is_empty() {
             continue;
         }
         k.detail = format!(
-            "{SET_ASIDE}{}{AS_MEASURED}{}): {}",
-            why.join(" and "),
+            "{SET_ASIDE}the client did not keep up {}{AS_MEASURED}{}): {}",
+            steps_words(&under),
             k.verdict.label(),
             k.detail
         );
@@ -129,6 +128,21 @@ pub(crate) fn set_aside(checks: &mut [Check], invalid: &[InvalidStep], base: &Si
             requests_per_step: None,
         };
     }
+}
+
+/// "at 5 and 40 req/s in the new run and at 40 req/s in the baseline".
+fn steps_words(steps: &[&InvalidStep]) -> String {
+    let mut parts = Vec::new();
+    for (key, side) in [("new", "in the new run"), ("baseline", "in the baseline")] {
+        let mine: Vec<&&InvalidStep> = steps.iter().filter(|i| i.side == key).collect();
+        let Some(first) = mine.first() else { continue };
+        let values: Vec<u32> = mine.iter().map(|i| i.concurrency).collect();
+        parts.push(format!(
+            "at {} {side}",
+            first.ladder_unit.describe_all(&values)
+        ));
+    }
+    parts.join(" and ")
 }
 
 /// The highest step a run-level check rests on: a knee or wall (or the cap, estimated at the
@@ -282,6 +296,15 @@ mod tests {
                 "{b:?} {n:?}"
             );
         }
+        // Steps of both sides, named once per side.
+        let both = invalid_steps(&new, &new);
+        let mut knee = vec![check(None, Metric::Knee, Verdict::Regressed)];
+        set_aside(&mut knee, &both, &base, &new);
+        assert!(
+            knee[0].detail.starts_with("set aside, invalid for the gate: the client did not keep up at 8 streams in the new run and at 8 streams in the baseline; as measured (regressed)"),
+            "{}",
+            knee[0].detail
+        );
         // The cap rests on the knee steps where it was estimated.
         let (mut bs, mut ns) = (base.clone(), new.clone());
         let at = |at| crate::compare::CapBasis {
