@@ -138,3 +138,26 @@ fn a_starved_step_is_invalid_in_every_format_and_the_gate_says_inconclusive() {
         .stdout("invalid: sim-model · the client did not keep up at 8 streams in the baseline: ")
         .run();
 }
+
+/// Rate mode: a client held to 1 request in flight sends 20 req/s of 100-ms requests seconds
+/// late; the step is invalid by its send lag, and the run's own verdict exits 4.
+#[test]
+fn a_rate_step_whose_sends_fell_behind_is_invalid() {
+    let s = Session::new();
+    let yaml = scenario()
+        .replace("name: kept", "name: late")
+        .replace("  ladder: [2, 8]\n", "  mode: rate\n  ladder: [20]\n")
+        .replace("requests_per_step: 60", "requests_per_step: 40");
+    s.scenario("late", &yaml);
+    s.args(["run", "--quiet", "--save-baseline", "scenarios/late.yaml"])
+        .run();
+    s.args(["run", "scenarios/late.yaml", "--no-step-summary"])
+        .args(["--against", "baselines/late.csv"])
+        .env("LADDER_TEST_MAX_IN_FLIGHT", "1")
+        .code(4)
+        .stdout("At 20 req/s: invalid for the gate: the client did not keep up (requests went out ")
+        .stdout("invalid: sim-model · the client did not keep up at 20 req/s in the new run: requests went out ")
+        .stdout("fix: a lower rate per process or `--shard`")
+        .stdout_lacks("throughput saturation")
+        .run();
+}

@@ -219,7 +219,8 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
     }
     let max_in_flight = max_in_flight(&|n| std::env::var(n).ok())?;
     if let (Some(n), false) = (max_in_flight, out.quiet) {
-        eprintln!("note: {MAX_IN_FLIGHT_VAR}={n}: at most {n} requests in flight in this process (a test hook that starves the client)");
+        let requests = if n == 1 { "request" } else { "requests" };
+        eprintln!("note: {MAX_IN_FLIGHT_VAR}={n}: at most {n} {requests} in flight in this process (a test hook that starves the client)");
     }
     let schedules = scenarios
         .iter()
