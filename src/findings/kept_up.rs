@@ -85,7 +85,10 @@ pub fn fix(unit: LadderUnit) -> &'static str {
 /// The steady window's requests in flight when a closed-loop step held fewer than 80% of its
 /// streams there (Little's law), else `None`. Fast failures (a wrong key) are not a client
 /// bottleneck, and a step of fewer than two requests per stream has no steady window worth
-/// reading; nor has a step without one (too short, or a production log's level).
+/// reading; nor has a step without one (too short, or a production log's level). Nor has a
+/// step whose requests spent more than the missing 20% of their time waiting to retry (a 429's
+/// Retry-After, a backoff: `retry_wait_share`): the measure counts attempts in flight, and those
+/// streams waited at the server's request, which the rate-limit wall reports.
 pub fn thin_load(s: &StepSummary) -> Option<f64> {
     // Only closed-loop steps promise a number of streams in flight.
     if s.ladder_unit != LadderUnit::Streams {
@@ -93,7 +96,9 @@ pub fn thin_load(s: &StepSummary) -> Option<f64> {
     }
     let steady = s.concurrency_steady?;
     let worth = s.attempted >= 2 * u64::from(s.concurrency) && s.succeeded * 2 >= s.attempted;
-    (worth && steady < ACHIEVED_CONCURRENCY_MIN_SHARE * f64::from(s.concurrency)).then_some(steady)
+    let retried = s.retry_wait_share.unwrap_or(0.0) > 1.0 - ACHIEVED_CONCURRENCY_MIN_SHARE;
+    let thin = steady < ACHIEVED_CONCURRENCY_MIN_SHARE * f64::from(s.concurrency);
+    (worth && !retried && thin).then_some(steady)
 }
 
 /// The one rule: a step is invalid for the gate when its client fell behind its own plan beyond
@@ -214,6 +219,10 @@ mod tests {
         assert_eq!(thin(|s| s.attempted = 19), None);
         // No steady window at all (a production log's level, a short step).
         assert_eq!(thin(|s| s.concurrency_steady = None), None);
+        // Streams that waited out 429s (faults.rs's RPM wall: 1.5 of 16 in flight, 96% of the
+        // requests' time spent waiting to retry) waited at the server's request.
+        assert_eq!(thin(|s| s.retry_wait_share = Some(0.96)), None);
+        assert!(thin(|s| s.retry_wait_share = Some(0.1)).is_some());
         // Only streams promise requests in flight: agents think between turns, a rate step
         // holds what arrives.
         assert_eq!(thin(|s| s.ladder_unit = LadderUnit::Agents), None);
