@@ -19,6 +19,12 @@ use serde::Serialize;
 /// ([`thin_load`]).
 pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
 
+/// A steady window shorter than this says nothing of a client keeping its streams in flight: a
+/// step of a few milliseconds against a server that answers in less than one (the end-to-end
+/// suite's TLS and keep-alive tests) spends more time opening connections than in requests.
+/// The same half second the event loop's probe needs for its P99.
+pub const MIN_STEADY_S: f64 = 0.5;
+
 /// Lateness (P99) beyond which the client fell behind its plan: a rate step's sends after their
 /// scheduled time, or the event loop's 50 ms timer. Ordinary runs of the end-to-end suite on a
 /// shared 2-core machine, four tests at a time with the simulator in the same process, stay
@@ -84,8 +90,9 @@ pub fn fix(unit: LadderUnit) -> &'static str {
 
 /// The steady window's requests in flight when a closed-loop step held fewer than 80% of its
 /// streams there (Little's law), else `None`. Fast failures (a wrong key) are not a client
-/// bottleneck, and a step of fewer than two requests per stream has no steady window worth
-/// reading; nor has a step without one (too short, or a production log's level). Nor has a
+/// bottleneck, and a step of fewer than two requests per stream, or whose steady window lasted
+/// under [`MIN_STEADY_S`], has no steady window worth reading; nor has a step without one (too
+/// short, or a production log's level). Nor has a
 /// step whose requests spent more than the missing 20% of their time waiting to retry (a 429's
 /// Retry-After, a backoff: `retry_wait_share`): the measure counts attempts in flight, and those
 /// streams waited at the server's request, which the rate-limit wall reports.
@@ -95,7 +102,9 @@ pub fn thin_load(s: &StepSummary) -> Option<f64> {
         return None;
     }
     let steady = s.concurrency_steady?;
-    let worth = s.attempted >= 2 * u64::from(s.concurrency) && s.succeeded * 2 >= s.attempted;
+    let worth = s.attempted >= 2 * u64::from(s.concurrency)
+        && s.succeeded * 2 >= s.attempted
+        && s.steady_s.map_or(true, |t| t >= MIN_STEADY_S);
     let retried = s.retry_wait_share.unwrap_or(0.0) > 1.0 - ACHIEVED_CONCURRENCY_MIN_SHARE;
     let thin = steady < ACHIEVED_CONCURRENCY_MIN_SHARE * f64::from(s.concurrency);
     (worth && !retried && thin).then_some(steady)
@@ -217,8 +226,11 @@ mod tests {
         assert_eq!(thin(|s| s.succeeded = 40), None);
         // Fewer than two requests per stream: no steady window worth reading.
         assert_eq!(thin(|s| s.attempted = 19), None);
-        // No steady window at all (a production log's level, a short step).
+        // No steady window at all (a production log's level, a short step), or one of a few
+        // milliseconds (three requests to a server that answers in 0.3 ms).
         assert_eq!(thin(|s| s.concurrency_steady = None), None);
+        assert_eq!(thin(|s| s.steady_s = Some(0.006)), None);
+        assert!(thin(|s| s.steady_s = Some(MIN_STEADY_S)).is_some());
         // Streams that waited out 429s (faults.rs's RPM wall: 1.5 of 16 in flight, 96% of the
         // requests' time spent waiting to retry) waited at the server's request.
         assert_eq!(thin(|s| s.retry_wait_share = Some(0.96)), None);
