@@ -46,9 +46,10 @@ pub fn worth_confirming(first: &Comparison) -> bool {
 
 /// `first` with the rerun's requests added to the steps it re-measured (matched by model and
 /// ladder value, renumbered to the first run's steps and placed after its last request in
-/// time): the pooled evidence. Summaries, knees and walls stay the first run's; the latency
-/// checks, which read the requests, see both measurements. (A throughput's steady window does
-/// not span two runs, so `settle` takes rates and shares from the rerun alone.)
+/// time): the pooled evidence. A re-measured step's summary is the rerun's; knees and walls
+/// stay the first run's; the latency checks, which read the requests, see both measurements.
+/// (A throughput's steady window does not span two runs, so `settle` takes rates and shares
+/// from the rerun alone.)
 pub fn pooled(first: &Side, rerun: &Side) -> Side {
     let mut out = first.clone();
     let step_of: BTreeMap<(&str, u32), u32> = first
@@ -61,6 +62,20 @@ pub fn pooled(first: &Side, rerun: &Side) -> Side {
         .iter()
         .map(|s| ((s.model.as_str(), s.step), s.concurrency))
         .collect();
+    // A re-measured step's summary is the rerun's: its self-check (was the client able to
+    // load it this time), its rates and counts.
+    for row in &rerun.summaries {
+        if let Some(at) = out
+            .summaries
+            .iter_mut()
+            .find(|r| r.model == row.model && r.concurrency == row.concurrency)
+        {
+            *at = crate::stats::StepSummary {
+                step: at.step,
+                ..row.clone()
+            };
+        }
+    }
     let (Some(samples), Some(more)) = (out.samples.as_mut(), rerun.samples.as_ref()) else {
         return out;
     };
@@ -147,6 +162,8 @@ pub fn settle(
             ..p.clone()
         };
     }
+    // Whether the client kept up at a re-measured step is the rerun's to say.
+    out.invalid = pooled.invalid.clone();
     out.notes
         .push(summary_note(confirmed, not_confirmed, rerun_steps));
     out
@@ -235,6 +252,7 @@ mod tests {
             incomplete: vec![],
             ttft_causes: vec![],
             headline: vec![],
+            invalid: vec![],
         }
     }
 
@@ -331,7 +349,10 @@ mod tests {
         };
         // The rerun ran only the 10-stream step, as its step 1.
         let rerun = Side {
-            summaries: vec![summary(1, 10)],
+            summaries: vec![StepSummary {
+                attempted: 7,
+                ..summary(1, 10)
+            }],
             samples: Some(vec![sample(1, 0.0), sample(1, 50.0)]),
             ..Side::default()
         };
@@ -343,7 +364,13 @@ mod tests {
             .map(|s| (s.step, s.started_at_ms))
             .collect();
         assert_eq!(steps, [(1, 0.0), (2, 1000.0), (2, 1500.0), (2, 1550.0)]);
-        assert_eq!(p.summaries.len(), 2);
+        // The re-measured step's summary is the rerun's, under the first run's step number.
+        let rows: Vec<(u32, u32, u64)> = p
+            .summaries
+            .iter()
+            .map(|r| (r.step, r.concurrency, r.attempted))
+            .collect();
+        assert_eq!(rows, [(1, 5, 0), (2, 10, 7)]);
     }
 
     const INC: Verdict = Verdict::Inconclusive {

@@ -44,11 +44,30 @@ fn find(checks: &[&Check], metric: Metric) -> Option<Check> {
         .map(|c| (*c).clone())
 }
 
+/// Whether the check saw a change, or could not tell: by what it measured, also when it was set
+/// aside at a step whose client did not keep up.
 fn changed(c: &Check) -> bool {
-    matches!(
-        c.verdict,
-        Verdict::Regressed | Verdict::Improved | Verdict::Inconclusive { .. }
-    )
+    let (label, _) = c.as_measured();
+    [
+        Verdict::Regressed.label(),
+        Verdict::Improved.label(),
+        Verdict::Inconclusive {
+            requests_per_step: None,
+        }
+        .label(),
+    ]
+    .contains(&label)
+}
+
+/// The check's detail as it measured it, "(set aside)" when it rests on a step whose client
+/// did not keep up (the verdict's `invalid:` line says which).
+fn said(c: &Check) -> String {
+    let (_, detail) = c.as_measured();
+    if c.is_set_aside() {
+        format!("{detail} (set aside)")
+    } else {
+        detail.to_string()
+    }
 }
 
 fn parts(checks: &[&Check], model: &str, base: &Side, new: &Side) -> Vec<String> {
@@ -61,14 +80,14 @@ fn parts(checks: &[&Check], model: &str, base: &Side, new: &Side) -> Vec<String>
     }
     let knee = find(checks, Metric::Knee);
     match &knee {
-        Some(k) if cap.is_none() || changed(k) => out.push(k.detail.clone()),
+        Some(k) if cap.is_none() || changed(k) => out.push(said(k)),
         _ => {}
     }
     if let Some(w) = find(checks, Metric::Wall).filter(changed) {
-        out.push(format!("429 {}", w.detail));
+        out.push(format!("429 {}", said(&w)));
     }
     if let Some(s) = find(checks, Metric::Capacity) {
-        out.push(format!("SLO {}", s.detail));
+        out.push(format!("SLO {}", said(&s)));
     }
     if out.is_empty() {
         return out;
@@ -94,6 +113,7 @@ fn cap_words(c: &Check, new: &Side, model: &str) -> String {
         _ => {}
     }
     let meaning = match c.verdict {
+        _ if c.is_set_aside() => "set aside (a step it rests on is invalid for the gate)",
         Verdict::Regressed => "queueing at a lower concurrency limit",
         Verdict::Improved => "queueing at a higher concurrency limit",
         Verdict::BelowGate => "a real change, within the capacity gate",

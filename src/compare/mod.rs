@@ -12,6 +12,7 @@ mod cap;
 pub mod confirm;
 pub mod cost;
 mod headline;
+mod invalid;
 mod latency;
 mod length;
 mod pair;
@@ -31,6 +32,7 @@ use crate::model::LadderUnit;
 use crate::scenario::{Gates, MetricGate};
 use crate::stats::{drift, steady_window, SteadyWindow, StepSummary, Timed};
 use crate::util::duration::ms_text as fmt_ms;
+pub use invalid::InvalidStep;
 pub(crate) use latency::requests_to_decide;
 pub use pair::{ab_pair, check_pairs, compare_in_run, in_run_pairs, only_models, pair_sides, Pair};
 use rules::findings_check;
@@ -57,6 +59,7 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
         unmatched: Vec::new(),
         notes: Vec::new(),
         incomplete: Vec::new(),
+        invalid: Vec::new(),
         ttft_causes: Vec::new(),
         headline: Vec::new(),
     };
@@ -128,6 +131,8 @@ pub fn compare(base: &Side, new: &Side, opts: &CompareOptions) -> Comparison {
     if opts.interleaved {
         pair::coupled_rates(&mut out.checks);
     }
+    out.invalid = invalid::invalid_steps(base, new);
+    invalid::set_aside(&mut out.checks, &out.invalid, base, new);
     out.ttft_causes = ttft_cause::explain(base, new, &out.checks, opts.seed);
     out.notes.extend(
         out.ttft_causes

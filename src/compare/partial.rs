@@ -380,6 +380,7 @@ mod tests {
             unmatched: Vec::new(),
             notes: Vec::new(),
             incomplete: Vec::new(),
+            invalid: Vec::new(),
             ttft_causes: Vec::new(),
             headline: Vec::new(),
         }

@@ -477,6 +477,10 @@ pub struct Comparison {
     /// The sides that did not finish, one line each ("the new run (runs/x) was interrupted"):
     /// such a comparison is never a pass (`Outcome::Incomplete` unless a regression shows).
     pub incomplete: Vec<String>,
+    /// Steps of either side whose client did not keep up with its plan (`compare::invalid`):
+    /// their checks are set aside as inconclusive, and such a comparison is never a pass
+    /// (`Outcome::Inconclusive` unless a regression shows at another step).
+    pub invalid: Vec<super::InvalidStep>,
     /// For each TTFT P90 regression: which part of TTFT moved (headers, server queue, prefill,
     /// rest), with CIs, and the cause it names.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -533,6 +537,9 @@ impl Comparison {
         if !self.incomplete.is_empty() {
             return Outcome::Incomplete;
         }
+        if !self.invalid.is_empty() {
+            return Outcome::Inconclusive;
+        }
         let undecided = |c: &Check| {
             matches!(
                 c.verdict,
@@ -563,7 +570,9 @@ impl Comparison {
             return None;
         }
         let k = self.counts();
-        Some(if self.strict && k.skipped + k.inconclusive > 0 {
+        Some(if !self.invalid.is_empty() {
+            "the client did not keep up at a step (below), so that step's checks are set aside: a step the client could not load is no evidence either way"
+        } else if self.strict && k.skipped + k.inconclusive > 0 {
             "with --strict, every gate must decide: none may be skipped or inconclusive"
         } else {
             "no latency gate could decide (too few samples, or every CI inconclusive)"
@@ -572,7 +581,8 @@ impl Comparison {
 
     /// docs/commands.md, exit codes: 0 pass, 1 refused (incompatible baseline) or incomplete (a side did not finish
     /// and no regression showed), 3 regression, 4 inconclusive (no
-    /// latency gate decided; with `--strict`, any gate skipped or inconclusive).
+    /// latency gate decided; a step whose client did not keep up; with `--strict`, any gate
+    /// skipped or inconclusive).
     pub fn exit_code(&self) -> ExitCode {
         match self.outcome() {
             Outcome::Pass => ExitCode::Ok,

@@ -6,7 +6,8 @@
 //!
 //! Layout: this file holds the public types, `analyze` and the parts shared by every finding
 //! (throughput efficiency); `knee` finds and describes the TTFT knee, `wall` the rate-limit
-//! wall, `self_check` the notes on a client that may have shaped the figures.
+//! wall, `self_check` the notes on a client that may have shaped the figures, `kept_up` whether
+//! the client kept up with its plan at all (a step that it did not is invalid for the gate).
 
 use crate::model::LadderUnit;
 use crate::model::{ErrorClass, LimitKind, RequestRecord};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod evidence;
+pub mod kept_up;
 mod knee;
 pub mod limit_rule;
 mod rate;
@@ -401,6 +403,7 @@ pub fn analyze(model: &str, steps: &[StepSummary], extras: Option<&[StepExtras]>
         .zip(&extra)
         .map(|(s, e)| s.err_429.max(e.first_attempt_429))
         .collect();
+    notes.extend(kept_up::invalid_notes(&rows));
     notes.extend(wall::quota_note(&extra));
     notes.extend(rate::rate_notes(&rows, &extra));
     notes.extend(self_check_notes(&rows));

@@ -11,6 +11,7 @@
 //! from being read as a trend. Without records (findings rebuilt from `summary.csv` alone) the
 //! old comparison with the nominal rate remains, widened by the chance spread of the schedule.
 
+use super::kept_up::{client_fault, Shortfall};
 use super::self_check::LOOP_LAG_SUSPECT_MS;
 use crate::model::RequestRecord;
 use crate::stats::StepSummary;
@@ -139,7 +140,9 @@ pub fn saturation(s: &StepSummary, fit: Option<Served>, step: &str) -> Option<St
 }
 
 /// Open-loop steps: saturation, dropped arrivals, and a send lag that says the client could not
-/// keep the schedule. `extra` has one entry per row (empty without records).
+/// keep the schedule. `extra` has one entry per row (empty without records). A step whose sends
+/// fell behind beyond the tolerance (`kept_up`) gets no saturation note: its backlog counts
+/// from the scheduled times, so it would blame the server for the client's lateness.
 pub(super) fn rate_notes(rows: &[&StepSummary], extra: &[super::StepExtras]) -> Vec<String> {
     let fits: Vec<Option<Served>> = extra.iter().map(|e| e.backlog.served()).collect();
     let mut notes = Vec::new();
@@ -148,7 +151,14 @@ pub(super) fn rate_notes(rows: &[&StepSummary], extra: &[super::StepExtras]) -> 
             continue;
         }
         let step = format!("At {}", s.ladder_unit.describe(s.concurrency));
-        notes.extend(saturation(s, fits.get(i).copied().flatten(), &step));
+        let late = client_fault(s).is_some_and(|f| {
+            f.shortfalls
+                .iter()
+                .any(|x| matches!(x, Shortfall::LateSends { .. }))
+        });
+        if !late {
+            notes.extend(saturation(s, fits.get(i).copied().flatten(), &step));
+        }
         if s.dropped > 0 {
             notes.push(format!(
                 "{step}: {} arrivals dropped (max_concurrency requests were in flight); they are not in n.",
@@ -253,6 +263,28 @@ mod tests {
         );
         let note = saturation(&s, None, "At 10 req/s").expect("saturation without records");
         assert!(note.contains("5.0 req/s achieved of 10 offered"), "{note}");
+        // The same backlog from a client whose sends went out late is not the server's.
+        let extra = super::super::StepExtras {
+            backlog: {
+                let mut b = Backlog::default();
+                recs.iter().for_each(|r| b.add(r));
+                b
+            },
+            ..Default::default()
+        };
+        let said = |lag: f64| {
+            let s = StepSummary {
+                send_lag_p99_ms: Some(lag),
+                ..s.clone()
+            };
+            rate_notes(&[&s], std::slice::from_ref(&extra))
+        };
+        assert!(said(1.0)[0].contains("throughput saturation"));
+        let late = said(900.0);
+        assert!(!late.iter().any(|n| n.contains("saturation")), "{late:?}");
+        assert!(late
+            .iter()
+            .any(|n| n.contains("900.0 ms after their scheduled time")));
     }
 
     #[test]

@@ -1,17 +1,17 @@
 //! The client's self-check notes: plain warnings when a step's figures may reflect the client
 //! rather than the server (a busy client CPU, an event loop that ran late, streams that sat idle
-//! between requests). The thresholds are shared with the rate notes (`rate`).
+//! between requests). A step whose client did not keep up at all is invalid for the gate, which
+//! `kept_up` says. The thresholds are shared with the rate notes (`rate`).
 
+use super::kept_up::thin_load;
 use crate::model::LadderUnit;
 use crate::stats::StepSummary;
 
 /// Client CPU at or above this share of one core makes a step's latencies suspect.
 pub const CLIENT_CPU_SUSPECT_PCT: f64 = 90.0;
-/// Event-loop lateness (P99) above this means ready work waited for the client.
+/// Event-loop lateness (P99) above this means ready work waited for the client: a suspicion,
+/// far below the tolerance that makes a step invalid (`kept_up::LATE_TOLERANCE_MS`).
 pub const LOOP_LAG_SUSPECT_MS: f64 = 5.0;
-/// Achieved concurrency below this share of the target means the client did not keep the
-/// streams in flight (ramp-up, errors, or a client bottleneck).
-pub const ACHIEVED_CONCURRENCY_MIN_SHARE: f64 = 0.8;
 
 /// Plain warnings when a step's figures may reflect the client rather than the server.
 pub(super) fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
@@ -41,18 +41,7 @@ pub(super) fn self_check_notes(rows: &[&StepSummary]) -> Vec<String> {
 /// that tail would fire this on ordinary steps. Without a steady window (too short a step, or
 /// production logs, whose levels are not steps a client held) there is nothing to say.
 pub(super) fn thin_load_note(s: &StepSummary) -> Option<String> {
-    // Only closed-loop steps promise a number of streams in flight.
-    if s.ladder_unit != LadderUnit::Streams {
-        return None;
-    }
-    let steady = s.concurrency_steady?;
-    let target = f64::from(s.concurrency);
-    // Fast failures (a wrong key) are not a client bottleneck; a step of fewer than two
-    // requests per stream has no steady window worth reading.
-    let worth = s.attempted >= 2 * u64::from(s.concurrency) && s.succeeded * 2 >= s.attempted;
-    if !worth || steady >= ACHIEVED_CONCURRENCY_MIN_SHARE * target {
-        return None;
-    }
+    let steady = thin_load(s)?;
     let busy = s
         .client_cpu_pct
         .filter(|c| *c >= CLIENT_CPU_SUSPECT_PCT / 2.0)

@@ -1036,6 +1036,30 @@ fn a_knee_whose_cache_hit_share_fell_is_called_cache_misses() {
     assert!(!crate::findings::cache_share_fell(None, Some(0.0)));
 }
 
+/// A step whose client did not keep up is said first among the model's notes, before the
+/// notes that read its figures as the server's (a rate step's saturation).
+#[test]
+fn an_invalid_step_leads_the_findings_notes() {
+    let starved = StepSummary {
+        concurrency_steady: Some(12.0),
+        ..row(2, 30, (100.0, 120.0), 10.0)
+    };
+    let steps = [row(1, 10, (100.0, 120.0), 10.0), starved];
+    let notes = analyze("m", &steps, None).notes;
+    assert!(
+        notes[0].starts_with("At 30 streams: invalid for the gate: the client did not keep up (only 12.0 of 30 streams in flight"),
+        "{notes:?}"
+    );
+    assert_eq!(
+        notes
+            .iter()
+            .filter(|n| n.contains("invalid for the gate"))
+            .count(),
+        1,
+        "{notes:?}"
+    );
+}
+
 /// The Little's-law note reads the steady window: a step whose tail drained (its whole-step
 /// average well under the streams) says nothing; one whose streams sat idle in the steady
 /// window says so with the cause and the fix; no steady window (logs, short steps) says nothing.

@@ -116,12 +116,32 @@ pub fn summary_line(k: &Counts) -> String {
     )
 }
 
-/// Inconclusive gated checks, one line each with what would decide them.
+/// Inconclusive gated checks, one line each with what would decide them; the ones set aside
+/// at a step whose client did not keep up are `set_aside_lines`.
 fn inconclusive_lines(c: &Comparison) -> Vec<String> {
+    check_lines(c, false)
+}
+
+/// Checks set aside because they rest on a step whose client did not keep up, one line each.
+fn set_aside_lines(c: &Comparison) -> Vec<String> {
+    check_lines(c, true)
+}
+
+fn check_lines(c: &Comparison, set_aside: bool) -> Vec<String> {
     c.checks
         .iter()
         .filter(|k| k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }))
+        .filter(|k| k.is_set_aside() == set_aside)
         .map(|k| format!("{} · {}: {}", k.model, k.title(), k.detail))
+        .collect()
+}
+
+/// The steps whose client did not keep up, one line each: "sim-model · the client did not
+/// keep up at 8 streams in the new run: …; fix: …". Every format prints them near the top.
+pub(crate) fn invalid_lines(c: &Comparison) -> Vec<String> {
+    c.invalid
+        .iter()
+        .map(|i| format!("{} · {}", i.model, i.sentence))
         .collect()
 }
 
@@ -291,6 +311,9 @@ fn table(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<(
     if let Some(why) = c.incomplete_reason() {
         writeln!(out, "incomplete: {why}")?;
     }
+    for line in invalid_lines(c) {
+        writeln!(out, "invalid: {line}")?;
+    }
     if !full {
         return short::table(c, out);
     }
@@ -312,6 +335,12 @@ fn table(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<(
         out,
         "\ninconclusive (the CI spans 0 and reaches past the gate):",
         &inconclusive_lines(c),
+        "  ",
+    )?;
+    list(
+        out,
+        "\nset aside (the client did not keep up):",
+        &set_aside_lines(c),
         "  ",
     )?;
     let skipped = grouped_skips(c);
@@ -496,8 +525,11 @@ fn md_list(out: &mut dyn Write, heading: &str, items: &[String]) -> io::Result<(
 /// were applied, in words), `warnings`, `strict`, `refused` (null or {base_fp, new_fp, unified_diff}),
 /// `checks` (array of {model, step, concurrency, ladder_unit, title, metric, percentile, gated,
 /// base, new, ratio, ci: [lo, hi] | null, method, verdict: {kind, reason? (skipped),
-/// requests_per_step? (inconclusive)}, detail}), `unmatched`, `notes`, `incomplete` (the
-/// sides that did not finish, in words; empty when both did).
+/// requests_per_step? (inconclusive)}, detail, set_aside? (true: at a step whose client did
+/// not keep up)}), `unmatched`, `notes`, `incomplete` (the sides that did not finish, in words;
+/// empty when both did), `invalid_steps` (array of {model, concurrency, ladder_unit, side:
+/// "baseline" | "new", shortfalls: [{kind: "thin_load" | "late_sends" | "late_loop", …}],
+/// sentence}: steps whose client did not keep up; empty when none).
 /// `step` is the new run's 1-based step index (as in `summary.csv`); `concurrency` is the
 /// ladder value the sides were matched on, counted in `ladder_unit` (`streams`, `rps`,
 /// `prompt_tokens`); `title` names the check for people ("TTFT P90 at 20 streams").
@@ -525,6 +557,8 @@ struct JsonDoc<'a> {
     unmatched: &'a [String],
     notes: &'a [String],
     incomplete: &'a [String],
+    /// Steps whose client did not keep up: their checks are set aside (inconclusive).
+    invalid_steps: &'a [crate::compare::InvalidStep],
     /// Which part of TTFT moved in each TTFT P90 regression, and its cause (seen or inferred).
     ttft_causes: &'a [crate::compare::TtftCause],
 }
@@ -535,6 +569,9 @@ struct JsonCheck<'a> {
     #[serde(flatten)]
     check: &'a Check,
     title: String,
+    /// Set aside at a step whose client did not keep up.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    set_aside: bool,
 }
 
 fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()> {
@@ -559,11 +596,13 @@ fn json(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -> io::Result<()
             .map(|check| JsonCheck {
                 check,
                 title: check.title(),
+                set_aside: check.is_set_aside(),
             })
             .collect(),
         unmatched: &c.unmatched,
         notes: &c.notes,
         incomplete: &c.incomplete,
+        invalid_steps: &c.invalid,
         ttft_causes: &c.ttft_causes,
     };
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(io::Error::other)?;

@@ -40,6 +40,10 @@ pub struct Schedule {
     /// The clock open-loop steps are paced on: the kernel's high-resolution timers (the
     /// default), or tokio's timer for runs on a paused clock.
     pub pacing: Pacing,
+    /// At most this many requests in flight in this process, whatever a step asks: a test hook
+    /// that starves the client on purpose, so that a step's client does not keep up
+    /// (`LADDER_TEST_MAX_IN_FLIGHT`, read by `app`; docs/development.md). `None`: no ceiling.
+    pub max_in_flight: Option<u32>,
 }
 
 #[cfg(test)]
@@ -99,6 +103,9 @@ async fn run_with<B: Backend>(
         progress,
         pacing: schedule.pacing,
         workloads,
+        ceiling: schedule
+            .max_in_flight
+            .map(|n| tokio::sync::Semaphore::new(n as usize)),
     });
     // An extra step (search, refine) counts the steps already run: "step 5/5", not "5/1".
     let steps_total = schedule.first_step + scenario.load.ladder.len() as u32;

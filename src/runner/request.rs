@@ -78,6 +78,12 @@ pub(super) async fn one_request<B: Backend>(
         worker,
         seq,
     } = key;
+    // A test's ceiling on requests in flight: the wait for a place is the client's, before the
+    // request goes out (an open-loop request's send lag counts it).
+    let _place = match &shared.ceiling {
+        Some(ceiling) => ceiling.acquire().await.ok(),
+        None => None,
+    };
     let id_num = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let request_id = shared.ids.id(id_num);
     let started = Instant::now();

@@ -1,6 +1,6 @@
 //! What every sender of a run shares: the backend, the retry policy, the redactor, the run's
-//! start, request ids, the count of requests in flight, the progress display and the clock
-//! open-loop steps are paced on.
+//! start, request ids, the count of requests in flight, the progress display, the clock
+//! open-loop steps are paced on and a test's ceiling on the requests in flight.
 
 use super::pacing::Pacing;
 use super::sink::Progress;
@@ -26,6 +26,8 @@ pub(super) struct Shared<B> {
     pub(super) pacing: Pacing,
     /// How each step's workload is chosen (`workload::for_step`, or a test's own kind).
     pub(super) workloads: super::workload::Choose,
+    /// A test's ceiling on the requests in flight (`Schedule::max_in_flight`).
+    pub(super) ceiling: Option<tokio::sync::Semaphore>,
 }
 
 impl<B> Shared<B> {

@@ -28,11 +28,22 @@ async fn run_ladder(
     dir: &std::path::Path,
     interrupt: Interrupt,
 ) -> (CollectedRun<RunExtras>, Vec<ModelFindings>, bool) {
+    run_ladder_on(s, server, dir, interrupt, Schedule::pretend_time()).await
+}
+
+/// [`run_ladder`] on `schedule`.
+async fn run_ladder_on(
+    s: &Scenario,
+    server: FakeServer,
+    dir: &std::path::Path,
+    interrupt: Interrupt,
+    schedule: Schedule,
+) -> (CollectedRun<RunExtras>, Vec<ModelFindings>, bool) {
     let run_dir = store::create_run_dir(dir, &s.name, std::time::UNIX_EPOCH).unwrap();
     let meta = store::Meta::before_traffic(s, "test".into(), "h".into(), String::new(), vec![]);
     let mut recorder = Recorder::start(s, run_dir, meta, RunExtras::new()).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
-    let (server, schedule) = (Arc::new(server), Schedule::pretend_time());
+    let server = Arc::new(server);
     let interrupted = run_scheduled(s, server, progress, interrupt, &mut recorder, schedule).await;
     let mut run = recorder.finish().unwrap();
     // The self-check columns measure this machine, not the pretend run: client CPU is CPU time
@@ -189,6 +200,7 @@ async fn shards_run_their_share_of_each_step_in_its_time_slot() {
             shard: Some(crate::shard::ShardSpec::new(index, 3).unwrap()),
             first_step: 0,
             pacing: Pacing::Tokio,
+            max_in_flight: None,
         };
         let mut keep = Keep::default();
         let server = Arc::new(FakeServer::new(64, 100, 10, 20));
@@ -254,6 +266,45 @@ async fn rate_shards_offer_exact_shares_on_independent_schedules() {
     assert_ne!(
         first_sends[0], first_sends[1],
         "each shard draws its own schedule"
+    );
+}
+
+/// The test ceiling on requests in flight (`Schedule::max_in_flight`) starves the client the
+/// way the rule of `findings::kept_up` reads it: a closed-loop step that asks for more streams
+/// holds only the ceiling in flight, a rate step's sends fall behind their schedule; a step
+/// within the ceiling keeps up.
+#[tokio::test(start_paused = true)]
+async fn a_ceiling_on_requests_in_flight_starves_the_steps_above_it() {
+    use crate::findings::kept_up::{client_fault, Shortfall};
+    let dir = tempfile::tempdir().unwrap();
+    let ceiling = Schedule {
+        max_in_flight: Some(2),
+        ..Schedule::pretend_time()
+    };
+    let closed = scenario("  ladder: [2, 8]\n  requests_per_step: 80\n", dir.path());
+    let server = FakeServer::new(64, 100, 10, 20);
+    let (run, _, _) = run_ladder_on(&closed, server, dir.path(), Interrupt::new(), ceiling).await;
+    assert_eq!(client_fault(&run.summaries[0]), None);
+    let fault = client_fault(&run.summaries[1]).expect("8 streams under a ceiling of 2");
+    let [Shortfall::ThinLoad {
+        in_flight,
+        streams: 8,
+    }] = fault.shortfalls[..]
+    else {
+        panic!("{fault:?}");
+    };
+    assert!((1.9..=2.05).contains(&in_flight), "{in_flight}");
+
+    let rate = scenario(
+        "  mode: rate\n  ladder: [20]\n  requests_per_step: 40\n",
+        dir.path(),
+    );
+    let server = FakeServer::new(64, 100, 10, 20);
+    let (run, _, _) = run_ladder_on(&rate, server, dir.path(), Interrupt::new(), ceiling).await;
+    let fault = client_fault(&run.summaries[0]).expect("20 req/s of 300 ms each through 2");
+    assert!(
+        matches!(fault.shortfalls[..], [Shortfall::LateSends { p99_ms }] if p99_ms > 1000.0),
+        "{fault:?}"
     );
 }
 

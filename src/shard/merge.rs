@@ -345,6 +345,17 @@ fn merged_step(
         |f: fn(&StepSummary) -> Option<f64>| rows.iter().filter_map(|r| f(r.2)).reduce(f64::max);
     row.client_cpu_pct = worst(|r| r.client_cpu_pct);
     row.loop_lag_p99_ms = worst(|r| r.loop_lag_p99_ms);
+    // A step that a shard with a part of it did not finish (killed, missing) held fewer streams
+    // than the ladder says for a reason no client measured: its steady window's requests in
+    // flight are no self-check of the step, so the thin-load note and the rule of an invalid
+    // step (`findings::kept_up`) say nothing of it; `merge` reports the shard.
+    let total = first.shard.as_ref().map_or(1, |m| m.total);
+    let missing = (0..total)
+        .filter(|&i| share(u64::from(ctx.concurrency), i, total).count > 0)
+        .any(|i| !rows.iter().any(|r| r.0 == i));
+    if missing {
+        row.concurrency_steady = None;
+    }
     row
 }
 

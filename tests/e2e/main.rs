@@ -34,6 +34,7 @@ mod interrupt;
 mod itl_gate;
 mod k8s;
 mod keepalive;
+mod kept_up;
 mod knee;
 mod logs;
 mod makefile;

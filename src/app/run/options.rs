@@ -228,9 +228,20 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         )
         .into());
     }
+    let max_in_flight = max_in_flight(&|n| std::env::var(n).ok())?;
+    if let (Some(n), false) = (max_in_flight, out.quiet) {
+        let requests = if n == 1 { "request" } else { "requests" };
+        eprintln!("note: {MAX_IN_FLIGHT_VAR}={n}: at most {n} {requests} in flight in this process (a test hook that starves the client)");
+    }
     let schedules = scenarios
         .iter()
-        .map(|s| super::shard::schedule(s, shard, start, args.step_every))
+        .map(|s| {
+            let schedule = super::shard::schedule(s, shard, start, args.step_every)?;
+            Ok(runner::Schedule {
+                max_in_flight,
+                ..schedule
+            })
+        })
         .collect::<Result<Vec<_>>>()?;
     let opts = RunOptions {
         out: args.out.clone(),
@@ -256,6 +267,25 @@ pub(super) fn build(args: &RunArgs, out: &Output) -> Result<(Vec<Scenario>, RunO
         output: OutputPlan::new(format, args.against.is_some() || ab),
     };
     Ok((scenarios, opts))
+}
+
+/// The test hook that starves the client on purpose (docs/development.md): at most N requests
+/// in flight in this process, so a step that asks for more does not keep up and is invalid for
+/// the gate. Not a user option; it exists for the end-to-end tests of that rule.
+const MAX_IN_FLIGHT_VAR: &str = "LADDER_TEST_MAX_IN_FLIGHT";
+
+/// `LADDER_TEST_MAX_IN_FLIGHT=N` (N ≥ 1), `None` when unset or empty; anything else is a
+/// usage error (exit 2) before any traffic.
+fn max_in_flight(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<u32>, UsageError> {
+    let Some(v) = var(MAX_IN_FLIGHT_VAR).filter(|v| !v.trim().is_empty()) else {
+        return Ok(None);
+    };
+    match v.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(UsageError(format!(
+            "{MAX_IN_FLIGHT_VAR}={v}: give a whole number of requests, at least 1 (a test hook; unset it for a real run)"
+        ))),
+    }
 }
 
 /// `--sim-set KEY=VALUE` on a scenario's simulator; a warning for a model it does not run.
@@ -379,6 +409,24 @@ mod tests {
         assert_eq!(plan(DiffFormat::Junit, true), (true, false));
         // JUnit without --against has no document: people's text stays on stdout.
         assert_eq!(plan(DiffFormat::Junit, false), (false, false));
+    }
+
+    #[test]
+    fn the_test_ceiling_on_requests_in_flight_is_a_whole_number_or_unset() {
+        let read = |v: Option<&str>| {
+            let v = v.map(str::to_string);
+            max_in_flight(&move |n: &str| (n == MAX_IN_FLIGHT_VAR).then(|| v.clone()).flatten())
+        };
+        assert_eq!(read(None).unwrap(), None);
+        assert_eq!(read(Some("")).unwrap(), None);
+        assert_eq!(read(Some(" 4 ")).unwrap(), Some(4));
+        for bad in ["0", "-1", "four", "2.5"] {
+            let e = read(Some(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(MAX_IN_FLIGHT_VAR) && e.contains("at least 1"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

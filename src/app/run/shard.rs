@@ -50,6 +50,7 @@ pub(super) fn schedule(
         shard,
         first_step: 0,
         pacing: runner::Pacing::Precise,
+        max_in_flight: None,
     })
 }
 

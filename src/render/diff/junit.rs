@@ -2,7 +2,9 @@
 //! check ("step 20 · TTFT P90"), `<failure>` for a regression, `<skipped>` for a gate without
 //! enough data or an inconclusive one (a `<failure type="inconclusive">` under `--strict`). A refused comparison is one failing "workload" test carrying the diff, and
 //! models or steps present on one side only appear as skipped tests, so nothing is hidden. A
-//! side that did not finish is a failing "completeness" test (`type="incomplete"`).
+//! side that did not finish is a failing "completeness" test (`type="incomplete"`), and a step
+//! whose client did not keep up a failing "client" test (`type="invalid"`): its checks are
+//! skipped with the cause, and the comparison cannot pass.
 //! Warnings about the inputs (a run that did not finish) are a `ladder.warning` property of
 //! every suite, and warnings and notes are its `<system-out>`, which GitLab and Jenkins show.
 
@@ -135,6 +137,24 @@ fn suites(c: &Comparison) -> Vec<Suite> {
             .collect();
         out.push(Suite {
             name: "completeness".into(),
+            cases,
+        });
+    }
+    if !c.invalid.is_empty() {
+        let cases = c
+            .invalid
+            .iter()
+            .map(|i| Case {
+                name: format!("{} · client kept up {} ({} side)", i.model, i.ladder_unit.at(i.concurrency), i.side),
+                body: CaseBody::Failure {
+                    kind: "invalid",
+                    message: i.sentence.clone(),
+                    text: "A step whose client did not keep up is invalid for the gate: its checks are set aside (inconclusive), and the comparison cannot pass.".into(),
+                },
+            })
+            .collect();
+        out.push(Suite {
+            name: "client".into(),
             cases,
         });
     }

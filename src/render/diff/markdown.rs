@@ -5,9 +5,9 @@
 use std::io::{self, Write};
 
 use super::{
-    cell, ci, code, gated_ranked, grouped_skips, heading, inconclusive_lines, longest_backtick_run,
-    md_all_checks, md_check_cells, md_list, md_text, short, step_header, summary_line, verdict,
-    DiffContext, APPROX_NOTE,
+    cell, ci, code, gated_ranked, grouped_skips, heading, inconclusive_lines, invalid_lines,
+    longest_backtick_run, md_all_checks, md_check_cells, md_list, md_text, set_aside_lines, short,
+    step_header, summary_line, verdict, DiffContext, APPROX_NOTE,
 };
 use crate::compare::{Check, Comparison, Method, Verdict};
 
@@ -38,6 +38,9 @@ pub(super) fn markdown(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -
     if let Some(why) = c.incomplete_reason() {
         writeln!(out, "Incomplete: {}.\n", md_text(&why))?;
     }
+    for line in invalid_lines(c) {
+        writeln!(out, "Invalid for the gate: {}.\n", md_text(&line))?;
+    }
     if !full {
         return short::markdown(c, out);
     }
@@ -53,6 +56,11 @@ pub(super) fn markdown(c: &Comparison, ctx: &DiffContext, out: &mut dyn Write) -
         out,
         "### Inconclusive (the CI spans 0 and reaches past the gate)",
         &inconclusive_lines(c),
+    )?;
+    md_list(
+        out,
+        "### Set aside (the client did not keep up)",
+        &set_aside_lines(c),
     )?;
     let skipped = grouped_skips(c);
     md_list(out, "### Skipped gates", &skipped)?;

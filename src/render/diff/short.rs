@@ -98,11 +98,11 @@ pub(crate) fn inconclusive_groups(c: &Comparison) -> Vec<String> {
         n: usize,
     }
     let mut groups: Vec<Group> = Vec::new();
-    for k in c
-        .checks
-        .iter()
-        .filter(|k| k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }))
-    {
+    // Checks set aside at a step whose client did not keep up are the `invalid:` lines' to
+    // explain: no number of requests would decide them.
+    for k in c.checks.iter().filter(|k| {
+        k.gated && matches!(k.verdict, Verdict::Inconclusive { .. }) && !k.is_set_aside()
+    }) {
         // On queued steps P50 and the mean are judged together: one line for both.
         let pct = k.percentile.map(|p| match p {
             Percentile::P50 | Percentile::Mean => "P50 and mean",

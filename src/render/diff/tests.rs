@@ -134,6 +134,7 @@ fn fixture() -> Comparison {
         ],
         notes: vec!["a note with a | pipe".into()],
         incomplete: vec![],
+        invalid: vec![],
         ttft_causes: Vec::new(),
         headline: Vec::new(),
     }
@@ -553,4 +554,125 @@ fn an_informing_pair_is_headed_as_information_not_by_an_outcome() {
         "pair gpt-4o → deepseek-chat (information, exit 0): no regression of deepseek-chat against gpt-4o"
     );
     assert!(text(&c, DiffFormat::Table).starts_with("ladder diff: REGRESSION\n"));
+}
+
+/// Baseline and new run of `[2, 8]` streams, judged by `compare` from their summaries: the new
+/// run delivers half the tokens at 8 streams, where its client held `steady` streams in flight.
+fn starved(steady: f64) -> Comparison {
+    use crate::compare::{CompareOptions, Side};
+    use crate::stats::StepSummary;
+    let row = |step: u32, value: u32, in_flight: f64, tpm: f64| StepSummary {
+        fingerprint: "f".into(),
+        model: "m".into(),
+        step,
+        concurrency: value,
+        attempted: 200,
+        succeeded: 200,
+        ttft_p90_ms: Some(100.0),
+        e2e_p90_ms: Some(400.0),
+        tpm,
+        rps: tpm / 600.0,
+        duration_s: 60.0,
+        concurrency_steady: Some(in_flight),
+        ..StepSummary::default()
+    };
+    let side = |label: &str, top: StepSummary| Side {
+        label: label.into(),
+        fingerprint: "f".into(),
+        summaries: vec![row(1, 2, 2.0, 2_000.0), top],
+        ..Side::default()
+    };
+    let base = side("base", row(2, 8, 7.9, 8_000.0));
+    let new = side("new", row(2, 8, steady, 4_000.0));
+    crate::compare::compare(&base, &new, &CompareOptions::default())
+}
+
+#[test]
+fn a_step_whose_client_did_not_keep_up_is_set_aside_in_every_format() {
+    // Kept up (7.9 of 8 in flight): the halved throughput at 8 streams is a regression.
+    assert_eq!(starved(7.9).outcome(), Outcome::Regression);
+    let c = starved(4.0);
+    assert_eq!(c.outcome(), Outcome::Inconclusive);
+    assert_eq!(c.exit_code().code(), 4);
+    assert_eq!(c.counts().regressed, 0);
+    let cause = "m · the client did not keep up at 8 streams in the new run: only 4.0 of 8 streams in flight (steady window; at least 6.4 needed); fix: fewer streams per process or `--shard`";
+
+    let t = short_text(&c, DiffFormat::Table);
+    assert!(t.starts_with("ladder diff: INCONCLUSIVE\n"), "{t}");
+    assert!(t.contains(&format!("\ninvalid: {cause}\n")), "{t}");
+    assert!(
+        t.contains("inconclusive: the client did not keep up at a step"),
+        "{t}"
+    );
+    // No "requests per step would decide" advice for checks no sample size would decide.
+    assert!(!t.contains("inconclusive (the CI spans 0"), "{t}");
+    let full = text(&c, DiffFormat::Table);
+    assert!(full.contains("\nset aside (the client did not keep up):\n  m · TTFT P90 at 8 streams: set aside, invalid for the gate: the client did not keep up at 8 streams in the new run; as measured (no change): "), "{full}");
+    assert!(full.contains("  m · TPM at 8 streams: set aside, invalid for the gate: the client did not keep up at 8 streams in the new run; as measured (regressed): point values (no per-request samples); TPM -50.0% (gate ±10%)\n"), "{full}");
+
+    for md in [
+        short_text(&c, DiffFormat::Markdown),
+        text(&c, DiffFormat::Markdown),
+    ] {
+        assert!(md.starts_with("## ladder diff: INCONCLUSIVE"), "{md}");
+        assert!(
+            md.contains(
+                "Invalid for the gate: m · the client did not keep up at 8 streams in the new run"
+            ),
+            "{md}"
+        );
+    }
+
+    let json: serde_json::Value = serde_json::from_str(&short_text(&c, DiffFormat::Json)).unwrap();
+    assert_eq!(
+        (&json["outcome"], &json["exit_code"]),
+        (&"inconclusive".into(), &4.into())
+    );
+    let invalid = &json["invalid_steps"][0];
+    assert_eq!(
+        (&invalid["side"], &invalid["concurrency"]),
+        (&"new".into(), &8.into())
+    );
+    assert_eq!(invalid["shortfalls"][0]["kind"], "thin_load");
+    assert_eq!(invalid["shortfalls"][0]["in_flight"], 4.0);
+    let tpm = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["title"] == "TPM at 8 streams")
+        .unwrap();
+    assert_eq!(
+        (&tpm["verdict"]["kind"], &tpm["set_aside"]),
+        (&"inconclusive".into(), &true.into())
+    );
+    assert!(
+        tpm["detail"]
+            .as_str()
+            .unwrap()
+            .contains("as measured (regressed): "),
+        "{tpm}"
+    );
+    let at_2 = json["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["title"] == "TPM at 2 streams")
+        .unwrap();
+    assert!(at_2.get("set_aside").is_none(), "{at_2}");
+
+    let xml = short_text(&c, DiffFormat::Junit);
+    assert_well_formed(&xml);
+    assert!(
+        xml.contains("<testsuite name=\"client\" tests=\"1\" failures=\"1\""),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("name=\"m · client kept up at 8 streams (new side)\""),
+        "{xml}"
+    );
+    assert!(xml.contains("type=\"invalid\""), "{xml}");
+    assert!(
+        xml.contains("the client did not keep up at 8 streams in the new run: only 4.0 of 8"),
+        "{xml}"
+    );
 }

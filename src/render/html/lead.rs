@@ -9,7 +9,7 @@ use super::view::RunView;
 use super::{outcome_class, verdict_id};
 use crate::compare::Comparison;
 use crate::render::diff::short::{grid, judged_line, run_level, Grid, LEGEND};
-use crate::render::diff::{summary_line, APPROX_NOTE};
+use crate::render::diff::{invalid_lines, summary_line, APPROX_NOTE};
 use crate::render::svg::escape;
 use std::fmt::Write;
 
@@ -87,7 +87,10 @@ fn verdict(
         c.incomplete_reason()
             .map(|why| format!("incomplete: {why}")),
     ];
-    for line in reasons.into_iter().flatten() {
+    let invalid = invalid_lines(c)
+        .into_iter()
+        .map(|l| format!("invalid: {l}"));
+    for line in reasons.into_iter().flatten().chain(invalid) {
         let _ = write!(s, "<p>{}</p>", escape(&line));
     }
     let _ = write!(s, "<p class=\"muted\">{}</p>", escape(&judged_line(c)));

@@ -213,6 +213,22 @@ fn missing_incomplete_late_and_skewed_shards_are_reported() {
     assert!(partial[0].to_string().contains("shard 1/3 is missing"));
 }
 
+/// A step a shard did not finish holds fewer streams than the ladder for a reason no client
+/// measured: no steady concurrency, so no step is called invalid for its client.
+#[test]
+fn a_step_missing_a_shards_part_has_no_steady_concurrency() {
+    let whole = merge(
+        vec![shard(0, 2, &[1.0; 8]), shard(1, 2, &[1.0; 8])],
+        &Slo::default(),
+    );
+    assert!(whole.unwrap().summaries[0].concurrency_steady.is_some());
+    let mut killed = shard(1, 2, &[1.0; 8]);
+    killed.summaries.truncate(0);
+    killed.stopped = Some("killed".into());
+    let merged = merge(vec![shard(0, 2, &[1.0; 8]), killed], &Slo::default()).unwrap();
+    assert_eq!(merged.summaries[0].concurrency_steady, None);
+}
+
 #[test]
 fn shards_of_different_runs_are_refused() {
     let slo = Slo::default();
