@@ -9,6 +9,10 @@
 //! Two more questions are answered here. **Drift between runs**: rows with run-level drift (every
 //! time of a run × e^(d·Z), Z drawn per run) judge each new run against a single-run baseline and
 //! against a pooled baseline of 3 runs, whose spread widens the checks (`stats::drift`).
+//! **A drift that wanders** (issue 50): rows whose server's speed is a random walk of the pretend
+//! time (`sim::walk`, ±30% over minutes, within a run and between runs), judged the same two ways;
+//! the runs of a pair sit on the walk days apart (each its own walk) or back to back (one walk,
+//! a fixed gap between run starts), as [`RowWalk`] says.
 //! **Scaling**: one A/A row is repeated with every time and floor 10× smaller (what the
 //! real-simulator half does to save minutes); the two false-alarm rates are compared with a
 //! two-sided Fisher exact test, so a dependence on the scaling (e.g. the 1 ms timer tick) shows.
@@ -23,6 +27,7 @@ use super::*;
 use crate::compare::{self, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings;
+use crate::sim::{DriftWalk, WalkPath};
 use crate::store;
 
 #[derive(Clone, Copy)]
@@ -44,6 +49,9 @@ struct Row {
     /// Run-level drift: log-SD of a whole run's times (0 = none). Rows with drift judge each
     /// new run against a single-run baseline and against a pooled baseline of 3 runs.
     drift: f64,
+    /// A drift that wanders with the pretend time (issue 50); rows with one are judged against a
+    /// single-run and a pooled baseline, as drift rows are.
+    walk: Option<RowWalk>,
     /// Times and floors divided by this (1 = full scale: TTFT 200 ms, 10 ms per token).
     scale: f64,
     /// The demo's server and ladder (`scenarios/demo.yaml`: a 16-stream cap, TTFT 150 ms,
@@ -59,6 +67,7 @@ impl Row {
             tokens,
             shift,
             drift: 0.0,
+            walk: None,
             scale: 1.0,
             demo: false,
         }
@@ -70,6 +79,67 @@ impl Row {
             ..Row::new(label, 120, (40, 40), shift)
         }
     }
+
+    /// Whether each pair is also judged against a pooled baseline of 3 runs.
+    fn pools(&self) -> bool {
+        self.drift > 0.0 || self.walk.is_some()
+    }
+}
+
+/// A random-walk drift of every time (`sim::walk`: `amplitude` 0.3 wanders within ±30%, at the
+/// pace `period` sets) and where a pair's runs sit on it.
+#[derive(Clone, Copy)]
+struct RowWalk {
+    amplitude: f64,
+    period: Duration,
+    apart: Apart,
+}
+
+/// Where the runs of a pair sit on a walk. A pair's runs come in this order: the pooled
+/// baseline's two earlier runs (0, 1), the baseline (2), the new run (3).
+#[derive(Clone, Copy)]
+enum Apart {
+    /// Each run on its own walk, seeded from the run's seed: runs days apart, which a walk of
+    /// minutes has forgotten (a baseline recorded last week, a pool of last week's runs).
+    Days,
+    /// One walk per pair, run k starting k × this into it: runs back to back (one CI job after
+    /// another), which still share where the walk was.
+    Gap(Duration),
+}
+
+/// Enough walk for four runs back to back; past it a walk is read backwards (`sim::walk`).
+const WALK_HORIZON: Duration = Duration::from_secs(3600);
+
+impl RowWalk {
+    /// ±30% at the simulator's default pace (`drift_walk: 0.3`, `drift_walk_period: 5m`).
+    const fn minutes(apart: Apart) -> RowWalk {
+        RowWalk {
+            amplitude: 0.3,
+            period: Duration::from_secs(300),
+            apart,
+        }
+    }
+
+    /// The walk run number `order` of the pair seeded `pair` sits on (its own seed `seed`), and
+    /// how far into it the run starts.
+    fn place(&self, seed: u64, pair: u64, order: u32) -> (WalkPath, Duration) {
+        let (walk_seed, offset) = match self.apart {
+            Apart::Days => (seed, Duration::ZERO),
+            Apart::Gap(gap) => (pair, gap * order),
+        };
+        let walk = DriftWalk::reaching(self.amplitude, self.period, walk_seed ^ 0x3a1c_5e7d);
+        (walk.path(WALK_HORIZON), offset)
+    }
+}
+
+/// One run of a pair: its seed, whether it carries the row's shift, and its place on the row's
+/// walk (the pair's seed and the run's order, [`Apart`]).
+#[derive(Clone, Copy)]
+struct RunAt {
+    seed: u64,
+    shifted: bool,
+    pair: u64,
+    order: u32,
 }
 
 fn scenario(row: &Row, dir: &std::path::Path) -> Scenario {
@@ -88,7 +158,8 @@ fn scenario(row: &Row, dir: &std::path::Path) -> Scenario {
     crate::scenario::load_str(&yaml, &dir.join("s.yaml"), &|_| None).unwrap()
 }
 
-fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
+fn server(row: &Row, run: RunAt) -> FakeServer {
+    let RunAt { seed, shifted, .. } = run;
     let (mut ttft, mut tpot) = if row.demo {
         (150.0, 15.0)
     } else {
@@ -116,6 +187,10 @@ fn server(row: &Row, seed: u64, shifted: bool) -> FakeServer {
     s.ttft = Duration::from_secs_f64(ttft / 1000.0);
     s.tpot = Duration::from_secs_f64(tpot / 1000.0);
     s.vary(if row.demo { 0.0 } else { 0.5 }, row.tokens.0, 0.05, seed);
+    if let Some(w) = row.walk {
+        let (path, offset) = w.place(seed, run.pair, run.order);
+        s.drift_walk(Arc::new(path), offset);
+    }
     s
 }
 
@@ -136,7 +211,7 @@ fn options(row: &Row) -> CompareOptions {
 }
 
 /// One run in pretend time, as a side of a comparison.
-async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
+async fn side(row: &Row, run: RunAt) -> Side {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(row, dir.path());
     let run_dir = store::create_run_dir(dir.path(), &s.name, std::time::UNIX_EPOCH).unwrap();
@@ -145,7 +220,7 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
     let tap = (findings::RunExtras::new(), Some(Vec::new()));
     let mut recorder = Recorder::start(&s, run_dir, meta, tap).unwrap();
     let progress: Arc<dyn Progress> = Arc::new(NoProgress);
-    let server = Arc::new(server(row, seed, shifted));
+    let server = Arc::new(server(row, run));
     let schedule = Schedule::pretend_time();
     run_scheduled(
         &s,
@@ -156,10 +231,11 @@ async fn side(row: &Row, seed: u64, shifted: bool) -> Side {
         schedule,
     )
     .await;
-    let run = recorder.finish().unwrap();
-    let (extras, samples) = run.tap;
-    let f = findings::analyze_run_with(&run.summaries, Some(&extras));
-    Side::from_parts(&format!("seed {seed}"), run.summaries, samples, &f, None)
+    let done = recorder.finish().unwrap();
+    let (extras, samples) = done.tap;
+    let f = findings::analyze_run_with(&done.summaries, Some(&extras));
+    let label = format!("seed {}", run.seed);
+    Side::from_parts(&label, done.summaries, samples, &f, None)
 }
 
 /// Exit codes and what fired over a row's pairs.
@@ -262,6 +338,11 @@ impl Tally {
             }
         }
         let pct = |k: u64| format!("{k}/{pairs} ({:.0}%)", 100.0 * k as f64 / pairs as f64);
+        // False alarms and inconclusive exits carry the upper end of their 95% Wilson interval.
+        let bounded = |k: u64| {
+            let hi = crate::stats::calibration::wilson_pct(k, pairs).1;
+            format!("{} ≤ {hi:.1}%", pct(k))
+        };
         let what: Vec<String> = self
             .fired
             .iter()
@@ -269,8 +350,8 @@ impl Tally {
             .collect();
         println!(
             "| {label} | {} | {} | {} | {:.1} | {} | {minutes:.1} |",
-            pct(self.regressed),
-            pct(self.inconclusive_exit),
+            bounded(self.regressed),
+            bounded(self.inconclusive_exit),
             pct(self.passed),
             self.inconclusive as f64 / pairs as f64,
             if what.is_empty() {
@@ -280,6 +361,44 @@ impl Tally {
             }
         );
     }
+}
+
+/// Pair `i` (seeded `seed`) of a row: the baseline run and the new one, judged against the
+/// baseline alone and, for rows that pool, against a pooled baseline of 3 runs (two earlier
+/// runs and the same baseline). On a row's walk the runs come in [`Apart`]'s order.
+async fn judge_pair(
+    row: &Row,
+    opts: &CompareOptions,
+    (i, seed): (u64, u64),
+    single: &mut Tally,
+    pooled: &mut Tally,
+) {
+    let at = |run_seed, shifted, order| RunAt {
+        seed: run_seed,
+        shifted,
+        pair: seed,
+        order,
+    };
+    let a = side(row, at(seed, false, 2)).await;
+    let b = side(row, at(seed + 1, true, 3)).await;
+    single.add(i, &compare::compare(&a, &b, opts));
+    if !row.pools() {
+        return;
+    }
+    let mut pool = Vec::new();
+    for (k, s) in [seed + 5_000, seed + 5_001].into_iter().enumerate() {
+        let earlier = side(row, at(s, false, k as u32)).await;
+        pool.push(compare::PooledRun {
+            id: format!("run-{k}"),
+            summaries: earlier.summaries,
+        });
+    }
+    pool.push(compare::PooledRun {
+        id: "run-2".into(),
+        summaries: a.summaries.clone(),
+    });
+    let pooled_base = Side { pool, ..a };
+    pooled.add(i, &compare::compare(&pooled_base, &b, opts));
 }
 
 #[tokio::test(start_paused = true)]
@@ -356,6 +475,33 @@ async fn calibrate_gate_in_pretend_time() {
                 Shift::Ttft(1.25),
             )
         },
+        Row {
+            walk: Some(RowWalk::minutes(Apart::Days)),
+            ..Row::new(
+                "A/A, n = 400, short outputs, walk ±30% over 5 min, runs days apart",
+                400,
+                short,
+                Shift::None,
+            )
+        },
+        Row {
+            walk: Some(RowWalk::minutes(Apart::Days)),
+            ..Row::new(
+                "A/A, n = 120, short outputs, walk ±30% over 5 min, runs days apart",
+                120,
+                short,
+                Shift::None,
+            )
+        },
+        Row {
+            walk: Some(RowWalk::minutes(Apart::Gap(Duration::from_secs(300)))),
+            ..Row::new(
+                "A/A, n = 400, short outputs, walk ±30% over 5 min, runs 5 min apart",
+                400,
+                short,
+                Shift::None,
+            )
+        },
         Row::demo(
             "A/A, the demo's server and sizes (cap 16, 5/10/20/50 streams, n = 120)",
             Shift::None,
@@ -399,29 +545,11 @@ async fn calibrate_gate_in_pretend_time() {
             // The scaled row replays the seeds of the first row: only the scale differs.
             let base_seed = if row.scale == 1.0 { ri as u64 } else { 0 };
             let seed = 10_000 * base_seed + 2 * i;
-            let a = side(row, seed, false).await;
-            let b = side(row, seed + 1, true).await;
-            single.add(i, &compare::compare(&a, &b, &opts));
-            if row.drift > 0.0 {
-                let mut pool = Vec::new();
-                for (k, s) in [seed + 5_000, seed + 5_001].into_iter().enumerate() {
-                    let earlier = side(row, s, false).await;
-                    pool.push(compare::PooledRun {
-                        id: format!("run-{k}"),
-                        summaries: earlier.summaries,
-                    });
-                }
-                pool.push(compare::PooledRun {
-                    id: "run-2".into(),
-                    summaries: a.summaries.clone(),
-                });
-                let pooled_base = Side { pool, ..a };
-                pooled.add(i, &compare::compare(&pooled_base, &b, &opts));
-            }
+            judge_pair(row, &opts, (i, seed), &mut single, &mut pooled).await;
         }
         let minutes = started.elapsed().as_secs_f64() / 60.0;
         throughput.push(single.throughput_line(row.label, pairs));
-        if row.drift > 0.0 {
+        if row.pools() {
             throughput.push(
                 pooled.throughput_line(&format!("{}, pooled baseline (3 runs)", row.label), pairs),
             );
@@ -438,11 +566,7 @@ async fn calibrate_gate_in_pretend_time() {
         } else {
             single.print(row.label, pairs, minutes);
         }
-        if matches!(row.shift, Shift::None)
-            && row.drift == 0.0
-            && row.tokens == short
-            && row.n == 120
-        {
+        if matches!(row.shift, Shift::None) && !row.pools() && row.tokens == short && row.n == 120 {
             scaling.push((row.label, single.regressed));
         }
     }

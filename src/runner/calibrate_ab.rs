@@ -15,6 +15,7 @@ use super::*;
 use crate::compare::{self, confirm, CompareOptions, Side};
 use crate::error::ExitCode;
 use crate::findings;
+use crate::sim::{DriftWalk, WalkPath};
 use crate::store;
 
 /// One row: what runs and what changes.
@@ -25,6 +26,25 @@ struct Row {
     /// TTFT × this for the candidate (B, or the new run): 1.0 = unchanged.
     ttft: f64,
     kind: Kind,
+    /// The server's speed a random walk of the pretend time (±30% over 5 minutes, as
+    /// `calibrate`'s walk rows): an A/B run's two models share it; a stored baseline sits on its
+    /// own walk (recorded days earlier), and the rerun 10 minutes after the new run on the new
+    /// run's.
+    walk: bool,
+}
+
+/// A walk of ±30% over 5 minutes, from `seed`, long enough for a run and its rerun.
+fn walk(seed: u64) -> Arc<WalkPath> {
+    let w = DriftWalk::reaching(0.3, Duration::from_secs(300), seed ^ 0x5eed_ab01);
+    Arc::new(w.path(Duration::from_secs(3600)))
+}
+
+/// `server` on the walk of `seed`, `offset` into it (no walk when the row has none).
+fn on_walk(row: &Row, mut server: FakeServer, seed: u64, offset: Duration) -> FakeServer {
+    if row.walk {
+        server.drift_walk(walk(seed), offset);
+    }
+    server
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -97,12 +117,13 @@ const LADDER: [u32; 4] = [4, 8, 16, 32];
 async fn ab_pair(row: &Row, seed: u64) -> compare::Comparison {
     let dir = tempfile::tempdir().unwrap();
     let s = scenario(row, dir.path(), &LADDER);
-    let run = side(
-        &s,
+    let server = on_walk(
+        row,
         server(seed, Some(("b", row.ttft))),
-        format!("seed {seed}"),
-    )
-    .await;
+        seed,
+        Duration::ZERO,
+    );
+    let run = side(&s, server, format!("seed {seed}")).await;
     let pair = compare::Pair {
         old: "a".into(),
         new: "b".into(),
@@ -117,8 +138,10 @@ async fn confirm_pair(row: &Row, seed: u64) -> (compare::Comparison, compare::Co
     let s = scenario(row, dir.path(), &LADDER);
     let opts = options(Kind::Confirm);
     let slower = Some(("a", row.ttft));
-    let base = side(&s, server(seed, None), "base".into()).await;
-    let new = side(&s, server(seed + 1, slower), "new".into()).await;
+    let base_server = on_walk(row, server(seed, None), seed, Duration::ZERO);
+    let base = side(&s, base_server, "base".into()).await;
+    let new_server = on_walk(row, server(seed + 1, slower), seed + 1, Duration::ZERO);
+    let new = side(&s, new_server, "new".into()).await;
     let first = compare::compare(&base, &new, &opts);
     if !confirm::worth_confirming(&first) {
         return (first.clone(), first);
@@ -130,7 +153,10 @@ async fn confirm_pair(row: &Row, seed: u64) -> (compare::Comparison, compare::Co
         .filter(|v| steps.iter().any(|(_, at)| at == v))
         .collect();
     let narrowed = scenario(row, dir.path(), &values);
-    let mut again = side(&narrowed, server(seed + 7_919, slower), "rerun".into()).await;
+    // The rerun, 10 minutes after the new run began, on the new run's walk: the same day.
+    let later = Duration::from_secs(600);
+    let again_server = on_walk(row, server(seed + 7_919, slower), seed + 1, later);
+    let mut again = side(&narrowed, again_server, "rerun".into()).await;
     again.fingerprint = s.fingerprint.clone();
     let alone = compare::compare(&base, &again, &opts);
     let pooled = compare::compare(&base, &confirm::pooled(&new, &again), &opts);
@@ -179,31 +205,63 @@ async fn calibrate_ab_and_confirmation_in_pretend_time() {
         .ok()
         .and_then(|p| p.parse().ok())
         .unwrap_or(50);
+    let row = |label, n, ttft, kind, walk| Row {
+        label,
+        n,
+        ttft,
+        kind,
+        walk,
+    };
     let rows = [
-        Row {
-            label: "interleaved A/B, A/A (two identical models), n = 400 per side",
-            n: 400,
-            ttft: 1.0,
-            kind: Kind::Ab,
-        },
-        Row {
-            label: "interleaved A/B, B's TTFT +25%, n = 400 per side",
-            n: 400,
-            ttft: 1.25,
-            kind: Kind::Ab,
-        },
-        Row {
-            label: "stored baseline, A/A, n = 120, confirmed",
-            n: 120,
-            ttft: 1.0,
-            kind: Kind::Confirm,
-        },
-        Row {
-            label: "stored baseline, TTFT +25%, n = 400, confirmed",
-            n: 400,
-            ttft: 1.25,
-            kind: Kind::Confirm,
-        },
+        row(
+            "interleaved A/B, A/A (two identical models), n = 400 per side",
+            400,
+            1.0,
+            Kind::Ab,
+            false,
+        ),
+        row(
+            "interleaved A/B, B's TTFT +25%, n = 400 per side",
+            400,
+            1.25,
+            Kind::Ab,
+            false,
+        ),
+        row(
+            "interleaved A/B, A/A, walk ±30% over 5 min, n = 400 per side",
+            400,
+            1.0,
+            Kind::Ab,
+            true,
+        ),
+        row(
+            "interleaved A/B, B's TTFT +25%, walk ±30% over 5 min, n = 400 per side",
+            400,
+            1.25,
+            Kind::Ab,
+            true,
+        ),
+        row(
+            "stored baseline, A/A, n = 120, confirmed",
+            120,
+            1.0,
+            Kind::Confirm,
+            false,
+        ),
+        row(
+            "stored baseline, TTFT +25%, n = 400, confirmed",
+            400,
+            1.25,
+            Kind::Confirm,
+            false,
+        ),
+        row(
+            "stored baseline, A/A, walk ±30% over 5 min (baseline days before), n = 400, confirmed",
+            400,
+            1.0,
+            Kind::Confirm,
+            true,
+        ),
     ];
     println!("\n| pairs (pretend time) | exit 3 (regression) | exit 4 (inconclusive) | exit 0 | minutes |");
     println!("|---|---:|---:|---:|---:|");

@@ -1,9 +1,10 @@
 //! A scripted backend for the runner's tests: a pretend server with a concurrency cap (requests
 //! above it wait in line, so TTFT climbs while TPOT stays flat), a fixed TTFT and TPOT, and an
 //! optional concurrency limit answered with 429, and (`vary`) what real servers have: a lognormal
-//! TTFT spread, output lengths between a min and a max, per-token jitter, all seeded. Every wait
-//! is a `tokio::time` sleep, so on a paused clock a whole ladder runs in pretend time,
-//! deterministically, in milliseconds.
+//! TTFT spread, output lengths between a min and a max, per-token jitter, all seeded; and
+//! (`drift_walk`) a speed that wanders with the pretend time (`sim::walk`), shared by every
+//! request arriving at the same moment. Every wait is a `tokio::time` sleep, so on a paused clock
+//! a whole ladder runs in pretend time, deterministically, in milliseconds.
 
 use crate::client::chunk::ChunkInfo;
 use crate::client::http::Attempt;
@@ -11,11 +12,12 @@ use crate::client::timing::StreamTiming;
 use crate::client::Backend;
 use crate::model::ErrorClass;
 use crate::scenario::RequestSpec;
+use crate::sim::WalkPath;
 use bytes::Bytes;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::time::{sleep, Instant};
@@ -32,6 +34,15 @@ pub struct FakeServer {
     variation: Option<Variation>,
     /// Requests to this model have their TTFT × this factor (an A/B run's slower candidate).
     pub slower: Option<(String, f64)>,
+    walk: Option<Walk>,
+}
+
+/// A drift walk read on this server's clock (see [`FakeServer::drift_walk`]).
+struct Walk {
+    path: Arc<WalkPath>,
+    /// The pretend-time instant the server's clock reads `offset` on the walk.
+    origin: Instant,
+    offset: Duration,
 }
 
 /// Seeded per-request variation (see [`FakeServer::vary`]).
@@ -53,7 +64,26 @@ impl FakeServer {
             in_flight: AtomicUsize::new(0),
             variation: None,
             slower: None,
+            walk: None,
         }
+    }
+
+    /// From now on, every request's TTFT and token intervals × the walk's factor at the moment
+    /// it arrives; now is `offset` into the walk (a later run on the same walk starts further in).
+    pub fn drift_walk(&mut self, path: Arc<WalkPath>, offset: Duration) {
+        self.walk = Some(Walk {
+            path,
+            origin: Instant::now(),
+            offset,
+        });
+    }
+
+    /// The walk's factor at `at` (1 without a walk).
+    fn walk_factor(&self, at: Instant) -> f64 {
+        self.walk.as_ref().map_or(1.0, |w| {
+            w.path
+                .factor(w.offset + at.saturating_duration_since(w.origin))
+        })
     }
 
     /// TTFT × e^(σ·Z) per request, lengths uniform in `tokens_min..=tokens`, each token interval
@@ -67,14 +97,13 @@ impl FakeServer {
         });
     }
 
-    /// This request's TTFT, length and token intervals.
-    fn draw(&self) -> (Duration, u64, Vec<Duration>) {
+    /// This request's TTFT, length and token intervals, every time × `k`.
+    fn draw(&self, k: f64) -> (Duration, u64, Vec<Duration>) {
+        // Exactly the unscaled times without a walk (the rows without one replay bit for bit).
+        let scale = |d: Duration| if k == 1.0 { d } else { d.mul_f64(k) };
+        let (ttft, tpot) = (scale(self.ttft), scale(self.tpot));
         let Some(v) = &self.variation else {
-            return (
-                self.ttft,
-                self.tokens,
-                vec![self.tpot; self.tokens as usize],
-            );
+            return (ttft, self.tokens, vec![tpot; self.tokens as usize]);
         };
         let mut rng = v
             .rng
@@ -84,12 +113,9 @@ impl FakeServer {
         let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
         let n = rng.gen_range(v.tokens_min..=self.tokens);
         let gaps = (0..n)
-            .map(|_| {
-                self.tpot
-                    .mul_f64(1.0 + v.tpot_jitter * rng.gen_range(-1.0..=1.0))
-            })
+            .map(|_| tpot.mul_f64(1.0 + v.tpot_jitter * rng.gen_range(-1.0..=1.0)))
             .collect();
-        (self.ttft.mul_f64((v.ttft_sigma * z).exp()), n, gaps)
+        (ttft.mul_f64((v.ttft_sigma * z).exp()), n, gaps)
     }
 }
 
@@ -114,7 +140,7 @@ impl Backend for FakeServer {
                 ..Attempt::default()
             };
         }
-        let (mut ttft, tokens, gaps) = self.draw();
+        let (mut ttft, tokens, gaps) = self.draw(self.walk_factor(sent));
         if let Some((_, k)) = self.slower.as_ref().filter(|(m, _)| body == m.as_bytes()) {
             ttft = ttft.mul_f64(*k);
         }
@@ -155,5 +181,35 @@ struct Leave<'a>(&'a AtomicUsize);
 impl Drop for Leave<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::DriftWalk;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_walk_scales_a_request_by_its_factor_when_it_arrives() {
+        let path = Arc::new(
+            DriftWalk::reaching(0.3, Duration::from_secs(60), 3).path(Duration::from_secs(600)),
+        );
+        let offset = Duration::from_secs(100);
+        let mut server = FakeServer::new(4, 200, 10, 5);
+        server.drift_walk(path.clone(), offset);
+        let ttft = |a: Attempt| a.timing.and_then(|t| t.ttft_ms).unwrap();
+        let first = ttft(server.send(Bytes::new(), "a").await);
+        // Two minutes later the walk has moved; each TTFT is 200 ms × the factor at its arrival
+        // (to the paused clock's 1 ms tick).
+        sleep(Duration::from_secs(120)).await;
+        let after = Instant::now().duration_since(server.walk.as_ref().unwrap().origin);
+        let second = ttft(server.send(Bytes::new(), "b").await);
+        let k = |t: Duration| path.factor(offset + t);
+        assert!((first - 200.0 * k(Duration::ZERO)).abs() < 1.0, "{first}");
+        assert!((second - 200.0 * k(after)).abs() < 1.0, "{second}");
+        assert!((first - second).abs() > 5.0, "{first} {second}");
+        // Without a walk nothing is scaled.
+        let plain = FakeServer::new(4, 200, 10, 5);
+        assert_eq!(ttft(plain.send(Bytes::new(), "c").await), 200.0);
     }
 }

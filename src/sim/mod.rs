@@ -18,11 +18,13 @@ mod server;
 mod state;
 mod stream;
 mod variation;
+mod walk;
 mod wire;
 
 pub use params::{FaultRates, ModelOverride, ModelTiming, Param, SimParams, DEFAULT_MODEL};
 pub use server::{serve_forever, start, SimHandle, SimServer};
 pub use state::{route_path, SimStats, TruthRecord};
+pub use walk::{DriftWalk, WalkPath};
 
 #[cfg(test)]
 mod tests;

@@ -52,6 +52,14 @@ pub struct SimParams {
     /// e^(drift·Z), Z drawn once from `seed`, like a provider that is a few percent slower or
     /// faster from one run to the next.
     pub drift: f64,
+    /// A slow random walk of speed (0 = none): every TTFT and TPOT scaled by a factor that
+    /// wanders within ±`drift_walk` (0.3: between 1/1.3 and 1.3) as the server's time goes on,
+    /// read when each request arrives (`sim::walk`).
+    pub drift_walk: f64,
+    /// The walk's pace (5m): its change over this time would spread by ±ln(1 + `drift_walk`)
+    /// if the walls did not hold it back.
+    #[serde(with = "crate::util::duration::serde_human")]
+    pub drift_walk_period: Duration,
     /// Streams served at once; above it requests wait in a FIFO queue (none = unlimited).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency_cap: Option<u32>,
@@ -219,6 +227,8 @@ impl Default for SimParams {
             output_tokens: 64,
             output_tokens_min: None,
             drift: 0.0,
+            drift_walk: 0.0,
+            drift_walk_period: Duration::from_secs(300),
             concurrency_cap: None,
             saturation: 0.0,
             saturation_from: 1,
@@ -263,6 +273,8 @@ impl fmt::Debug for SimParams {
             .field("output_tokens", &self.output_tokens)
             .field("output_tokens_min", &self.output_tokens_min)
             .field("drift", &self.drift)
+            .field("drift_walk", &self.drift_walk)
+            .field("drift_walk_period", &self.drift_walk_period)
             .field("concurrency_cap", &self.concurrency_cap)
             .field("saturation", &self.saturation)
             .field("saturation_from", &self.saturation_from)
@@ -343,6 +355,8 @@ impl SimParams {
             "ttft_sigma" => self.ttft_sigma = non_negative(key, v)?,
             "output_tokens_min" => self.output_tokens_min = opt(v, |v| num(key, v))?,
             "drift" => self.drift = non_negative(key, v)?,
+            "drift_walk" => self.drift_walk = non_negative(key, v)?,
+            "drift_walk_period" => self.drift_walk_period = dur(key, v)?,
             "prefill_per_token" => self.prefill_per_token = dur(key, v)?,
             "tpot" => self.tpot = dur(key, v)?,
             "tpot_jitter" => self.tpot_jitter = fraction(key, v)?,
@@ -430,12 +444,23 @@ impl SimParams {
         for (kind, rate) in self.faults.rates() {
             in_unit(&format!("faults.{kind}"), rate)?;
         }
-        for (name, x) in [("ttft_sigma", self.ttft_sigma), ("drift", self.drift)] {
+        let spreads = [
+            ("ttft_sigma", self.ttft_sigma),
+            ("drift", self.drift),
+            ("drift_walk", self.drift_walk),
+        ];
+        for (name, x) in spreads {
             if !(x.is_finite() && (0.0..=3.0).contains(&x)) {
                 return Err(format!(
                     "sim parameter `{name}` is {x}; it must be within [0, 3]"
                 ));
             }
+        }
+        if self.drift_walk_period < Duration::from_secs(1) {
+            return Err(format!(
+                "sim parameter `drift_walk_period` is {}; use 1s or more",
+                crate::util::duration::format(self.drift_walk_period)
+            ));
         }
         if let Some(min) = self.output_tokens_min {
             if min > self.output_tokens {

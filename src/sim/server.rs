@@ -359,7 +359,9 @@ fn planned(
     let timing = p.timing_for(&req.model);
     let (u, seed) = ctx.draw();
     let v = variation::draw(p, timing.output_tokens, seed);
-    let drift = variation::drift_factor(p);
+    let drift = ctx
+        .drift
+        .at(Duration::from_secs_f64(truth.arrival_ms / 1000.0));
     let drawn = u64::from(v.output_tokens);
     let n = req.max_tokens.map_or(drawn, |m| m.min(drawn)) as u32;
     let finish = if req.max_tokens.is_some_and(|m| m < drawn) {

@@ -6,6 +6,7 @@ use super::faults::FaultKind;
 use super::limits::{Admission, Ask, Decision, Limiter, Rules};
 use super::params::SimParams;
 use super::prefix_cache::PrefixCache;
+use super::variation::Drift;
 use crate::dialect::Api;
 use crate::model::LimitKind;
 use rand::rngs::StdRng;
@@ -126,6 +127,8 @@ pub struct Shared {
     /// Unix seconds at start, for `created` fields.
     pub created: u64,
     pub slots: Option<Arc<Semaphore>>,
+    /// What scales every TTFT and TPOT at a moment of the server's life (`drift`, `drift_walk`).
+    pub drift: Drift,
     rng: Mutex<StdRng>,
     limiter: Option<Mutex<Limiter>>,
     counters: Counters,
@@ -150,6 +153,7 @@ impl Shared {
             slots: params
                 .concurrency_cap
                 .map(|c| Arc::new(Semaphore::new(c as usize))),
+            drift: Drift::of(&params),
             rng: Mutex::new(StdRng::seed_from_u64(params.seed)),
             limiter: limiter.is_active().then(|| Mutex::new(limiter)),
             counters: Counters::default(),

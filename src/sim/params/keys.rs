@@ -48,6 +48,8 @@ pub const PARAMS: &[Param] = &[
     p("output_tokens", TOKENS, "64", "Tokens per answer (the request's max_tokens caps it); with output_tokens_min, the longest."),
     p("output_tokens_min", TOKENS, "none", "Shortest answer: lengths drawn uniformly from output_tokens_min to output_tokens (seeded); none = every answer has output_tokens."),
     p("drift", "number 0–3", "0", "Run-level drift: every TTFT and TPOT of this server scaled by e^(drift·Z), Z drawn once from the seed, like a provider a few percent slower or faster from one run to the next; 0 = none."),
+    p("drift_walk", "number 0–3", "0", "A slow random walk of speed: every TTFT and TPOT scaled by a factor that wanders within ±drift_walk (0.3: between 1/1.3 and 1.3) as the server's time goes on, read when each request arrives, seeded; 0 = none."),
+    p("drift_walk_period", DURATION, "5m", "The drift walk's pace: its change over this time would spread by ±ln(1 + drift_walk) if nothing held it back (the walls do: ±18% at 0.3 and 5m); two periods later it has all but forgotten where it was."),
     p("concurrency_cap", "streams", "none", "Streams served at once; above it requests wait in a FIFO queue (TTFT grows, TPOT stays flat); none = unlimited."),
     p("saturation", "share of tpot per stream", "0", "Extra TPOT per active stream above saturation_from (decode slows with load); 0 = off."),
     p("saturation_from", "streams", "1", "Active streams the backend serves before TPOT starts to grow."),

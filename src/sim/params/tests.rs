@@ -304,6 +304,11 @@ fn validate_rejects_out_of_range_values_from_yaml() {
         ("saturation: -0.5", "saturation"),
         ("concurrency_cap: 0", "concurrency_cap"),
         ("tpm: 0", "tpm"),
+        ("drift_walk: 4", "drift_walk"),
+        (
+            "drift_walk_period: 500ms",
+            "drift_walk_period` is 500ms; use 1s",
+        ),
     ] {
         let p: SimParams = serde_yaml::from_str(yaml).unwrap();
         let e = p.validate().unwrap_err();
