@@ -110,8 +110,9 @@ bench: build
 ## calibrate: the gate's false-alarm and detection rates on A/A and A/B pairs of whole ladders:
 ## first in pretend time (real runner, recorder and compare against a scripted server with a cap,
 ## lognormal TTFT and varying lengths: only the statistics vary; also run-level drift against a
-## single vs a pooled baseline, and one A/A row 10x smaller with a Fisher test that the rate does
-## not depend on the scaling; and the ITL bootstrap's cost and CI, gap_bootstrap_cost), then against the real simulator scaled down 10x (adds this
+## single vs a pooled baseline, a random walk of speed (runs days apart or back to back), interleaved
+## A/B runs and confirmation on a rerun (runner::calibrate_ab), and one A/A row 10x smaller with a
+## Fisher test that the rate does not depend on the scaling; and the ITL bootstrap's cost and CI, gap_bootstrap_cost), then against the real simulator scaled down 10x (adds this
 ## machine's timing noise; the first A/A row again at 5x, the same scaling check), then the
 ## search's accuracy: load.search against simulator caps whose answer is known (SEARCH_RUNS per
 ## cap, default 5; about 3 minutes). About 35 minutes; PAIRS, JOBS and SEARCH_RUNS change it.
