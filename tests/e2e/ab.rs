@@ -123,3 +123,33 @@ fn an_ab_run_is_neither_a_baseline_nor_judged_against_one() {
         "{err}"
     );
 }
+
+#[test]
+fn the_report_of_an_ab_run_names_the_gates_it_was_judged_with() {
+    let p = Project::new();
+    // A gate wide enough that the slow candidate passes: the page's verdict must be judged with
+    // it, and say so, not "the defaults".
+    let s = scenario(&p, "gates:\n  ttft: {p90: 900%}\n  e2e: {p90: 900%}\n");
+    let (code, out, err) = run(&p, &["run", &s, "--no-color", "--ab", "a=slow"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let dir = p.run_dirs("ab").pop().unwrap();
+    let page = p.path().join("ab.html");
+    let (code, out, err) = run(
+        &p,
+        &[
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("outcome pass"), "the run's verdict");
+    assert!(!html.contains("gates the defaults"), "names the gates");
+    assert!(
+        html.contains("gates recorded with the run ("),
+        "names the gates"
+    );
+    assert!(html.contains("TTFT P90 +900%"), "names the gates");
+}
