@@ -153,3 +153,22 @@ fn the_report_of_an_ab_run_names_the_gates_it_was_judged_with() {
     );
     assert!(html.contains("TTFT P90 +900%"), "names the gates");
 }
+
+#[test]
+fn validating_an_ab_scenario_does_not_advise_a_baseline_it_would_refuse() {
+    let p = Project::new();
+    let yaml = std::fs::read_to_string(scenario(&p, ""))
+        .unwrap()
+        .replace("models: [a]", "models: [a, slow]")
+        + "compare: {baseline: a, interleave: true}\n";
+    let s = p.scenario("ab", &yaml).to_str().unwrap().to_string();
+    let (code, out, err) = run(&p, &["validate", &s]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("--save-baseline"), "{err}");
+    // `run --save-baseline` on it is refused, so the advice would fail when copied.
+    let (code, _, err) = run(&p, &["run", &s, "--save-baseline"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = run(&p, &["run", &s, "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("baseline"), "{out}");
+}
