@@ -110,6 +110,12 @@ fn an_ab_run_is_neither_a_baseline_nor_judged_against_one() {
         assert!(err.contains(words), "{flags:?}: {err}");
         assert!(p.run_dirs("ab").is_empty(), "nothing ran");
     }
+    // One model on both sides is the flag's mistake, not the file's.
+    let (code, out, err) = run(&p, &["run", s.as_str(), "--ab", "a=a"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--ab a=a names one model twice"), "{err}");
+    assert!(!err.contains("listed twice"), "{err}");
+    assert!(p.run_dirs("ab").is_empty(), "nothing ran");
     // Three models cannot be interleaved as A and B.
     let yaml = std::fs::read_to_string(&s)
         .unwrap()
