@@ -199,3 +199,33 @@ fn ctrl_c_while_confirming_keeps_the_first_verdict() {
     let meta = std::fs::read_to_string(rerun().unwrap().join("meta.json")).unwrap();
     assert!(meta.contains("\"interrupted\": true"), "{meta}");
 }
+
+/// A verdict that decides nothing only because every latency check was skipped (too few
+/// requests per step) has no step to re-measure, and says so, not that a budget was too small.
+#[test]
+fn nothing_to_rerun_is_not_called_over_budget() {
+    let p = Project::new();
+    let s = scenario(&p);
+    let (code, text) = run(
+        &p,
+        &[
+            "run",
+            &s,
+            "--no-color",
+            "--ab",
+            "m=n",
+            "--requests-per-step",
+            "10",
+            "--confirm",
+            "--confirm-after",
+            "0s",
+        ],
+    );
+    assert_eq!(code, 4, "{text}");
+    assert!(
+        text.contains("confirmation: not run: no step has a regressed or inconclusive check"),
+        "{text}"
+    );
+    assert!(!text.contains("--confirm-budget"), "{text}");
+    assert_eq!(confirm_dirs(&p), 0, "{text}");
+}

@@ -45,6 +45,16 @@ pub(super) async fn confirm(
         return Ok(first);
     }
     let wanted = rule::steps_to_confirm(&first);
+    if wanted.is_empty() {
+        // Undecided only because checks were skipped (too few requests per step, say): no
+        // step holds a regressed or inconclusive check for a rerun to decide.
+        let mut out = first;
+        out.notes.push(
+            "confirmation: not run: no step has a regressed or inconclusive check to re-measure (the checks that decide nothing were skipped; the skipped lines say what they need)"
+                .to_string(),
+        );
+        return Ok(out);
+    }
     let budget = how.max_requests.unwrap_or(run.failures.attempted);
     let (steps, left) = within_budget(s, run, &wanted, budget);
     let say = |line: String| {
