@@ -212,10 +212,10 @@ pub struct RunArgs {
     /// With --confirm: the pause before the rerun.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s", requires = "confirm")]
     pub confirm_after: std::time::Duration,
-    /// Format of the `--against` diff. With markdown, json or junit, stdout holds only that
-    /// document (the run table and findings go to stderr, or nowhere with --quiet). Without
-    /// --against, json or markdown prints the run itself (summary rows, findings, run directory)
-    /// as that one document.
+    /// Format of the verdict (of `--against`, or of an A/B run). With markdown, json or junit,
+    /// stdout holds only that document (the run table and findings go to stderr, or nowhere
+    /// with --quiet). Without a verdict, json or markdown prints the run itself (summary rows,
+    /// findings, run directory) as that one document.
     #[arg(long, value_enum, default_value = "table")]
     pub format: DiffFormatArg,
     #[command(flatten)]

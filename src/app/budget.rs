@@ -10,8 +10,14 @@ use crate::store;
 use std::path::Path;
 
 /// The lines for `s` against the baseline at `path` (its summary CSV or run directory), read
-/// here; a missing baseline or one of another workload is said in one line.
+/// here; a missing baseline or one of another workload is said in one line; none for an A/B
+/// scenario.
 pub(super) fn lines_from_path(s: &Scenario, gates: &Gates, path: &Path) -> Vec<String> {
+    // An A/B run is judged between its two models, never against a baseline (and refuses to
+    // save one): a baseline's spread says nothing of its gates.
+    if s.compare_interleave {
+        return Vec::new();
+    }
     if !path.exists() {
         return vec![format!(
             "no baseline at {}: the smallest change each gate can detect comes from a baseline's spread; save one with `ladder run {} --save-baseline`",

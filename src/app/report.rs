@@ -136,6 +136,18 @@ pub fn view_of(
         let pricing = recorded.as_ref().and_then(|r| r.pricing.as_ref());
         crate::app::verdict::describe(g, source) + crate::app::verdict::cost_gate_words(g, pricing)
     });
+    // An A/B run's verdict is judged with the gates recorded with it (`run_pairs`), baseline or
+    // not: the page says those, not "the defaults".
+    let gates = gates.or_else(|| {
+        let r = recorded.as_ref().filter(|r| r.compare_interleave)?;
+        let g = r.gates.as_ref().ok()?;
+        let dir = result.dir.as_ref()?;
+        let source = GatesSource::Recorded(dir.join(store::SCENARIO_FILE));
+        Some(
+            crate::app::verdict::describe(g, &source)
+                + crate::app::verdict::cost_gate_words(g, r.pricing.as_ref()),
+        )
+    });
     let mut warnings = run_warnings(&result);
     let comparison = baseline.as_ref().map(|(b, g, _)| {
         let mut opts = CompareOptions::for_cli(g.clone(), false, false);

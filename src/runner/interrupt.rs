@@ -88,6 +88,11 @@ impl Interrupt {
     pub fn is_stopped(&self) -> bool {
         *self.stop.borrow() >= 1
     }
+    /// Returns once no new request may start (at once when that is already so).
+    pub async fn stopped(&self) {
+        let mut rx = self.stop.subscribe();
+        let _ = rx.wait_for(|v| *v >= 1).await;
+    }
     pub(super) fn subscribe(&self) -> watch::Receiver<u8> {
         self.stop.subscribe()
     }

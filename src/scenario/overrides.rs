@@ -62,6 +62,11 @@ impl Overrides {
                 "--ab A=B names the run's two models; drop --model".into(),
             ));
         }
+        if let Some((a, b)) = self.ab.as_ref().filter(|(a, b)| a == b) {
+            return Err(OverrideError::Flags(format!(
+                "--ab {a}={b} names one model twice; an A/B run needs two: --ab CURRENT=CANDIDATE"
+            )));
+        }
         if self.requests_per_step.is_some() && self.duration.is_some() {
             return Err(OverrideError::Flags(
                 "--requests-per-step and --duration both set a step's budget; keep one".into(),

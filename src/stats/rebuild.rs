@@ -16,6 +16,9 @@ pub struct RunContext<'a> {
     pub models: &'a [String],
     /// `request.short_below` (the default 10% when the run does not say).
     pub short_below: f64,
+    /// An A/B run (`compare: {interleave: true}`): a step's streams carried both models'
+    /// requests, so what the client kept in flight is read over both, as the live run does.
+    pub interleaved: bool,
 }
 
 /// The summary rows of a run from its records (sorted in place by model and step).
@@ -67,6 +70,13 @@ pub fn summarize_run(
         let mut row = summarize_step(&step_ctx, group);
         if let Some(r) = run {
             row.apply_step_run(r);
+        }
+        if ctx.interleaved {
+            // An A/B step held its streams with both models' requests: what the client kept
+            // in flight is read over both (the live run's `joint_steady`).
+            let both: Vec<RequestRecord> =
+                records.iter().filter(|r| r.step == step).cloned().collect();
+            row.concurrency_steady = super::steady_concurrency(&both);
         }
         rows.push(row);
     }
@@ -128,6 +138,7 @@ mod tests {
             slo: &slo,
             models: &models,
             short_below: 0.1,
+            interleaved: false,
         };
         let mut records = vec![
             rec("b", 1, 0.0, 100.0),
@@ -154,5 +165,40 @@ mod tests {
             "1000 ms .. 2000 ms"
         );
         assert!((rows[2].duration_s - 0.1).abs() < 1e-9);
+    }
+
+    /// An A/B run stopped in a step: one stream alternating between the two models, busy all
+    /// the time. Read per model, each would hold about half a stream in flight and the step
+    /// would look like a client that did not keep up; read over both, as the live run does, the
+    /// stream was full.
+    #[test]
+    fn an_interleaved_step_rebuilt_reads_its_streams_over_both_models() {
+        let models = vec!["a".to_string(), "b".to_string()];
+        let slo = Slo::default();
+        let records = || -> Vec<RequestRecord> {
+            (0..8)
+                .map(|k| rec(["a", "b"][k % 2], 1, 100.0 * k as f64, 100.0))
+                .collect()
+        };
+        let steady = |interleaved: bool| -> Vec<Option<f64>> {
+            let ctx = RunContext {
+                scenario: "s",
+                fingerprint: "f",
+                slo: &slo,
+                models: &models,
+                short_below: 0.1,
+                interleaved,
+            };
+            summarize_run(&ctx, &mut records(), &[], &[])
+                .iter()
+                .map(|r| r.concurrency_steady)
+                .collect()
+        };
+        let joint = steady(true);
+        assert_eq!(joint.len(), 2);
+        for c in &joint {
+            assert!((c.unwrap() - 1.0).abs() < 1e-9, "{joint:?}");
+        }
+        assert!(steady(false).iter().all(|c| c.unwrap() < 0.6));
     }
 }

@@ -202,6 +202,10 @@ pub fn rebuild_run(dir: &Path, meta: &Meta) -> Result<LoadedResult, StoreError> 
         slo: &meta.slo,
         models: &meta.models,
         short_below: meta.short_below,
+        // An A/B run's finished steps say so; a run stopped in its first step, its scenario.
+        interleaved: meta.steps.iter().any(|s| s.interleaved)
+            || fs::read_to_string(dir.join(SCENARIO_FILE))
+                .is_ok_and(|y| Recorded::from_yaml(y).compare_interleave),
     };
     let mut summaries = crate::stats::summarize_run(&ctx, &mut records, &finished, &kept);
     // The unfinished step has no step record to say what its value counts: the run's meta does.

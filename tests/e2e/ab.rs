@@ -110,6 +110,12 @@ fn an_ab_run_is_neither_a_baseline_nor_judged_against_one() {
         assert!(err.contains(words), "{flags:?}: {err}");
         assert!(p.run_dirs("ab").is_empty(), "nothing ran");
     }
+    // One model on both sides is the flag's mistake, not the file's.
+    let (code, out, err) = run(&p, &["run", s.as_str(), "--ab", "a=a"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("--ab a=a names one model twice"), "{err}");
+    assert!(!err.contains("listed twice"), "{err}");
+    assert!(p.run_dirs("ab").is_empty(), "nothing ran");
     // Three models cannot be interleaved as A and B.
     let yaml = std::fs::read_to_string(&s)
         .unwrap()
@@ -122,4 +128,53 @@ fn an_ab_run_is_neither_a_baseline_nor_judged_against_one() {
         err.contains("compare.interleave") && err.contains("exactly two models"),
         "{err}"
     );
+}
+
+#[test]
+fn the_report_of_an_ab_run_names_the_gates_it_was_judged_with() {
+    let p = Project::new();
+    // A gate wide enough that the slow candidate passes: the page's verdict must be judged with
+    // it, and say so, not "the defaults".
+    let s = scenario(&p, "gates:\n  ttft: {p90: 900%}\n  e2e: {p90: 900%}\n");
+    let (code, out, err) = run(&p, &["run", &s, "--no-color", "--ab", "a=slow"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let dir = p.run_dirs("ab").pop().unwrap();
+    let page = p.path().join("ab.html");
+    let (code, out, err) = run(
+        &p,
+        &[
+            "report",
+            dir.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("outcome pass"), "the run's verdict");
+    assert!(!html.contains("gates the defaults"), "names the gates");
+    assert!(
+        html.contains("gates recorded with the run ("),
+        "names the gates"
+    );
+    assert!(html.contains("TTFT P90 +900%"), "names the gates");
+}
+
+#[test]
+fn validating_an_ab_scenario_does_not_advise_a_baseline_it_would_refuse() {
+    let p = Project::new();
+    let yaml = std::fs::read_to_string(scenario(&p, ""))
+        .unwrap()
+        .replace("models: [a]", "models: [a, slow]")
+        + "compare: {baseline: a, interleave: true}\n";
+    let s = p.scenario("ab", &yaml).to_str().unwrap().to_string();
+    let (code, out, err) = run(&p, &["validate", &s]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!err.contains("--save-baseline"), "{err}");
+    // `run --save-baseline` on it is refused, so the advice would fail when copied.
+    let (code, _, err) = run(&p, &["run", &s, "--save-baseline"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = run(&p, &["run", &s, "--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("baseline"), "{out}");
 }

@@ -45,6 +45,16 @@ pub(super) async fn confirm(
         return Ok(first);
     }
     let wanted = rule::steps_to_confirm(&first);
+    if wanted.is_empty() {
+        // Undecided only because checks were skipped (too few requests per step, say): no
+        // step holds a regressed or inconclusive check for a rerun to decide.
+        let mut out = first;
+        out.notes.push(
+            "confirmation: not run: no step has a regressed or inconclusive check to re-measure (the checks that decide nothing were skipped; the skipped lines say what they need)"
+                .to_string(),
+        );
+        return Ok(out);
+    }
     let budget = how.max_requests.unwrap_or(run.failures.attempted);
     let (steps, left) = within_budget(s, run, &wanted, budget);
     let say = |line: String| {
@@ -65,8 +75,35 @@ pub(super) async fn confirm(
         steps_words(&steps),
         crate::util::duration::format(how.after)
     ));
-    tokio::time::sleep(how.after).await;
-    let again = rerun_steps(s, opts, &steps, rerun).await?;
+    // Ctrl-C during the pause ends it: nothing is rerun, and no empty rerun directory is left.
+    tokio::select! {
+        () = tokio::time::sleep(how.after) => {}
+        () = rerun.interrupt.stopped() => {}
+    }
+    if let Some(stopped) = rerun.interrupt.stopped_by() {
+        let mut out = first;
+        out.notes.push(format!(
+            "confirmation: not run: the run {} before the rerun started; the first verdict stands, unconfirmed",
+            stopped.how()
+        ));
+        return Ok(out);
+    }
+    let (again, interrupted) = rerun_steps(s, opts, &steps, rerun).await?;
+    if interrupted {
+        // A rerun cut short decides nothing: its steps hold fewer requests than planned (or
+        // none), and reading them would turn a measured regression into "not confirmed".
+        let how = again.meta.stopped_by.as_ref().map_or_else(
+            || "was interrupted".to_string(),
+            crate::model::StoppedBy::how,
+        );
+        let mut out = first;
+        out.notes.push(format!(
+            "confirmation: not decided: the rerun {how} after {} requests; the first verdict stands, unconfirmed; the partial rerun is in {}",
+            again.failures.attempted,
+            again.dir.path.display()
+        ));
+        return Ok(out);
+    }
     let again_findings = findings::analyze_run_with(&again.summaries, Some(&again.tap.extras));
     let rerun_side = run_side(s, &again, &again_findings);
     let first_side = run_side(s, run, findings);
@@ -146,13 +183,14 @@ fn steps_words(steps: &[(String, u32)]) -> String {
 }
 
 /// The scenario narrowed to `steps`: their ladder values in the ladder's order and their
-/// models (an A/B run keeps both), recorded like any run into `<scenario>/<time>-confirm`.
+/// models (an A/B run keeps both), recorded like any run into `<scenario>/<time>-confirm`;
+/// and whether it was interrupted.
 async fn rerun_steps(
     s: &Scenario,
     opts: &RunOptions,
     steps: &[(String, u32)],
     rerun: Rerun<'_>,
-) -> Result<CollectedRun> {
+) -> Result<(CollectedRun, bool)> {
     let mut narrowed = s.clone();
     narrowed
         .load
@@ -191,7 +229,8 @@ async fn rerun_steps(
         None => None,
     };
     let mut again = recorder.finish()?;
+    again.meta.stopped_by = interrupted.then(|| rerun.interrupt.stopped_by()).flatten();
     let again_findings = findings::analyze_run_with(&again.summaries, Some(&again.tap.extras));
     persist(&mut again, &again_findings, None, sim_report, interrupted)?;
-    Ok(again)
+    Ok((again, interrupted))
 }
