@@ -26,10 +26,12 @@ impl std::str::FromStr for Pair {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s.split_once('=') {
-            Some((o, n)) if !o.trim().is_empty() && !n.trim().is_empty() => Ok(Pair {
-                old: o.trim().to_string(),
-                new: n.trim().to_string(),
-            }),
+            Some((o, n)) if !o.trim().is_empty() && !n.trim().is_empty() && !n.contains('=') => {
+                Ok(Pair {
+                    old: o.trim().to_string(),
+                    new: n.trim().to_string(),
+                })
+            }
             _ => Err(format!(
                 "`{s}` is not a pair; write OLD=NEW with the two model names, e.g. gpt-4o=gpt-4.1"
             )),
@@ -182,11 +184,10 @@ pub(super) fn coupled_rates(checks: &mut [super::Check]) {
         if !matches!(c.metric, Metric::Tpm | Metric::Rps | Metric::Cap) {
             continue;
         }
+        // Information whatever it found, a skip too: no sample size would make it gate.
         c.gated = false;
-        if !matches!(c.verdict, Verdict::Skipped { .. }) {
-            c.detail = format!("{COUPLED}: {}", c.detail);
-            c.verdict = Verdict::Info;
-        }
+        c.detail = format!("{COUPLED}: {}", c.detail);
+        c.verdict = Verdict::Info;
     }
 }
 
@@ -270,6 +271,7 @@ mod tests {
         assert_eq!(p.label(), "gpt-4o→gpt-4.1");
         assert!("gpt-4o".parse::<Pair>().is_err());
         assert!("=b".parse::<Pair>().is_err());
+        assert!("a=b=c".parse::<Pair>().is_err());
     }
 
     #[test]
