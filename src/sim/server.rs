@@ -369,7 +369,6 @@ fn planned(
     } else {
         Finish::Stop
     };
-    let scale = |d: Duration, k: f64| d.mul_f64(k).min(MAX_TTFT);
     let fault = faults::pick(u, &p.faults).filter(|k| applies(*k, req.stream));
     if let Some(kind) = fault {
         ctx.count_fault(kind);
@@ -413,15 +412,8 @@ fn planned(
         .prefill_per_token
         .checked_mul(uncached)
         .unwrap_or(MAX_TTFT);
-    // Hidden reasoning is decoded before the first visible token.
-    let ttft = scale(timing.ttft, drift * v.ttft_factor)
-        .saturating_add(prefill)
-        .saturating_add(
-            scale(timing.tpot, drift)
-                .checked_mul(hidden_reasoning)
-                .unwrap_or(MAX_TTFT),
-        )
-        .min(MAX_TTFT);
+    let base = (timing.ttft, timing.tpot);
+    let ttft = first_token(base, drift, v.ttft_factor, prefill, hidden_reasoning);
     let (frames, ttft) = match req.embed {
         Some(e) => embedding(p, e, frames, uncached, drift * v.ttft_factor),
         None => (frames, ttft),
@@ -438,7 +430,7 @@ fn planned(
         ping_every: if anthropic { PING_EVERY } else { 0 },
     };
     let pacer = Pacer::new(
-        scale(timing.tpot, drift),
+        scaled(timing.tpot, drift),
         p.tpot_jitter,
         p.saturation,
         p.saturation_from,
@@ -449,6 +441,30 @@ fn planned(
         plan,
         pacer,
     })
+}
+
+/// Time to the first visible token: the base TTFT × the drift and the request's own spread, the
+/// uncached prefill, and hidden reasoning decoded at the drifted TPOT before it; at most
+/// `MAX_TTFT`.
+fn first_token(
+    (ttft, tpot): (Duration, Duration),
+    drift: f64,
+    spread: f64,
+    prefill: Duration,
+    hidden_reasoning: u32,
+) -> Duration {
+    let reasoning = scaled(tpot, drift)
+        .checked_mul(hidden_reasoning)
+        .unwrap_or(MAX_TTFT);
+    scaled(ttft, drift * spread)
+        .saturating_add(prefill)
+        .saturating_add(reasoning)
+        .min(MAX_TTFT)
+}
+
+/// `d` × `k`, at most `MAX_TTFT`.
+fn scaled(d: Duration, k: f64) -> Duration {
+    d.mul_f64(k).min(MAX_TTFT)
 }
 
 /// An embeddings answer's frames (its texts, vector size and encoding) and its time: a prefill
@@ -468,7 +484,7 @@ fn embedding(
         .saturating_add(p.embed_time);
     let dims = e.dimensions.unwrap_or(p.embed_dimensions);
     let frames = frames.with_embedding(e.inputs, dims, e.base64);
-    (frames, time.mul_f64(factor).min(MAX_TTFT))
+    (frames, scaled(time, factor))
 }
 
 /// The tool this request's answer calls, if it calls one: always when `tool_choice` requires a
