@@ -117,6 +117,30 @@ pub fn recorded_of(result: &LoadedResult) -> Option<Recorded> {
 /// What the page shows of one loaded run and, with a baseline and the gates to apply
 /// (`verdict::gates_for`), its verdict exactly as `ladder diff BASELINE RUN` gives it
 /// (`verdict::judge`: a different workload refused, unfinished sides handled, as there).
+/// Which gates the page's verdict applied: the baseline comparison's; or an A/B run's, judged
+/// with the gates recorded with it (`run_pairs`), so the page says those, not "the defaults".
+fn gates_words(
+    result: &LoadedResult,
+    recorded: Option<&Recorded>,
+    baseline: Option<&(&LoadedResult, Gates, GatesSource)>,
+) -> Option<String> {
+    let words = |g: &Gates, source: &GatesSource, pricing| {
+        crate::app::verdict::describe(g, source) + crate::app::verdict::cost_gate_words(g, pricing)
+    };
+    let pricing = recorded.and_then(|r| r.pricing.as_ref());
+    if let Some((_, g, source)) = baseline {
+        return Some(words(g, source, pricing));
+    }
+    let r = recorded.filter(|r| r.compare_interleave)?;
+    let g = r.gates.as_ref().ok()?;
+    let dir = result.dir.as_ref()?;
+    Some(words(
+        g,
+        &GatesSource::Recorded(dir.join(store::SCENARIO_FILE)),
+        pricing,
+    ))
+}
+
 pub fn view_of(
     result: LoadedResult,
     baseline: Option<(&LoadedResult, Gates, GatesSource)>,
@@ -132,22 +156,7 @@ pub fn view_of(
         _ => None,
     };
     let findings = findings::analyze_run(&result.summaries, result.requests.as_deref());
-    let gates = baseline.as_ref().map(|(_, g, source)| {
-        let pricing = recorded.as_ref().and_then(|r| r.pricing.as_ref());
-        crate::app::verdict::describe(g, source) + crate::app::verdict::cost_gate_words(g, pricing)
-    });
-    // An A/B run's verdict is judged with the gates recorded with it (`run_pairs`), baseline or
-    // not: the page says those, not "the defaults".
-    let gates = gates.or_else(|| {
-        let r = recorded.as_ref().filter(|r| r.compare_interleave)?;
-        let g = r.gates.as_ref().ok()?;
-        let dir = result.dir.as_ref()?;
-        let source = GatesSource::Recorded(dir.join(store::SCENARIO_FILE));
-        Some(
-            crate::app::verdict::describe(g, &source)
-                + crate::app::verdict::cost_gate_words(g, r.pricing.as_ref()),
-        )
-    });
+    let gates = gates_words(&result, recorded.as_ref(), baseline.as_ref());
     let mut warnings = run_warnings(&result);
     let comparison = baseline.as_ref().map(|(b, g, _)| {
         let mut opts = CompareOptions::for_cli(g.clone(), false, false);

@@ -4,7 +4,7 @@
 //! measurements pooled (`compare::confirm`, where the rule lives). Runs on a fresh connection
 //! to the target (a fresh embedded simulator for `target.sim`).
 
-use super::gate::{judge_side, run_side, Judging, Reference};
+use super::judge::{judge_side, run_side, Judging, Reference};
 use super::options::{ConfirmOptions, RunOptions};
 use super::persist::{persist, run_meta};
 use super::progress::{self, LiveProgress};

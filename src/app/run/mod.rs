@@ -7,6 +7,7 @@ mod confirm;
 mod extra_step;
 mod fdlimit;
 mod gate;
+mod judge;
 mod limit_watch;
 mod options;
 mod otlp;
@@ -239,7 +240,7 @@ async fn run_one(
         interrupt,
         quiet: out.quiet,
     };
-    let judging = gate::Judging {
+    let judging = judge::Judging {
         s,
         opts,
         run: &run,
