@@ -115,7 +115,7 @@ bench: build
 ## Fisher test that the rate does not depend on the scaling; and the ITL bootstrap's cost and CI, gap_bootstrap_cost), then against the real simulator scaled down 10x (adds this
 ## machine's timing noise; the first A/A row again at 5x, the same scaling check), then the
 ## search's accuracy: load.search against simulator caps whose answer is known (SEARCH_RUNS per
-## cap, default 5; about 3 minutes). About 35 minutes; PAIRS, JOBS and SEARCH_RUNS change it.
+## cap, default 5; about 3 minutes). About 55 minutes; PAIRS, JOBS and SEARCH_RUNS change it.
 PAIRS ?= 50
 JOBS ?= 2
 calibrate: build

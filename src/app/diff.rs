@@ -68,6 +68,10 @@ pub(super) fn diff(args: &DiffArgs, out: &Output) -> Result<ExitCode> {
     });
     let pricing = |r: &store::LoadedResult| r.recorded.as_ref()?.pricing.clone();
     opts.pricing = pricing(&new_run);
+    // Both sides from A/B runs (`ladder diff RUN RUN --pair A=B` re-deriving one's verdict, or
+    // two A/B runs): each model's throughput follows both models' speeds, so it informs.
+    let ab = |r: &store::LoadedResult| r.recorded.as_ref().is_some_and(|x| x.compare_interleave);
+    opts.interleaved = ab(&base_run) && ab(&new_run);
     let (mut comparison, warnings) = verdict::judge(
         &base,
         &new,

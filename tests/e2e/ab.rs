@@ -86,6 +86,24 @@ fn the_scenario_block_is_the_same_ab_run_and_its_throughput_informs_only() {
         .collect();
     assert!(!rps.is_empty(), "{out}");
     assert!(rps.iter().all(|l| l.contains("info")), "{rps:?}");
+    // `ladder diff` of the run with itself, paired, gives the verdict the run gave.
+    let dir = p.run_dirs("ab").pop().unwrap();
+    let dir = dir.to_str().unwrap();
+    let o = p
+        .ladder()
+        .args(["diff", dir, dir, "--pair", "a=slow", "--full", "--no-color"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(3), "{text}");
+    let rps: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("│ RPS ") && l.contains("/s"))
+        .collect();
+    assert!(
+        !rps.is_empty() && rps.iter().all(|l| l.contains("info")),
+        "{text}"
+    );
 }
 
 #[test]
