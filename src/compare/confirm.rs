@@ -239,21 +239,7 @@ mod tests {
     }
 
     fn comparison(checks: Vec<Check>) -> Comparison {
-        Comparison {
-            base_label: "b".into(),
-            new_label: "n".into(),
-            base_fingerprint: "f".into(),
-            new_fingerprint: "f".into(),
-            strict: false,
-            refused: None,
-            checks,
-            unmatched: vec![],
-            notes: vec![],
-            incomplete: vec![],
-            ttft_causes: vec![],
-            headline: vec![],
-            invalid: vec![],
-        }
+        Comparison::of_checks(checks)
     }
 
     #[test]

@@ -369,21 +369,7 @@ mod tests {
     }
 
     fn comparison(checks: Vec<Check>) -> Comparison {
-        Comparison {
-            base_label: "b".into(),
-            new_label: "n".into(),
-            base_fingerprint: "f".into(),
-            new_fingerprint: "f".into(),
-            strict: false,
-            refused: None,
-            checks,
-            unmatched: Vec::new(),
-            notes: Vec::new(),
-            incomplete: Vec::new(),
-            invalid: Vec::new(),
-            ttft_causes: Vec::new(),
-            headline: Vec::new(),
-        }
+        Comparison::of_checks(checks)
     }
 
     fn killed_at_4() -> Partial {

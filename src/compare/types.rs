@@ -526,6 +526,27 @@ pub struct TtftCause {
 }
 
 impl Comparison {
+    /// A comparison of these checks and nothing else (labels `b` and `n`, equal fingerprints):
+    /// what the rules' unit tests build their verdicts on.
+    #[cfg(test)]
+    pub(crate) fn of_checks(checks: Vec<Check>) -> Comparison {
+        Comparison {
+            base_label: "b".into(),
+            new_label: "n".into(),
+            base_fingerprint: "f".into(),
+            new_fingerprint: "f".into(),
+            strict: false,
+            refused: None,
+            checks,
+            unmatched: Vec::new(),
+            notes: Vec::new(),
+            incomplete: Vec::new(),
+            invalid: Vec::new(),
+            ttft_causes: Vec::new(),
+            headline: Vec::new(),
+        }
+    }
+
     pub fn outcome(&self) -> Outcome {
         if self.refused.is_some() {
             return Outcome::Refused;

@@ -189,12 +189,18 @@ impl<T: Tap> RunSink for Recorder<'_, T> {
             short_below: s.request.short_below,
         };
         let joint = step.interleaved.then(|| self.joint_steady(step.step));
-        // An A/B step's other model keeps its records until its own step ends.
-        let (mine, others): (Vec<RequestRecord>, Vec<RequestRecord>) =
+        // An A/B step's other model keeps its records until its own step ends; any other
+        // step's records are all its own.
+        let mine = if step.interleaved {
+            let (mine, others): (Vec<RequestRecord>, Vec<RequestRecord>) =
+                std::mem::take(&mut self.current)
+                    .into_iter()
+                    .partition(|r| r.model == step.model);
+            self.current = others;
+            mine
+        } else {
             std::mem::take(&mut self.current)
-                .into_iter()
-                .partition(|r| r.model == step.model);
-        self.current = others;
+        };
         let mut row = stats::summarize_step(&ctx, &mine);
         drop(mine);
         row.apply_step_run(&step);
